@@ -1,0 +1,332 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"k8s.io/client-go/tools/cache"
+)
+
+// Store is a thread-safe object store with indexes that can be added and removed while it
+// holds objects. It implements client-go's cache.Store and cache.Indexer, so a Reflector or a
+// DeltaFIFO's KnownObjects can use it directly.
+//
+// Objects are shared and must not be modified after they are added. Index functions run under
+// the store's lock: they must be fast and must not call back into the store.
+type Store struct {
+	keyFunc cache.KeyFunc
+
+	mu      sync.RWMutex
+	items   map[string]any
+	byNS    map[string]keySet // namespace -> keys ("" for cluster-scoped objects)
+	indexes map[string]*index
+	rv      string // the latest resourceVersion seen, for LastStoreSyncResourceVersion
+}
+
+// Options configures a Store.
+type Options struct {
+	// KeyFunc computes an object's key; default cache.DeletionHandlingMetaNamespaceKeyFunc.
+	// Keys must be "namespace/name" or "name", as client-go's are.
+	KeyFunc cache.KeyFunc
+}
+
+// New returns an empty store.
+func New(opts Options) *Store {
+	if opts.KeyFunc == nil {
+		opts.KeyFunc = cache.DeletionHandlingMetaNamespaceKeyFunc
+	}
+	return &Store{
+		keyFunc: opts.KeyFunc,
+		items:   map[string]any{},
+		byNS:    map[string]keySet{},
+		indexes: map[string]*index{},
+	}
+}
+
+var _ cache.Indexer = (*Store)(nil)
+
+// NamespaceOf returns the namespace part of a key.
+func NamespaceOf(key string) string {
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		return key[:i]
+	}
+	return ""
+}
+
+func (s *Store) key(obj any) (string, error) {
+	key, err := s.keyFunc(obj)
+	if err != nil {
+		return "", cache.KeyError{Obj: obj, Err: err}
+	}
+	return key, nil
+}
+
+// Add inserts or replaces obj.
+func (s *Store) Add(obj any) error {
+	key, err := s.key(obj)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.put(key, obj)
+	return nil
+}
+
+// Update inserts or replaces obj.
+func (s *Store) Update(obj any) error { return s.Add(obj) }
+
+// Delete removes obj (matched by key).
+func (s *Store) Delete(obj any) error {
+	key, err := s.key(obj)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.del(key)
+	return nil
+}
+
+// put stores obj under key and reindexes it. The caller holds the write lock.
+func (s *Store) put(key string, obj any) {
+	ns := NamespaceOf(key)
+	if _, ok := s.items[key]; ok {
+		for _, ix := range s.indexes {
+			ix.remove(key, ns)
+		}
+	} else {
+		set := s.byNS[ns]
+		if set == nil {
+			set = keySet{}
+			s.byNS[ns] = set
+		}
+		set[key] = struct{}{}
+	}
+	s.items[key] = obj
+	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
+		s.rv = o.GetResourceVersion()
+	}
+	for _, ix := range s.indexes {
+		ix.add(key, ns, ix.compute(obj))
+	}
+}
+
+// del removes key. The caller holds the write lock.
+func (s *Store) del(key string) {
+	if _, ok := s.items[key]; !ok {
+		return
+	}
+	ns := NamespaceOf(key)
+	for _, ix := range s.indexes {
+		ix.remove(key, ns)
+	}
+	delete(s.items, key)
+	if set := s.byNS[ns]; set != nil {
+		delete(set, key)
+		if len(set) == 0 {
+			delete(s.byNS, ns)
+		}
+	}
+}
+
+// List returns every object, in no particular order.
+func (s *Store) List() []any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]any, 0, len(s.items))
+	for _, obj := range s.items {
+		out = append(out, obj)
+	}
+	return out
+}
+
+// ListKeys returns every key, in no particular order.
+func (s *Store) ListKeys() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.items))
+	for k := range s.items {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Len returns the number of objects.
+func (s *Store) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.items)
+}
+
+// ListNamespace returns the objects of one namespace ("" for cluster-scoped objects).
+func (s *Store) ListNamespace(ns string) []any {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]any, 0, len(s.byNS[ns]))
+	for k := range s.byNS[ns] {
+		out = append(out, s.items[k])
+	}
+	return out
+}
+
+// Get returns the stored object with obj's key.
+func (s *Store) Get(obj any) (item any, exists bool, err error) {
+	key, err := s.key(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	return s.GetByKey(key)
+}
+
+// GetByKey returns the object stored under key.
+func (s *Store) GetByKey(key string) (item any, exists bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	item, exists = s.items[key]
+	return item, exists, nil
+}
+
+// Replace makes list the store's whole content. Indexes are kept and recomputed.
+func (s *Store) Replace(list []any, resourceVersion string) error {
+	items := make(map[string]any, len(list))
+	for _, obj := range list {
+		key, err := s.key(obj)
+		if err != nil {
+			return err
+		}
+		items[key] = obj
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key := range s.items {
+		if _, ok := items[key]; !ok {
+			s.del(key)
+		}
+	}
+	for key, obj := range items {
+		s.put(key, obj)
+	}
+	s.rv = resourceVersion
+	return nil
+}
+
+// LastStoreSyncResourceVersion returns the latest resourceVersion the store has seen.
+func (s *Store) LastStoreSyncResourceVersion() string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.rv
+}
+
+// Bookmark records a resourceVersion seen in a bookmark.
+func (s *Store) Bookmark(rv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rv = rv
+}
+
+// Resync is a no-op: the store has no queue.
+func (s *Store) Resync() error { return nil }
+
+// ErrIndexNotFound is returned for a query or lookup on an index that is not registered.
+var ErrIndexNotFound = errors.New("index not found")
+
+// IndexNotFoundError names the missing index.
+type IndexNotFoundError struct{ Name string }
+
+func (e *IndexNotFoundError) Error() string { return fmt.Sprintf("index %q not found", e.Name) }
+
+// Is makes errors.Is(err, ErrIndexNotFound) true.
+func (e *IndexNotFoundError) Is(target error) bool { return target == ErrIndexNotFound }
+
+// IndexFuncError records an index function that failed or panicked on an object.
+type IndexFuncError struct {
+	Index string
+	Err   error
+	Panic any
+}
+
+func (e *IndexFuncError) Error() string {
+	if e.Panic != nil {
+		return fmt.Sprintf("index %q: index function panicked: %v", e.Index, e.Panic)
+	}
+	return fmt.Sprintf("index %q: %v", e.Index, e.Err)
+}
+
+func (e *IndexFuncError) Unwrap() error { return e.Err }
+
+// AddIndex registers fn under name and indexes the objects already stored. Adding a name
+// that exists adds a reference to the existing index (fn is ignored): callers that share an
+// index by name must mean the same function. Each AddIndex is undone by one RemoveIndex.
+func (s *Store) AddIndex(name string, fn IndexFunc) error {
+	if name == "" || fn == nil {
+		return errors.New("store: an index needs a name and a function")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ix, ok := s.indexes[name]; ok {
+		ix.refs++
+		return nil
+	}
+	ix := newIndex(name, fn)
+	ix.refs = 1
+	for key, obj := range s.items {
+		ix.add(key, NamespaceOf(key), ix.compute(obj))
+	}
+	s.indexes[name] = ix
+	return nil
+}
+
+// RemoveIndex drops one reference to the named index and deletes the index with the last
+// one. It reports whether the index is gone.
+func (s *Store) RemoveIndex(name string) (gone bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ix, ok := s.indexes[name]
+	if !ok {
+		return false, &IndexNotFoundError{Name: name}
+	}
+	ix.refs--
+	if ix.refs > 0 {
+		return false, nil
+	}
+	delete(s.indexes, name)
+	return true, nil
+}
+
+// IndexStats describes the named index.
+func (s *Store) IndexStats(name string) (IndexStats, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ix, ok := s.indexes[name]
+	if !ok {
+		return IndexStats{}, &IndexNotFoundError{Name: name}
+	}
+	return ix.stats(), nil
+}
+
+// IndexNames returns the registered index names, sorted.
+func (s *Store) IndexNames() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.indexes))
+	for n := range s.indexes {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ListNamespaceKeys returns the keys of one namespace ("" for cluster-scoped objects).
+func (s *Store) ListNamespaceKeys(ns string) []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.byNS[ns]))
+	for k := range s.byNS[ns] {
+		out = append(out, k)
+	}
+	return out
+}

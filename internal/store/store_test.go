@@ -1,0 +1,313 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/query"
+)
+
+func obj(ns, name string, size any, node string, lbls map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"namespace": ns, "name": name, "resourceVersion": "1"},
+		"spec":     map[string]any{},
+	}}
+	if size != nil {
+		u.Object["spec"].(map[string]any)["size"] = size
+	}
+	if node != "" {
+		u.Object["spec"].(map[string]any)["node"] = node
+	}
+	if lbls != nil {
+		u.SetLabels(lbls)
+	}
+	return u
+}
+
+// field indexes spec.<name> as text; a map value is an error the index counts.
+func field(name string) IndexFunc {
+	return func(o any) ([]string, error) {
+		v, ok := o.(*unstructured.Unstructured).Object["spec"].(map[string]any)[name]
+		switch v := v.(type) {
+		case nil:
+			if ok {
+				return nil, nil
+			}
+			return nil, nil
+		case map[string]any:
+			return nil, errors.New("map value")
+		case []any:
+			var out []string
+			for _, x := range v {
+				out = append(out, fmt.Sprint(x))
+			}
+			return out, nil
+		default:
+			return []string{fmt.Sprint(v)}, nil
+		}
+	}
+}
+
+func keys(items []Item) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.Key
+	}
+	return out
+}
+
+func TestAddIndexBackfillsAndFollowsUpdates(t *testing.T) {
+	s := New(Options{})
+	require.NoError(t, s.Add(obj("a", "x", int64(1), "n1", nil)))
+	require.NoError(t, s.Add(obj("b", "y", int64(2), "n1", nil)))
+	require.NoError(t, s.AddIndex("node", field("node")))
+
+	got, err := s.IndexKeys("node", "n1")
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{"a/x", "b/y"}, got)
+
+	// An update moves the object between values.
+	require.NoError(t, s.Update(obj("a", "x", int64(1), "n2", nil)))
+	got, _ = s.IndexKeys("node", "n1")
+	assert.Equal(t, []string{"b/y"}, got)
+	got, _ = s.IndexKeys("node", "n2")
+	assert.Equal(t, []string{"a/x"}, got)
+
+	// Namespaced lookups read one namespace.
+	got, _ = s.IndexKeysIn("node", "n1", "a", false)
+	assert.Empty(t, got)
+
+	require.NoError(t, s.Delete(obj("b", "y", nil, "", nil)))
+	got, _ = s.IndexKeys("node", "n1")
+	assert.Empty(t, got)
+	assert.Equal(t, []string{"n2"}, s.ListIndexFuncValues("node"))
+}
+
+func TestRemoveIndexIsReferenceCounted(t *testing.T) {
+	s := New(Options{})
+	require.NoError(t, s.AddIndex("node", field("node")))
+	require.NoError(t, s.AddIndex("node", field("node")))
+	gone, err := s.RemoveIndex("node")
+	require.NoError(t, err)
+	assert.False(t, gone)
+	_, err = s.IndexKeys("node", "x")
+	require.NoError(t, err, "still registered after one of two removals")
+	gone, err = s.RemoveIndex("node")
+	require.NoError(t, err)
+	assert.True(t, gone)
+	_, err = s.IndexKeys("node", "x")
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	_, err = s.RemoveIndex("node")
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+}
+
+func TestIndexFunctionFailureKeepsObject(t *testing.T) {
+	s := New(Options{})
+	require.NoError(t, s.AddIndex("size", field("size")))
+	require.NoError(t, s.AddIndex("boom", func(any) ([]string, error) { panic("boom") }))
+	require.NoError(t, s.Add(obj("a", "bad", map[string]any{"x": 1}, "", nil)))
+	require.NoError(t, s.Add(obj("a", "good", int64(3), "", nil)))
+
+	_, ok, _ := s.GetByKey("a/bad")
+	assert.True(t, ok, "an object whose index function fails is still stored")
+	st, err := s.IndexStats("size")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), st.Errors)
+	assert.ErrorContains(t, st.LastError, "map value")
+	st, _ = s.IndexStats("boom")
+	assert.Equal(t, int64(2), st.Errors, "a panicking index function is counted, not propagated")
+	got, _ := s.IndexKeys("size", "3")
+	assert.Equal(t, []string{"a/good"}, got)
+}
+
+func TestReplaceRemovesMissingAndReindexes(t *testing.T) {
+	s := New(Options{})
+	require.NoError(t, s.AddIndex("node", field("node")))
+	require.NoError(t, s.Add(obj("a", "x", nil, "n1", nil)))
+	require.NoError(t, s.Add(obj("a", "y", nil, "n1", nil)))
+	require.NoError(t, s.Replace([]any{obj("a", "y", nil, "n2", nil)}, "42"))
+	assert.Equal(t, []string{"a/y"}, s.ListKeys())
+	got, _ := s.IndexKeys("node", "n2")
+	assert.Equal(t, []string{"a/y"}, got)
+	assert.Equal(t, []string{"n2"}, s.ListIndexFuncValues("node"))
+	assert.Equal(t, "42", s.LastStoreSyncResourceVersion())
+}
+
+func TestDeleteTombstone(t *testing.T) {
+	s := New(Options{})
+	o := obj("a", "x", nil, "n1", nil)
+	require.NoError(t, s.Add(o))
+	require.NoError(t, s.Delete(cache.DeletedFinalStateUnknown{Key: "a/x", Obj: o}))
+	assert.Equal(t, 0, s.Len())
+}
+
+func seed(t *testing.T) *Store {
+	t.Helper()
+	s := New(Options{})
+	require.NoError(t, s.AddIndex("size", field("size")))
+	require.NoError(t, s.AddIndex("node", field("node")))
+	for i := range 20 {
+		ns := []string{"a", "b"}[i%2]
+		var size any = int64(i % 5)
+		if i == 19 {
+			size = "big" // not a number
+		}
+		node := fmt.Sprintf("n%d", i%3)
+		if i%7 == 0 {
+			node = ""
+		}
+		require.NoError(t, s.Add(obj(ns, fmt.Sprintf("o%02d", i), size, node, map[string]string{"even": fmt.Sprint(i%2 == 0)})))
+	}
+	return s
+}
+
+// brute evaluates q by brute force, for comparison with the planner.
+func brute(s *Store, q query.Query) []string {
+	var out []string
+	for _, k := range s.ListKeys() {
+		if q.Namespace != "" && NamespaceOf(k) != q.Namespace {
+			continue
+		}
+		o, _, _ := s.GetByKey(k)
+		ok := true
+		for _, c := range q.Conditions {
+			m, _ := newMatcher(c)
+			values, _ := field(c.Index)(o)
+			ok = ok && m.match(values)
+		}
+		if q.Labels != nil {
+			ok = ok && q.Labels.Matches(labels.Set(o.(*unstructured.Unstructured).GetLabels()))
+		}
+		if ok {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return keyLess(out[i], out[j]) })
+	return out
+}
+
+func labelsOf(o any) map[string]string { return o.(*unstructured.Unstructured).GetLabels() }
+
+func TestQueryMatchesBruteForce(t *testing.T) {
+	s := seed(t)
+	even := labels.SelectorFromSet(labels.Set{"even": "true"})
+	cases := []query.Query{
+		{Conditions: []query.Condition{query.Eq("size", "3")}},
+		{Namespace: "a", Conditions: []query.Condition{query.Eq("size", "2")}},
+		{Conditions: []query.Condition{query.OneOf("size", "1", "2"), query.Eq("node", "n1")}},
+		{Conditions: []query.Condition{query.Gt("size", "2")}},
+		{Conditions: []query.Condition{query.Le("size", "1"), query.NotEq("node", "n0")}},
+		{Conditions: []query.Condition{query.Has("node"), query.Lt("size", "3")}},
+		{Conditions: []query.Condition{query.Ge("size", "0"), query.HasNot("node")}},
+		{Conditions: []query.Condition{query.Eq("size", "big")}},
+		{Conditions: []query.Condition{query.Has("size")}, Labels: even},
+		{Namespace: "b", Conditions: []query.Condition{query.HasNot("node")}, Scan: true},
+	}
+	for _, q := range cases {
+		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.Labels), func(t *testing.T) {
+			items, next, _, err := s.Query(q, QueryOptions{Labels: labelsOf})
+			require.NoError(t, err)
+			assert.Empty(t, next)
+			assert.Equal(t, brute(s, q), keys(items))
+		})
+	}
+}
+
+func TestQueryPlansFromMostSelectiveIndex(t *testing.T) {
+	s := seed(t)
+	// size=4 has 3 objects (4, 9, 14), node=n1 has 6: the planner drives from size.
+	_, _, plan, err := s.Query(query.Query{Conditions: []query.Condition{query.Eq("node", "n1"), query.Eq("size", "4")}}, QueryOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "size=4", plan.Driver)
+	assert.Equal(t, 3, plan.Candidates)
+}
+
+func TestQueryPaginates(t *testing.T) {
+	s := seed(t)
+	q := query.Query{Conditions: []query.Condition{query.Has("size")}, Limit: 7}
+	var all []string
+	for page := 0; ; page++ {
+		require.Less(t, page, 10)
+		items, next, _, err := s.Query(q, QueryOptions{})
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(items), 7)
+		all = append(all, keys(items)...)
+		if next == "" {
+			break
+		}
+		q.Continue = next
+	}
+	assert.Equal(t, brute(s, query.Query{Conditions: []query.Condition{query.Has("size")}}), all)
+	assert.Len(t, all, 20)
+}
+
+func TestQueryErrors(t *testing.T) {
+	s := seed(t)
+	cases := map[string]struct {
+		q    query.Query
+		want error
+	}{
+		"no index":           {query.Query{Conditions: []query.Condition{query.NotEq("node", "x")}}, query.ErrScanRequired},
+		"unknown index":      {query.Query{Conditions: []query.Condition{query.Eq("nope", "x")}}, ErrIndexNotFound},
+		"bad bound":          {query.Query{Conditions: []query.Condition{query.Lt("size", "ten")}}, query.ErrInvalidQuery},
+		"empty in":           {query.Query{Conditions: []query.Condition{query.OneOf("size")}}, query.ErrInvalidQuery},
+		"path unsupported":   {query.Query{Conditions: []query.Condition{query.Where("{.a}", query.Exists)}}, query.ErrInvalidQuery},
+		"bad continue":       {query.Query{Conditions: []query.Condition{query.Has("size")}, Continue: "%%%"}, query.ErrInvalidQuery},
+		"labels unsupported": {query.Query{Conditions: []query.Condition{query.Has("size")}, Labels: labels.SelectorFromSet(labels.Set{"a": "b"})}, query.ErrInvalidQuery},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, _, _, err := s.Query(tc.q, QueryOptions{})
+			assert.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+func TestQueryPathConditionFilters(t *testing.T) {
+	s := seed(t)
+	pathFunc := func(expr string) (IndexFunc, error) { return field(expr), nil }
+	q := query.Query{Conditions: []query.Condition{query.Eq("size", "1"), query.Where("node", query.Equal, "n1")}}
+	items, _, plan, err := s.Query(q, QueryOptions{PathFunc: pathFunc})
+	require.NoError(t, err)
+	assert.Equal(t, "size=1", plan.Driver)
+	assert.Equal(t, brute(s, query.Query{Conditions: []query.Condition{query.Eq("size", "1"), query.Eq("node", "n1")}}), keys(items))
+}
+
+func TestConcurrentWritesAndQueries(t *testing.T) {
+	s := seed(t)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				o := obj("c", fmt.Sprintf("w%d-%d", w, i%10), int64(i%5), "n1", nil)
+				if i%3 == 0 {
+					_ = s.Delete(o)
+				} else {
+					_ = s.Add(o)
+				}
+				_, _, _, err := s.Query(query.Query{Conditions: []query.Condition{query.Eq("node", "n1")}}, QueryOptions{})
+				assert.NoError(t, err)
+				if i == 100 {
+					_ = s.AddIndex("tmp", field("size"))
+					_, _ = s.RemoveIndex("tmp")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// The index agrees with the objects after the storm.
+	items, _, _, err := s.Query(query.Query{Namespace: "c", Conditions: []query.Condition{query.Eq("node", "n1")}}, QueryOptions{})
+	require.NoError(t, err)
+	assert.ElementsMatch(t, s.ListNamespaceKeys("c"), keys(items))
+}

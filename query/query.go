@@ -1,0 +1,158 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Op is a comparison.
+type Op int
+
+// The comparisons a Condition can make.
+const (
+	// Equal: some value equals Values[0].
+	Equal Op = iota + 1
+	// In: some value is one of Values.
+	In
+	// NotEqual: no value equals Values[0] (an object without values matches).
+	NotEqual
+	// Exists: the object has at least one value.
+	Exists
+	// NotExists: the object has no value.
+	NotExists
+	// LessThan, LessOrEqual, GreaterThan, GreaterOrEqual: some value is a number that
+	// compares so with the number Values[0]. Values that are not numbers never match.
+	LessThan
+	LessOrEqual
+	GreaterThan
+	GreaterOrEqual
+)
+
+var opNames = map[Op]string{
+	Equal: "=", In: "in", NotEqual: "!=", Exists: "exists", NotExists: "!exists",
+	LessThan: "<", LessOrEqual: "<=", GreaterThan: ">", GreaterOrEqual: ">=",
+}
+
+func (o Op) String() string {
+	if s, ok := opNames[o]; ok {
+		return s
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Positive reports whether the condition can only match objects that have a value, so that
+// an index lookup yields every candidate. NotEqual and NotExists are not positive: they are
+// checked against candidates found otherwise.
+func (o Op) Positive() bool { return o != NotEqual && o != NotExists }
+
+// Condition compares the values of an index, or of a JSONPath expression evaluated on each
+// candidate object, with Values. Build conditions with the functions below.
+type Condition struct {
+	// Index names a registered index. Exactly one of Index and Path is set.
+	Index string
+	// Path is a JSONPath expression evaluated on each candidate: it filters what the indexed
+	// conditions found, or every object in scope when the query is a Scan.
+	Path   string
+	Op     Op
+	Values []string
+}
+
+func (c Condition) String() string {
+	subject := c.Index
+	if c.Path != "" {
+		subject = c.Path
+	}
+	switch c.Op {
+	case Exists:
+		return subject
+	case NotExists:
+		return "!" + subject
+	case In:
+		return subject + " in (" + strings.Join(c.Values, ",") + ")"
+	}
+	return subject + c.Op.String() + strings.Join(c.Values, ",")
+}
+
+// Eq matches objects that have value in the named index.
+func Eq(index, value string) Condition { return Condition{Index: index, Op: Equal, Values: []string{value}} }
+
+// OneOf matches objects that have one of values in the named index.
+func OneOf(index string, values ...string) Condition {
+	return Condition{Index: index, Op: In, Values: values}
+}
+
+// NotEq matches objects that do not have value in the named index.
+func NotEq(index, value string) Condition {
+	return Condition{Index: index, Op: NotEqual, Values: []string{value}}
+}
+
+// Has matches objects that have any value in the named index.
+func Has(index string) Condition { return Condition{Index: index, Op: Exists} }
+
+// HasNot matches objects that have no value in the named index.
+func HasNot(index string) Condition { return Condition{Index: index, Op: NotExists} }
+
+// Lt matches objects with a numeric value in the named index less than n.
+func Lt(index, n string) Condition {
+	return Condition{Index: index, Op: LessThan, Values: []string{n}}
+}
+
+// Le matches objects with a numeric value less than or equal to n.
+func Le(index, n string) Condition {
+	return Condition{Index: index, Op: LessOrEqual, Values: []string{n}}
+}
+
+// Gt matches objects with a numeric value in the named index greater than n.
+func Gt(index, n string) Condition {
+	return Condition{Index: index, Op: GreaterThan, Values: []string{n}}
+}
+
+// Ge matches objects with a numeric value greater than or equal to n.
+func Ge(index, n string) Condition {
+	return Condition{Index: index, Op: GreaterOrEqual, Values: []string{n}}
+}
+
+// Where is a condition on a JSONPath expression that has no index: it is evaluated on every
+// candidate. For example Where("{.spec.size}", GreaterThan, "2").
+func Where(path string, op Op, values ...string) Condition {
+	return Condition{Path: path, Op: op, Values: values}
+}
+
+// Query selects cached objects. All conditions must hold (AND).
+type Query struct {
+	// Namespace limits the query to one namespace; "" means every namespace.
+	Namespace string
+	// Conditions must all hold.
+	Conditions []Condition
+	// Labels, when not nil, must match the object's labels.
+	Labels labels.Selector
+	// Limit caps the number of results; 0 means no limit. When a result is cut, Continue is
+	// set on the result and passed in the next query to get the next page.
+	Limit    int
+	Continue string
+	// Scan allows a query without any positive indexed condition (Equal, In, Exists or a
+	// numeric comparison on an index) to visit every object in scope. Without it such a query
+	// is refused with ErrScanRequired, so that an expensive query is always a decision.
+	Scan bool
+}
+
+// Result is one page of a query's results, in (namespace, name) order.
+type Result[T any] struct {
+	Items []T
+	// Continue is non-empty when more results follow; pass it as Query.Continue.
+	Continue string
+	// Plan says how the query was answered, for debugging and for tests.
+	Plan Plan
+}
+
+// Plan describes how a query was executed.
+type Plan struct {
+	// Driver is the condition whose index produced the candidates, or "scan" when every
+	// object in scope was visited.
+	Driver string
+	// Candidates is the number of objects the driver produced; Matched how many passed every
+	// condition (before Limit and Continue).
+	Candidates, Matched int
+}
