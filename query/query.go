@@ -76,7 +76,9 @@ func (c Condition) String() string {
 }
 
 // Eq matches objects that have value in the named index.
-func Eq(index, value string) Condition { return Condition{Index: index, Op: Equal, Values: []string{value}} }
+func Eq(index, value string) Condition {
+	return Condition{Index: index, Op: Equal, Values: []string{value}}
+}
 
 // OneOf matches objects that have one of values in the named index.
 func OneOf(index string, values ...string) Condition {
