@@ -1,0 +1,150 @@
+package indexfuncs_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/jsonpath"
+)
+
+const podJSON = `{
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "web-1", "namespace": "shop", "uid": "u-1",
+    "labels": {"app.kubernetes.io/name": "web", "tier": "front"},
+    "annotations": {"note": "x"},
+    "finalizers": ["kindex.io/hold"],
+    "ownerReferences": [
+      {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-1", "controller": true},
+      {"apiVersion": "v1", "kind": "ConfigMap", "name": "cfg", "uid": "cm-1"}]},
+  "spec": {"nodeName": "node-a", "priority": 7, "weight": 1.5, "hostNetwork": false,
+    "containers": [{"name": "a", "image": "nginx:1"}, {"name": "b", "image": "envoy:2"}, {"name": "c", "image": "nginx:1"}],
+    "affinity": {"nodeAffinity": {}}},
+  "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Initialized", "status": "False"}]}
+}`
+
+type raw []byte
+
+func (r raw) RawJSON() []byte { return r }
+
+func decoded(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	require.NoError(t, u.UnmarshalJSON([]byte(podJSON)))
+	return u
+}
+
+func TestJSONPathIndexValues(t *testing.T) {
+	cases := []struct {
+		expr    string
+		want    []string
+		wantErr error
+	}{
+		{"{.spec.nodeName}", []string{"node-a"}, nil},
+		{".spec.nodeName", []string{"node-a"}, nil},
+		{"{.spec.containers[*].image}", []string{"nginx:1", "envoy:2", "nginx:1"}, nil},
+		{`{.status.conditions[?(@.type=="Ready")].status}`, []string{"True"}, nil},
+		{"{.metadata.labels['app.kubernetes.io/name']}", []string{"web"}, nil},
+		{"{.spec.priority}", []string{"7"}, nil},
+		{"{.spec.weight}", []string{"1.5"}, nil},
+		{"{.spec.hostNetwork}", []string{"false"}, nil},
+		{"{.spec.missing}", nil, nil},
+		{"{.spec.affinity}", nil, indexfuncs.ErrNotScalar},
+		{"{.metadata.namespace}/{.metadata.name}", []string{"shop/web-1"}, nil},
+	}
+	objects := map[string]any{
+		"unstructured": decoded(t),
+		"map":          decoded(t).Object,
+		"raw JSON":     raw(podJSON),
+		"tombstone":    cache.DeletedFinalStateUnknown{Key: "shop/web-1", Obj: decoded(t)},
+	}
+	for _, tc := range cases {
+		fn, err := indexfuncs.JSONPath(tc.expr)
+		require.NoError(t, err, tc.expr)
+		for name, obj := range objects {
+			t.Run(tc.expr+"/"+name, func(t *testing.T) {
+				got, err := fn(obj)
+				if tc.wantErr != nil {
+					require.ErrorIs(t, err, tc.wantErr)
+				} else {
+					require.NoError(t, err)
+				}
+				assert.Equal(t, tc.want, got)
+			})
+		}
+	}
+}
+
+func TestJSONPathSyntaxErrorIsPositioned(t *testing.T) {
+	_, err := indexfuncs.JSONPath("{.spec[?(@.x==)]}")
+	var se *jsonpath.SyntaxError
+	require.True(t, errors.As(err, &se), "got %T %v", err, err)
+	assert.Greater(t, se.Offset, 0)
+}
+
+func partial(t *testing.T) *metav1.PartialObjectMetadata {
+	t.Helper()
+	var p metav1.PartialObjectMetadata
+	require.NoError(t, json.Unmarshal([]byte(podJSON), &p))
+	return &p
+}
+
+func TestJSONPathOnMetadataOnlyObjects(t *testing.T) {
+	p := partial(t)
+	for expr, want := range map[string][]string{
+		"{.metadata.labels.tier}":                                 {"front"},
+		"{.metadata.ownerReferences[*].uid}":                      {"rs-1", "cm-1"},
+		"{.kind}":                                                 {"Pod"},
+		"{.metadata.finalizers[0]}":                               {"kindex.io/hold"},
+		"{.spec.nodeName}":                                        nil,
+		"{.metadata.namespace}/{.metadata.name}":                  {"shop/web-1"},
+		`{.metadata.ownerReferences[?(@.controller==true)].kind}`: {"ReplicaSet"},
+	} {
+		fn, err := indexfuncs.JSONPath(expr)
+		require.NoError(t, err)
+		got, err := fn(p)
+		require.NoError(t, err, expr)
+		assert.Equal(t, want, got, expr)
+	}
+}
+
+func TestBuiltins(t *testing.T) {
+	want := map[string][]string{
+		indexfuncs.IndexNamespace:     {"shop"},
+		indexfuncs.IndexName:          {"web-1"},
+		indexfuncs.IndexUID:           {"u-1"},
+		indexfuncs.IndexLabel:         {"app.kubernetes.io/name=web", "tier=front"},
+		indexfuncs.IndexLabelKey:      {"app.kubernetes.io/name", "tier"},
+		indexfuncs.IndexAnnotationKey: {"note"},
+		indexfuncs.IndexOwnerUID:      {"rs-1", "cm-1"},
+		indexfuncs.IndexControllerUID: {"rs-1"},
+		indexfuncs.IndexFinalizer:     {"kindex.io/hold"},
+	}
+	require.ElementsMatch(t, indexfuncs.BuiltinNames(), keys(want))
+	for name, values := range want {
+		fn, ok := indexfuncs.Builtin(name)
+		require.True(t, ok)
+		for kind, obj := range map[string]any{"unstructured": decoded(t), "metadata": partial(t)} {
+			got, err := fn(obj)
+			require.NoError(t, err)
+			assert.ElementsMatch(t, values, got, "%s on %s", name, kind)
+		}
+	}
+	_, err := indexfuncs.OwnerUID("not an object")
+	assert.Error(t, err, "an unreadable object is an error, not a panic")
+}
+
+func keys(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

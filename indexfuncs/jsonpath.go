@@ -1,0 +1,147 @@
+package indexfuncs
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// RawJSON is implemented by objects kept as their JSON bytes (kindex's compact storage):
+// JSONPath index functions evaluate on the bytes without decoding the object.
+type RawJSON interface {
+	RawJSON() []byte
+}
+
+// ErrNotScalar: the path yielded a map or a list where an index needs a string, number or
+// boolean. The object is still stored; the value is skipped and counted.
+var ErrNotScalar = errors.New("value is not a scalar")
+
+// ErrUnsupportedObject: the object is of a type index functions cannot read.
+var ErrUnsupportedObject = errors.New("unsupported object type")
+
+// ValueError reports a value an index could not use.
+type ValueError struct {
+	Path string
+	Kind jsonpath.Kind
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%s yields a %s, not a scalar", e.Path, e.Kind)
+}
+
+// Is makes errors.Is(err, ErrNotScalar) true.
+func (e *ValueError) Is(target error) bool { return target == ErrNotScalar }
+
+// JSONPath compiles expr (kubectl's dialect, with or without braces) and returns an index
+// function over it. A compile error is a *jsonpath.SyntaxError with the byte offset.
+func JSONPath(expr string) (cache.IndexFunc, error) {
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	return FromPath(p), nil
+}
+
+// FromPath returns an index function that evaluates p on an object:
+//
+//   - every value of a multi-valued path is indexed (duplicates once);
+//   - strings, numbers and booleans are indexed by their canonical text, as kubectl prints
+//     them ("3", "1.5", "true");
+//   - a missing field, and null, yield no values: the object is simply not in the index;
+//   - a map or list yields an error wrapping ErrNotScalar alongside the usable values, which
+//     kindex's store counts on the index without dropping the object;
+//   - a template such as "{.metadata.namespace}/{.metadata.name}" yields its text as one
+//     value (nothing when the text is empty).
+//
+// Objects may be *unstructured.Unstructured, map[string]any, anything with RawJSON() (read
+// with gjson, without decoding), *metav1.PartialObjectMetadata or anything else exposing
+// metav1.Object (its metadata is readable under .metadata), or a cache.DeletedFinalStateUnknown
+// holding one of those.
+func FromPath(p *jsonpath.Path) cache.IndexFunc {
+	name := p.String()
+	if p.IsTemplate() {
+		return func(obj any) ([]string, error) {
+			s, err := executeOn(p, obj)
+			if err != nil || s == "" {
+				return nil, err
+			}
+			return []string{s}, nil
+		}
+	}
+	return func(obj any) ([]string, error) {
+		var out []string
+		var bad jsonpath.Kind
+		collect := func(v jsonpath.Value) bool {
+			switch {
+			case v.IsScalar():
+				out = append(out, v.String())
+			case v.Kind() == jsonpath.KindMap || v.Kind() == jsonpath.KindList:
+				bad = v.Kind()
+			}
+			return true
+		}
+		if err := eachOn(p, obj, collect); err != nil {
+			return out, err
+		}
+		if bad != jsonpath.KindInvalid {
+			return out, &ValueError{Path: name, Kind: bad}
+		}
+		return out, nil
+	}
+}
+
+// Values evaluates p on an object of any type FromPath accepts and returns its values.
+func Values(p *jsonpath.Path, obj any) ([]jsonpath.Value, error) {
+	var out []jsonpath.Value
+	err := eachOn(p, obj, func(v jsonpath.Value) bool {
+		out = append(out, v.Clone())
+		return true
+	})
+	return out, err
+}
+
+func eachOn(p *jsonpath.Path, obj any, fn func(jsonpath.Value) bool) error {
+	switch o := unwrap(obj).(type) {
+	case *unstructured.Unstructured:
+		return p.Each(o.Object, fn)
+	case map[string]any:
+		return p.Each(o, fn)
+	case RawJSON:
+		return p.EachJSON(o.RawJSON(), fn)
+	default:
+		m, err := metadataMap(o)
+		if err != nil {
+			return err
+		}
+		return p.Each(m, fn)
+	}
+}
+
+func executeOn(p *jsonpath.Path, obj any) (string, error) {
+	switch o := unwrap(obj).(type) {
+	case *unstructured.Unstructured:
+		return p.ExecuteString(o.Object)
+	case map[string]any:
+		return p.ExecuteString(o)
+	case RawJSON:
+		return p.ExecuteJSONString(o.RawJSON())
+	default:
+		m, err := metadataMap(o)
+		if err != nil {
+			return "", err
+		}
+		return p.ExecuteString(m)
+	}
+}
+
+// unwrap returns the last known state of a deleted object.
+func unwrap(obj any) any {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
