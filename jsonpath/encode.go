@@ -1,0 +1,292 @@
+package jsonpath
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
+
+// This file renders maps and lists as JSON exactly like encoding/json.Marshal
+// renders the equivalent map[string]any / []any (which is what kubectl
+// prints), without reflection, and decodes raw JSON values.
+
+var errTooDeep = &BudgetError{Limit: "depth", Max: MaxDataDepth}
+
+// appendJSONAny encodes a value of a decoded object.
+func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
+	if !b.charge(1) {
+		return dst, b.err
+	}
+	switch t := x.(type) {
+	case map[string]any:
+		if t == nil {
+			return append(dst, "null"...), nil
+		}
+		if depth >= MaxDataDepth {
+			return dst, errTooDeep
+		}
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, k)
+			dst = append(dst, ':')
+			var err error
+			if dst, err = appendJSONAny(dst, t[k], depth+1, b); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	case []any:
+		if t == nil {
+			return append(dst, "null"...), nil
+		}
+		if depth >= MaxDataDepth {
+			return dst, errTooDeep
+		}
+		dst = append(dst, '[')
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendJSONAny(dst, e, depth+1, b); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	v, ok := valueOf(x)
+	if !ok {
+		return dst, unsupported(x)
+	}
+	return v.appendJSON(dst, b)
+}
+
+// appendJSONRaw re-encodes a raw JSON value canonically: keys sorted
+// (the first of duplicate keys wins, as in lookups), numbers normalized
+// the way Kubernetes decodes them, strings escaped like encoding/json.
+func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, error) {
+	if !b.charge(1) {
+		return dst, b.err
+	}
+	if r.Type != gjson.JSON {
+		return jsonScalar(r).appendJSON(dst, b)
+	}
+	if depth >= MaxDataDepth {
+		return dst, errTooDeep
+	}
+	var err error
+	if r.IsArray() {
+		dst = append(dst, '[')
+		i := 0
+		r.ForEach(func(_, e gjson.Result) bool {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			i++
+			dst, err = appendJSONRaw(dst, e, depth+1, b)
+			return err == nil
+		})
+		return append(dst, ']'), err
+	}
+	ms := sortedMembers(r)
+	dst = append(dst, '{')
+	for i, m := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, m.key)
+		dst = append(dst, ':')
+		if dst, err = appendJSONRaw(dst, m.val, depth+1, b); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+type member struct {
+	key string
+	val gjson.Result
+}
+
+// sortedMembers returns the members of a raw JSON object sorted by key,
+// keeping only the first of duplicate keys.
+func sortedMembers(r gjson.Result) []member {
+	var ms []member
+	r.ForEach(func(k, v gjson.Result) bool {
+		ms = append(ms, member{k.Str, v})
+		return true
+	})
+	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	return slices.CompactFunc(ms, func(a, b member) bool { return a.key == b.key })
+}
+
+// parseRaw parses the raw text of a JSON value.
+func parseRaw(raw string) gjson.Result { return gjson.Parse(raw) }
+
+// jsonScalar converts a raw JSON scalar.
+func jsonScalar(r gjson.Result) Value {
+	switch r.Type {
+	case gjson.String:
+		return stringValue(r.Str)
+	case gjson.Number:
+		v := numberValue(r.Raw)
+		if v.kind == KindString { // not valid JSON; keep what gjson read
+			return floatValue(r.Num)
+		}
+		return v
+	case gjson.True:
+		return boolValue(true)
+	case gjson.False:
+		return boolValue(false)
+	case gjson.JSON:
+		if r.IsArray() {
+			return rawValue(KindList, r.Raw)
+		}
+		return rawValue(KindMap, r.Raw)
+	}
+	return nullValue()
+}
+
+// decodeRaw decodes a raw JSON value into the types an unstructured
+// object holds.
+func decodeRaw(r gjson.Result, depth int) (any, error) {
+	if r.Type != gjson.JSON {
+		return jsonScalar(r).Interface(), nil
+	}
+	if depth >= MaxDataDepth {
+		return nil, errTooDeep
+	}
+	var err error
+	if r.IsArray() {
+		l := []any{}
+		r.ForEach(func(_, e gjson.Result) bool {
+			var x any
+			x, err = decodeRaw(e, depth+1)
+			l = append(l, x)
+			return err == nil
+		})
+		return l, err
+	}
+	m := map[string]any{}
+	r.ForEach(func(k, v gjson.Result) bool {
+		if _, dup := m[k.Str]; dup {
+			return true
+		}
+		var x any
+		x, err = decodeRaw(v, depth+1)
+		m[k.Str] = x
+		return err == nil
+	})
+	return m, err
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string, escaped like
+// encoding/json.Marshal does (including HTML characters, U+2028, U+2029,
+// and invalid UTF-8 replaced by U+FFFD).
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+var errNotFinite = errors.New("jsonpath: NaN or infinite number cannot be encoded as JSON")
+
+// appendJSONFloat formats a float the way encoding/json does: like
+// JavaScript, plain decimal notation unless the magnitude is below 1e-6 or
+// at least 1e21, and exponents without leading zeros.
+func appendJSONFloat(dst []byte, f float64, is32 bool) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst, errNotFinite
+	}
+	bits := 64
+	if is32 {
+		bits = 32
+	}
+	format := byte('f')
+	if a := math.Abs(f); a != 0 {
+		if is32 {
+			a32 := float32(a)
+			if a32 < 1e-6 || a32 >= 1e21 {
+				format = 'e'
+			}
+		} else if a < 1e-6 || a >= 1e21 {
+			format = 'e'
+		}
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, bits)
+	if format == 'e' {
+		// strconv writes e-07; JSON (and JavaScript) writes e-7.
+		n := len(dst)
+		if n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, nil
+}
+
+func unsupported(x any) error {
+	return fmt.Errorf("%w: %T", ErrUnsupportedType, x)
+}

@@ -1,0 +1,125 @@
+package jsonpath
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Sentinel errors. Every error returned by this package wraps exactly one
+// of them, so callers can branch with errors.Is.
+var (
+	// ErrSyntax is wrapped by every *SyntaxError.
+	ErrSyntax = errors.New("jsonpath: syntax error")
+	// ErrTooComplex is wrapped (together with ErrSyntax) by the
+	// *SyntaxError returned when an expression exceeds Options.MaxLength
+	// or Options.MaxNesting.
+	ErrTooComplex = errors.New("jsonpath: expression too complex")
+	// ErrBudgetExceeded is wrapped by every *BudgetError: an evaluation
+	// did more work, produced more results or descended deeper than its
+	// budget allows.
+	ErrBudgetExceeded = errors.New("jsonpath: evaluation budget exceeded")
+	// ErrUnsupportedType is returned when evaluation meets a Go value
+	// that is not one of the JSON-shaped types documented on Path.Eval.
+	ErrUnsupportedType = errors.New("jsonpath: unsupported Go type")
+	// ErrInvalidOptions is returned by CompileWithOptions for options
+	// outside their documented range.
+	ErrInvalidOptions = errors.New("jsonpath: invalid options")
+	// ErrInternal reports a recovered panic: a bug in this package.
+	ErrInternal = errors.New("jsonpath: internal error")
+)
+
+// SyntaxError describes an expression that does not compile.
+type SyntaxError struct {
+	// Expr is the whole expression.
+	Expr string
+	// Offset is the byte offset in Expr where the problem was found.
+	Offset int
+	// Msg describes the problem.
+	Msg string
+
+	cause error // ErrTooComplex for limit violations, else nil
+}
+
+// excerptWidth is how many bytes of the expression Error shows on each
+// side of the offending offset.
+const excerptWidth = 32
+
+// Error returns a message with the offset, the expression (or an excerpt
+// of it) and a caret under the offending byte, for example:
+//
+//	jsonpath: syntax error at offset 9: expected ']' in "{.a[?(@.b}"
+//		{.a[?(@.b}
+//		         ^
+func (e *SyntaxError) Error() string {
+	var b strings.Builder
+	b.WriteString("jsonpath: syntax error at offset ")
+	b.WriteString(strconv.Itoa(e.Offset))
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	start, end := e.Offset-excerptWidth, e.Offset+excerptWidth
+	prefix, suffix := "", ""
+	if start <= 0 {
+		start = 0
+	} else {
+		prefix = "..."
+	}
+	if end >= len(e.Expr) {
+		end = len(e.Expr)
+	} else {
+		suffix = "..."
+	}
+	if start > end { // offset past the end of a truncated expression
+		start = end
+	}
+	if prefix == "" && suffix == "" {
+		b.WriteString(" in ")
+		b.WriteString(strconv.Quote(e.Expr))
+	}
+	// The excerpt line shows the expression with control characters
+	// replaced so that the caret lines up.
+	b.WriteString("\n\t")
+	b.WriteString(prefix)
+	col := len(prefix)
+	for i := start; i < end; i++ {
+		c := e.Expr[i]
+		if c < ' ' || c == 0x7f {
+			c = ' '
+		}
+		b.WriteByte(c)
+		if i < e.Offset {
+			col++
+		}
+	}
+	b.WriteString(suffix)
+	b.WriteString("\n\t")
+	b.WriteString(strings.Repeat(" ", col))
+	b.WriteByte('^')
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrSyntax) true, and errors.Is(err,
+// ErrTooComplex) true for limit violations.
+func (e *SyntaxError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{ErrSyntax, e.cause}
+	}
+	return []error{ErrSyntax}
+}
+
+// BudgetError reports that an evaluation exceeded one of its limits.
+// It wraps ErrBudgetExceeded.
+type BudgetError struct {
+	// Limit names the exhausted budget: "steps", "results" or "depth".
+	Limit string
+	// Max is the value of that limit.
+	Max int
+}
+
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("jsonpath: evaluation budget exceeded: more than %d %s", e.Max, e.Limit)
+}
+
+// Unwrap returns ErrBudgetExceeded.
+func (e *BudgetError) Unwrap() error { return ErrBudgetExceeded }

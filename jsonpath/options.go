@@ -1,0 +1,81 @@
+package jsonpath
+
+import "fmt"
+
+// Default limits, used when the corresponding Options field is zero.
+const (
+	// DefaultMaxLength is the default limit on the length of an
+	// expression, in bytes.
+	DefaultMaxLength = 4096
+	// DefaultMaxNesting is the default limit on how deeply filters and
+	// {range} blocks may nest in an expression.
+	DefaultMaxNesting = 16
+	// DefaultMaxSteps is the default work budget of one evaluation. A
+	// step is roughly one selector applied to one value, one value
+	// visited by a wildcard, slice, filter or descent, or 64 bytes of
+	// template output. Evaluating a typical index expression on a Pod
+	// takes fewer than 100 steps.
+	DefaultMaxSteps = 1 << 19
+	// DefaultMaxResults is the default limit on the number of values one
+	// evaluation may produce.
+	DefaultMaxResults = 1 << 16
+	// MaxDataDepth bounds how deeply evaluation descends into data
+	// (recursive descent, and encoding of nested values as JSON). It is
+	// not configurable: it protects the goroutine stack. Objects decoded
+	// by encoding/json or by Kubernetes' decoders never nest deeper.
+	MaxDataDepth = 10000
+	// hardMaxNesting bounds Options.MaxNesting; it keeps the parser's
+	// recursion well inside the goroutine stack.
+	hardMaxNesting = 1000
+)
+
+// Options sets the limits of a compiled Path. The zero value selects the
+// defaults, which are suitable for untrusted expressions and objects.
+type Options struct {
+	// MaxLength is the maximum length of the expression in bytes.
+	// Zero means DefaultMaxLength; negative means no limit.
+	MaxLength int
+	// MaxNesting is the maximum nesting depth of filters ([?(...)],
+	// which may contain paths with filters) and {range} blocks.
+	// Zero means DefaultMaxNesting; it must not exceed 1000.
+	MaxNesting int
+	// MaxSteps is the work budget of each evaluation (see
+	// DefaultMaxSteps). Zero means DefaultMaxSteps; negative means no
+	// limit. When it is exhausted the evaluation stops with a
+	// *BudgetError.
+	MaxSteps int
+	// MaxResults is the maximum number of values one evaluation may
+	// produce. Zero means DefaultMaxResults; negative means no limit.
+	MaxResults int
+}
+
+// limits are Options with defaults applied; -1 means unlimited.
+type limits struct {
+	maxLength, maxNesting, maxSteps, maxResults int
+}
+
+func (o Options) limits() (limits, error) {
+	l := limits{
+		maxLength:  pick(o.MaxLength, DefaultMaxLength),
+		maxNesting: o.MaxNesting,
+		maxSteps:   pick(o.MaxSteps, DefaultMaxSteps),
+		maxResults: pick(o.MaxResults, DefaultMaxResults),
+	}
+	switch {
+	case o.MaxNesting == 0:
+		l.maxNesting = DefaultMaxNesting
+	case o.MaxNesting < 0 || o.MaxNesting > hardMaxNesting:
+		return limits{}, fmt.Errorf("%w: MaxNesting %d is outside [0, %d]", ErrInvalidOptions, o.MaxNesting, hardMaxNesting)
+	}
+	return l, nil
+}
+
+func pick(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return -1
+	}
+	return v
+}

@@ -1,0 +1,295 @@
+package jsonpath
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/tidwall/gjson"
+)
+
+// Path is a compiled expression. It is immutable: all its methods are
+// safe for concurrent use, and evaluation state lives on the caller's
+// stack.
+type Path struct {
+	canon    string
+	lim      limits
+	nodes    []node // a single nodeAction unless template
+	template bool
+	single   bool
+	fast     bool // a single path of fields and indexes within the step budget
+	fields   [][]string
+}
+
+// Compile compiles an expression with the default Options.
+//
+// An expression is either a template in kubectl's syntax, where paths
+// and literals are written in braces between literal text
+// ("{.metadata.namespace}/{.metadata.name}"), or, when it contains no '{'
+// and starts with '.', '[', '$' or '@', a bare path (".spec.nodeName",
+// which means the same as "{.spec.nodeName}"). Errors are *SyntaxError.
+func Compile(expr string) (*Path, error) {
+	return CompileWithOptions(expr, Options{})
+}
+
+// CompileWithOptions is Compile with explicit limits. It returns an error
+// wrapping ErrInvalidOptions if opts are out of range.
+func CompileWithOptions(expr string, opts Options) (*Path, error) {
+	lim, err := opts.limits()
+	if err != nil {
+		return nil, err
+	}
+	p := &parser{src: expr, lim: lim}
+	nodes, err := p.parseProgram()
+	if err != nil {
+		return nil, err
+	}
+	path := &Path{lim: lim, nodes: nodes}
+	path.template = len(nodes) != 1 || nodes[0].kind != nodeAction
+	path.canon = string(appendNodes(nil, nodes))
+	path.single = !path.template && len(nodes[0].exprs) == 1 && singleValued(&nodes[0].exprs[0])
+	path.fields = fieldsOf(nodes)
+	if !path.template && len(nodes[0].exprs) == 1 {
+		x := &nodes[0].exprs[0]
+		path.fast = x.simple() && (lim.maxSteps < 0 || lim.maxSteps >= len(x.segs))
+	}
+	return path, nil
+}
+
+// MustCompile is like Compile but panics if the expression does not
+// compile. It simplifies initialization of package-level variables from
+// constant expressions.
+func MustCompile(expr string) *Path {
+	p, err := Compile(expr)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// String returns the canonical form of the expression: braces, paths
+// relative to the current node written without a root (@ inside filters),
+// simple keys as .name and others as ['key'], wildcards as [*]. Compiling
+// it gives an equivalent Path with the same String.
+func (p *Path) String() string { return p.canon }
+
+// IsTemplate reports whether the expression is a template: literal text
+// outside braces, more than one {...} action, or a {range}. A template
+// evaluates to a single string (its text output); any other expression
+// evaluates to the values its paths select.
+func (p *Path) IsTemplate() bool { return p.template }
+
+// SingleValued reports whether the expression yields at most one value on
+// any object: it is not a template and is a single literal or a single
+// path made of fields and indexes only (no wildcard, slice, union, filter
+// or descent). Such paths evaluate without allocating (see Each).
+func (p *Path) SingleValued() bool { return p.single }
+
+// Fields returns the object keys the expression reads below the root, as
+// key paths: for "{.spec.containers[*].image}" it returns
+// [["spec" "containers"]]. Only the data under these paths can affect the
+// results, so a projection that keeps them (and drops, for example,
+// managedFields) evaluates identically. An empty key path means the
+// expression needs the whole object. Key paths are sorted, and none is a
+// prefix of another. Expressions made only of literals return nil.
+func (p *Path) Fields() [][]string {
+	out := make([][]string, len(p.fields))
+	for i, f := range p.fields {
+		out[i] = slices.Clone(f)
+	}
+	return out
+}
+
+// Eval evaluates the expression on a decoded object and returns its
+// values in order (a template returns one string, its text output). A
+// missing field is not an error: it yields no values.
+//
+// obj and everything in it must be nil, bool, string, int64, float64,
+// map[string]any or []any, which is what unstructured.Unstructured and
+// encoding/json produce; int, int8, int16, int32, uint types, float32 and
+// json.Number are tolerated (numbers become KindInt or KindFloat). Other
+// types make evaluation fail with ErrUnsupportedType when it has to look
+// into them. Maps and lists in results refer to obj; they are not copied.
+func (p *Path) Eval(obj any) ([]Value, error) {
+	var out []Value
+	err := p.Each(obj, func(v Value) bool {
+		out = append(out, v)
+		return true
+	})
+	return out, err
+}
+
+// Each evaluates the expression on a decoded object (see Eval) and calls
+// fn for each value in order, until fn returns false. It does not
+// allocate when the path has no wildcard on a map, union, descent or
+// template and fn does not allocate; that includes every SingleValued
+// path. Errors are *BudgetError (wrapping ErrBudgetExceeded) and
+// ErrUnsupportedType.
+func (p *Path) Each(obj any, fn func(Value) bool) (err error) {
+	if p.fast { // the same as the evaluator does for such paths, inlined
+		segs := p.nodes[0].exprs[0].segs
+		n, done := objTree{}.walk(obj, segs)
+		if done < len(segs) {
+			return objTree{}.check(n)
+		}
+		v, ok := valueOf(n)
+		if !ok {
+			return unsupported(n)
+		}
+		fn(v)
+		return nil
+	}
+	defer recoverInternal(&err)
+	ev := evaluator[any, objTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
+	s := sink[any]{kind: sinkFunc, fn: fn}
+	ev.top(p, obj, &s)
+	return ev.budget.err
+}
+
+// EvalJSON evaluates the expression on a JSON document, without decoding
+// the parts of it the expression does not read, and returns the same
+// values Eval returns for the decoded document. Integers that fit int64
+// are KindInt exactly (no float64 rounding), other numbers KindFloat. The
+// values do not refer to data. data must be valid JSON (as an API server
+// sends it); on invalid JSON the results are unspecified, but EvalJSON
+// does not panic.
+func (p *Path) EvalJSON(data []byte) ([]Value, error) {
+	d := detacher{view: bytesView(data)}
+	var out []Value
+	err := p.EachJSON(data, func(v Value) bool {
+		out = append(out, d.detach(v))
+		return true
+	})
+	return out, err
+}
+
+// EachJSON is Each on a JSON document (see EvalJSON). The values passed
+// to fn may refer to data: they are valid while data is not modified;
+// Clone those to keep longer.
+func (p *Path) EachJSON(data []byte, fn func(Value) bool) (err error) {
+	defer recoverInternal(&err)
+	if p.fast {
+		segs := p.nodes[0].exprs[0].segs
+		n, done := jsonTree{}.walk(gjson.Parse(bytesView(data)), segs)
+		if done == len(segs) {
+			fn(jsonScalar(n))
+		}
+		return nil
+	}
+	ev := evaluator[gjson.Result, jsonTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
+	s := sink[gjson.Result]{kind: sinkFunc, fn: fn}
+	ev.top(p, gjson.Parse(bytesView(data)), &s)
+	return ev.budget.err
+}
+
+// Execute writes the text output of the expression on a decoded object
+// to w, as kubectl -o jsonpath does: literal text as is, the values of
+// each {...} separated by spaces (strings unquoted, numbers as fmt prints
+// them, maps and lists as compact JSON), {range} bodies once per value.
+// Nothing is written if evaluation fails.
+func (p *Path) Execute(w io.Writer, obj any) error {
+	b, err := p.appendExecute(nil, obj)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// ExecuteString returns the text output of the expression on a decoded
+// object (see Execute).
+func (p *Path) ExecuteString(obj any) (string, error) {
+	b, err := p.appendExecute(nil, obj)
+	return string(b), err
+}
+
+// ExecuteJSON is Execute on a JSON document.
+func (p *Path) ExecuteJSON(w io.Writer, data []byte) error {
+	b, err := p.appendExecuteJSON(nil, data)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// ExecuteJSONString is ExecuteString on a JSON document.
+func (p *Path) ExecuteJSONString(data []byte) (string, error) {
+	b, err := p.appendExecuteJSON(nil, data)
+	return string(b), err
+}
+
+func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
+	defer recoverInternal(&err)
+	ev := evaluator[any, objTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
+	out := sink[any]{kind: sinkText, text: dst}
+	ev.template(p.nodes, obj, &out)
+	return out.text, ev.budget.err
+}
+
+func (p *Path) appendExecuteJSON(dst []byte, data []byte) (_ []byte, err error) {
+	defer recoverInternal(&err)
+	ev := evaluator[gjson.Result, jsonTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
+	out := sink[gjson.Result]{kind: sinkText, text: dst}
+	ev.template(p.nodes, gjson.Parse(bytesView(data)), &out)
+	return out.text, ev.budget.err
+}
+
+// recoverInternal turns a panic into an error wrapping ErrInternal. It is
+// a last resort: no input is known to cause one.
+func recoverInternal(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: panic: %v", ErrInternal, r)
+	}
+}
+
+// singleValued reports whether x yields at most one value.
+func singleValued(x *expr) bool {
+	if x.isLit {
+		return true
+	}
+	for i := range x.segs {
+		if k := x.segs[i].kind; k != segField && k != segIndex {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldsOf computes Path.Fields: the leading keys of every path evaluated
+// on the root. Paths inside range bodies and filters are relative to
+// values under those, so they add nothing.
+func fieldsOf(nodes []node) [][]string {
+	var all [][]string
+	for i := range nodes {
+		for j := range nodes[i].exprs {
+			x := &nodes[i].exprs[j]
+			if x.isLit {
+				continue
+			}
+			var keys []string
+			for k := range x.segs {
+				if x.segs[k].kind != segField {
+					break
+				}
+				keys = append(keys, x.segs[k].name)
+			}
+			all = append(all, keys)
+		}
+	}
+	// Sort, then drop key paths that extend an earlier one (a prefix
+	// sorts first).
+	slices.SortFunc(all, func(a, b []string) int { return slices.Compare(a, b) })
+	var out [][]string
+	for _, k := range all {
+		if n := len(out); n > 0 && hasPrefix(k, out[n-1]) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func hasPrefix(k, prefix []string) bool {
+	return len(k) >= len(prefix) && slices.Equal(k[:len(prefix)], prefix)
+}

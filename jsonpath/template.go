@@ -1,0 +1,39 @@
+package jsonpath
+
+// template executes template nodes on root, appending text to out the way
+// kubectl's Execute prints: literal text as is; for each action, its
+// values separated by single spaces (strings unquoted, maps and lists as
+// JSON); for each {range}, the body once per value of the range
+// expression, with that value as the current node ($ and @).
+func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
+	for i := range nodes {
+		nd := &nodes[i]
+		switch nd.kind {
+		case nodeText:
+			out.text = append(out.text, nd.text...)
+			if !ev.charge(1 + len(nd.text)/64) {
+				return false
+			}
+		case nodeAction:
+			out.count = 0
+			for j := range nd.exprs {
+				if !ev.query(&nd.exprs[j], root, out) {
+					return false
+				}
+			}
+		case nodeRange:
+			items := sink[N]{kind: sinkCollect}
+			for j := range nd.exprs {
+				if !ev.query(&nd.exprs[j], root, &items) {
+					return false
+				}
+			}
+			for _, it := range items.nodes {
+				if !ev.template(nd.body, it, out) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
