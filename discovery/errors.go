@@ -1,0 +1,186 @@
+package discovery
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ErrGroupUnavailable is the category of errors for resources of an API group whose discovery
+// failed (an aggregated API server that is down, a stale group version). Such resources are
+// unknown until the group recovers; they are not reported as absent. Test with errors.Is;
+// errors.As gives the *GroupUnavailableError.
+var ErrGroupUnavailable = errors.New("discovery: API group unavailable")
+
+// GroupUnavailableError says that a resource belongs, or may belong, to an API group whose
+// discovery failed. errors.Is(err, ErrGroupUnavailable) is true; Unwrap gives the discovery
+// error the server returned for the group (for example client-go's StaleGroupVersionError
+// or a 503 from the aggregator).
+type GroupUnavailableError struct {
+	// Group is the API group whose discovery failed.
+	Group string
+	// Versions lists the failed versions of the group; empty when the whole group failed.
+	Versions []string
+	// LastKnown is the resource's description from before the group failed, when discovery
+	// had seen it; nil otherwise.
+	LastKnown *Resource
+	// Err is the discovery error.
+	Err error
+}
+
+func (e *GroupUnavailableError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "discovery: API group %q is unavailable", e.Group)
+	if len(e.Versions) > 0 {
+		fmt.Fprintf(&b, " (versions %s)", strings.Join(e.Versions, ", "))
+	}
+	if e.LastKnown != nil {
+		fmt.Fprintf(&b, "; %s is unknown until it recovers", e.LastKnown.GVR.GroupResource())
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
+}
+
+// Is reports whether target is ErrGroupUnavailable.
+func (e *GroupUnavailableError) Is(target error) bool { return target == ErrGroupUnavailable }
+
+// Unwrap returns the discovery error.
+func (e *GroupUnavailableError) Unwrap() error { return e.Err }
+
+// PartialDiscoveryError is returned, together with the resources that are known, by
+// Resources and ResolveCategory when the discovery of one or more groups failed. It unwraps to
+// one *GroupUnavailableError per failed group, so errors.Is(err, ErrGroupUnavailable) holds
+// and errors.As finds the first group.
+type PartialDiscoveryError struct {
+	// Groups holds one error per failed group, sorted by group name.
+	Groups []*GroupUnavailableError
+}
+
+func (e *PartialDiscoveryError) Error() string {
+	names := make([]string, 0, len(e.Groups))
+	for _, g := range e.Groups {
+		names = append(names, fmt.Sprintf("%q", g.Group))
+	}
+	msg := fmt.Sprintf("discovery: incomplete, unavailable API groups: %s", strings.Join(names, ", "))
+	if len(e.Groups) > 0 && e.Groups[0].Err != nil {
+		msg += fmt.Sprintf(" (first: %v)", e.Groups[0].Err)
+	}
+	return msg
+}
+
+// Unwrap returns the per-group errors.
+func (e *PartialDiscoveryError) Unwrap() []error {
+	errs := make([]error, len(e.Groups))
+	for i, g := range e.Groups {
+		errs[i] = g
+	}
+	return errs
+}
+
+// FailedGroups returns the names of the failed groups.
+func (e *PartialDiscoveryError) FailedGroups() []string {
+	names := make([]string, len(e.Groups))
+	for i, g := range e.Groups {
+		names[i] = g.Group
+	}
+	return names
+}
+
+// AmbiguousError is returned when input names more than one resource and no priority rule
+// (see the package documentation) picks one. meta.IsAmbiguousError(err) is true.
+type AmbiguousError struct {
+	// Input is what the caller asked for.
+	Input string
+	// Candidates are the matching resources in priority order.
+	Candidates []Resource
+}
+
+func (e *AmbiguousError) Error() string {
+	names := make([]string, len(e.Candidates))
+	for i, c := range e.Candidates {
+		names[i] = qualifiedName(c.GVR.GroupResource())
+	}
+	return fmt.Sprintf("discovery: %q is ambiguous, it matches %s; qualify it with the group (for example %q)",
+		e.Input, strings.Join(names, ", "), names[0])
+}
+
+// Is makes meta.IsAmbiguousError recognise the error.
+func (e *AmbiguousError) Is(target error) bool {
+	switch target.(type) {
+	case *meta.AmbiguousResourceError, *meta.AmbiguousKindError:
+		return true
+	}
+	return false
+}
+
+// qualifiedName renders a group resource the way users type it: "pods", "deployments.apps".
+func qualifiedName(gr schema.GroupResource) string {
+	if gr.Group == "" {
+		return gr.Resource
+	}
+	return gr.Resource + "." + gr.Group
+}
+
+// noResourceMatch wraps a *meta.NoResourceMatchError so that meta.IsNoMatchError holds, with a
+// message naming what the user typed.
+func noResourceMatch(input string, partial schema.GroupVersionResource) error {
+	return fmt.Errorf("discovery: the server doesn't have a resource type %q: %w", input, &meta.NoResourceMatchError{PartialResource: partial})
+}
+
+// noKindMatch wraps a *meta.NoKindMatchError.
+func noKindMatch(gvk schema.GroupVersionKind) error {
+	var versions []string
+	if gvk.Version != "" {
+		versions = []string{gvk.Version}
+	}
+	return fmt.Errorf("discovery: %w", &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: versions})
+}
+
+// noCategoryMatch reports a category that no resource has.
+func noCategoryMatch(name string) error {
+	return fmt.Errorf("discovery: no resource has category %q: %w", name, &meta.NoResourceMatchError{PartialResource: schema.GroupVersionResource{Resource: name}})
+}
+
+// isMiss reports whether err means "not found now, maybe after a refresh".
+func isMiss(err error) bool {
+	return err != nil && (meta.IsNoMatchError(err) || errors.Is(err, ErrGroupUnavailable))
+}
+
+// unavailable builds the error for a resource (last, may be nil) of failed group g.
+func (g *groupInfo) unavailable(last *Resource) *GroupUnavailableError {
+	e := &GroupUnavailableError{Group: g.name}
+	if last != nil {
+		c := last.clone()
+		e.LastKnown = &c
+	}
+	versions := make([]string, 0, len(g.failed))
+	for v := range g.failed {
+		if v != "" {
+			versions = append(versions, v)
+		}
+	}
+	slices.Sort(versions)
+	if _, whole := g.failed[""]; !whole {
+		e.Versions = versions
+	}
+	// Prefer the error of the resource's own version, then the whole-group error, then the
+	// first failed version, so that the message is stable.
+	if last != nil {
+		if err, ok := g.failed[last.GVR.Version]; ok {
+			e.Err = err
+			return e
+		}
+	}
+	if err, ok := g.failed[""]; ok {
+		e.Err = err
+	} else if len(versions) > 0 {
+		e.Err = g.failed[versions[0]]
+	}
+	return e
+}

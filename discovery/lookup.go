@@ -1,0 +1,145 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resolve resolves what a user typed: "po", "pods", "pod", "Pod", "deployments.apps",
+// "deploy.apps", "Deployment.v1.apps", "deployments.v1.apps", "apps/v1/deployments",
+// "v1/pods", a CRD's plural, singular, short name or kind, or a category that exactly one
+// resource has. The result's GVR.Version is the preferred version unless input names one.
+// See the package documentation for the rules and priorities.
+//
+// Errors: meta.IsNoMatchError for unknown input; *AmbiguousError (meta.IsAmbiguousError) for
+// input that names several resources; *GroupUnavailableError (ErrGroupUnavailable) when the
+// input names, or can only be found in, a group whose discovery failed.
+func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
+	return lookup(ctx, c, "r\x00"+strings.TrimSpace(input), func(s *snapshot) (Resource, error) {
+		return s.resolveInput(input)
+	})
+}
+
+// ResolveGVK resolves a kind. An empty Version means the preferred version of the kind's
+// group that serves it. Kinds match exactly, else case-insensitively. A miss is a
+// meta.NoKindMatchError.
+func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (Resource, error) {
+	return lookup(ctx, c, "k\x00"+gvk.String(), func(s *snapshot) (Resource, error) {
+		return s.resolveGVK(gvk)
+	})
+}
+
+// ResolveGVR resolves a resource given by group, optional version and plural (or singular)
+// name. Group "" is the core group, not "any group". A miss is a meta.NoResourceMatchError.
+func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
+	return lookup(ctx, c, "v\x00"+gvr.String(), func(s *snapshot) (Resource, error) {
+		return s.resolveGVR(gvr)
+	})
+}
+
+// ResolveCategory expands a category ("all", "api-extensions", a CRD's categories) to its
+// resources, in priority order. When some group's discovery failed, the known members come
+// with a *PartialDiscoveryError, since the failed group may hold more. A category no
+// resource has is a meta.NoResourceMatchError.
+func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, error) {
+	out, err := lookup(ctx, c, "c\x00"+strings.ToLower(strings.TrimSpace(name)), func(s *snapshot) ([]Resource, error) {
+		return s.resolveCategory(name)
+	})
+	if err == nil {
+		err = c.snap.Load().partialError()
+	}
+	return out, err
+}
+
+// Resources returns every resource that supports list and watch, in its preferred version and
+// priority order, that f selects. When some group's discovery failed, it returns what it knows
+// (including the last known resources of the failed groups, which were never reported
+// Removed) and a *PartialDiscoveryError naming the failed groups. It triggers the first
+// discovery if none happened yet, and no other request.
+func (c *Client) Resources(ctx context.Context, f Filter) ([]Resource, error) {
+	if err := c.ensureDiscovered(ctx); err != nil {
+		return nil, err
+	}
+	s := c.snap.Load()
+	var out []Resource
+	for _, e := range s.all {
+		if e.res.Watchable() && f.Matches(e.res) {
+			out = append(out, e.res.clone())
+		}
+	}
+	return out, s.partialError()
+}
+
+// ensureDiscovered runs the first discovery if none has completed.
+func (c *Client) ensureDiscovered(ctx context.Context) error {
+	if c.snap.Load().discovered {
+		return nil
+	}
+	return c.refreshAll(ctx)
+}
+
+// lookup runs find on the current snapshot. On a miss it re-discovers at most once for all
+// concurrent callers of the same key, unless a full discovery already started after the call
+// began, and remembers a persisting miss for NegativeCacheTTL.
+func lookup[T any](ctx context.Context, c *Client, key string, find func(*snapshot) (T, error)) (T, error) {
+	var zero T
+	begin := c.seq.Load()
+	if err := c.ensureDiscovered(ctx); err != nil {
+		return zero, err
+	}
+	v, err := find(c.snap.Load())
+	if !isMiss(err) {
+		return v, err
+	}
+	if nerr, ok := c.neg.get(key, c.opts.Clock.Now()); ok {
+		return zero, nerr
+	}
+	ch := c.flights.DoChan("miss\x00"+key, func() (any, error) {
+		// A caller may have missed just before the previous flight for this key stored its
+		// result: look again before sending anything.
+		if nerr, ok := c.neg.get(key, c.opts.Clock.Now()); ok {
+			return nil, nerr
+		}
+		var rerr error
+		if c.snap.Load().fullSeq <= begin {
+			rerr = c.refreshAll(context.WithoutCancel(ctx))
+		}
+		gen := c.neg.generation()
+		v, err := find(c.snap.Load())
+		if isMiss(err) {
+			if rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+			c.neg.put(key, err, c.opts.Clock.Now().Add(c.opts.NegativeCacheTTL), gen)
+		}
+		return v, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return zero, r.Err
+		}
+		return cloneResult(r.Val.(T)), nil
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// cloneResult copies a shared flight result for one caller.
+func cloneResult[T any](v T) T {
+	switch x := any(v).(type) {
+	case Resource:
+		return any(x.clone()).(T)
+	case []Resource:
+		out := slices.Clone(x)
+		for i := range out {
+			out[i] = out[i].clone()
+		}
+		return any(out).(T)
+	}
+	return v
+}

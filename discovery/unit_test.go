@@ -1,0 +1,199 @@
+package discovery
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	cgdiscovery "k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+)
+
+func TestOptionsDefaultsAndValidation(t *testing.T) {
+	o, err := Options{}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, DefaultNegativeCacheTTL, o.NegativeCacheTTL)
+	assert.Equal(t, DefaultRefreshInterval, o.RefreshInterval)
+	assert.Equal(t, DefaultResyncInterval, o.ResyncInterval)
+	assert.Equal(t, DefaultRequestTimeout, o.RequestTimeout)
+	assert.NotNil(t, o.Clock)
+
+	for _, bad := range []Options{
+		{NegativeCacheTTL: -1},
+		{RefreshInterval: -time.Second},
+		{RefreshInterval: time.Millisecond},
+		{ResyncInterval: time.Nanosecond},
+		{RequestTimeout: -1},
+	} {
+		_, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, bad)
+		assert.Error(t, err, "%+v", bad)
+	}
+	_, err = New(nil, Options{})
+	assert.Error(t, err)
+}
+
+func TestNegativeCache(t *testing.T) {
+	var n negativeCache
+	now := time.Now()
+	gen := n.generation()
+	n.put("a", assert.AnError, now.Add(time.Second), gen)
+	err, ok := n.get("a", now)
+	assert.True(t, ok)
+	assert.Equal(t, assert.AnError, err)
+	_, ok = n.get("a", now.Add(time.Second))
+	assert.False(t, ok, "expired")
+
+	// A miss computed before a clear is not stored after it.
+	n.clear()
+	n.put("b", assert.AnError, now.Add(time.Second), gen)
+	_, ok = n.get("b", now)
+	assert.False(t, ok)
+
+	// Bounded.
+	gen = n.generation()
+	for i := range maxNegative + 10 {
+		n.put(string(rune(i)), assert.AnError, now.Add(time.Hour), gen)
+	}
+	assert.LessOrEqual(t, n.len(), maxNegative)
+}
+
+func TestSubscribeDeliversInOrderAndUnsubscribeWaits(t *testing.T) {
+	c, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{})
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var got []string
+	release := make(chan struct{})
+	entered := make(chan struct{}, 100)
+	unsubscribe := c.Subscribe(func(e Event) {
+		entered <- struct{}{}
+		<-release
+		mu.Lock()
+		got = append(got, e.Type.String()+" "+e.Resource.GVR.Resource)
+		mu.Unlock()
+	})
+	ev := func(t EventType, r string) Event {
+		return Event{Type: t, Resource: mkRes("", "v1", r, "K")}
+	}
+	// Publishing never blocks on a slow handler.
+	done := make(chan struct{})
+	go func() {
+		c.subs.publish([]Event{ev(Added, "a"), ev(Added, "b")})
+		c.subs.publish([]Event{ev(Changed, "a"), ev(Removed, "b")})
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("publish blocked on a handler")
+	}
+
+	<-entered // the handler is in flight
+	var returned atomic.Bool
+	go func() {
+		unsubscribe()
+		returned.Store(true)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	assert.False(t, returned.Load(), "unsubscribe must wait for the call in flight")
+	close(release)
+	require.Eventually(t, returned.Load, 5*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	// The call in flight completed; the rest was dropped in order, never reordered.
+	assert.Equal(t, []string{"Added a"}, got)
+	mu.Unlock()
+	unsubscribe() // idempotent
+}
+
+func TestSubscribeOrderAndPanicRecovery(t *testing.T) {
+	c, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{})
+	require.NoError(t, err)
+	var got []string
+	var mu sync.Mutex
+	unsubscribe := c.Subscribe(func(e Event) {
+		if e.Resource.GVR.Resource == "boom" {
+			panic("handler bug")
+		}
+		mu.Lock()
+		got = append(got, e.Resource.GVR.Resource)
+		mu.Unlock()
+	})
+	defer unsubscribe()
+	var names []string
+	for i := range 200 {
+		r := string(rune('a' + i%26))
+		if i == 7 {
+			r = "boom"
+		} else {
+			names = append(names, r)
+		}
+		c.subs.publish([]Event{{Type: Added, Resource: mkRes("", "v1", r, "K")}})
+	}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == len(names)
+	}, 5*time.Second, 5*time.Millisecond)
+	mu.Lock()
+	assert.Equal(t, names, got)
+	mu.Unlock()
+}
+
+// TestRedirectToAnotherHostIsRefused proves that the client never sends its bearer token to
+// another host, while client-go's own discovery client does (which is why this package
+// builds its own HTTP client).
+func TestRedirectToAnotherHostIsRefused(t *testing.T) {
+	var leaked atomic.Value
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Store(r.Header.Get("Authorization"))
+		http.Error(w, "nope", http.StatusNotFound)
+	}))
+	defer other.Close()
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer evil.Close()
+	cfg := &rest.Config{Host: evil.URL, BearerToken: "secret-token"}
+
+	// client-go as is: the token reaches the other host.
+	dc, err := cgdiscovery.NewDiscoveryClientForConfig(cfg)
+	require.NoError(t, err)
+	_, _ = dc.ServerGroups()
+	assert.Equal(t, "Bearer secret-token", leaked.Load(), "client-go follows cross-host redirects (the premise of this test)")
+
+	leaked = atomic.Value{}
+	c, err := New(cfg, Options{})
+	require.NoError(t, err)
+	_, err = c.Resolve(t.Context(), "pods")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refusing redirect")
+	assert.Nil(t, leaked.Load(), "the token must not reach another host")
+
+	// The same host may redirect (for example to add a trailing slash).
+	same := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api" {
+			http.Redirect(w, r, "/api/", http.StatusFound)
+			return
+		}
+		http.Error(w, "nope", http.StatusNotFound)
+	}))
+	defer same.Close()
+	hc := sameHostRedirectsOnly(http.DefaultClient)
+	resp, err := hc.Get(same.URL + "/api")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "followed to /api/ on the same host")
+	assert.Nil(t, http.DefaultClient.CheckRedirect, "the shared default client is never modified")
+}
+
+func TestEventTypeString(t *testing.T) {
+	assert.Equal(t, "Added", Added.String())
+	assert.Equal(t, "Removed", Removed.String())
+	assert.Equal(t, "Changed", Changed.String())
+	assert.Equal(t, "Unknown", EventType(0).String())
+}

@@ -1,0 +1,183 @@
+package discovery
+
+import (
+	"context"
+	"sync"
+
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+)
+
+// watcher runs one informer (CRDs or APIServices). When the server refuses it (403, or the
+// API is not served) the informer is stopped rather than left retrying, the follower falls
+// back to periodic re-discovery, and every RefreshInterval the informer is tried again.
+type watcher struct {
+	f        *follower
+	resource string
+	newInf   func() cache.SharedIndexInformer
+
+	mu       sync.Mutex
+	refused  bool
+	running  bool
+	informer cache.SharedIndexInformer
+}
+
+func (w *watcher) isRefused() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused
+}
+
+func (w *watcher) start(ctx context.Context) {
+	w.mu.Lock()
+	if w.running {
+		w.mu.Unlock()
+		return
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	inf := w.newInf()
+	_ = inf.SetWatchErrorHandlerWithContext(func(hctx context.Context, r *cache.Reflector, err error) {
+		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+			cancel()
+			w.refuse(inf, err)
+			return
+		}
+		cache.DefaultWatchErrorHandler(hctx, r, err)
+	})
+	w.informer, w.running = inf, true
+	w.mu.Unlock()
+	w.f.c.following.Add(1)
+	go func() {
+		defer w.f.c.following.Done()
+		defer cancel()
+		inf.RunWithContext(ictx)
+		w.mu.Lock()
+		if w.informer == inf {
+			w.running, w.informer = false, nil
+		}
+		w.mu.Unlock()
+	}()
+}
+
+func (w *watcher) refuse(inf cache.SharedIndexInformer, err error) {
+	w.mu.Lock()
+	first := w.informer == inf && !w.refused
+	if w.informer == inf {
+		w.refused = true
+	}
+	w.mu.Unlock()
+	if first {
+		w.f.log.Info("cannot watch; following changes by periodic re-discovery instead",
+			"resource", w.resource, "interval", w.f.c.opts.RefreshInterval.String(), "err", err.Error())
+		w.f.signal()
+	}
+}
+
+// probe, while refused, notices an informer that has synced (permission granted) or starts
+// a new attempt.
+func (w *watcher) probe(ctx context.Context) {
+	w.mu.Lock()
+	if w.refused && w.running && w.informer.HasSynced() {
+		w.refused = false
+		w.f.log.Info("watching again", "resource", w.resource)
+	}
+	restart := w.refused && !w.running
+	w.mu.Unlock()
+	if restart {
+		w.start(ctx)
+	}
+}
+
+func newCRDWatcher(f *follower) *watcher {
+	client := f.c.crds.ApiextensionsV1().CustomResourceDefinitions()
+	onEvent := func(obj any, deleted bool) {
+		if crd, ok := obj.(*apiextv1.CustomResourceDefinition); ok {
+			group, expect := crdExpectation(crd, deleted)
+			f.mark(group, "crd/"+crd.Name, expect)
+		}
+	}
+	return &watcher{f: f, resource: "customresourcedefinitions.apiextensions.k8s.io", newInf: func() cache.SharedIndexInformer {
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return client.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return client.Watch(ctx, o)
+			},
+		}
+		inf := cache.NewSharedIndexInformer(lw, &apiextv1.CustomResourceDefinition{}, 0, cache.Indexers{})
+		_ = inf.SetTransform(stripCRD)
+		_, _ = inf.AddEventHandler(handlerFuncs(onEvent))
+		return inf
+	}}
+}
+
+func newAPIServiceWatcher(f *follower) *watcher {
+	client := f.c.services.ApiregistrationV1().APIServices()
+	onEvent := func(obj any, deleted bool) {
+		if svc, ok := obj.(*apiregv1.APIService); ok {
+			group, expect := apiServiceExpectation(svc, deleted)
+			f.mark(group, "apiservice/"+svc.Name, expect)
+		}
+	}
+	return &watcher{f: f, resource: "apiservices.apiregistration.k8s.io", newInf: func() cache.SharedIndexInformer {
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return client.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return client.Watch(ctx, o)
+			},
+		}
+		inf := cache.NewSharedIndexInformer(lw, &apiregv1.APIService{}, 0, cache.Indexers{})
+		_ = inf.SetTransform(stripAPIService)
+		_, _ = inf.AddEventHandler(handlerFuncs(onEvent))
+		return inf
+	}}
+}
+
+// handlerFuncs adapts onEvent to informer callbacks. Adds from the initial list are handled
+// like any other: their expectations are checked against the snapshot, which catches what
+// changed between the first discovery and the watch.
+func handlerFuncs(onEvent func(obj any, deleted bool)) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { onEvent(obj, false) },
+		UpdateFunc: func(_, obj any) { onEvent(obj, false) },
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			onEvent(obj, true)
+		},
+	}
+}
+
+// stripCRD drops what discovery does not need from cached CRDs (schemas dominate their size).
+func stripCRD(obj any) (any, error) {
+	crd, ok := obj.(*apiextv1.CustomResourceDefinition)
+	if !ok {
+		return obj, nil
+	}
+	crd.ManagedFields = nil
+	crd.Annotations = nil
+	crd.Spec.Conversion = nil
+	for i := range crd.Spec.Versions {
+		v := &crd.Spec.Versions[i]
+		v.Schema, v.AdditionalPrinterColumns, v.SelectableFields, v.Subresources = nil, nil, nil, nil
+	}
+	return crd, nil
+}
+
+func stripAPIService(obj any) (any, error) {
+	if svc, ok := obj.(*apiregv1.APIService); ok {
+		svc.ManagedFields = nil
+		svc.Annotations = nil
+		svc.Spec.CABundle = nil
+	}
+	return obj, nil
+}
