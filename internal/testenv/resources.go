@@ -242,13 +242,20 @@ func (cp *ControlPlane) Grant(t testing.TB, user, namespace string, rules ...rba
 }
 
 // Eventually polls cond every 20ms until it returns true or timeout passes, then fails the
-// test with msg. Use it instead of sleeps.
+// test with msg. Use it instead of sleeps. The args are evaluated once, when Eventually is
+// called; to report a value from the last poll, use EventuallyWith.
 func Eventually(t testing.TB, timeout time.Duration, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	EventuallyWith(t, timeout, cond, func() string { return fmt.Sprintf(msg, args...) })
+}
+
+// EventuallyWith is Eventually with a message built after the last poll.
+func EventuallyWith(t testing.TB, timeout time.Duration, cond func() bool, msg func() string) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %s", timeout, fmt.Sprintf(msg, args...))
+			t.Fatalf("condition not met within %v: %s", timeout, msg())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
