@@ -1,0 +1,167 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/internal/testenv"
+)
+
+// deletes counts delete notifications by name.
+type deletes struct {
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+func (d *deletes) handler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(o any) {
+		key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(o)
+		d.mu.Lock()
+		d.names[key[strings.LastIndex(key, "/")+1:]] = true
+		d.mu.Unlock()
+	}}
+}
+
+func (d *deletes) has(names ...string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, n := range names {
+		if !d.names[n] {
+			return false
+		}
+	}
+	return true
+}
+
+// A synced informer whose CRD is deleted parks within seconds (one log line, no requests
+// while parked, handlers told of the deletions) and resumes when the CRD is created again,
+// with exactly the new objects.
+func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	group := testenv.UniqueName(t) + ".kindex.test"
+	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	dyn := cp.Dynamic(t).Resource(gvr).Namespace(ns)
+	for i := range 3 {
+		_, err := dyn.Create(ctx, widget(group, fmt.Sprint("old", i), 1), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	fx := start(t, nil, dynamicinformer.Options{Namespace: ns})
+	inf, err := fx.f.Informer(ctx, "widgets."+group)
+	require.NoError(t, err)
+	defer inf.Release()
+	del := &deletes{names: map[string]bool{}}
+	_, err = inf.AddEventHandler(del.handler())
+	require.NoError(t, err)
+	waitSync(t, inf)
+	require.Len(t, inf.List(nil), 3)
+
+	var mu sync.Mutex
+	transitions := map[dynamicinformer.Phase]time.Time{}
+	unsub, err := fx.f.SubscribeStatus(func(st dynamicinformer.Status) {
+		mu.Lock()
+		transitions[st.Phase] = time.Now()
+		mu.Unlock()
+	})
+	require.NoError(t, err)
+	defer unsub()
+	at := func(p dynamicinformer.Phase) time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return transitions[p]
+	}
+
+	deleting := time.Now()
+	cp.DeleteCRD(t, crd.Name)
+	gone := time.Now()
+	testenv.Eventually(t, 20*time.Second, func() bool { return inf.Status().Phase == dynamicinformer.PhaseParked },
+		"parked after CRD delete: %v", inf.Status())
+	testenv.Eventually(t, 5*time.Second, func() bool { return !at(dynamicinformer.PhaseParked).IsZero() }, "status delivered")
+	t.Logf("park latency: %v after the delete request, %v after the CRD was gone",
+		at(dynamicinformer.PhaseParked).Sub(deleting).Round(time.Millisecond), at(dynamicinformer.PhaseParked).Sub(gone).Round(time.Millisecond))
+	st := inf.Status()
+	assert.Equal(t, dynamicinformer.ReasonNotFound, st.Reason)
+	assert.Equal(t, 0, st.Objects)
+	assert.Empty(t, inf.List(nil))
+	testenv.Eventually(t, 5*time.Second, func() bool { return del.has("old0", "old1", "old2") }, "handlers saw the deletions")
+
+	// Parked means quiet: no list or watch of the resource, no new log lines.
+	path := "/apis/" + group + "/"
+	lists, watches := fx.rec.Count(path)
+	parkLines := fx.log.Count("Informer parked", "widgets."+group)
+	assert.Equal(t, 1, parkLines, "one log line for the park:\n%s", fx.log)
+	time.Sleep(3 * time.Second)
+	l2, w2 := fx.rec.Count(path)
+	assert.Equal(t, lists, l2, "no LIST while parked")
+	assert.Equal(t, watches, w2, "no WATCH while parked")
+	assert.Equal(t, parkLines, fx.log.Count("Informer parked", "widgets."+group))
+	assert.Zero(t, fx.log.Count("Failed to watch"), "no reflector error lines:\n%s", fx.log)
+
+	// The CRD comes back: discovery reports it, the informer resumes and syncs the new
+	// objects only.
+	cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	recreated := time.Now()
+	_, err = dyn.Create(ctx, widget(group, "new0", 2), metav1.CreateOptions{})
+	require.NoError(t, err)
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		return inf.Status().Phase == dynamicinformer.PhaseSynced && len(inf.List(nil)) == 1
+	}, "resumed: %v", inf.Status())
+	t.Logf("resume latency after the CRD was re-created and served: resuming after %v, synced after %v",
+		at(dynamicinformer.PhaseSyncing).Sub(recreated).Round(time.Millisecond), at(dynamicinformer.PhaseSynced).Sub(recreated).Round(time.Millisecond))
+	assert.Equal(t, []string{"new0"}, names(inf.List(nil)))
+	assert.Equal(t, 1, fx.log.Count("Informer parked", "widgets."+group))
+	assert.Equal(t, 1, fx.log.Count("Informer resuming", "widgets."+group))
+}
+
+// A CRD deleted while the informer's initial sync is in flight: the informer parks instead
+// of retrying forever, and syncs once the CRD is back.
+func TestCRDDeletedDuringSyncParksAndResumes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	group := testenv.UniqueName(t) + ".kindex.test"
+	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	dyn := cp.Dynamic(t).Resource(gvr).Namespace(ns)
+	_, err := dyn.Create(ctx, widget(group, "old", 1), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	fx := start(t, nil, dynamicinformer.Options{Namespace: ns})
+	path := "/apis/" + group + "/"
+	fx.rec.Hold(path) // the initial watch-list waits until the CRD is gone
+	inf, err := fx.f.Informer(ctx, "widgets."+group)
+	require.NoError(t, err)
+	defer inf.Release()
+	assert.Equal(t, dynamicinformer.PhaseSyncing, inf.Status().Phase)
+	cp.DeleteCRD(t, crd.Name)
+	fx.rec.Release()
+	testenv.Eventually(t, 20*time.Second, func() bool { return inf.Status().Phase == dynamicinformer.PhaseParked },
+		"parked: %v", inf.Status())
+	assert.Equal(t, dynamicinformer.ReasonNotFound, inf.Status().Reason)
+	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	var se *dynamicinformer.SyncError
+	require.ErrorAs(t, inf.WaitForSync(wctx), &se)
+	assert.Equal(t, dynamicinformer.ReasonNotFound, se.Failures[0].Reason)
+
+	cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	_, err = dyn.Create(ctx, widget(group, "new", 2), metav1.CreateOptions{})
+	require.NoError(t, err)
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		return inf.Status().Phase == dynamicinformer.PhaseSynced && len(inf.List(nil)) == 1
+	}, "resumed: %v", inf.Status())
+	assert.Equal(t, []string{"new"}, names(inf.List(nil)))
+}

@@ -1,0 +1,37 @@
+package dynamicinformer
+
+import (
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"github.com/kindex/kindex/internal/informer"
+)
+
+type (
+	// Object is the type this front end hands out.
+	Object = *unstructured.Unstructured
+	// Options configures a Factory; see the field docs. The zero value is valid.
+	Options = informer.Options[Object]
+	// Factory creates shared informers on demand; see NewFactory.
+	Factory = informer.Factory[Object]
+	// Informer is one reference to a shared informer; Release it when done.
+	Informer = informer.Informer[Object]
+	// NamespaceLister lists and gets one namespace's cached objects.
+	NamespaceLister = informer.NamespaceLister[Object]
+	// WatchAll is a set of informers that follows discovery.
+	WatchAll = informer.WatchAll[Object]
+)
+
+// NewFactory returns a factory of unstructured informers for cfg: JSON through the dynamic
+// client. Every client it builds (dynamic, discovery when Options.Discovery is nil, access
+// reviews) refuses redirects to another host. Call Start before requesting informers.
+func NewFactory(cfg *rest.Config, opts Options) (*Factory, error) {
+	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
+		client, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return informer.NewDynamicMode(client), nil
+	})
+}

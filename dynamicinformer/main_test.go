@@ -1,0 +1,93 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
+)
+
+var cp *testenv.ControlPlane
+
+// The control plane has no watch cache for pod templates (TestCompactionForcesRelist) and a
+// short request timeout, which bounds a graceful apiserver shutdown while watches are open
+// (TestAPIServerRestartKeepsCacheExact); the default would make it wait a minute.
+func TestMain(m *testing.M) {
+	testenv.Main(m, &cp, testenv.Options{ExtraAPIServerArgs: []string{
+		"--watch-cache-sizes=podtemplates#0",
+		"--request-timeout=5s",
+	}})
+}
+
+// fixture is a started factory whose requests are recorded.
+type fixture struct {
+	f   *dynamicinformer.Factory
+	rec *testsupport.Recorder
+	log *testsupport.Lines
+}
+
+// start starts a factory for cfg (the admin when nil) that stops when the test ends.
+func start(t *testing.T, cfg *rest.Config, opts dynamicinformer.Options) *fixture {
+	t.Helper()
+	if cfg == nil {
+		cfg = cp.AdminConfig()
+	}
+	fx := &fixture{rec: testsupport.NewRecorder(), log: &testsupport.Lines{}}
+	cfg.Wrap(fx.rec.Wrap)
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = fx.log.Logger(0)
+	}
+	f, err := dynamicinformer.NewFactory(cfg, opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, f.Start(ctx))
+	t.Cleanup(func() {
+		cancel()
+		f.Shutdown()
+	})
+	fx.f = f
+	return fx
+}
+
+func waitSync(t *testing.T, inf *dynamicinformer.Informer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+// nameRVs returns name -> resourceVersion.
+func nameRVs[T interface {
+	GetName() string
+	GetResourceVersion() string
+}](objs []T) map[string]string {
+	out := map[string]string{}
+	for _, o := range objs {
+		out[o.GetName()] = o.GetResourceVersion()
+	}
+	return out
+}
+
+// widget is a Widget of the given CRD group.
+func widget(group, name string, size int64) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": group + "/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"size": size},
+	}}
+}
+
+func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	require.NoError(t, err)
+	return &unstructured.Unstructured{Object: m}
+}

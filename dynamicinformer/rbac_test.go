@@ -1,0 +1,101 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/internal/testenv"
+)
+
+func rule(resource string, verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{resource}, Verbs: verbs}
+}
+
+// Without permission an informer parks (Forbidden) instead of retrying forever; it never
+// holds back the others; a grant resumes it without a restart.
+func TestForbiddenThenGranted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	_, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns, rule("secrets", "list", "watch"))
+	fx := start(t, cfg, dynamicinformer.Options{Namespace: ns})
+
+	secrets, err := fx.f.Informer(ctx, "secrets")
+	require.NoError(t, err)
+	defer secrets.Release()
+	cms, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	defer cms.Release()
+
+	waitSync(t, secrets) // not held back by the forbidden one
+	testenv.Eventually(t, 10*time.Second, func() bool { return cms.Status().Phase == dynamicinformer.PhaseParked },
+		"parked: %v", cms.Status())
+	st := cms.Status()
+	assert.Equal(t, dynamicinformer.ReasonForbidden, st.Reason)
+	assert.True(t, apierrors.IsForbidden(st.LastError), "%v", st.LastError)
+
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	start := time.Now()
+	err = fx.f.WaitForSync(wctx)
+	assert.Less(t, time.Since(start), 3*time.Second, "a deadline bounds the wait")
+	var se *dynamicinformer.SyncError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, map[string]dynamicinformer.Reason{"configmaps": dynamicinformer.ReasonForbidden}, se.Reasons())
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	granted := time.Now()
+	cp.Grant(t, user, ns, rule("configmaps", "list", "watch"))
+	waitSync(t, cms)
+	t.Logf("resume latency after grant: %v", time.Since(granted).Round(time.Millisecond))
+	assert.Equal(t, []string{"cm"}, names(cms.List(nil)))
+	assert.Equal(t, 1, fx.log.Count("Informer parked", "configmaps"), "%s", fx.log)
+	assert.Zero(t, fx.log.Count("Failed to watch"))
+}
+
+// With list but not watch, the informer lists once, keeps that snapshot and parks as
+// WatchForbidden instead of re-listing every 30 seconds.
+func TestListOnlyGrantParksWithoutRelisting(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	_, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns, rule("configmaps", "list"))
+	fx := start(t, cfg, dynamicinformer.Options{Namespace: ns})
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	defer inf.Release()
+	testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().Phase == dynamicinformer.PhaseParked },
+		"parked: %v", inf.Status())
+	st := inf.Status()
+	assert.Equal(t, dynamicinformer.ReasonWatchForbidden, st.Reason)
+	assert.Equal(t, 1, st.Objects, "the listed snapshot is kept")
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	lists, watches := fx.rec.Count(path)
+	assert.Equal(t, 1, lists)
+	time.Sleep(4 * time.Second)
+	l2, w2 := fx.rec.Count(path)
+	assert.Equal(t, lists, l2, "no re-list")
+	assert.Equal(t, watches, w2, "no re-watch")
+	assert.Equal(t, 1, fx.log.Count("Informer parked", "WatchForbidden"), "%s", fx.log)
+	assert.GreaterOrEqual(t, len(fx.rec.Requests("selfsubjectaccessreviews")), 2, "re-checked with access reviews")
+
+	cp.Grant(t, user, ns, rule("configmaps", "watch"))
+	waitSync(t, inf)
+}

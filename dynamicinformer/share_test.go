@@ -1,0 +1,117 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/dynamicinformer"
+)
+
+// The initial sync streams (watch-list: a WATCH with sendInitialEvents=true) instead of a
+// LIST: kindex's ListerWatcher wrapper keeps client-go's watch-list support on.
+func TestInitialSyncUsesWatchList(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	for i := range 3 {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	fx := start(t, nil, dynamicinformer.Options{Namespace: ns})
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	defer inf.Release()
+	waitSync(t, inf)
+	assert.Len(t, inf.List(nil), 3)
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	reqs := fx.rec.Requests(path)
+	require.NotEmpty(t, reqs)
+	assert.True(t, reqs[0].Watch && reqs[0].InitialEvents, "first request is a watch-list: %+v", reqs[0])
+	assert.Equal(t, 200, reqs[0].Status)
+	lists, _ := fx.rec.Count(path)
+	assert.Zero(t, lists, "no LIST for the initial sync")
+	assert.Equal(t, 1, inf.Status().Lists)
+}
+
+// Equal requests share one informer (one watch on the wire); a different namespace or
+// selector gets its own.
+func TestEqualRequestsShareOneInformer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	fx := start(t, nil, dynamicinformer.Options{Namespace: ns})
+	a, err := fx.f.Informer(ctx, "cm")
+	require.NoError(t, err)
+	defer a.Release()
+	b, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	defer b.Release()
+	c, err := fx.f.InformerForGVK(ctx, schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"})
+	require.NoError(t, err)
+	defer c.Release()
+	waitSync(t, a)
+	assert.Equal(t, a.Key(), b.Key())
+	assert.Equal(t, a.Key(), c.Key())
+	require.Len(t, fx.f.Statuses(), 1)
+	_, watches := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	assert.Equal(t, 1, watches, "one watch for three references")
+
+	other := cp.Namespace(t)
+	d, err := fx.f.Informer(ctx, "cm", dynamicinformer.WithNamespace(other))
+	require.NoError(t, err)
+	defer d.Release()
+	e, err := fx.f.Informer(ctx, "cm", dynamicinformer.WithLabelSelector("app=x"))
+	require.NoError(t, err)
+	defer e.Release()
+	waitSync(t, d)
+	waitSync(t, e)
+	assert.Len(t, fx.f.Statuses(), 3)
+	assert.NotEqual(t, a.Key(), d.Key())
+	assert.NotEqual(t, a.Key(), e.Key())
+}
+
+// Releasing the last reference stops the reflector, the processing loop and the handler
+// goroutines: nothing is left behind. Not parallel: goleak sees every goroutine. The
+// discovery client is not started, so that its own watches (which may restart at any time)
+// do not show up as goroutines created after the snapshot.
+func TestReleaseLeavesNoGoroutines(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	disc, err := discovery.New(cp.AdminConfig(), discovery.Options{})
+	require.NoError(t, err)
+	fx := start(t, nil, dynamicinformer.Options{Namespace: ns, Discovery: disc})
+	// Warm up discovery and the shared HTTP/2 connection before the snapshot.
+	_, err = disc.Resolve(ctx, "configmaps")
+	require.NoError(t, err)
+	_, err = cp.Clientset(t).CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+
+	ignore := goleak.IgnoreCurrent()
+	for range 2 { // and again: a released resource can be acquired and synced afresh
+		inf, err := fx.f.Informer(ctx, "configmaps")
+		require.NoError(t, err)
+		_, err = inf.AddEventHandler(noopHandler{})
+		require.NoError(t, err)
+		waitSync(t, inf)
+		inf.Release()
+		assert.Equal(t, dynamicinformer.PhaseStopped, inf.Status().Phase)
+		goleak.VerifyNone(t, ignore)
+	}
+	assert.Empty(t, fx.f.Statuses())
+}
+
+type noopHandler struct{}
+
+func (noopHandler) OnAdd(any, bool)   {}
+func (noopHandler) OnUpdate(any, any) {}
+func (noopHandler) OnDelete(any)      {}

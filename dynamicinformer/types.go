@@ -1,0 +1,71 @@
+package dynamicinformer
+
+import "github.com/kindex/kindex/internal/informer"
+
+// Types shared by both front ends, re-exported from kindex's informer core.
+type (
+	// Key identifies one shared informer: resource and version, mode, namespace, selectors.
+	Key = informer.Key
+	// Status is a snapshot of one informer's state; see Factory.SubscribeStatus.
+	Status = informer.Status
+	// Phase is Syncing, Synced, Parked or Stopped.
+	Phase = informer.Phase
+	// Reason says why an informer is parked or retrying.
+	Reason = informer.Reason
+	// Selectors are a label and a field selector (Options.Selectors).
+	Selectors = informer.Selectors
+	// Option overrides a factory default for one informer.
+	Option = informer.Option
+	// Registration is a handler added to an informer.
+	Registration = informer.Registration
+	// AllRegistration is a handler added to a watch-all set.
+	AllRegistration = informer.AllRegistration
+	// SyncError is returned by WaitForSync when its context ends first.
+	SyncError = informer.SyncError
+	// SyncFailure is one informer in a SyncError.
+	SyncFailure = informer.SyncFailure
+	// Discovery is what Options.Discovery needs; *discovery.Client implements it.
+	Discovery = informer.Discovery
+)
+
+// Phases.
+const (
+	PhaseSyncing = informer.PhaseSyncing
+	PhaseSynced  = informer.PhaseSynced
+	PhaseParked  = informer.PhaseParked
+	PhaseStopped = informer.PhaseStopped
+)
+
+// Reasons.
+const (
+	ReasonNone            = informer.ReasonNone
+	ReasonNotFound        = informer.ReasonNotFound
+	ReasonForbidden       = informer.ReasonForbidden
+	ReasonWatchForbidden  = informer.ReasonWatchForbidden
+	ReasonInvalid         = informer.ReasonInvalid
+	ReasonUnauthorized    = informer.ReasonUnauthorized
+	ReasonTooManyRequests = informer.ReasonTooManyRequests
+	ReasonServerError     = informer.ReasonServerError
+	ReasonUnreachable     = informer.ReasonUnreachable
+	ReasonExpired         = informer.ReasonExpired
+	ReasonUnknown         = informer.ReasonUnknown
+	ReasonNotSynced       = informer.ReasonNotSynced
+)
+
+// Errors.
+var (
+	ErrNotStarted   = informer.ErrNotStarted
+	ErrShutdown     = informer.ErrShutdown
+	ErrReleased     = informer.ErrReleased
+	ErrNotWatchable = informer.ErrNotWatchable
+)
+
+// Per-informer options.
+var (
+	// WithNamespace restricts one informer to a namespace ("" for all).
+	WithNamespace = informer.WithNamespace
+	// WithLabelSelector sets one informer's label selector.
+	WithLabelSelector = informer.WithLabelSelector
+	// WithFieldSelector sets one informer's field selector.
+	WithFieldSelector = informer.WithFieldSelector
+)

@@ -1,0 +1,52 @@
+package informer
+
+import (
+	"context"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	authzclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/client-go/rest"
+)
+
+// AccessChecker answers whether the client may perform verbs on a resource. The default
+// asks the server with SelfSubjectAccessReviews, which every authenticated user may create.
+type AccessChecker interface {
+	Allowed(ctx context.Context, gvr schema.GroupVersionResource, namespace string, verbs ...string) (bool, error)
+}
+
+// NewAccessChecker returns the SelfSubjectAccessReview checker for cfg.
+func NewAccessChecker(cfg *rest.Config) (AccessChecker, error) {
+	c, err := authzclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &ssarChecker{client: c.SelfSubjectAccessReviews()}, nil
+}
+
+type ssarChecker struct {
+	client authzclient.SelfSubjectAccessReviewInterface
+}
+
+func (c *ssarChecker) Allowed(ctx context.Context, gvr schema.GroupVersionResource, namespace string, verbs ...string) (bool, error) {
+	for _, verb := range verbs {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: namespace,
+				Verb:      verb,
+				Group:     gvr.Group,
+				Version:   gvr.Version,
+				Resource:  gvr.Resource,
+			},
+		}}
+		out, err := c.client.Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !out.Status.Allowed {
+			return false, nil
+		}
+	}
+	return true, nil
+}

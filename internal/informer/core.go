@@ -1,0 +1,264 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// Internal holds what front ends and tests wire in; users never see it.
+type Internal struct {
+	// NewStore creates each informer's store; default: the storage mode's.
+	NewStore func() Store
+	// Access re-checks permissions of parked informers; default: SelfSubjectAccessReviews.
+	Access AccessChecker
+	// StartDiscovery, if set, is called by Start: the factory owns the discovery client.
+	// WaitDiscovery, if set, is called by Shutdown after the factory's context ended, to wait
+	// for the discovery client's goroutines.
+	StartDiscovery func(ctx context.Context) error
+	WaitDiscovery  func()
+	// ReflectorBackoff overrides client-go's reflector backoff (800ms doubling to 30s).
+	ReflectorBackoff *wait.Backoff
+	// RecheckInitial and RecheckMax bound the re-check backoff of parked informers.
+	// Defaults 1s and 30s.
+	RecheckInitial, RecheckMax time.Duration
+	// HealthyRun is how long a run must last before a later park starts its re-checks from
+	// RecheckInitial again. Default 1m.
+	HealthyRun time.Duration
+}
+
+// config is the validated, type-erased form of Options.
+type config struct {
+	Namespace         string
+	LabelSelector     string
+	FieldSelector     string
+	Selectors         map[schema.GroupResource]Selectors
+	ResyncPeriod      time.Duration
+	Transform         cache.TransformFunc
+	KeepManagedFields bool
+}
+
+// core is the type-erased factory.
+type core struct {
+	mode    StorageMode
+	opts    config
+	in      Internal
+	logger  logr.Logger
+	metrics *metrics
+	hub     *hub
+	disc    Discovery
+	access  AccessChecker
+	reg     *registry
+
+	handlers sync.WaitGroup // handler goroutines of every entry
+
+	mu        sync.Mutex
+	ctx       context.Context
+	cancel    context.CancelFunc
+	started   bool
+	shutdown  bool
+	watchAlls map[*watchAll]struct{}
+	events    []discovery.Event
+	eventCond sync.Cond
+	unsub     func()
+	bg        sync.WaitGroup // the event loop
+	stopOnce  sync.Once
+}
+
+func (c *core) newStore() Store {
+	if c.in.NewStore != nil {
+		return c.in.NewStore()
+	}
+	return c.mode.NewStore()
+}
+
+func newCore(mode StorageMode, opts config, in Internal, logger logr.Logger, m *metrics, disc Discovery, access AccessChecker) *core {
+	if in.RecheckInitial <= 0 {
+		in.RecheckInitial = time.Second
+	}
+	if in.RecheckMax <= 0 {
+		in.RecheckMax = 30 * time.Second
+	}
+	if in.HealthyRun <= 0 {
+		in.HealthyRun = time.Minute
+	}
+	c := &core{mode: mode, opts: opts, in: in, logger: logger, metrics: m, disc: disc, access: access,
+		reg: newRegistry(), watchAlls: map[*watchAll]struct{}{}}
+	c.eventCond.L = &c.mu
+	return c
+}
+
+// start binds the factory's lifetime to ctx; it does not block.
+func (c *core) start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.started || c.shutdown {
+		c.mu.Unlock()
+		return fmt.Errorf("kindex: factory already started")
+	}
+	c.started = true
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.hub = newHub()
+	c.mu.Unlock()
+	if c.in.StartDiscovery != nil {
+		if err := c.in.StartDiscovery(c.ctx); err != nil {
+			c.stop()
+			return fmt.Errorf("kindex: start discovery: %w", err)
+		}
+	}
+	unsub := c.disc.Subscribe(c.enqueueEvent)
+	c.mu.Lock()
+	c.unsub = unsub
+	c.mu.Unlock()
+	c.bg.Add(1)
+	go func() { defer c.bg.Done(); c.eventLoop() }()
+	// The factory's lifetime is ctx's: when it ends, everything stops. (After Shutdown this
+	// goroutine returns at once: stop has run.)
+	go func() {
+		<-c.ctx.Done()
+		c.stop()
+	}()
+	return nil
+}
+
+// stop shuts everything down and waits for every goroutine the factory started, handler
+// goroutines included.
+func (c *core) stop() {
+	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		c.shutdown = true
+		started := c.started
+		cancel, unsub := c.cancel, c.unsub
+		was := c.watchAlls
+		c.watchAlls = map[*watchAll]struct{}{}
+		c.eventCond.Broadcast()
+		c.mu.Unlock()
+		if !started {
+			return
+		}
+		cancel()
+		if unsub != nil {
+			unsub()
+		}
+		for wa := range was {
+			wa.stop()
+		}
+		c.reg.close()
+		c.bg.Wait()
+		c.handlers.Wait()
+		c.hub.close()
+		if c.in.WaitDiscovery != nil {
+			c.in.WaitDiscovery()
+		}
+	})
+}
+
+func (c *core) context() (context.Context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.shutdown:
+		return nil, ErrShutdown
+	case !c.started:
+		return nil, ErrNotStarted
+	}
+	return c.ctx, nil
+}
+
+// enqueueEvent is the discovery subscription: it never blocks discovery.
+func (c *core) enqueueEvent(ev discovery.Event) {
+	c.mu.Lock()
+	if !c.shutdown {
+		c.events = append(c.events, ev)
+		c.eventCond.Signal()
+	}
+	c.mu.Unlock()
+}
+
+// eventLoop hands discovery events to parked entries of the resource and to watch-all sets,
+// one at a time and in order.
+func (c *core) eventLoop() {
+	for {
+		c.mu.Lock()
+		for len(c.events) == 0 && !c.shutdown {
+			c.eventCond.Wait()
+		}
+		if c.shutdown {
+			c.mu.Unlock()
+			return
+		}
+		ev := c.events[0]
+		c.events[0] = discovery.Event{}
+		c.events = c.events[1:]
+		was := make([]*watchAll, 0, len(c.watchAlls))
+		for wa := range c.watchAlls {
+			was = append(was, wa)
+		}
+		c.mu.Unlock()
+		grs := []schema.GroupResource{ev.Resource.GVR.GroupResource()}
+		if ev.Old != nil {
+			grs = append(grs, ev.Old.GVR.GroupResource())
+		}
+		for _, e := range c.reg.list() {
+			for _, gr := range grs {
+				if e.key.GVR.GroupResource() == gr {
+					e.notify()
+				}
+			}
+		}
+		for _, wa := range was {
+			wa.onEvent(ev)
+		}
+	}
+}
+
+// acquire returns a new reference to the shared informer of res.
+func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
+	if _, err := c.context(); err != nil {
+		return nil, err
+	}
+	if !res.Watchable() {
+		return nil, fmt.Errorf("%w: %s (verbs %v)", ErrNotWatchable, resourceName(res.GVR.GroupResource()), res.Verbs)
+	}
+	key, t, err := c.keyFor(res, opts)
+	if err != nil {
+		return nil, err
+	}
+	e, err := c.reg.acquire(c, key, t)
+	if err != nil {
+		return nil, err
+	}
+	return &handle{c: c, e: e, regs: map[*Registration]struct{}{}}, nil
+}
+
+// waitForSync waits for every live informer.
+func (c *core) waitForSync(ctx context.Context) error {
+	if _, err := c.context(); err != nil {
+		return err
+	}
+	return waitEntries(ctx, c.reg.list())
+}
+
+func waitEntries(ctx context.Context, entries []*entry) error {
+	var failures []SyncFailure
+	for _, e := range entries {
+		if f := e.waitSynced(ctx); f != nil {
+			failures = append(failures, *f)
+		}
+	}
+	if len(failures) == 0 {
+		return nil
+	}
+	cause := ctx.Err()
+	if cause == nil {
+		cause = ErrReleased
+	}
+	return newSyncError(cause, failures)
+}

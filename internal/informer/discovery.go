@@ -1,0 +1,24 @@
+package informer
+
+import (
+	"context"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// Discovery is the part of *discovery.Client the core uses. Front ends pass the real client;
+// unit tests pass a fake.
+type Discovery interface {
+	// Resolve resolves what a user typed ("deploy", "widgets.example.com", ...).
+	Resolve(ctx context.Context, input string) (discovery.Resource, error)
+	// ResolveGVR resolves a GVR; an empty version means the preferred one.
+	ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (discovery.Resource, error)
+	// ResolveGVK resolves a GVK; an empty version means the preferred one.
+	ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (discovery.Resource, error)
+	// Resources lists the served resources the filter selects; on a partial failure it
+	// returns what it has plus an error (errors.Is(err, discovery.ErrGroupUnavailable)).
+	Resources(ctx context.Context, filter discovery.Filter) ([]discovery.Resource, error)
+	// Subscribe calls fn for every change to the served resources until unsubscribe.
+	Subscribe(fn func(discovery.Event)) (unsubscribe func())
+}

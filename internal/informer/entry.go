@@ -1,0 +1,273 @@
+package informer
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// entry is one shared informer: a long-lived store, the handlers, the status, and a
+// supervisor goroutine that starts runs, parks them and resumes them (supervisor.go). It
+// outlives its runs; it ends when the last reference is released or the factory stops.
+type entry struct {
+	core      *core
+	key       Key
+	res       discovery.Resource
+	target    Target
+	logger    logr.Logger
+	store     Store
+	transform cache.TransformFunc
+	metrics   *entryMetrics
+
+	ctx      context.Context
+	cancel   context.CancelFunc
+	kick     chan struct{} // a discovery event for this resource: re-check a park now
+	supDone  chan struct{} // closed when the supervisor (and so every run) has ended
+	stopOnce sync.Once
+
+	objects atomic.Int64
+	lists   atomic.Int64
+
+	// dispatchMu orders store writes and notifications against handler registration, so
+	// that a new handler sees every object exactly once (replayed, or notified later).
+	dispatchMu sync.Mutex
+	listeners  map[*listener]struct{}
+	cur        *run // the current run, if any
+	synced     bool // the current run has applied its initial list
+	stopped    bool
+
+	status statusCell
+
+	refs    int           // guarded by the registry's lock
+	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed
+}
+
+func newEntry(c *core, key Key, t Target) *entry {
+	ctx, cancel := context.WithCancel(c.ctx)
+	e := &entry{
+		core:      c,
+		key:       key,
+		res:       t.Resource,
+		target:    t,
+		logger:    c.logger.WithValues("informer", key.String()),
+		store:     c.newStore(),
+		ctx:       ctx,
+		cancel:    cancel,
+		kick:      make(chan struct{}, 1),
+		supDone:   make(chan struct{}),
+		listeners: map[*listener]struct{}{},
+	}
+	e.metrics = c.metrics.forEntry(key)
+	e.transform = c.mode.Transform(c.opts.KeepManagedFields, forgiving(c.opts.Transform, e.transformFailed))
+	e.status.init(Status{Key: key, Resource: t.Resource, Phase: PhaseSyncing})
+	e.metrics.setPhase(PhaseSyncing)
+	return e
+}
+
+func (e *entry) start() { go e.supervise() }
+
+// stop ends the entry: its runs, reflector and processing loop (waited for), its handlers
+// (their goroutines end after the call in progress), and frees the cache. Idempotent.
+func (e *entry) stop() {
+	e.stopOnce.Do(func() {
+		e.cancel()
+		<-e.supDone
+		e.dispatchMu.Lock()
+		e.stopped = true
+		for l := range e.listeners {
+			l.close(false)
+		}
+		e.listeners = nil
+		_ = e.store.Replace(nil, "")
+		e.dispatchMu.Unlock()
+		e.objects.Store(0)
+		e.update(func(st *Status) { st.Phase = PhaseStopped; st.Reason = ReasonNone })
+		e.metrics.delete()
+	})
+}
+
+// notify asks a parked entry to re-check now (a discovery event for its resource).
+func (e *entry) notify() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// apply is the DeltaFIFO's process function: it runs with the FIFO's lock held, so it only
+// touches the store and queues notifications.
+func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	if e.stopped {
+		return nil
+	}
+	for _, d := range deltas {
+		switch d.Type {
+		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
+			old, exists, err := e.store.Get(d.Object)
+			if err == nil && exists {
+				if err := e.store.Update(d.Object); err != nil {
+					return err
+				}
+				e.distribute(notification{kind: noteUpdate, old: old, obj: d.Object})
+				continue
+			}
+			if err := e.store.Add(d.Object); err != nil {
+				return err
+			}
+			e.objects.Add(1)
+			e.distribute(notification{kind: noteAdd, obj: d.Object, initial: isInInitialList})
+		case cache.Deleted:
+			_, exists, _ := e.store.Get(d.Object)
+			if err := e.store.Delete(d.Object); err != nil {
+				return err
+			}
+			if exists {
+				e.objects.Add(-1)
+			}
+			e.distribute(notification{kind: noteDelete, obj: d.Object})
+		}
+	}
+	e.metrics.setObjects(e.objects.Load())
+	return nil
+}
+
+// distribute queues n for every handler; dispatchMu is held.
+func (e *entry) distribute(n notification) {
+	for l := range e.listeners {
+		l.add(n)
+	}
+}
+
+// dropAll empties the cache, notifying handlers of each object as deleted with a
+// DeletedFinalStateUnknown tombstone: used when discovery confirmed that the resource is no
+// longer served, so its objects are gone on the server too.
+func (e *entry) dropAll() {
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	for _, key := range e.store.ListKeys() {
+		obj, exists, err := e.store.GetByKey(key)
+		if err != nil || !exists {
+			continue
+		}
+		if err := e.store.Delete(obj); err != nil {
+			continue
+		}
+		e.objects.Add(-1)
+		e.distribute(notification{kind: noteDelete, obj: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+	}
+	e.metrics.setObjects(e.objects.Load())
+}
+
+// runSynced is called once r's initial list has been applied.
+func (e *entry) runSynced(r *run) {
+	e.dispatchMu.Lock()
+	if e.stopped || e.cur != r {
+		e.dispatchMu.Unlock()
+		return
+	}
+	e.synced = true
+	e.distribute(notification{kind: noteSynced})
+	e.dispatchMu.Unlock()
+	now := time.Now()
+	e.update(func(st *Status) {
+		st.Phase = PhaseSynced
+		st.LastSyncTime = now
+	})
+}
+
+// setRun makes r the current run; the entry is not synced until r is.
+func (e *entry) setRun(r *run) {
+	e.dispatchMu.Lock()
+	e.cur, e.synced = r, false
+	e.dispatchMu.Unlock()
+}
+
+// addHandler registers h. The objects already cached are queued to it as adds (with
+// isInInitialList true); it is marked synced after them if the entry is synced, else when
+// the entry syncs.
+func (e *entry) addHandler(h cache.ResourceEventHandler, convert func(any) (any, error)) (*Registration, error) {
+	l := newListener(h, convert, e.logger, e.metrics.handlerPanic)
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	if e.stopped {
+		return nil, ErrReleased
+	}
+	for _, item := range e.store.List() {
+		l.add(notification{kind: noteAdd, obj: item, initial: true})
+	}
+	if e.synced {
+		l.add(notification{kind: noteSynced})
+	}
+	e.listeners[l] = struct{}{}
+	e.core.handlers.Add(1)
+	go func() {
+		defer e.core.handlers.Done()
+		l.run()
+	}()
+	return &Registration{l: l, e: e}, nil
+}
+
+// removeHandler unregisters r. With tombstones, the handler is first told that every cached
+// object is deleted (a resource leaving a watch-all set); with drain, what is queued is still
+// delivered. It does not wait for the handler's goroutine.
+func (e *entry) removeHandler(r *Registration, tombstones, drain bool) {
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	if _, ok := e.listeners[r.l]; !ok {
+		return
+	}
+	if tombstones {
+		for _, key := range e.store.ListKeys() {
+			if obj, exists, err := e.store.GetByKey(key); err == nil && exists {
+				r.l.add(notification{kind: noteDelete, obj: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+			}
+		}
+	}
+	delete(e.listeners, r.l)
+	r.l.close(drain)
+}
+
+// listed counts a list applied by the reflector.
+func (e *entry) listed() {
+	e.lists.Add(1)
+	e.metrics.listed()
+}
+
+func (e *entry) countError(r Reason) { e.metrics.errorSeen(r) }
+
+func (e *entry) transformFailed(err error) {
+	e.metrics.errorSeen("TransformError")
+	e.logger.V(2).Info("Transform failed; object kept without it", "err", err)
+}
+
+// transient records an error the reflector retries.
+func (e *entry) transient(reason Reason, err error) {
+	now := time.Now()
+	e.update(func(st *Status) {
+		st.Reason, st.LastError, st.LastErrorTime = reason, err, now
+	})
+}
+
+// healthy clears a transient reason after a successful list or watch start.
+func (e *entry) healthy() {
+	e.update(func(st *Status) {
+		if st.Phase != PhaseParked {
+			st.Reason = ReasonNone
+		}
+	})
+}
+
+// confirmGone asks discovery whether the resource is still served: only a definite miss
+// confirms it is gone; an unavailable group or any other error does not.
+func (e *entry) confirmGone(ctx context.Context) bool {
+	_, err := e.core.disc.ResolveGVR(ctx, e.key.GVR)
+	return err != nil && isNoMatch(err)
+}

@@ -1,0 +1,149 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var (
+	// ErrNotStarted is returned when an informer is requested before Factory.Start.
+	ErrNotStarted = errors.New("kindex: factory not started")
+	// ErrShutdown is returned once the factory was shut down or its context ended.
+	ErrShutdown = errors.New("kindex: factory shut down")
+	// ErrReleased is returned by an Informer after Release.
+	ErrReleased = errors.New("kindex: informer released")
+	// ErrNotWatchable is returned for a resource that does not support list and watch.
+	ErrNotWatchable = errors.New("kindex: resource does not support list and watch")
+)
+
+// SyncFailure is one informer that did not sync in time.
+type SyncFailure struct {
+	Key    Key
+	Phase  Phase
+	Reason Reason
+	// Err is the informer's last list or watch error, if any.
+	Err error
+}
+
+func (f SyncFailure) String() string {
+	s := f.Key.String() + ": " + string(f.Phase)
+	if f.Reason != ReasonNone {
+		s += " " + string(f.Reason)
+	}
+	if f.Err != nil {
+		s += ": " + f.Err.Error()
+	}
+	return s
+}
+
+// SyncError is returned by WaitForSync when the context ended before every informer synced.
+// It unwraps to the context's error and to each informer's last error, so errors.Is(err,
+// context.DeadlineExceeded) and apierrors.IsForbidden(err) keep working.
+type SyncError struct {
+	// Failures lists the informers that did not sync, sorted by key.
+	Failures []SyncFailure
+	// Cause is why the wait ended (the context's error).
+	Cause error
+}
+
+func (e *SyncError) Error() string {
+	parts := make([]string, 0, len(e.Failures))
+	for _, f := range e.Failures {
+		parts = append(parts, f.String())
+	}
+	return fmt.Sprintf("kindex: %d informer(s) not synced (%v): %s", len(e.Failures), e.Cause, strings.Join(parts, "; "))
+}
+
+// Unwrap returns the cause and every failure's error.
+func (e *SyncError) Unwrap() []error {
+	out := []error{e.Cause}
+	for _, f := range e.Failures {
+		if f.Err != nil {
+			out = append(out, f.Err)
+		}
+	}
+	return out
+}
+
+// Reasons maps each failed informer's resource ("plural.group") to its reason; for a
+// resource with several informers (namespaces, selectors) the first by key wins.
+func (e *SyncError) Reasons() map[string]Reason {
+	out := map[string]Reason{}
+	for _, f := range e.Failures {
+		name := resourceName(f.Key.GVR.GroupResource())
+		if _, ok := out[name]; !ok {
+			out[name] = f.Reason
+		}
+	}
+	return out
+}
+
+func newSyncError(cause error, failures []SyncFailure) *SyncError {
+	sort.Slice(failures, func(i, j int) bool { return failures[i].Key.String() < failures[j].Key.String() })
+	return &SyncError{Failures: failures, Cause: cause}
+}
+
+// classify maps a list or watch error to a Reason.
+func classify(err error) Reason {
+	switch {
+	case err == nil:
+		return ReasonNone
+	case apierrors.IsNotFound(err):
+		return ReasonNotFound
+	case apierrors.IsForbidden(err):
+		return ReasonForbidden
+	case apierrors.IsUnauthorized(err):
+		return ReasonUnauthorized
+	case apierrors.IsTooManyRequests(err):
+		return ReasonTooManyRequests
+	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+		return ReasonExpired
+	case apierrors.IsBadRequest(err), apierrors.IsInvalid(err), apierrors.IsMethodNotSupported(err),
+		apierrors.IsNotAcceptable(err), apierrors.IsUnsupportedMediaType(err):
+		return ReasonInvalid
+	case apierrors.IsInternalError(err), apierrors.IsServiceUnavailable(err), apierrors.IsServerTimeout(err),
+		apierrors.IsTimeout(err), apierrors.IsUnexpectedServerError(err), serverCode(err) >= 500:
+		return ReasonServerError
+	case isNetworkError(err):
+		return ReasonUnreachable
+	}
+	return ReasonUnknown
+}
+
+func serverCode(err error) int32 {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Code
+	}
+	return 0
+}
+
+func isNetworkError(err error) bool {
+	var ne net.Error
+	var errno syscall.Errno
+	return errors.As(err, &ne) || errors.As(err, &errno) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded)
+}
+
+// observedError marks an error kindex's ListerWatcher has already classified and reported,
+// so that the reflector's own "Failed to watch" line for it is dropped (see logfilter.go).
+// It unwraps, so the reflector's checks (410, 429, connection refused) still see the cause.
+type observedError struct{ err error }
+
+func (e *observedError) Error() string { return e.err.Error() }
+func (e *observedError) Unwrap() error { return e.err }
+
+// groupResourceOf is a small helper for NotFound errors from Get.
+func notFound(gvr schema.GroupVersionResource, name string) error {
+	return apierrors.NewNotFound(gvr.GroupResource(), name)
+}

@@ -1,0 +1,190 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// Selectors are a label and a field selector, in the API's string syntax.
+type Selectors struct {
+	Label string
+	Field string
+}
+
+// Options configures a Factory. The zero value watches every namespace with no selector,
+// strips managedFields, logs to klog and registers no metrics.
+type Options[T Object] struct {
+	// Namespace limits namespaced resources to one namespace; "" means all namespaces.
+	// Cluster-scoped resources are always watched cluster-wide.
+	Namespace string
+	// LabelSelector and FieldSelector apply to every informer without a per-resource entry
+	// in Selectors or a per-call override.
+	LabelSelector string
+	FieldSelector string
+	// Selectors sets the selectors of one resource (both of them, replacing the defaults),
+	// keyed by group and resource, including resources discovered later (watch-all).
+	Selectors map[schema.GroupResource]Selectors
+	// ResyncPeriod, if positive, re-delivers every cached object to handlers as an update
+	// with this period. Default 0: never.
+	ResyncPeriod time.Duration
+	// Transform is applied to every object before it is cached, after kindex strips
+	// managedFields. It may modify the object in place and must be idempotent (client-go
+	// applies it twice to objects of a streaming initial list). If it fails, the object is
+	// cached without it (never dropped) and the failure is counted and logged at V(2).
+	Transform func(T) (T, error)
+	// KeepManagedFields keeps metadata.managedFields, which kindex otherwise strips: they are
+	// about half of a typical object's memory.
+	KeepManagedFields bool
+	// Logger receives kindex's logs (one line per informer transition, never one per retry)
+	// and the reflectors'. Default: klog.Background().
+	Logger logr.Logger
+	// Registerer, if set, receives kindex's metrics (kindex_informer_*). Default: none.
+	Registerer prometheus.Registerer
+	// Discovery resolves resources and reports their changes; front ends create one when it
+	// is nil. A shared *discovery.Client must be started by its owner.
+	Discovery Discovery
+}
+
+// Factory creates shared informers on demand and owns their lifetime. Informers of the same
+// resource (version), mode, namespace and selectors are shared; each request returns a
+// reference that must be released.
+type Factory[T Object] struct {
+	c *core
+}
+
+// NewFactory validates opts and returns a factory that is not started yet. cfg is used for
+// access re-checks; mode carries the list/watch clients (front ends build both from an
+// httpsafe config).
+func NewFactory[T Object](cfg *rest.Config, mode StorageMode, opts Options[T], in Internal) (*Factory[T], error) {
+	if cfg == nil {
+		return nil, errors.New("kindex: nil rest.Config")
+	}
+	if mode == nil {
+		return nil, errors.New("kindex: nil storage mode")
+	}
+	if opts.Discovery == nil {
+		return nil, errors.New("kindex: Options.Discovery is nil")
+	}
+	c := config{
+		Namespace:         opts.Namespace,
+		LabelSelector:     opts.LabelSelector,
+		FieldSelector:     opts.FieldSelector,
+		Selectors:         opts.Selectors,
+		ResyncPeriod:      opts.ResyncPeriod,
+		Transform:         TypedTransform(opts.Transform),
+		KeepManagedFields: opts.KeepManagedFields,
+	}
+	if err := validateConfig(&c); err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger.GetSink() == nil {
+		logger = klog.Background()
+	}
+	m, err := newMetrics(opts.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("kindex: register metrics: %w", err)
+	}
+	access := in.Access
+	if access == nil {
+		if access, err = NewAccessChecker(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return &Factory[T]{c: newCore(mode, c, in, logger.WithName("kindex"), m, opts.Discovery, access)}, nil
+}
+
+// Start binds the factory to ctx and returns at once (after starting discovery, when the
+// factory created it). Everything the factory started stops when ctx ends or on Shutdown.
+// Informers can be requested only after Start.
+func (f *Factory[T]) Start(ctx context.Context) error { return f.c.start(ctx) }
+
+// Shutdown stops every informer and watch-all set and waits until every goroutine the
+// factory started has ended, handler goroutines included (so do not call it from a
+// handler). Safe to call more than once, and without Start.
+func (f *Factory[T]) Shutdown() { f.c.stop() }
+
+// Informer returns a reference to the shared informer of the resource the user typed
+// ("deploy", "deployments.apps", "Deployment.v1.apps", a short name), at its preferred
+// version. Release it when done.
+func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
+	if _, err := f.c.context(); err != nil {
+		return nil, err
+	}
+	res, err := f.c.disc.Resolve(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	return f.ForResource(res, opts...)
+}
+
+// InformerForGVR is Informer for a GVR; an empty version means the preferred one.
+func (f *Factory[T]) InformerForGVR(ctx context.Context, gvr schema.GroupVersionResource, opts ...Option) (*Informer[T], error) {
+	if _, err := f.c.context(); err != nil {
+		return nil, err
+	}
+	res, err := f.c.disc.ResolveGVR(ctx, gvr)
+	if err != nil {
+		return nil, err
+	}
+	return f.ForResource(res, opts...)
+}
+
+// InformerForGVK is Informer for the resource serving a GVK; an empty version means the
+// preferred one.
+func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersionKind, opts ...Option) (*Informer[T], error) {
+	if _, err := f.c.context(); err != nil {
+		return nil, err
+	}
+	res, err := f.c.disc.ResolveGVK(ctx, gvk)
+	if err != nil {
+		return nil, err
+	}
+	return f.ForResource(res, opts...)
+}
+
+// ForResource is Informer for a resource already resolved through discovery.
+func (f *Factory[T]) ForResource(res discovery.Resource, opts ...Option) (*Informer[T], error) {
+	h, err := f.c.acquire(res, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Informer[T]{h: h}, nil
+}
+
+// WaitForSync waits until every informer currently held is synced. When ctx ends first it
+// returns a *SyncError naming each informer that is not, with its phase and reason; a
+// parked informer (forbidden, resource gone) never delays the others, and WaitForSync
+// returns as soon as ctx ends. Without a deadline it waits for parked informers to resume.
+func (f *Factory[T]) WaitForSync(ctx context.Context) error { return f.c.waitForSync(ctx) }
+
+// Statuses returns the status of every informer currently held.
+func (f *Factory[T]) Statuses() []Status {
+	entries := f.c.reg.list()
+	out := make([]Status, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, e.Status())
+	}
+	return out
+}
+
+// SubscribeStatus calls fn with an informer's status each time its phase, reason, last
+// error or last sync time changes. Calls come from one goroutine, in order; a slow fn
+// delays other subscribers but never an informer. It returns the function that ends the
+// subscription.
+func (f *Factory[T]) SubscribeStatus(fn func(Status)) (unsubscribe func(), err error) {
+	if _, err := f.c.context(); err != nil {
+		return nil, err
+	}
+	return f.c.hub.subscribe(fn), nil
+}

@@ -1,0 +1,259 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+func TestSlowHandlerBlocksNobody(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "first", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	slow := newRecorder()
+	slow.block = make(chan struct{})
+	fast := newRecorder()
+	slowReg, err := inf.AddEventHandler(slow)
+	require.NoError(t, err)
+	fastReg, err := inf.AddEventHandler(fast)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+	const n = 200
+	for i := range n {
+		srv.add(newObj("ns", fmt.Sprint("o", i), nil))
+	}
+	eventually(t, func() bool { return len(inf.List(nil)) == n+1 }, "the store is not held back")
+	eventually(t, func() bool { return fast.addCount() == n+1 }, "the fast handler is not held back")
+	assert.True(t, fastReg.HasSynced())
+	assert.False(t, slowReg.HasSynced(), "the blocked handler has not seen the initial state")
+	assert.Equal(t, 0, slow.addCount())
+	assert.GreaterOrEqual(t, slowReg.Backlog(), n)
+	close(slow.block)
+	eventually(t, func() bool { return slow.addCount() == n+1 }, "the slow handler catches up, in full")
+	assert.True(t, slowReg.HasSynced())
+}
+
+func TestLateHandlerGetsReplayThenEvents(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.add(newObj("ns", "b", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	var initial atomic.Int32
+	rec := newRecorder()
+	reg, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(o any, isInInitialList bool) {
+			if isInInitialList {
+				initial.Add(1)
+			}
+			rec.OnAdd(o, isInInitialList)
+		},
+		UpdateFunc: rec.OnUpdate,
+		DeleteFunc: rec.OnDelete,
+	})
+	require.NoError(t, err)
+	require.True(t, cache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
+	assert.EqualValues(t, 2, initial.Load(), "cached objects replayed as initial adds")
+	select {
+	case <-reg.HasSyncedChecker().Done():
+	default:
+		t.Fatal("checker not done")
+	}
+	srv.add(newObj("ns", "c", nil))
+	srv.update(newObj("ns", "a", map[string]string{"x": "1"}))
+	srv.remove(newObj("ns", "b", nil))
+	eventually(t, func() bool { return rec.addCount() == 3 && rec.deleted("ns/b") }, "events after the replay")
+	assert.EqualValues(t, 2, initial.Load())
+
+	require.NoError(t, inf.RemoveEventHandler(reg))
+	srv.add(newObj("ns", "d", nil))
+	eventually(t, func() bool { return len(inf.List(nil)) == 3 }, "applied")
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, 3, rec.addCount(), "a removed handler hears nothing more")
+}
+
+func TestHandlerPanicIsContained(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.add(newObj("ns", "b", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	var calls atomic.Int32
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
+		if calls.Add(1) == 1 {
+			panic("handler bug")
+		}
+	}})
+	require.NoError(t, err)
+	eventually(t, func() bool { return calls.Load() == 2 }, "delivery continues after a panic")
+	assert.Equal(t, 1, e.logs.count("Event handler panicked"))
+}
+
+func TestHandlerMayReleaseFromInside(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
+		inf.Release()
+		close(done)
+	}})
+	if err != nil { // the handler may release before AddEventHandler returns
+		require.ErrorIs(t, err, ErrReleased)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Release from a handler deadlocked")
+	}
+	eventually(t, func() bool { return inf.Status().Phase == PhaseStopped }, "stopped")
+}
+
+func TestListGetNamespace(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("a", "x", map[string]string{"app": "web"}))
+	srv.add(newObj("a", "y", map[string]string{"app": "db"}))
+	srv.add(newObj("b", "x", map[string]string{"app": "web"}))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.Len(t, inf.List(nil), 3)
+	assert.Len(t, inf.List(labels.SelectorFromSet(labels.Set{"app": "web"})), 2)
+	assert.ElementsMatch(t, []string{"x", "y"}, names(inf.Namespace("a").List(labels.Everything())))
+	got, err := inf.Namespace("b").Get("x")
+	require.NoError(t, err)
+	assert.Equal(t, "b", got.Namespace)
+	assert.Empty(t, got.ManagedFields, "managedFields stripped by default")
+	_, err = inf.Get("b", "y")
+	assert.True(t, isNotFound(err), "%v", err)
+}
+
+func isNotFound(err error) bool {
+	type notFound interface{ Status() metav1.Status }
+	var nf notFound
+	return errors.As(err, &nf) && nf.Status().Code == 404
+}
+
+func TestTransformComposition(t *testing.T) {
+	t.Run("strip then caller", func(t *testing.T) {
+		var sawManaged atomic.Bool
+		e := newEnv(t, Options[obj]{Transform: func(o obj) (obj, error) {
+			if o.ManagedFields != nil {
+				sawManaged.Store(true)
+			}
+			o.Annotations = map[string]string{"transformed": "yes"}
+			return o, nil
+		}})
+		e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+		inf, err := e.f.Informer(context.Background(), "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		require.NoError(t, inf.WaitForSync(context.Background()))
+		o, err := inf.Get("ns", "a")
+		require.NoError(t, err)
+		assert.Equal(t, "yes", o.Annotations["transformed"], "the caller's transform applies")
+		assert.Nil(t, o.ManagedFields, "kindex's strip applies too")
+		assert.False(t, sawManaged.Load(), "kindex strips before the caller's transform runs")
+	})
+	t.Run("keep managed fields", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{KeepManagedFields: true})
+		e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+		inf, err := e.f.Informer(context.Background(), "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		require.NoError(t, inf.WaitForSync(context.Background()))
+		o, err := inf.Get("ns", "a")
+		require.NoError(t, err)
+		assert.Len(t, o.ManagedFields, 1)
+	})
+	t.Run("failing transform never drops an object", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{Transform: func(o obj) (obj, error) { return nil, errors.New("bad") }})
+		e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+		inf, err := e.f.Informer(context.Background(), "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		require.NoError(t, inf.WaitForSync(context.Background()))
+		o, err := inf.Get("ns", "a")
+		require.NoError(t, err)
+		assert.Nil(t, o.ManagedFields, "still stripped")
+	})
+	t.Run("unstructured strip", func(t *testing.T) {
+		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{
+			"name": "x", "managedFields": []any{map[string]any{"manager": "m"}}}}}
+		out, err := StripManagedFields(u)
+		require.NoError(t, err)
+		_, found, _ := unstructured.NestedFieldNoCopy(out.(*unstructured.Unstructured).Object, "metadata", "managedFields")
+		assert.False(t, found)
+		out, err = StripManagedFields(out) // idempotent
+		require.NoError(t, err)
+		assert.Equal(t, "x", out.(*unstructured.Unstructured).GetName())
+	})
+	t.Run("compose order", func(t *testing.T) {
+		var order []string
+		step := func(name string) cache.TransformFunc {
+			return func(o any) (any, error) { order = append(order, name); return o, nil }
+		}
+		fn := ComposeTransforms(step("a"), nil, step("b"))
+		_, err := fn(1)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a", "b"}, order)
+		assert.Nil(t, ComposeTransforms(nil, nil))
+	})
+}
+
+func TestListenerQueue(t *testing.T) {
+	var got []int
+	done := make(chan struct{})
+	l := newListener(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
+		got = append(got, o.(int))
+		if len(got) == 5000 {
+			close(done)
+		}
+	}}, func(a any) (any, error) { return a, nil }, testLogger(), nil)
+	for i := range 5000 {
+		l.add(notification{kind: noteAdd, obj: i})
+	}
+	go l.run()
+	<-done
+	for i, v := range got {
+		require.Equal(t, i, v, "in order")
+	}
+	l.add(notification{kind: noteAdd, obj: -1})
+	l.close(true)
+	<-l.done
+	assert.Equal(t, -1, got[len(got)-1], "drain delivers what was queued")
+
+	l2 := newListener(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { t.Error("dropped notification delivered") }},
+		func(a any) (any, error) { return a, nil }, testLogger(), nil)
+	l2.add(notification{kind: noteAdd, obj: 1})
+	l2.close(false)
+	l2.run()
+	l2.add(notification{kind: noteAdd, obj: 2}) // after close: ignored
+}

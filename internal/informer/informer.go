@@ -1,0 +1,228 @@
+package informer
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// handle is one reference to an entry, with the handlers added through it.
+type handle struct {
+	c        *core
+	e        *entry
+	released atomic.Bool
+	borrowed bool // a watch-all member's view: Release by users does nothing
+	mu       sync.Mutex
+	regs     map[*Registration]struct{}
+}
+
+func (h *handle) release() {
+	if h.borrowed {
+		return
+	}
+	h.dropRefs()
+}
+
+// forceRelease ends a borrowed view: its handlers are removed, the reference it borrowed is
+// released by its owner.
+func (h *handle) forceRelease() {
+	if h.released.CompareAndSwap(false, true) {
+		h.removeAll()
+	}
+}
+
+func (h *handle) dropRefs() {
+	if !h.released.CompareAndSwap(false, true) {
+		return
+	}
+	h.removeAll()
+	h.c.reg.release(h.e)
+}
+
+func (h *handle) removeAll() {
+	h.mu.Lock()
+	regs := h.regs
+	h.regs = nil
+	h.mu.Unlock()
+	for r := range regs {
+		h.e.removeHandler(r, false, false)
+	}
+}
+
+func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, error) {
+	if h.released.Load() {
+		return nil, ErrReleased
+	}
+	r, err := h.e.addHandler(handler, h.c.mode.Object)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.regs == nil { // released meanwhile
+		h.e.removeHandler(r, false, false)
+		return nil, ErrReleased
+	}
+	h.regs[r] = struct{}{}
+	return r, nil
+}
+
+func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
+	h.mu.Lock()
+	_, ok := h.regs[r]
+	delete(h.regs, r)
+	h.mu.Unlock()
+	if !ok {
+		if h.released.Load() {
+			return ErrReleased
+		}
+		return nil
+	}
+	h.e.removeHandler(r, tombstones, drain)
+	return nil
+}
+
+// Informer is one reference to a shared informer. Objects it returns, and objects handed to
+// handlers, are shared with every other user of the cache: treat them as read-only (copy
+// with DeepCopy before changing one).
+type Informer[T Object] struct {
+	h *handle
+}
+
+// Release drops this reference and removes the handlers added through it. Releasing the
+// last reference stops the informer: its reflector and processing loop have ended when
+// Release returns, its handler goroutines end after the call in progress, and its cache is
+// freed. Release may be called from a handler, and more than once.
+func (i *Informer[T]) Release() { i.h.release() }
+
+// Resource is the resource the informer watches, as discovery described it when the
+// informer was created.
+func (i *Informer[T]) Resource() discovery.Resource { return i.h.e.res }
+
+// Key identifies the shared informer.
+func (i *Informer[T]) Key() Key { return i.h.e.key }
+
+// Status returns the informer's current status.
+func (i *Informer[T]) Status() Status { return i.h.e.Status() }
+
+// HasSynced reports whether the informer is Synced now.
+func (i *Informer[T]) HasSynced() bool { return i.h.e.Status().Phase == PhaseSynced }
+
+// WaitForSync waits until the informer is Synced. When ctx ends first it returns a
+// *SyncError with the informer's phase, reason and last error.
+func (i *Informer[T]) WaitForSync(ctx context.Context) error {
+	if i.h.released.Load() {
+		return ErrReleased
+	}
+	return waitEntries(ctx, []*entry{i.h.e})
+}
+
+// AddEventHandler adds a handler. It is called on its own goroutine with T objects (and
+// cache.DeletedFinalStateUnknown wrapping a T for deletions the informer inferred), never
+// blocks the informer or other handlers, and starts with an add for every object already
+// cached. The registration's HasSynced tells when it has seen the initial state.
+func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Registration, error) {
+	return i.h.addHandler(handler)
+}
+
+// RemoveEventHandler removes a handler added through this reference; notifications not yet
+// delivered are dropped. It may be called from the handler itself.
+func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
+	return i.h.removeHandler(r, false, false)
+}
+
+// List returns the cached objects matching selector (nil selects everything).
+func (i *Informer[T]) List(selector labels.Selector) []T {
+	if i.h.released.Load() {
+		return nil
+	}
+	return i.filter(i.h.e.store.List(), selector)
+}
+
+// Get returns the cached object namespace/name ("" namespace for cluster-scoped resources),
+// or an error for which apierrors.IsNotFound is true.
+func (i *Informer[T]) Get(namespace, name string) (T, error) {
+	var zero T
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	if i.h.released.Load() {
+		return zero, ErrReleased
+	}
+	item, exists, err := i.h.e.store.GetByKey(key)
+	if err != nil {
+		return zero, err
+	}
+	if !exists {
+		return zero, notFound(i.h.e.key.GVR, name)
+	}
+	obj, ok := i.object(item)
+	if !ok {
+		return zero, notFound(i.h.e.key.GVR, name)
+	}
+	return obj, nil
+}
+
+// Namespace returns a lister of one namespace.
+func (i *Informer[T]) Namespace(namespace string) NamespaceLister[T] {
+	return NamespaceLister[T]{i: i, ns: namespace}
+}
+
+// NamespaceLister lists and gets the cached objects of one namespace.
+type NamespaceLister[T Object] struct {
+	i  *Informer[T]
+	ns string
+}
+
+// List returns the namespace's cached objects matching selector (nil selects everything).
+func (n NamespaceLister[T]) List(selector labels.Selector) []T {
+	if n.i.h.released.Load() {
+		return nil
+	}
+	store := n.i.h.e.store
+	if nl, ok := store.(NamespacedStore); ok {
+		return n.i.filter(nl.ByNamespace(n.ns), selector)
+	}
+	all := n.i.filter(store.List(), selector)
+	out := all[:0]
+	for _, o := range all {
+		if o.GetNamespace() == n.ns {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Get returns the namespace's cached object name.
+func (n NamespaceLister[T]) Get(name string) (T, error) { return n.i.Get(n.ns, name) }
+
+func (i *Informer[T]) filter(items []any, selector labels.Selector) []T {
+	out := make([]T, 0, len(items))
+	for _, item := range items {
+		obj, ok := i.object(item)
+		if !ok {
+			continue
+		}
+		if selector != nil && !selector.Empty() && !selector.Matches(labels.Set(obj.GetLabels())) {
+			continue
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+func (i *Informer[T]) object(item any) (T, bool) {
+	obj, err := i.h.c.mode.Object(item)
+	if err != nil {
+		var zero T
+		return zero, false
+	}
+	t, ok := obj.(T)
+	return t, ok
+}

@@ -1,0 +1,171 @@
+package informer
+
+import (
+	"context"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
+)
+
+// op is the kind of request a list/watch error came from.
+type op int
+
+const (
+	opList      op = iota // a LIST (initial, relist, or the fallback after a failed watch-list)
+	opWatchList           // a WATCH with sendInitialEvents=true (the streaming initial list)
+	opWatch               // a WATCH from a resourceVersion
+)
+
+func (o op) String() string {
+	switch o {
+	case opList:
+		return "list"
+	case opWatchList:
+		return "watch-list"
+	}
+	return "watch"
+}
+
+// lwHooks is what the classifying ListerWatcher reports to; the run implements it.
+type lwHooks interface {
+	// failed is called with every list or watch error. It returns true if the run parks
+	// because of it; the run's context is then cancelled (or about to be).
+	failed(ctx context.Context, o op, err error) (park bool)
+	// succeeded is called when a list returns or a watch starts.
+	succeeded(o op)
+	// streamFailed is called with an error event of an open watch (410 after a compaction,
+	// a 500); the reflector handles it.
+	streamFailed(err error)
+}
+
+// classifyingLW wraps a storage mode's ListerWatcher. It sees every real list and watch
+// error, including those of watch-list streams, before the reflector does, and turns the
+// ones that must not be retried (404 of a deleted resource, 403, 400) into a park: it tells
+// the run, waits for the run's context to end, and then answers so that the reflector exits
+// without an error and without a log line (a blocked List returns after the reflector
+// already stopped waiting for it; a Watch returns a watcher that never delivers, and the
+// reflector sees its context done first). Errors it hands back are wrapped in observedError
+// so that the reflector's own error line is filtered (logfilter.go).
+//
+// A failed watch-list request is never parked on: the reflector then falls back to a LIST,
+// whose answer decides. That is how "list allowed, watch forbidden" is told apart from
+// "forbidden".
+//
+// It implements IsWatchListSemanticsUnSupported by asking the wrapped ListerWatcher, so that
+// wrapping never turns client-go's streaming initial list off (nor on, for fake clients).
+type classifyingLW struct {
+	inner cache.ListerWatcherWithContext
+	hooks lwHooks
+}
+
+var (
+	_ cache.ListerWatcherWithContext = (*classifyingLW)(nil)
+	_ cache.ListerWatcher            = (*classifyingLW)(nil)
+)
+
+// List and Watch satisfy the older interface NewReflectorWithOptions takes; the reflector
+// calls the context-aware methods.
+func (lw *classifyingLW) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return lw.ListWithContext(context.Background(), opts)
+}
+
+func (lw *classifyingLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return lw.WatchWithContext(context.Background(), opts)
+}
+
+func (lw *classifyingLW) IsWatchListSemanticsUnSupported() bool {
+	return watchlist.DoesClientNotSupportWatchListSemantics(lw.inner)
+}
+
+func (lw *classifyingLW) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	obj, err := lw.inner.ListWithContext(ctx, opts)
+	if err != nil {
+		if lw.hooks.failed(ctx, opList, err) {
+			<-ctx.Done()
+		}
+		return nil, &observedError{err: err}
+	}
+	lw.hooks.succeeded(opList)
+	return obj, nil
+}
+
+func (lw *classifyingLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	o := opWatch
+	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
+		o = opWatchList
+	}
+	w, err := lw.inner.WatchWithContext(ctx, opts)
+	if err != nil {
+		if lw.hooks.failed(ctx, o, err) {
+			<-ctx.Done()
+			return newDeadWatch(), nil
+		}
+		return nil, &observedError{err: err}
+	}
+	lw.hooks.succeeded(o)
+	return newObservedWatch(w, lw.hooks), nil
+}
+
+// observedWatch forwards an open watch's events and reports its error events, which the
+// reflector handles without telling anyone (410 Expired is how a compaction shows up).
+type observedWatch struct {
+	inner   watch.Interface
+	out     chan watch.Event
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func newObservedWatch(inner watch.Interface, hooks lwHooks) *observedWatch {
+	w := &observedWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
+	go func() {
+		defer close(w.out)
+		in := inner.ResultChan()
+		for {
+			var ev watch.Event
+			var ok bool
+			select {
+			case ev, ok = <-in:
+			case <-w.stopped:
+				return
+			}
+			if !ok {
+				return
+			}
+			if ev.Type == watch.Error {
+				hooks.streamFailed(apierrors.FromObject(ev.Object))
+			}
+			select {
+			case w.out <- ev:
+			case <-w.stopped:
+				return
+			}
+		}
+	}()
+	return w
+}
+
+func (w *observedWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *observedWatch) Stop() {
+	w.once.Do(func() {
+		close(w.stopped)
+		w.inner.Stop()
+	})
+}
+
+// deadWatch never delivers an event; Stop closes it. It is returned only once the run's
+// context has ended, so the reflector's select picks the context.
+type deadWatch struct {
+	ch   chan watch.Event
+	once sync.Once
+}
+
+func newDeadWatch() *deadWatch { return &deadWatch{ch: make(chan watch.Event)} }
+
+func (d *deadWatch) Stop()                          { d.once.Do(func() { close(d.ch) }) }
+func (d *deadWatch) ResultChan() <-chan watch.Event { return d.ch }

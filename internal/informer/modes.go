@@ -1,0 +1,102 @@
+package informer
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/tools/cache"
+)
+
+// NewDynamicMode returns the storage mode of dynamicinformer: JSON lists and watches through
+// the dynamic client, *unstructured.Unstructured stored as received (after the transform).
+func NewDynamicMode(client dynamic.Interface) StorageMode { return &dynamicMode{client: client} }
+
+type dynamicMode struct{ client dynamic.Interface }
+
+func (m *dynamicMode) Name() string                  { return "dynamic" }
+func (m *dynamicMode) ExampleObject() runtime.Object { return &unstructured.Unstructured{} }
+func (m *dynamicMode) NewStore() Store               { return NewIndexerStore() }
+func (m *dynamicMode) Object(item any) (any, error)  { return item, nil }
+
+func (m *dynamicMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
+	return identityModeTransform(keep, user)
+}
+
+func (m *dynamicMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
+	var ri dynamic.ResourceInterface = m.client.Resource(t.Resource.GVR)
+	if t.Resource.Namespaced && t.Namespace != "" {
+		ri = m.client.Resource(t.Resource.GVR).Namespace(t.Namespace)
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			t.apply(&o)
+			return ri.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			t.apply(&o)
+			return ri.Watch(ctx, o)
+		},
+	}
+	return asContextLW(cache.ToListWatcherWithWatchListSemantics(lw, m.client))
+}
+
+// NewMetadataMode returns the storage mode of metadataonly: the metadata client (protobuf
+// PartialObjectMetadata), objects stored as received.
+func NewMetadataMode(client metadata.Interface) StorageMode { return &metadataMode{client: client} }
+
+type metadataMode struct{ client metadata.Interface }
+
+func (m *metadataMode) Name() string                  { return "metadata" }
+func (m *metadataMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
+func (m *metadataMode) NewStore() Store               { return NewIndexerStore() }
+func (m *metadataMode) Object(item any) (any, error)  { return item, nil }
+
+func (m *metadataMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
+	return identityModeTransform(keep, user)
+}
+
+func (m *metadataMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
+	var ri metadata.ResourceInterface = m.client.Resource(t.Resource.GVR)
+	if t.Resource.Namespaced && t.Namespace != "" {
+		ri = m.client.Resource(t.Resource.GVR).Namespace(t.Namespace)
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			t.apply(&o)
+			return ri.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			t.apply(&o)
+			return ri.Watch(ctx, o)
+		},
+	}
+	return asContextLW(cache.ToListWatcherWithWatchListSemantics(lw, m.client))
+}
+
+func identityModeTransform(keep bool, user cache.TransformFunc) cache.TransformFunc {
+	var strip cache.TransformFunc
+	if !keep {
+		strip = StripManagedFields
+	}
+	return ComposeTransforms(strip, user)
+}
+
+func (t Target) apply(o *metav1.ListOptions) {
+	o.LabelSelector = t.LabelSelector
+	o.FieldSelector = t.FieldSelector
+}
+
+// asContextLW keeps the IsWatchListSemanticsUnSupported answer of lw while exposing the
+// context-aware methods (cache.ToListWatcherWithWatchListSemantics returns the old
+// interface type although its value has both).
+func asContextLW(lw cache.ListerWatcher) cache.ListerWatcherWithContext {
+	if c, ok := lw.(cache.ListerWatcherWithContext); ok {
+		return c
+	}
+	return cache.ToListerWatcherWithContext(lw)
+}

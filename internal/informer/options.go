@@ -1,0 +1,108 @@
+package informer
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+func validateConfig(o *config) error {
+	if o.Namespace != "" {
+		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+			return fmt.Errorf("kindex: invalid Namespace %q: %v", o.Namespace, errs)
+		}
+	}
+	if o.ResyncPeriod < 0 {
+		return fmt.Errorf("kindex: ResyncPeriod must not be negative, got %v", o.ResyncPeriod)
+	}
+	var err error
+	if o.LabelSelector, o.FieldSelector, err = canonicalSelectors(o.LabelSelector, o.FieldSelector); err != nil {
+		return err
+	}
+	sel := make(map[schema.GroupResource]Selectors, len(o.Selectors))
+	for gr, s := range o.Selectors {
+		l, f, err := canonicalSelectors(s.Label, s.Field)
+		if err != nil {
+			return fmt.Errorf("%w (Selectors[%s])", err, resourceName(gr))
+		}
+		sel[gr] = Selectors{Label: l, Field: f}
+	}
+	o.Selectors = sel
+	return nil
+}
+
+func canonicalSelectors(label, field string) (string, string, error) {
+	ls, err := labels.Parse(label)
+	if err != nil {
+		return "", "", fmt.Errorf("kindex: invalid label selector %q: %w", label, err)
+	}
+	fs, err := fields.ParseSelector(field)
+	if err != nil {
+		return "", "", fmt.Errorf("kindex: invalid field selector %q: %w", field, err)
+	}
+	return ls.String(), fs.String(), nil
+}
+
+// callOptions are the per-informer overrides of Options.
+type callOptions struct {
+	namespace *string
+	label     *string
+	field     *string
+}
+
+// Option overrides a factory default for one informer.
+type Option func(*callOptions)
+
+// WithNamespace restricts the informer to one namespace ("" means all namespaces). It is
+// ignored for cluster-scoped resources.
+func WithNamespace(ns string) Option { return func(o *callOptions) { o.namespace = &ns } }
+
+// WithLabelSelector sets the informer's label selector ("" selects everything).
+func WithLabelSelector(s string) Option { return func(o *callOptions) { o.label = &s } }
+
+// WithFieldSelector sets the informer's field selector ("" selects everything).
+func WithFieldSelector(s string) Option { return func(o *callOptions) { o.field = &s } }
+
+// keyFor builds the registry key and target of res: call options override the
+// per-resource selectors, which override the factory defaults.
+func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, Target, error) {
+	var co callOptions
+	for _, o := range opts {
+		o(&co)
+	}
+	ns := c.opts.Namespace
+	if co.namespace != nil {
+		ns = *co.namespace
+		if ns != "" {
+			if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+				return Key{}, Target{}, fmt.Errorf("kindex: invalid namespace %q: %v", ns, errs)
+			}
+		}
+	}
+	if !res.Namespaced {
+		ns = ""
+	}
+	label, field := c.opts.LabelSelector, c.opts.FieldSelector
+	if s, ok := c.opts.Selectors[res.GVR.GroupResource()]; ok {
+		label, field = s.Label, s.Field
+	}
+	if co.label != nil || co.field != nil {
+		if co.label != nil {
+			label = *co.label
+		}
+		if co.field != nil {
+			field = *co.field
+		}
+		var err error
+		if label, field, err = canonicalSelectors(label, field); err != nil {
+			return Key{}, Target{}, err
+		}
+	}
+	key := Key{GVR: res.GVR, Mode: c.mode.Name(), Namespace: ns, LabelSelector: label, FieldSelector: field}
+	return key, Target{Resource: res, Namespace: ns, LabelSelector: label, FieldSelector: field}, nil
+}

@@ -1,0 +1,288 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+func TestClassify(t *testing.T) {
+	gr := schema.GroupResource{Resource: "widgets"}
+	for _, tc := range []struct {
+		err  error
+		want Reason
+	}{
+		{nil, ReasonNone},
+		{apierrors.NewNotFound(gr, ""), ReasonNotFound},
+		{apierrors.NewForbidden(gr, "", errors.New("x")), ReasonForbidden},
+		{apierrors.NewUnauthorized("x"), ReasonUnauthorized},
+		{apierrors.NewTooManyRequests("x", 1), ReasonTooManyRequests},
+		{apierrors.NewResourceExpired("x"), ReasonExpired},
+		{apierrors.NewGone("x"), ReasonExpired},
+		{apierrors.NewBadRequest("x"), ReasonInvalid},
+		{apierrors.NewMethodNotSupported(gr, "list"), ReasonInvalid},
+		{apierrors.NewInternalError(errors.New("x")), ReasonServerError},
+		{apierrors.NewServiceUnavailable("x"), ReasonServerError},
+		{apierrors.NewTimeoutError("x", 1), ReasonServerError},
+		{apierrors.NewGenericServerResponse(502, "get", gr, "", "", 0, false), ReasonServerError},
+		{&url.Error{Op: "Get", URL: "https://x", Err: syscall.ECONNREFUSED}, ReasonUnreachable},
+		{&net.OpError{Op: "dial", Err: errors.New("x")}, ReasonUnreachable},
+		{io.ErrUnexpectedEOF, ReasonUnreachable},
+		{fmt.Errorf("wrapped: %w", apierrors.NewForbidden(gr, "", errors.New("x"))), ReasonForbidden},
+		{&observedError{err: apierrors.NewNotFound(gr, "")}, ReasonNotFound},
+		{errors.New("something else"), ReasonUnknown},
+	} {
+		assert.Equal(t, tc.want, classify(tc.err), "%v", tc.err)
+	}
+}
+
+func TestNotFoundConfirmedParksAndDropsThenResumes(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	a, b := newObj("ns", "a", nil), newObj("ns", "b", nil)
+	srv.add(a)
+	srv.add(b)
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	rec := newRecorder()
+	reg, err := inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+	eventually(t, reg.HasSynced, "handler synced")
+
+	// The resource goes away and discovery agrees: park, and the cache is emptied with a
+	// tombstone per object (the server deleted them; the watch missed it).
+	e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
+	srv.setErrors(notFoundErr(), notFoundErr())
+	srv.closeWatches()
+	srv.remove(a)
+	srv.remove(b)
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+	st := inf.Status()
+	assert.Equal(t, ReasonNotFound, st.Reason)
+	assert.True(t, apierrors.IsNotFound(st.LastError))
+	assert.Equal(t, 0, st.Objects)
+	eventually(t, func() bool { return rec.tombstones() == 2 }, "handlers told of the deletions")
+	assert.Equal(t, 1, e.logs.count("Informer parked"), "one line for the park:\n%s", e.logs)
+
+	// No requests while parked.
+	lists, watches := srv.lists.Load(), srv.watches.Load()
+	time.Sleep(200 * time.Millisecond)
+	assert.Equal(t, lists, srv.lists.Load())
+	assert.Equal(t, watches, srv.watches.Load())
+
+	// Served again: discovery's Added event resumes it and it relists.
+	srv.setErrors(nil, nil)
+	srv.add(newObj("ns", "c", nil))
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
+	eventually(t, func() bool { return inf.Status().Phase == PhaseSynced }, "resumed: %v", inf.Status())
+	assert.Equal(t, []string{"c"}, names(inf.List(nil)), "only the new objects; no ghosts")
+	assert.Equal(t, 1, e.logs.count("Informer resuming"))
+	assert.Equal(t, 1, e.logs.count("Informer parked"))
+}
+
+func TestNotFoundWhileDiscoveryServesIsRetriedAndKeepsCache(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	rec := newRecorder()
+	_, err = inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	// A 404 while discovery still serves the resource (an apiserver that has not loaded its
+	// CRDs yet): retried with backoff, never parked, never emptied.
+	srv.setErrors(notFoundErr(), notFoundErr())
+	srv.closeWatches()
+	eventually(t, func() bool { return srv.lists.Load() >= 3 }, "retried")
+	st := inf.Status()
+	assert.Equal(t, PhaseSynced, st.Phase)
+	assert.Equal(t, ReasonNotFound, st.Reason)
+	assert.Equal(t, 1, st.Objects)
+	assert.Equal(t, 0, rec.tombstones())
+
+	srv.setErrors(nil, nil)
+	eventually(t, func() bool { return inf.Status().Reason == ReasonNone }, "recovered")
+	assert.Equal(t, []string{"a"}, names(inf.List(nil)))
+	assert.Equal(t, 0, e.logs.count("Informer parked"))
+}
+
+func TestForbiddenParksRechecksAndResumes(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.setErrors(forbidden("widgets"), forbidden("widgets"))
+	other, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer other.Release()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+
+	// Others sync regardless; a factory-wide wait names the forbidden one.
+	require.NoError(t, other.WaitForSync(ctx))
+	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	err = e.f.WaitForSync(wctx)
+	var se *SyncError
+	require.ErrorAs(t, err, &se)
+	require.Len(t, se.Failures, 1)
+	assert.Equal(t, widgets.GVR, se.Failures[0].Key.GVR)
+	assert.Equal(t, map[string]Reason{"widgets.example.com": ReasonForbidden}, se.Reasons())
+	assert.True(t, apierrors.IsForbidden(err), "the API error is reachable: %v", err)
+
+	assert.Equal(t, PhaseParked, inf.Status().Phase)
+	lists := srv.lists.Load()
+	eventually(t, func() bool { return e.access.checks.Load() >= 3 }, "access re-checked with backoff")
+	assert.Equal(t, lists, srv.lists.Load(), "re-checks are access reviews, not lists")
+
+	// Granted: the next re-check resumes it without a restart.
+	srv.setErrors(nil, nil)
+	e.access.allowed.Store(true)
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.Equal(t, []string{"a"}, names(inf.List(nil)))
+	assert.Equal(t, 1, e.logs.count("Informer parked"))
+}
+
+func TestWatchForbiddenParksAfterListWithoutRelisting(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.setErrors(nil, forbidden("widgets"))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
+	st := inf.Status()
+	assert.Equal(t, ReasonWatchForbidden, st.Reason)
+	assert.Equal(t, 1, st.Objects, "the listed snapshot is kept")
+	time.Sleep(300 * time.Millisecond)
+	assert.EqualValues(t, 1, srv.lists.Load(), "no relist loop")
+	assert.EqualValues(t, 1, srv.watches.Load())
+	assert.Equal(t, 1, e.logs.count("Informer parked"))
+
+	e.access.allowed.Store(true)
+	srv.setErrors(nil, nil)
+	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+func TestInvalidParksUntilDiscoveryEvent(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.setErrors(apierrors.NewBadRequest("field label not supported"), nil)
+	inf, err := e.f.Informer(ctx, "widgets", WithFieldSelector("spec.x=1"))
+	require.NoError(t, err)
+	defer inf.Release()
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
+	assert.Equal(t, ReasonInvalid, inf.Status().Reason)
+	time.Sleep(200 * time.Millisecond)
+	assert.EqualValues(t, 1, srv.lists.Load(), "nothing retries an invalid request on a timer")
+	srv.setErrors(nil, nil)
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &widgets})
+	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+func TestTransientErrorsBackOffVisibly(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.setErrors(apierrors.NewTooManyRequests("slow down", 1), nil)
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	eventually(t, func() bool { return inf.Status().Reason == ReasonTooManyRequests }, "429 visible")
+	assert.True(t, apierrors.IsTooManyRequests(inf.Status().LastError))
+	assert.Equal(t, PhaseSyncing, inf.Status().Phase)
+	srv.setErrors(apierrors.NewInternalError(errors.New("boom")), nil)
+	eventually(t, func() bool { return inf.Status().Reason == ReasonServerError }, "5xx visible")
+	srv.setErrors(nil, nil)
+	require.NoError(t, inf.WaitForSync(ctx))
+	st := inf.Status()
+	assert.Equal(t, ReasonNone, st.Reason)
+	assert.NotNil(t, st.LastError, "the last error stays for diagnosis")
+	assert.Equal(t, 1, e.logs.count("Informer retrying"), "one line when retrying starts:\n%s", e.logs)
+	assert.Equal(t, 1, e.logs.count("Informer recovered"))
+	assert.Equal(t, 0, e.logs.count("Failed to watch"), "the reflector's per-retry lines are filtered")
+}
+
+func TestRelistAfterDisconnectDeletesVanishedObjects(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	a, b := newObj("ns", "a", nil), newObj("ns", "b", nil)
+	srv.add(a)
+	srv.add(b)
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	rec := newRecorder()
+	_, err = inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+	// Disconnected (watches fail with 410) while b is deleted: the relist finds out and
+	// tells handlers with a tombstone.
+	srv.setErrors(nil, apierrors.NewResourceExpired("too old"))
+	srv.closeWatches()
+	srv.remove(b)
+	eventually(t, func() bool { return rec.deleted("ns/b") }, "b deleted")
+	assert.Equal(t, 1, rec.tombstones(), "through a relist")
+	assert.Equal(t, []string{"a"}, names(inf.List(nil)))
+	assert.GreaterOrEqual(t, inf.Status().Lists, 2)
+	srv.setErrors(nil, nil)
+	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+func names(objs []obj) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.Name)
+	}
+	return out
+}
+
+var _ = metav1.Now
+
+func TestSlowSyncReportsNotSynced(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	srv := e.mode.server(widgets.GVR)
+	gate := make(chan struct{})
+	srv.mu.Lock()
+	srv.listGate = gate
+	srv.mu.Unlock()
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err = e.f.WaitForSync(ctx)
+	var se *SyncError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, ReasonNotSynced, se.Failures[0].Reason)
+	assert.Equal(t, PhaseSyncing, se.Failures[0].Phase)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	close(gate)
+	require.NoError(t, inf.WaitForSync(context.Background()))
+}

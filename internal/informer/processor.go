@@ -1,0 +1,211 @@
+package informer
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/tools/cache"
+)
+
+type noteKind uint8
+
+const (
+	noteAdd noteKind = iota
+	noteUpdate
+	noteDelete
+	noteSynced // marker: every notification before it belongs to the initial state
+)
+
+// notification carries stored items; they are turned into user objects (StorageMode.Object)
+// on the listener's goroutine, off the processing loop.
+type notification struct {
+	kind    noteKind
+	old     any
+	obj     any
+	initial bool
+}
+
+// listener delivers notifications to one handler on its own goroutine, through an unbounded
+// FIFO: a slow handler delays only itself, never the store, the processing loop or other
+// handlers. Memory is the price, visible as the handler's backlog.
+type listener struct {
+	handler cache.ResourceEventHandler
+	convert func(any) (any, error)
+	logger  logr.Logger
+	onPanic func()
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	queue  []notification
+	head   int
+	closed bool
+	drain  bool // when closed: deliver what is queued before ending
+
+	syncedOnce sync.Once
+	synced     chan struct{}
+	done       chan struct{}
+}
+
+func newListener(h cache.ResourceEventHandler, convert func(any) (any, error), logger logr.Logger, onPanic func()) *listener {
+	l := &listener{handler: h, convert: convert, logger: logger, onPanic: onPanic,
+		synced: make(chan struct{}), done: make(chan struct{})}
+	l.cond.L = &l.mu
+	return l
+}
+
+// add queues n; it never blocks on the handler. Adding to a closed listener does nothing.
+func (l *listener) add(n notification) {
+	l.mu.Lock()
+	if !l.closed {
+		l.queue = append(l.queue, n)
+		l.cond.Signal()
+	}
+	l.mu.Unlock()
+}
+
+// close ends delivery: at once (pending notifications dropped), or after what is queued
+// when drain is set. It does not wait for the goroutine.
+func (l *listener) close(drain bool) {
+	l.mu.Lock()
+	if !l.closed {
+		l.closed, l.drain = true, drain
+		if !drain {
+			l.dropLocked()
+		}
+		l.cond.Broadcast()
+	}
+	l.mu.Unlock()
+}
+
+func (l *listener) dropLocked() {
+	clear(l.queue)
+	l.queue, l.head = nil, 0
+}
+
+func (l *listener) backlog() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queue) - l.head
+}
+
+func (l *listener) next() (notification, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.head == len(l.queue) {
+		if l.closed {
+			return notification{}, false
+		}
+		l.cond.Wait()
+	}
+	n := l.queue[l.head]
+	l.queue[l.head] = notification{}
+	l.head++
+	switch {
+	case l.head == len(l.queue):
+		l.queue, l.head = l.queue[:0], 0
+	case l.head >= 1024 && l.head*2 >= len(l.queue):
+		l.queue = append(l.queue[:0:0], l.queue[l.head:]...)
+		l.head = 0
+	}
+	return n, true
+}
+
+// run delivers until closed; it is the listener's goroutine.
+func (l *listener) run() {
+	defer close(l.done)
+	for {
+		n, ok := l.next()
+		if !ok {
+			return
+		}
+		l.deliver(n)
+	}
+}
+
+func (l *listener) markSynced() { l.syncedOnce.Do(func() { close(l.synced) }) }
+
+func (l *listener) deliver(n notification) {
+	if n.kind == noteSynced {
+		l.markSynced()
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			l.logger.Error(fmt.Errorf("%v", r), "Event handler panicked; notification skipped", "stack", string(debug.Stack()))
+			if l.onPanic != nil {
+				l.onPanic()
+			}
+		}
+	}()
+	switch n.kind {
+	case noteAdd:
+		if obj, ok := l.object(n.obj); ok {
+			l.handler.OnAdd(obj, n.initial)
+		}
+	case noteUpdate:
+		old, ok1 := l.object(n.old)
+		obj, ok2 := l.object(n.obj)
+		if ok1 && ok2 {
+			l.handler.OnUpdate(old, obj)
+		}
+	case noteDelete:
+		if t, ok := n.obj.(cache.DeletedFinalStateUnknown); ok {
+			if t.Obj != nil {
+				obj, ok := l.object(t.Obj)
+				if !ok {
+					return
+				}
+				t.Obj = obj
+			}
+			l.handler.OnDelete(t)
+			return
+		}
+		if obj, ok := l.object(n.obj); ok {
+			l.handler.OnDelete(obj)
+		}
+	}
+}
+
+func (l *listener) object(item any) (any, bool) {
+	obj, err := l.convert(item)
+	if err != nil {
+		l.logger.Error(err, "Cannot turn a cached item into an object; notification skipped")
+		return nil, false
+	}
+	return obj, true
+}
+
+// Registration is one handler added to one informer. It satisfies
+// cache.ResourceEventHandlerRegistration, so cache.WaitForCacheSync(stop, reg.HasSynced)
+// works.
+type Registration struct {
+	l *listener
+	e *entry
+}
+
+// HasSynced reports whether the informer has synced and the handler has been delivered every
+// object of that initial state (for a handler added later: every object in the cache when
+// it was added). Once true it stays true.
+func (r *Registration) HasSynced() bool {
+	select {
+	case <-r.l.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// HasSyncedChecker is the channel form of HasSynced.
+func (r *Registration) HasSyncedChecker() cache.DoneChecker { return regChecker{r} }
+
+// Backlog is the number of notifications queued for the handler and not yet delivered.
+func (r *Registration) Backlog() int { return r.l.backlog() }
+
+type regChecker struct{ r *Registration }
+
+func (c regChecker) Name() string          { return "kindex handler of " + c.r.e.key.String() }
+func (c regChecker) Done() <-chan struct{} { return c.r.l.synced }
+
+var _ cache.ResourceEventHandlerRegistration = (*Registration)(nil)

@@ -1,0 +1,240 @@
+package informer
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestConcurrentAcquireSharesOneInformer(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	const n = 50
+	infs := make([]*Informer[obj], n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			inf, err := e.f.Informer(context.Background(), "widgets")
+			assert.NoError(t, err)
+			infs[i] = inf
+		}()
+	}
+	wg.Wait()
+	for _, inf := range infs[1:] {
+		require.Same(t, infs[0].h.e, inf.h.e, "every concurrent acquire gets the same informer")
+	}
+	require.NoError(t, infs[0].WaitForSync(context.Background()))
+	assert.EqualValues(t, 1, e.mode.lws.Load(), "one informer, one run")
+	assert.Len(t, e.f.Statuses(), 1)
+	for _, inf := range infs {
+		inf.Release()
+	}
+	assert.Empty(t, e.f.Statuses())
+}
+
+func TestKeysSeparateNamespacesSelectorsAndVersions(t *testing.T) {
+	e := newEnv(t, Options[obj]{Namespace: "default"})
+	ctx := context.Background()
+	get := func(opts ...Option) *Informer[obj] {
+		inf, err := e.f.Informer(ctx, "widgets", opts...)
+		require.NoError(t, err)
+		t.Cleanup(inf.Release)
+		return inf
+	}
+	base := get()
+	assert.Equal(t, "default", base.Key().Namespace, "factory namespace is the default")
+	same := get(WithNamespace("default"), WithLabelSelector(""))
+	assert.Same(t, base.h.e, same.h.e)
+	// Selectors are canonicalised: equal selectors written differently share.
+	a := get(WithLabelSelector("b=2,a=1"))
+	b := get(WithLabelSelector("a=1, b=2"))
+	assert.Same(t, a.h.e, b.h.e)
+	for _, other := range []*Informer[obj]{
+		get(WithNamespace("")),
+		get(WithNamespace("other")),
+		get(WithFieldSelector("metadata.name=x")),
+		a,
+	} {
+		assert.NotSame(t, base.h.e, other.h.e, "%s", other.Key())
+	}
+	// Cluster-scoped resources ignore the namespace.
+	nodes := resource("", "v1", "nodes")
+	nodes.Namespaced = false
+	e.disc.emit(discoveryAdded(nodes))
+	c1, err := e.f.Informer(ctx, "nodes")
+	require.NoError(t, err)
+	defer c1.Release()
+	c2, err := e.f.Informer(ctx, "nodes", WithNamespace("other"))
+	require.NoError(t, err)
+	defer c2.Release()
+	assert.Same(t, c1.h.e, c2.h.e)
+	assert.Equal(t, "", c1.Key().Namespace)
+	// GVR and GVK requests resolve to the same informer.
+	byGVR, err := e.f.InformerForGVR(ctx, schema.GroupVersionResource{Group: "example.com", Resource: "widgets"})
+	require.NoError(t, err)
+	defer byGVR.Release()
+	byGVK, err := e.f.InformerForGVK(ctx, widgets.GVK)
+	require.NoError(t, err)
+	defer byGVK.Release()
+	assert.Same(t, base.h.e, byGVR.h.e)
+	assert.Same(t, base.h.e, byGVK.h.e)
+}
+
+func TestPerResourceSelectorsAndValidation(t *testing.T) {
+	e := newEnv(t, Options[obj]{
+		LabelSelector: "tier=web",
+		Selectors:     map[schema.GroupResource]Selectors{{Group: "example.com", Resource: "gadgets"}: {Label: "app in (x, y)"}},
+	})
+	ctx := context.Background()
+	w, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer w.Release()
+	g, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer g.Release()
+	assert.Equal(t, "tier=web", w.Key().LabelSelector)
+	assert.Equal(t, "app in (x,y)", g.Key().LabelSelector)
+
+	for name, opts := range map[string]Options[obj]{
+		"label":     {LabelSelector: "a=(", Discovery: e.disc},
+		"field":     {FieldSelector: "a", Discovery: e.disc},
+		"namespace": {Namespace: "Not_Valid", Discovery: e.disc},
+		"resync":    {ResyncPeriod: -1, Discovery: e.disc},
+		"resource":  {Selectors: map[schema.GroupResource]Selectors{{Resource: "x"}: {Field: "??"}}, Discovery: e.disc},
+		"discovery": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := NewFactory(restConfig(), e.mode, opts, Internal{Access: e.access})
+			assert.Error(t, err)
+		})
+	}
+	_, err = e.f.Informer(ctx, "widgets", WithLabelSelector("=="))
+	assert.Error(t, err)
+}
+
+func TestReleaseRefcountAndReacquire(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	one, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	two, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, one.WaitForSync(ctx))
+	entry := one.h.e
+
+	one.Release()
+	one.Release() // harmless
+	assert.Equal(t, PhaseSynced, two.Status().Phase, "another reference keeps it running")
+	assert.Len(t, two.List(nil), 1)
+	assert.Nil(t, one.List(nil), "a released reference sees nothing")
+	_, err = one.AddEventHandler(newRecorder())
+	assert.ErrorIs(t, err, ErrReleased)
+	assert.ErrorIs(t, one.WaitForSync(ctx), ErrReleased)
+
+	two.Release()
+	assert.Equal(t, PhaseStopped, entry.Status().Phase)
+	assert.Equal(t, 0, entry.Status().Objects, "the cache is freed")
+	assert.Empty(t, entry.store.ListKeys())
+	eventually(t, func() bool { return srv.watching() == 0 }, "the watch is closed")
+
+	again, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer again.Release()
+	assert.NotSame(t, entry, again.h.e, "a released resource gets a fresh informer")
+	require.NoError(t, again.WaitForSync(ctx))
+	assert.Len(t, again.List(nil), 1)
+	assert.EqualValues(t, 2, srv.lists.Load(), "it synced afresh")
+}
+
+func TestReleaseLeavesNoGoroutines(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	ignore := goleak.IgnoreCurrent()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	for range 3 {
+		_, err := inf.AddEventHandler(newRecorder())
+		require.NoError(t, err)
+	}
+	require.NoError(t, inf.WaitForSync(ctx))
+	srv.add(newObj("ns", "b", nil))
+	eventually(t, func() bool { return len(inf.List(nil)) == 2 }, "watch event applied")
+	inf.Release()
+	goleak.VerifyNone(t, ignore)
+}
+
+func TestForbiddenParkReleaseLeavesNoGoroutines(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	e.mode.server(widgets.GVR).setErrors(forbidden("widgets"), nil)
+	ignore := goleak.IgnoreCurrent()
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
+	inf.Release()
+	goleak.VerifyNone(t, ignore)
+}
+
+func TestShutdownStopsEverything(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	mode, disc := newFakeMode(), newFakeDiscovery(widgets, gadgets)
+	f, err := NewFactory(restConfig(), mode, Options[obj]{Discovery: disc}, Internal{Access: &fakeAccess{}})
+	require.NoError(t, err)
+	_, err = f.Informer(context.Background(), "widgets")
+	require.ErrorIs(t, err, ErrNotStarted)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, f.Start(ctx))
+	inf, err := f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	_, err = inf.AddEventHandler(newRecorder())
+	require.NoError(t, err)
+	wa, err := f.WatchAll(ctx, discoveryFilterAll())
+	require.NoError(t, err)
+	_ = wa
+	require.NoError(t, f.WaitForSync(ctx))
+	cancel() // the factory's lifetime is its context's
+	eventually(t, func() bool { return inf.Status().Phase == PhaseStopped }, "stopped with its context")
+	f.Shutdown()
+	_, err = f.Informer(context.Background(), "widgets")
+	require.ErrorIs(t, err, ErrShutdown)
+	goleak.VerifyNone(t, ignore)
+}
+
+func TestNotWatchable(t *testing.T) {
+	r := resource("example.com", "v1", "reviews")
+	r.Verbs = []string{"create"}
+	e := newEnv(t, Options[obj]{}, r)
+	_, err := e.f.Informer(context.Background(), "reviews")
+	require.ErrorIs(t, err, ErrNotWatchable)
+	_, err = e.f.Informer(context.Background(), "nothing")
+	require.Error(t, err)
+}
+
+func TestWaitForSyncHonoursDeadline(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	e.mode.server(widgets.GVR).setErrors(forbidden("widgets"), nil)
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = inf.WaitForSync(ctx)
+	require.Less(t, time.Since(start), 2*time.Second)
+	var se *SyncError
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Len(t, se.Failures, 1)
+	assert.Equal(t, ReasonForbidden, se.Failures[0].Reason)
+	assert.Equal(t, PhaseParked, se.Failures[0].Phase)
+}

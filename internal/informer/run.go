@@ -1,0 +1,195 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// parkInfo is why a run stopped itself.
+type parkInfo struct {
+	reason Reason
+	err    error
+}
+
+// run is one reflector plus one DeltaFIFO feeding the entry's long-lived store. A run ends
+// when it parks (it cancels itself) or when the entry stops; a resume starts a new run with
+// a new FIFO whose KnownObjects is the same store, so its first list emits Deleted for
+// objects that vanished while parked or disconnected (no ghosts).
+type run struct {
+	e       *entry
+	ctx     context.Context
+	cancel  context.CancelFunc
+	fifo    *countingFIFO
+	refl    *cache.Reflector
+	clock   *runClock
+	done    chan struct{} // closed when the reflector and the processing loop have ended
+	started time.Time
+
+	mu     sync.Mutex
+	park   *parkInfo
+	listOK bool // a LIST succeeded in this run
+}
+
+func newRun(e *entry) *run {
+	ctx, cancel := context.WithCancel(e.ctx)
+	logger := reflectorLogger(e.logger)
+	ctx = klog.NewContext(ctx, logger)
+	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), started: time.Now()}
+	r.clock = newRunClock(ctx)
+	r.fifo = &countingFIFO{
+		DeltaFIFO: cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
+			Logger:                &logger,
+			KeyFunction:           cache.MetaNamespaceKeyFunc,
+			KnownObjects:          e.store,
+			EmitDeltaTypeReplaced: true,
+			Transformer:           e.transform,
+		}),
+		onReplace: e.listed,
+	}
+	lw := &classifyingLW{inner: e.core.mode.ListerWatcher(e.target), hooks: r}
+	r.refl = cache.NewReflectorWithOptions(lw, e.core.mode.ExampleObject(), r.fifo, cache.ReflectorOptions{
+		Logger:          &logger,
+		Name:            e.key.String(),
+		TypeDescription: e.key.String(),
+		ResyncPeriod:    e.core.opts.ResyncPeriod,
+		Clock:           r.clock,
+		Backoff:         e.core.in.ReflectorBackoff,
+	})
+	return r
+}
+
+func (r *run) start() {
+	go func() {
+		defer close(r.done)
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); r.processLoop() }()
+		go func() { defer wg.Done(); r.watchSynced() }()
+		r.refl.RunWithContext(r.ctx)
+		r.clock.wait()
+		// The reflector has stopped writing: let the processing loop apply what is queued,
+		// then end.
+		r.fifo.Close()
+		wg.Wait()
+	}()
+}
+
+// stop cancels the run and waits until its goroutines have ended.
+func (r *run) stop() {
+	r.cancel()
+	<-r.done
+}
+
+func (r *run) parked() *parkInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.park
+}
+
+func (r *run) processLoop() {
+	for {
+		_, err := r.fifo.Pop(func(obj any, isInInitialList bool) error {
+			deltas, ok := obj.(cache.Deltas)
+			if !ok {
+				return nil
+			}
+			return r.e.apply(deltas, isInInitialList)
+		})
+		if errors.Is(err, cache.ErrFIFOClosed) {
+			return
+		}
+		if err != nil {
+			r.e.logger.V(2).Info("Cannot apply a change to the cache", "err", err)
+		}
+	}
+}
+
+// watchSynced waits until the FIFO has handed out every object of the first list, then
+// marks the entry synced. DeltaFIFO closes Done while it still holds its lock to process the
+// last initial item; HasSynced takes that lock, so it returns after the item was applied.
+func (r *run) watchSynced() {
+	select {
+	case <-r.fifo.Done():
+	case <-r.ctx.Done():
+		return
+	}
+	if r.fifo.HasSynced() && r.ctx.Err() == nil {
+		r.e.runSynced(r)
+	}
+}
+
+// failed implements lwHooks: it decides between parking and letting the reflector retry.
+func (r *run) failed(ctx context.Context, o op, err error) bool {
+	reason := classify(err)
+	r.e.countError(reason)
+	switch reason {
+	case ReasonExpired:
+		return false // the reflector relists
+	case ReasonNotFound, ReasonForbidden, ReasonInvalid:
+		if o == opWatchList {
+			return false // the reflector falls back to a LIST, whose answer decides
+		}
+	default:
+		r.e.transient(reason, err)
+		return false
+	}
+	if reason == ReasonNotFound && !r.e.confirmGone(ctx) {
+		// Discovery still serves the resource (an apiserver still loading CRDs, discovery
+		// lagging): retry with the reflector's backoff, never drop the cache on a maybe.
+		r.e.transient(reason, err)
+		return false
+	}
+	if reason == ReasonForbidden && o == opWatch {
+		r.mu.Lock()
+		if r.listOK {
+			reason = ReasonWatchForbidden
+		}
+		r.mu.Unlock()
+	}
+	r.mu.Lock()
+	if r.park == nil {
+		r.park = &parkInfo{reason: reason, err: err}
+	}
+	r.mu.Unlock()
+	r.cancel()
+	return true
+}
+
+// succeeded implements lwHooks.
+func (r *run) succeeded(o op) {
+	if o == opList {
+		r.mu.Lock()
+		r.listOK = true
+		r.mu.Unlock()
+	}
+	r.e.healthy()
+}
+
+// streamFailed implements lwHooks.
+func (r *run) streamFailed(err error) {
+	reason := classify(err)
+	r.e.countError(reason)
+	if reason != ReasonExpired {
+		r.e.transient(reason, err)
+	}
+}
+
+// countingFIFO counts the lists the reflector applies (Replace calls).
+type countingFIFO struct {
+	*cache.DeltaFIFO
+	onReplace func()
+}
+
+func (f *countingFIFO) Replace(items []any, rv string) error {
+	f.onReplace()
+	return f.DeltaFIFO.Replace(items, rv)
+}
+
+// isNoMatch reports a discovery miss: the resource is not served.
+func isNoMatch(err error) bool { return meta.IsNoMatchError(err) }

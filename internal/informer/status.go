@@ -1,0 +1,192 @@
+package informer
+
+import (
+	"context"
+	"sync"
+)
+
+// statusCell holds an entry's Status and wakes waiters when it changes.
+type statusCell struct {
+	mu      sync.Mutex
+	st      Status
+	changed chan struct{} // closed and replaced on every significant change
+}
+
+func (c *statusCell) init(st Status) {
+	c.st = st
+	c.changed = make(chan struct{})
+}
+
+func (c *statusCell) get() (Status, <-chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.st, c.changed
+}
+
+// Status returns the entry's current status.
+func (e *entry) Status() Status {
+	st, _ := e.status.get()
+	st.Objects = int(e.objects.Load())
+	st.Lists = int(e.lists.Load())
+	return st
+}
+
+// update applies mut to the status; on a change of phase, reason, error or sync time it
+// wakes waiters, publishes the status to subscribers, updates the phase metric and logs the
+// transition: one line per transition, never one per retry.
+func (e *entry) update(mut func(st *Status)) {
+	c := &e.status
+	c.mu.Lock()
+	prev := c.st
+	mut(&c.st)
+	cur := c.st
+	significant := cur.Phase != prev.Phase || cur.Reason != prev.Reason ||
+		!cur.LastErrorTime.Equal(prev.LastErrorTime) || !cur.LastSyncTime.Equal(prev.LastSyncTime)
+	var wake chan struct{}
+	if significant {
+		wake = c.changed
+		c.changed = make(chan struct{})
+	}
+	c.mu.Unlock()
+	if !significant {
+		return
+	}
+	close(wake)
+	cur.Objects = int(e.objects.Load())
+	cur.Lists = int(e.lists.Load())
+	if cur.Phase != prev.Phase {
+		e.metrics.setPhase(cur.Phase)
+	}
+	e.core.hub.publish(cur)
+	e.logTransition(prev, cur)
+}
+
+func (e *entry) logTransition(prev, cur Status) {
+	l := e.logger
+	switch {
+	case cur.Phase == prev.Phase && cur.Reason == prev.Reason:
+		// a new error of the same kind, or a relist: no line
+	case cur.Phase == PhaseParked:
+		l.Info("Informer parked: no requests until the resource or the permissions change",
+			"reason", cur.Reason, "err", errString(cur.LastError))
+	case prev.Phase == PhaseParked && cur.Phase == PhaseSyncing:
+		l.Info("Informer resuming", "parkedFor", prev.Reason)
+	case cur.Phase == PhaseStopped:
+		l.V(1).Info("Informer stopped")
+	case cur.Phase != prev.Phase:
+		l.V(1).Info("Informer "+string(cur.Phase), "objects", cur.Objects)
+	case prev.Reason == ReasonNone:
+		l.Info("Informer retrying with backoff", "reason", cur.Reason, "err", errString(cur.LastError))
+	case cur.Reason == ReasonNone:
+		l.Info("Informer recovered", "after", prev.Reason)
+	default:
+		l.V(1).Info("Informer still retrying", "reason", cur.Reason, "err", errString(cur.LastError))
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// waitSynced waits until the entry is Synced or ctx ends; it returns the failure otherwise.
+func (e *entry) waitSynced(ctx context.Context) *SyncFailure {
+	for {
+		st, changed := e.status.get()
+		if st.Phase == PhaseSynced {
+			return nil
+		}
+		if st.Phase == PhaseStopped {
+			return &SyncFailure{Key: e.key, Phase: st.Phase, Reason: st.Reason, Err: ErrReleased}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			st, _ = e.status.get()
+			if st.Phase == PhaseSynced {
+				return nil
+			}
+			reason := st.Reason
+			if reason == ReasonNone {
+				reason = ReasonNotSynced
+			}
+			return &SyncFailure{Key: e.key, Phase: st.Phase, Reason: reason, Err: st.LastError}
+		}
+	}
+}
+
+// hub delivers statuses to subscribers on its own goroutine, in order, through an
+// unbounded queue: informers never wait for a subscriber.
+type hub struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	queue  []Status
+	subs   map[int]func(Status)
+	nextID int
+	closed bool
+	done   chan struct{}
+}
+
+func newHub() *hub {
+	h := &hub{subs: map[int]func(Status){}, done: make(chan struct{})}
+	h.cond.L = &h.mu
+	go h.run()
+	return h
+}
+
+func (h *hub) subscribe(fn func(Status)) func() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id := h.nextID
+	h.nextID++
+	h.subs[id] = fn
+	return func() {
+		h.mu.Lock()
+		delete(h.subs, id)
+		h.mu.Unlock()
+	}
+}
+
+func (h *hub) publish(st Status) {
+	h.mu.Lock()
+	if !h.closed && len(h.subs) > 0 {
+		h.queue = append(h.queue, st)
+		h.cond.Signal()
+	}
+	h.mu.Unlock()
+}
+
+func (h *hub) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.cond.Broadcast()
+	h.mu.Unlock()
+	<-h.done
+}
+
+func (h *hub) run() {
+	defer close(h.done)
+	for {
+		h.mu.Lock()
+		for len(h.queue) == 0 && !h.closed {
+			h.cond.Wait()
+		}
+		if h.closed {
+			h.mu.Unlock()
+			return
+		}
+		st := h.queue[0]
+		h.queue[0] = Status{}
+		h.queue = h.queue[1:]
+		subs := make([]func(Status), 0, len(h.subs))
+		for _, fn := range h.subs {
+			subs = append(subs, fn)
+		}
+		h.mu.Unlock()
+		for _, fn := range subs {
+			fn(st)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package informer
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
+
+// supervise is the entry's life: start a run; when it parks, wait for a reason to resume
+// (a discovery event for the resource, or a re-check on a backoff timer that succeeds),
+// then start a new run on the same store. It ends when the entry's context ends.
+func (e *entry) supervise() {
+	defer close(e.supDone)
+	bo := newBackoff(e.core.in.RecheckInitial, e.core.in.RecheckMax)
+	for {
+		r := newRun(e)
+		e.setRun(r)
+		r.start()
+		select {
+		case <-r.done:
+		case <-e.ctx.Done():
+		}
+		r.stop()
+		e.setRun(nil)
+		if e.ctx.Err() != nil {
+			return
+		}
+		p := r.parked()
+		if p == nil { // cannot happen: a run only ends by parking or with the entry
+			continue
+		}
+		if time.Since(r.started) >= e.core.in.HealthyRun {
+			bo.reset()
+		}
+		if p.reason == ReasonNotFound {
+			e.dropAll()
+		}
+		now := time.Now()
+		e.update(func(st *Status) {
+			st.Phase, st.Reason, st.LastError, st.LastErrorTime = PhaseParked, p.reason, p.err, now
+		})
+		if !e.waitResume(p.reason, bo) {
+			return
+		}
+		e.update(func(st *Status) { st.Phase, st.Reason = PhaseSyncing, ReasonNone })
+	}
+}
+
+// waitResume blocks until the park can end (true) or the entry stops (false). Access
+// problems are re-checked with SelfSubjectAccessReviews, a missing resource with discovery;
+// both on a capped exponential backoff and at once on a discovery event for the resource.
+// An invalid request is re-checked on discovery events only: nothing else can fix it.
+// The backoff is not reset by a resume, so a re-check that says yes while the real request
+// still fails cannot turn into a tight loop.
+func (e *entry) waitResume(reason Reason, bo *backoff) bool {
+	for {
+		var timer *time.Timer
+		var tick <-chan time.Time
+		if reason != ReasonInvalid {
+			timer = time.NewTimer(bo.next())
+			tick = timer.C
+		}
+		select {
+		case <-e.ctx.Done():
+		case <-e.kick:
+		case <-tick:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if e.ctx.Err() != nil {
+			return false
+		}
+		if e.canResume(reason) {
+			return true
+		}
+	}
+}
+
+func (e *entry) canResume(reason Reason) bool {
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	switch reason {
+	case ReasonForbidden, ReasonWatchForbidden:
+		ns := e.key.Namespace
+		ok, err := e.core.access.Allowed(ctx, e.key.GVR, ns, "list", "watch")
+		if err != nil {
+			e.logger.V(2).Info("Access re-check failed", "err", err)
+		}
+		return err == nil && ok
+	default:
+		res, err := e.core.disc.ResolveGVR(ctx, e.key.GVR)
+		return err == nil && res.Watchable()
+	}
+}
+
+// backoff is a capped exponential backoff with jitter: each wait is between half and all
+// of the current step.
+type backoff struct {
+	initial, max, cur time.Duration
+}
+
+func newBackoff(initial, max time.Duration) *backoff {
+	return &backoff{initial: initial, max: max}
+}
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.initial
+	} else if b.cur *= 2; b.cur > b.max {
+		b.cur = b.max
+	}
+	return b.cur/2 + time.Duration(rand.Int64N(int64(b.cur)/2+1))
+}
+
+func (b *backoff) reset() { b.cur = 0 }

@@ -1,0 +1,145 @@
+package informer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// Object is what a front end hands to users: *unstructured.Unstructured or
+// *metav1.PartialObjectMetadata.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Key identifies one shared informer in a factory: equal keys share one informer.
+type Key struct {
+	GVR           schema.GroupVersionResource
+	Mode          string // storage mode name ("dynamic", "metadata")
+	Namespace     string // "" for all namespaces and for cluster-scoped resources
+	LabelSelector string // canonical form ("" selects everything)
+	FieldSelector string // canonical form
+}
+
+func (k Key) String() string {
+	var b strings.Builder
+	b.WriteString(resourceName(k.GVR.GroupResource()))
+	b.WriteString("/" + k.GVR.Version)
+	if k.Namespace != "" {
+		b.WriteString(" ns=" + k.Namespace)
+	}
+	if k.LabelSelector != "" {
+		b.WriteString(" labels=" + k.LabelSelector)
+	}
+	if k.FieldSelector != "" {
+		b.WriteString(" fields=" + k.FieldSelector)
+	}
+	b.WriteString(" (" + k.Mode + ")")
+	return b.String()
+}
+
+// resourceName is "plural.group", or "plural" for the core group: the form users type and
+// discovery.Filter uses.
+func resourceName(gr schema.GroupResource) string {
+	if gr.Group == "" {
+		return gr.Resource
+	}
+	return gr.Resource + "." + gr.Group
+}
+
+// Phase is where an informer is in its life.
+type Phase string
+
+const (
+	// PhaseSyncing: a list and watch is running and the initial list has not been applied
+	// yet (first start, or after a resume).
+	PhaseSyncing Phase = "Syncing"
+	// PhaseSynced: the initial list has been applied and the watch is being kept up.
+	// Transient errors (Reason) do not leave Synced: the cache stays valid at its last
+	// resourceVersion while the reflector backs off and re-watches.
+	PhaseSynced Phase = "Synced"
+	// PhaseParked: no request is made for this resource until the outside world changes
+	// (a grant, the resource served again). The cache and handlers are kept.
+	PhaseParked Phase = "Parked"
+	// PhaseStopped: released or shut down; the cache was freed.
+	PhaseStopped Phase = "Stopped"
+)
+
+// Reason says why an informer is parked or retrying; ReasonNone when healthy.
+type Reason string
+
+const (
+	ReasonNone Reason = ""
+	// ReasonNotFound: the server does not serve the resource (CRD deleted). Parks when
+	// discovery confirms the resource is gone; a 404 while discovery still serves it is retried.
+	ReasonNotFound Reason = "NotFound"
+	// ReasonForbidden: list (or watch) is forbidden. Parks; re-checked with
+	// SelfSubjectAccessReviews with backoff.
+	ReasonForbidden Reason = "Forbidden"
+	// ReasonWatchForbidden: list is allowed but watch is not. Parks after the list (the cache
+	// holds that snapshot) instead of re-listing forever.
+	ReasonWatchForbidden Reason = "WatchForbidden"
+	// ReasonInvalid: the server rejects the request itself (a field selector it does not
+	// support, a method it does not allow). Parks until discovery reports a change.
+	ReasonInvalid Reason = "Invalid"
+	// ReasonUnauthorized: the credentials were rejected (401). Retried with backoff.
+	ReasonUnauthorized Reason = "Unauthorized"
+	// ReasonTooManyRequests: 429. Retried with the reflector's backoff.
+	ReasonTooManyRequests Reason = "TooManyRequests"
+	// ReasonServerError: 5xx or a server timeout. Retried with backoff.
+	ReasonServerError Reason = "ServerError"
+	// ReasonUnreachable: the connection failed (refused, reset, EOF). Retried with backoff.
+	ReasonUnreachable Reason = "Unreachable"
+	// ReasonExpired: 410, the resourceVersion was compacted. The reflector relists; counted
+	// but not kept as a Reason.
+	ReasonExpired Reason = "Expired"
+	// ReasonUnknown: any other error. Retried with backoff.
+	ReasonUnknown Reason = "Unknown"
+	// ReasonNotSynced appears only in a SyncFailure: the wait ended while the informer was
+	// still syncing without any error (a large list, a slow server).
+	ReasonNotSynced Reason = "NotSynced"
+)
+
+// parks reports whether a reason parks the informer (rather than being retried).
+func (r Reason) parks() bool {
+	switch r {
+	case ReasonNotFound, ReasonForbidden, ReasonWatchForbidden, ReasonInvalid:
+		return true
+	}
+	return false
+}
+
+// Status is a snapshot of one informer's state.
+type Status struct {
+	Key      Key
+	Resource discovery.Resource
+	Phase    Phase
+	// Reason is why the informer is parked or retrying; ReasonNone when healthy.
+	Reason Reason
+	// LastError is the last list or watch error and LastErrorTime when it happened. They are
+	// kept after recovery (Reason tells whether the problem is current).
+	LastError     error
+	LastErrorTime time.Time
+	// LastSyncTime is when an initial list (first sync, relist after 410, resume) was last
+	// applied completely.
+	LastSyncTime time.Time
+	// Objects is the number of objects in the cache.
+	Objects int
+	// Lists counts completed lists (initial list, relists after 410 or a restart, resumes).
+	Lists int
+}
+
+func (s Status) String() string {
+	out := fmt.Sprintf("%s: %s", s.Key, s.Phase)
+	if s.Reason != ReasonNone {
+		out += " (" + string(s.Reason) + ")"
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package informer
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// WatchAll is a set of informers, one per watchable resource a filter selects, that follows
+// discovery. Handlers added to it apply to every current and future member.
+type WatchAll[T Object] struct {
+	wa *watchAll
+}
+
+// WatchAll starts informers for every resource the filter selects that supports list and
+// watch, and keeps the set current: a resource discovery reports Added joins, one Changed to
+// a new preferred version moves to it (handlers are re-attached and see the objects again as
+// adds), one Removed leaves (handlers first get a DeletedFinalStateUnknown for each of its
+// remaining objects). Resources of an API group whose discovery failed stay out until it
+// recovers; their informers, if already members, are kept. The set stops when ctx ends or
+// on Stop.
+func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts ...Option) (*WatchAll[T], error) {
+	wa, err := f.c.newWatchAll(ctx, filter, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &WatchAll[T]{wa: wa}, nil
+}
+
+// Stop releases every member informer of the set.
+func (w *WatchAll[T]) Stop() { w.wa.stop() }
+
+// AllRegistration is a handler added to a watch-all set.
+type AllRegistration struct {
+	w  *watchAll
+	ah *allHandler
+}
+
+// HasSynced reports whether the handler has seen the initial state of every current member.
+func (r *AllRegistration) HasSynced() bool {
+	for _, m := range r.w.snapshot() {
+		r.w.mu.Lock()
+		reg, ok := m.regs[r.ah]
+		r.w.mu.Unlock()
+		switch {
+		case !ok || reg == skipped:
+		case reg == nil: // being attached
+			return false
+		case !reg.HasSynced():
+			return false
+		}
+	}
+	return true
+}
+
+// AddEventHandler calls newHandler for each current and future member resource; the handler
+// it returns (nil: none for that resource) receives that resource's objects, as with
+// Informer.AddEventHandler.
+func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.ResourceEventHandler) (*AllRegistration, error) {
+	ah, err := w.wa.addHandler(newHandler)
+	if err != nil {
+		return nil, err
+	}
+	return &AllRegistration{w: w.wa, ah: ah}, nil
+}
+
+// RemoveEventHandler removes a handler from every member.
+func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) { w.wa.removeHandler(r.ah) }
+
+// Informers returns the current members. Release on them does nothing: the set owns them.
+func (w *WatchAll[T]) Informers() []*Informer[T] {
+	ms := w.wa.snapshot()
+	out := make([]*Informer[T], 0, len(ms))
+	for _, m := range ms {
+		out = append(out, &Informer[T]{h: m.view})
+	}
+	return out
+}
+
+// Informer returns the member for a group and resource.
+func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
+	w.wa.mu.Lock()
+	defer w.wa.mu.Unlock()
+	m, ok := w.wa.members[gr]
+	if !ok {
+		return nil, false
+	}
+	return &Informer[T]{h: m.view}, true
+}
+
+// WaitForSync waits until every current member is synced; see Factory.WaitForSync.
+func (w *WatchAll[T]) WaitForSync(ctx context.Context) error {
+	ms := w.wa.snapshot()
+	entries := make([]*entry, 0, len(ms))
+	for _, m := range ms {
+		entries = append(entries, m.h.e)
+	}
+	return waitEntries(ctx, entries)
+}

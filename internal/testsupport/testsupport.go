@@ -1,0 +1,243 @@
+// Package testsupport holds helpers shared by the integration tests of kindex's front ends:
+// an HTTP recorder that counts and can hold list and watch requests, and a logger that
+// collects lines. It is imported by tests only.
+package testsupport
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+)
+
+// Request is one request the Recorder saw.
+type Request struct {
+	Method string
+	Path   string
+	Query  string
+	Accept string
+	// Watch is true for watch requests (watch=true or watch=1).
+	Watch bool
+	// InitialEvents is true for watch-list requests (sendInitialEvents=true).
+	InitialEvents bool
+	// Status is the response status code, 0 if the request failed.
+	Status int
+	// ContentType is the response content type.
+	ContentType string
+}
+
+// Recorder is an http.RoundTripper wrapper (install with rest.Config.Wrap) that records
+// requests, can hold watch requests for a path, and can cut open watches.
+type Recorder struct {
+	mu     sync.Mutex
+	reqs   []Request
+	holdOn string // substring of paths whose watches are held
+	hold   chan struct{}
+	bodies map[*cutBody]string
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder { return &Recorder{bodies: map[*cutBody]string{}} }
+
+// Wrap is a transport.WrapperFunc.
+func (r *Recorder) Wrap(rt http.RoundTripper) http.RoundTripper {
+	return &roundTripper{next: rt, fn: func(req *http.Request) (*http.Response, error) {
+		q := req.URL.Query()
+		rec := Request{
+			Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery, Accept: req.Header.Get("Accept"),
+			Watch:         q.Get("watch") == "true" || q.Get("watch") == "1",
+			InitialEvents: q.Get("sendInitialEvents") == "true",
+		}
+		if rec.Watch {
+			r.mu.Lock()
+			hold := r.hold
+			held := hold != nil && strings.Contains(rec.Path, r.holdOn)
+			r.mu.Unlock()
+			if held {
+				select {
+				case <-hold:
+				case <-req.Context().Done():
+					return nil, req.Context().Err()
+				}
+			}
+		}
+		resp, err := rt.RoundTrip(req)
+		if resp != nil {
+			rec.Status = resp.StatusCode
+			rec.ContentType = resp.Header.Get("Content-Type")
+			if rec.Watch && resp.Body != nil {
+				b := &cutBody{ReadCloser: resp.Body}
+				r.mu.Lock()
+				r.bodies[b] = rec.Path
+				r.mu.Unlock()
+				b.onClose = func() {
+					r.mu.Lock()
+					delete(r.bodies, b)
+					r.mu.Unlock()
+				}
+				resp.Body = b
+			}
+		}
+		r.mu.Lock()
+		r.reqs = append(r.reqs, rec)
+		r.mu.Unlock()
+		return resp, err
+	}}
+}
+
+// Requests returns the recorded requests whose path contains pathPart.
+func (r *Recorder) Requests(pathPart string) []Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Request
+	for _, q := range r.reqs {
+		if strings.Contains(q.Path, pathPart) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Count returns how many lists (watch false) and watches were made for pathPart.
+func (r *Recorder) Count(pathPart string) (lists, watches int) {
+	for _, q := range r.Requests(pathPart) {
+		if q.Method != http.MethodGet {
+			continue
+		}
+		if q.Watch {
+			watches++
+		} else {
+			lists++
+		}
+	}
+	return lists, watches
+}
+
+// Hold makes new watch requests whose path contains pathPart wait until Release.
+func (r *Recorder) Hold(pathPart string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.holdOn, r.hold = pathPart, make(chan struct{})
+}
+
+// Release lets held watch requests through.
+func (r *Recorder) Release() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.hold != nil {
+		close(r.hold)
+		r.hold = nil
+	}
+}
+
+// Cut ends every open watch whose path contains pathPart as a server closing it does (the
+// reader sees EOF). It returns how many were cut.
+func (r *Recorder) Cut(pathPart string) int {
+	r.mu.Lock()
+	var cut []*cutBody
+	for b, p := range r.bodies {
+		if strings.Contains(p, pathPart) {
+			cut = append(cut, b)
+		}
+	}
+	r.mu.Unlock()
+	for _, b := range cut {
+		b.cut()
+	}
+	return len(cut)
+}
+
+type roundTripper struct {
+	next http.RoundTripper
+	fn   func(*http.Request) (*http.Response, error)
+}
+
+func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return r.fn(req) }
+
+// WrappedRoundTripper lets client-go reach the transport below.
+func (r *roundTripper) WrappedRoundTripper() http.RoundTripper { return r.next }
+
+// errCut is what a cut watch's reader sees: a clean end of stream.
+var errCut = io.EOF
+
+type cutBody struct {
+	io.ReadCloser
+	mu      sync.Mutex
+	isCut   bool
+	onClose func()
+	once    sync.Once
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	isCut := b.isCut
+	b.mu.Unlock()
+	if isCut {
+		return 0, errCut
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.isCut {
+		return 0, errCut
+	}
+	return n, err
+}
+
+func (b *cutBody) cut() {
+	b.mu.Lock()
+	b.isCut = true
+	b.mu.Unlock()
+	_ = b.ReadCloser.Close() // unblocks a pending Read
+}
+
+func (b *cutBody) Close() error {
+	b.once.Do(func() {
+		if b.onClose != nil {
+			b.onClose()
+		}
+	})
+	return b.ReadCloser.Close()
+}
+
+// Lines collects log lines written through Logger.
+type Lines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+// Logger returns a logger writing to l at verbosity v.
+func (l *Lines) Logger(v int) logr.Logger {
+	return funcr.New(func(prefix, args string) {
+		l.mu.Lock()
+		l.lines = append(l.lines, prefix+" "+args)
+		l.mu.Unlock()
+	}, funcr.Options{Verbosity: v})
+}
+
+// Count returns how many lines contain every one of parts.
+func (l *Lines) Count(parts ...string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+next:
+	for _, line := range l.lines {
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				continue next
+			}
+		}
+		n++
+	}
+	return n
+}
+
+// String returns every line.
+func (l *Lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "\n")
+}

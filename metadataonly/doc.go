@@ -1,0 +1,21 @@
+// Package metadataonly watches and queries the metadata of any Kubernetes resource as
+// *metav1.PartialObjectMetadata: names, namespaces, labels, annotations, owner references,
+// finalizers, resource versions. It uses the metadata client, so objects travel as protobuf
+// and cost a fraction of their full form in memory: the choice of garbage-collector-style
+// controllers that watch every resource.
+//
+// It is the same informer core as dynamicinformer (one registry, lifecycle, error policy,
+// status and metrics), with another storage mode; see that package for the full story.
+//
+//	f, err := metadataonly.NewFactory(cfg, metadataonly.Options{})
+//	if err != nil { ... }
+//	if err := f.Start(ctx); err != nil { ... }
+//	all, err := f.WatchAll(ctx, discovery.Filter{ExcludeGroups: []string{"events.k8s.io"}})
+//	if err != nil { ... }
+//	_, err = all.AddEventHandler(func(res discovery.Resource) cache.ResourceEventHandler {
+//		return ownerIndexer(res) // called for every current and future resource
+//	})
+//
+// Objects returned by List and Get and passed to handlers are shared: treat them as
+// read-only.
+package metadataonly

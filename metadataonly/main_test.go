@@ -1,0 +1,71 @@
+package metadataonly_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
+	"github.com/kindex/kindex/metadataonly"
+)
+
+var cp *testenv.ControlPlane
+
+func TestMain(m *testing.M) { testenv.Main(m, &cp, testenv.Options{}) }
+
+type fixture struct {
+	f   *metadataonly.Factory
+	rec *testsupport.Recorder
+	log *testsupport.Lines
+}
+
+func start(t *testing.T, cfg *rest.Config, opts metadataonly.Options) *fixture {
+	t.Helper()
+	if cfg == nil {
+		cfg = cp.AdminConfig()
+	}
+	fx := &fixture{rec: testsupport.NewRecorder(), log: &testsupport.Lines{}}
+	cfg.Wrap(fx.rec.Wrap)
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = fx.log.Logger(0)
+	}
+	f, err := metadataonly.NewFactory(cfg, opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, f.Start(ctx))
+	t.Cleanup(func() {
+		cancel()
+		f.Shutdown()
+	})
+	fx.f = f
+	return fx
+}
+
+func waitSync(t *testing.T, inf *metadataonly.Informer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+func names(objs []*metav1.PartialObjectMetadata) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.Name)
+	}
+	return out
+}
+
+func widget(group, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": group + "/v1", "kind": "Widget",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"size": int64(1)},
+	}}
+}

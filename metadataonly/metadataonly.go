@@ -1,0 +1,38 @@
+package metadataonly
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/kindex/kindex/internal/informer"
+)
+
+type (
+	// Object is the type this front end hands out.
+	Object = *metav1.PartialObjectMetadata
+	// Options configures a Factory; see the field docs. The zero value is valid.
+	Options = informer.Options[Object]
+	// Factory creates shared informers on demand; see NewFactory.
+	Factory = informer.Factory[Object]
+	// Informer is one reference to a shared informer; Release it when done.
+	Informer = informer.Informer[Object]
+	// NamespaceLister lists and gets one namespace's cached objects.
+	NamespaceLister = informer.NamespaceLister[Object]
+	// WatchAll is a set of informers that follows discovery.
+	WatchAll = informer.WatchAll[Object]
+)
+
+// NewFactory returns a factory of metadata-only informers for cfg: objects are
+// *metav1.PartialObjectMetadata fetched as protobuf through the metadata client. Every
+// client it builds refuses redirects to another host. Call Start before requesting
+// informers.
+func NewFactory(cfg *rest.Config, opts Options) (*Factory, error) {
+	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
+		client, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return informer.NewMetadataMode(client), nil
+	})
+}
