@@ -1,0 +1,265 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+)
+
+// childEnv marks a process that the harness started to measure one subject.
+const childEnv = "KINDEX_HARNESS_CHILD"
+
+// resultPrefix starts the one stdout line that carries a child's result, so that stray
+// output on stdout cannot be mistaken for it.
+const resultPrefix = "KINDEX-HARNESS-RESULT "
+
+// Measurement is what one child reports for one Sync of one subject.
+type Measurement struct {
+	// Count is the number of objects the subject holds after Sync.
+	Count int `json:"count"`
+	// Seconds is the time Sync took (for the LIST floors: until the last body byte).
+	Seconds float64 `json:"seconds"`
+	// HeapBytes is runtime.MemStats.HeapAlloc after Sync minus before it, each read after
+	// two forced GCs: the live heap the subject's cache holds.
+	HeapBytes int64 `json:"heap_bytes"`
+	// HeapPerObject is HeapBytes / Count.
+	HeapPerObject float64 `json:"heap_per_object"`
+	// AllocBytes is runtime.MemStats.TotalAlloc during Sync: the garbage the sync made.
+	AllocBytes uint64 `json:"alloc_bytes"`
+	// CPUSeconds is the user plus system CPU time the child spent during Sync. On a shared
+	// machine it is steadier than wall time.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// PeakRSSBytes is the child's peak resident set (VmHWM) when Sync returned.
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// BodyBytes is the number of response body bytes the subject read (after gzip).
+	BodyBytes int64 `json:"body_bytes"`
+	// Gzip is true if any response came gzip-compressed.
+	Gzip bool `json:"gzip,omitempty"`
+	// Requests lists the subject's requests, e.g. to show whether watch-list was used.
+	Requests []string `json:"requests,omitempty"`
+}
+
+// childRequest is what the parent sends a child on stdin.
+type childRequest struct {
+	Subject   string                      `json:"subject"`
+	Config    clientConfig                `json:"config"`
+	GVR       schema.GroupVersionResource `json:"gvr"`
+	Namespace string                      `json:"namespace"`
+	Timeout   time.Duration               `json:"timeout"`
+}
+
+// childResult is what a child writes on stdout, after resultPrefix.
+type childResult struct {
+	Measurement  *Measurement `json:"measurement,omitempty"`
+	Error        string       `json:"error,omitempty"`
+	NotSupported bool         `json:"not_supported,omitempty"`
+}
+
+// clientConfig is the part of a rest.Config a child needs (a rest.Config does not marshal:
+// it holds functions). Exec and auth-provider plugins are not carried over.
+type clientConfig struct {
+	Host            string  `json:"host"`
+	APIPath         string  `json:"api_path,omitempty"`
+	BearerToken     string  `json:"bearer_token,omitempty"`
+	BearerTokenFile string  `json:"bearer_token_file,omitempty"`
+	Username        string  `json:"username,omitempty"`
+	Password        string  `json:"password,omitempty"`
+	Insecure        bool    `json:"insecure,omitempty"`
+	ServerName      string  `json:"server_name,omitempty"`
+	CAFile          string  `json:"ca_file,omitempty"`
+	CertFile        string  `json:"cert_file,omitempty"`
+	KeyFile         string  `json:"key_file,omitempty"`
+	CAData          []byte  `json:"ca_data,omitempty"`
+	CertData        []byte  `json:"cert_data,omitempty"`
+	KeyData         []byte  `json:"key_data,omitempty"`
+	QPS             float32 `json:"qps,omitempty"`
+	Burst           int     `json:"burst,omitempty"`
+}
+
+func toClientConfig(c *rest.Config) (clientConfig, error) {
+	if c.ExecProvider != nil || c.AuthProvider != nil {
+		return clientConfig{}, errors.New("harness: exec and auth-provider credentials cannot be passed to child processes")
+	}
+	t := c.TLSClientConfig
+	return clientConfig{
+		Host: c.Host, APIPath: c.APIPath, BearerToken: c.BearerToken, BearerTokenFile: c.BearerTokenFile,
+		Username: c.Username, Password: c.Password, Insecure: t.Insecure, ServerName: t.ServerName,
+		CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, CAData: t.CAData, CertData: t.CertData, KeyData: t.KeyData,
+		QPS: c.QPS, Burst: c.Burst,
+	}, nil
+}
+
+func (c clientConfig) restConfig() *rest.Config {
+	return &rest.Config{
+		Host: c.Host, APIPath: c.APIPath, BearerToken: c.BearerToken, BearerTokenFile: c.BearerTokenFile,
+		Username: c.Username, Password: c.Password,
+		TLSClientConfig: rest.TLSClientConfig{
+			Insecure: c.Insecure, ServerName: c.ServerName, CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile,
+			CAData: c.CAData, CertData: c.CertData, KeyData: c.KeyData,
+		},
+		QPS: c.QPS, Burst: c.Burst,
+	}
+}
+
+// IsChild reports whether this process was started by the harness to measure one subject.
+// A program (or TestMain) that runs the harness calls it first thing:
+//
+//	if harness.IsChild() {
+//		os.Exit(harness.RunChild())
+//	}
+func IsChild() bool { return os.Getenv(childEnv) != "" }
+
+// RunChild measures the subject named in the request on stdin, writes the result on stdout
+// and returns the process exit code.
+func RunChild() int {
+	var req childRequest
+	if err := json.NewDecoder(os.Stdin).Decode(&req); err != nil {
+		fmt.Fprintf(os.Stderr, "harness child: reading the request: %v\n", err)
+		return 2
+	}
+	ctx := context.Background()
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	var res childResult
+	m, err := measure(ctx, req)
+	if err != nil {
+		res.Error = err.Error()
+		res.NotSupported = errors.Is(err, ErrNotSupported)
+	} else {
+		res.Measurement = m
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "harness child: encoding the result: %v\n", err)
+		return 2
+	}
+	w := bufio.NewWriter(os.Stdout)
+	_, _ = w.WriteString("\n" + resultPrefix)
+	_, _ = w.Write(out)
+	_ = w.WriteByte('\n')
+	if err := w.Flush(); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// measure runs one Sync between two heap readings, each after two forced GCs.
+func measure(ctx context.Context, req childRequest) (*Measurement, error) {
+	subject, err := lookup(req.Subject)
+	if err != nil {
+		return nil, err
+	}
+	cfg := req.Config.restConfig()
+	var mt meter
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return mt.wrap(rt) })
+
+	before := heapAfterGC()
+	cpuBefore := cpuTime()
+	start := time.Now()
+	count, stop, err := subject.Sync(ctx, cfg, req.GVR, req.Namespace)
+	end := syncEndNow(start)
+	if err != nil {
+		return nil, fmt.Errorf("%s: sync %s: %w", req.Subject, req.GVR, err)
+	}
+	if p, ok := subject.(partSyncer); ok && p.syncEnd().elapsed > 0 {
+		end = p.syncEnd()
+	}
+	after := heapAfterGC()
+	requests, gzip := mt.snapshot()
+	m := &Measurement{
+		Count:        count,
+		Seconds:      end.elapsed.Seconds(),
+		HeapBytes:    int64(after.HeapAlloc) - int64(before.HeapAlloc),
+		AllocBytes:   end.totalAlloc - before.TotalAlloc,
+		CPUSeconds:   (end.cpu - cpuBefore).Seconds(),
+		PeakRSSBytes: end.peakRSS,
+		BodyBytes:    mt.bytes.Load(),
+		Gzip:         gzip,
+		Requests:     requests,
+	}
+	if count > 0 {
+		m.HeapPerObject = float64(m.HeapBytes) / float64(count)
+	}
+	if stop != nil {
+		stop()
+	}
+	return m, nil
+}
+
+// syncEnd is the state of the process when the measured part of a Sync ended.
+type syncEnd struct {
+	elapsed    time.Duration
+	cpu        time.Duration // cpuTime()
+	totalAlloc uint64        // runtime.MemStats.TotalAlloc
+	peakRSS    int64         // peakRSS()
+}
+
+func syncEndNow(start time.Time) syncEnd {
+	elapsed := time.Since(start)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return syncEnd{elapsed: elapsed, cpu: cpuTime(), totalAlloc: ms.TotalAlloc, peakRSS: peakRSS()}
+}
+
+// partSyncer is a subject whose Sync does work after the part that is measured (the LIST
+// floors count the items after the last body byte).
+type partSyncer interface {
+	syncEnd() syncEnd
+}
+
+func heapAfterGC() runtime.MemStats {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms
+}
+
+// cpuTime is the user plus system CPU time of this process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// peakRSS is VmHWM from /proc/self/status in bytes, or 0 where there is none.
+func peakRSS() int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	return parseVmHWM(f)
+}
+
+func parseVmHWM(r io.Reader) int64 {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,99 @@
+package harness
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// median returns the median of xs (the mean of the middle two for an even count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	mid := len(s) / 2
+	if len(s)%2 == 1 {
+		return s[mid]
+	}
+	return (s[mid-1] + s[mid]) / 2
+}
+
+// summarize fills the median, the ranges and the access path of r from its runs.
+func (r *SubjectResult) summarize() {
+	if len(r.Runs) == 0 {
+		return
+	}
+	col := func(f func(Measurement) float64) []float64 {
+		out := make([]float64, len(r.Runs))
+		for i, m := range r.Runs {
+			out[i] = f(m)
+		}
+		return out
+	}
+	first := r.Runs[0]
+	secs := col(func(m Measurement) float64 { return m.Seconds })
+	perObj := col(func(m Measurement) float64 { return m.HeapPerObject })
+	cpu := col(func(m Measurement) float64 { return m.CPUSeconds })
+	r.Median = Measurement{
+		Count:         first.Count,
+		Seconds:       median(secs),
+		HeapBytes:     int64(median(col(func(m Measurement) float64 { return float64(m.HeapBytes) }))),
+		HeapPerObject: median(perObj),
+		AllocBytes:    uint64(median(col(func(m Measurement) float64 { return float64(m.AllocBytes) }))),
+		CPUSeconds:    median(cpu),
+		PeakRSSBytes:  int64(median(col(func(m Measurement) float64 { return float64(m.PeakRSSBytes) }))),
+		BodyBytes:     int64(median(col(func(m Measurement) float64 { return float64(m.BodyBytes) }))),
+		Gzip:          slices.ContainsFunc(r.Runs, func(m Measurement) bool { return m.Gzip }),
+	}
+	r.MinSeconds, r.MaxSeconds = slices.Min(secs), slices.Max(secs)
+	r.MinHeapPerObject, r.MaxHeapPerObject = slices.Min(perObj), slices.Max(perObj)
+	r.MinCPUSeconds, r.MaxCPUSeconds = slices.Min(cpu), slices.Max(cpu)
+	r.Path = accessPath(first)
+}
+
+// accessPath describes how a subject got its objects, from the requests of one run:
+// "watch-list" (one WATCH with sendInitialEvents), "list+watch" or "list", with the content
+// type of the first response.
+func accessPath(m Measurement) string {
+	var lists, watches int
+	watchList := false
+	contentType := ""
+	for _, r := range m.Requests {
+		if strings.Contains(r, "sendInitialEvents=true") {
+			watchList = true
+		}
+		if strings.Contains(r, "watch=true") {
+			watches++
+		} else if strings.HasPrefix(r, "GET ") {
+			lists++
+		}
+		if contentType == "" {
+			if i := strings.LastIndex(r, " ("); i >= 0 && strings.HasSuffix(r, ")") {
+				contentType = strings.TrimPrefix(r[i+2:len(r)-1], "application/")
+			}
+		}
+	}
+	var path string
+	switch {
+	case watchList:
+		path = "watch-list"
+	case lists > 0 && watches > 0:
+		path = "list+watch"
+	case lists > 0:
+		path = "list"
+	default:
+		path = "?"
+	}
+	if lists > 1 {
+		path += ", " + strconv.Itoa(lists) + " lists"
+	}
+	if contentType != "" {
+		path += ", " + contentType
+	}
+	if m.Gzip {
+		path += ", gzip"
+	}
+	return path
+}
