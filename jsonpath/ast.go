@@ -33,9 +33,9 @@ type segment struct {
 }
 
 type sliceSpec struct {
-	start, end, step  int
-	hasStart, hasEnd  bool
-	hasStep           bool // only for printing; step is 1 when absent
+	start, end, step int
+	hasStart, hasEnd bool
+	hasStep          bool // only for printing; step is 1 when absent
 }
 
 // expr is one expression: a literal or a path.
@@ -89,6 +89,7 @@ var opNames = [...]string{"", "==", "!=", "<", "<=", ">", ">="}
 type filter struct {
 	left, right expr
 	op          cmpOp
+	fast        bool // left is a path of fields and indexes, right a literal
 }
 
 type nodeKind uint8

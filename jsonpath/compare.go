@@ -15,28 +15,20 @@ import (
 //   - booleans and nulls support only == and !=;
 //   - values of different kinds, and maps and lists, are never equal:
 //     == is false, != is true, and <, <=, >, >= are false.
-func compare(l, r Value, op cmpOp) bool {
-	eq, c, ordered := order(l, r)
+func compare(l, r *Value, op cmpOp) bool {
+	eq, c, isOrdered := order(l, r)
 	switch op {
 	case opEq:
 		return eq
 	case opNe:
 		return !eq
-	case opLt:
-		return ordered && c < 0
-	case opLe:
-		return ordered && c <= 0
-	case opGt:
-		return ordered && c > 0
-	case opGe:
-		return ordered && c >= 0
 	}
-	return false
+	return isOrdered && ordered(c, op)
 }
 
 // order returns whether l equals r, and, if they are ordered (numbers or
 // strings), their order c (-1, 0 or 1).
-func order(l, r Value) (eq bool, c int, ordered bool) {
+func order(l, r *Value) (eq bool, c int, ordered bool) {
 	switch {
 	case l.kind == KindString && r.kind == KindString:
 		c = strings.Compare(l.str, r.str)
@@ -54,10 +46,10 @@ func order(l, r Value) (eq bool, c int, ordered bool) {
 	return false, 0, false // maps and lists
 }
 
-func isNumber(v Value) bool { return v.kind == KindInt || v.kind == KindFloat }
+func isNumber(v *Value) bool { return v.kind == KindInt || v.kind == KindFloat }
 
 // compareNumbers orders two numbers; ok is false if one is NaN.
-func compareNumbers(l, r Value) (c int, ok bool) {
+func compareNumbers(l, r *Value) (c int, ok bool) {
 	switch {
 	case l.kind == KindInt && r.kind == KindInt:
 		return cmp3(l.int(), r.int()), true
@@ -105,4 +97,39 @@ func cmp3[T int64 | float64](a, b T) int {
 		return 1
 	}
 	return 0
+}
+
+func compareStrings(a, b string, op cmpOp) bool {
+	switch op {
+	case opEq:
+		return a == b
+	case opNe:
+		return a != b
+	}
+	return ordered(strings.Compare(a, b), op)
+}
+
+func compareInts(a, b int64, op cmpOp) bool {
+	switch op {
+	case opEq:
+		return a == b
+	case opNe:
+		return a != b
+	}
+	return ordered(cmp3(a, b), op)
+}
+
+// ordered applies an ordering operator to the result of a comparison.
+func ordered(c int, op cmpOp) bool {
+	switch op {
+	case opLt:
+		return c < 0
+	case opLe:
+		return c <= 0
+	case opGt:
+		return c > 0
+	case opGe:
+		return c >= 0
+	}
+	return false
 }

@@ -16,8 +16,6 @@ import (
 // renders the equivalent map[string]any / []any (which is what kubectl
 // prints), without reflection, and decodes raw JSON values.
 
-var errTooDeep = &BudgetError{Limit: "depth", Max: MaxDataDepth}
-
 // appendJSONAny encodes a value of a decoded object.
 func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 	if !b.charge(1) {
@@ -28,8 +26,8 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 		if t == nil {
 			return append(dst, "null"...), nil
 		}
-		if depth >= MaxDataDepth {
-			return dst, errTooDeep
+		if depth >= b.depthLimit() {
+			return dst, b.tooDeep()
 		}
 		keys := make([]string, 0, len(t))
 		for k := range t {
@@ -53,8 +51,8 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 		if t == nil {
 			return append(dst, "null"...), nil
 		}
-		if depth >= MaxDataDepth {
-			return dst, errTooDeep
+		if depth >= b.depthLimit() {
+			return dst, b.tooDeep()
 		}
 		dst = append(dst, '[')
 		for i, e := range t {
@@ -79,14 +77,17 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 // (the first of duplicate keys wins, as in lookups), numbers normalized
 // the way Kubernetes decodes them, strings escaped like encoding/json.
 func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, error) {
-	if !b.charge(1) {
-		return dst, b.err
-	}
 	if r.Type != gjson.JSON {
+		if !b.charge(1) {
+			return dst, b.err
+		}
 		return jsonScalar(r).appendJSON(dst, b)
 	}
-	if depth >= MaxDataDepth {
-		return dst, errTooDeep
+	if !b.charge(1 + (jsonTree{}).scan(r)) { // gjson scans r to split it
+		return dst, b.err
+	}
+	if depth >= b.depthLimit() {
+		return dst, b.tooDeep()
 	}
 	var err error
 	if r.IsArray() {
@@ -137,28 +138,36 @@ func sortedMembers(r gjson.Result) []member {
 // parseRaw parses the raw text of a JSON value.
 func parseRaw(raw string) gjson.Result { return gjson.Parse(raw) }
 
-// jsonScalar converts a raw JSON scalar.
+// jsonScalar converts a raw JSON value.
 func jsonScalar(r gjson.Result) Value {
+	var v Value
+	setJSONValue(&v, r)
+	return v
+}
+
+// setJSONValue stores the raw JSON value r into *dst, which must be the
+// zero Value (see setValue).
+func setJSONValue(dst *Value, r gjson.Result) {
 	switch r.Type {
 	case gjson.String:
-		return stringValue(r.Str)
+		dst.kind, dst.str = KindString, r.Str
 	case gjson.Number:
-		v := numberValue(r.Raw)
-		if v.kind == KindString { // not valid JSON; keep what gjson read
-			return floatValue(r.Num)
+		*dst = numberValue(r.Raw)
+		if dst.kind == KindString { // not valid JSON; keep what gjson read
+			*dst = floatValue(r.Num)
 		}
-		return v
 	case gjson.True:
-		return boolValue(true)
+		dst.kind, dst.bits = KindBool, 1
 	case gjson.False:
-		return boolValue(false)
+		dst.kind = KindBool
 	case gjson.JSON:
+		dst.kind, dst.str = KindMap, r.Raw
 		if r.IsArray() {
-			return rawValue(KindList, r.Raw)
+			dst.kind = KindList
 		}
-		return rawValue(KindMap, r.Raw)
+	default:
+		dst.kind = KindNull
 	}
-	return nullValue()
 }
 
 // decodeRaw decodes a raw JSON value into the types an unstructured
@@ -168,7 +177,7 @@ func decodeRaw(r gjson.Result, depth int) (any, error) {
 		return jsonScalar(r).Interface(), nil
 	}
 	if depth >= MaxDataDepth {
-		return nil, errTooDeep
+		return nil, (*budget)(nil).tooDeep()
 	}
 	var err error
 	if r.IsArray() {

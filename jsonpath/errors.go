@@ -58,17 +58,17 @@ func (e *SyntaxError) Error() string {
 	b.WriteString(strconv.Itoa(e.Offset))
 	b.WriteString(": ")
 	b.WriteString(e.Msg)
-	start, end := e.Offset-excerptWidth, e.Offset+excerptWidth
+	// Short expressions are shown whole; long ones as an excerpt around
+	// the offset.
+	start, end := 0, len(e.Expr)
 	prefix, suffix := "", ""
-	if start <= 0 {
-		start = 0
-	} else {
-		prefix = "..."
-	}
-	if end >= len(e.Expr) {
-		end = len(e.Expr)
-	} else {
-		suffix = "..."
+	if len(e.Expr) > 3*excerptWidth {
+		if s := e.Offset - excerptWidth; s > 0 {
+			start, prefix = s, "..."
+		}
+		if s := e.Offset + excerptWidth; s < end {
+			end, suffix = s, "..."
+		}
 	}
 	if start > end { // offset past the end of a truncated expression
 		start = end

@@ -8,9 +8,6 @@ package jsonpath
 
 // tree abstracts a data representation whose nodes have type N.
 type tree[N any] interface {
-	// lookup returns the member key of n; ok is false if n is not an
-	// object or has no such member.
-	lookup(n N, key string) (N, bool)
 	// elems returns the elements of n; ok is false if n is not an array.
 	elems(n N) ([]N, bool)
 	// walk follows a run of segField and segIndex segments from n. It
@@ -21,40 +18,26 @@ type tree[N any] interface {
 	// children returns the elements of an array, or the member values
 	// of an object in key order; nil for anything else.
 	children(n N) []N
-	// value converts n to a Value.
-	value(n N) (Value, error)
+	// value stores n into *dst, which must be the zero Value.
+	value(n N, dst *Value) error
+	// compareLit compares n (left) with a literal (right); ok is false
+	// if the tree has no fast path for that pair, and the caller then
+	// compares Values.
+	compareLit(n N, lit *Value, op cmpOp) (result, ok bool)
+	// scan returns the steps to charge before navigating into n: the
+	// work of scanning it (raw JSON is scanned byte by byte; decoded
+	// objects cost nothing extra).
+	scan(n N) int
 	// check returns ErrUnsupportedType for a node of an unsupported Go
 	// type; it is called only when navigation into n found nothing.
 	check(n N) error
-}
-
-// budget counts the steps of one evaluation.
-type budget struct {
-	steps    int
-	maxSteps int // negative: unlimited
-	err      error
-}
-
-// charge adds n steps and reports whether the budget still holds. A nil
-// budget is unlimited.
-func (b *budget) charge(n int) bool {
-	if b == nil {
-		return true
-	}
-	b.steps += n
-	if b.maxSteps >= 0 && b.steps > b.maxSteps {
-		if b.err == nil {
-			b.err = &BudgetError{Limit: "steps", Max: b.maxSteps}
-		}
-		return false
-	}
-	return true
 }
 
 type sinkKind uint8
 
 const (
 	sinkFunc    sinkKind = iota // results go to the caller's function
+	sinkSlice                   // results are appended to values
 	sinkProbe                   // filter operand: count, keep the first
 	sinkCollect                 // buffer nodes (unions, ranges)
 	sinkText                    // template output
@@ -62,13 +45,14 @@ const (
 
 // sink receives the results of an evaluation.
 type sink[N any] struct {
-	kind  sinkKind
-	fn    func(Value) bool // sinkFunc
-	count int              // sinkProbe: results seen; sinkText: values in the current action
-	limit int              // sinkProbe: stop after this many
-	first Value            // sinkProbe
-	nodes []N              // sinkCollect
-	text  []byte           // sinkText
+	kind   sinkKind
+	fn     func(Value) bool // sinkFunc
+	values []Value          // sinkSlice
+	count  int              // sinkProbe: results seen; sinkText: values in the current action
+	limit  int              // sinkProbe: stop after this many
+	first  Value            // sinkProbe
+	nodes  []N              // sinkCollect
+	text   []byte           // sinkText
 }
 
 type evaluator[N any, T tree[N]] struct {
@@ -86,6 +70,12 @@ func (ev *evaluator[N, T]) fail(err error) {
 }
 
 func (ev *evaluator[N, T]) charge(n int) bool { return ev.budget.charge(n) }
+
+// scanning charges the cost of navigating into n.
+func (ev *evaluator[N, T]) scanning(n N) bool {
+	c := ev.t.scan(n)
+	return c == 0 || ev.charge(c)
+}
 
 // top evaluates a compiled program (see Path) and sends its values to s.
 func (ev *evaluator[N, T]) top(p *Path, root N, s *sink[N]) {
@@ -163,7 +153,7 @@ func (ev *evaluator[N, T]) run(segs []segment, n N, s *sink[N]) bool {
 		seg := &segs[i]
 		rest := segs[i+1:]
 		if seg.walk > 0 { // fields and indexes: follow them in one call
-			if !ev.charge(seg.walk) {
+			if !ev.charge(seg.walk) || !ev.scanning(n) {
 				return false
 			}
 			c, done := ev.t.walk(n, segs[i:i+seg.walk])
@@ -174,12 +164,16 @@ func (ev *evaluator[N, T]) run(segs []segment, n N, s *sink[N]) bool {
 			i += seg.walk - 1
 			continue
 		}
-		if !ev.charge(1) {
+		if !ev.charge(1) || !ev.scanning(n) {
 			return false
 		}
 		switch seg.kind {
 		case segWildcard:
-			return ev.each(ev.t.children(n), rest, s)
+			ch := ev.t.children(n)
+			if ch == nil {
+				return ev.missing(n)
+			}
+			return ev.each(ch, rest, s)
 		case segSlice:
 			el, ok := ev.t.elems(n)
 			if !ok {
@@ -254,12 +248,15 @@ func (ev *evaluator[N, T]) each(ns []N, rest []segment, s *sink[N]) bool {
 // (including strings) and empty objects and arrays are not visited, as in
 // kubectl.
 func (ev *evaluator[N, T]) descend(rest []segment, n N, s *sink[N]) bool {
+	if !ev.scanning(n) {
+		return false
+	}
 	ch := ev.t.children(n)
 	if len(ch) == 0 {
-		return true
+		return ev.missing(n)
 	}
-	if ev.depth >= MaxDataDepth {
-		ev.fail(errTooDeep)
+	if ev.depth >= ev.budget.maxDepth {
+		ev.fail(ev.budget.tooDeep())
 		return false
 	}
 	ev.depth++
@@ -272,47 +269,67 @@ func (ev *evaluator[N, T]) descend(rest []segment, n N, s *sink[N]) bool {
 }
 
 // match reports whether the element e passes the filter f.
+//
+// Values are handled by pointer here: copying a freshly built Value
+// struct stalls the CPU (a wide load of narrower pending stores), which
+// cost half the time of a filter.
 func (ev *evaluator[N, T]) match(f *filter, e N) bool {
+	if f.fast { // @.path op literal
+		segs := f.left.segs
+		if !ev.charge(len(segs)) || !ev.scanning(e) {
+			return false
+		}
+		c, done := ev.t.walk(e, segs)
+		if done < len(segs) {
+			ev.missing(c)
+			return false
+		}
+		if res, ok := ev.t.compareLit(c, &f.right.lit, f.op); ok {
+			return res
+		}
+		var l Value
+		if err := ev.t.value(c, &l); err != nil {
+			ev.fail(err)
+			return false
+		}
+		return compare(&l, &f.right.lit, f.op)
+	}
+	var l, r Value // zero, as value requires
 	if f.op == opExists {
-		_, n := ev.operand(&f.left, e, 1)
-		return n > 0
+		return ev.operand(&f.left, e, 1, &l) > 0
 	}
-	l, n := ev.operand(&f.left, e, 2)
-	if n != 1 {
+	if ev.operand(&f.left, e, 2, &l) != 1 || ev.operand(&f.right, e, 2, &r) != 1 {
 		return false
 	}
-	r, n := ev.operand(&f.right, e, 2)
-	if n != 1 {
-		return false
-	}
-	return compare(l, r, f.op)
+	return compare(&l, &r, f.op)
 }
 
-// operand evaluates a filter operand on e, counting results up to limit
-// and returning the first.
-func (ev *evaluator[N, T]) operand(x *expr, e N, limit int) (Value, int) {
+// operand evaluates a filter operand on e, counting results up to limit,
+// and stores the first in dst.
+func (ev *evaluator[N, T]) operand(x *expr, e N, limit int, dst *Value) int {
 	if x.isLit {
-		return x.lit, 1
+		*dst = x.lit
+		return 1
 	}
 	if x.simple() { // the common case, @.type: no sink needed
-		if !ev.charge(len(x.segs)) {
-			return Value{}, 0
+		if !ev.charge(len(x.segs)) || !ev.scanning(e) {
+			return 0
 		}
 		c, done := ev.t.walk(e, x.segs)
 		if done < len(x.segs) {
 			ev.missing(c)
-			return Value{}, 0
+			return 0
 		}
-		v, err := ev.t.value(c)
-		if err != nil {
+		if err := ev.t.value(c, dst); err != nil {
 			ev.fail(err)
-			return Value{}, 0
+			return 0
 		}
-		return v, 1
+		return 1
 	}
 	s := sink[N]{kind: sinkProbe, limit: limit}
 	ev.query(x, e, &s)
-	return s.first, s.count
+	*dst = s.first
+	return s.count
 }
 
 // emit sends the node n to s.
@@ -321,8 +338,8 @@ func (ev *evaluator[N, T]) emit(n N, s *sink[N]) bool {
 		s.nodes = append(s.nodes, n)
 		return true
 	}
-	v, err := ev.t.value(n)
-	if err != nil {
+	var v Value
+	if err := ev.t.value(n, &v); err != nil {
 		ev.fail(err)
 		return false
 	}
@@ -332,11 +349,15 @@ func (ev *evaluator[N, T]) emit(n N, s *sink[N]) bool {
 // emitValue sends v to s. It returns false when the evaluation must stop.
 func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 	switch s.kind {
-	case sinkFunc:
+	case sinkFunc, sinkSlice:
 		ev.results++
 		if ev.maxResults >= 0 && ev.results > ev.maxResults {
 			ev.fail(&BudgetError{Limit: "results", Max: ev.maxResults})
 			return false
+		}
+		if s.kind == sinkSlice {
+			s.values = append(s.values, v)
+			return true
 		}
 		return s.fn(v)
 	case sinkProbe:
@@ -356,7 +377,7 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			ev.fail(err)
 			return false
 		}
-		return ev.charge((len(s.text) - n) / 64)
+		return ev.charge((len(s.text) - n) / textBytesPerStep)
 	}
 	return true // sinkCollect receives nodes only (range and union operands are paths)
 }

@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -54,13 +55,12 @@ func index(n gjson.Result, i int) (gjson.Result, bool) {
 	if !n.IsArray() {
 		return gjson.Result{}, false
 	}
-	if i < 0 {
-		el := n.Array()
-		i += len(el)
-		if i < 0 {
+	if i < 0 { // count the elements first, without allocating
+		length := 0
+		n.ForEach(func(_, _ gjson.Result) bool { length++; return true })
+		if i += length; i < 0 {
 			return gjson.Result{}, false
 		}
-		return el[i], true
 	}
 	var out gjson.Result
 	found := false
@@ -101,7 +101,24 @@ func (jsonTree) children(n gjson.Result) []gjson.Result {
 	return nil
 }
 
-func (jsonTree) value(n gjson.Result) (Value, error) { return jsonScalar(n), nil }
+func (jsonTree) value(n gjson.Result, dst *Value) error {
+	setJSONValue(dst, n)
+	return nil
+}
+
+func (jsonTree) compareLit(n gjson.Result, lit *Value, op cmpOp) (result, ok bool) {
+	if lit.kind == KindString && n.Type == gjson.String {
+		return compareStrings(n.Str, lit.str, op), true
+	}
+	return false, false
+}
+
+func (jsonTree) scan(n gjson.Result) int {
+	if n.Type != gjson.JSON {
+		return 0
+	}
+	return len(n.Raw) / scanBytesPerStep
+}
 
 func (jsonTree) check(gjson.Result) error { return nil }
 
@@ -133,7 +150,7 @@ func (d *detacher) detach(v Value) Value {
 			return v.Clone() // not from the buffer (cannot happen); copy it
 		}
 		if d.doc == "" {
-			d.doc = string(d.view)
+			d.doc = strings.Clone(d.view)
 		}
 		off := int(p - base)
 		v.str = d.doc[off : off+len(v.str)]

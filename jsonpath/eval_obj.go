@@ -1,23 +1,11 @@
 package jsonpath
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // objTree evaluates on decoded objects: map[string]any, []any and the
 // scalar types an unstructured.Unstructured holds. Nodes are the any
 // values themselves, so navigation neither allocates nor reflects.
 type objTree struct{}
-
-func (objTree) lookup(n any, key string) (any, bool) {
-	m, ok := n.(map[string]any)
-	if !ok {
-		return nil, false
-	}
-	v, ok := m[key]
-	return v, ok
-}
 
 func (objTree) walk(n any, segs []segment) (any, int) {
 	for i := range segs {
@@ -60,34 +48,61 @@ func (objTree) children(n any) []any {
 	case []any:
 		return t
 	case map[string]any:
-		if len(t) == 0 {
-			return nil
-		}
-		type kv struct {
-			k string
-			v any
-		}
-		kvs := make([]kv, 0, len(t))
-		for k, v := range t {
-			kvs = append(kvs, kv{k, v})
-		}
-		slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
-		vs := make([]any, len(kvs))
-		for i := range kvs {
-			vs[i] = kvs[i].v
-		}
-		return vs
+		return sortedValues(t)
 	}
 	return nil
 }
 
-func (objTree) value(n any) (Value, error) {
-	v, ok := valueOf(n)
-	if !ok {
-		return Value{}, unsupported(n)
+// sortedValues returns the values of m in key order (nil if m is empty).
+func sortedValues(m map[string]any) []any {
+	switch len(m) {
+	case 0:
+		return nil
+	case 1:
+		for _, v := range m {
+			return []any{v}
+		}
 	}
-	return v, nil
+	var buf [16]string
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	vs := make([]any, len(keys))
+	for i, k := range keys {
+		vs[i] = m[k]
+	}
+	return vs
 }
+
+func (objTree) value(n any, dst *Value) error {
+	if !setValue(dst, n) {
+		return unsupported(n)
+	}
+	return nil
+}
+
+func (objTree) compareLit(n any, lit *Value, op cmpOp) (result, ok bool) {
+	switch lit.kind {
+	case KindString:
+		if s, ok := n.(string); ok {
+			return compareStrings(s, lit.str, op), true
+		}
+	case KindInt:
+		if i, ok := n.(int64); ok {
+			return compareInts(i, lit.int(), op), true
+		}
+	case KindBool:
+		if b, ok := n.(bool); ok {
+			eq := b == lit.bool()
+			return (op == opEq && eq) || (op == opNe && !eq), true
+		}
+	}
+	return false, false
+}
+
+func (objTree) scan(any) int { return 0 }
 
 func (objTree) check(n any) error {
 	if _, ok := valueOf(n); !ok {

@@ -12,13 +12,16 @@ const (
 	DefaultMaxNesting = 16
 	// DefaultMaxSteps is the default work budget of one evaluation. A
 	// step is roughly one selector applied to one value, one value
-	// visited by a wildcard, slice, filter or descent, or 64 bytes of
-	// template output. Evaluating a typical index expression on a Pod
-	// takes fewer than 100 steps.
-	DefaultMaxSteps = 1 << 19
+	// visited by a wildcard, slice, filter or descent, one value printed
+	// as JSON, or 16 bytes of template output; on raw JSON, scanning 64
+	// bytes of an object or array to navigate into it is one step too.
+	// Evaluating a typical index expression on a Pod takes fewer than 100
+	// steps (a few hundred on raw JSON); the default stops a hostile
+	// expression within a few milliseconds.
+	DefaultMaxSteps = 1 << 16
 	// DefaultMaxResults is the default limit on the number of values one
 	// evaluation may produce.
-	DefaultMaxResults = 1 << 16
+	DefaultMaxResults = 1 << 14
 	// MaxDataDepth bounds how deeply evaluation descends into data
 	// (recursive descent, and encoding of nested values as JSON). It is
 	// not configurable: it protects the goroutine stack. Objects decoded
@@ -52,6 +55,7 @@ type Options struct {
 // limits are Options with defaults applied; -1 means unlimited.
 type limits struct {
 	maxLength, maxNesting, maxSteps, maxResults int
+	maxDepth                                    int // MaxDataDepth; lower in tests
 }
 
 func (o Options) limits() (limits, error) {
@@ -60,6 +64,7 @@ func (o Options) limits() (limits, error) {
 		maxNesting: o.MaxNesting,
 		maxSteps:   pick(o.MaxSteps, DefaultMaxSteps),
 		maxResults: pick(o.MaxResults, DefaultMaxResults),
+		maxDepth:   MaxDataDepth,
 	}
 	switch {
 	case o.MaxNesting == 0:

@@ -67,7 +67,7 @@ func (p *parser) parseProgram() ([]node, error) {
 		return nil, p.errorf(0, "empty expression")
 	}
 	if isBarePath(p.src) {
-		exprs, err := p.parseExprList(false)
+		exprs, err := p.parseExprList()
 		if err != nil {
 			return nil, err
 		}
@@ -105,14 +105,17 @@ func (p *parser) parseTemplate(rangeStart int) ([]node, error) {
 		switch {
 		case p.hasWord("range", false):
 			p.pos += len("range")
-			if !isSpace(p.peek()) {
+			switch p.peek() {
+			case ' ', '\t', '\n', '\r', '.', '[', '$', '@': // {range .a} or {range.a}
+			default:
 				return nil, p.unexpected("an expression after range")
 			}
 			if err := p.enter(start); err != nil {
 				return nil, err
 			}
+			p.skipSpace()
 			exprStart := p.pos
-			exprs, err := p.parseExprList(false)
+			exprs, err := p.parseExprList()
 			if err != nil {
 				return nil, err
 			}
@@ -141,7 +144,7 @@ func (p *parser) parseTemplate(rangeStart int) ([]node, error) {
 			}
 			return nodes, nil
 		default:
-			exprs, err := p.parseExprList(false)
+			exprs, err := p.parseExprList()
 			if err != nil {
 				return nil, err
 			}
@@ -155,11 +158,11 @@ func (p *parser) parseTemplate(rangeStart int) ([]node, error) {
 
 // parseExprList parses expressions separated by commas, with optional
 // white space around them.
-func (p *parser) parseExprList(inFilter bool) ([]expr, error) {
+func (p *parser) parseExprList() ([]expr, error) {
 	var exprs []expr
 	for {
 		p.skipSpace()
-		e, err := p.parseExpr(inFilter)
+		e, err := p.parseExpr(false)
 		if err != nil {
 			return nil, err
 		}
@@ -363,6 +366,7 @@ func (p *parser) parseFilter(start int) (segment, error) {
 		return segment{}, err
 	}
 	p.leave()
+	f.fast = f.op != opExists && f.left.simple() && f.right.isLit
 	return segment{kind: segFilter, filter: f}, nil
 }
 

@@ -17,9 +17,22 @@ type Path struct {
 	nodes    []node // a single nodeAction unless template
 	template bool
 	single   bool
-	fast     bool // a single path of fields and indexes within the step budget
 	fields   [][]string
+
+	// mode selects the evaluator for decoded objects (and modeWalk also
+	// for JSON); segs is the path of modeWalk and modeLinear.
+	mode evalMode
+	segs []segment
+	keys []string // modeWalk with fields only: their names
 }
+
+type evalMode uint8
+
+const (
+	modeGeneric evalMode = iota // the generic evaluator (eval.go)
+	modeWalk                    // fields and indexes only, within the step budget
+	modeLinear                  // objRunner (eval_linear.go)
+)
 
 // Compile compiles an expression with the default Options.
 //
@@ -51,7 +64,13 @@ func CompileWithOptions(expr string, opts Options) (*Path, error) {
 	path.fields = fieldsOf(nodes)
 	if !path.template && len(nodes[0].exprs) == 1 {
 		x := &nodes[0].exprs[0]
-		path.fast = x.simple() && (lim.maxSteps < 0 || lim.maxSteps >= len(x.segs))
+		switch {
+		case x.simple() && (lim.maxSteps < 0 || lim.maxSteps >= len(x.segs)):
+			path.mode, path.segs = modeWalk, x.segs
+			path.keys = fieldNames(x.segs)
+		case linear(x):
+			path.mode, path.segs = modeLinear, x.segs
+		}
 	}
 	return path, nil
 }
@@ -93,6 +112,9 @@ func (p *Path) SingleValued() bool { return p.single }
 // expression needs the whole object. Key paths are sorted, and none is a
 // prefix of another. Expressions made only of literals return nil.
 func (p *Path) Fields() [][]string {
+	if len(p.fields) == 0 {
+		return nil
+	}
 	out := make([][]string, len(p.fields))
 	for i, f := range p.fields {
 		out[i] = slices.Clone(f)
@@ -111,39 +133,104 @@ func (p *Path) Fields() [][]string {
 // types make evaluation fail with ErrUnsupportedType when it has to look
 // into them. Maps and lists in results refer to obj; they are not copied.
 func (p *Path) Eval(obj any) ([]Value, error) {
-	var out []Value
-	err := p.Each(obj, func(v Value) bool {
-		out = append(out, v)
-		return true
-	})
-	return out, err
+	return p.evalObj(obj, nil, nil)
+}
+
+// AppendEval is Eval appending the values to dst. With a dst of enough
+// capacity it does not allocate when Each would not: index functions can
+// reuse one buffer for every object.
+func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
+	return p.evalObj(obj, nil, dst)
 }
 
 // Each evaluates the expression on a decoded object (see Eval) and calls
 // fn for each value in order, until fn returns false. It does not
-// allocate when the path has no wildcard on a map, union, descent or
-// template and fn does not allocate; that includes every SingleValued
-// path. Errors are *BudgetError (wrapping ErrBudgetExceeded) and
-// ErrUnsupportedType.
-func (p *Path) Each(obj any, fn func(Value) bool) (err error) {
-	if p.fast { // the same as the evaluator does for such paths, inlined
-		segs := p.nodes[0].exprs[0].segs
-		n, done := objTree{}.walk(obj, segs)
-		if done < len(segs) {
-			return objTree{}.check(n)
-		}
-		v, ok := valueOf(n)
+// allocate unless the expression has a union, a recursive descent, a
+// wildcard on a map or is a template; in particular every SingleValued
+// path evaluates without allocating. Errors are *BudgetError (wrapping
+// ErrBudgetExceeded) and ErrUnsupportedType.
+func (p *Path) Each(obj any, fn func(Value) bool) error {
+	if p.keys == nil {
+		_, err := p.evalObj(obj, fn, nil)
+		return err
+	}
+	var v Value
+	found, err := p.lookupKeys(obj, &v)
+	if found {
+		fn(v)
+	}
+	return err
+}
+
+// lookupKeys evaluates a path of fields only (most index expressions)
+// into *v, which must be the zero Value, with the tightest loop.
+func (p *Path) lookupKeys(obj any, v *Value) (found bool, err error) {
+	n := obj
+	for _, k := range p.keys {
+		m, ok := n.(map[string]any)
 		if !ok {
-			return unsupported(n)
+			return false, objTree{}.check(n)
+		}
+		if n, ok = m[k]; !ok {
+			return false, nil
+		}
+	}
+	if s, ok := n.(string); ok {
+		v.kind, v.str = KindString, s
+	} else if !setValue(v, n) {
+		return false, unsupported(n)
+	}
+	return true, nil
+}
+
+// evalObj evaluates on a decoded object; results go to fn, or, if fn is
+// nil, are appended to dst and returned.
+func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) (out []Value, err error) {
+	switch {
+	case p.keys != nil:
+		var v Value
+		found, err := p.lookupKeys(obj, &v)
+		switch {
+		case !found:
+			return dst, err
+		case fn == nil:
+			return append(dst, v), nil
 		}
 		fn(v)
-		return nil
+		return nil, nil
+	case p.mode == modeWalk:
+		n, done := objTree{}.walk(obj, p.segs)
+		if done < len(p.segs) {
+			return dst, objTree{}.check(n)
+		}
+		var v Value
+		if err := (objTree{}).value(n, &v); err != nil {
+			return dst, err
+		}
+		if fn == nil {
+			return append(dst, v), nil
+		}
+		fn(v)
+		return nil, nil
+	case p.mode == modeLinear:
+		defer recoverInternal(&err)
+		r := objRunner{maxResults: p.lim.maxResults, fn: fn, out: dst}
+		r.budget.init(&p.lim)
+		if fn == nil && dst == nil {
+			r.out = make([]Value, 0, 4)
+		}
+		r.run(p.segs, obj)
+		return r.out, r.budget.err
 	}
 	defer recoverInternal(&err)
-	ev := evaluator[any, objTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
-	s := sink[any]{kind: sinkFunc, fn: fn}
+	ev := evaluator[any, objTree]{maxResults: p.lim.maxResults}
+	ev.budget.init(&p.lim)
+	s := sink[any]{kind: sinkSlice, values: dst}
+	if fn != nil {
+		s.kind, s.fn = sinkFunc, fn
+	}
 	ev.top(p, obj, &s)
-	return ev.budget.err
+	return s.values, ev.budget.err
 }
 
 // EvalJSON evaluates the expression on a JSON document, without decoding
@@ -154,32 +241,46 @@ func (p *Path) Each(obj any, fn func(Value) bool) (err error) {
 // sends it); on invalid JSON the results are unspecified, but EvalJSON
 // does not panic.
 func (p *Path) EvalJSON(data []byte) ([]Value, error) {
+	vs, err := p.evalJSON(data, nil)
 	d := detacher{view: bytesView(data)}
-	var out []Value
-	err := p.EachJSON(data, func(v Value) bool {
-		out = append(out, d.detach(v))
-		return true
-	})
-	return out, err
+	for i := range vs {
+		vs[i] = d.detach(vs[i])
+	}
+	return vs, err
 }
 
 // EachJSON is Each on a JSON document (see EvalJSON). The values passed
 // to fn may refer to data: they are valid while data is not modified;
 // Clone those to keep longer.
-func (p *Path) EachJSON(data []byte, fn func(Value) bool) (err error) {
+func (p *Path) EachJSON(data []byte, fn func(Value) bool) error {
+	_, err := p.evalJSON(data, fn)
+	return err
+}
+
+func (p *Path) evalJSON(data []byte, fn func(Value) bool) (_ []Value, err error) {
 	defer recoverInternal(&err)
-	if p.fast {
-		segs := p.nodes[0].exprs[0].segs
-		n, done := jsonTree{}.walk(gjson.Parse(bytesView(data)), segs)
-		if done == len(segs) {
-			fn(jsonScalar(n))
+	root := gjson.Parse(bytesView(data))
+	if p.mode == modeWalk && (p.lim.maxSteps < 0 || len(p.segs)+(jsonTree{}).scan(root) <= p.lim.maxSteps) {
+		n, done := jsonTree{}.walk(root, p.segs)
+		if done < len(p.segs) {
+			return nil, nil
 		}
-		return nil
+		var v Value
+		setJSONValue(&v, n)
+		if fn == nil {
+			return []Value{v}, nil
+		}
+		fn(v)
+		return nil, nil
 	}
-	ev := evaluator[gjson.Result, jsonTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
-	s := sink[gjson.Result]{kind: sinkFunc, fn: fn}
-	ev.top(p, gjson.Parse(bytesView(data)), &s)
-	return ev.budget.err
+	ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
+	ev.budget.init(&p.lim)
+	s := sink[gjson.Result]{kind: sinkSlice}
+	if fn != nil {
+		s.kind, s.fn = sinkFunc, fn
+	}
+	ev.top(p, root, &s)
+	return s.values, ev.budget.err
 }
 
 // Execute writes the text output of the expression on a decoded object
@@ -221,7 +322,8 @@ func (p *Path) ExecuteJSONString(data []byte) (string, error) {
 
 func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 	defer recoverInternal(&err)
-	ev := evaluator[any, objTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
+	ev := evaluator[any, objTree]{maxResults: p.lim.maxResults}
+	ev.budget.init(&p.lim)
 	out := sink[any]{kind: sinkText, text: dst}
 	ev.template(p.nodes, obj, &out)
 	return out.text, ev.budget.err
@@ -229,7 +331,8 @@ func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 
 func (p *Path) appendExecuteJSON(dst []byte, data []byte) (_ []byte, err error) {
 	defer recoverInternal(&err)
-	ev := evaluator[gjson.Result, jsonTree]{budget: budget{maxSteps: p.lim.maxSteps}, maxResults: p.lim.maxResults}
+	ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
+	ev.budget.init(&p.lim)
 	out := sink[gjson.Result]{kind: sinkText, text: dst}
 	ev.template(p.nodes, gjson.Parse(bytesView(data)), &out)
 	return out.text, ev.budget.err
@@ -241,6 +344,21 @@ func recoverInternal(err *error) {
 	if r := recover(); r != nil {
 		*err = fmt.Errorf("%w: panic: %v", ErrInternal, r)
 	}
+}
+
+// fieldNames returns the names of segs if they are all fields, else nil.
+func fieldNames(segs []segment) []string {
+	if len(segs) == 0 {
+		return nil
+	}
+	keys := make([]string, len(segs))
+	for i := range segs {
+		if segs[i].kind != segField {
+			return nil
+		}
+		keys[i] = segs[i].name
+	}
+	return keys
 }
 
 // singleValued reports whether x yields at most one value.

@@ -11,7 +11,7 @@ func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
 		switch nd.kind {
 		case nodeText:
 			out.text = append(out.text, nd.text...)
-			if !ev.charge(1 + len(nd.text)/64) {
+			if !ev.charge(1 + len(nd.text)/textBytesPerStep) {
 				return false
 			}
 		case nodeAction:

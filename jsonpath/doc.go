@@ -1,0 +1,163 @@
+// Package jsonpath implements kubectl's dialect of JSONPath for kindex:
+// index functions and queries are written as expressions such as
+// {.spec.nodeName}, {.spec.containers[*].image},
+// {.status.conditions[?(@.type=="Ready")].status} or
+// {.metadata.labels['app.kubernetes.io/name']}, and evaluated on every
+// object the cache receives.
+//
+// An expression is compiled once into an immutable Path, safe for
+// concurrent use, and evaluated on decoded objects (map[string]any, []any
+// and scalars, as unstructured.Unstructured holds them) without
+// reflection, or on raw JSON bytes through gjson without decoding the
+// document. Both give identical results. Evaluation is bounded, so that
+// expressions and objects from untrusted users cannot stall a process.
+//
+// # Why not client-go's util/jsonpath
+//
+// k8s.io/client-go/util/jsonpath defines the meaning kubectl users know,
+// and kindex follows it (see the comparison test against it), but it
+// cannot serve an index: it walks objects with reflection (1 to 3 µs per
+// evaluation on a Pod, where kindex takes tens of nanoseconds); it mutates
+// its parse tree while executing, so one parsed template cannot be shared
+// between goroutines ({range} races); and it is unbounded ({..x..x..x} on
+// an object nested 1000 deep runs for minutes). Other Go JSONPath
+// libraries implement RFC 9535 or Goessner's dialect, not kubectl's
+// (templates, {range}, kubectl's quoting and printing rules), and none
+// bounds its work. Hence this package.
+//
+// # Expressions
+//
+// An expression is a template: literal text with actions in braces, as
+// in kubectl -o jsonpath:
+//
+//	{.metadata.namespace}/{.metadata.name}
+//	{range .spec.containers[*]}{.name}={.image}{"\n"}{end}
+//
+// As a convenience for index expressions, an expression that contains no
+// '{' and starts with '.', '[', '$' or '@' is a bare path: .spec.nodeName
+// means {.spec.nodeName}. (kubectl itself would print such text as is.)
+//
+// The grammar, informally (white space is allowed around the items of
+// actions, brackets and filters, but not between path segments):
+//
+//	template  = { text | "{" action "}" }
+//	action    = exprs | "range" exprs | "end"    ({range} ... {end} nest)
+//	exprs     = expr { "," expr }                 (values of all, in order)
+//	expr      = literal | path
+//	literal   = "'" chars "'" | `"` chars `"` | number | "true" | "false"
+//	path      = [ "$" | "@" ] { segment }         (at least one of them)
+//	segment   = "." name | ".*" | ".." [ name | "*" ] | "[" selectors "]" | "[?(" filter ")]"
+//	selectors = selector { "," selector }         (a union if more than one)
+//	selector  = "*" | quoted key | index | [start] ":" [end] [ ":" [step] ]
+//	filter    = operand [ op operand ]            (op: == != < <= > >=)
+//	operand   = literal | path                    (paths relative to the element)
+//
+// A name runs up to white space or one of . , [ ] $ @ { } (inside a
+// filter also ( ) = ! < >); a backslash makes the next character part of
+// it, so a\.b is the key "a.b". Quoted strings use Go's escapes, and a
+// backslash before any other character stands for that character. Numbers
+// are decimal, with an optional sign and fraction; integers that fit
+// int64 are integers, others floats. Indexes may be negative (from the
+// end); slices are [start:end:step] with a positive step.
+//
+// $ and @ both denote the current value: the object at the top level, the
+// element being tested inside a filter, and the current item inside
+// {range}. This is kubectl's behavior ($ is not the document root).
+//
+// # Results
+//
+// Eval returns Values: small structs that keep the JSON type (Kind) of
+// each result. Value.String is the text kubectl prints for it, and the
+// canonical form of index keys: strings unquoted, integers in decimal,
+// floats as fmt prints them (1.5, 1e+06), true, false, null, and maps and
+// lists as compact JSON with sorted keys. Value.IsScalar tells whether a
+// value is usable as an index key.
+//
+// A template (text outside braces, several actions or a {range}) yields
+// one string: its text output. Execute writes the same output to a
+// writer; for a single action, the output is its values separated by
+// spaces, as kubectl prints them.
+//
+// A missing field, an index out of range or a path that does not apply
+// to a value (a field of a string, an index into a map) is not an error:
+// it yields no values. Evaluation fails only when a budget is exhausted
+// (ErrBudgetExceeded) or a decoded object holds a Go type outside the
+// JSON model (ErrUnsupportedType).
+//
+// Order of results: arrays in order; map members in key order (kubectl
+// uses Go's random map order); recursive descent in pre-order; a union
+// applies each of its branches to every value that reaches it, so
+// .items[*]['a','b'] yields every a, then every b, as in kubectl.
+//
+// For the index layer, SingleValued reports expressions that yield at most
+// one value (fields and indexes only); Each evaluates them without
+// allocating. Fields reports the object keys an expression reads, so that
+// a projection can drop everything else (managedFields, for example)
+// without changing any result.
+//
+// # Limits
+//
+// Compile rejects expressions longer than Options.MaxLength (4096 bytes
+// by default) and filters and ranges nested deeper than
+// Options.MaxNesting (16), with a *SyntaxError wrapping ErrTooComplex.
+// Each evaluation has a budget of Options.MaxSteps steps (65536: a Pod
+// index expression takes under 100) and Options.MaxResults results
+// (16384), and follows data at most MaxDataDepth (10000) levels deep; when
+// one is exhausted, evaluation stops with a *BudgetError wrapping
+// ErrBudgetExceeded. The defaults stop a hostile expression within a few
+// milliseconds. On raw JSON, scanning costs steps too (one per 64 bytes),
+// so recursive descent over large documents may need a larger budget.
+//
+// # Differences from client-go
+//
+// kindex gives the same results as client-go's util/jsonpath with
+// AllowMissingKeys(true) (kubectl's setting) wherever client-go succeeds,
+// with these deliberate exceptions, each covered by the comparison test:
+//
+//   - A quoted key is one key: ['app.kubernetes.io/name'] reads the label
+//     of that name. client-go splits it at the dots and reads nothing; the
+//     union ['metadata.name','status.capacity'] of the kubectl docs
+//     therefore means two literal keys in kindex. Write
+//     {.items[*].metadata.name,.items[*].status.capacity} instead.
+//   - Map members are visited in key order, not in random order.
+//   - Where client-go fails on the shape of the data, kindex selects
+//     nothing: an index or slice out of range (slice bounds are clamped,
+//     like Go's or Python's), indexing or filtering a map, a string or
+//     null. [*] selects the values of a map, like .* does.
+//   - Comparisons never fail: numbers compare by value, int and float
+//     alike (client-go fails comparing 1 and 1.5); values of different
+//     types are not equal (== is false, != is true, and ordering is
+//     false); booleans, nulls, maps and lists support only == and !=
+//     (nulls equal nulls; maps and lists equal nothing); a filter operand
+//     that yields no value or several values matches nothing (client-go
+//     fails on several).
+//   - In an existence filter [?(@.a[0])], an index out of range means
+//     "does not exist"; client-go counts the failing operand as existing.
+//   - A slice or [*] that selects nothing from one array does not stop the
+//     evaluation: .items[*].tags[*] yields the tags of every item, where
+//     client-go stops at the first item with no tags.
+//   - Wildcards and recursive descent do not enter strings (client-go
+//     yields their bytes as numbers), and descent yields objects and arrays
+//     only (client-go also yields non-empty strings).
+//   - null prints as null inside {range} (client-go prints <no value>).
+//   - A backslash escapes the next character in names: a\\b is the key
+//     "a\b" (client-go drops every backslash).
+//   - json.Number values are converted to int64 or float64, and print as
+//     such ("1.50" prints 1.5).
+//
+// Syntax differs at the edges: kindex also accepts bare paths, unions of
+// paths in one action ({.a,.b}), double-quoted keys, ..* and white space
+// inside brackets; it rejects at compile time what client-go accepts but
+// fails on or ignores: {} and {.} (write {@}), {range} without {end},
+// {end} without {range}, identifiers, unknown operators, a non-positive
+// step, stray $ or @ inside a path, and sequences such as {.a .b}.
+//
+// # Raw JSON
+//
+// EvalJSON and EachJSON read the document with gjson and produce the same
+// Values as Eval on the decoded document, numbers included: integers that
+// fit int64 are read exactly from their text, not through float64. Input
+// must be valid JSON (invalid input gives unspecified results but never a
+// panic). When an object has duplicate keys the first wins, where
+// Kubernetes' decoders keep the last; API servers do not send duplicates.
+package jsonpath

@@ -1,0 +1,187 @@
+package jsonpath
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	k8sjson "k8s.io/apimachinery/pkg/util/json"
+)
+
+// fuzzOptions keep fuzzed evaluations fast.
+var fuzzOptions = Options{MaxSteps: 20000, MaxResults: 500}
+
+var fuzzExprs = []string{
+	`{.spec.nodeName}`, `.spec.nodeName`, `{.spec.containers[*].image}`,
+	`{.status.conditions[?(@.type=="Ready")].status}`, `{.metadata.labels['app.kubernetes.io/name']}`,
+	`{.metadata.namespace}/{.metadata.name}`, `{range .items[*]}{.metadata.name}{"\n"}{end}`,
+	`{..name}`, `{.a[1:-1:2]}`, `{.a[-1,0,'x',*]}`, `{.a,.b}`, `{$.a[?(@.b>=1.5)].c}`,
+	`{.a[?(@.b!=@.c)]}`, `{.a[?(@)]}`, `{..[0]}`, `{..*}`, `{.a\.b}`, `{.a["x\"y"]}`,
+	`{range .a}{range .b[*]}[{@}]{end}{end}`, `text{"\t"}`, `{3}{-1.5}{true}`,
+	`{.a[?(@.b[?(@.c)])]}`, `{.items[*]['metadata.name', 'status.capacity']}`,
+	`{.a.b-c/d_e.ключ}`, `{..x..x}`, `{.a[::3]}`, `{@}`,
+}
+
+var fuzzDocs = []string{
+	`{"a":[{"b":1,"c":"x"},{"b":2.5,"c":2.5},{"b":"1"},null,[1,2],{"b":true,"c":{"d":[]}}],"b":{"a.b":1}}`,
+	`{"items":[{"metadata":{"name":"n1","labels":{"app.kubernetes.io/name":"x"}}},{"metadata":{"name":"n2"}}]}`,
+	`{"spec":{"nodeName":"w","containers":[{"image":"i1"},{"image":"i2"}]},"status":{"conditions":[{"type":"Ready","status":"True"}]}}`,
+	`[1, -0, 1.0, 1e2, 9223372036854775808, "\u00e9\ud800<", true, false, null, {}, []]`,
+	`{"x":{"x":{"x":{"x":1}}},"name":"a","y":[{"name":"b"}]}`,
+	`"just a string"`, `42`, `null`,
+}
+
+// cleanJSON reports whether doc is JSON that encoding/json and gjson read
+// identically: valid, valid UTF-8, and without duplicate keys (gjson keeps
+// the first, encoding/json the last).
+func cleanJSON(doc []byte) bool {
+	if !json.Valid(doc) || !utf8.Valid(doc) {
+		return false
+	}
+	var dup func(r gjson.Result, depth int) bool
+	dup = func(r gjson.Result, depth int) bool {
+		if depth > 100 {
+			return true
+		}
+		found := false
+		seen := map[string]bool{}
+		r.ForEach(func(k, v gjson.Result) bool {
+			if r.IsObject() {
+				if seen[k.Str] {
+					found = true
+					return false
+				}
+				seen[k.Str] = true
+			}
+			if v.Type == gjson.JSON && dup(v, depth+1) {
+				found = true
+				return false
+			}
+			return true
+		})
+		return found
+	}
+	return !dup(gjson.ParseBytes(doc), 0)
+}
+
+// outcome is everything an evaluation produces, for comparisons.
+type outcome struct {
+	values string
+	err    bool
+	text   string
+	tErr   bool
+}
+
+func evalObj(p *Path, obj any) outcome {
+	vs, err := p.Eval(obj)
+	text, terr := p.ExecuteString(obj)
+	return outcome{joined(vs), err != nil, text, terr != nil}
+}
+
+func evalRaw(p *Path, raw []byte) outcome {
+	vs, err := p.EvalJSON(raw)
+	text, terr := p.ExecuteJSONString(raw)
+	return outcome{joined(vs), err != nil, text, terr != nil}
+}
+
+func noInternal(t *testing.T, expr string, errs ...error) {
+	for _, err := range errs {
+		if errors.Is(err, ErrInternal) {
+			t.Fatalf("%q: %v", expr, err)
+		}
+	}
+}
+
+// FuzzCompile checks that compiling never panics, and that the canonical
+// form of a compiled expression compiles to an equivalent program: same
+// canonical form, same introspection, same results.
+func FuzzCompile(f *testing.F) {
+	for _, e := range fuzzExprs {
+		f.Add(e)
+	}
+	for _, c := range clientGoCases {
+		f.Add(c.expr)
+	}
+	var seeds []any
+	for _, d := range fuzzDocs {
+		seeds = append(seeds, decode(f, d))
+	}
+	_, pod := fixture(f, "pod")
+	seeds = append(seeds, pod)
+	f.Fuzz(func(t *testing.T, expr string) {
+		p, err := CompileWithOptions(expr, fuzzOptions)
+		if err != nil {
+			var se *SyntaxError
+			if !errors.As(err, &se) || se.Expr != expr || se.Offset < 0 || se.Offset > len(expr) {
+				t.Fatalf("%q: bad error %#v", expr, err)
+			}
+			_ = se.Error()
+			return
+		}
+		canon := p.String()
+		opts := fuzzOptions
+		opts.MaxLength = -1 // the canonical form may be longer
+		q, err := CompileWithOptions(canon, opts)
+		if err != nil {
+			t.Fatalf("%q: canonical form %q does not compile: %v", expr, canon, err)
+		}
+		if q.String() != canon {
+			t.Fatalf("%q: canonical form %q recompiles as %q", expr, canon, q.String())
+		}
+		if p.IsTemplate() != q.IsTemplate() || p.SingleValued() != q.SingleValued() || !slices.EqualFunc(p.Fields(), q.Fields(), slices.Equal) {
+			t.Fatalf("%q vs %q: introspection differs", expr, canon)
+		}
+		for _, obj := range seeds {
+			a, b := evalObj(p, obj), evalObj(q, obj)
+			if a != b {
+				t.Fatalf("%q vs canonical %q: %+v != %+v", expr, canon, a, b)
+			}
+			if g := evalObj(generic(p), obj); g != a {
+				t.Fatalf("%q: generic evaluator %+v != %+v", expr, g, a)
+			}
+		}
+	})
+}
+
+// FuzzEval checks that evaluation never panics on any expression and
+// document, and that Eval on the decoded document and EvalJSON on its
+// text agree.
+func FuzzEval(f *testing.F) {
+	for i, e := range fuzzExprs {
+		f.Add(e, []byte(fuzzDocs[i%len(fuzzDocs)]))
+		f.Add(e, []byte(fuzzDocs[(i+3)%len(fuzzDocs)]))
+	}
+	raw, _ := fixture(f, "widget")
+	f.Add(`{.spec.items[?(@.weight>2)].name}`, raw)
+	f.Add(`{..}`, []byte(`{"a":[{"b":{}},[],[[1]]]}`))
+	f.Add(`{.a}`, []byte(`{"a":1,"a":2}`))
+	f.Add(`{.a[*]}`, []byte(`{"a":[1,2`))
+	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
+		p, err := CompileWithOptions(expr, fuzzOptions)
+		if err != nil {
+			return
+		}
+		// Any bytes: no panic.
+		_, err1 := p.EvalJSON(doc)
+		_, err2 := p.ExecuteJSONString(doc)
+		err3 := p.EachJSON(doc, func(v Value) bool { _ = v.String(); _ = v.Interface(); return true })
+		noInternal(t, expr, err1, err2, err3)
+		if !cleanJSON(doc) {
+			return
+		}
+		var obj any
+		if err := k8sjson.Unmarshal(doc, &obj); err != nil {
+			return // numbers out of range, too deep
+		}
+		a, b := evalObj(p, obj), evalRaw(p, doc)
+		if a != b {
+			t.Fatalf("%q on %s:\nEval     %+v\nEvalJSON %+v", expr, doc, a, b)
+		}
+		if g := evalObj(generic(p), obj); g != a {
+			t.Fatalf("%q on %s: generic evaluator %+v != %+v", expr, doc, g, a)
+		}
+	})
+}

@@ -1,0 +1,178 @@
+package jsonpath
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// nested returns {"x":{"x":...{"x":1}}} depth levels deep, decoded and raw.
+func nested(depth int) (any, []byte) {
+	var obj any = int64(1)
+	for i := 0; i < depth; i++ {
+		obj = map[string]any{"x": obj}
+	}
+	raw := strings.Repeat(`{"x":`, depth) + "1" + strings.Repeat("}", depth)
+	return obj, []byte(raw)
+}
+
+// TestRecursiveDescentIsBounded is the case that makes client-go run for
+// minutes: {..x..x..x} on an object nested 1000 deep does O(n³) work. The
+// step budget stops it within milliseconds.
+func TestRecursiveDescentIsBounded(t *testing.T) {
+	obj, raw := nested(1000)
+	p := MustCompile(`{..x..x..x}`)
+	for name, run := range map[string]func() error{
+		"Eval":          func() error { _, err := p.Eval(obj); return err },
+		"EvalJSON":      func() error { _, err := p.EvalJSON(raw); return err },
+		"ExecuteString": func() error { _, err := p.ExecuteString(obj); return err },
+		"ExecuteJSON":   func() error { _, err := p.ExecuteJSONString(raw); return err },
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			err := run()
+			elapsed := time.Since(start)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrBudgetExceeded), "%v", err)
+			var be *BudgetError
+			require.True(t, errors.As(err, &be))
+			assert.Less(t, elapsed, 100*time.Millisecond)
+			t.Logf("%s stopped after %v", name, elapsed)
+		})
+	}
+}
+
+func TestBudgets(t *testing.T) {
+	obj, raw := nested(50)
+	cases := []struct {
+		expr      string
+		opts      Options
+		limit     string // "" = no error
+		jsonLimit string // on raw JSON, where scanning costs steps too
+	}{
+		{`{..x}`, Options{}, "", ""},
+		{`{..x}`, Options{MaxResults: 50}, "", ""},
+		{`{..x}`, Options{MaxResults: 49}, "results", "results"},
+		{`{..x}`, Options{MaxSteps: 100}, "steps", "steps"},
+		{`{..x}`, Options{MaxSteps: -1, MaxResults: -1}, "", ""},
+		{`{.x.x.x}`, Options{MaxSteps: 2}, "steps", "steps"},
+		{`{.x.x.x}`, Options{MaxSteps: 3}, "", "steps"},
+		{`{.x.x.x}`, Options{MaxSteps: 20}, "", ""},
+		{`{range ..x}{@}{end}`, Options{MaxSteps: 600}, "steps", "steps"}, // printing is charged
+		{`{range ..x}{end}`, Options{MaxSteps: 600}, "", ""},
+		{`{range ..x}{@}{end}`, Options{}, "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.expr, func(t *testing.T) {
+			p, err := CompileWithOptions(c.expr, c.opts)
+			require.NoError(t, err)
+			check := func(name string, err error) {
+				limit := c.limit
+				if strings.Contains(name, "JSON") && c.jsonLimit != c.limit {
+					limit = c.jsonLimit
+				}
+				if limit == "" {
+					assert.NoError(t, err, name)
+					return
+				}
+				var be *BudgetError
+				require.True(t, errors.As(err, &be), "%s: %v", name, err)
+				assert.Equal(t, limit, be.Limit, name)
+			}
+			if p.IsTemplate() {
+				_, err := p.ExecuteString(obj)
+				check("Execute", err)
+				_, err = p.ExecuteJSONString(raw)
+				check("ExecuteJSON", err)
+				return
+			}
+			_, err = p.Eval(obj)
+			check("Eval", err)
+			_, err = generic(p).Eval(obj)
+			check("generic", err)
+			_, err = p.EvalJSON(raw)
+			check("EvalJSON", err)
+		})
+	}
+}
+
+// TestFastPathsKeepTheBudget checks that the specialized evaluators
+// charge exactly like the generic one: the same expressions fail and
+// succeed at the same step limits.
+func TestFastPathsKeepTheBudget(t *testing.T) {
+	_, obj := fixture(t, "pod")
+	exprs := []string{`{.spec.containers[*].image}`, `{.status.conditions[?(@.type=="Ready")].status}`,
+		`{.spec.containers[1:].ports[*].containerPort}`, `{.status.conditions[?(@.lastProbeTime)].type}`,
+		`{.spec.containers[*].env[?(@.valueFrom)].name}`, `{.metadata.labels.*}`}
+	for _, expr := range exprs {
+		for steps := 1; steps < 80; steps++ {
+			p, err := CompileWithOptions(expr, Options{MaxSteps: steps})
+			require.NoError(t, err)
+			require.Equal(t, modeLinear, p.mode, expr)
+			fast, ferr := p.Eval(obj)
+			slow, serr := generic(p).Eval(obj)
+			assert.Equal(t, serr, ferr, "%s with %d steps", expr, steps)
+			assert.Equal(t, joined(slow), joined(fast), "%s with %d steps", expr, steps)
+		}
+	}
+}
+
+// TestDeepData checks that data nested deeper than the evaluator follows
+// is an error, not a stack overflow.
+func TestDeepData(t *testing.T) {
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		var be *BudgetError
+		require.True(t, errors.As(err, &be), "%v", err)
+		assert.Equal(t, "depth", be.Limit)
+	}
+	unlimited := Options{MaxSteps: -1, MaxResults: -1}
+	t.Run("decoded", func(t *testing.T) {
+		obj, _ := nested(MaxDataDepth + 10)
+		_, err := MustCompileWithOptions(t, `{..y}`, unlimited).Eval(obj)
+		check(t, err)
+		_, err = MustCompileWithOptions(t, `{@}`, unlimited).ExecuteString(obj)
+		check(t, err)
+		obj, _ = nested(MaxDataDepth - 10)
+		_, err = MustCompileWithOptions(t, `{..y}`, unlimited).Eval(obj)
+		assert.NoError(t, err)
+	})
+	t.Run("raw", func(t *testing.T) {
+		// gjson rescans nested values, so raw JSON at the real limit is
+		// slow to test; the limit is lowered instead.
+		lowered := func(expr string) *Path {
+			p := MustCompileWithOptions(t, expr, unlimited)
+			p.lim.maxDepth = 100
+			return p
+		}
+		_, raw := nested(110)
+		_, err := lowered(`{..y}`).EvalJSON(raw)
+		check(t, err)
+		_, err = lowered(`{@}`).ExecuteJSONString(raw)
+		check(t, err)
+		_, raw = nested(90)
+		_, err = lowered(`{..y}`).EvalJSON(raw)
+		assert.NoError(t, err)
+		_, err = lowered(`{@}`).ExecuteJSONString(raw)
+		assert.NoError(t, err)
+	})
+	t.Run("value", func(t *testing.T) {
+		// Values from raw JSON that nest too deep cannot be converted.
+		raw := []byte(strings.Repeat("[", MaxDataDepth+1) + strings.Repeat("]", MaxDataDepth+1))
+		vs, err := MustCompileWithOptions(t, `{@}`, unlimited).EvalJSON(raw)
+		require.NoError(t, err)
+		assert.Nil(t, vs[0].Interface())
+		assert.Contains(t, vs[0].String(), "budget exceeded")
+	})
+}
+
+func MustCompileWithOptions(t *testing.T, expr string, opts Options) *Path {
+	t.Helper()
+	p, err := CompileWithOptions(expr, opts)
+	require.NoError(t, err)
+	return p
+}
