@@ -9,6 +9,7 @@ import (
 	_ "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	_ "k8s.io/client-go/dynamic"
 	_ "k8s.io/client-go/metadata"
+	_ "k8s.io/client-go/tools/clientcmd"
 	_ "k8s.io/client-go/util/jsonpath"
 	_ "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 )
