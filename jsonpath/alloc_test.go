@@ -33,6 +33,10 @@ func TestEachDoesNotAllocate(t *testing.T) {
 		{`{.status.conditions[?(@.lastProbeTime)].type}`, false},
 		{`{.spec.containers[1:].name}`, false},
 		{`{.spec.containers[*].ports[*].containerPort}`, false},
+		{`{.status.conditions[?(@.type!=@.status)].type}`, false},
+		{`{.spec.containers[?(@.ports[*].containerPort==8080)].name}`, false},
+		{`{.spec.containers[0:2].ports[?(@.containerPort>1000)].name}`, false},
+		{`{.spec.nodeName,.metadata.name}`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.expr, func(t *testing.T) {
@@ -45,6 +49,13 @@ func TestEachDoesNotAllocate(t *testing.T) {
 				}
 			})
 			assert.Zero(t, allocs, "Each")
+			g := generic(p) // the specialized paths must not hide allocations
+			allocs = testing.AllocsPerRun(200, func() {
+				if err := g.Each(obj, count); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Zero(t, allocs, "Each, generic evaluator")
 			buf := make([]Value, 0, 8)
 			allocs = testing.AllocsPerRun(200, func() {
 				var err error

@@ -89,10 +89,12 @@
 // applies each of its branches to every value that reaches it, so
 // .items[*]['a','b'] yields every a, then every b, as in kubectl.
 //
-// For the index layer, SingleValued reports expressions that yield at most
-// one value (fields and indexes only); Each evaluates them without
-// allocating. Fields reports the object keys an expression reads, so that
-// a projection can drop everything else (managedFields, for example)
+// For the index layer, Each (a callback per value) and AppendEval (into a
+// reused slice) evaluate without allocating: always for SingleValued
+// expressions (fields and indexes only), and for the paths indexes
+// usually are (wildcards over arrays, slices, filters comparing a field
+// with a literal). Fields reports the object keys an expression reads, so
+// that a projection can drop everything else (managedFields, for example)
 // without changing any result.
 //
 // # Limits

@@ -18,8 +18,10 @@ type tree[N any] interface {
 	// children returns the elements of an array, or the member values
 	// of an object in key order; nil for anything else.
 	children(n N) []N
-	// value stores n into *dst, which must be the zero Value.
-	value(n N, dst *Value) error
+	// value converts n. (It returns the Value rather than filling a
+	// *Value: a pointer passed to a method of a type parameter escapes,
+	// and would cost an allocation per call.)
+	value(n N) (Value, error)
 	// compareLit compares n (left) with a literal (right); ok is false
 	// if the tree has no fast path for that pair, and the caller then
 	// compares Values.
@@ -287,14 +289,14 @@ func (ev *evaluator[N, T]) match(f *filter, e N) bool {
 		if res, ok := ev.t.compareLit(c, &f.right.lit, f.op); ok {
 			return res
 		}
-		var l Value
-		if err := ev.t.value(c, &l); err != nil {
+		l, err := ev.t.value(c)
+		if err != nil {
 			ev.fail(err)
 			return false
 		}
 		return compare(&l, &f.right.lit, f.op)
 	}
-	var l, r Value // zero, as value requires
+	var l, r Value
 	if f.op == opExists {
 		return ev.operand(&f.left, e, 1, &l) > 0
 	}
@@ -320,7 +322,8 @@ func (ev *evaluator[N, T]) operand(x *expr, e N, limit int, dst *Value) int {
 			ev.missing(c)
 			return 0
 		}
-		if err := ev.t.value(c, dst); err != nil {
+		var err error
+		if *dst, err = ev.t.value(c); err != nil {
 			ev.fail(err)
 			return 0
 		}
@@ -338,8 +341,8 @@ func (ev *evaluator[N, T]) emit(n N, s *sink[N]) bool {
 		s.nodes = append(s.nodes, n)
 		return true
 	}
-	var v Value
-	if err := ev.t.value(n, &v); err != nil {
+	v, err := ev.t.value(n)
+	if err != nil {
 		ev.fail(err)
 		return false
 	}

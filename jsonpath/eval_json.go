@@ -101,9 +101,10 @@ func (jsonTree) children(n gjson.Result) []gjson.Result {
 	return nil
 }
 
-func (jsonTree) value(n gjson.Result, dst *Value) error {
-	setJSONValue(dst, n)
-	return nil
+func (jsonTree) value(n gjson.Result) (Value, error) {
+	var v Value
+	setJSONValue(&v, n)
+	return v, nil
 }
 
 func (jsonTree) compareLit(n gjson.Result, lit *Value, op cmpOp) (result, ok bool) {

@@ -201,7 +201,7 @@ func (r *objRunner) match(f *filter, e any) bool {
 		}
 	}
 	var l Value
-	if err := (objTree{}).value(c, &l); err != nil {
+	if err := (objTree{}).valueInto(c, &l); err != nil {
 		r.fail(err)
 		return false
 	}
@@ -209,21 +209,36 @@ func (r *objRunner) match(f *filter, e any) bool {
 }
 
 func (r *objRunner) emit(n any) bool {
+	// As the evaluator's emit: convert, then count.
+	if r.fn == nil { // build the value in its slot (see setValue)
+		r.out = append(r.out, Value{})
+		if err := (objTree{}).valueInto(n, &r.out[len(r.out)-1]); err != nil {
+			r.out = r.out[:len(r.out)-1]
+			r.fail(err)
+			return false
+		}
+		if !r.count() {
+			r.out = r.out[:len(r.out)-1]
+			return false
+		}
+		return true
+	}
 	var v Value
 	if s, ok := n.(string); ok {
 		v.kind, v.str = KindString, s
-	} else if err := (objTree{}).value(n, &v); err != nil {
+	} else if err := (objTree{}).valueInto(n, &v); err != nil {
 		r.fail(err)
 		return false
 	}
+	return r.count() && r.fn(v)
+}
+
+// count counts a result against the budget.
+func (r *objRunner) count() bool {
 	r.results++
 	if r.maxResults >= 0 && r.results > r.maxResults {
 		r.fail(&BudgetError{Limit: "results", Max: r.maxResults})
 		return false
 	}
-	if r.fn != nil {
-		return r.fn(v)
-	}
-	r.out = append(r.out, v)
 	return true
 }

@@ -76,7 +76,17 @@ func sortedValues(m map[string]any) []any {
 	return vs
 }
 
-func (objTree) value(n any, dst *Value) error {
+func (objTree) value(n any) (Value, error) {
+	var v Value
+	if !setValue(&v, n) {
+		return Value{}, unsupported(n)
+	}
+	return v, nil
+}
+
+// valueInto is value building the Value in place (see setValue); the
+// non-generic fast paths use it.
+func (objTree) valueInto(n any, dst *Value) error {
 	if !setValue(dst, n) {
 		return unsupported(n)
 	}

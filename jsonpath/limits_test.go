@@ -118,6 +118,17 @@ func TestFastPathsKeepTheBudget(t *testing.T) {
 			assert.Equal(t, serr, ferr, "%s with %d steps", expr, steps)
 			assert.Equal(t, joined(slow), joined(fast), "%s with %d steps", expr, steps)
 		}
+		for results := 1; results < 6; results++ {
+			p, err := CompileWithOptions(expr, Options{MaxResults: results})
+			require.NoError(t, err)
+			fast, ferr := p.Eval(obj)
+			slow, serr := generic(p).Eval(obj)
+			assert.Equal(t, serr, ferr, "%s with %d results", expr, results)
+			assert.Equal(t, joined(slow), joined(fast), "%s with %d results", expr, results)
+			n := 0
+			ferr = p.Each(obj, func(Value) bool { n++; return true })
+			assert.Equal(t, serr, ferr, "Each %s with %d results", expr, results)
+		}
 	}
 }
 

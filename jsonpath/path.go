@@ -145,10 +145,10 @@ func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
 
 // Each evaluates the expression on a decoded object (see Eval) and calls
 // fn for each value in order, until fn returns false. It does not
-// allocate unless the expression has a union, a recursive descent, a
-// wildcard on a map or is a template; in particular every SingleValued
-// path evaluates without allocating. Errors are *BudgetError (wrapping
-// ErrBudgetExceeded) and ErrUnsupportedType.
+// allocate unless the expression has a union of selectors, a recursive
+// descent, a wildcard on a map or is a template; in particular every
+// SingleValued path evaluates without allocating. Errors are
+// *BudgetError (wrapping ErrBudgetExceeded) and ErrUnsupportedType.
 func (p *Path) Each(obj any, fn func(Value) bool) error {
 	if p.keys == nil {
 		_, err := p.evalObj(obj, fn, nil)
@@ -185,16 +185,24 @@ func (p *Path) lookupKeys(obj any, v *Value) (found bool, err error) {
 
 // evalObj evaluates on a decoded object; results go to fn, or, if fn is
 // nil, are appended to dst and returned.
-func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) (out []Value, err error) {
+//
+// The evaluators live in functions of their own: their state would make
+// this one zero hundreds of bytes of stack on every call.
+func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) ([]Value, error) {
 	switch {
+	case p.keys != nil && fn == nil:
+		// The value is built in its slot: copying a fresh Value stalls
+		// the CPU (see setValue).
+		dst = append(dst, Value{})
+		found, err := p.lookupKeys(obj, &dst[len(dst)-1])
+		if !found {
+			dst = dst[:len(dst)-1]
+		}
+		return dst, err
 	case p.keys != nil:
 		var v Value
-		found, err := p.lookupKeys(obj, &v)
-		switch {
-		case !found:
-			return dst, err
-		case fn == nil:
-			return append(dst, v), nil
+		if found, err := p.lookupKeys(obj, &v); !found {
+			return nil, err
 		}
 		fn(v)
 		return nil, nil
@@ -203,25 +211,37 @@ func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) (out []Value, 
 		if done < len(p.segs) {
 			return dst, objTree{}.check(n)
 		}
-		var v Value
-		if err := (objTree{}).value(n, &v); err != nil {
-			return dst, err
-		}
 		if fn == nil {
-			return append(dst, v), nil
+			dst = append(dst, Value{})
+			if err := (objTree{}).valueInto(n, &dst[len(dst)-1]); err != nil {
+				return dst[:len(dst)-1], err
+			}
+			return dst, nil
+		}
+		var v Value
+		if err := (objTree{}).valueInto(n, &v); err != nil {
+			return nil, err
 		}
 		fn(v)
 		return nil, nil
 	case p.mode == modeLinear:
-		defer recoverInternal(&err)
-		r := objRunner{maxResults: p.lim.maxResults, fn: fn, out: dst}
-		r.budget.init(&p.lim)
-		if fn == nil && dst == nil {
-			r.out = make([]Value, 0, 4)
-		}
-		r.run(p.segs, obj)
-		return r.out, r.budget.err
+		return p.evalLinear(obj, fn, dst)
 	}
+	return p.evalGeneric(obj, fn, dst)
+}
+
+func (p *Path) evalLinear(obj any, fn func(Value) bool, dst []Value) (_ []Value, err error) {
+	defer recoverInternal(&err)
+	r := objRunner{maxResults: p.lim.maxResults, fn: fn, out: dst}
+	r.budget.init(&p.lim)
+	if fn == nil && dst == nil {
+		r.out = make([]Value, 0, 4)
+	}
+	r.run(p.segs, obj)
+	return r.out, r.budget.err
+}
+
+func (p *Path) evalGeneric(obj any, fn func(Value) bool, dst []Value) (_ []Value, err error) {
 	defer recoverInternal(&err)
 	ev := evaluator[any, objTree]{maxResults: p.lim.maxResults}
 	ev.budget.init(&p.lim)
