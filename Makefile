@@ -38,7 +38,7 @@ vet:
 	$(GO) vet ./...
 
 test: controlplane vet
-	$(GO) test -race -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory fuzz
 
 # A short bounded run of every fuzz target, one at a time (go test -fuzz takes one target).
@@ -58,6 +58,19 @@ fmt:
 
 clean-controlplane:
 	rm -rf $(KINDEX_CONTROLPLANE_DIR)
+
+# The quickstart (examples/quickstart) against a control plane it starts on loopback and seeds
+# with the demo CRD and 300 objects; everything stops at the end and on Ctrl-C. Add
+# DEMO_FLAGS=-hold to keep the control plane running afterwards for the other examples.
+demo: controlplane
+	$(GO) run ./examples/quickstart -local $(DEMO_FLAGS)
+
+# The same against the cluster of the current kubeconfig (DEMO_FLAGS="-context NAME" or
+# "-kubeconfig PATH" to pick another): it seeds the demo CRD and objects there first and
+# deletes them at the end (add -keep to keep them).
+.PHONY: demo-kubeconfig
+demo-kubeconfig:
+	$(GO) run ./examples/quickstart -seed $(DEMO_FLAGS)
 
 # The comparison harness (bench/harness): one control plane, N seeded pods (BENCH_N, default
 # 20000) and N/10 custom resources, every subject measured BENCH_RUNS times in fresh child
