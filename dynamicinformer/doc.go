@@ -24,6 +24,19 @@
 // (Options.Registerer). Factory.WatchAll keeps one informer per watchable resource a filter
 // selects, following CRDs as they come and go.
 //
+// Any field can be indexed and queried locally: Informer.AddIndex registers a JSONPath
+// expression (indexes are shared by equal expressions, backfilled when added, and removed with
+// the reference that added them), Informer.Query answers equality, set, negation, existence
+// and numeric comparisons on indexes, JSONPath filters, label selectors and namespaces, in
+// (namespace, name) order with a limit and a continue token:
+//
+//	if err := inf.AddIndex("size", "{.spec.size}"); err != nil { ... } // *jsonpath.SyntaxError has the offset
+//	res, err := inf.Query(query.Query{Namespace: "prod", Conditions: []query.Condition{query.Gt("size", "2")}, Limit: 50})
+//
+// Factory.Dependents finds the objects of every cached resource owned by a UID;
+// Factory.Orphans those whose owners are gone (see the informer core's documentation for
+// what each costs).
+//
 // managedFields are stripped before objects are cached (Options.KeepManagedFields keeps
 // them); Options.Transform runs after that. The initial list is streamed (watch-list) where
 // the server supports it, with client-go's fallback to a paged LIST.

@@ -26,6 +26,12 @@ type (
 	SyncFailure = informer.SyncFailure
 	// Discovery is what Options.Discovery needs; *discovery.Client implements it.
 	Discovery = informer.Discovery
+	// IndexStats describes one index of an informer (Informer.IndexStats).
+	IndexStats = informer.IndexStats
+	// IndexConflictError is returned when an index name is registered with two definitions.
+	IndexConflictError = informer.IndexConflictError
+	// UnknownOwner is an owner reference Factory.Orphans could not check.
+	UnknownOwner = informer.UnknownOwner
 )
 
 // Phases.
@@ -58,6 +64,16 @@ var (
 	ErrShutdown     = informer.ErrShutdown
 	ErrReleased     = informer.ErrReleased
 	ErrNotWatchable = informer.ErrNotWatchable
+	// ErrIndexNotFound: a query or RemoveIndex names an index that is not registered.
+	ErrIndexNotFound = informer.ErrIndexNotFound
+	// ErrIndexConflict: an index name is already registered with another definition.
+	ErrIndexConflict = informer.ErrIndexConflict
+	// ErrInvalidIndex: an empty name, a JSONPath that does not compile, an unknown built-in.
+	ErrInvalidIndex = informer.ErrInvalidIndex
+	// ErrIndexesUnsupported: the informer's store has no run-time indexes.
+	ErrIndexesUnsupported = informer.ErrIndexesUnsupported
+	// ErrOwnerNotCached: Orphans could not check an owner, its resource is not cached.
+	ErrOwnerNotCached = informer.ErrOwnerNotCached
 )
 
 // Per-informer options.

@@ -15,4 +15,25 @@
 //
 // Builtin returns the metadata indexes every consumer needs: namespace, name, UID, label
 // (key=value), label key, annotation key, owner UID, controller UID and finalizer.
+//
+// # How informers use them
+//
+// Informer.AddIndex(name, expr) compiles expr once and registers FromPath's function in
+// the informer's store under the path's canonical form ((*jsonpath.Path).String()), so that
+// consumers registering the same expression, however they spell it, share one index;
+// AddBuiltinIndex registers a built-in under "builtin:<name>", which Factory.Dependents and
+// Orphans share (owner UID and UID). A syntax error is returned as a *jsonpath.SyntaxError
+// with the byte offset. The functions run on every add and update of an object, under the
+// store's lock.
+//
+// # Costs
+//
+// On a decoded object, a path of fields and indexes ("{.spec.nodeName}") is a map walk; with
+// wildcards and filters ("{.spec.containers[*].image}", `{.status.conditions[?(@.type==
+// "Ready")].status}`) it walks more; each allocates only the returned slice (values are
+// evaluated into a pooled buffer) and the text of a number or boolean. Measured on a decoded
+// Pod: 0.3-0.6 us per evaluation (bench/README.query.md). On raw JSON (compact objects) the path is evaluated with gjson
+// over the bytes, without decoding. On a metadata-only object the metadata is first rendered
+// as a small map (a few allocations) for the path to read; the built-ins read the metadata
+// directly and are the cheaper choice there.
 package indexfuncs

@@ -3,6 +3,7 @@ package indexfuncs
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
@@ -73,24 +74,63 @@ func FromPath(p *jsonpath.Path) cache.IndexFunc {
 		}
 	}
 	return func(obj any) ([]string, error) {
-		var out []string
+		// Values are evaluated into a pooled buffer: a path on a decoded object allocates only
+		// the returned slice (and the text of a number).
+		bp := valueBufs.Get().(*[]jsonpath.Value)
+		vals, err := evalOn(p, obj, (*bp)[:0])
+		defer func() {
+			clear(vals) // drop references into obj
+			if cap(vals) <= 64 {
+				*bp = vals[:0]
+			}
+			valueBufs.Put(bp)
+		}()
+		if len(vals) == 0 {
+			return nil, err
+		}
+		out := make([]string, 0, len(vals))
 		var bad jsonpath.Kind
-		collect := func(v jsonpath.Value) bool {
+		for _, v := range vals {
 			switch {
 			case v.IsScalar():
 				out = append(out, v.String())
 			case v.Kind() == jsonpath.KindMap || v.Kind() == jsonpath.KindList:
 				bad = v.Kind()
 			}
-			return true
 		}
-		if err := eachOn(p, obj, collect); err != nil {
+		if len(out) == 0 {
+			out = nil
+		}
+		if err != nil {
 			return out, err
 		}
 		if bad != jsonpath.KindInvalid {
 			return out, &ValueError{Path: name, Kind: bad}
 		}
 		return out, nil
+	}
+}
+
+var valueBufs = sync.Pool{New: func() any {
+	b := make([]jsonpath.Value, 0, 8)
+	return &b
+}}
+
+// evalOn evaluates p on an object of any type FromPath accepts, appending to dst.
+func evalOn(p *jsonpath.Path, obj any, dst []jsonpath.Value) ([]jsonpath.Value, error) {
+	switch o := unwrap(obj).(type) {
+	case *unstructured.Unstructured:
+		return p.AppendEval(dst, o.Object)
+	case map[string]any:
+		return p.AppendEval(dst, o)
+	case RawJSON:
+		return p.EvalJSON(o.RawJSON())
+	default:
+		m, err := metadataMap(o)
+		if err != nil {
+			return nil, err
+		}
+		return p.AppendEval(dst, m)
 	}
 }
 

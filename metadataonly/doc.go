@@ -16,6 +16,14 @@
 //		return ownerIndexer(res) // called for every current and future resource
 //	})
 //
+// The garbage collector's questions have answers from the cache: Factory.Dependents(ctx, uid)
+// returns the objects of every cached resource owned by uid, Factory.Orphans(ctx) those whose
+// owners no longer exist (an owner counts as gone only when a synced informer caches its
+// resource and has no object with its UID; otherwise it is reported as unknown). Both use an
+// owner index (Options.OwnerIndex, or registered on first use). Metadata fields can be indexed
+// and queried as in dynamicinformer: Informer.AddIndex("team", "{.metadata.labels.team}"),
+// Informer.Query.
+//
 // Objects returned by List and Get and passed to handlers are shared: treat them as
 // read-only.
 package metadataonly

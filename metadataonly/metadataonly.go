@@ -21,6 +21,10 @@ type (
 	NamespaceLister = informer.NamespaceLister[Object]
 	// WatchAll is a set of informers that follows discovery.
 	WatchAll = informer.WatchAll[Object]
+	// Dependent is an object found by Factory.Dependents, with its resource.
+	Dependent = informer.Dependent[Object]
+	// Orphan is an object found by Factory.Orphans, with its dangling and unknown owners.
+	Orphan = informer.Orphan[Object]
 )
 
 // NewFactory returns a factory of metadata-only informers for cfg: objects are

@@ -1,10 +1,41 @@
 // Package query describes queries over kindex's cached objects: conditions on registered
 // indexes (equal, in, not-equal, exists, not-exists, numeric less and greater), JSONPath
 // conditions evaluated on candidates, a label selector and a namespace, with results in
-// (namespace, name) order, a limit and a continue token.
+// (namespace, name) order, a limit and a continue token. Informer.Query of dynamicinformer
+// and metadataonly runs them on an informer's cache, where indexes are registered with
+// Informer.AddIndex (a JSONPath expression), AddBuiltinIndex or AddIndexFunc.
 //
-// A query is answered from the index with the fewest entries among its positive conditions;
-// the other conditions are checked on those candidates only. A query without a positive
-// indexed condition visits every object in scope, so it must say Scan: true. JSONPath
-// conditions (Where) cost one evaluation of the path per candidate.
+// # What each kind of condition costs
+//
+// A query is answered from one index, the driver: the positive indexed condition (Eq,
+// OneOf, Has, Lt, Le, Gt, Ge) with the fewest entries in scope. Every other condition is
+// checked on the driver's candidates only. With n objects in scope, k candidates and m
+// matches:
+//
+//   - Eq, OneOf driving: one map lookup per value, then k entries. Independent of n.
+//   - Has, Lt, Le, Gt, Ge driving: one pass over the index's distinct values (each parsed as
+//     a number for the comparisons), then k entries. Cheap for indexes with few distinct
+//     values (sizes, phases), as costly as a scan for unique ones (names, UIDs).
+//   - NotEq, HasNot: never drive (an object without values is in no index); a look at each
+//     candidate's recorded values. A query whose indexed conditions are all negative needs
+//     Scan.
+//   - Any other indexed condition: a look at each candidate's recorded values.
+//   - Namespace: index entries are kept per namespace (a value with at most 64 objects keeps
+//     one list, filtered by namespace), so a namespaced query reads that namespace's entries
+//     (k counts only them) and never the whole cache, and a namespaced scan only that
+//     namespace's objects.
+//   - Labels: one selector match per candidate, on the object's labels.
+//   - Where (JSONPath): one evaluation of the path per candidate that passed the indexed
+//     conditions; the path is compiled once per distinct expression. A query whose only
+//     conditions are JSONPath ones visits every object in scope: it must set Scan.
+//   - Scan: every object in scope (n) is a candidate.
+//   - Order and paging: the m matches are sorted before Limit and Continue apply, so each
+//     page costs O(m log m). The continue token names the last key returned: a page starts
+//     after it in the current content, so objects present throughout are returned exactly
+//     once across pages while the set changes, objects added behind the cursor are not seen,
+//     and objects removed before their page are not returned.
+//
+// A query without a positive indexed condition is refused with ErrScanRequired unless Scan
+// is set, so that an expensive query is always a decision. Plan in the result says which
+// condition drove and how many candidates and matches there were.
 package query

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -59,6 +60,10 @@ type core struct {
 	reg     *registry
 
 	handlers sync.WaitGroup // handler goroutines of every entry
+
+	// ownerIndex: every entry registers the owner index as it starts (Options.OwnerIndex, or
+	// since the first Dependents or Orphans).
+	ownerIndex atomic.Bool
 
 	mu        sync.Mutex
 	ctx       context.Context

@@ -43,6 +43,7 @@ type entry struct {
 	stopped    bool
 
 	status statusCell
+	idx    indexSet
 
 	refs    int           // guarded by the registry's lock
 	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed
@@ -65,6 +66,9 @@ func newEntry(c *core, key Key, t Target) *entry {
 	}
 	e.metrics = c.metrics.forEntry(key)
 	e.transform = c.mode.Transform(c.opts.KeepManagedFields, forgiving(c.opts.Transform, e.transformFailed))
+	if c.ownerIndex.Load() {
+		e.ensureOwnerIndex() // the store is empty: nothing to backfill
+	}
 	e.status.init(Status{Key: key, Resource: t.Resource, Phase: PhaseSyncing})
 	e.metrics.setPhase(PhaseSyncing)
 	return e

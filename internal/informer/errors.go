@@ -12,6 +12,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/internal/store"
 )
 
 var (
@@ -23,7 +25,38 @@ var (
 	ErrReleased = errors.New("kindex: informer released")
 	// ErrNotWatchable is returned for a resource that does not support list and watch.
 	ErrNotWatchable = errors.New("kindex: resource does not support list and watch")
+	// ErrIndexNotFound is returned for an index name not registered on the informer (or, by
+	// RemoveIndex, not registered through this reference).
+	ErrIndexNotFound = store.ErrIndexNotFound
+	// ErrIndexConflict is returned when an index name is registered on an informer with
+	// another expression or function than the one it already has.
+	ErrIndexConflict = errors.New("kindex: index name already registered with another definition")
+	// ErrInvalidIndex is returned for an empty index name, a JSONPath expression that does not
+	// compile (the error also wraps the positioned *jsonpath.SyntaxError), an unknown built-in
+	// or a nil function.
+	ErrInvalidIndex = errors.New("kindex: invalid index")
+	// ErrIndexesUnsupported is returned by index and query methods of an informer whose
+	// store has no run-time indexes (a store plugged in through Internal.NewStore).
+	ErrIndexesUnsupported = errors.New("kindex: the informer's store does not support indexes")
+	// ErrOwnerNotCached explains an UnknownOwner: no synced informer of the factory caches
+	// every object of the owner's resource where the owner would be.
+	ErrOwnerNotCached = errors.New("kindex: owner's resource is not cached")
 )
+
+// IndexConflictError names the index and both definitions; errors.Is(err, ErrIndexConflict).
+type IndexConflictError struct {
+	Name string
+	// Existing and Requested are the definitions: a canonical JSONPath expression,
+	// "builtin:<name>" or "func:<name>".
+	Existing, Requested string
+}
+
+func (e *IndexConflictError) Error() string {
+	return fmt.Sprintf("kindex: index %q is registered as %s, cannot register it as %s", e.Name, e.Existing, e.Requested)
+}
+
+// Is makes errors.Is(err, ErrIndexConflict) true.
+func (e *IndexConflictError) Is(target error) bool { return target == ErrIndexConflict }
 
 // SyncFailure is one informer that did not sync in time.
 type SyncFailure struct {

@@ -192,7 +192,7 @@ func (m *fakeMode) server(gvr schema.GroupVersionResource) *fakeServer {
 
 func (m *fakeMode) Name() string                  { return "fake" }
 func (m *fakeMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
-func (m *fakeMode) NewStore() Store               { return NewIndexerStore() }
+func (m *fakeMode) NewStore() Store               { return NewIndexedStore() }
 func (m *fakeMode) Object(item any) (any, error)  { return item, nil }
 func (m *fakeMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
 	return identityModeTransform(keep, user)
@@ -364,6 +364,13 @@ var (
 
 func newEnv(t *testing.T, opts Options[obj], rs ...discovery.Resource) *env {
 	t.Helper()
+	return newEnvWith(t, opts, Internal{}, rs...)
+}
+
+// newEnvWith is newEnv with Internal settings (the fakes' access checker and short backoffs
+// are always used).
+func newEnvWith(t *testing.T, opts Options[obj], in Internal, rs ...discovery.Resource) *env {
+	t.Helper()
 	if len(rs) == 0 {
 		rs = []discovery.Resource{widgets, gadgets}
 	}
@@ -372,12 +379,11 @@ func newEnv(t *testing.T, opts Options[obj], rs ...discovery.Resource) *env {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = e.logs.logger()
 	}
-	f, err := NewFactory(&rest.Config{Host: "https://fake.invalid"}, e.mode, opts, Internal{
-		Access:           e.access,
-		ReflectorBackoff: &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Steps: 100, Factor: 2},
-		RecheckInitial:   20 * time.Millisecond,
-		RecheckMax:       100 * time.Millisecond,
-	})
+	in.Access = e.access
+	in.ReflectorBackoff = &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Steps: 100, Factor: 2}
+	in.RecheckInitial = 20 * time.Millisecond
+	in.RecheckMax = 100 * time.Millisecond
+	f, err := NewFactory(&rest.Config{Host: "https://fake.invalid"}, e.mode, opts, in)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ type handle struct {
 	borrowed bool // a watch-all member's view: Release by users does nothing
 	mu       sync.Mutex
 	regs     map[*Registration]struct{}
+	indexes  map[string]struct{} // index names registered through this reference
 }
 
 func (h *handle) release() {
@@ -46,11 +47,14 @@ func (h *handle) dropRefs() {
 
 func (h *handle) removeAll() {
 	h.mu.Lock()
-	regs := h.regs
-	h.regs = nil
+	regs, indexes := h.regs, h.indexes
+	h.regs, h.indexes = nil, nil
 	h.mu.Unlock()
 	for r := range regs {
 		h.e.removeHandler(r, false, false)
+	}
+	for name := range indexes {
+		_ = h.e.removeIndex(name)
 	}
 }
 
@@ -94,10 +98,10 @@ type Informer[T Object] struct {
 	h *handle
 }
 
-// Release drops this reference and removes the handlers added through it. Releasing the
-// last reference stops the informer: its reflector and processing loop have ended when
-// Release returns, its handler goroutines end after the call in progress, and its cache is
-// freed. Release may be called from a handler, and more than once.
+// Release drops this reference and removes the handlers and indexes added through it.
+// Releasing the last reference stops the informer: its reflector and processing loop have
+// ended when Release returns, its handler goroutines end after the call in progress, and its
+// cache is freed. Release may be called from a handler, and more than once.
 func (i *Informer[T]) Release() { i.h.release() }
 
 // Resource is the resource the informer watches, as discovery described it when the

@@ -20,7 +20,7 @@ type dynamicMode struct{ client dynamic.Interface }
 
 func (m *dynamicMode) Name() string                  { return "dynamic" }
 func (m *dynamicMode) ExampleObject() runtime.Object { return &unstructured.Unstructured{} }
-func (m *dynamicMode) NewStore() Store               { return NewIndexerStore() }
+func (m *dynamicMode) NewStore() Store               { return NewIndexedStore() }
 func (m *dynamicMode) Object(item any) (any, error)  { return item, nil }
 
 func (m *dynamicMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
@@ -53,7 +53,7 @@ type metadataMode struct{ client metadata.Interface }
 
 func (m *metadataMode) Name() string                  { return "metadata" }
 func (m *metadataMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
-func (m *metadataMode) NewStore() Store               { return NewIndexerStore() }
+func (m *metadataMode) NewStore() Store               { return NewIndexedStore() }
 func (m *metadataMode) Object(item any) (any, error)  { return item, nil }
 
 func (m *metadataMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {

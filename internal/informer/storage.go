@@ -5,6 +5,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/query"
 )
 
 // Store holds one informer's objects (as the storage mode stores them). It outlives runs:
@@ -34,8 +36,28 @@ type NamespacedStore interface {
 	ByNamespace(namespace string) []any
 }
 
-// NewIndexerStore returns the default Store: client-go's thread-safe Indexer with a
-// namespace index.
+// IndexedStore is a Store with indexes added and removed at run time and a query planner:
+// kindex's *store.Store. Informer indexes, queries and the owner index (Dependents, Orphans)
+// need it; on an informer whose store is a plain Store, AddIndex and Query return
+// ErrIndexesUnsupported and Dependents and Orphans scan.
+type IndexedStore interface {
+	Store
+	NamespacedStore
+	AddIndex(name string, fn store.IndexFunc) error
+	RemoveIndex(name string) (gone bool, err error)
+	IndexStats(name string) (store.IndexStats, error)
+	IndexKeysIn(index, value, namespace string, allNamespaces bool) ([]string, error)
+	Query(q query.Query, opts store.QueryOptions) ([]store.Item, string, query.Plan, error)
+}
+
+var _ IndexedStore = (*store.Store)(nil)
+
+// NewIndexedStore returns kindex's indexed store (package internal/store), the store of the
+// dynamic and metadata modes.
+func NewIndexedStore() Store { return store.New(store.Options{}) }
+
+// NewIndexerStore returns client-go's thread-safe Indexer with a namespace index: a plain
+// Store, without run-time indexes or queries.
 func NewIndexerStore() Store {
 	return &indexerStore{Indexer: cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})}

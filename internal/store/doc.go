@@ -8,9 +8,13 @@
 //     the index with the last one, so consumers that register the same index share it.
 //   - An index function that errors or panics is counted on its index (IndexStats) and the
 //     object is still stored: never a panic, never a lost object.
-//   - Every index keeps, per value, the keys of each namespace, so a namespaced lookup reads
-//     only that namespace's entries; and per key, its values, so any condition can be checked
-//     on a candidate with one map lookup.
+//   - Every index keeps, per value, the keys of each namespace (a value with at most 64 keys
+//     keeps one list, filtered by namespace), so a namespaced lookup never reads the whole
+//     store; and each object's record keeps the values every index gave it, so any condition
+//     is checked on a candidate without another lookup, and an update unindexes the old
+//     values without calling the index function again.
+//   - Key lists are shaped for the sizes values have: one key inline (UIDs, names), a slice
+//     for a few, a map beyond 16.
 //
 // Store implements cache.Store and cache.Indexer, so client-go's Reflector, DeltaFIFO and
 // listers work with it. Objects are shared: callers must not modify what they add or read.

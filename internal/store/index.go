@@ -13,11 +13,86 @@ type IndexFunc func(obj any) ([]string, error)
 // keySet is a set of object keys.
 type keySet map[string]struct{}
 
-// valueEntry holds the keys indexed under one value, per namespace, so that a namespaced
-// lookup reads only that namespace's keys.
+// valueEntry holds the objects (records) indexed under one value. A namespaced lookup must not read other
+// namespaces' keys, yet splitting every value's keys by namespace costs a map and a list per
+// (value, namespace) pair, which for values spread thinly over namespaces (node names) is
+// one per object. So the keys stay in one list while they are in one namespace or few
+// (at most splitAt: a namespaced lookup filters them, a bounded cost), and are split into a
+// list per namespace when a value has more keys in several namespaces.
 type valueEntry struct {
-	total int
-	byNS  map[string]keySet
+	total   int
+	ns      string              // byNS == nil: the namespace of the first key
+	multiNS bool                // byNS == nil: some key is in another namespace than ns
+	keys    keyList             // byNS == nil: the keys
+	byNS    map[string]*keyList // the keys by namespace, once split
+}
+
+// splitAt is the most keys in several namespaces one list holds.
+const splitAt = 64
+
+// insert adds a record (of namespace ns); it reports whether it was new.
+func (e *valueEntry) insert(rec *record, ns string) bool {
+	if e.byNS != nil {
+		kl := e.byNS[ns]
+		if kl == nil {
+			kl = &keyList{}
+			e.byNS[ns] = kl
+		}
+		if !kl.add(rec) {
+			return false
+		}
+		e.total++
+		return true
+	}
+	if !e.keys.add(rec) {
+		return false
+	}
+	if e.total == 0 {
+		e.ns = ns
+	} else if ns != e.ns {
+		e.multiNS = true
+	}
+	if e.total++; e.multiNS && e.total > splitAt {
+		e.split()
+	}
+	return true
+}
+
+// split moves the keys into one list per namespace.
+func (e *valueEntry) split() {
+	e.byNS = map[string]*keyList{}
+	e.keys.each(func(rec *record) {
+		ns := NamespaceOf(rec.key)
+		kl := e.byNS[ns]
+		if kl == nil {
+			kl = &keyList{}
+			e.byNS[ns] = kl
+		}
+		kl.add(rec)
+	})
+	e.keys, e.ns, e.multiNS = keyList{}, "", false
+}
+
+// remove deletes a record (of namespace ns); it reports whether it was there.
+func (e *valueEntry) remove(rec *record, ns string) bool {
+	switch {
+	case e.byNS != nil:
+		kl := e.byNS[ns]
+		if kl == nil || !kl.remove(rec) {
+			return false
+		}
+		if kl.n == 0 {
+			delete(e.byNS, ns)
+		}
+	case !e.multiNS && ns != e.ns:
+		return false
+	case !e.keys.remove(rec):
+		return false
+	}
+	if e.total--; e.total == 0 {
+		*e = valueEntry{}
+	}
+	return true
 }
 
 // index is one registered index. Its maps are guarded by the Store's lock.
@@ -26,8 +101,8 @@ type index struct {
 	fn   IndexFunc
 	refs int
 
+	slot    int                    // where records keep this index's values
 	byValue map[string]*valueEntry // value -> keys
-	byKey   map[string][]string    // key -> values it is indexed under
 
 	errs    atomic.Int64
 	errMu   sync.Mutex
@@ -35,7 +110,7 @@ type index struct {
 }
 
 func newIndex(name string, fn IndexFunc) *index {
-	return &index{name: name, fn: fn, byValue: map[string]*valueEntry{}, byKey: map[string][]string{}}
+	return &index{name: name, fn: fn, byValue: map[string]*valueEntry{}}
 }
 
 // compute runs the index function; a panic or an error is counted, never propagated.
@@ -82,50 +157,22 @@ func dedupe(values []string) []string {
 	return out
 }
 
-func (ix *index) add(key, ns string, values []string) {
-	if len(values) == 0 {
-		return
-	}
-	ix.byKey[key] = values
+// add indexes rec (of namespace ns) under values.
+func (ix *index) add(rec *record, ns string, values []string) {
 	for _, v := range values {
 		e := ix.byValue[v]
 		if e == nil {
-			e = &valueEntry{byNS: map[string]keySet{}}
+			e = &valueEntry{}
 			ix.byValue[v] = e
 		}
-		set := e.byNS[ns]
-		if set == nil {
-			set = keySet{}
-			e.byNS[ns] = set
-		}
-		if _, ok := set[key]; !ok {
-			set[key] = struct{}{}
-			e.total++
-		}
+		e.insert(rec, ns)
 	}
 }
 
-func (ix *index) remove(key, ns string) {
-	values, ok := ix.byKey[key]
-	if !ok {
-		return
-	}
-	delete(ix.byKey, key)
+// remove unindexes rec (of namespace ns) from values, the values add was given.
+func (ix *index) remove(rec *record, ns string, values []string) {
 	for _, v := range values {
-		e := ix.byValue[v]
-		if e == nil {
-			continue
-		}
-		if set := e.byNS[ns]; set != nil {
-			if _, ok := set[key]; ok {
-				delete(set, key)
-				e.total--
-			}
-			if len(set) == 0 {
-				delete(e.byNS, ns)
-			}
-		}
-		if e.total == 0 {
+		if e := ix.byValue[v]; e != nil && e.remove(rec, ns) && e.total == 0 {
 			delete(ix.byValue, v)
 		}
 	}
@@ -133,30 +180,51 @@ func (ix *index) remove(key, ns string) {
 
 // count returns how many keys value has in ns ("" with allNS for every namespace).
 func (e *valueEntry) count(ns string, allNS bool) int {
-	if e == nil {
+	switch {
+	case e == nil:
+		return 0
+	case allNS:
+		return e.total
+	case e.byNS != nil:
+		if kl := e.byNS[ns]; kl != nil {
+			return kl.n
+		}
+		return 0
+	case !e.multiNS:
+		if ns == e.ns {
+			return e.total
+		}
 		return 0
 	}
-	if allNS {
-		return e.total
-	}
-	return len(e.byNS[ns])
+	n := 0
+	e.keys.each(func(rec *record) {
+		if NamespaceOf(rec.key) == ns {
+			n++
+		}
+	})
+	return n
 }
 
-// each calls fn for every key of e in scope.
-func (e *valueEntry) each(ns string, allNS bool, fn func(key string)) {
-	if e == nil {
-		return
-	}
-	if !allNS {
-		for k := range e.byNS[ns] {
-			fn(k)
+// each calls fn for every record of e in scope.
+func (e *valueEntry) each(ns string, allNS bool, fn func(rec *record)) {
+	switch {
+	case e == nil:
+	case e.byNS != nil && allNS:
+		for _, kl := range e.byNS {
+			kl.each(fn)
 		}
-		return
-	}
-	for _, set := range e.byNS {
-		for k := range set {
-			fn(k)
+	case e.byNS != nil:
+		if kl := e.byNS[ns]; kl != nil {
+			kl.each(fn)
 		}
+	case allNS || (!e.multiNS && ns == e.ns):
+		e.keys.each(fn)
+	case e.multiNS:
+		e.keys.each(func(rec *record) {
+			if NamespaceOf(rec.key) == ns {
+				fn(rec)
+			}
+		})
 	}
 }
 

@@ -20,13 +20,13 @@ func (s *Store) Index(indexName string, obj any) ([]any, error) {
 	values := ix.compute(obj)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	seen := keySet{}
+	seen := map[*record]bool{}
 	var out []any
 	for _, v := range values {
-		ix.byValue[v].each("", true, func(k string) {
-			if _, dup := seen[k]; !dup {
-				seen[k] = struct{}{}
-				out = append(out, s.items[k])
+		ix.byValue[v].each("", true, func(rec *record) {
+			if !seen[rec] {
+				seen[rec] = true
+				out = append(out, rec.obj)
 			}
 		})
 	}
@@ -49,7 +49,7 @@ func (s *Store) IndexKeysIn(indexName, value, ns string, allNamespaces bool) ([]
 	}
 	e := ix.byValue[value]
 	out := make([]string, 0, e.count(ns, allNamespaces))
-	e.each(ns, allNamespaces, func(k string) { out = append(out, k) })
+	e.each(ns, allNamespaces, func(rec *record) { out = append(out, rec.key) })
 	return out, nil
 }
 
@@ -79,7 +79,7 @@ func (s *Store) ByIndex(indexName, value string) ([]any, error) {
 	}
 	e := ix.byValue[value]
 	out := make([]any, 0, e.count("", true))
-	e.each("", true, func(k string) { out = append(out, s.items[k]) })
+	e.each("", true, func(rec *record) { out = append(out, rec.obj) })
 	return out, nil
 }
 

@@ -2,7 +2,7 @@ package store
 
 import (
 	"encoding/base64"
-	"sort"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -83,7 +83,7 @@ func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.P
 		matched = append(matched, it)
 	}
 	plan.Matched = len(matched)
-	sort.Slice(matched, func(i, j int) bool { return keyLess(matched[i].Key, matched[j].Key) })
+	sortItems(matched)
 	next := ""
 	if q.Limit > 0 && len(matched) > q.Limit {
 		matched = matched[:q.Limit]
@@ -137,37 +137,48 @@ func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan,
 		return nil, plan, query.ErrScanRequired
 	}
 	var out []Item
-	visit := func(key string) {
+	if driver >= 0 {
+		out = make([]Item, 0, best)
+	}
+	visit := func(rec *record) {
 		plan.Candidates++
 		for i, m := range conds {
-			if i != driver && !m.match(ixs[i].byKey[key]) {
+			if i != driver && !m.match(rec.valuesOf(ixs[i].slot)) {
 				return
 			}
 		}
-		out = append(out, Item{Key: key, Obj: s.items[key]})
+		out = append(out, Item{Key: rec.key, Obj: rec.obj})
 	}
 	if driver < 0 {
 		plan.Driver = "scan"
 		if allNS {
-			for key := range s.items {
-				visit(key)
+			for _, rec := range s.items {
+				visit(rec)
 			}
 		} else {
 			for key := range s.byNS[ns] {
-				visit(key)
+				visit(s.items[key])
 			}
 		}
 		return out, plan, nil
 	}
 	plan.Driver = conds[driver].cond.String()
 	ix, m := ixs[driver], conds[driver]
-	seen := keySet{}
+	// A record is listed once per value: only an object with several values can be met
+	// twice when the driver reads several values, so only those are remembered.
+	var seen map[*record]bool
 	each := func(e *valueEntry) {
-		e.each(ns, allNS, func(key string) {
-			if _, dup := seen[key]; !dup {
-				seen[key] = struct{}{}
-				visit(key)
+		e.each(ns, allNS, func(rec *record) {
+			if m.cond.Op != query.Equal && len(rec.valuesOf(ix.slot)) > 1 {
+				if seen[rec] {
+					return
+				}
+				if seen == nil {
+					seen = map[*record]bool{}
+				}
+				seen[rec] = true
 			}
+			visit(rec)
 		})
 	}
 	switch m.cond.Op {
@@ -208,14 +219,42 @@ func estimate(ix *index, m *matcher, ns string, allNS bool) int {
 	return n
 }
 
+// sortItems sorts items by (namespace, name). When every namespace has the same length (or
+// there are none), that is the keys' byte order, which compares twice as fast.
+func sortItems(items []Item) {
+	sameLength := true
+	if len(items) > 0 {
+		n := strings.IndexByte(items[0].Key, '/')
+		for _, it := range items[1:] {
+			if strings.IndexByte(it.Key, '/') != n {
+				sameLength = false
+				break
+			}
+		}
+	}
+	if sameLength {
+		slices.SortFunc(items, func(a, b Item) int { return strings.Compare(a.Key, b.Key) })
+		return
+	}
+	slices.SortFunc(items, func(a, b Item) int { return compareKeys(a.Key, b.Key) })
+}
+
 // keyLess orders keys by (namespace, name).
-func keyLess(a, b string) bool {
+func keyLess(a, b string) bool { return compareKeys(a, b) < 0 }
+
+// compareKeys compares keys by namespace, then name. (Comparing the keys as strings would
+// not do: '-', allowed in namespaces, sorts before '/'.)
+func compareKeys(a, b string) int {
+	if strings.IndexByte(a, '/') == strings.IndexByte(b, '/') {
+		// Namespaces of one length (or none): byte order is (namespace, name) order.
+		return strings.Compare(a, b)
+	}
 	an, aname := splitKey(a)
 	bn, bname := splitKey(b)
-	if an != bn {
-		return an < bn
+	if c := strings.Compare(an, bn); c != 0 {
+		return c
 	}
-	return aname < bname
+	return strings.Compare(aname, bname)
 }
 
 func splitKey(key string) (ns, name string) {

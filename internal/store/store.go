@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,10 +21,37 @@ type Store struct {
 	keyFunc cache.KeyFunc
 
 	mu      sync.RWMutex
-	items   map[string]any
+	items   map[string]*record
 	byNS    map[string]keySet // namespace -> keys ("" for cluster-scoped objects)
 	indexes map[string]*index
-	rv      string // the latest resourceVersion seen, for LastStoreSyncResourceVersion
+	slots   []*index // indexes by slot (record.values); nil for a free slot
+	rv      string   // the latest resourceVersion seen, for LastStoreSyncResourceVersion
+}
+
+// record is one stored object and the values each index gave it, by index slot. Keeping
+// every index's values in the object's record, rather than a map per index, makes indexing
+// an object cost no map operation beyond the indexes' value maps: on a large initial sync,
+// maps of every key are what costs most (they grow, and miss the CPU caches).
+type record struct {
+	key    string
+	obj    any
+	values [][]string
+}
+
+// valuesOf returns the values of the index in slot.
+func (r *record) valuesOf(slot int) []string {
+	if slot < len(r.values) {
+		return r.values[slot]
+	}
+	return nil
+}
+
+// setValues records the values of the index in slot, growing values to n slots.
+func (r *record) setValues(slot, n int, values []string) {
+	if len(r.values) < n {
+		r.values = append(r.values, make([][]string, n-len(r.values))...)
+	}
+	r.values[slot] = values
 }
 
 // Options configures a Store.
@@ -40,7 +68,7 @@ func New(opts Options) *Store {
 	}
 	return &Store{
 		keyFunc: opts.KeyFunc,
-		items:   map[string]any{},
+		items:   map[string]*record{},
 		byNS:    map[string]keySet{},
 		indexes: map[string]*index{},
 	}
@@ -94,11 +122,15 @@ func (s *Store) Delete(obj any) error {
 // put stores obj under key and reindexes it. The caller holds the write lock.
 func (s *Store) put(key string, obj any) {
 	ns := NamespaceOf(key)
-	if _, ok := s.items[key]; ok {
+	rec := s.items[key]
+	if rec != nil {
 		for _, ix := range s.indexes {
-			ix.remove(key, ns)
+			ix.remove(rec, ns, rec.valuesOf(ix.slot))
 		}
+		rec.obj = obj
 	} else {
+		rec = &record{key: key, obj: obj}
+		s.items[key] = rec
 		set := s.byNS[ns]
 		if set == nil {
 			set = keySet{}
@@ -106,23 +138,25 @@ func (s *Store) put(key string, obj any) {
 		}
 		set[key] = struct{}{}
 	}
-	s.items[key] = obj
 	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
 		s.rv = o.GetResourceVersion()
 	}
 	for _, ix := range s.indexes {
-		ix.add(key, ns, ix.compute(obj))
+		values := ix.compute(obj)
+		rec.setValues(ix.slot, len(s.slots), values)
+		ix.add(rec, ns, values)
 	}
 }
 
 // del removes key. The caller holds the write lock.
 func (s *Store) del(key string) {
-	if _, ok := s.items[key]; !ok {
+	rec := s.items[key]
+	if rec == nil {
 		return
 	}
 	ns := NamespaceOf(key)
 	for _, ix := range s.indexes {
-		ix.remove(key, ns)
+		ix.remove(rec, ns, rec.valuesOf(ix.slot))
 	}
 	delete(s.items, key)
 	if set := s.byNS[ns]; set != nil {
@@ -138,8 +172,8 @@ func (s *Store) List() []any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]any, 0, len(s.items))
-	for _, obj := range s.items {
-		out = append(out, obj)
+	for _, rec := range s.items {
+		out = append(out, rec.obj)
 	}
 	return out
 }
@@ -168,10 +202,14 @@ func (s *Store) ListNamespace(ns string) []any {
 	defer s.mu.RUnlock()
 	out := make([]any, 0, len(s.byNS[ns]))
 	for k := range s.byNS[ns] {
-		out = append(out, s.items[k])
+		out = append(out, s.items[k].obj)
 	}
 	return out
 }
+
+// ByNamespace is ListNamespace; it makes Store an informer.NamespacedStore, so that listers
+// of one namespace read only that namespace's objects.
+func (s *Store) ByNamespace(ns string) []any { return s.ListNamespace(ns) }
 
 // Get returns the stored object with obj's key.
 func (s *Store) Get(obj any) (item any, exists bool, err error) {
@@ -186,8 +224,11 @@ func (s *Store) Get(obj any) (item any, exists bool, err error) {
 func (s *Store) GetByKey(key string) (item any, exists bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	item, exists = s.items[key]
-	return item, exists, nil
+	rec, exists := s.items[key]
+	if !exists {
+		return nil, false, nil
+	}
+	return rec.obj, true, nil
 }
 
 // Replace makes list the store's whole content. Indexes are kept and recomputed.
@@ -273,8 +314,16 @@ func (s *Store) AddIndex(name string, fn IndexFunc) error {
 	}
 	ix := newIndex(name, fn)
 	ix.refs = 1
-	for key, obj := range s.items {
-		ix.add(key, NamespaceOf(key), ix.compute(obj))
+	ix.slot = slices.Index(s.slots, nil)
+	if ix.slot < 0 {
+		ix.slot = len(s.slots)
+		s.slots = append(s.slots, nil)
+	}
+	s.slots[ix.slot] = ix
+	for key, rec := range s.items {
+		values := ix.compute(rec.obj)
+		rec.setValues(ix.slot, len(s.slots), values)
+		ix.add(rec, NamespaceOf(key), values)
 	}
 	s.indexes[name] = ix
 	return nil
@@ -294,6 +343,12 @@ func (s *Store) RemoveIndex(name string) (gone bool, err error) {
 		return false, nil
 	}
 	delete(s.indexes, name)
+	s.slots[ix.slot] = nil
+	for _, rec := range s.items {
+		if ix.slot < len(rec.values) {
+			rec.values[ix.slot] = nil
+		}
+	}
 	return true, nil
 }
 

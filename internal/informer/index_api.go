@@ -1,0 +1,107 @@
+package informer
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// IndexStats describes one index of an informer.
+type IndexStats struct {
+	// Name is the index name queries use.
+	Name string
+	// Definition is the canonical JSONPath expression, "builtin:<name>" or "func:<name>".
+	Definition string
+	// Values is the number of distinct values; Entries the number of (value, object) pairs.
+	Values, Entries int
+	// Errors counts objects whose values the index could not use, in whole or in part (a
+	// map or a list where a scalar is needed, an object the function cannot read, a function
+	// that failed or panicked); LastError is the latest. Such objects are still cached, and
+	// indexed under the values that were usable.
+	Errors    int64
+	LastError error
+	// References is the number of informer references holding the name; Shared the number
+	// of registrations sharing the underlying index (every name with the same definition, and
+	// the owner index of Dependents and Orphans for the built-ins owner-uid and uid).
+	References, Shared int
+}
+
+// AddIndex indexes the informer's objects by the values of a JSONPath expression (kubectl's
+// dialect, with or without braces): "{.spec.nodeName}", "{.spec.containers[*].image}",
+// "{.metadata.labels['app.kubernetes.io/name']}". Every value of a multi-valued path is
+// indexed; strings, numbers and booleans by their text as kubectl prints them ("3", "1.5",
+// "true"); a missing field or null yields no value; a map or list where a scalar is needed is
+// counted in IndexStats.Errors. The objects already cached are indexed before AddIndex
+// returns (it may be called before or after the informer syncs), later changes as they
+// arrive.
+//
+// The index belongs to this reference: RemoveIndex or Release removes it. Names are the
+// informer's, shared by every reference: registering a name that exists with the same
+// expression (compared in canonical form) shares it, with another definition fails with an
+// *IndexConflictError (ErrIndexConflict). Names with the same expression share one index.
+// An expression that does not compile fails with ErrInvalidIndex and a *jsonpath.SyntaxError
+// (errors.As) that holds the byte offset.
+func (i *Informer[T]) AddIndex(name, expr string) error {
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		return fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+	}
+	canon := p.String()
+	return i.h.addIndex(name, indexSpec{key: "jsonpath:" + canon, def: canon, fn: store.IndexFunc(indexfuncs.FromPath(p))})
+}
+
+// AddBuiltinIndex registers one of indexfuncs' built-in metadata indexes under its own name
+// (indexfuncs.IndexOwnerUID, IndexLabel, ...; see indexfuncs.BuiltinNames), with AddIndex's
+// sharing and ownership rules.
+func (i *Informer[T]) AddBuiltinIndex(name string) error {
+	fn, ok := indexfuncs.Builtin(name)
+	if !ok {
+		return fmt.Errorf("%w: no built-in index %q (known: %v)", ErrInvalidIndex, name, indexfuncs.BuiltinNames())
+	}
+	key := "builtin:" + name
+	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: store.IndexFunc(fn)})
+}
+
+// AddIndexFunc indexes the informer's objects by the values fn returns for each (a T). fn
+// runs under the cache's lock, for every object added or changed: it must be fast, must not
+// modify the object and must not call the informer. An error or a panic does not lose the
+// object: it is counted in IndexStats, and the values returned with an error are indexed.
+// A function cannot be compared with another, so a name registered with AddIndexFunc is held
+// by one reference only: registering it again while held fails with ErrIndexConflict.
+func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
+	if fn == nil {
+		return fmt.Errorf("%w %q: nil function", ErrInvalidIndex, name)
+	}
+	convert := i.h.c.mode.Object
+	wrapped := func(item any) ([]string, error) {
+		obj, err := convert(item)
+		if err != nil {
+			return nil, err
+		}
+		return fn(obj)
+	}
+	key := "func:" + name
+	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: wrapped, exclusive: true})
+}
+
+// RemoveIndex removes an index registered through this reference. The index itself is
+// freed when no other reference holds a name with its definition. It returns an error
+// matching ErrIndexNotFound if this reference does not hold name.
+func (i *Informer[T]) RemoveIndex(name string) error { return i.h.removeIndex(name) }
+
+// IndexStats describes a registered index; an error matching ErrIndexNotFound if name is not
+// registered on the informer.
+func (i *Informer[T]) IndexStats(name string) (IndexStats, error) {
+	if i.h.released.Load() {
+		return IndexStats{}, ErrReleased
+	}
+	return i.h.e.indexStats(name)
+}
+
+// IndexNames returns the index names registered on the informer (through any reference),
+// sorted.
+func (i *Informer[T]) IndexNames() []string { return i.h.e.indexNames() }

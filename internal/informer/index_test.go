@@ -1,0 +1,310 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+func colored(ns, name, color string) obj {
+	o := newObj(ns, name, map[string]string{"color": color})
+	o.UID = types.UID("uid-" + ns + "." + name)
+	return o
+}
+
+// storeIndexes returns the indexes of the informer's store, whatever registered them.
+func storeIndexes(inf *Informer[obj]) []string {
+	return inf.h.e.store.(*store.Store).IndexNames()
+}
+
+func colors(t *testing.T, inf *Informer[obj], color string) []string {
+	t.Helper()
+	res, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("color", color)}})
+	require.NoError(t, err)
+	return names(res.Items)
+}
+
+// An index added after sync indexes the cached objects at once and then follows adds,
+// updates that move an object to another value, and deletes.
+func TestIndexBackfillsAndFollowsChanges(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(colored("ns", "a", "red"))
+	srv.add(colored("ns", "b", "blue"))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	require.NoError(t, inf.AddIndex("color", "{.metadata.labels.color}"))
+	assert.Equal(t, []string{"a"}, colors(t, inf, "red"), "backfilled")
+
+	srv.add(colored("ns", "c", "red"))
+	eventually(t, func() bool { return len(colors(t, inf, "red")) == 2 }, "add indexed")
+	srv.update(colored("ns", "a", "blue"))
+	eventually(t, func() bool { return len(colors(t, inf, "blue")) == 2 }, "update moves a to blue")
+	assert.Equal(t, []string{"c"}, colors(t, inf, "red"), "and out of red")
+	srv.remove(colored("ns", "c", "red"))
+	eventually(t, func() bool { return len(colors(t, inf, "red")) == 0 }, "delete unindexed")
+
+	st, err := inf.IndexStats("color")
+	require.NoError(t, err)
+	assert.Equal(t, IndexStats{Name: "color", Definition: "{.metadata.labels.color}", Values: 1, Entries: 2, References: 1, Shared: 1}, st)
+}
+
+// An index registered before the informer has synced is filled by the initial list.
+func TestIndexBeforeSyncIsFilledByTheList(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	gate := make(chan struct{})
+	srv.listGate = gate
+	srv.add(colored("ns", "a", "red"))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.AddIndex("color", "{.metadata.labels.color}"))
+	assert.False(t, inf.HasSynced())
+	close(gate)
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.Equal(t, []string{"a"}, colors(t, inf, "red"))
+}
+
+// Names belong to the informer; equal definitions share one store index; each reference
+// holds its registrations and loses them on Release.
+func TestIndexSharingAndReferenceCounts(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(colored("ns", "a", "red"))
+	one, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	two, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer two.Release()
+	require.NoError(t, one.WaitForSync(ctx))
+
+	require.NoError(t, one.AddIndex("color", "{.metadata.labels.color}"))
+	require.NoError(t, one.AddIndex("color", "{.metadata.labels.color}"), "again through the same reference: no-op")
+	require.NoError(t, two.AddIndex("color", ".metadata.labels.color"), "same canonical expression: shared")
+	require.NoError(t, two.AddIndex("tint", `{.metadata.labels["color"]}`), "another name, same expression")
+	assert.Equal(t, []string{"jsonpath:{.metadata.labels.color}"}, storeIndexes(one), "one store index")
+	st, err := two.IndexStats("color")
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.References)
+	assert.Equal(t, 3, st.Shared)
+	assert.Equal(t, []string{"color", "tint"}, one.IndexNames())
+	assert.Equal(t, []string{"a"}, colors(t, two, "red"), "queries see every reference's names")
+
+	one.Release()
+	assert.Equal(t, []string{"a"}, colors(t, two, "red"), "two still holds color")
+	st, err = two.IndexStats("color")
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.References)
+	assert.Equal(t, 2, st.Shared)
+
+	require.NoError(t, two.RemoveIndex("color"))
+	assert.ErrorIs(t, two.RemoveIndex("color"), ErrIndexNotFound, "no longer held")
+	_, err = two.Query(query.Query{Conditions: []query.Condition{query.Eq("color", "red")}})
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Equal(t, []string{"jsonpath:{.metadata.labels.color}"}, storeIndexes(two), "tint keeps the store index")
+	require.NoError(t, two.RemoveIndex("tint"))
+	assert.Empty(t, storeIndexes(two), "the last reference frees the store index")
+	assert.Empty(t, two.IndexNames())
+}
+
+func TestIndexReleaseRemovesItsIndexes(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	keep, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer keep.Release()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.AddIndex("color", "{.metadata.labels.color}"))
+	require.NoError(t, inf.AddBuiltinIndex(indexfuncs.IndexOwnerUID))
+	require.NoError(t, inf.AddIndexFunc("first", func(o any) ([]string, error) { return []string{"x"}, nil }))
+	assert.Len(t, storeIndexes(keep), 3)
+	inf.Release()
+	assert.Empty(t, storeIndexes(keep), "released with the reference, like its handlers")
+	assert.Empty(t, keep.IndexNames())
+	assert.ErrorIs(t, inf.AddIndex("color", "{.x}"), ErrReleased)
+	assert.ErrorIs(t, inf.RemoveIndex("color"), ErrReleased)
+	_, err = inf.Query(query.Query{Scan: true})
+	assert.ErrorIs(t, err, ErrReleased)
+}
+
+func TestIndexConflictsAndInvalidDefinitions(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	one, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer one.Release()
+	two, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer two.Release()
+	fn := func(o any) ([]string, error) { return nil, nil }
+
+	require.NoError(t, one.AddIndex("color", "{.metadata.labels.color}"))
+	require.NoError(t, one.AddIndexFunc("fn", fn))
+	require.NoError(t, one.AddBuiltinIndex(indexfuncs.IndexLabel))
+	for name, err := range map[string]error{
+		"other expression, other reference": two.AddIndex("color", "{.metadata.labels.size}"),
+		"other expression, same reference":  one.AddIndex("color", "{.metadata.labels.size}"),
+		"built-in under a JSONPath name":    func() error { return two.AddIndex(indexfuncs.IndexLabel, "{.x}") }(),
+		"a function twice":                  two.AddIndexFunc("fn", fn),
+		"a function twice, same reference":  one.AddIndexFunc("fn", fn),
+		"JSONPath under a function's name":  two.AddIndex("fn", "{.x}"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.ErrorIs(t, err, ErrIndexConflict)
+			var ce *IndexConflictError
+			require.ErrorAs(t, err, &ce)
+			assert.NotEmpty(t, ce.Name)
+			assert.NotEmpty(t, ce.Existing, "names the definition in place")
+		})
+	}
+	st, err := one.IndexStats("color")
+	require.NoError(t, err)
+	assert.Equal(t, "{.metadata.labels.color}", st.Definition, "the first definition stays")
+
+	_, err = one.IndexStats("missing")
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	err = one.AddIndex("bad", "{.spec[?(@.x==)]}")
+	require.ErrorIs(t, err, ErrInvalidIndex)
+	var se *jsonpath.SyntaxError
+	require.ErrorAs(t, err, &se, "the positioned syntax error")
+	assert.Greater(t, se.Offset, 0)
+	assert.ErrorIs(t, one.AddBuiltinIndex("nope"), ErrInvalidIndex)
+	assert.ErrorIs(t, one.AddIndex("", "{.x}"), ErrInvalidIndex)
+	assert.ErrorIs(t, one.AddIndexFunc("nil", nil), ErrInvalidIndex)
+	assert.NotContains(t, one.IndexNames(), "bad")
+}
+
+// Values an index cannot use are counted, never lose the object, never panic.
+func TestIndexStatsCountUnusableValues(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(colored("ns", "a", "red"))
+	srv.add(colored("ns", "b", "blue"))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	require.NoError(t, inf.AddIndex("labels", "{.metadata.labels}"))
+	st, err := inf.IndexStats("labels")
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, st.Errors)
+	assert.ErrorIs(t, st.LastError, indexfuncs.ErrNotScalar)
+	assert.Zero(t, st.Entries)
+
+	require.NoError(t, inf.AddIndexFunc("panics", func(o any) ([]string, error) {
+		if o.(obj).Name == "a" {
+			panic("boom")
+		}
+		return []string{o.(obj).Name}, nil
+	}))
+	st, err = inf.IndexStats("panics")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, st.Errors)
+	assert.Equal(t, 1, st.Entries)
+	assert.Len(t, inf.List(nil), 2, "nothing lost")
+}
+
+// The store outlives runs: a park that drops the objects empties the index, the resume fills
+// it again, and the registration is never lost.
+func TestIndexSurvivesParkAndResume(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	a := colored("ns", "a", "red")
+	srv.add(a)
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.AddIndex("color", "{.metadata.labels.color}"))
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.Equal(t, []string{"a"}, colors(t, inf, "red"))
+
+	e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
+	srv.setErrors(notFoundErr(), notFoundErr())
+	srv.closeWatches()
+	srv.remove(a)
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+	st, err := inf.IndexStats("color")
+	require.NoError(t, err)
+	assert.Zero(t, st.Entries, "the dropped objects left the index")
+	assert.Empty(t, colors(t, inf, "red"))
+
+	srv.setErrors(nil, nil)
+	srv.add(colored("ns", "b", "red"))
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
+	eventually(t, func() bool { return inf.Status().Phase == PhaseSynced }, "resumed: %v", inf.Status())
+	assert.Equal(t, []string{"b"}, colors(t, inf, "red"))
+}
+
+// A store without run-time indexes refuses index and query calls with a sentinel.
+func TestPlainStoreRefusesIndexes(t *testing.T) {
+	e := newEnvWith(t, Options[obj]{}, Internal{NewStore: NewIndexerStore})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	assert.ErrorIs(t, inf.AddIndex("color", "{.x}"), ErrIndexesUnsupported)
+	_, err = inf.Query(query.Query{Scan: true})
+	assert.ErrorIs(t, err, ErrIndexesUnsupported)
+}
+
+// Registrations, removals, queries and changes at once: the race detector watches.
+func TestIndexConcurrency(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.AddIndex("color", "{.metadata.labels.color}"))
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		for i := range 200 {
+			srv.add(colored("ns", fmt.Sprint("o", i%20), []string{"red", "blue"}[i%2]))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 50 {
+			other, err := e.f.Informer(ctx, "widgets")
+			if !assert.NoError(t, err) {
+				return
+			}
+			assert.NoError(t, other.AddIndex("color", "{.metadata.labels.color}"))
+			assert.NoError(t, other.AddIndex("name", "{.metadata.name}"))
+			other.Release()
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 200 {
+			_, err := inf.Query(query.Query{Conditions: []query.Condition{query.OneOf("color", "red", "blue")}, Limit: 5})
+			assert.NoError(t, err)
+		}
+	}()
+	wg.Wait()
+	eventually(t, func() bool { return len(colors(t, inf, "red"))+len(colors(t, inf, "blue")) == 20 }, "every object indexed once")
+	assert.Equal(t, []string{"color"}, inf.IndexNames())
+}

@@ -1,0 +1,131 @@
+package informer
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/query"
+)
+
+// The owner index: the built-in owner-uid index (an object under the UID of each of its
+// owners) and uid index (an object under its own UID), kept in each entry's store under the
+// same keys AddBuiltinIndex uses, so a user's registration of either shares them.
+const (
+	ownerIndexKey = "builtin:" + indexfuncs.IndexOwnerUID
+	uidIndexKey   = "builtin:" + indexfuncs.IndexUID
+)
+
+// ensureOwnerIndex registers the owner index once for the entry's life; the store backfills
+// the objects it holds. A store without indexes is scanned instead.
+func (e *entry) ensureOwnerIndex() {
+	st, ok := e.indexed()
+	if !ok {
+		return
+	}
+	e.idx.mu.Lock()
+	defer e.idx.mu.Unlock()
+	if e.idx.owner || e.ctx.Err() != nil {
+		return
+	}
+	owner, _ := indexfuncs.Builtin(indexfuncs.IndexOwnerUID)
+	uid, _ := indexfuncs.Builtin(indexfuncs.IndexUID)
+	// Neither can fail: both have a name and a function.
+	_ = st.AddIndex(ownerIndexKey, store.IndexFunc(owner))
+	_ = st.AddIndex(uidIndexKey, store.IndexFunc(uid))
+	e.idx.owner = true
+}
+
+// ownerEntries turns the owner index on for the factory (lazily, on the first Dependents or
+// Orphans) and returns the live entries, each with the index registered.
+func (c *core) ownerEntries() []*entry {
+	c.ownerIndex.Store(true)
+	// An entry created from now on registers the index itself; one created before is in the
+	// registry's list (creation and listing share the registry's lock).
+	entries := c.reg.list()
+	for _, e := range entries {
+		e.ensureOwnerIndex()
+	}
+	return entries
+}
+
+// ownedBy returns the stored items with an owner reference to uid.
+func (e *entry) ownedBy(uid types.UID) []any {
+	if st, ok := e.indexed(); ok {
+		if keys, err := st.IndexKeysIn(ownerIndexKey, string(uid), "", true); err == nil {
+			return itemsOf(e.store, keys)
+		}
+	}
+	var out []any
+	for _, item := range e.store.List() {
+		if m, ok := e.metaOf(item); ok && slices.ContainsFunc(m.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == uid }) {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// withOwners returns the stored items that have owner references.
+func (e *entry) withOwners() []any {
+	if st, ok := e.indexed(); ok {
+		items, _, _, err := st.Query(query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
+		if err == nil {
+			out := make([]any, len(items))
+			for i, it := range items {
+				out[i] = it.Obj
+			}
+			return out
+		}
+	}
+	var out []any
+	for _, item := range e.store.List() {
+		if m, ok := e.metaOf(item); ok && len(m.GetOwnerReferences()) > 0 {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// hasUID reports whether the entry caches an object with uid, in namespace ns unless
+// allNamespaces.
+func (e *entry) hasUID(uid types.UID, ns string, allNamespaces bool) bool {
+	if st, ok := e.indexed(); ok {
+		if keys, err := st.IndexKeysIn(uidIndexKey, string(uid), ns, allNamespaces); err == nil {
+			return len(keys) > 0
+		}
+	}
+	for _, item := range e.store.List() {
+		if m, ok := e.metaOf(item); ok && m.GetUID() == uid && (allNamespaces || m.GetNamespace() == ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// metaOf reads a stored item's metadata, through the mode's object if the item itself does
+// not expose it.
+func (e *entry) metaOf(item any) (metav1.Object, bool) {
+	if m, err := meta.Accessor(item); err == nil {
+		return m, true
+	}
+	obj, err := e.core.mode.Object(item)
+	if err != nil {
+		return nil, false
+	}
+	m, err := meta.Accessor(obj)
+	return m, err == nil
+}
+
+func itemsOf(s Store, keys []string) []any {
+	out := make([]any, 0, len(keys))
+	for _, k := range keys {
+		if item, ok, err := s.GetByKey(k); err == nil && ok {
+			out = append(out, item)
+		}
+	}
+	return out
+}

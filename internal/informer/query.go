@@ -1,0 +1,163 @@
+package informer
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+// Query answers q from the informer's cache: the conditions name indexes registered on the
+// informer (AddIndex, AddBuiltinIndex, AddIndexFunc) or are JSONPath conditions
+// (query.Where); results are the cached objects (shared, read-only) in (namespace, name)
+// order, one page of q.Limit with a continue token. See package query for the semantics and
+// this package's documentation for what each kind of condition costs. A query naming an
+// index the informer does not have fails with ErrIndexNotFound; a malformed one with
+// query.ErrInvalidQuery; one that would visit every object without q.Scan with
+// query.ErrScanRequired.
+func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
+	var res query.Result[T]
+	if i.h.released.Load() {
+		return res, ErrReleased
+	}
+	e := i.h.e
+	st, ok := e.indexed()
+	if !ok {
+		return res, ErrIndexesUnsupported
+	}
+	q, back, err := e.translate(q)
+	if err != nil {
+		return res, err
+	}
+	mode := i.h.c.mode
+	items, next, plan, err := st.Query(q, store.QueryOptions{
+		PathFunc: compiledPath,
+		Labels:   func(item any) map[string]string { return labelsOf(mode, item) },
+	})
+	if err != nil {
+		return res, untranslate(err, back)
+	}
+	if d, ok := back[plan.Driver]; ok {
+		plan.Driver = d
+	}
+	res.Items = make([]T, 0, len(items))
+	for _, it := range items {
+		obj, err := objectAs[T](mode, it.Obj)
+		if err != nil {
+			return query.Result[T]{}, fmt.Errorf("kindex: cached object %s: %w", it.Key, err)
+		}
+		res.Items = append(res.Items, obj)
+	}
+	res.Continue, res.Plan = next, plan
+	return res, nil
+}
+
+// translate rewrites the index names of q's conditions to their store indexes; back maps
+// each rewritten condition (and store index) to what the user wrote.
+func (e *entry) translate(q query.Query) (query.Query, map[string]string, error) {
+	back := map[string]string{}
+	conds := make([]query.Condition, len(q.Conditions))
+	e.idx.mu.RLock()
+	defer e.idx.mu.RUnlock()
+	for k, c := range q.Conditions {
+		if c.Index != "" {
+			n := e.idx.names[c.Index]
+			if n == nil {
+				return q, nil, &store.IndexNotFoundError{Name: c.Index}
+			}
+			orig := c.String()
+			c.Index = n.spec.key
+			back[c.String()] = orig
+			back[n.spec.key] = q.Conditions[k].Index
+		}
+		conds[k] = c
+	}
+	q.Conditions = conds
+	return q, back, nil
+}
+
+// untranslate puts the user's names back into the store's errors.
+func untranslate(err error, back map[string]string) error {
+	var nf *store.IndexNotFoundError
+	if errors.As(err, &nf) {
+		if name, ok := back[nf.Name]; ok {
+			return &store.IndexNotFoundError{Name: name}
+		}
+	}
+	var inv *query.InvalidError
+	if errors.As(err, &inv) {
+		if c, ok := back[inv.Condition]; ok {
+			cp := *inv
+			cp.Condition = c
+			return &cp
+		}
+	}
+	return err
+}
+
+// labelsOf reads a stored item's labels: from its metadata when the item exposes it, else
+// from the object the mode makes of it.
+func labelsOf(mode StorageMode, item any) map[string]string {
+	if m, err := meta.Accessor(item); err == nil {
+		return m.GetLabels()
+	}
+	obj, err := mode.Object(item)
+	if err != nil {
+		return nil
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		return m.GetLabels()
+	}
+	return nil
+}
+
+// objectAs turns a stored item into the front end's object type.
+func objectAs[T Object](mode StorageMode, item any) (T, error) {
+	var zero T
+	obj, err := mode.Object(item)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := obj.(T)
+	if !ok {
+		return zero, fmt.Errorf("kindex: cached item is a %T, not a %T", obj, zero)
+	}
+	return t, nil
+}
+
+// compiledPath compiles the JSONPath of a query.Where condition into an index function,
+// once per distinct expression: compiled paths are immutable, so they are kept (up to
+// maxCompiledPaths; the cache is emptied when full).
+func compiledPath(expr string) (store.IndexFunc, error) {
+	paths.mu.Lock()
+	fn, ok := paths.fns[expr]
+	paths.mu.Unlock()
+	if ok {
+		return fn, nil
+	}
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	fn = store.IndexFunc(indexfuncs.FromPath(p))
+	paths.mu.Lock()
+	if len(paths.fns) >= maxCompiledPaths {
+		clear(paths.fns)
+	}
+	paths.fns[expr] = fn
+	paths.mu.Unlock()
+	return fn, nil
+}
+
+const maxCompiledPaths = 256
+
+var paths = struct {
+	mu  sync.Mutex
+	fns map[string]store.IndexFunc
+}{fns: map[string]store.IndexFunc{}}

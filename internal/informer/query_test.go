@@ -1,0 +1,178 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+// queryEnv caches 40 widgets: namespaces a and b, colors red/blue/green, tiers web/db
+// (labels), generation 1..10, and indexes color, tier and gen.
+func queryEnv(t *testing.T) *Informer[obj] {
+	t.Helper()
+	e := newEnv(t, Options[obj]{})
+	srv := e.mode.server(widgets.GVR)
+	for i := range 40 {
+		o := colored([]string{"a", "b"}[i%2], fmt.Sprintf("w%02d", i), []string{"red", "blue", "green"}[i%3])
+		o.Labels["tier"] = []string{"web", "db"}[i%4/2]
+		o.Generation = int64(i%10 + 1)
+		srv.add(o)
+	}
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	t.Cleanup(inf.Release)
+	require.NoError(t, inf.WaitForSync(context.Background()))
+	require.NoError(t, inf.AddIndex("color", "{.metadata.labels.color}"))
+	require.NoError(t, inf.AddIndex("tier", "{.metadata.labels.tier}"))
+	require.NoError(t, inf.AddIndex("gen", "{.metadata.generation}"))
+	return inf
+}
+
+// keysOf returns "namespace/name" of each object, in order.
+func keysOf(objs []obj) []string {
+	out := make([]string, 0, len(objs))
+	for _, o := range objs {
+		out = append(out, o.Namespace+"/"+o.Name)
+	}
+	return out
+}
+
+// expect filters the cache by hand, in (namespace, name) order.
+func expect(inf *Informer[obj], ns string, keep func(o obj) bool) []string {
+	var out []string
+	for _, ns2 := range []string{"a", "b"} {
+		for i := range 40 {
+			o, err := inf.Get(ns2, fmt.Sprintf("w%02d", i))
+			if err != nil || (ns != "" && ns != ns2) || !keep(o) {
+				continue
+			}
+			out = append(out, ns2+"/"+o.Name)
+		}
+	}
+	return out
+}
+
+func TestQueryOperatorsMatchAFilterByHand(t *testing.T) {
+	inf := queryEnv(t)
+	web := labels.SelectorFromSet(labels.Set{"tier": "web"})
+	cases := []struct {
+		name   string
+		q      query.Query
+		keep   func(o obj) bool
+		driver string
+	}{
+		{"equal", query.Query{Conditions: []query.Condition{query.Eq("color", "red")}},
+			func(o obj) bool { return o.Labels["color"] == "red" }, "color=red"},
+		{"in", query.Query{Conditions: []query.Condition{query.OneOf("color", "red", "green")}},
+			func(o obj) bool { return o.Labels["color"] != "blue" }, "color in (red,green)"},
+		{"not equal after equal", query.Query{Conditions: []query.Condition{query.Eq("tier", "db"), query.NotEq("color", "red")}},
+			func(o obj) bool { return o.Labels["tier"] == "db" && o.Labels["color"] != "red" }, "tier=db"},
+		{"exists", query.Query{Conditions: []query.Condition{query.Has("gen")}},
+			func(o obj) bool { return true }, "gen"},
+		{"not exists", query.Query{Conditions: []query.Condition{query.Has("color"), query.HasNot("gen")}},
+			func(o obj) bool { return false }, "color"},
+		{"less than", query.Query{Conditions: []query.Condition{query.Lt("gen", "3")}},
+			func(o obj) bool { return o.Generation < 3 }, "gen<3"},
+		{"less or equal", query.Query{Conditions: []query.Condition{query.Le("gen", "3")}},
+			func(o obj) bool { return o.Generation <= 3 }, "gen<=3"},
+		{"greater than", query.Query{Conditions: []query.Condition{query.Gt("gen", "8")}},
+			func(o obj) bool { return o.Generation > 8 }, "gen>8"},
+		{"greater or equal, float bound", query.Query{Conditions: []query.Condition{query.Ge("gen", "8.5")}},
+			func(o obj) bool { return o.Generation >= 9 }, "gen>=8.5"},
+		{"and: most selective drives", query.Query{Conditions: []query.Condition{query.Eq("tier", "web"), query.Eq("gen", "4")}},
+			func(o obj) bool { return o.Labels["tier"] == "web" && o.Generation == 4 }, "gen=4"},
+		{"labels", query.Query{Conditions: []query.Condition{query.Eq("color", "blue")}, Labels: web},
+			func(o obj) bool { return o.Labels["color"] == "blue" && o.Labels["tier"] == "web" }, "color=blue"},
+		{"namespace", query.Query{Namespace: "b", Conditions: []query.Condition{query.Eq("color", "red")}},
+			func(o obj) bool { return o.Namespace == "b" && o.Labels["color"] == "red" }, "color=red"},
+		{"where after index", query.Query{Conditions: []query.Condition{query.Eq("color", "red"), query.Where("{.metadata.generation}", query.GreaterThan, "5")}},
+			func(o obj) bool { return o.Labels["color"] == "red" && o.Generation > 5 }, "color=red"},
+		{"where scan", query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata.name}", query.In, "w01", "w02")}},
+			func(o obj) bool { return o.Name == "w01" || o.Name == "w02" }, "scan"},
+		{"namespaced scan", query.Query{Scan: true, Namespace: "a"},
+			func(o obj) bool { return o.Namespace == "a" }, "scan"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := inf.Query(tc.q)
+			require.NoError(t, err)
+			want := expect(inf, tc.q.Namespace, tc.keep)
+			if want == nil {
+				want = []string{}
+			}
+			assert.Equal(t, want, keysOf(res.Items))
+			assert.Equal(t, tc.driver, res.Plan.Driver, "plan in the user's names")
+			assert.Equal(t, len(want), res.Plan.Matched)
+			assert.Empty(t, res.Continue)
+		})
+	}
+}
+
+// A namespaced query reads only that namespace's index entries, never a scan.
+func TestNamespacedQueryReadsOneNamespace(t *testing.T) {
+	inf := queryEnv(t)
+	all, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("color", "red")}})
+	require.NoError(t, err)
+	one, err := inf.Query(query.Query{Namespace: "a", Conditions: []query.Condition{query.Eq("color", "red")}})
+	require.NoError(t, err)
+	assert.Equal(t, 14, all.Plan.Candidates)
+	assert.Equal(t, 7, one.Plan.Candidates, "candidates come from namespace a only")
+	assert.Equal(t, "color=red", one.Plan.Driver)
+}
+
+func TestQueryPagesInOrder(t *testing.T) {
+	inf := queryEnv(t)
+	q := query.Query{Conditions: []query.Condition{query.OneOf("color", "red", "blue")}, Limit: 4}
+	var got []string
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 20)
+		res, err := inf.Query(q)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(res.Items), 4)
+		got = append(got, keysOf(res.Items)...)
+		if res.Continue == "" {
+			break
+		}
+		q.Continue = res.Continue
+	}
+	assert.Equal(t, expect(inf, "", func(o obj) bool { return o.Labels["color"] != "green" }), got)
+}
+
+func TestQueryErrors(t *testing.T) {
+	inf := queryEnv(t)
+	_, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("size", "1")}})
+	require.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Contains(t, err.Error(), `"size"`)
+
+	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.NotEq("color", "red")}})
+	assert.ErrorIs(t, err, query.ErrScanRequired, "no positive indexed condition")
+	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.Where("{.metadata.name}", query.Equal, "w01")}})
+	assert.ErrorIs(t, err, query.ErrScanRequired, "a JSONPath condition alone scans")
+
+	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.Lt("gen", "three")}})
+	require.ErrorIs(t, err, query.ErrInvalidQuery)
+	assert.Contains(t, err.Error(), "gen<three", "the condition as the user wrote it")
+
+	_, err = inf.Query(query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata[}", query.Exists)}})
+	require.ErrorIs(t, err, query.ErrInvalidQuery)
+	var se *jsonpath.SyntaxError
+	assert.ErrorAs(t, err, &se)
+
+	_, err = inf.Query(query.Query{Scan: true, Continue: "!!"})
+	assert.ErrorIs(t, err, query.ErrInvalidQuery)
+}
+
+func TestCompiledPathsAreCached(t *testing.T) {
+	a, err := compiledPath("{.metadata.name}")
+	require.NoError(t, err)
+	b, err := compiledPath("{.metadata.name}")
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("%p", a), fmt.Sprintf("%p", b), "compiled once")
+}
