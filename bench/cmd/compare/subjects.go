@@ -13,68 +13,49 @@ import (
 
 	"github.com/kindex/kindex/bench/harness"
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/internal/informer"
 	"github.com/kindex/kindex/metadataonly"
 )
 
 func init() {
-	harness.Register(harness.SubjectFunc{
-		SubjectName: "kindex-dynamic",
-		SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
-			f, err := dynamicinformer.NewFactory(cfg, dynamicinformer.Options{Namespace: ns})
-			if err != nil {
-				return 0, nil, err
-			}
-			return syncKindex(ctx, f.Start, f.Shutdown, func(ctx context.Context) (int, func(), error) {
-				inf, err := f.InformerForGVR(ctx, gvr)
-				if err != nil {
-					return 0, nil, err
-				}
-				if err := inf.WaitForSync(ctx); err != nil {
-					return 0, nil, err
-				}
-				return inf.Status().Objects, inf.Release, nil
-			})
-		},
+	register("kindex-dynamic", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewFactory(cfg, dynamicinformer.Options{Namespace: ns})
 	})
-	harness.Register(harness.SubjectFunc{
-		SubjectName: "kindex-metadata",
-		SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
-			f, err := metadataonly.NewFactory(cfg, metadataonly.Options{Namespace: ns})
-			if err != nil {
-				return 0, nil, err
-			}
-			return syncKindex(ctx, f.Start, f.Shutdown, func(ctx context.Context) (int, func(), error) {
-				inf, err := f.InformerForGVR(ctx, gvr)
-				if err != nil {
-					return 0, nil, err
-				}
-				if err := inf.WaitForSync(ctx); err != nil {
-					return 0, nil, err
-				}
-				return inf.Status().Objects, inf.Release, nil
-			})
-		},
+	register("kindex-compact", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{})
+	})
+	register("kindex-metadata", func(cfg *rest.Config, ns string) (*metadataonly.Factory, error) {
+		return metadataonly.NewFactory(cfg, metadataonly.Options{Namespace: ns})
 	})
 }
 
-// syncKindex starts a factory, syncs one informer through acquire and returns a stop function
-// that releases the informer and shuts the factory down.
-func syncKindex(ctx context.Context, start func(context.Context) error, shutdown func(),
-	acquire func(context.Context) (int, func(), error)) (int, func(), error) {
-	fctx, cancel := context.WithCancel(context.Background())
-	if err := start(fctx); err != nil {
-		cancel()
-		return 0, nil, err
-	}
-	n, release, err := acquire(ctx)
-	if err != nil {
-		cancel()
-		shutdown()
-		return 0, nil, err
-	}
-	return n, func() {
-		release()
-		cancel()
-		shutdown()
-	}, nil
+// register adds a subject that starts a factory, syncs one informer for the resource and
+// keeps it until stopped.
+func register[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error)) {
+	harness.Register(harness.SubjectFunc{
+		SubjectName: name,
+		SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
+			f, err := newFactory(cfg, ns)
+			if err != nil {
+				return 0, nil, err
+			}
+			fctx, cancel := context.WithCancel(context.Background())
+			stop := func() { cancel(); f.Shutdown() }
+			if err := f.Start(fctx); err != nil {
+				stop()
+				return 0, nil, err
+			}
+			inf, err := f.InformerForGVR(ctx, gvr)
+			if err != nil {
+				stop()
+				return 0, nil, err
+			}
+			if err := inf.WaitForSync(ctx); err != nil {
+				inf.Release()
+				stop()
+				return 0, nil, err
+			}
+			return inf.Status().Objects, func() { inf.Release(); stop() }, nil
+		},
+	})
 }

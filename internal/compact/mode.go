@@ -1,0 +1,141 @@
+package compact
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/internal/informer"
+)
+
+// ModeName is the storage mode's name in informer keys, metrics and logs.
+const ModeName = "compact"
+
+// Mode is the compact storage mode of kindex's informer core: it lists and watches JSON
+// through its own decoder, stores *Object, and hands handlers and queries
+// *unstructured.Unstructured decoded from the bytes on each call (Object).
+type Mode struct {
+	dec    *Decoder
+	client rest.Interface
+}
+
+var _ informer.StorageMode = (*Mode)(nil)
+
+// New returns the compact mode for cfg (front ends pass their redirect-safe config).
+func New(cfg *rest.Config, opts Options) (*Mode, error) {
+	dec, err := NewDecoder(opts)
+	if err != nil {
+		return nil, err
+	}
+	client, err := NewClient(cfg, dec)
+	if err != nil {
+		return nil, err
+	}
+	return &Mode{dec: dec, client: client}, nil
+}
+
+// Name returns ModeName.
+func (m *Mode) Name() string { return ModeName }
+
+// ListerWatcher returns a compact ListerWatcher for t (watch-list capable).
+func (m *Mode) ListerWatcher(t informer.Target) cache.ListerWatcherWithContext {
+	return NewListerWatcher(m.client, t)
+}
+
+// ExampleObject is *Object: the Reflector accepts watch events of that type only (ERROR
+// events are handled before the type check).
+func (m *Mode) ExampleObject() runtime.Object { return &Object{} }
+
+// NewStore returns kindex's indexed store, as the other modes do: its JSONPath indexes
+// evaluate on the bytes (RawJSON) and the built-in ones read the metadata getters, so
+// indexing and querying never decode an object.
+func (m *Mode) NewStore() informer.Store { return informer.NewIndexedStore() }
+
+// Object decodes a stored *Object into a new *unstructured.Unstructured (see
+// Object.Unstructured for the cost: every call decodes; nothing is cached). An
+// *unstructured.Unstructured (the result of a transform that did not re-encode) is
+// returned as it is.
+func (m *Mode) Object(item any) (any, error) {
+	switch o := item.(type) {
+	case *Object:
+		return o.Unstructured()
+	case *unstructured.Unstructured:
+		return o, nil
+	case cache.DeletedFinalStateUnknown:
+		obj, err := m.Object(o.Obj)
+		if err != nil {
+			return nil, err
+		}
+		o.Obj = obj
+		return o, nil
+	}
+	return nil, fmt.Errorf("compact: %w: stored item %T", ErrUnsupported, item)
+}
+
+// Transform returns the DeltaFIFO transform:
+//
+//   - managedFields: the decoder already cut them unless Options.KeepManagedFields; when
+//     the mode keeps them and keep is false, they are cut here, on the bytes (no decoding).
+//     When the mode cut them, keep cannot bring them back: set both.
+//   - user (nil for none) sees what the front end's users see, an
+//     *unstructured.Unstructured decoded from the bytes, and its result is re-encoded and
+//     decoded again with the mode's options. That costs a full decode and encode per object
+//     and event, more than the dynamic mode spends: prefer Projection to drop fields. Each
+//     object goes through user once even though client-go applies transforms twice to
+//     watch-list objects (user must be idempotent anyway).
+//
+// Values other than *Object (tombstones) pass through to user unchanged.
+func (m *Mode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
+	var strip cache.TransformFunc
+	if !keep {
+		strip = func(obj any) (any, error) {
+			if o, ok := obj.(*Object); ok && o.HasManagedFields() {
+				if n := o.withoutManagedFields(); n != nil {
+					return n, nil
+				}
+			}
+			return obj, nil
+		}
+	}
+	var apply cache.TransformFunc
+	if user != nil {
+		apply = func(obj any) (any, error) {
+			o, ok := obj.(*Object)
+			if !ok {
+				return user(obj)
+			}
+			if o.flags&flagTransformed != 0 {
+				return o, nil
+			}
+			u, err := o.Unstructured()
+			if err != nil {
+				return nil, err
+			}
+			out, err := user(u)
+			if err != nil {
+				return nil, err
+			}
+			n, err := m.encode(out)
+			if err != nil {
+				return nil, err
+			}
+			n.flags |= flagTransformed
+			return n, nil
+		}
+	}
+	return informer.ComposeTransforms(strip, apply)
+}
+
+// encode turns a user transform's result back into a compact object.
+func (m *Mode) encode(obj any) (*Object, error) {
+	switch o := obj.(type) {
+	case *Object:
+		return o.DeepCopy(), nil
+	case *unstructured.Unstructured:
+		return fromUnstructured(o, m.dec)
+	}
+	return nil, fmt.Errorf("compact: %w: transform returned %T, want *unstructured.Unstructured", ErrUnsupported, obj)
+}

@@ -1,0 +1,391 @@
+package compact
+
+import (
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Object is one Kubernetes object kept as its JSON bytes (validated, managedFields cut
+// unless kept, projected if asked) plus the text of the four metadata fields the cache
+// reads on every operation: namespace, name, resourceVersion and uid. Everything else is
+// read from the bytes when asked.
+//
+// An Object is read-only by contract: the cache shares it between readers, and copies
+// share its bytes. Getters are safe for concurrent use.
+//
+// Costs per call: GetNamespace, GetName, GetResourceVersion, GetUID and RawJSON are free
+// (no allocation). The other getters scan the bytes up to metadata and decode one field
+// (well under a microsecond for a Pod's labels, with an allocation for the result).
+// Unstructured decodes the whole object into maps every time it is called, about as costly
+// as client-go's own decoding (roughly 100-200 µs for a 4 KB Pod); its result is not
+// retained.
+//
+// Setters never panic. Each decodes the object, applies the same setter of
+// *unstructured.Unstructured and re-encodes it into new bytes (so copies sharing the old
+// bytes are unaffected): correct but costly, and like any write it must not happen on an
+// object another goroutine can see, in particular on one from the cache. A setter on an
+// object whose bytes cannot be decoded (impossible for objects from this package's
+// decoders) does nothing.
+type Object struct {
+	raw []byte
+	// keys holds namespace, name, resourceVersion and uid, in that order, in one allocation.
+	keys                  string
+	nsEnd, nameEnd, rvEnd uint32
+	// metaStart:metaEnd is the metadata object in raw (empty if there is none), so that
+	// lazy getters scan only metadata.
+	metaStart, metaEnd uint32
+	flags              uint8
+}
+
+const (
+	// flagManagedFields: metadata.managedFields are still in raw.
+	flagManagedFields uint8 = 1 << iota
+	// flagTransformed: the user's transform has been applied (see Mode.Transform).
+	flagTransformed
+)
+
+var (
+	_ runtime.Object                = (*Object)(nil)
+	_ metav1.Object                 = (*Object)(nil)
+	_ schema.ObjectKind             = (*Object)(nil)
+	_ json.Marshaler                = (*Object)(nil)
+	_ interface{ RawJSON() []byte } = (*Object)(nil)
+)
+
+// RawJSON returns the object's JSON. The bytes are shared: do not modify them. kindex's
+// JSONPath index functions evaluate on them directly (indexfuncs.RawJSON).
+func (o *Object) RawJSON() []byte {
+	if o == nil {
+		return nil
+	}
+	return o.raw
+}
+
+// MarshalJSON returns the object's JSON (shared bytes: do not modify them).
+func (o *Object) MarshalJSON() ([]byte, error) {
+	if o == nil || len(o.raw) == 0 {
+		return []byte("null"), nil
+	}
+	return o.raw, nil
+}
+
+// Unstructured decodes the object into a new *unstructured.Unstructured, exactly as
+// client-go's dynamic client decodes JSON (integers as int64). Every call decodes; the
+// caller owns the result.
+func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
+	if o == nil || len(o.raw) == 0 {
+		return &unstructured.Unstructured{Object: map[string]any{}}, nil
+	}
+	return decodeMap(o.raw, o.describe)
+}
+
+func (o *Object) describe() string {
+	if ns := o.GetNamespace(); ns != "" {
+		return ns + "/" + o.GetName()
+	}
+	return o.GetName()
+}
+
+// HasManagedFields reports whether the bytes still hold metadata.managedFields.
+func (o *Object) HasManagedFields() bool { return o != nil && o.flags&flagManagedFields != 0 }
+
+// DeepCopyObject returns a copy sharing the immutable bytes: a small allocation.
+func (o *Object) DeepCopyObject() runtime.Object {
+	if o == nil {
+		return nil
+	}
+	return o.DeepCopy()
+}
+
+// DeepCopy returns a copy sharing the immutable bytes.
+func (o *Object) DeepCopy() *Object {
+	if o == nil {
+		return nil
+	}
+	c := *o
+	return &c
+}
+
+// GetObjectKind returns the object itself, which reads apiVersion and kind from its bytes.
+func (o *Object) GetObjectKind() schema.ObjectKind { return o }
+
+// GroupVersionKind reads apiVersion and kind from the bytes.
+func (o *Object) GroupVersionKind() schema.GroupVersionKind {
+	return schema.FromAPIVersionAndKind(o.topString("apiVersion"), o.topString("kind"))
+}
+
+// SetGroupVersionKind rewrites apiVersion and kind (see the setter costs on Object).
+func (o *Object) SetGroupVersionKind(gvk schema.GroupVersionKind) {
+	o.update(func(u *unstructured.Unstructured) { u.SetGroupVersionKind(gvk) })
+}
+
+// The fields kept as text.
+
+func (o *Object) GetNamespace() string {
+	if o == nil {
+		return ""
+	}
+	return o.keys[:o.nsEnd]
+}
+
+func (o *Object) GetName() string {
+	if o == nil {
+		return ""
+	}
+	return o.keys[o.nsEnd:o.nameEnd]
+}
+
+func (o *Object) GetResourceVersion() string {
+	if o == nil {
+		return ""
+	}
+	return o.keys[o.nameEnd:o.rvEnd]
+}
+
+func (o *Object) GetUID() types.UID {
+	if o == nil {
+		return ""
+	}
+	return types.UID(o.keys[o.rvEnd:])
+}
+
+// The fields read from the bytes on each call.
+
+func (o *Object) GetGenerateName() string { return o.metaString("generateName") }
+func (o *Object) GetSelfLink() string     { return o.metaString("selfLink") }
+
+func (o *Object) GetGeneration() int64 { return metaDecode[int64](o, "generation") }
+
+func (o *Object) GetCreationTimestamp() metav1.Time {
+	return metaDecode[metav1.Time](o, "creationTimestamp")
+}
+
+func (o *Object) GetDeletionTimestamp() *metav1.Time {
+	return metaDecode[*metav1.Time](o, "deletionTimestamp")
+}
+
+func (o *Object) GetDeletionGracePeriodSeconds() *int64 {
+	return metaDecode[*int64](o, "deletionGracePeriodSeconds")
+}
+
+// GetLabels returns a new map, nil if there are no labels or one is not a string (as
+// unstructured objects do).
+func (o *Object) GetLabels() map[string]string { return stringMap(o.metaField("labels")) }
+
+// GetAnnotations returns a new map, nil if there are none or one is not a string.
+func (o *Object) GetAnnotations() map[string]string {
+	return stringMap(o.metaField("annotations"))
+}
+
+// GetFinalizers returns nil if one is not a string.
+func (o *Object) GetFinalizers() []string { return metaDecode[[]string](o, "finalizers") }
+
+// GetOwnerReferences returns nil if one does not decode.
+func (o *Object) GetOwnerReferences() []metav1.OwnerReference {
+	return metaDecode[[]metav1.OwnerReference](o, "ownerReferences")
+}
+
+// GetManagedFields returns nil when they were cut (the default).
+func (o *Object) GetManagedFields() []metav1.ManagedFieldsEntry {
+	if !o.HasManagedFields() {
+		return nil
+	}
+	return metaDecode[[]metav1.ManagedFieldsEntry](o, "managedFields")
+}
+
+// Setters: see Object for what they do and cost.
+
+func (o *Object) SetNamespace(v string) {
+	o.update(func(u *unstructured.Unstructured) { u.SetNamespace(v) })
+}
+func (o *Object) SetName(v string) { o.update(func(u *unstructured.Unstructured) { u.SetName(v) }) }
+func (o *Object) SetGenerateName(v string) {
+	o.update(func(u *unstructured.Unstructured) { u.SetGenerateName(v) })
+}
+func (o *Object) SetUID(v types.UID) { o.update(func(u *unstructured.Unstructured) { u.SetUID(v) }) }
+func (o *Object) SetResourceVersion(v string) {
+	o.update(func(u *unstructured.Unstructured) { u.SetResourceVersion(v) })
+}
+func (o *Object) SetGeneration(v int64) {
+	o.update(func(u *unstructured.Unstructured) { u.SetGeneration(v) })
+}
+func (o *Object) SetSelfLink(v string) {
+	o.update(func(u *unstructured.Unstructured) { u.SetSelfLink(v) })
+}
+func (o *Object) SetCreationTimestamp(v metav1.Time) {
+	o.update(func(u *unstructured.Unstructured) { u.SetCreationTimestamp(v) })
+}
+func (o *Object) SetDeletionTimestamp(v *metav1.Time) {
+	o.update(func(u *unstructured.Unstructured) { u.SetDeletionTimestamp(v) })
+}
+func (o *Object) SetDeletionGracePeriodSeconds(v *int64) {
+	o.update(func(u *unstructured.Unstructured) { u.SetDeletionGracePeriodSeconds(v) })
+}
+func (o *Object) SetLabels(v map[string]string) {
+	o.update(func(u *unstructured.Unstructured) { u.SetLabels(v) })
+}
+func (o *Object) SetAnnotations(v map[string]string) {
+	o.update(func(u *unstructured.Unstructured) { u.SetAnnotations(v) })
+}
+func (o *Object) SetFinalizers(v []string) {
+	o.update(func(u *unstructured.Unstructured) { u.SetFinalizers(v) })
+}
+func (o *Object) SetOwnerReferences(v []metav1.OwnerReference) {
+	o.update(func(u *unstructured.Unstructured) { u.SetOwnerReferences(v) })
+}
+
+// SetManagedFields(nil) cuts them from the bytes without decoding; other values go
+// through the decode and re-encode of every setter.
+func (o *Object) SetManagedFields(v []metav1.ManagedFieldsEntry) {
+	if o == nil {
+		return
+	}
+	if v == nil {
+		if o.HasManagedFields() {
+			if n := o.withoutManagedFields(); n != nil {
+				*o = *n
+			}
+		}
+		return
+	}
+	o.update(func(u *unstructured.Unstructured) { u.SetManagedFields(v) })
+}
+
+// update applies fn to the decoded object and replaces the bytes with its encoding.
+func (o *Object) update(fn func(u *unstructured.Unstructured)) {
+	if o == nil {
+		return
+	}
+	u, err := o.Unstructured()
+	if err != nil {
+		return
+	}
+	fn(u)
+	n, err := fromUnstructured(u, &Decoder{keep: true})
+	if err != nil {
+		return
+	}
+	n.flags |= o.flags & flagTransformed
+	*o = *n
+}
+
+// withoutManagedFields returns a copy whose bytes have no metadata.managedFields, or nil if
+// the bytes cannot be scanned.
+func (o *Object) withoutManagedFields() *Object {
+	n, err := (&Decoder{}).DecodeObject(o.raw)
+	if err != nil {
+		return nil
+	}
+	n.flags |= o.flags & flagTransformed
+	return n
+}
+
+// fromUnstructured encodes u and decodes it with d.
+func fromUnstructured(u *unstructured.Unstructured, d *Decoder) (*Object, error) {
+	raw, err := json.Marshal(u.Object)
+	if err != nil {
+		return nil, fmt.Errorf("compact: encode: %w", err)
+	}
+	return d.DecodeObject(raw)
+}
+
+// metaField returns the value of metadata.<key> (the last such key of the last metadata,
+// as decoding would keep), or nil.
+func (o *Object) metaField(key string) []byte {
+	if o == nil || o.metaEnd <= o.metaStart || int(o.metaEnd) > len(o.raw) {
+		return nil
+	}
+	b := o.raw[o.metaStart:o.metaEnd]
+	if b[0] != '{' {
+		return nil
+	}
+	var val []byte
+	_, _ = eachMember(b, 0, 1, func(m member) (int, error) {
+		end, err := skipValue(b, m.valStart, 2)
+		if err == nil && m.is(b, key) {
+			val = b[m.valStart:end]
+		}
+		return end, err
+	})
+	return val
+}
+
+// topString returns the text of a top-level string member, "" if absent or not a string.
+func (o *Object) topString(key string) string {
+	if o == nil {
+		return ""
+	}
+	b := o.raw
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ""
+	}
+	var val []byte
+	_, _ = eachMember(b, i, 0, func(m member) (int, error) {
+		end, err := skipValue(b, m.valStart, 1)
+		if err == nil && m.is(b, key) {
+			val = b[m.valStart:end]
+		}
+		return end, err
+	})
+	return textOf(val)
+}
+
+func (o *Object) metaString(key string) string { return textOf(o.metaField(key)) }
+
+// textOf returns the text of a JSON string value, "" for any other value.
+func textOf(v []byte) string {
+	if len(v) < 2 || v[0] != '"' {
+		return ""
+	}
+	end, esc, err := scanString(v, 0)
+	if err != nil || end != len(v) {
+		return ""
+	}
+	return stringValue(v, 0, end, esc)
+}
+
+// metaDecode decodes metadata.<key> with encoding/json; the zero value if the field is
+// absent or does not fit.
+func metaDecode[T any](o *Object, key string) T {
+	var v T
+	if raw := o.metaField(key); raw != nil {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			var zero T
+			return zero
+		}
+	}
+	return v
+}
+
+// stringMap decodes an object of strings; nil if v is not an object or a value is not a
+// string.
+func stringMap(v []byte) map[string]string {
+	if len(v) == 0 || v[0] != '{' {
+		return nil
+	}
+	out := map[string]string{}
+	_, err := eachMember(v, 0, 0, func(m member) (int, error) {
+		if m.valStart >= len(v) || v[m.valStart] != '"' {
+			return m.valStart, errNotString
+		}
+		end, esc, err := scanString(v, m.valStart)
+		if err != nil {
+			return end, err
+		}
+		out[m.keyString(v)] = stringValue(v, m.valStart, end, esc)
+		return end, nil
+	})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+var errNotString = malformed("not a string")

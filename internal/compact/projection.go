@@ -1,0 +1,95 @@
+package compact
+
+import (
+	"fmt"
+
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// projection is the set of key paths an object keeps besides apiVersion, kind and
+// metadata: a tree of object keys whose leaves keep their whole subtree.
+type projection struct {
+	leaf     bool // keep everything below
+	children map[string]*projection
+}
+
+// newProjection compiles JSONPath expressions (kubectl's dialect, as indexes and queries
+// take them) and returns the union of the key paths they read (jsonpath.Path.Fields), or
+// nil when one of them needs the whole object. An empty list keeps only apiVersion, kind
+// and metadata.
+func newProjection(exprs []string) (*projection, error) {
+	root := &projection{children: map[string]*projection{}}
+	for _, expr := range exprs {
+		p, err := jsonpath.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("compact: projection %q: %w", expr, err)
+		}
+		for _, path := range p.Fields() {
+			if len(path) == 0 {
+				return nil, nil // the expression reads the whole object
+			}
+			root.add(path)
+		}
+	}
+	return root, nil
+}
+
+func (p *projection) add(path []string) {
+	n := p
+	for _, k := range path {
+		if n.leaf {
+			return
+		}
+		c := n.children[k]
+		if c == nil {
+			c = &projection{children: map[string]*projection{}}
+			n.children[k] = c
+		}
+		n = c
+	}
+	n.leaf, n.children = true, nil
+}
+
+// child returns the subtree kept under the member's key, or nil to drop the member.
+func (p *projection) child(b []byte, m *member) *projection {
+	if !m.keyEscaped {
+		return p.children[string(m.key(b))]
+	}
+	return p.children[m.keyString(b)]
+}
+
+// alwaysKept reports whether a top-level member survives any projection.
+func alwaysKept(b []byte, m *member) bool {
+	return m.is(b, "metadata") || m.is(b, "apiVersion") || m.is(b, "kind")
+}
+
+// emitProjected writes the value b[start:end] (validated, with depth containers around
+// it) keeping only the keys of p: an object value with children keeps the members p names,
+// recursively; anything else (a leaf, or a value that is not an object) is kept whole, so
+// the projection never changes what the expressions read.
+func (w *writer) emitProjected(b []byte, start, end, depth int, p *projection) error {
+	if p.leaf || b[start] != '{' {
+		w.span(start, end)
+		return nil
+	}
+	w.lit("{")
+	first := true
+	_, err := eachMember(b, start, depth, func(m member) (int, error) {
+		valEnd, err := skipValue(b, m.valStart, depth+1)
+		if err != nil {
+			return valEnd, err
+		}
+		c := p.child(b, &m)
+		if c == nil {
+			return valEnd, nil
+		}
+		if !first {
+			w.lit(",")
+		}
+		first = false
+		w.span(m.keyStart, m.valStart)
+		return valEnd, w.emitProjected(b, m.valStart, valEnd, depth+1, c)
+	})
+	w.lit("}")
+	return err
+}

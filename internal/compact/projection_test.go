@@ -1,0 +1,87 @@
+package compact
+
+import (
+	"errors"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/jsonpath"
+)
+
+func TestProjection(t *testing.T) {
+	in := []byte(`{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","managedFields":[1],"labels":{"x":"y"}},` +
+		`"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}],"volumes":[{"name":"v"}]},` +
+		`"status":{"phase":"Running","conditions":[{"type":"Ready"}]},"extra":{"big":"payload"}}`)
+	cases := []struct {
+		name  string
+		exprs []string
+		want  string // exact bytes
+	}{
+		{name: "fields and lists", exprs: []string{"{.spec.containers[*].image}", ".status.phase"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"containers":[{"name":"c","image":"i"}]},"status":{"phase":"Running"}}`},
+		{name: "a whole subtree", exprs: []string{"{.spec}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}],"volumes":[{"name":"v"}]}}`},
+		{name: "prefix and deeper path", exprs: []string{"{.spec.nodeName}", "{.spec}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}],"volumes":[{"name":"v"}]}}`},
+		{name: "template", exprs: []string{"{.spec.nodeName}/{.status.phase}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"nodeName":"n1"},"status":{"phase":"Running"}}`},
+		{name: "filter", exprs: []string{"{.status.conditions[?(@.type=='Ready')].type}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"status":{"conditions":[{"type":"Ready"}]}}`},
+		{name: "metadata only", exprs: []string{},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}}}`},
+		{name: "metadata paths add nothing", exprs: []string{"{.metadata.labels.x}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}}}`},
+		{name: "missing fields", exprs: []string{"{.nothing.here}", "{.spec.nothing}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":{}}`},
+		{name: "through a non-object keeps it whole", exprs: []string{"{.spec.volumes.name}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"volumes":[{"name":"v"}]}}`},
+		{name: "recursive descent needs everything", exprs: []string{"{.spec.nodeName}", "{..image}"},
+			want: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a","labels":{"x":"y"}},"spec":{"nodeName":"n1","containers":[{"name":"c","image":"i"}],"volumes":[{"name":"v"}]},"status":{"phase":"Running","conditions":[{"type":"Ready"}]},"extra":{"big":"payload"}}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := NewDecoder(Options{Projection: tc.exprs})
+			require.NoError(t, err)
+			o := mustDecode(t, d, in)
+			assert.Equal(t, tc.want, string(o.RawJSON()))
+			assert.Equal(t, "a", o.GetName())
+		})
+	}
+	t.Run("invalid expression", func(t *testing.T) {
+		_, err := NewDecoder(Options{Projection: []string{"{.spec[}"}})
+		var se *jsonpath.SyntaxError
+		assert.True(t, errors.As(err, &se), "%v", err)
+		_, err = New(nil, Options{Projection: []string{"{.spec[}"}})
+		assert.Error(t, err)
+	})
+}
+
+// TestProjectionKeepsIndexValues: index functions over the projected expressions yield what
+// they yield on the whole object.
+func TestProjectionKeepsIndexValues(t *testing.T) {
+	exprs := []string{
+		"{.spec.containers[*].image}", "{.spec.nodeName}", "{.status.containerStatuses[?(@.restartCount>0)].name}",
+		"{.status.podIPs[*].ip}", "{.metadata.ownerReferences[*].name}", "{.spec.volumes[*].configMap.name}",
+	}
+	d, err := NewDecoder(Options{Projection: exprs})
+	require.NoError(t, err)
+	for i := range 8 {
+		full := mustDecode(t, &Decoder{}, podJSON(t, i))
+		proj := mustDecode(t, d, podJSON(t, i))
+		assert.Less(t, len(proj.RawJSON()), len(full.RawJSON()))
+		for _, expr := range exprs {
+			fn, err := indexfuncs.JSONPath(expr)
+			require.NoError(t, err)
+			want, werr := fn(full)
+			got, gerr := fn(proj)
+			assert.Equal(t, werr, gerr)
+			sort.Strings(want)
+			sort.Strings(got)
+			assert.Equal(t, want, got, expr)
+		}
+	}
+}
