@@ -5,6 +5,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/kindex/kindex/internal/compact"
 	"github.com/kindex/kindex/internal/informer"
 )
 
@@ -27,10 +28,26 @@ type (
 	Orphan = informer.Orphan[Object]
 )
 
-// NewFactory returns a factory of unstructured informers for cfg: JSON through the dynamic
-// client. Every client it builds (dynamic, discovery when Options.Discovery is nil, access
-// reviews) refuses redirects to another host. Call Start before requesting informers.
+// NewFactory returns a factory of unstructured informers for cfg. Lists and watches are
+// JSON, as with client-go's dynamic client, but on kindex's own wire path: the bodies are split
+// into objects, managedFields are cut from the bytes unless Options.KeepManagedFields, and
+// each object is decoded once by a decoder that builds the same maps as apimachinery's in
+// well under half the time, with shared strings. Every client it builds (discovery when
+// Options.Discovery is nil, access reviews) refuses redirects to another host. Call Start
+// before requesting informers.
 func NewFactory(cfg *rest.Config, opts Options) (*Factory, error) {
+	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
+		m, err := compact.NewUnstructured(cfg, opts.KeepManagedFields)
+		if err != nil {
+			return nil, err // keep a typed nil out of the interface
+		}
+		return m, nil
+	})
+}
+
+// NewClientGoFactory is NewFactory on client-go's dynamic client, which decodes with
+// apimachinery's JSON decoder: slower and larger, kept for comparison and as a fallback.
+func NewClientGoFactory(cfg *rest.Config, opts Options) (*Factory, error) {
 	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
 		client, err := dynamic.NewForConfig(cfg)
 		if err != nil {

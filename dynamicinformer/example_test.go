@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/query"
 )
 
 // Watch a resource the user named, wait for it with a deadline, and query the cache.
@@ -51,5 +52,44 @@ func ExampleNewFactory() {
 	}
 	for _, d := range inf.List(labels.SelectorFromSet(labels.Set{"app": "web"})) {
 		fmt.Println(d.GetName()) // shared: read-only
+	}
+}
+
+// The README's example: JSONPath indexes registered at run time, and a query over them.
+func ExampleInformer_Query() {
+	ctx := context.Background()
+	cfg, err := rest.InClusterConfig()
+	if err != nil {
+		panic(err)
+	}
+	f, err := dynamicinformer.NewFactory(cfg, dynamicinformer.Options{})
+	if err != nil {
+		panic(err)
+	}
+	if err := f.Start(ctx); err != nil {
+		panic(err)
+	}
+	defer f.Shutdown()
+
+	inf, err := f.Informer(ctx, "widgets.example.com")
+	if err != nil {
+		panic(err) // meta.IsNoMatchError(err) for a typo
+	}
+	defer inf.Release()
+	_ = inf.AddIndex("size", "{.spec.size}")
+	_ = inf.AddIndex("image", "{.spec.containers[*].image}")
+	if err := inf.WaitForSync(ctx); err != nil {
+		panic(err)
+	}
+	res, err := inf.Query(query.Query{
+		Namespace:  "shop",
+		Conditions: []query.Condition{query.Gt("size", "2"), query.Eq("image", "nginx:1.27")},
+		Limit:      50,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for _, w := range res.Items {
+		fmt.Println(w.GetName())
 	}
 }
