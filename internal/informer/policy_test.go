@@ -286,3 +286,27 @@ func TestSlowSyncReportsNotSynced(t *testing.T) {
 	close(gate)
 	require.NoError(t, inf.WaitForSync(context.Background()))
 }
+
+func TestStoppingRunReportsNoFailure(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	// A watch cut by the run's own cancellation surfaces from client-go as an internal error
+	// ("unable to decode an event from the watch stream: context canceled"): not a failure.
+	inf.h.e.dispatchMu.Lock()
+	r := inf.h.e.cur
+	inf.h.e.dispatchMu.Unlock()
+	require.NotNil(t, r)
+	r.cancel()
+	cut := apierrors.NewInternalError(errors.New("unable to decode an event from the watch stream: context canceled"))
+	r.streamFailed(cut)
+	assert.False(t, r.failed(ctx, opWatch, cut))
+	st := inf.Status()
+	assert.Equal(t, ReasonNone, st.Reason)
+	assert.Nil(t, st.LastError)
+	assert.Equal(t, 0, e.logs.count("Informer retrying"), "no retry line for a stopping run:\n%s", e.logs)
+}

@@ -126,6 +126,9 @@ func (r *run) watchSynced() {
 
 // failed implements lwHooks: it decides between parking and letting the reflector retry.
 func (r *run) failed(ctx context.Context, o op, err error) bool {
+	if r.ctx.Err() != nil {
+		return false // the run is stopping: a request cut by its cancellation is no failure
+	}
 	reason := classify(err)
 	r.e.countError(reason)
 	switch reason {
@@ -173,6 +176,9 @@ func (r *run) succeeded(o op) {
 
 // streamFailed implements lwHooks.
 func (r *run) streamFailed(err error) {
+	if r.ctx.Err() != nil {
+		return // the run is stopping (release, park, shutdown): the cut stream is expected
+	}
 	reason := classify(err)
 	r.e.countError(reason)
 	if reason != ReasonExpired {
