@@ -12,7 +12,9 @@ KUBE_APISERVER := $(KINDEX_CONTROLPLANE_DIR)/kube-apiserver-$(KUBE_VERSION)/kube
 ETCD := $(KINDEX_CONTROLPLANE_DIR)/etcd-$(ETCD_VERSION)/etcd
 
 TEST_TIMEOUT ?= 40m
-FUZZTIME ?= 10s
+# Iterations, not a duration: a duration makes `go test -fuzz` fail with "context deadline
+# exceeded" when a worker is busy at the deadline on a loaded machine.
+FUZZTIME ?= 20000x
 FUZZ_TARGETS ?=
 
 .PHONY: all controlplane test vet unit fuzz bench fmt demo clean-controlplane
