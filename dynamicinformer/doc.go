@@ -37,9 +37,14 @@
 // Factory.Orphans those whose owners are gone (see the informer core's documentation for
 // what each costs).
 //
-// managedFields are stripped before objects are cached (Options.KeepManagedFields keeps
-// them); Options.Transform runs after that. The initial list is streamed (watch-list) where
-// the server supports it, with client-go's fallback to a paged LIST.
+// Three constructors choose how objects travel and are kept. NewFactory splits list and
+// watch bodies itself, cuts managedFields from the bytes before decoding
+// (Options.KeepManagedFields keeps them) and decodes each object once with kindex's decoder:
+// about a third of client-go's sync time and under half its heap. NewCompactFactory keeps
+// each object as its JSON bytes and decodes on every read: about a tenth of the heap.
+// NewClientGoFactory uses client-go's dynamic client and decoder. Options.Transform runs
+// after the managedFields cut. The initial list is streamed (watch-list) where the server
+// supports it, with client-go's fallback to a paged LIST.
 //
 // Objects returned by List and Get and passed to handlers are shared with every other user
 // of the cache: treat them as read-only and DeepCopy before modifying one.

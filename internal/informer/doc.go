@@ -59,15 +59,16 @@
 //
 // # Storage modes and stores
 //
-// StorageMode says how objects are listed and watched (dynamic client, metadata client, a
-// raw decoder later), what the store holds and how a stored item becomes the object users
+// StorageMode says how objects are listed and watched (kindex's own JSON decoder in
+// internal/compact, the dynamic client, the metadata client), what the store holds and how a stored item becomes the object users
 // get (Object). Store is the interface the entry writes and queries read. The dynamic and
 // metadata modes use kindex's indexed store (package internal/store, NewIndexedStore);
 // NewIndexerStore is client-go's thread-safe Indexer, a plain Store that Internal.NewStore
 // or another mode may still choose (without indexes: AddIndex and Query then return
-// ErrIndexesUnsupported, Dependents and Orphans scan). A compact mode that keeps raw JSON
-// and decodes lazily fits behind the same two interfaces without touching the front ends:
-// JSONPath and built-in index functions read its raw bytes without decoding.
+// ErrIndexesUnsupported, Dependents and Orphans scan). The compact mode (internal/compact),
+// which keeps raw JSON and decodes on read, fits behind the same two interfaces without
+// touching the front ends: JSONPath and built-in index functions read its raw bytes without
+// decoding.
 //
 // # Indexes and queries
 //
