@@ -32,17 +32,7 @@ func (m *dynamicMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
 	if t.Resource.Namespaced && t.Namespace != "" {
 		ri = m.client.Resource(t.Resource.GVR).Namespace(t.Namespace)
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			t.apply(&o)
-			return ri.List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			t.apply(&o)
-			return ri.Watch(ctx, o)
-		},
-	}
-	return asContextLW(cache.ToListWatcherWithWatchListSemantics(lw, m.client))
+	return clientListerWatcher(t, ri.List, ri.Watch, m.client)
 }
 
 // NewMetadataMode returns the storage mode of metadataonly: the metadata client (protobuf
@@ -65,17 +55,26 @@ func (m *metadataMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
 	if t.Resource.Namespaced && t.Namespace != "" {
 		ri = m.client.Resource(t.Resource.GVR).Namespace(t.Namespace)
 	}
+	return clientListerWatcher(t, ri.List, ri.Watch, m.client)
+}
+
+// clientListerWatcher lists and watches one target through a client-go client's List and
+// Watch, with the target's selectors applied, keeping the client's watch-list support.
+func clientListerWatcher[L runtime.Object](t Target,
+	list func(context.Context, metav1.ListOptions) (L, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
+	client any) cache.ListerWatcherWithContext {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			t.apply(&o)
-			return ri.List(ctx, o)
+			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			t.apply(&o)
-			return ri.Watch(ctx, o)
+			return watchFn(ctx, o)
 		},
 	}
-	return asContextLW(cache.ToListWatcherWithWatchListSemantics(lw, m.client))
+	return asContextLW(cache.ToListWatcherWithWatchListSemantics(lw, client))
 }
 
 func identityModeTransform(keep bool, user cache.TransformFunc) cache.TransformFunc {
