@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -50,6 +52,11 @@ type Measurement struct {
 	Gzip bool `json:"gzip,omitempty"`
 	// Requests lists the subject's requests, e.g. to show whether watch-list was used.
 	Requests []string `json:"requests,omitempty"`
+	// ServerCPUSeconds is the CPU time the apiserver and etcd spent while the child ran
+	// (Options.ServerPIDs; 0 when unknown). The child's start and its heap readings are
+	// included, but the server is idle during them: on a 2-core machine the server's CPU
+	// competes with the client's, so this shows how much of the sync time the server needs.
+	ServerCPUSeconds float64 `json:"server_cpu_seconds,omitempty"`
 }
 
 // childRequest is what the parent sends a child on stdin.
@@ -59,6 +66,11 @@ type childRequest struct {
 	GVR       schema.GroupVersionResource `json:"gvr"`
 	Namespace string                      `json:"namespace"`
 	Timeout   time.Duration               `json:"timeout"`
+	// CPUProfile, if set, is where the child writes a CPU profile of the Sync.
+	CPUProfile string `json:"cpu_profile,omitempty"`
+	// HeapProfile, if set, is where the child writes a heap profile of what the subject
+	// holds after the Sync (sampled every 4 KB allocated, which slows the Sync down).
+	HeapProfile string `json:"heap_profile,omitempty"`
 }
 
 // childResult is what a child writes on stdout, after resultPrefix.
@@ -169,11 +181,23 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 	var mt meter
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return mt.wrap(rt) })
 
+	if req.HeapProfile != "" {
+		runtime.MemProfileRate = 4 << 10
+	}
 	before := heapAfterGC()
+	stopProfile := func() error { return nil }
+	if req.CPUProfile != "" {
+		if stopProfile, err = startCPUProfile(req.CPUProfile); err != nil {
+			return nil, err
+		}
+	}
 	cpuBefore := cpuTime()
 	start := time.Now()
 	count, stop, err := subject.Sync(ctx, cfg, req.GVR, req.Namespace)
 	end := syncEndNow(start)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: sync %s: %w", req.Subject, req.GVR, err)
 	}
@@ -181,6 +205,11 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 		end = p.syncEnd()
 	}
 	after := heapAfterGC()
+	if req.HeapProfile != "" {
+		if err := writeHeapProfile(req.HeapProfile); err != nil {
+			return nil, err
+		}
+	}
 	requests, gzip := mt.snapshot()
 	m := &Measurement{
 		Count:        count,
@@ -262,4 +291,73 @@ func parseVmHWM(r io.Reader) int64 {
 		}
 	}
 	return 0
+}
+
+// startCPUProfile writes a CPU profile to path until the returned function is called.
+func startCPUProfile(path string) (func() error, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("harness: CPU profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
+// writeHeapProfile writes the in-use heap (as of the last GC) to path.
+func writeHeapProfile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("harness: heap profile: %w", err)
+	}
+	return f.Close()
+}
+
+// processesCPU is the user plus system CPU time of the processes pids so far (from
+// /proc/<pid>/stat; a process that cannot be read counts 0).
+func processesCPU(pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		total += parseStatCPU(string(b))
+	}
+	return total
+}
+
+// parseStatCPU reads utime and stime (fields 14 and 15, in clock ticks of 1/100 s on
+// Linux) from a /proc/<pid>/stat line; the command name, field 2, may hold spaces.
+func parseStatCPU(stat string) time.Duration {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(stat[i+1:])
+	// f[0] is field 3 (state): utime is field 14, f[11].
+	if len(f) < 13 {
+		return 0
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(u+st) * 10 * time.Millisecond
 }

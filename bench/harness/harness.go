@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -46,6 +47,16 @@ type Options struct {
 	APIServer string
 	// Log receives progress lines. Default io.Discard.
 	Log io.Writer
+	// CPUProfileDir, if set, makes every child write a CPU profile of its Sync there, named
+	// <subject>-<resource>-<run>.pprof.
+	CPUProfileDir string
+	// HeapProfileDir, if set, makes every child write a heap profile of what its subject
+	// holds after the Sync there, named <subject>-<resource>-<run>.heap.pprof. Sampling
+	// makes the Sync slower: do not quote times from such a run.
+	HeapProfileDir string
+	// ServerPIDs, if set, returns the processes serving the apiserver (kube-apiserver and
+	// etcd, on this machine); their CPU time during each child is reported as server CPU.
+	ServerPIDs func() []int
 }
 
 func (o *Options) defaults() error {
@@ -122,7 +133,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) (*Report, error) {
 	m := &measurer{opts: opts, cfg: ccfg, logf: logf}
 	if !opts.NoWarmup {
 		for _, d := range datasets {
-			if r := m.run(ctx, SubjectListJSON, d); r.err != nil {
+			if r := m.run(ctx, SubjectListJSON, d, 0); r.err != nil {
 				return nil, fmt.Errorf("warm-up LIST of %s: %w", d.Resource, r.err)
 			}
 		}
@@ -149,7 +160,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) (*Report, error) {
 	for di := range datasets {
 		d := &datasets[di]
 		for si := range d.Subjects {
-			d.Subjects[si].summarize()
+			d.Subjects[si].summarize(d.GVR.Resource)
 			if e := d.Subjects[si].Error; e != "" {
 				errs = append(errs, fmt.Errorf("%s on %s: %s", d.Subjects[si].Name, d.Resource, e))
 			}
@@ -186,10 +197,26 @@ type measurer struct {
 	logf func(string, ...any)
 }
 
-func (m *measurer) run(ctx context.Context, subject string, d Dataset) childRun {
-	return runChild(ctx, m.opts.Executable, childRequest{
+func (m *measurer) run(ctx context.Context, subject string, d Dataset, run int) childRun {
+	req := childRequest{
 		Subject: subject, Config: m.cfg, GVR: d.GVR, Namespace: m.opts.Namespace, Timeout: m.opts.ChildTimeout,
-	})
+	}
+	if m.opts.CPUProfileDir != "" {
+		req.CPUProfile = filepath.Join(m.opts.CPUProfileDir, fmt.Sprintf("%s-%s-%d.pprof", subject, d.Resource, run))
+	}
+	if m.opts.HeapProfileDir != "" {
+		req.HeapProfile = filepath.Join(m.opts.HeapProfileDir, fmt.Sprintf("%s-%s-%d.heap.pprof", subject, d.Resource, run))
+	}
+	var pids []int
+	if m.opts.ServerPIDs != nil {
+		pids = m.opts.ServerPIDs()
+	}
+	before := processesCPU(pids)
+	res := runChild(ctx, m.opts.Executable, req)
+	if res.m != nil && len(pids) > 0 {
+		res.m.ServerCPUSeconds = (processesCPU(pids) - before).Seconds()
+	}
+	return res
 }
 
 // measureOnce runs one child for r on d, unless r has already failed or is not supported.
@@ -197,7 +224,7 @@ func (m *measurer) measureOnce(ctx context.Context, d *Dataset, r *SubjectResult
 	if r.NotSupported || r.Error != "" || ctx.Err() != nil {
 		return
 	}
-	res := m.run(ctx, r.Name, *d)
+	res := m.run(ctx, r.Name, *d, run)
 	switch {
 	case res.notSupported:
 		r.NotSupported = true

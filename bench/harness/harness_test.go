@@ -134,8 +134,15 @@ func TestHelpers(t *testing.T) {
 	assert.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
 	assert.Equal(t, int64(123456<<10), parseVmHWM(strings.NewReader("Name:\tx\nVmPeak:\t 9 kB\nVmHWM:\t  123456 kB\n")))
 	assert.Equal(t, "watch-list, json, gzip", accessPath(Measurement{Gzip: true, Requests: []string{
+		"GET /api -> 200 OK (application/json)",
+		"GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions?sendInitialEvents=true&watch=true -> 200 OK (application/vnd.kubernetes.protobuf)",
 		"GET /api/v1/namespaces/x/pods?allowWatchBookmarks=true&sendInitialEvents=true&watch=true -> 200 OK (application/json)",
-	}}))
+	}}, "pods"))
+	assert.Equal(t, "list+watch, 2 lists, json", accessPath(Measurement{Requests: []string{
+		"GET /api/v1/namespaces/x/pods?limit=500 -> 200 OK (application/json)",
+		"GET /api/v1/namespaces/x/pods?continue=abc&limit=500 -> 200 OK (application/json)",
+		"GET /api/v1/namespaces/x/pods?watch=true -> 200 OK (application/json)",
+	}}, "pods"))
 	res, err := parseResult([]byte("noise\n" + resultPrefix + `{"error":"boom","not_supported":true}` + "\n"))
 	require.NoError(t, err)
 	assert.True(t, res.NotSupported)
@@ -149,4 +156,18 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+func TestParseStatCPU(t *testing.T) {
+	// A command name with spaces and a closing parenthesis; utime 250 and stime 50 ticks.
+	stat := "1234 (kube apiserver) (x)) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 12 0 100 0 0"
+	if got, want := parseStatCPU(stat), 3*time.Second; got != want {
+		t.Fatalf("parseStatCPU = %v, want %v", got, want)
+	}
+	if got := parseStatCPU("garbage"); got != 0 {
+		t.Fatalf("parseStatCPU(garbage) = %v, want 0", got)
+	}
+	if got := processesCPU([]int{os.Getpid()}); got < 0 {
+		t.Fatalf("processesCPU(self) = %v", got)
+	}
 }

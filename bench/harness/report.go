@@ -88,27 +88,35 @@ func (r *Report) Markdown() string {
 	sizeLine("Databases", r.Seed.DatabaseSizes)
 	for _, d := range r.Datasets {
 		p("\n**%s** (%d objects). Medians (min-max) of sync time, heap held per object and client CPU time during the sync; "+
+			"server CPU s = CPU time of kube-apiserver and etcd while the child ran; "+
 			"x dyn = ratio to `%s`, x LIST = ratio to `%s`.\n\n", d.Resource, d.Count, SubjectDynamic, SubjectListJSON)
-		p("| subject | path | sync s | x dyn | x LIST | heap/object | x dyn | CPU s | x dyn | allocated | peak RSS | body |\n")
-		p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		p("| subject | path | sync s | x dyn | x LIST | heap/object | x dyn | CPU s | x dyn | server CPU s | allocated | peak RSS | body |\n")
+		p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, s := range d.Subjects {
 			switch {
 			case s.NotSupported:
-				p("| %s | n/a | | | | | | | | | | |\n", s.Name)
+				p("| %s | n/a | | | | | | | | | | | |\n", s.Name)
 				continue
 			case len(s.Runs) == 0:
-				p("| %s | FAILED: %s | | | | | | | | | | |\n", s.Name, oneLine(s.Error))
+				p("| %s | FAILED: %s | | | | | | | | | | | |\n", s.Name, oneLine(s.Error))
 				continue
 			}
 			m := s.Median
-			p("| %s | %s | %.2f (%.2f-%.2f) | %s | %s | %s (%s-%s) | %s | %.2f (%.2f-%.2f) | %s | %s | %s | %s |\n",
+			p("| %s | %s | %.2f (%.2f-%.2f) | %s | %s | %s (%s-%s) | %s | %.2f (%.2f-%.2f) | %s | %s | %s | %s | %s |\n",
 				s.Name, s.Path, m.Seconds, s.MinSeconds, s.MaxSeconds, x(s.TimeVsDynamic), x(s.TimeVsJSONList),
 				kb(m.HeapPerObject), kb(s.MinHeapPerObject), kb(s.MaxHeapPerObject), x(s.HeapVsDynamic),
-				m.CPUSeconds, s.MinCPUSeconds, s.MaxCPUSeconds, x(s.CPUVsDynamic),
+				m.CPUSeconds, s.MinCPUSeconds, s.MaxCPUSeconds, x(s.CPUVsDynamic), serverCPU(m.ServerCPUSeconds),
 				mb(float64(m.AllocBytes)), mb(float64(m.PeakRSSBytes)), mb(float64(m.BodyBytes)))
 		}
 	}
 	return b.String()
+}
+
+func serverCPU(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func kb(v float64) string { return fmt.Sprintf("%.1f KB", v/1e3) }

@@ -21,7 +21,7 @@ func median(xs []float64) float64 {
 }
 
 // summarize fills the median, the ranges and the access path of r from its runs.
-func (r *SubjectResult) summarize() {
+func (r *SubjectResult) summarize(resource string) {
 	if len(r.Runs) == 0 {
 		return
 	}
@@ -37,30 +37,35 @@ func (r *SubjectResult) summarize() {
 	perObj := col(func(m Measurement) float64 { return m.HeapPerObject })
 	cpu := col(func(m Measurement) float64 { return m.CPUSeconds })
 	r.Median = Measurement{
-		Count:         first.Count,
-		Seconds:       median(secs),
-		HeapBytes:     int64(median(col(func(m Measurement) float64 { return float64(m.HeapBytes) }))),
-		HeapPerObject: median(perObj),
-		AllocBytes:    uint64(median(col(func(m Measurement) float64 { return float64(m.AllocBytes) }))),
-		CPUSeconds:    median(cpu),
-		PeakRSSBytes:  int64(median(col(func(m Measurement) float64 { return float64(m.PeakRSSBytes) }))),
-		BodyBytes:     int64(median(col(func(m Measurement) float64 { return float64(m.BodyBytes) }))),
-		Gzip:          slices.ContainsFunc(r.Runs, func(m Measurement) bool { return m.Gzip }),
+		Count:            first.Count,
+		Seconds:          median(secs),
+		HeapBytes:        int64(median(col(func(m Measurement) float64 { return float64(m.HeapBytes) }))),
+		HeapPerObject:    median(perObj),
+		AllocBytes:       uint64(median(col(func(m Measurement) float64 { return float64(m.AllocBytes) }))),
+		CPUSeconds:       median(cpu),
+		ServerCPUSeconds: median(col(func(m Measurement) float64 { return m.ServerCPUSeconds })),
+		PeakRSSBytes:     int64(median(col(func(m Measurement) float64 { return float64(m.PeakRSSBytes) }))),
+		BodyBytes:        int64(median(col(func(m Measurement) float64 { return float64(m.BodyBytes) }))),
+		Gzip:             slices.ContainsFunc(r.Runs, func(m Measurement) bool { return m.Gzip }),
 	}
 	r.MinSeconds, r.MaxSeconds = slices.Min(secs), slices.Max(secs)
 	r.MinHeapPerObject, r.MaxHeapPerObject = slices.Min(perObj), slices.Max(perObj)
 	r.MinCPUSeconds, r.MaxCPUSeconds = slices.Min(cpu), slices.Max(cpu)
-	r.Path = accessPath(first)
+	r.Path = accessPath(first, resource)
 }
 
 // accessPath describes how a subject got its objects, from the requests of one run:
 // "watch-list" (one WATCH with sendInitialEvents), "list+watch" or "list", with the content
-// type of the first response.
-func accessPath(m Measurement) string {
+// type of the first response. Only requests for resource count: discovery and the watches a
+// front end keeps on CRDs and APIServices are not part of the path.
+func accessPath(m Measurement, resource string) string {
 	var lists, watches int
 	watchList := false
 	contentType := ""
 	for _, r := range m.Requests {
+		if !requestFor(r, resource) {
+			continue
+		}
 		if strings.Contains(r, "sendInitialEvents=true") {
 			watchList = true
 		}
@@ -96,4 +101,13 @@ func accessPath(m Measurement) string {
 		path += ", gzip"
 	}
 	return path
+}
+
+// requestFor reports whether a request line ("GET /api/v1/namespaces/x/pods?... -> ...")
+// is for resource (a plural resource name).
+func requestFor(line, resource string) bool {
+	_, p, _ := strings.Cut(line, " ")
+	p, _, _ = strings.Cut(p, " ")
+	p, _, _ = strings.Cut(p, "?")
+	return strings.HasSuffix(p, "/"+resource)
 }

@@ -269,6 +269,20 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context, sig syscall.Signal
 	return cp.StartAPIServer(ctx)
 }
 
+// PIDs returns the process ids of the running kube-apiserver and etcd (for measuring the
+// CPU time they spend).
+func (cp *ControlPlane) PIDs() []int {
+	var pids []int
+	for _, p := range []*process{cp.apiserver, cp.etcd} {
+		if p != nil {
+			if pid := p.pid(); pid > 0 {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
 // Stop stops the apiserver and etcd and removes the temporary directory, unless
 // KINDEX_KEEP_TESTENV is set. It is safe to call more than once.
 func (cp *ControlPlane) Stop() {

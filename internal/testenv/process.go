@@ -141,3 +141,18 @@ func freePorts(n int) ([]int, error) {
 func newProcess(name, path, dir string, args []string) *process {
 	return &process{name: name, path: path, args: args, logPath: filepath.Join(dir, name+".log")}
 }
+
+// pid returns the running process's id, 0 if it is not running.
+func (p *process) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-p.done:
+		return 0
+	default:
+		return p.cmd.Process.Pid
+	}
+}

@@ -58,8 +58,11 @@ func run() error {
 	flag.StringVar(&server.url, "server", "", "URL of a running apiserver to measure instead of starting a control plane")
 	flag.StringVar(&server.tokenFile, "token-file", "", "with -server: file holding an admin bearer token")
 	flag.StringVar(&server.caFile, "ca-file", "", "with -server: CA bundle of the apiserver's serving certificate")
+	flag.StringVar(&server.pids, "server-pids", "", "with -server: comma-separated ids of the apiserver and etcd processes on this machine, to report their CPU time")
 	flag.StringVar(&out, "out", "bench/results", "directory for compare-<n>.json and compare-<n>.md")
 	flag.BoolVar(&list, "list", false, "list the registered subjects and exit")
+	flag.StringVar(&opts.HeapProfileDir, "memprofile", "", "directory for a heap profile of what every subject holds after its sync (<subject>-<resource>-<run>.heap.pprof; slows syncs down)")
+	flag.StringVar(&opts.CPUProfileDir, "cpuprofile", "", "directory for a CPU profile of every measured sync (<subject>-<resource>-<run>.pprof)")
 	flag.Parse()
 	if list {
 		for _, s := range harness.Subjects() {
@@ -94,7 +97,7 @@ func run() error {
 }
 
 // server is a running apiserver given on the command line; empty means start one here.
-type server struct{ url, tokenFile, caFile string }
+type server struct{ url, tokenFile, caFile, pids string }
 
 // config returns an admin config for the apiserver, starting a control plane if none was
 // given, and a function that stops what it started.
@@ -104,6 +107,17 @@ func (s server) config(opts *harness.Options) (*rest.Config, func(), error) {
 			Host: s.url, BearerTokenFile: s.tokenFile, QPS: 1000, Burst: 2000,
 			TLSClientConfig: rest.TLSClientConfig{CAFile: s.caFile},
 		}
+		if s.pids != "" {
+			var pids []int
+			for _, f := range strings.Split(s.pids, ",") {
+				pid, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil {
+					return nil, nil, fmt.Errorf("-server-pids: %w", err)
+				}
+				pids = append(pids, pid)
+			}
+			opts.ServerPIDs = func() []int { return pids }
+		}
 		return cfg, func() {}, nil
 	}
 	fmt.Fprintln(os.Stderr, "starting etcd and kube-apiserver", testenv.KubeAPIServerVersion)
@@ -112,6 +126,7 @@ func (s server) config(opts *harness.Options) (*rest.Config, func(), error) {
 		return nil, nil, err
 	}
 	opts.APIServer = "kube-apiserver " + testenv.KubeAPIServerVersion + ", etcd " + testenv.EtcdVersion + " (internal/testenv)"
+	opts.ServerPIDs = cp.PIDs
 	return cp.AdminConfig(), cp.Stop, nil
 }
 
