@@ -149,14 +149,16 @@ func (s *scratch) memberText(b []byte, idx int) string {
 // client-go does for the items of typed lists, which the API server sends without them).
 // The result is a new allocation of the exact size, with the span of the metadata object
 // that counts in it (empty when there is none).
-func (s *scratch) emit(b []byte, start, end, depth int, keep bool, proj *projection, inject string) (out []byte, meta span, err error) {
+func (s *scratch) emit(b []byte, start, end, depth int, keep bool, proj *projection, inject string, extra int) (out []byte, meta span, err error) {
 	cut := !keep && s.info.anyMF
 	doInject := inject != "" && s.memberText(b, s.info.kind) == "" && s.memberText(b, s.info.apiVersion) == ""
 	if !cut && !doInject && proj == nil {
 		if k := s.info.lastMeta; k >= 0 && b[s.top[k].valStart] == '{' {
 			meta = span{s.top[k].valStart - start, s.top[k].valEnd - start}
 		}
-		return append([]byte(nil), b[start:end]...), meta, nil
+		out = make([]byte, end-start, end-start+extra)
+		copy(out, b[start:end])
+		return out, meta, nil
 	}
 	w := &s.w
 	w.reset(b)
@@ -222,25 +224,29 @@ func (s *scratch) emit(b []byte, start, end, depth int, keep bool, proj *project
 		}
 	}
 	w.lit("}")
-	return w.bytes(), meta, nil
+	return w.bytes(extra), meta, nil
 }
 
 // span is a range of an object's bytes.
 type span struct{ start, end int }
 
-// keys returns the text of namespace, name, resourceVersion and uid in one string, with
-// the ends of the first three.
-func (s *scratch) keys(b []byte) (keys string, nsEnd, nameEnd, rvEnd uint32) {
+// keys returns the key text of an Object (see Object.raw): namespace, "/" if there is a
+// namespace, name, resourceVersion and uid, in scratch space valid until the next call, with
+// the ends of the namespace, the key and the resourceVersion.
+func (s *scratch) keys(b []byte) (text []byte, nsEnd, keyEnd, rvEnd uint32) {
 	t := s.text[:0]
 	t = appendText(t, b, s.info.namespace)
 	nsEnd = uint32(len(t))
+	if nsEnd > 0 {
+		t = append(t, '/')
+	}
 	t = appendText(t, b, s.info.name)
-	nameEnd = uint32(len(t))
+	keyEnd = uint32(len(t))
 	t = appendText(t, b, s.info.resourceVersion)
 	rvEnd = uint32(len(t))
 	t = appendText(t, b, s.info.uid)
 	s.text = t
-	return string(t), nsEnd, nameEnd, rvEnd
+	return t, nsEnd, keyEnd, rvEnd
 }
 
 func appendText(dst, b []byte, v valSpan) []byte {
@@ -299,8 +305,9 @@ func (w *writer) lit(s string) {
 	w.segs = append(w.segs, segment{lit: s})
 }
 
-func (w *writer) bytes() []byte {
-	out := make([]byte, 0, w.n)
+// bytes returns the output in a new allocation with extra bytes of capacity after it.
+func (w *writer) bytes(extra int) []byte {
+	out := make([]byte, 0, w.n+extra)
 	for _, sg := range w.segs {
 		if sg.lit != "" {
 			out = append(out, sg.lit...)

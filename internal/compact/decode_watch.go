@@ -165,7 +165,7 @@ func (e eventDecoder) Decode(data []byte, _ *schema.GroupVersionKind, into runti
 	}
 	we.Type = ev.typ
 	if o, ok := ev.obj.(*Object); ok {
-		we.Object = runtime.RawExtension{Raw: o.raw}
+		we.Object = runtime.RawExtension{Raw: o.json()}
 		e.h.put(o)
 	} else {
 		we.Object = runtime.RawExtension{Raw: ev.raw}

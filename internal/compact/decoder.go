@@ -83,15 +83,17 @@ func (d *Decoder) decodeAt(b []byte, i, depth int, s *scratch, inject string) (d
 
 // build makes the object scanObject described.
 func (d *Decoder) build(b []byte, start, end, depth int, s *scratch, inject string) (decoded, error) {
-	raw, meta, err := s.emit(b, start, end, depth, d.keep, d.proj, inject)
+	keys, nsEnd, keyEnd, rvEnd := s.keys(b)
+	raw, meta, err := s.emit(b, start, end, depth, d.keep, d.proj, inject, len(keys))
 	if err != nil {
 		return decoded{end: end}, err
 	}
-	if len(raw) > math.MaxUint32 {
+	if len(raw)+len(keys) > math.MaxUint32 {
 		return decoded{end: end}, malformed("object of %d bytes is too large", len(raw))
 	}
-	o := &Object{raw: raw, metaStart: uint32(meta.start), metaEnd: uint32(meta.end)}
-	o.keys, o.nsEnd, o.nameEnd, o.rvEnd = s.keys(b)
+	// The key text goes right after the JSON, in the capacity emit left for it.
+	raw = append(raw, keys...)[:len(raw)]
+	o := &Object{raw: raw, nsEnd: nsEnd, keyEnd: keyEnd, rvEnd: rvEnd, metaStart: uint32(meta.start), metaEnd: uint32(meta.end)}
 	if d.keep && s.info.lastMetaMF {
 		o.flags |= flagManagedFields
 	}

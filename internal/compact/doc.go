@@ -20,8 +20,10 @@
 // the fields a set of JSONPath expressions reads (Options.Projection), and, for items of
 // typed lists, with kind and apiVersion added as client-go adds them. Besides the bytes an
 // Object keeps only namespace, name, resourceVersion and uid as text (what keys, the
-// Reflector and the DeltaFIFO read on every operation) and where its metadata is; every
-// other field is read from the bytes when asked.
+// Reflector and the DeltaFIFO read on every operation), written after the JSON in the same
+// allocation so that the getters, and the store key (StoreKey), are views that cost
+// nothing, and where its metadata is; every other field is read from the bytes when asked.
+// An object therefore costs two allocations: a 48-byte header, and its bytes.
 //
 // The requests are client-go's: NewClient builds a rest client from the caller's
 // rest.Config with this package's negotiated serializer, and ListerWatcher makes the

@@ -3,6 +3,7 @@ package compact
 import (
 	"encoding/json"
 	"fmt"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,8 +20,8 @@ import (
 // An Object is read-only by contract: the cache shares it between readers, and copies
 // share its bytes. Getters are safe for concurrent use.
 //
-// Costs per call: GetNamespace, GetName, GetResourceVersion, GetUID and RawJSON are free
-// (no allocation). The other getters scan the bytes up to metadata and decode one field
+// Costs per call: GetNamespace, GetName, GetResourceVersion, GetUID, StoreKey and RawJSON
+// are free (no allocation: views of the object's one allocation). The other getters scan the bytes up to metadata and decode one field
 // (well under a microsecond for a Pod's labels, with an allocation for the result).
 // Unstructured decodes the whole object into maps every time it is called, about as costly
 // as client-go's own decoding (roughly 100-200 µs for a 4 KB Pod); its result is not
@@ -33,10 +34,14 @@ import (
 // object whose bytes cannot be decoded (impossible for objects from this package's
 // decoders) does nothing.
 type Object struct {
+	// raw is the JSON. Its capacity extends over the key text, in the same allocation:
+	// namespace, "/" (only after a namespace), name, resourceVersion, uid. The getters and
+	// StoreKey return views of that text, so an object costs one allocation for its bytes
+	// and one for this header, and no string of its own.
 	raw []byte
-	// keys holds namespace, name, resourceVersion and uid, in that order, in one allocation.
-	keys                  string
-	nsEnd, nameEnd, rvEnd uint32
+	// nsEnd, keyEnd and rvEnd end the namespace, the "namespace/name" key and the
+	// resourceVersion in the key text; the uid runs from rvEnd to its end.
+	nsEnd, keyEnd, rvEnd uint32
 	// metaStart:metaEnd is the metadata object in raw (empty if there is none), so that
 	// lazy getters scan only metadata.
 	metaStart, metaEnd uint32
@@ -64,7 +69,30 @@ func (o *Object) RawJSON() []byte {
 	if o == nil {
 		return nil
 	}
-	return o.raw
+	return o.json()
+}
+
+// json returns raw without the key text behind it (capped, so that appending to the result
+// cannot overwrite the key text).
+func (o *Object) json() []byte { return o.raw[:len(o.raw):len(o.raw)] }
+
+// keyText returns the key text after the JSON, a view of the immutable allocation.
+func (o *Object) keyText() string {
+	t := o.raw[len(o.raw):cap(o.raw)]
+	if len(t) == 0 {
+		return ""
+	}
+	return unsafe.String(&t[0], len(t))
+}
+
+// StoreKey returns the object's cache key, "namespace/name" or "name" as
+// cache.MetaNamespaceKeyFunc computes it, without allocating (kindex's store and queue use
+// it instead of building the key).
+func (o *Object) StoreKey() string {
+	if o == nil {
+		return ""
+	}
+	return o.keyText()[:o.keyEnd]
 }
 
 // MarshalJSON returns the object's JSON (shared bytes: do not modify them).
@@ -72,7 +100,7 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	if o == nil || len(o.raw) == 0 {
 		return []byte("null"), nil
 	}
-	return o.raw, nil
+	return o.json(), nil
 }
 
 // Unstructured decodes the object into a new *unstructured.Unstructured, exactly as
@@ -82,7 +110,7 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 	if o == nil || len(o.raw) == 0 {
 		return &unstructured.Unstructured{Object: map[string]any{}}, nil
 	}
-	return decodeMap(o.raw, o.describe)
+	return decodeMap(o.json(), o.describe)
 }
 
 func (o *Object) describe() string {
@@ -131,28 +159,32 @@ func (o *Object) GetNamespace() string {
 	if o == nil {
 		return ""
 	}
-	return o.keys[:o.nsEnd]
+	return o.keyText()[:o.nsEnd]
 }
 
 func (o *Object) GetName() string {
 	if o == nil {
 		return ""
 	}
-	return o.keys[o.nsEnd:o.nameEnd]
+	start := o.nsEnd
+	if start > 0 {
+		start++ // the "/" after the namespace
+	}
+	return o.keyText()[start:o.keyEnd]
 }
 
 func (o *Object) GetResourceVersion() string {
 	if o == nil {
 		return ""
 	}
-	return o.keys[o.nameEnd:o.rvEnd]
+	return o.keyText()[o.keyEnd:o.rvEnd]
 }
 
 func (o *Object) GetUID() types.UID {
 	if o == nil {
 		return ""
 	}
-	return types.UID(o.keys[o.rvEnd:])
+	return types.UID(o.keyText()[o.rvEnd:])
 }
 
 // The fields read from the bytes on each call.
@@ -278,7 +310,7 @@ func (o *Object) update(fn func(u *unstructured.Unstructured)) {
 // withoutManagedFields returns a copy whose bytes have no metadata.managedFields, or nil if
 // the bytes cannot be scanned.
 func (o *Object) withoutManagedFields() *Object {
-	n, err := (&Decoder{}).DecodeObject(o.raw)
+	n, err := (&Decoder{}).DecodeObject(o.json())
 	if err != nil {
 		return nil
 	}

@@ -192,9 +192,18 @@ func TestNeverPanics(t *testing.T) {
 	}
 }
 
-// TestObjectSize: the per-object overhead stays in the 64-byte size class.
+// TestObjectSize: the header stays in the 48-byte size class, and decoding an object makes
+// exactly two allocations that outlive it: the header, and the JSON with its key text.
 func TestObjectSize(t *testing.T) {
-	assert.LessOrEqual(t, unsafe.Sizeof(Object{}), uintptr(64))
+	assert.LessOrEqual(t, unsafe.Sizeof(Object{}), uintptr(48))
+	data := podJSON(t, 1)
+	d := &Decoder{}
+	mustDecode(t, d, data) // warm the scratch pool
+	if raceEnabled {
+		t.Skip("allocation counts are not exact with the race detector")
+	}
+	allocs := testing.AllocsPerRun(50, func() { _, _ = d.DecodeObject(data) })
+	assert.Equal(t, 2.0, allocs)
 }
 
 func TestDeepCopyAndKeys(t *testing.T) {
@@ -248,4 +257,44 @@ func TestIndexFunctionsOnBytes(t *testing.T) {
 		sort.Strings(got)
 		assert.Equal(t, want, got, name)
 	}
+}
+
+// TestKeyTextSharesTheAllocation: the key fields and StoreKey are views of the text kept
+// after the JSON, they match client-go's key function (escaped and non-ASCII names included),
+// and appending to RawJSON cannot overwrite them.
+func TestKeyTextSharesTheAllocation(t *testing.T) {
+	cases := []struct{ data, key, ns, name, rv, uid string }{
+		{`{"metadata":{"namespace":"ns","name":"a","resourceVersion":"7","uid":"u-1"}}`, "ns/a", "ns", "a", "7", "u-1"},
+		{`{"metadata":{"name":"cluster-wide","uid":"u-2"}}`, "cluster-wide", "", "cluster-wide", "", "u-2"},
+		{`{"metadata":{"namespace":"n\u0073","name":"caf\u00e9","resourceVersion":"9"}}`, "ns/café", "ns", "café", "9", ""},
+		{`{"kind":"X"}`, "", "", "", "", ""},
+	}
+	for _, c := range cases {
+		for _, d := range []*Decoder{{}, {keep: true}} {
+			o := mustDecode(t, d, []byte(c.data))
+			want, err := cache.MetaNamespaceKeyFunc(o)
+			require.NoError(t, err)
+			assert.Equal(t, want, o.StoreKey(), c.data)
+			assert.Equal(t, c.key, o.StoreKey(), c.data)
+			assert.Equal(t, c.ns, o.GetNamespace(), c.data)
+			assert.Equal(t, c.name, o.GetName(), c.data)
+			assert.Equal(t, c.rv, o.GetResourceVersion(), c.data)
+			assert.Equal(t, c.uid, string(o.GetUID()), c.data)
+			assert.Equal(t, len(o.RawJSON()), cap(o.RawJSON()), "RawJSON is capped")
+			_ = append(o.RawJSON(), "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...)
+			assert.Equal(t, c.key, o.StoreKey(), "after an append to RawJSON")
+			assert.Equal(t, c.uid, string(o.GetUID()), "after an append to RawJSON")
+			if o.StoreKey() != "" {
+				raw := o.RawJSON()
+				key := o.StoreKey()
+				end := uintptr(unsafe.Pointer(unsafe.SliceData(raw))) + uintptr(len(raw))
+				assert.Equal(t, end, uintptr(unsafe.Pointer(unsafe.StringData(key))), "the key text follows the JSON")
+			}
+		}
+	}
+	var zero Object
+	assert.Empty(t, zero.StoreKey())
+	assert.Empty(t, zero.GetName())
+	var nilObj *Object
+	assert.Empty(t, nilObj.StoreKey())
 }

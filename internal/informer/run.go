@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/kindex/kindex/internal/store"
 )
 
 // parkInfo is why a run stopped itself.
@@ -45,7 +47,7 @@ func newRun(e *entry) *run {
 	r.fifo = &countingFIFO{
 		DeltaFIFO: cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
 			Logger:                &logger,
-			KeyFunction:           cache.MetaNamespaceKeyFunc,
+			KeyFunction:           store.KeyFunc,
 			KnownObjects:          e.store,
 			EmitDeltaTypeReplaced: true,
 			Transformer:           e.transform,

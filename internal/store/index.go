@@ -10,8 +10,9 @@ import (
 // values were returned alongside the error, and counts the error on the index.
 type IndexFunc func(obj any) ([]string, error)
 
-// keySet is a set of object keys.
-type keySet map[string]struct{}
+// recordSet is a set of stored objects' records (a pointer: half a key's size in a map, and
+// no lookup in items to reach the object).
+type recordSet map[*record]struct{}
 
 // valueEntry holds the objects (records) indexed under one value. A namespaced lookup must not read other
 // namespaces' keys, yet splitting every value's keys by namespace costs a map and a list per

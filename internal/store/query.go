@@ -156,8 +156,8 @@ func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan,
 				visit(rec)
 			}
 		} else {
-			for key := range s.byNS[ns] {
-				visit(s.items[key])
+			for rec := range s.byNS[ns] {
+				visit(rec)
 			}
 		}
 		return out, plan, nil

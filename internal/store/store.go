@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"k8s.io/client-go/tools/cache"
 )
@@ -22,7 +23,7 @@ type Store struct {
 
 	mu      sync.RWMutex
 	items   map[string]*record
-	byNS    map[string]keySet // namespace -> keys ("" for cluster-scoped objects)
+	byNS    map[string]recordSet // namespace -> records ("" for cluster-scoped objects)
 	indexes map[string]*index
 	slots   []*index // indexes by slot (record.values); nil for a free slot
 	rv      string   // the latest resourceVersion seen, for LastStoreSyncResourceVersion
@@ -56,20 +57,20 @@ func (r *record) setValues(slot, n int, values []string) {
 
 // Options configures a Store.
 type Options struct {
-	// KeyFunc computes an object's key; default cache.DeletionHandlingMetaNamespaceKeyFunc.
-	// Keys must be "namespace/name" or "name", as client-go's are.
+	// KeyFunc computes an object's key; default KeyFunc. Keys must be "namespace/name" or
+	// "name", as client-go's are.
 	KeyFunc cache.KeyFunc
 }
 
 // New returns an empty store.
 func New(opts Options) *Store {
 	if opts.KeyFunc == nil {
-		opts.KeyFunc = cache.DeletionHandlingMetaNamespaceKeyFunc
+		opts.KeyFunc = KeyFunc
 	}
 	return &Store{
 		keyFunc: opts.KeyFunc,
 		items:   map[string]*record{},
-		byNS:    map[string]keySet{},
+		byNS:    map[string]recordSet{},
 		indexes: map[string]*index{},
 	}
 }
@@ -82,6 +83,25 @@ func NamespaceOf(key string) string {
 		return key[:i]
 	}
 	return ""
+}
+
+// Keyed is an object that knows its cache key ("namespace/name" or "name", as
+// cache.MetaNamespaceKeyFunc computes it) without building it: compact objects return a view
+// of their own memory, which saves a string per stored object.
+type Keyed interface {
+	StoreKey() string
+}
+
+// KeyFunc is cache.DeletionHandlingMetaNamespaceKeyFunc, except that it asks a Keyed object
+// for its key. It is the store's default, and the informer queue's key function.
+func KeyFunc(obj any) (string, error) {
+	switch o := obj.(type) {
+	case Keyed:
+		return o.StoreKey(), nil
+	case cache.DeletedFinalStateUnknown:
+		return o.Key, nil
+	}
+	return cache.MetaNamespaceKeyFunc(obj)
 }
 
 func (s *Store) key(obj any) (string, error) {
@@ -128,15 +148,22 @@ func (s *Store) put(key string, obj any) {
 			ix.remove(rec, ns, rec.valuesOf(ix.slot))
 		}
 		rec.obj = obj
+		if _, ok := obj.(Keyed); ok && unsafe.StringData(rec.key) != unsafe.StringData(key) {
+			// A Keyed object's key is a view of its memory: keep the new object's (the
+			// map assignment replaces the stored key too), so that the old object can be
+			// freed.
+			rec.key = key
+			s.items[key] = rec
+		}
 	} else {
 		rec = &record{key: key, obj: obj}
 		s.items[key] = rec
 		set := s.byNS[ns]
 		if set == nil {
-			set = keySet{}
+			set = recordSet{}
 			s.byNS[ns] = set
 		}
-		set[key] = struct{}{}
+		set[rec] = struct{}{}
 	}
 	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
 		s.rv = o.GetResourceVersion()
@@ -160,7 +187,7 @@ func (s *Store) del(key string) {
 	}
 	delete(s.items, key)
 	if set := s.byNS[ns]; set != nil {
-		delete(set, key)
+		delete(set, rec)
 		if len(set) == 0 {
 			delete(s.byNS, ns)
 		}
@@ -201,8 +228,8 @@ func (s *Store) ListNamespace(ns string) []any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]any, 0, len(s.byNS[ns]))
-	for k := range s.byNS[ns] {
-		out = append(out, s.items[k].obj)
+	for rec := range s.byNS[ns] {
+		out = append(out, rec.obj)
 	}
 	return out
 }
@@ -380,8 +407,8 @@ func (s *Store) ListNamespaceKeys(ns string) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	out := make([]string, 0, len(s.byNS[ns]))
-	for k := range s.byNS[ns] {
-		out = append(out, k)
+	for rec := range s.byNS[ns] {
+		out = append(out, rec.key)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -310,4 +311,43 @@ func TestConcurrentWritesAndQueries(t *testing.T) {
 	items, _, _, err := s.Query(query.Query{Namespace: "c", Conditions: []query.Condition{query.Eq("node", "n1")}}, QueryOptions{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, s.ListNamespaceKeys("c"), keys(items))
+}
+
+// keyed is a Keyed object whose key is its own string.
+type keyed struct{ key, rv string }
+
+func (k *keyed) StoreKey() string           { return k.key }
+func (k *keyed) GetResourceVersion() string { return k.rv }
+
+// TestKeyedObjectsKeepNoOldKey: a Keyed object's key is used as it is, and an update keeps
+// the new object's key string, not the replaced one's (which would keep the replaced
+// object's memory alive when the key is a view of it).
+func TestKeyedObjectsKeepNoOldKey(t *testing.T) {
+	s := New(Options{})
+	first := &keyed{key: string([]byte("ns/a")), rv: "1"}
+	require.NoError(t, s.Add(first))
+	second := &keyed{key: string([]byte("ns/a")), rv: "2"}
+	require.NoError(t, s.Update(second))
+
+	got, ok, err := s.GetByKey("ns/a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Same(t, second, got)
+	require.Len(t, s.items, 1)
+	for k, rec := range s.items {
+		assert.Same(t, unsafe.StringData(second.key), unsafe.StringData(k), "the map holds the new key")
+		assert.Same(t, unsafe.StringData(second.key), unsafe.StringData(rec.key), "the record holds the new key")
+	}
+	assert.Equal(t, []string{"ns/a"}, s.ListNamespaceKeys("ns"))
+	assert.Equal(t, []any{second}, s.ListNamespace("ns"))
+
+	key, err := KeyFunc(cache.DeletedFinalStateUnknown{Key: "ns/gone"})
+	require.NoError(t, err)
+	assert.Equal(t, "ns/gone", key)
+	key, err = KeyFunc(obj("ns", "u", nil, "", nil))
+	require.NoError(t, err)
+	assert.Equal(t, "ns/u", key)
+	require.NoError(t, s.Delete(second))
+	assert.Empty(t, s.ListNamespace("ns"))
+	assert.Empty(t, s.byNS)
 }
