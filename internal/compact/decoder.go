@@ -21,6 +21,11 @@ type Options struct {
 	// keeps apiVersion, kind and metadata only. Indexes, queries and handlers then see only
 	// these fields: list every expression the program evaluates.
 	Projection []string
+	// StreamList makes every LIST of a Mode one consistent, unpaginated request whose body
+	// is decoded as it arrives (DecodeListFrom), and makes the Mode's ListerWatcher decline
+	// watch-list, so that the initial sync is that LIST followed by a WATCH from its
+	// resourceVersion. See ListerWatcher for why. It does not change what a Decoder does.
+	StreamList bool
 }
 
 // Decoder turns Kubernetes JSON (LIST bodies, watch frames, single objects) into compact

@@ -18,8 +18,9 @@ const ModeName = "compact"
 // through its own decoder, stores *Object, and hands handlers and queries
 // *unstructured.Unstructured decoded from the bytes on each call (Object).
 type Mode struct {
-	dec    *Decoder
-	client rest.Interface
+	dec        *Decoder
+	client     rest.Interface
+	streamList bool
 }
 
 var _ informer.StorageMode = (*Mode)(nil)
@@ -34,15 +35,17 @@ func New(cfg *rest.Config, opts Options) (*Mode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mode{dec: dec, client: client}, nil
+	return &Mode{dec: dec, client: client, streamList: opts.StreamList}, nil
 }
 
 // Name returns ModeName.
 func (m *Mode) Name() string { return ModeName }
 
-// ListerWatcher returns a compact ListerWatcher for t (watch-list capable).
+// ListerWatcher returns a compact ListerWatcher for t: a streaming lister with
+// Options.StreamList, else watch-list capable.
 func (m *Mode) ListerWatcher(t informer.Target) cache.ListerWatcherWithContext {
-	return NewListerWatcher(m.client, t)
+	lw := NewListerWatcher(m.client, t)
+	return lw
 }
 
 // ExampleObject is *Object: the Reflector accepts watch events of that type only (ERROR
@@ -65,6 +68,9 @@ func (m *Mode) Object(item any) (any, error) {
 	case *unstructured.Unstructured:
 		return o, nil
 	case cache.DeletedFinalStateUnknown:
+		if o.Obj == nil {
+			return o, nil // a tombstone without its last state: still a delete
+		}
 		obj, err := m.Object(o.Obj)
 		if err != nil {
 			return nil, err

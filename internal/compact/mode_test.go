@@ -63,6 +63,10 @@ func TestModeBasics(t *testing.T) {
 	got, err = sm.Object(cache.DeletedFinalStateUnknown{Key: "k", Obj: o})
 	require.NoError(t, err)
 	assert.IsType(t, &unstructured.Unstructured{}, got.(cache.DeletedFinalStateUnknown).Obj)
+	// A tombstone without its last state is still a delete, not an error.
+	got, err = sm.Object(cache.DeletedFinalStateUnknown{Key: "ns/gone"})
+	require.NoError(t, err)
+	assert.Equal(t, cache.DeletedFinalStateUnknown{Key: "ns/gone"}, got)
 
 	_, err = sm.Object("nope")
 	assert.ErrorIs(t, err, ErrUnsupported)

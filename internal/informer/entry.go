@@ -120,6 +120,11 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 				if err := e.store.Update(d.Object); err != nil {
 					return err
 				}
+				if d.Type == cache.Replaced && sameResourceVersion(old, d.Object) {
+					// A relist found the object unchanged: not an update (client-go's shared
+					// informers do not tell handlers either, unless they asked for resyncs).
+					continue
+				}
 				e.distribute(notification{kind: noteUpdate, old: old, obj: d.Object})
 				continue
 			}
@@ -141,6 +146,13 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 	}
 	e.metrics.setObjects(e.objects.Load())
 	return nil
+}
+
+// sameResourceVersion reports whether a and b carry the same, non-empty resourceVersion.
+func sameResourceVersion(a, b any) bool {
+	ra, ok1 := a.(interface{ GetResourceVersion() string })
+	rb, ok2 := b.(interface{ GetResourceVersion() string })
+	return ok1 && ok2 && ra.GetResourceVersion() != "" && ra.GetResourceVersion() == rb.GetResourceVersion()
 }
 
 // distribute queues n for every handler; dispatchMu is held.
