@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // The initial sync streams (watch-list: a WATCH with sendInitialEvents=true) instead of a
@@ -41,6 +44,58 @@ func TestInitialSyncUsesWatchList(t *testing.T) {
 	lists, _ := fx.rec.Count(path)
 	assert.Zero(t, lists, "no LIST for the initial sync")
 	assert.Equal(t, 1, inf.Status().Lists)
+}
+
+// A compact factory's initial sync is one consistent LIST with no page limit, decoded as it
+// streams, then a WATCH (CompactOptions.WatchList turns watch-list back on).
+func TestCompactInitialSyncStreamsOneList(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	for i := range 3 {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	for _, watchList := range []bool{false, true} {
+		rec := testsupport.NewRecorder()
+		cfg := cp.AdminConfig()
+		cfg.Wrap(rec.Wrap)
+		f, err := dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, Logger: (&testsupport.Lines{}).Logger(0)},
+			dynamicinformer.CompactOptions{WatchList: watchList})
+		require.NoError(t, err)
+		fctx, cancel := context.WithCancel(ctx)
+		require.NoError(t, f.Start(fctx))
+		inf, err := f.Informer(ctx, "configmaps")
+		require.NoError(t, err)
+		waitSync(t, inf)
+		assert.Len(t, inf.List(nil), 3)
+		reqs := rec.Requests(path)
+		require.NotEmpty(t, reqs)
+		lists, _ := rec.Count(path)
+		if watchList {
+			assert.True(t, reqs[0].Watch && reqs[0].InitialEvents, "WatchList: the first request is a watch-list: %+v", reqs[0])
+			assert.Zero(t, lists, "WatchList: no LIST")
+		} else {
+			assert.False(t, reqs[0].Watch, "the first request is a LIST: %+v", reqs[0])
+			assert.Equal(t, 1, lists, "one LIST, not pages")
+			assert.NotContains(t, reqs[0].Query, "limit=", "no page limit")
+			assert.NotContains(t, reqs[0].Query, "resourceVersion=", "a consistent read")
+			testenv.Eventually(t, 10*time.Second, func() bool {
+				for _, r := range rec.Requests(path) {
+					if r.Watch && !r.InitialEvents {
+						return true
+					}
+				}
+				return false
+			}, "a WATCH follows the LIST: %+v", rec.Requests(path))
+		}
+		assert.Equal(t, 1, inf.Status().Lists)
+		inf.Release()
+		cancel()
+		f.Shutdown()
+	}
 }
 
 // Equal requests share one informer (one watch on the wire); a different namespace or

@@ -27,15 +27,19 @@
 //
 // The requests are client-go's: NewClient builds a rest client from the caller's
 // rest.Config with this package's negotiated serializer, and ListerWatcher makes the
-// dynamic client's requests with it (Request.Do for LISTs, Request.Watch for watches), so
-// retries, rate limits, warnings, timeouts (timeoutSeconds is sent to the server, as the
-// dynamic client does) and API errors (apierrors.IsNotFound, IsForbidden, IsGone...)
-// behave as usual. client-go's Reflector, DeltaFIFO and stores are used unchanged; the
-// ListerWatcher supports watch-list, so the initial sync is a single WATCH with
-// sendInitialEvents=true (the BOOKMARK that ends it carries the
-// k8s.io/initial-events-end annotation the Reflector looks for), and falls back to paged
-// LISTs when the WatchListClient feature is off or the server refuses. ERROR events decode
-// into a *metav1.Status, so a 410 Gone makes the Reflector relist.
+// dynamic client's requests with it (Request.Do or Request.Stream for LISTs, Request.Watch
+// for watches), so retries, rate limits, warnings, timeouts (timeoutSeconds is sent to the
+// server, as the dynamic client does) and API errors (apierrors.IsNotFound, IsForbidden,
+// IsGone...) behave as usual. client-go's Reflector, DeltaFIFO and stores are used
+// unchanged. A ListerWatcher supports watch-list by default, so the initial sync is a single
+// WATCH with sendInitialEvents=true (the BOOKMARK that ends it carries the
+// k8s.io/initial-events-end annotation the Reflector looks for), falling back to paged LISTs
+// when the WatchListClient feature is off or the server refuses. With Options.StreamList
+// (the compact front end's default) it declines watch-list instead and makes each LIST one
+// consistent request whose body DecodeListFrom decodes while it arrives, holding one item
+// at a time, never the body: on kube-apiserver 1.37 that costs the apiserver about 40% of
+// the CPU time of the watch-list stream (ListerWatcher has the details). ERROR events
+// decode into a *metav1.Status, so a 410 Gone makes the Reflector relist.
 //
 // Mode implements informer.StorageMode: it stores *Object and hands handlers and queries
 // an *unstructured.Unstructured decoded from the bytes (Mode.Object), so that the dynamic

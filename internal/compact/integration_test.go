@@ -22,6 +22,7 @@ import (
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/informer"
@@ -150,9 +151,15 @@ func (e *events) find(list *[]*Object, name string) func() *Object {
 // has synced. It stops when the test ends.
 func runInformer(t *testing.T, m *Mode, target informer.Target) (cache.Store, *events) {
 	t.Helper()
+	return runInformerLW(t, m, NewListerWatcher(m.client, target))
+}
+
+// runInformerLW is runInformer with the given ListerWatcher.
+func runInformerLW(t *testing.T, m *Mode, lw cache.ListerWatcher) (cache.Store, *events) {
+	t.Helper()
 	ev := &events{}
 	store, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: NewListerWatcher(m.client, target),
+		ListerWatcher: lw,
 		ObjectType:    m.ExampleObject(),
 		Handler:       ev.handler(),
 		Transform:     m.Transform(false, nil),
@@ -441,9 +448,74 @@ func (h *holdingLW) record(err error, event bool) {
 	}
 }
 
+// TestSyncPodsWithStreamedList: with StreamList, the initial sync is one consistent LIST
+// with no page limit (decoded as it streams), then a WATCH from its resourceVersion; the
+// cache equals what the dynamic client lists and follows adds, updates and deletes.
+func TestSyncPodsWithStreamedList(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	pods := cp.Clientset(t).CoreV1().Pods(ns)
+	for i := range 40 {
+		_, err := pods.Create(ctx, newPod(fmt.Sprintf("p-%02d", i), map[string]string{"app": []string{"x", "y"}[i%2]}), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	m, rec := newMode(t, Options{StreamList: true})
+	lw := m.ListerWatcher(informer.Target{Resource: podsResource, Namespace: ns}).(*ListerWatcher)
+	require.True(t, watchlist.DoesClientNotSupportWatchListSemantics(lw), "a streaming lister declines watch-list")
+	store, ev := runInformerLW(t, m, lw)
+
+	lists, watchLists, _, continued := rec.count()
+	assert.Equal(t, 1, lists, "one LIST: %s", rec)
+	assert.Zero(t, watchLists, "no watch-list: %s", rec)
+	assert.Zero(t, continued, "no pages: %s", rec)
+	rec.mu.Lock()
+	for _, req := range rec.all {
+		if q := req.URL.Query(); q.Get("watch") != "true" {
+			assert.Empty(t, q.Get("limit"), "no page limit: %s", req.URL)
+			assert.Empty(t, q.Get("resourceVersion"), "a consistent read, not resourceVersion=0: %s", req.URL)
+		}
+	}
+	rec.mu.Unlock()
+	assert.Len(t, store.List(), 40)
+	ev.mu.Lock()
+	assert.Equal(t, 40, ev.initialAdds)
+	ev.mu.Unlock()
+	assert.Equal(t, 40, assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{}), "the server sent managedFields")
+
+	_, err := pods.Create(ctx, newPod("new", map[string]string{"app": "z"}), metav1.CreateOptions{})
+	require.NoError(t, err)
+	p, err := pods.Get(ctx, "p-03", metav1.GetOptions{})
+	require.NoError(t, err)
+	p.Labels["changed"] = "yes"
+	_, err = pods.Update(ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, pods.Delete(ctx, "p-04", metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))}))
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		return ev.find(&ev.adds, "new")() != nil && ev.find(&ev.updates, "p-03")() != nil && ev.find(&ev.dels, "p-04")() != nil
+	}, "add, update and delete not all received")
+	testenv.Eventually(t, 10*time.Second, func() bool { return len(store.List()) == 40 }, "store not updated")
+	assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{})
+	_, _, watches, _ := rec.count()
+	assert.GreaterOrEqual(t, watches, 1, "a WATCH after the LIST: %s", rec)
+
+	t.Run("selectors", func(t *testing.T) {
+		m, _ := newMode(t, Options{StreamList: true})
+		target := informer.Target{Resource: podsResource, Namespace: ns, LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"}
+		store, _ := runInformerLW(t, m, m.ListerWatcher(target).(*ListerWatcher))
+		assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"})
+		assert.Len(t, store.List(), 18, "even pods but p-00 and the deleted p-04")
+	})
+}
+
 // TestRecoversFromGone: a watch restarted from a compacted resourceVersion gets 410 Gone
-// (an ERROR event decoded into a Status); the Reflector relists and the cache catches up.
+// (an ERROR event decoded into a Status); the Reflector relists and the cache catches up,
+// with paged LISTs and with streamed ones.
 func TestRecoversFromGone(t *testing.T) {
+	t.Run("paged", func(t *testing.T) { testRecoversFromGone(t, Options{}) })
+	t.Run("streamed", func(t *testing.T) { testRecoversFromGone(t, Options{StreamList: true}) })
+}
+
+func testRecoversFromGone(t *testing.T, opts Options) {
 	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	ctx := context.Background()
 	ns := cp.Namespace(t)
@@ -452,7 +524,7 @@ func TestRecoversFromGone(t *testing.T) {
 		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("c-%d", i)}}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	m, _ := newMode(t, Options{})
+	m, _ := newMode(t, opts)
 	lw := &holdingLW{inner: m.ListerWatcher(informer.Target{Resource: configMapsResource, Namespace: ns})}
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	r := cache.NewReflectorWithOptions(lw, m.ExampleObject(), store, cache.ReflectorOptions{})
@@ -516,9 +588,15 @@ func TestRecoversFromGone(t *testing.T) {
 	assertSameAsDynamic(t, store, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}, ns, metav1.ListOptions{})
 }
 
-// TestListErrorsAreAPIErrors: errors from the real server keep their apierrors type.
+// TestListErrorsAreAPIErrors: errors from the real server keep their apierrors type, from
+// paged and streamed LISTs alike.
 func TestListErrorsAreAPIErrors(t *testing.T) {
-	m, _ := newMode(t, Options{})
+	t.Run("paged", func(t *testing.T) { testListErrorsAreAPIErrors(t, Options{}) })
+	t.Run("streamed", func(t *testing.T) { testListErrorsAreAPIErrors(t, Options{StreamList: true}) })
+}
+
+func testListErrorsAreAPIErrors(t *testing.T, opts Options) {
+	m, _ := newMode(t, opts)
 	missing := discovery.Resource{GVR: schema.GroupVersionResource{Group: "nope.kindex.io", Version: "v1", Resource: "things"}, Namespaced: true}
 	lw := m.ListerWatcher(informer.Target{Resource: missing})
 	_, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
@@ -528,7 +606,7 @@ func TestListErrorsAreAPIErrors(t *testing.T) {
 
 	_, userCfg, err := cp.NewUser()
 	require.NoError(t, err)
-	forbidden, err := New(userCfg, Options{})
+	forbidden, err := New(userCfg, opts)
 	require.NoError(t, err)
 	_, err = forbidden.ListerWatcher(informer.Target{Resource: podsResource}).ListWithContext(context.Background(), metav1.ListOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)

@@ -63,15 +63,28 @@ var errNoClient = errors.New("compact: ListerWatcher without a client (use NewLi
 // compact objects: LISTs return a *List, watches stream *Object events (and *metav1.Status
 // for ERROR events).
 //
-// It supports client-go's watch-list (it does not implement
-// IsWatchListSemanticsUnSupported), so a Reflector makes its initial sync a WATCH with
-// sendInitialEvents=true when the WatchListClient feature is on (the default), and falls
-// back to paged LISTs otherwise or when the server refuses.
+// By default it supports client-go's watch-list, so a Reflector makes its initial sync a
+// WATCH with sendInitialEvents=true when the WatchListClient feature is on (the default),
+// and falls back to paged LISTs otherwise or when the server refuses.
+//
+// StreamingLists turns it into a streaming lister instead: it declines watch-list
+// (IsWatchListSemanticsUnSupported), so the Reflector lists and then watches, and each LIST
+// is one consistent request (resourceVersion "" where the Reflector asks for "0", no page
+// limit) whose body is decoded while it arrives (Decoder.DecodeListFrom), never held whole.
+// Why: on kube-apiserver 1.37 a watch-list stream of N objects costs the apiserver about
+// 2.5 times the CPU time of a LIST of the same objects (each initial event is encoded,
+// framed and flushed on its own), which on a busy control plane, or a small one, is what a
+// sync waits for. The LIST is served from the apiserver's watch cache (consistent reads
+// from the cache, Kubernetes 1.31 and later) and streamed by its JSON list encoder (1.33
+// and later), so it costs neither a quorum read of every object from etcd nor the
+// apiserver memory of the whole response that watch-list was introduced to avoid. The
+// figures are in bench/README.md (make bench-compare shows the apiserver's CPU time).
 type ListerWatcher struct {
 	client rest.Interface
 	path   []string
 	label  string
 	field  string
+	stream *Decoder // non-nil: streaming lists (StreamingLists)
 }
 
 var (
@@ -96,12 +109,30 @@ func NewListerWatcher(client rest.Interface, t informer.Target) *ListerWatcher {
 	return &ListerWatcher{client: client, path: path, label: t.LabelSelector, field: t.FieldSelector}
 }
 
-// ListWithContext makes one LIST request (one page when opts.Limit is set).
+// StreamingLists returns a copy of lw that lists with one streamed, consistent request
+// decoded by d, and declines watch-list (see ListerWatcher).
+func (lw *ListerWatcher) StreamingLists(d *Decoder) *ListerWatcher {
+	c := *lw
+	c.stream = d
+	return &c
+}
+
+// IsWatchListSemanticsUnSupported reports whether lw declines watch-list: true for a
+// streaming lister (client-go's Reflector then lists and watches).
+func (lw *ListerWatcher) IsWatchListSemanticsUnSupported() bool {
+	return lw != nil && lw.stream != nil
+}
+
+// ListWithContext makes one LIST request (one page when opts.Limit is set, except for a
+// streaming lister, which asks for everything at once).
 func (lw *ListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 	if lw == nil || lw.client == nil {
 		return nil, errNoClient
 	}
 	lw.apply(&opts)
+	if lw.stream != nil {
+		return lw.streamList(ctx, opts)
+	}
 	list := &List{}
 	err := lw.client.Get().AbsPath(lw.path...).
 		SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
@@ -110,6 +141,28 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOp
 		return nil, err
 	}
 	return list, nil
+}
+
+// streamList makes one LIST and decodes its body as it arrives. The Reflector's first list
+// asks for resourceVersion "0" (any cached state, possibly stale) in pages of 500; here it
+// becomes a consistent read ("") of everything at once. A continuation (a page after a
+// continue token, which a streaming lister never asks for) is left as it is.
+func (lw *ListerWatcher) streamList(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	if opts.Continue == "" {
+		opts.Limit = 0
+		if opts.ResourceVersion == "0" {
+			opts.ResourceVersion = ""
+			opts.ResourceVersionMatch = ""
+		}
+	}
+	body, err := lw.client.Get().AbsPath(lw.path...).
+		SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
+		Stream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = body.Close() }()
+	return lw.stream.DecodeListFrom(body)
 }
 
 // WatchWithContext starts a WATCH (a watch-list stream when opts.SendInitialEvents is set).

@@ -45,6 +45,9 @@ func (m *Mode) Name() string { return ModeName }
 // Options.StreamList, else watch-list capable.
 func (m *Mode) ListerWatcher(t informer.Target) cache.ListerWatcherWithContext {
 	lw := NewListerWatcher(m.client, t)
+	if m.streamList {
+		return lw.StreamingLists(m.dec)
+	}
 	return lw
 }
 
