@@ -156,9 +156,7 @@ func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan,
 				visit(rec)
 			}
 		} else {
-			for rec := range s.byNS[ns] {
-				visit(rec)
-			}
+			s.nsRecords(ns, func(int) {}, visit)
 		}
 		return out, plan, nil
 	}

@@ -21,9 +21,13 @@ import (
 type Store struct {
 	keyFunc cache.KeyFunc
 
-	mu      sync.RWMutex
-	items   map[string]*record
-	byNS    map[string]recordSet // namespace -> records ("" for cluster-scoped objects)
+	mu    sync.RWMutex
+	items map[string]*record
+	// byNS holds the records by namespace ("" for cluster-scoped objects) once the store
+	// holds more than one namespace; until then every record is in namespace oneNS, and
+	// byNS is nil: a namespaced informer, the common case, pays no set (see nsRecords).
+	byNS    map[string]recordSet
+	oneNS   string
 	indexes map[string]*index
 	slots   []*index // indexes by slot (record.values); nil for a free slot
 	rv      string   // the latest resourceVersion seen, for LastStoreSyncResourceVersion
@@ -70,7 +74,6 @@ func New(opts Options) *Store {
 	return &Store{
 		keyFunc: opts.KeyFunc,
 		items:   map[string]*record{},
-		byNS:    map[string]recordSet{},
 		indexes: map[string]*index{},
 	}
 }
@@ -157,13 +160,8 @@ func (s *Store) put(key string, obj any) {
 		}
 	} else {
 		rec = &record{key: key, obj: obj}
+		s.addToNamespace(rec, ns)
 		s.items[key] = rec
-		set := s.byNS[ns]
-		if set == nil {
-			set = recordSet{}
-			s.byNS[ns] = set
-		}
-		set[rec] = struct{}{}
 	}
 	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
 		s.rv = o.GetResourceVersion()
@@ -172,6 +170,54 @@ func (s *Store) put(key string, obj any) {
 		values := ix.compute(obj)
 		rec.setValues(ix.slot, len(s.slots), values)
 		ix.add(rec, ns, values)
+	}
+}
+
+// addToNamespace records that rec (not yet in items) is in namespace ns. The caller holds
+// the write lock.
+func (s *Store) addToNamespace(rec *record, ns string) {
+	switch {
+	case s.byNS == nil && (len(s.items) == 0 || ns == s.oneNS):
+		s.oneNS = ns
+		return
+	case s.byNS == nil:
+		// A second namespace: split what is stored by namespace, from now on.
+		s.byNS = map[string]recordSet{}
+		for _, r := range s.items {
+			s.setOf(NamespaceOf(r.key))[r] = struct{}{}
+		}
+	}
+	s.setOf(ns)[rec] = struct{}{}
+}
+
+// setOf returns the record set of namespace ns, creating it. byNS is not nil.
+func (s *Store) setOf(ns string) recordSet {
+	set := s.byNS[ns]
+	if set == nil {
+		set = recordSet{}
+		s.byNS[ns] = set
+	}
+	return set
+}
+
+// nsRecords calls size with the number of records in namespace ns, then each for each of
+// them. The caller holds the lock.
+func (s *Store) nsRecords(ns string, size func(int), each func(*record)) {
+	if s.byNS != nil {
+		set := s.byNS[ns]
+		size(len(set))
+		for rec := range set {
+			each(rec)
+		}
+		return
+	}
+	if ns != s.oneNS || len(s.items) == 0 {
+		size(0)
+		return
+	}
+	size(len(s.items))
+	for _, rec := range s.items {
+		each(rec)
 	}
 }
 
@@ -191,6 +237,9 @@ func (s *Store) del(key string) {
 		if len(set) == 0 {
 			delete(s.byNS, ns)
 		}
+	}
+	if len(s.items) == 0 {
+		s.byNS, s.oneNS = nil, ""
 	}
 }
 
@@ -227,10 +276,8 @@ func (s *Store) Len() int {
 func (s *Store) ListNamespace(ns string) []any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]any, 0, len(s.byNS[ns]))
-	for rec := range s.byNS[ns] {
-		out = append(out, rec.obj)
-	}
+	var out []any
+	s.nsRecords(ns, func(n int) { out = make([]any, 0, n) }, func(rec *record) { out = append(out, rec.obj) })
 	return out
 }
 
@@ -406,9 +453,7 @@ func (s *Store) IndexNames() []string {
 func (s *Store) ListNamespaceKeys(ns string) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	out := make([]string, 0, len(s.byNS[ns]))
-	for rec := range s.byNS[ns] {
-		out = append(out, rec.key)
-	}
+	var out []string
+	s.nsRecords(ns, func(n int) { out = make([]string, 0, n) }, func(rec *record) { out = append(out, rec.key) })
 	return out
 }

@@ -351,3 +351,45 @@ func TestKeyedObjectsKeepNoOldKey(t *testing.T) {
 	assert.Empty(t, s.ListNamespace("ns"))
 	assert.Empty(t, s.byNS)
 }
+
+// TestNamespacesSplitOnlyWhenASecondAppears: a store holding one namespace keeps no
+// per-namespace set, and listing by namespace is right before, during and after the split.
+func TestNamespacesSplitOnlyWhenASecondAppears(t *testing.T) {
+	s := New(Options{})
+	keys := func(ns string) []string {
+		k := s.ListNamespaceKeys(ns)
+		sort.Strings(k)
+		return k
+	}
+	for _, n := range []string{"x", "y"} {
+		require.NoError(t, s.Add(obj("a", n, nil, "", nil)))
+	}
+	assert.Nil(t, s.byNS, "one namespace: no sets")
+	assert.Equal(t, []string{"a/x", "a/y"}, keys("a"))
+	assert.Empty(t, keys("b"))
+	assert.Empty(t, keys(""))
+	assert.Len(t, s.ListNamespace("a"), 2)
+
+	require.NoError(t, s.Add(obj("b", "z", nil, "", nil)))
+	require.NotNil(t, s.byNS, "a second namespace splits")
+	assert.Equal(t, []string{"a/x", "a/y"}, keys("a"))
+	assert.Equal(t, []string{"b/z"}, keys("b"))
+	items, _, _, err := s.Query(query.Query{Namespace: "b", Scan: true}, QueryOptions{})
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	assert.Equal(t, "b/z", items[0].Key)
+
+	for _, k := range []string{"a/x", "a/y", "b/z"} {
+		require.NoError(t, s.Delete(cache.DeletedFinalStateUnknown{Key: k}))
+	}
+	assert.Nil(t, s.byNS, "an empty store starts over")
+	require.NoError(t, s.Add(obj("c", "w", nil, "", nil)))
+	assert.Equal(t, []string{"c/w"}, keys("c"))
+	assert.Empty(t, keys("a"))
+	items, _, _, err = s.Query(query.Query{Namespace: "a", Scan: true}, QueryOptions{})
+	require.NoError(t, err)
+	assert.Empty(t, items)
+	items, _, _, err = s.Query(query.Query{Namespace: "c", Scan: true}, QueryOptions{})
+	require.NoError(t, err)
+	assert.Len(t, items, 1)
+}
