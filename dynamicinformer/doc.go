@@ -41,10 +41,13 @@
 // watch bodies itself, cuts managedFields from the bytes before decoding
 // (Options.KeepManagedFields keeps them) and decodes each object once with kindex's decoder:
 // about a third of client-go's sync time and under half its heap. NewCompactFactory keeps
-// each object as its JSON bytes and decodes on every read: about a tenth of the heap.
-// NewClientGoFactory uses client-go's dynamic client and decoder. Options.Transform runs
-// after the managedFields cut. The initial list is streamed (watch-list) where the server
-// supports it, with client-go's fallback to a paged LIST.
+// each object as its JSON bytes and decodes on every read: a tenth of the heap, and a sync
+// about six times faster than client-go's. NewClientGoFactory uses client-go's dynamic
+// client and decoder. Options.Transform runs after the managedFields cut. NewFactory and
+// NewClientGoFactory stream the initial list with watch-list where the server supports it,
+// with client-go's fallback to a paged LIST; NewCompactFactory makes it one consistent LIST
+// decoded as it streams, which costs the apiserver about half the CPU time of watch-list
+// (CompactOptions.WatchList).
 //
 // Objects returned by List and Get and passed to handlers are shared with every other user
 // of the cache: treat them as read-only and DeepCopy before modifying one.

@@ -37,7 +37,7 @@
 // when the WatchListClient feature is off or the server refuses. With Options.StreamList
 // (the compact front end's default) it declines watch-list instead and makes each LIST one
 // consistent request whose body DecodeListFrom decodes while it arrives, holding one item
-// at a time, never the body: on kube-apiserver 1.37 that costs the apiserver about 40% of
+// at a time, never the body: on kube-apiserver 1.37 that costs the apiserver about half
 // the CPU time of the watch-list stream (ListerWatcher has the details). ERROR events
 // decode into a *metav1.Status, so a 410 Gone makes the Reflector relist.
 //

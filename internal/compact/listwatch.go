@@ -72,7 +72,7 @@ var errNoClient = errors.New("compact: ListerWatcher without a client (use NewLi
 // is one consistent request (resourceVersion "" where the Reflector asks for "0", no page
 // limit) whose body is decoded while it arrives (Decoder.DecodeListFrom), never held whole.
 // Why: on kube-apiserver 1.37 a watch-list stream of N objects costs the apiserver about
-// 2.5 times the CPU time of a LIST of the same objects (each initial event is encoded,
+// twice the CPU time of a LIST of the same objects (each initial event is encoded,
 // framed and flushed on its own), which on a busy control plane, or a small one, is what a
 // sync waits for. The LIST is served from the apiserver's watch cache (consistent reads
 // from the cache, Kubernetes 1.31 and later) and streamed by its JSON list encoder (1.33
