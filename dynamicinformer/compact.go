@@ -1,19 +1,33 @@
 package dynamicinformer
 
 import (
+	"fmt"
+	"maps"
+	"slices"
+
 	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/internal/compact"
 	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/jsonpath"
 )
+
+// ErrNotProjected is matched (errors.Is) by the error for an index or query condition that
+// reads a field the compact mode's projection drops.
+var ErrNotProjected = compact.ErrNotProjected
 
 // CompactOptions configures the compact storage mode.
 type CompactOptions struct {
 	// Projection, when set, keeps only the fields these JSONPath expressions read (plus
-	// apiVersion, kind and metadata) in each cached object. Indexes and queries on other
-	// fields then see them as missing. An expression with recursive descent ({..x}) keeps
-	// everything.
+	// apiVersion, kind and metadata) in each cached object; handlers, List, Get and Query
+	// see only those fields. An index (AddIndex) or a query condition (query.Where) on a
+	// field the projection drops fails with an error matching ErrNotProjected instead of
+	// finding nothing. An expression with recursive descent ({..x}) keeps everything.
 	Projection []string
+	// ProjectIndexes keeps only what Options.Indexes read (plus Projection, apiVersion,
+	// kind and metadata): the factory's informers hold the fields their indexes need and
+	// nothing else. Indexes added later with AddIndex must read fields kept (ErrNotProjected).
+	ProjectIndexes bool
 	// WatchList makes the initial sync (and every relist) client-go's watch-list stream, as
 	// the other modes do, instead of the compact mode's default: one consistent LIST whose
 	// body is decoded as it arrives, then a WATCH. On kube-apiserver 1.37 the watch-list
@@ -37,9 +51,19 @@ type CompactOptions struct {
 // Options.Transform receives the decoded object and its result is encoded again, which costs
 // a decode and an encode per object: prefer CompactOptions.Projection to shrink objects.
 func NewCompactFactory(cfg *rest.Config, opts Options, copts CompactOptions) (*Factory, error) {
+	projection := copts.Projection
+	if copts.ProjectIndexes {
+		projection = append([]string{}, projection...)
+		for _, name := range slices.Sorted(maps.Keys(opts.Indexes)) {
+			if _, err := jsonpath.Compile(opts.Indexes[name]); err != nil {
+				return nil, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+			}
+			projection = append(projection, opts.Indexes[name])
+		}
+	}
 	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
 		m, err := compact.New(cfg, compact.Options{
-			KeepManagedFields: opts.KeepManagedFields, Projection: copts.Projection, StreamList: !copts.WatchList,
+			KeepManagedFields: opts.KeepManagedFields, Projection: projection, StreamList: !copts.WatchList,
 		})
 		if err != nil {
 			return nil, err // keep a typed nil *compact.Mode out of the interface

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,14 +13,15 @@ import (
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/metadataonly"
 	"github.com/kindex/kindex/query"
 )
 
 // TestQueriesAgreeAcrossStorageModes runs the same indexes and queries over the same
 // ConfigMaps in every storage mode (unstructured on kindex's decoder, unstructured on
-// client-go's, compact, and metadata-only for the label-based ones), through adds, updates
-// and deletes, and requires identical answers.
+// client-go's, compact, compact projected to its indexes' fields, and metadata-only for the
+// label-based ones), through adds, updates and deletes, and requires identical answers.
 func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
@@ -41,6 +43,12 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 		},
 		"compact": func() (*dynamicinformer.Factory, error) {
 			return dynamicinformer.NewCompactFactory(cp.AdminConfig(), opts, dynamicinformer.CompactOptions{})
+		},
+		// Projected to the fields its indexes read: the same answers.
+		"compact-projected": func() (*dynamicinformer.Factory, error) {
+			popts := opts
+			popts.Indexes = map[string]string{"color": "{.data.color}", "size": "{.data.size}", "tier": "{.metadata.labels.tier}"}
+			return dynamicinformer.NewCompactFactory(cp.AdminConfig(), popts, dynamicinformer.CompactOptions{ProjectIndexes: true})
 		},
 	}
 	queries := []query.Query{
@@ -129,4 +137,73 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 	testenv.Eventually(t, follow, func() bool { return len(run(t, infs[0], conds(query.Has("color")))) == 9 }, "deletes seen")
 	testenv.Eventually(t, follow, func() bool { return len(run(t, infs[0], conds(query.HasNot("tier"), query.Has("color")))) == 3 }, "updates seen")
 	agree("after changes")
+}
+
+// TestCompactProjectionToIndexes: with Options.Indexes and ProjectIndexes, every informer
+// starts with the indexes and keeps only the fields they read; an index or a query on a
+// dropped field is refused (ErrNotProjected) rather than finding nothing.
+func TestCompactProjectionToIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	for i := range 4 {
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i), Labels: map[string]string{"tier": "a"}},
+			Data:       map[string]string{"color": []string{"red", "green"}[i%2], "size": fmt.Sprint(i), "secret": "not kept"},
+		}
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	_, err := dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{Indexes: map[string]string{"bad": "{.data.x"}},
+		dynamicinformer.CompactOptions{ProjectIndexes: true})
+	require.ErrorIs(t, err, dynamicinformer.ErrInvalidIndex)
+	var se *jsonpath.SyntaxError
+	require.ErrorAs(t, err, &se, "the syntax error is kept: %v", err)
+
+	f, err := dynamicinformer.NewCompactFactory(cp.AdminConfig(),
+		dynamicinformer.Options{Namespace: ns, Indexes: map[string]string{"color": "{.data.color}"}},
+		dynamicinformer.CompactOptions{ProjectIndexes: true})
+	require.NoError(t, err)
+	fctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(func() { cancel(); f.Shutdown() })
+	require.NoError(t, f.Start(fctx))
+	inf, err := f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	t.Cleanup(inf.Release)
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	// The index is there without AddIndex, and answers.
+	res, err := inf.Query(conds(query.Eq("color", "red")))
+	require.NoError(t, err)
+	var names []string
+	for _, o := range res.Items {
+		names = append(names, o.GetName())
+	}
+	assert.Equal(t, []string{"cm-0", "cm-2"}, names)
+	stats, err := inf.IndexStats("color")
+	require.NoError(t, err)
+	assert.Equal(t, 2, stats.Values)
+	require.Error(t, inf.RemoveIndex("color"), "a factory index is not the reference's to remove")
+
+	// Only the indexed field is kept; metadata stays whole.
+	got, err := inf.Get(ns, "cm-1")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"color": "green"}, got.Object["data"])
+	assert.Equal(t, "a", got.GetLabels()["tier"])
+	assert.NotEmpty(t, got.GetUID())
+
+	// Fields the projection dropped are refused, not silently empty.
+	err = inf.AddIndex("size", "{.data.size}")
+	require.ErrorIs(t, err, dynamicinformer.ErrNotProjected)
+	require.ErrorIs(t, err, dynamicinformer.ErrInvalidIndex)
+	assert.Contains(t, err.Error(), ".data.size")
+	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.Where("{.data.secret}", query.Equal, "not kept")}, Scan: true})
+	require.ErrorIs(t, err, dynamicinformer.ErrNotProjected)
+	// What is kept can be indexed and queried again, and metadata always.
+	require.NoError(t, inf.AddIndex("color-again", "{.data.color}"))
+	require.NoError(t, inf.AddIndex("tier", "{.metadata.labels.tier}"))
+	res, err = inf.Query(query.Query{Conditions: []query.Condition{query.Where("{.data.color}", query.Equal, "green")}, Scan: true})
+	require.NoError(t, err)
+	assert.Len(t, res.Items, 2)
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // ModeName is the storage mode's name in informer keys, metrics and logs.
@@ -37,6 +38,10 @@ func New(cfg *rest.Config, opts Options) (*Mode, error) {
 	}
 	return &Mode{dec: dec, client: client, streamList: opts.StreamList}, nil
 }
+
+// CheckPath returns a *ProjectionError (ErrNotProjected) if p reads a field the mode's
+// projection drops; the informer core refuses such an index (see Decoder.CheckPath).
+func (m *Mode) CheckPath(p *jsonpath.Path) error { return m.dec.CheckPath(p) }
 
 // Name returns ModeName.
 func (m *Mode) Name() string { return ModeName }

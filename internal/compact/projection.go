@@ -1,7 +1,9 @@
 package compact
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kindex/kindex/jsonpath"
 )
@@ -92,4 +94,62 @@ func (w *writer) emitProjected(b []byte, start, end, depth int, p *projection) e
 	})
 	w.lit("}")
 	return err
+}
+
+// ErrNotProjected is wrapped by the error for an expression that reads fields a projection
+// drops: evaluated on projected objects it would find nothing where the server's objects
+// have values.
+var ErrNotProjected = errors.New("reads fields the projection drops")
+
+// ProjectionError names the field an expression reads that the projection drops.
+type ProjectionError struct {
+	Expr  string // the expression, canonical
+	Field string // the first key path it reads that is not kept whole, as ".a.b"
+}
+
+func (e *ProjectionError) Error() string {
+	return fmt.Sprintf("compact: %s %s (%s)", e.Expr, ErrNotProjected, e.Field)
+}
+
+// Unwrap makes errors.Is(err, ErrNotProjected) true.
+func (e *ProjectionError) Unwrap() error { return ErrNotProjected }
+
+// CheckPath returns a *ProjectionError if p reads a field the decoder's projection does not
+// keep whole (nil without a projection): an index or query on it would silently find less
+// than the server holds. apiVersion, kind and metadata are always kept.
+func (d *Decoder) CheckPath(p *jsonpath.Path) error {
+	if d == nil || d.proj == nil {
+		return nil
+	}
+	for _, path := range p.Fields() {
+		if !d.proj.covers(path) {
+			field := "the whole object"
+			if len(path) > 0 {
+				field = "." + strings.Join(path, ".")
+			}
+			return &ProjectionError{Expr: p.String(), Field: field}
+		}
+	}
+	return nil
+}
+
+// covers reports whether everything under the key path is kept.
+func (p *projection) covers(path []string) bool {
+	if len(path) == 0 {
+		return false // the whole object
+	}
+	switch path[0] {
+	case "metadata", "apiVersion", "kind":
+		return true
+	}
+	n := p
+	for _, k := range path {
+		if n.leaf {
+			return true
+		}
+		if n = n.children[k]; n == nil {
+			return false
+		}
+	}
+	return n.leaf
 }

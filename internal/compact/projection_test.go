@@ -85,3 +85,39 @@ func TestProjectionKeepsIndexValues(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPath: an expression is accepted when every field it reads is kept whole, and
+// refused with a *ProjectionError naming the first dropped field otherwise.
+func TestCheckPath(t *testing.T) {
+	d, err := NewDecoder(Options{Projection: []string{"{.spec.containers[*].image}", "{.status.phase}"}})
+	require.NoError(t, err)
+	for _, expr := range []string{
+		"{.spec.containers[*].name}", "{.status.phase}", "{.metadata.labels.app}", "{.kind}",
+		"{.spec.containers[0].resources.limits.cpu}", "literal",
+	} {
+		p, err := jsonpath.Compile(expr)
+		require.NoError(t, err)
+		assert.NoError(t, d.CheckPath(p), expr)
+	}
+	for expr, field := range map[string]string{
+		"{.spec.nodeName}": ".spec.nodeName",
+		"{.spec}":          ".spec",
+		"{.status}":        ".status",
+		"{..image}":        "the whole object",
+		"{.data.x}":        ".data.x",
+	} {
+		p, err := jsonpath.Compile(expr)
+		require.NoError(t, err)
+		err = d.CheckPath(p)
+		require.ErrorIs(t, err, ErrNotProjected, expr)
+		var pe *ProjectionError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, field, pe.Field, expr)
+		assert.Contains(t, err.Error(), field)
+	}
+	none, err := NewDecoder(Options{})
+	require.NoError(t, err)
+	p, err := jsonpath.Compile("{..anything}")
+	require.NoError(t, err)
+	assert.NoError(t, none.CheckPath(p), "no projection keeps everything")
+}

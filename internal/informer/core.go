@@ -64,6 +64,8 @@ type core struct {
 	// ownerIndex: every entry registers the owner index as it starts (Options.OwnerIndex, or
 	// since the first Dependents or Orphans).
 	ownerIndex atomic.Bool
+	// indexes are Options.Indexes, registered by every entry as it is created.
+	indexes []namedIndex
 
 	mu        sync.Mutex
 	ctx       context.Context

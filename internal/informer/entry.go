@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,6 +69,13 @@ func newEntry(c *core, key Key, t Target) *entry {
 	e.transform = c.mode.Transform(c.opts.KeepManagedFields, forgiving(c.opts.Transform, e.transformFailed))
 	if c.ownerIndex.Load() {
 		e.ensureOwnerIndex() // the store is empty: nothing to backfill
+	}
+	for _, ix := range c.indexes {
+		// The entry's own reference, never released: validated by NewFactory, and the
+		// names are distinct, so this cannot fail on an indexed store.
+		if err := e.addIndex(ix.name, ix.spec); err != nil && !errors.Is(err, ErrIndexesUnsupported) {
+			e.logger.Error(err, "Cannot register an index of Options.Indexes", "index", ix.name)
+		}
 	}
 	e.status.init(Status{Key: key, Resource: t.Resource, Phase: PhaseSyncing})
 	e.metrics.setPhase(PhaseSyncing)

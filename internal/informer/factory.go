@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -61,6 +63,12 @@ type Options[T Object] struct {
 	// metadata-only objects): about 6% of a metadata-only object's ~5.4 KB, about 1% of an
 	// unstructured one.
 	OwnerIndex bool
+	// Indexes are JSONPath indexes (name -> expression, AddIndex's dialect) registered on
+	// every informer as it starts, before its first list, for the informer's whole life: a
+	// reference queries them by name without adding them, and cannot remove them. An
+	// expression that does not compile fails NewFactory (ErrInvalidIndex, with the
+	// *jsonpath.SyntaxError).
+	Indexes map[string]string
 }
 
 // Factory creates shared informers on demand and owns their lifetime. Informers of the same
@@ -111,6 +119,13 @@ func NewFactory[T Object](cfg *rest.Config, mode StorageMode, opts Options[T], i
 	}
 	core := newCore(mode, c, in, logger.WithName("kindex"), m, opts.Discovery, access)
 	core.ownerIndex.Store(opts.OwnerIndex)
+	for _, name := range slices.Sorted(maps.Keys(opts.Indexes)) {
+		spec, err := jsonPathIndex(mode, name, opts.Indexes[name])
+		if err != nil {
+			return nil, err
+		}
+		core.indexes = append(core.indexes, namedIndex{name: name, spec: spec})
+	}
 	return &Factory[T]{c: core}, nil
 }
 

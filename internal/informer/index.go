@@ -27,6 +27,12 @@ type indexSpec struct {
 	exclusive bool
 }
 
+// namedIndex is an index of Options.Indexes.
+type namedIndex struct {
+	name string
+	spec indexSpec
+}
+
 // indexName is one name registered on an entry and how many references hold it.
 type indexName struct {
 	spec indexSpec

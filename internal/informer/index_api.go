@@ -45,13 +45,38 @@ type IndexStats struct {
 // *IndexConflictError (ErrIndexConflict). Names with the same expression share one index.
 // An expression that does not compile fails with ErrInvalidIndex and a *jsonpath.SyntaxError
 // (errors.As) that holds the byte offset.
+//
+// In a mode that keeps only part of each object (the compact mode's projection), an
+// expression that reads a field the mode drops fails with ErrInvalidIndex wrapping the
+// mode's error (compact.ErrNotProjected): it would index nothing where the server's objects
+// have values.
 func (i *Informer[T]) AddIndex(name, expr string) error {
+	spec, err := jsonPathIndex(i.h.c.mode, name, expr)
+	if err != nil {
+		return err
+	}
+	return i.h.addIndex(name, spec)
+}
+
+// PathChecker is implemented by storage modes that keep only part of each object:
+// CheckPath returns an error if the expression reads a field they drop.
+type PathChecker interface {
+	CheckPath(p *jsonpath.Path) error
+}
+
+// jsonPathIndex compiles a JSONPath index of mode.
+func jsonPathIndex(mode StorageMode, name, expr string) (indexSpec, error) {
 	p, err := jsonpath.Compile(expr)
 	if err != nil {
-		return fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+		return indexSpec{}, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+	}
+	if pc, ok := mode.(PathChecker); ok {
+		if err := pc.CheckPath(p); err != nil {
+			return indexSpec{}, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+		}
 	}
 	canon := p.String()
-	return i.h.addIndex(name, indexSpec{key: "jsonpath:" + canon, def: canon, fn: store.IndexFunc(indexfuncs.FromPath(p))})
+	return indexSpec{key: "jsonpath:" + canon, def: canon, fn: store.IndexFunc(indexfuncs.FromPath(p))}, nil
 }
 
 // AddBuiltinIndex registers one of indexfuncs' built-in metadata indexes under its own name

@@ -36,8 +36,19 @@ func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 		return res, err
 	}
 	mode := i.h.c.mode
+	pathFunc := compiledPath
+	if pc, ok := mode.(PathChecker); ok {
+		pathFunc = func(expr string) (store.IndexFunc, error) {
+			if p, err := jsonpath.Compile(expr); err == nil {
+				if err := pc.CheckPath(p); err != nil {
+					return nil, err
+				}
+			}
+			return compiledPath(expr)
+		}
+	}
 	items, next, plan, err := st.Query(q, store.QueryOptions{
-		PathFunc: compiledPath,
+		PathFunc: pathFunc,
 		Labels:   func(item any) map[string]string { return labelsOf(mode, item) },
 	})
 	if err != nil {
