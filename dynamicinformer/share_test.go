@@ -19,17 +19,24 @@ import (
 	"github.com/kindex/kindex/internal/testsupport"
 )
 
+// seedConfigMaps creates n empty ConfigMaps (cm0, cm1...) in a new namespace, which it returns.
+func seedConfigMaps(t *testing.T, n int) string {
+	t.Helper()
+	ns := cp.Namespace(t)
+	cms := cp.Clientset(t).CoreV1().ConfigMaps(ns)
+	for i := range n {
+		_, err := cms.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	return ns
+}
+
 // The initial sync streams (watch-list: a WATCH with sendInitialEvents=true) instead of a
 // LIST: kindex's ListerWatcher wrapper keeps client-go's watch-list support on.
 func TestInitialSyncUsesWatchList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cs := cp.Clientset(t)
-	for i := range 3 {
-		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm", i)}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	ns := seedConfigMaps(t, 3)
 	fx := start(t, nil, dynamicinformer.Options{Namespace: ns})
 	inf, err := fx.f.Informer(ctx, "configmaps")
 	require.NoError(t, err)
@@ -51,12 +58,7 @@ func TestInitialSyncUsesWatchList(t *testing.T) {
 func TestCompactInitialSyncStreamsOneList(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cs := cp.Clientset(t)
-	for i := range 3 {
-		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm", i)}}, metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	ns := seedConfigMaps(t, 3)
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	for _, watchList := range []bool{false, true} {
 		rec := testsupport.NewRecorder()

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
@@ -218,6 +219,24 @@ func newPod(name string, labels map[string]string) *corev1.Pod {
 
 var podsGVR = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
+// addUpdateDelete creates pod "new", labels p-03 and deletes p-04, and waits until the
+// informer's handler has seen all three.
+func addUpdateDelete(t *testing.T, pods typedcorev1.PodInterface, ev *events) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := pods.Create(ctx, newPod("new", map[string]string{"app": "z"}), metav1.CreateOptions{})
+	require.NoError(t, err)
+	p, err := pods.Get(ctx, "p-03", metav1.GetOptions{})
+	require.NoError(t, err)
+	p.Labels["changed"] = "yes"
+	_, err = pods.Update(ctx, p, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, pods.Delete(ctx, "p-04", metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))}))
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		return ev.find(&ev.adds, "new")() != nil && ev.find(&ev.updates, "p-03")() != nil && ev.find(&ev.dels, "p-04")() != nil
+	}, "add, update and delete not all received")
+}
+
 // TestSyncPodsWithWatchList: the initial sync is one watch-list stream (no LIST), the cache
 // equals what the dynamic client lists, and adds, updates and deletes arrive.
 func TestSyncPodsWithWatchList(t *testing.T) {
@@ -240,19 +259,7 @@ func TestSyncPodsWithWatchList(t *testing.T) {
 	ev.mu.Unlock()
 	assert.Equal(t, 30, assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{}), "the server sent managedFields")
 
-	// Add, update, delete.
-	_, err := pods.Create(ctx, newPod("new", map[string]string{"app": "z"}), metav1.CreateOptions{})
-	require.NoError(t, err)
-	p, err := pods.Get(ctx, "p-03", metav1.GetOptions{})
-	require.NoError(t, err)
-	p.Labels["changed"] = "yes"
-	_, err = pods.Update(ctx, p, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	require.NoError(t, pods.Delete(ctx, "p-04", metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))}))
-
-	testenv.Eventually(t, 30*time.Second, func() bool {
-		return ev.find(&ev.adds, "new")() != nil && ev.find(&ev.updates, "p-03")() != nil && ev.find(&ev.dels, "p-04")() != nil
-	}, "add, update and delete not all received")
+	addUpdateDelete(t, pods, ev)
 	assert.Equal(t, "z", ev.find(&ev.adds, "new")().GetLabels()["app"])
 	assert.Equal(t, "yes", ev.find(&ev.updates, "p-03")().GetLabels()["changed"])
 	assert.Equal(t, ns, ev.find(&ev.dels, "p-04")().GetNamespace())
@@ -482,17 +489,7 @@ func TestSyncPodsWithStreamedList(t *testing.T) {
 	ev.mu.Unlock()
 	assert.Equal(t, 40, assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{}), "the server sent managedFields")
 
-	_, err := pods.Create(ctx, newPod("new", map[string]string{"app": "z"}), metav1.CreateOptions{})
-	require.NoError(t, err)
-	p, err := pods.Get(ctx, "p-03", metav1.GetOptions{})
-	require.NoError(t, err)
-	p.Labels["changed"] = "yes"
-	_, err = pods.Update(ctx, p, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	require.NoError(t, pods.Delete(ctx, "p-04", metav1.DeleteOptions{GracePeriodSeconds: ptrTo(int64(0))}))
-	testenv.Eventually(t, 30*time.Second, func() bool {
-		return ev.find(&ev.adds, "new")() != nil && ev.find(&ev.updates, "p-03")() != nil && ev.find(&ev.dels, "p-04")() != nil
-	}, "add, update and delete not all received")
+	addUpdateDelete(t, pods, ev)
 	testenv.Eventually(t, 10*time.Second, func() bool { return len(store.List()) == 40 }, "store not updated")
 	assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{})
 	_, _, watches, _ := rec.count()

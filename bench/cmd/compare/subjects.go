@@ -29,6 +29,11 @@ func init() {
 	register("kindex-compact-watchlist", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
 		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{WatchList: true})
 	})
+	// The compact mode projected to what three typical indexes read (node, phase, images).
+	register("kindex-compact-projected", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns},
+			dynamicinformer.CompactOptions{Projection: []string{"{.spec.nodeName}", "{.status.phase}", "{.spec.containers[*].image}"}})
+	})
 	register("kindex-metadata", func(cfg *rest.Config, ns string) (*metadataonly.Factory, error) {
 		return metadataonly.NewFactory(cfg, metadataonly.Options{Namespace: ns})
 	})
