@@ -130,7 +130,8 @@ func TestAPIServerRestartKeepsCacheExact(t *testing.T) {
 // equals the server, including the changes it missed while disconnected. Pod templates have
 // no watch cache in this control plane (TestMain), so the watch from the old
 // resourceVersion reaches etcd and the 410 is certain; the watch cache would keep serving
-// it for a while. Without a watch cache the initial sync also takes the LIST fallback.
+// it for a while. (Watch-list works without a watch cache too: the initial sync and the
+// relist are watch-list streams.)
 // Not parallel: the compaction affects every watch.
 func TestCompactionForcesRelist(t *testing.T) {
 	ctx := context.Background()
