@@ -20,7 +20,7 @@
 // the fields a set of JSONPath expressions reads (Options.Projection), and, for items of
 // typed lists, with kind and apiVersion added as client-go adds them. Besides the bytes an
 // Object keeps only namespace, name, resourceVersion and uid as text (what keys, the
-// Reflector and the DeltaFIFO read on every operation), written after the JSON in the same
+// Reflector and the FIFO read on every operation), written after the JSON in the same
 // allocation so that the getters, and the store key (StoreKey), are views that cost
 // nothing, and where its metadata is; every other field is read from the bytes when asked.
 // An object therefore costs two allocations: a 48-byte header, and its bytes.
@@ -30,7 +30,7 @@
 // dynamic client's requests with it (Request.Do or Request.Stream for LISTs, Request.Watch
 // for watches), so retries, rate limits, warnings, timeouts (timeoutSeconds is sent to the
 // server, as the dynamic client does) and API errors (apierrors.IsNotFound, IsForbidden,
-// IsGone...) behave as usual. client-go's Reflector, DeltaFIFO and stores are used
+// IsGone...) behave as usual. client-go's Reflector and FIFOs are used
 // unchanged. A ListerWatcher supports watch-list by default, so the initial sync is a single
 // WATCH with sendInitialEvents=true (the BOOKMARK that ends it carries the
 // k8s.io/initial-events-end annotation the Reflector looks for), falling back to paged LISTs

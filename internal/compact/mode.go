@@ -89,7 +89,7 @@ func (m *Mode) Object(item any) (any, error) {
 	return nil, fmt.Errorf("compact: %w: stored item %T", ErrUnsupported, item)
 }
 
-// Transform returns the DeltaFIFO transform:
+// Transform returns the FIFO's transform:
 //
 //   - managedFields: the decoder already cut them unless Options.KeepManagedFields; when
 //     the mode keeps them and keep is false, they are cut here, on the bytes (no decoding).

@@ -10,12 +10,14 @@
 // kubernetes#79610), cannot be restarted once stopped, cannot remove an indexer, and its
 // reflector retries a 404 of a deleted CRD or a 403 forever while HasSynced stays true. So
 // this package builds on the two client-go pieces that are right, Reflector (list, watch,
-// watch-list streaming, 410 relists, bookmarks, backoff) and DeltaFIFO (deltas with
-// KnownObjects so a relist yields deletions), and writes the rest by hand:
+// watch-list streaming, 410 relists, bookmarks, backoff) and RealFIFO (events in order,
+// with KnownObjects so a relist yields deletions; unlike DeltaFIFO, whose item map keeps the
+// size it reached during the initial list, about 90 bytes per object for the informer's
+// life, it frees its queue as it drains), and writes the rest by hand:
 //
 //   - entry (entry.go): one shared informer. It owns a long-lived Store, its handlers, its
 //     status, and a supervisor goroutine (supervisor.go). It outlives its runs.
-//   - run (run.go): one Reflector plus one DeltaFIFO whose KnownObjects is the entry's store,
+//   - run (run.go): one Reflector plus one RealFIFO whose KnownObjects is the entry's store,
 //     and a processing loop that pops the FIFO, applies deltas to the store and queues
 //     notifications. A run can be stopped (park) and a new one started (resume) without
 //     losing the store, handlers or indexes; because the new FIFO knows the store, its first
@@ -147,7 +149,7 @@
 // # Concurrency
 //
 // No kindex lock is held across network I/O, handler calls, handler factories or status
-// subscribers. The one exception is client-go's: DeltaFIFO calls the transform and the
+// subscribers. The one exception is client-go's: RealFIFO calls the transform and the
 // process function with its own lock held, so the process function only touches the store
 // and appends to handler queues. Objects in the cache and in notifications are shared: users
 // must not modify them.

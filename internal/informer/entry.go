@@ -112,7 +112,7 @@ func (e *entry) notify() {
 	}
 }
 
-// apply is the DeltaFIFO's process function: it runs with the FIFO's lock held, so it only
+// apply is the FIFO's process function: it runs with the FIFO's lock held, so it only
 // touches the store and queues notifications.
 func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 	e.dispatchMu.Lock()

@@ -19,7 +19,7 @@ type parkInfo struct {
 	err    error
 }
 
-// run is one reflector plus one DeltaFIFO feeding the entry's long-lived store. A run ends
+// run is one reflector plus one RealFIFO feeding the entry's long-lived store. A run ends
 // when it parks (it cancels itself) or when the entry stops; a resume starts a new run with
 // a new FIFO whose KnownObjects is the same store, so its first list emits Deleted for
 // objects that vanished while parked or disconnected (no ghosts).
@@ -45,12 +45,11 @@ func newRun(e *entry) *run {
 	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), started: time.Now()}
 	r.clock = newRunClock(ctx)
 	r.fifo = &countingFIFO{
-		DeltaFIFO: cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{
-			Logger:                &logger,
-			KeyFunction:           store.KeyFunc,
-			KnownObjects:          e.store,
-			EmitDeltaTypeReplaced: true,
-			Transformer:           e.transform,
+		RealFIFO: cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
+			Logger:       &logger,
+			KeyFunction:  store.KeyFunc,
+			KnownObjects: e.store,
+			Transformer:  e.transform,
 		}),
 		onReplace: e.listed,
 	}
@@ -113,8 +112,8 @@ func (r *run) processLoop() {
 }
 
 // watchSynced waits until the FIFO has handed out every object of the first list, then
-// marks the entry synced. DeltaFIFO closes Done while it still holds its lock to process the
-// last initial item; HasSynced takes that lock, so it returns after the item was applied.
+// marks the entry synced. RealFIFO closes Done after the last initial item was applied,
+// still holding its lock; HasSynced takes that lock, so it returns after the item was applied.
 func (r *run) watchSynced() {
 	select {
 	case <-r.fifo.Done():
@@ -190,13 +189,13 @@ func (r *run) streamFailed(err error) {
 
 // countingFIFO counts the lists the reflector applies (Replace calls).
 type countingFIFO struct {
-	*cache.DeltaFIFO
+	*cache.RealFIFO
 	onReplace func()
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
 	f.onReplace()
-	return f.DeltaFIFO.Replace(items, rv)
+	return f.RealFIFO.Replace(items, rv)
 }
 
 // isNoMatch reports a discovery miss: the resource is not served.

@@ -10,7 +10,7 @@ import (
 )
 
 // Store holds one informer's objects (as the storage mode stores them). It outlives runs:
-// a park and a resume keep it, and it is the DeltaFIFO's KnownObjects, so a relist emits
+// a park and a resume keep it, and it is the FIFO's KnownObjects, so a relist emits
 // Deleted for whatever vanished meanwhile. Only the informer's processing loop writes it
 // (Add, Update, Delete, Replace); queries read it concurrently, so implementations must be
 // safe for concurrent use. Keys are cache.DeletionHandlingMetaNamespaceKeyFunc keys
@@ -97,7 +97,7 @@ type StorageMode interface {
 	ListerWatcher(t Target) cache.ListerWatcherWithContext
 	// ExampleObject is the reflector's expected type; nil accepts anything.
 	ExampleObject() runtime.Object
-	// Transform returns the DeltaFIFO transform: it turns what the ListerWatcher delivers into
+	// Transform returns the FIFO's transform: it turns what the ListerWatcher delivers into
 	// what the store holds. It strips managedFields unless keepManagedFields, then applies
 	// user (nil for none), which sees the user-facing object type. It is applied twice to
 	// objects of a watch-list initial stream (client-go does so), so it must be idempotent.
