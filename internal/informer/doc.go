@@ -11,9 +11,10 @@
 // reflector retries a 404 of a deleted CRD or a 403 forever while HasSynced stays true. So
 // this package builds on the two client-go pieces that are right, Reflector (list, watch,
 // watch-list streaming, 410 relists, bookmarks, backoff) and RealFIFO (events in order,
-// with KnownObjects so a relist yields deletions; unlike DeltaFIFO, whose item map keeps the
-// size it reached during the initial list, about 90 bytes per object for the informer's
-// life, it frees its queue as it drains), and writes the rest by hand:
+// with KnownObjects so a relist yields deletions; DeltaFIFO's item map keeps the size it
+// reached during the initial list, about 90 bytes per object for the informer's life, where
+// RealFIFO's queue is a slice whose drained array is dropped when the queue next grows),
+// and writes the rest by hand:
 //
 //   - entry (entry.go): one shared informer. It owns a long-lived Store, its handlers, its
 //     status, and a supervisor goroutine (supervisor.go). It outlives its runs.
