@@ -317,3 +317,52 @@ func TestListerWatcherErrors(t *testing.T) {
 		assert.True(t, strings.Contains(err.Error(), "item 0"), "%v", err)
 	})
 }
+
+// TestStreamingListerRequests: a streaming lister asks for a consistent read of everything
+// where the Reflector asks for resourceVersion=0 in pages, keeps an explicit resourceVersion,
+// decodes the streamed body, and returns API errors and truncated bodies as errors.
+func TestStreamingListerRequests(t *testing.T) {
+	f := &fakeServer{
+		list: func(q url.Values) (int, string) {
+			switch q.Get("labelSelector") {
+			case "app=gone":
+				return 410, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old","reason":"Expired","code":410}`
+			case "app=cut":
+				return 200, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"`
+			}
+			return 200, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a","namespace":"ns"}},{"metadata":{"name":"b","namespace":"ns"}}]}`
+		},
+	}
+	ctx := context.Background()
+	lw := newFakeLW(t, f, informer.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=x"}).StreamingLists(&Decoder{})
+	assert.True(t, lw.IsWatchListSemanticsUnSupported())
+	assert.False(t, newFakeLW(t, f, informer.Target{Resource: podsResource}).IsWatchListSemanticsUnSupported())
+
+	obj, err := lw.ListWithContext(ctx, metav1.ListOptions{Limit: 500, ResourceVersion: "0"})
+	require.NoError(t, err)
+	l := obj.(*List)
+	assert.Equal(t, "7", l.ResourceVersion)
+	require.Len(t, l.Items, 2)
+	assert.Equal(t, "ns/b", l.Items[1].StoreKey())
+	assert.Equal(t, "Pod", l.Items[1].GroupVersionKind().Kind)
+
+	_, err = lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "42", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
+	require.NoError(t, err)
+
+	gone := newFakeLW(t, f, informer.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=gone"}).StreamingLists(&Decoder{})
+	_, err = gone.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	assert.True(t, apierrors.IsResourceExpired(err), "%v", err)
+	cut := newFakeLW(t, f, informer.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=cut"}).StreamingLists(&Decoder{})
+	_, err = cut.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	assert.ErrorIs(t, err, ErrMalformed, "a truncated body is an error, not a short list")
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.GreaterOrEqual(t, len(f.queries), 2)
+	first, second := f.queries[0], f.queries[1]
+	assert.Empty(t, first.Get("limit"), "no pages")
+	assert.Empty(t, first.Get("resourceVersion"), "resourceVersion=0 becomes a consistent read")
+	assert.Equal(t, "app=x", first.Get("labelSelector"))
+	assert.Equal(t, "42", second.Get("resourceVersion"), "an explicit resourceVersion is kept")
+	assert.Equal(t, "NotOlderThan", second.Get("resourceVersionMatch"))
+}
