@@ -36,20 +36,16 @@ func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 		return res, err
 	}
 	mode := i.h.c.mode
-	pathFunc := compiledPath
-	if pc, ok := mode.(PathChecker); ok {
-		pathFunc = func(expr string) (store.IndexFunc, error) {
-			if p, err := jsonpath.Compile(expr); err == nil {
-				if err := pc.CheckPath(p); err != nil {
-					return nil, err
-				}
-			}
-			return compiledPath(expr)
-		}
-	}
+	checker, _ := mode.(PathChecker)
 	items, next, plan, err := st.Query(q, store.QueryOptions{
-		PathFunc: pathFunc,
-		Labels:   func(item any) map[string]string { return labelsOf(mode, item) },
+		PathFunc: func(expr string) (store.IndexFunc, error) {
+			p, fn, err := compiledPath(expr)
+			if err == nil && checker != nil {
+				err = checker.CheckPath(p)
+			}
+			return fn, err
+		},
+		Labels: func(item any) map[string]string { return labelsOf(mode, item) },
 	})
 	if err != nil {
 		return res, untranslate(err, back)
@@ -144,31 +140,37 @@ func objectAs[T Object](mode StorageMode, item any) (T, error) {
 
 // compiledPath compiles the JSONPath of a query.Where condition into an index function,
 // once per distinct expression: compiled paths are immutable, so they are kept (up to
-// maxCompiledPaths; the cache is emptied when full).
-func compiledPath(expr string) (store.IndexFunc, error) {
+// maxCompiledPaths; the cache is emptied when full). The Path itself is returned too, for
+// a mode's PathChecker.
+func compiledPath(expr string) (*jsonpath.Path, store.IndexFunc, error) {
 	paths.mu.Lock()
-	fn, ok := paths.fns[expr]
+	c, ok := paths.m[expr]
 	paths.mu.Unlock()
 	if ok {
-		return fn, nil
+		return c.p, c.fn, nil
 	}
 	p, err := jsonpath.Compile(expr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	fn = store.IndexFunc(indexfuncs.FromPath(p))
+	c = compiled{p: p, fn: store.IndexFunc(indexfuncs.FromPath(p))}
 	paths.mu.Lock()
-	if len(paths.fns) >= maxCompiledPaths {
-		clear(paths.fns)
+	if len(paths.m) >= maxCompiledPaths {
+		clear(paths.m)
 	}
-	paths.fns[expr] = fn
+	paths.m[expr] = c
 	paths.mu.Unlock()
-	return fn, nil
+	return c.p, c.fn, nil
 }
 
 const maxCompiledPaths = 256
 
+type compiled struct {
+	p  *jsonpath.Path
+	fn store.IndexFunc
+}
+
 var paths = struct {
-	mu  sync.Mutex
-	fns map[string]store.IndexFunc
-}{fns: map[string]store.IndexFunc{}}
+	mu sync.Mutex
+	m  map[string]compiled
+}{m: map[string]compiled{}}

@@ -170,9 +170,10 @@ func TestQueryErrors(t *testing.T) {
 }
 
 func TestCompiledPathsAreCached(t *testing.T) {
-	a, err := compiledPath("{.metadata.name}")
+	pa, a, err := compiledPath("{.metadata.name}")
 	require.NoError(t, err)
-	b, err := compiledPath("{.metadata.name}")
+	pb, b, err := compiledPath("{.metadata.name}")
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("%p", a), fmt.Sprintf("%p", b), "compiled once")
+	assert.Same(t, pa, pb)
 }
