@@ -156,7 +156,10 @@ func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan,
 				visit(rec)
 			}
 		} else {
-			s.nsRecords(ns, func(int) {}, visit)
+			_, recs := s.inNamespace(ns)
+			for rec := range recs {
+				visit(rec)
+			}
 		}
 		return out, plan, nil
 	}

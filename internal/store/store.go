@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -25,7 +27,7 @@ type Store struct {
 	items map[string]*record
 	// byNS holds the records by namespace ("" for cluster-scoped objects) once the store
 	// holds more than one namespace; until then every record is in namespace oneNS, and
-	// byNS is nil: a namespaced informer, the common case, pays no set (see nsRecords).
+	// byNS is nil: a namespaced informer, the common case, pays no set (see inNamespace).
 	byNS    map[string]recordSet
 	oneNS   string
 	indexes map[string]*index
@@ -200,25 +202,17 @@ func (s *Store) setOf(ns string) recordSet {
 	return set
 }
 
-// nsRecords calls size with the number of records in namespace ns, then each for each of
-// them. The caller holds the lock.
-func (s *Store) nsRecords(ns string, size func(int), each func(*record)) {
-	if s.byNS != nil {
+// inNamespace returns the number of records in namespace ns and the records. The caller
+// holds the lock while it iterates.
+func (s *Store) inNamespace(ns string) (int, iter.Seq[*record]) {
+	switch {
+	case s.byNS != nil:
 		set := s.byNS[ns]
-		size(len(set))
-		for rec := range set {
-			each(rec)
-		}
-		return
+		return len(set), maps.Keys(set)
+	case ns == s.oneNS:
+		return len(s.items), maps.Values(s.items)
 	}
-	if ns != s.oneNS || len(s.items) == 0 {
-		size(0)
-		return
-	}
-	size(len(s.items))
-	for _, rec := range s.items {
-		each(rec)
-	}
+	return 0, maps.Values(map[string]*record(nil))
 }
 
 // del removes key. The caller holds the write lock.
@@ -276,8 +270,11 @@ func (s *Store) Len() int {
 func (s *Store) ListNamespace(ns string) []any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []any
-	s.nsRecords(ns, func(n int) { out = make([]any, 0, n) }, func(rec *record) { out = append(out, rec.obj) })
+	n, recs := s.inNamespace(ns)
+	out := make([]any, 0, n)
+	for rec := range recs {
+		out = append(out, rec.obj)
+	}
 	return out
 }
 
@@ -453,7 +450,10 @@ func (s *Store) IndexNames() []string {
 func (s *Store) ListNamespaceKeys(ns string) []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var out []string
-	s.nsRecords(ns, func(n int) { out = make([]string, 0, n) }, func(rec *record) { out = append(out, rec.key) })
+	n, recs := s.inNamespace(ns)
+	out := make([]string, 0, n)
+	for rec := range recs {
+		out = append(out, rec.key)
+	}
 	return out
 }
