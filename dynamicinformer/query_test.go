@@ -20,39 +20,22 @@ import (
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/indexfuncs"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/query"
 )
 
 const follow = 20 * time.Second
 
-// keys returns "namespace/name" of each object, in order.
-func keys(objs []*unstructured.Unstructured) []string {
-	out := []string{}
-	for _, o := range objs {
-		out = append(out, o.GetNamespace()+"/"+o.GetName())
-	}
-	return out
-}
-
 // run queries inf and returns the keys, failing the test on an error.
 func run(t *testing.T, inf *dynamicinformer.Informer, q query.Query) []string {
 	t.Helper()
-	res, err := inf.Query(q)
-	require.NoError(t, err)
-	return keys(res.Items)
+	return testsupport.QueryKeys(t, inf, q)
 }
 
 // eventuallyKeys waits until q returns want.
 func eventuallyKeys(t *testing.T, inf *dynamicinformer.Informer, q query.Query, want ...string) {
 	t.Helper()
-	if want == nil {
-		want = []string{}
-	}
-	var got []string
-	testenv.EventuallyWith(t, follow, func() bool {
-		got = run(t, inf, q)
-		return assert.ObjectsAreEqual(want, got)
-	}, func() string { return fmt.Sprintf("query %v: want %v, got %v", q.Conditions, want, got) })
+	testsupport.EventuallyQueryKeys(t, follow, inf, q, want...)
 }
 
 func conds(cs ...query.Condition) query.Query { return query.Query{Conditions: cs} }
@@ -166,13 +149,13 @@ func TestQueryCustomResourceSizesAndCRDRemoval(t *testing.T) {
 
 	filtered, err := inf.Query(conds(query.Ge("size", "5"), query.Where("{.metadata.name}", query.NotEqual, "w5")))
 	require.NoError(t, err)
-	assert.Equal(t, []string{ns + "/w1", ns + "/w6"}, keys(filtered.Items))
+	assert.Equal(t, []string{ns + "/w1", ns + "/w6"}, testsupport.Keys(filtered.Items))
 	assert.Equal(t, "size>=5", filtered.Plan.Driver)
 	_, err = inf.Query(conds(query.Where("{.spec.size}", query.GreaterThan, "4")))
 	assert.ErrorIs(t, err, query.ErrScanRequired)
 	scan, err := inf.Query(query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.spec.size}", query.GreaterThan, "4")}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{ns + "/w1", ns + "/w5", ns + "/w6"}, keys(scan.Items))
+	assert.Equal(t, []string{ns + "/w1", ns + "/w5", ns + "/w6"}, testsupport.Keys(scan.Items))
 	assert.Equal(t, "scan", scan.Plan.Driver)
 
 	require.NoError(t, dyn.Delete(ctx, "w2", metav1.DeleteOptions{}))
@@ -210,7 +193,7 @@ func TestQueryPagingOverAChangingSet(t *testing.T) {
 	q := query.Query{Namespace: ns, Conditions: []query.Condition{query.Eq("color", "x")}, Limit: 3}
 	page, err := inf.Query(q)
 	require.NoError(t, err)
-	got := keys(page.Items)
+	got := testsupport.Keys(page.Items)
 	assert.Equal(t, []string{ns + "/p0", ns + "/p1", ns + "/p2"}, got)
 	require.NotEmpty(t, page.Continue)
 
@@ -228,7 +211,7 @@ func TestQueryPagingOverAChangingSet(t *testing.T) {
 		page, err = inf.Query(q)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(page.Items), 3)
-		got = append(got, keys(page.Items)...)
+		got = append(got, testsupport.Keys(page.Items)...)
 	}
 	assert.Equal(t, []string{ns + "/p0", ns + "/p1", ns + "/p2", ns + "/p3", ns + "/p5", ns + "/p5a", ns + "/p6", ns + "/p7", ns + "/p8"}, got)
 }

@@ -30,21 +30,8 @@ func start(t *testing.T, cfg *rest.Config, opts metadataonly.Options) *fixture {
 	if cfg == nil {
 		cfg = cp.AdminConfig()
 	}
-	fx := &fixture{rec: testsupport.NewRecorder(), log: &testsupport.Lines{}}
-	cfg.Wrap(fx.rec.Wrap)
-	if opts.Logger.GetSink() == nil {
-		opts.Logger = fx.log.Logger(0)
-	}
-	f, err := metadataonly.NewFactory(cfg, opts)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	require.NoError(t, f.Start(ctx))
-	t.Cleanup(func() {
-		cancel()
-		f.Shutdown()
-	})
-	fx.f = f
-	return fx
+	f, rec, log := testsupport.StartFactory(t, cfg, opts, metadataonly.NewFactory)
+	return &fixture{f: f, rec: rec, log: log}
 }
 
 func waitSync(t *testing.T, inf *metadataonly.Informer) {

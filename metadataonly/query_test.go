@@ -19,37 +19,23 @@ import (
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/indexfuncs"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/metadataonly"
 	"github.com/kindex/kindex/query"
 )
 
 const follow = 20 * time.Second
 
-func keys(objs []*metav1.PartialObjectMetadata) []string {
-	out := []string{}
-	for _, o := range objs {
-		out = append(out, o.Namespace+"/"+o.Name)
-	}
-	return out
-}
-
+// run queries inf and returns the keys, failing the test on an error.
 func run(t *testing.T, inf *metadataonly.Informer, q query.Query) []string {
 	t.Helper()
-	res, err := inf.Query(q)
-	require.NoError(t, err)
-	return keys(res.Items)
+	return testsupport.QueryKeys(t, inf, q)
 }
 
+// eventuallyKeys waits until q returns want.
 func eventuallyKeys(t *testing.T, inf *metadataonly.Informer, q query.Query, want ...string) {
 	t.Helper()
-	if want == nil {
-		want = []string{}
-	}
-	var got []string
-	testenv.EventuallyWith(t, follow, func() bool {
-		got = run(t, inf, q)
-		return assert.ObjectsAreEqual(want, got)
-	}, func() string { return fmt.Sprintf("query %v: want %v, got %v", q.Conditions, want, got) })
+	testsupport.EventuallyQueryKeys(t, follow, inf, q, want...)
 }
 
 func conds(cs ...query.Condition) query.Query { return query.Query{Conditions: cs} }
@@ -94,7 +80,7 @@ func TestMetadataQueryFollowsLabels(t *testing.T) {
 	assert.Equal(t, both, run(t, inf, isRed))
 	res, err := inf.Query(inNS(isRed))
 	require.NoError(t, err)
-	assert.Equal(t, []string{ns + "/a"}, keys(res.Items))
+	assert.Equal(t, []string{ns + "/a"}, testsupport.Keys(res.Items))
 	assert.Equal(t, 1, res.Plan.Candidates, "namespace scope reads one namespace's entries")
 	sel := isRed
 	sel.Labels = labels.SelectorFromSet(labels.Set{"tier": "db"})
@@ -158,7 +144,7 @@ func TestMetadataQueryCustomResourcesPagingAndCRDRemoval(t *testing.T) {
 	q := query.Query{Conditions: []query.Condition{query.Has("size")}, Limit: 2}
 	page, err := inf.Query(q)
 	require.NoError(t, err)
-	got := keys(page.Items)
+	got := testsupport.Keys(page.Items)
 	require.NoError(t, dyn.Delete(ctx, "w2", metav1.DeleteOptions{}))
 	require.NoError(t, dyn.Delete(ctx, "w3", metav1.DeleteOptions{}))
 	create("w35", 35)
@@ -166,7 +152,7 @@ func TestMetadataQueryCustomResourcesPagingAndCRDRemoval(t *testing.T) {
 	for q.Continue = page.Continue; q.Continue != ""; q.Continue = page.Continue {
 		page, err = inf.Query(q)
 		require.NoError(t, err)
-		got = append(got, keys(page.Items)...)
+		got = append(got, testsupport.Keys(page.Items)...)
 	}
 	assert.Equal(t, []string{ns + "/w1", ns + "/w2", ns + "/w35", ns + "/w4", ns + "/w5", ns + "/w6"}, got)
 
