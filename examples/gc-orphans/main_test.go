@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,29 +19,12 @@ import (
 
 	"github.com/kindex/kindex/examples/internal/demoenv"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 var cp *testenv.ControlPlane
 
 func TestMain(m *testing.M) { testenv.Main(m, &cp, testenv.Options{}) }
-
-// syncBuffer is a bytes.Buffer safe for a running command's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func writeKubeconfig(t *testing.T) string {
 	t.Helper()
@@ -99,7 +80,7 @@ func TestOnceFindsOrphanAfterOwnerDeleted(t *testing.T) {
 	once := func() string {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		var stdout, stderr syncBuffer
+		var stdout, stderr testsupport.Buffer
 		code := run(ctx, []string{"--kubeconfig", kc, "--once", "--owner-uid", string(owner.UID)}, &stdout, &stderr)
 		require.Equal(t, 0, code, "stderr: %s", stderr.String())
 		return stdout.String()
@@ -129,7 +110,7 @@ func TestFollowsCRDsAddedAfterStart(t *testing.T) {
 	kc := writeKubeconfig(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testsupport.Buffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"--kubeconfig", kc, "--interval", "200ms"}, &stdout, &stderr) }()
 	testenv.Eventually(t, 30*time.Second, func() bool { return strings.Contains(stdout.String(), "--- report at") },

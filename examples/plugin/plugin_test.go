@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,29 +16,12 @@ import (
 
 	"github.com/kindex/kindex/examples/internal/demoenv"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 var cp *testenv.ControlPlane
 
 func TestMain(m *testing.M) { testenv.Main(m, &cp, testenv.Options{}) }
-
-// syncBuffer is a bytes.Buffer safe for the plugin's concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // leakOptions ignore the goroutines of idle keep-alive connections: client-go shares HTTP
 // transports between clients of the same config (its transport cache), so their connections
@@ -80,7 +61,7 @@ func TestPluginServesAndStopsWithoutLeaks(t *testing.T) {
 	require.NoError(t, err)
 
 	ignore := goleak.IgnoreCurrent()
-	var out syncBuffer
+	var out testsupport.Buffer
 	p, err := New(cp.AdminConfig(), Options{Namespace: ns, Interval: 50 * time.Millisecond, Out: &out})
 	require.NoError(t, err)
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -162,7 +143,7 @@ func TestHost(t *testing.T) {
 	require.NoError(t, demoenv.WriteKubeconfig(kubeconfig, cp.AdminConfig(), "default"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr syncBuffer
+	var stdout, stderr testsupport.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"-kubeconfig", kubeconfig, "-namespace", s.Namespaces[0], "-interval", "50ms"}, &stdout, &stderr)
