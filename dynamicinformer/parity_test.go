@@ -129,7 +129,7 @@ func TestUpdatesDeletesTombstonesAndRelistAgreeAcrossModes(t *testing.T) {
 	del("pt-7")
 	_, err := cp.CompactEtcd(ctx)
 	require.NoError(t, err)
-	testenv.Eventually(t, 30*time.Second, func() bool { return watchGone(ctx, cs, ns, lastRV) },
+	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, lastRV) },
 		"the apiserver answers 410 for the old resourceVersion")
 	for _, m := range modes {
 		m.rec.Release()

@@ -10,12 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/internal/testenv"
@@ -174,7 +171,7 @@ func TestCompactionForcesRelist(t *testing.T) {
 	_, err = cp.CompactEtcd(ctx)
 	require.NoError(t, err)
 	cs := cp.Clientset(t)
-	testenv.Eventually(t, 30*time.Second, func() bool { return watchGone(ctx, cs, ns, lastRV) },
+	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, lastRV) },
 		"the apiserver answers 410 for the old resourceVersion")
 	fx.rec.Release()
 
@@ -204,21 +201,4 @@ func counter(t *testing.T, g prometheus.Gatherer, name, label, value string) flo
 		}
 	}
 	return sum
-}
-
-func watchGone(ctx context.Context, cs kubernetes.Interface, ns, rv string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	w, err := cs.CoreV1().PodTemplates(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-	if err != nil {
-		return apierrors.IsGone(err) || apierrors.IsResourceExpired(err)
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			err := apierrors.FromObject(ev.Object)
-			return apierrors.IsGone(err) || apierrors.IsResourceExpired(err)
-		}
-	}
-	return false
 }

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kindex/kindex/internal/testenv"
@@ -136,25 +135,8 @@ func TestCompactionForcesGone(t *testing.T) {
 	// The watch cache may still hold the old revision for a while; a watch from it must end
 	// in 410 Gone once the compaction reaches the apiserver.
 	testenv.Eventually(t, 30*time.Second, func() bool {
-		return watchFails410(ctx, cs, ns, oldRV)
+		return testenv.WatchGone(ctx, cs.CoreV1().ConfigMaps(ns).Watch, oldRV)
 	}, "watch from a compacted resourceVersion did not return 410")
-}
-
-func watchFails410(ctx context.Context, cs kubernetes.Interface, ns, rv string) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	w, err := cs.CoreV1().ConfigMaps(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
-	if err != nil {
-		return apierrors.IsGone(err) || apierrors.IsResourceExpired(err)
-	}
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		if ev.Type == watch.Error {
-			err := apierrors.FromObject(ev.Object)
-			return apierrors.IsGone(err) || apierrors.IsResourceExpired(err)
-		}
-	}
-	return false
 }
 
 func TestMissingBinaryFails(t *testing.T) {
