@@ -95,47 +95,42 @@ func (w *watcher) probe(ctx context.Context) {
 
 func newCRDWatcher(f *follower) *watcher {
 	client := f.c.crds.ApiextensionsV1().CustomResourceDefinitions()
-	onEvent := func(obj any, deleted bool) {
-		if crd, ok := obj.(*apiextv1.CustomResourceDefinition); ok {
-			group, expect := crdExpectation(crd, deleted)
-			f.mark(group, "crd/"+crd.Name, expect)
-		}
-	}
-	return &watcher{f: f, resource: "customresourcedefinitions.apiextensions.k8s.io", newInf: func() cache.SharedIndexInformer {
-		lw := &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return client.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return client.Watch(ctx, o)
-			},
-		}
-		inf := cache.NewSharedIndexInformer(lw, &apiextv1.CustomResourceDefinition{}, 0, cache.Indexers{})
-		_ = inf.SetTransform(stripCRD)
-		_, _ = inf.AddEventHandler(handlerFuncs(onEvent))
-		return inf
-	}}
+	return newTypedWatcher(f, "customresourcedefinitions.apiextensions.k8s.io", client.List, client.Watch,
+		&apiextv1.CustomResourceDefinition{}, stripCRD, func(obj any, deleted bool) {
+			if crd, ok := obj.(*apiextv1.CustomResourceDefinition); ok {
+				group, expect := crdExpectation(crd, deleted)
+				f.mark(group, "crd/"+crd.Name, expect)
+			}
+		})
 }
 
 func newAPIServiceWatcher(f *follower) *watcher {
 	client := f.c.services.ApiregistrationV1().APIServices()
-	onEvent := func(obj any, deleted bool) {
-		if svc, ok := obj.(*apiregv1.APIService); ok {
-			group, expect := apiServiceExpectation(svc, deleted)
-			f.mark(group, "apiservice/"+svc.Name, expect)
-		}
-	}
-	return &watcher{f: f, resource: "apiservices.apiregistration.k8s.io", newInf: func() cache.SharedIndexInformer {
+	return newTypedWatcher(f, "apiservices.apiregistration.k8s.io", client.List, client.Watch,
+		&apiregv1.APIService{}, stripAPIService, func(obj any, deleted bool) {
+			if svc, ok := obj.(*apiregv1.APIService); ok {
+				group, expect := apiServiceExpectation(svc, deleted)
+				f.mark(group, "apiservice/"+svc.Name, expect)
+			}
+		})
+}
+
+// newTypedWatcher returns a watcher whose informers list and watch with a typed client's
+// List and Watch, keep what transform leaves of each object and report changes to onEvent.
+func newTypedWatcher[L runtime.Object](f *follower, resource string,
+	list func(context.Context, metav1.ListOptions) (L, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
+	example runtime.Object, transform cache.TransformFunc, onEvent func(obj any, deleted bool),
+) *watcher {
+	return &watcher{f: f, resource: resource, newInf: func() cache.SharedIndexInformer {
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return client.List(ctx, o)
+				return list(ctx, o)
 			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return client.Watch(ctx, o)
-			},
+			WatchFuncWithContext: watchFn,
 		}
-		inf := cache.NewSharedIndexInformer(lw, &apiregv1.APIService{}, 0, cache.Indexers{})
-		_ = inf.SetTransform(stripAPIService)
+		inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
+		_ = inf.SetTransform(transform)
 		_, _ = inf.AddEventHandler(handlerFuncs(onEvent))
 		return inf
 	}}
