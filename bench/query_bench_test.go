@@ -41,6 +41,7 @@ import (
 	"github.com/kindex/kindex/indexfuncs"
 	"github.com/kindex/kindex/internal/store"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/query"
 )
 
@@ -436,12 +437,12 @@ func BenchmarkQueryInformerSync(b *testing.B) {
 			b.Fatal(err)
 		}
 		cpu, wall = qbCPU()-cpu0, time.Since(begin)
-		if got := len(inf.List(nil)); got != n {
+		if got := len(testsupport.Must(inf.List(nil))); got != n {
 			b.Fatalf("synced %d pods, want %d", got, n)
 		}
 		if indexed {
 			res, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("node", "worker-007")}})
-			want := qbFilterNode(qbAny(inf.List(nil)), "worker-007")
+			want := qbFilterNode(qbAny(testsupport.Must(inf.List(nil))), "worker-007")
 			if err != nil || len(res.Items) != len(want) {
 				b.Fatalf("query: %v, %d items, want %d", err, len(res.Items), len(want))
 			}

@@ -1,14 +1,14 @@
 package dynamicinformer
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/compact"
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -51,19 +51,20 @@ type CompactOptions struct {
 // Options.Transform receives the decoded object and its result is encoded again, which costs
 // a decode and an encode per object: prefer CompactOptions.Projection to shrink objects.
 func NewCompactFactory(cfg *rest.Config, opts Options, copts CompactOptions) (*Factory, error) {
-	projection := copts.Projection
-	if copts.ProjectIndexes {
-		projection = append([]string{}, projection...)
-		for _, name := range slices.Sorted(maps.Keys(opts.Indexes)) {
-			if _, err := jsonpath.Compile(opts.Indexes[name]); err != nil {
-				return nil, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+	return informer.New(cfg, opts, func(cfg *rest.Config, sc storage.Config) (storage.Mode, error) {
+		var indexes []*jsonpath.Path
+		projection := copts.Projection
+		if copts.ProjectIndexes {
+			if projection == nil {
+				projection = []string{} // projection on, whatever the indexes
 			}
-			projection = append(projection, opts.Indexes[name])
+			for _, name := range slices.Sorted(maps.Keys(sc.Indexes)) {
+				indexes = append(indexes, sc.Indexes[name])
+			}
 		}
-	}
-	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
 		m, err := compact.New(cfg, compact.Options{
-			KeepManagedFields: opts.KeepManagedFields, Projection: projection, StreamList: !copts.WatchList,
+			KeepManagedFields: sc.KeepManagedFields, Projection: projection, ProjectPaths: indexes,
+			StreamList: !copts.WatchList,
 		})
 		if err != nil {
 			return nil, err // keep a typed nil *compact.Mode out of the interface

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 )
 
@@ -67,18 +68,18 @@ func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
 	_, err = inf.AddEventHandler(del.handler())
 	require.NoError(t, err)
 	waitSync(t, inf)
-	require.Len(t, inf.List(nil), 3)
+	require.Len(t, must(inf.List(nil)), 3)
 
 	var mu sync.Mutex
-	transitions := map[dynamicinformer.Phase]time.Time{}
-	unsub, err := fx.f.SubscribeStatus(func(st dynamicinformer.Status) {
+	transitions := map[informer.Phase]time.Time{}
+	unsub, err := fx.f.SubscribeStatus(func(st informer.Status) {
 		mu.Lock()
 		transitions[st.Phase] = time.Now()
 		mu.Unlock()
 	})
 	require.NoError(t, err)
 	defer unsub()
-	at := func(p dynamicinformer.Phase) time.Time {
+	at := func(p informer.Phase) time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return transitions[p]
@@ -87,15 +88,15 @@ func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
 	deleting := time.Now()
 	cp.DeleteCRD(t, crd.Name)
 	gone := time.Now()
-	testenv.Eventually(t, 20*time.Second, func() bool { return inf.Status().Phase == dynamicinformer.PhaseParked },
+	testenv.Eventually(t, 20*time.Second, func() bool { return inf.Status().Phase == informer.PhaseParked },
 		"parked after CRD delete: %v", inf.Status())
-	testenv.Eventually(t, 5*time.Second, func() bool { return !at(dynamicinformer.PhaseParked).IsZero() }, "status delivered")
+	testenv.Eventually(t, 5*time.Second, func() bool { return !at(informer.PhaseParked).IsZero() }, "status delivered")
 	t.Logf("park latency: %v after the delete request, %v after the CRD was gone",
-		at(dynamicinformer.PhaseParked).Sub(deleting).Round(time.Millisecond), at(dynamicinformer.PhaseParked).Sub(gone).Round(time.Millisecond))
+		at(informer.PhaseParked).Sub(deleting).Round(time.Millisecond), at(informer.PhaseParked).Sub(gone).Round(time.Millisecond))
 	st := inf.Status()
-	assert.Equal(t, dynamicinformer.ReasonNotFound, st.Reason)
+	assert.Equal(t, informer.ReasonNotFound, st.Reason)
 	assert.Equal(t, 0, st.Objects)
-	assert.Empty(t, inf.List(nil))
+	assert.Empty(t, must(inf.List(nil)))
 	testenv.Eventually(t, 5*time.Second, func() bool { return del.has("old0", "old1", "old2") }, "handlers saw the deletions")
 
 	// Parked means quiet: no list or watch of the resource, no new log lines.
@@ -117,11 +118,11 @@ func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
 	_, err = dyn.Create(ctx, widget(group, "new0", 2), metav1.CreateOptions{})
 	require.NoError(t, err)
 	testenv.Eventually(t, 30*time.Second, func() bool {
-		return inf.Status().Phase == dynamicinformer.PhaseSynced && len(inf.List(nil)) == 1
+		return inf.Status().Phase == informer.PhaseSynced && len(must(inf.List(nil))) == 1
 	}, "resumed: %v", inf.Status())
 	t.Logf("resume latency after the CRD was re-created and served: resuming after %v, synced after %v",
-		at(dynamicinformer.PhaseSyncing).Sub(recreated).Round(time.Millisecond), at(dynamicinformer.PhaseSynced).Sub(recreated).Round(time.Millisecond))
-	assert.Equal(t, []string{"new0"}, names(inf.List(nil)))
+		at(informer.PhaseSyncing).Sub(recreated).Round(time.Millisecond), at(informer.PhaseSynced).Sub(recreated).Round(time.Millisecond))
+	assert.Equal(t, []string{"new0"}, names(must(inf.List(nil))))
 	assert.Equal(t, 1, fx.log.Count("Informer parked", "widgets."+group))
 	assert.Equal(t, 1, fx.log.Count("Informer resuming", "widgets."+group))
 }
@@ -145,23 +146,23 @@ func TestCRDDeletedDuringSyncParksAndResumes(t *testing.T) {
 	inf, err := fx.f.Informer(ctx, "widgets."+group)
 	require.NoError(t, err)
 	defer inf.Release()
-	assert.Equal(t, dynamicinformer.PhaseSyncing, inf.Status().Phase)
+	assert.Equal(t, informer.PhaseSyncing, inf.Status().Phase)
 	cp.DeleteCRD(t, crd.Name)
 	fx.rec.Release()
-	testenv.Eventually(t, 20*time.Second, func() bool { return inf.Status().Phase == dynamicinformer.PhaseParked },
+	testenv.Eventually(t, 20*time.Second, func() bool { return inf.Status().Phase == informer.PhaseParked },
 		"parked: %v", inf.Status())
-	assert.Equal(t, dynamicinformer.ReasonNotFound, inf.Status().Reason)
+	assert.Equal(t, informer.ReasonNotFound, inf.Status().Reason)
 	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
-	var se *dynamicinformer.SyncError
+	var se *informer.SyncError
 	require.ErrorAs(t, inf.WaitForSync(wctx), &se)
-	assert.Equal(t, dynamicinformer.ReasonNotFound, se.Failures[0].Reason)
+	assert.Equal(t, informer.ReasonNotFound, se.Failures[0].Reason)
 
 	cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
 	_, err = dyn.Create(ctx, widget(group, "new", 2), metav1.CreateOptions{})
 	require.NoError(t, err)
 	testenv.Eventually(t, 30*time.Second, func() bool {
-		return inf.Status().Phase == dynamicinformer.PhaseSynced && len(inf.List(nil)) == 1
+		return inf.Status().Phase == informer.PhaseSynced && len(must(inf.List(nil))) == 1
 	}, "resumed: %v", inf.Status())
-	assert.Equal(t, []string{"new"}, names(inf.List(nil)))
+	assert.Equal(t, []string{"new"}, names(must(inf.List(nil))))
 }

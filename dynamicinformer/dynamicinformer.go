@@ -5,27 +5,22 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/compact"
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/internal/storage"
 )
 
+// The types of this front end: package informer's, for unstructured objects. Everything
+// else (Status, Phase, errors, options of one informer) is package informer's.
 type (
 	// Object is the type this front end hands out.
 	Object = *unstructured.Unstructured
-	// Options configures a Factory; see the field docs. The zero value is valid.
+	// Options configures a Factory (informer.Options). The zero value is valid.
 	Options = informer.Options[Object]
-	// Factory creates shared informers on demand; see NewFactory.
+	// Factory creates shared informers on demand (informer.Factory); see NewFactory.
 	Factory = informer.Factory[Object]
-	// Informer is one reference to a shared informer; Release it when done.
+	// Informer is one reference to a shared informer (informer.Informer); Release it.
 	Informer = informer.Informer[Object]
-	// NamespaceLister lists and gets one namespace's cached objects.
-	NamespaceLister = informer.NamespaceLister[Object]
-	// WatchAll is a set of informers that follows discovery.
-	WatchAll = informer.WatchAll[Object]
-	// Dependent is an object found by Factory.Dependents, with its resource.
-	Dependent = informer.Dependent[Object]
-	// Orphan is an object found by Factory.Orphans, with its dangling and unknown owners.
-	Orphan = informer.Orphan[Object]
 )
 
 // NewFactory returns a factory of unstructured informers for cfg. Lists and watches are
@@ -36,8 +31,8 @@ type (
 // Options.Discovery is nil, access reviews) refuses redirects to another host. Call Start
 // before requesting informers.
 func NewFactory(cfg *rest.Config, opts Options) (*Factory, error) {
-	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
-		m, err := compact.NewUnstructured(cfg, opts.KeepManagedFields)
+	return informer.New(cfg, opts, func(cfg *rest.Config, sc storage.Config) (storage.Mode, error) {
+		m, err := compact.NewUnstructured(cfg, sc.KeepManagedFields)
 		if err != nil {
 			return nil, err // keep a typed nil out of the interface
 		}
@@ -48,11 +43,11 @@ func NewFactory(cfg *rest.Config, opts Options) (*Factory, error) {
 // NewClientGoFactory is NewFactory on client-go's dynamic client, which decodes with
 // apimachinery's JSON decoder: slower and larger, kept for comparison and as a fallback.
 func NewClientGoFactory(cfg *rest.Config, opts Options) (*Factory, error) {
-	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
+	return informer.New(cfg, opts, func(cfg *rest.Config, sc storage.Config) (storage.Mode, error) {
 		client, err := dynamic.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return informer.NewDynamicMode(client), nil
+		return storage.NewDynamicMode(client, sc), nil
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/query"
 )
 
@@ -44,13 +45,17 @@ func ExampleNewFactory() {
 	wait, stop := context.WithTimeout(ctx, 30*time.Second)
 	defer stop()
 	if err := inf.WaitForSync(wait); err != nil {
-		var se *dynamicinformer.SyncError
+		var se *informer.SyncError
 		if errors.As(err, &se) {
 			fmt.Println("not synced:", se.Reasons()) // e.g. map[deployments.apps:Forbidden]
 		}
 		return
 	}
-	for _, d := range inf.List(labels.SelectorFromSet(labels.Set{"app": "web"})) {
+	deps, err := inf.List(labels.SelectorFromSet(labels.Set{"app": "web"}))
+	if err != nil {
+		panic(err)
+	}
+	for _, d := range deps {
 		fmt.Println(d.GetName()) // shared: read-only
 	}
 }

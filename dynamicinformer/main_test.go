@@ -78,3 +78,6 @@ func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured
 	require.NoError(t, err)
 	return &unstructured.Unstructured{Object: m}
 }
+
+// must is testsupport.Must.
+func must[V any](v V, err error) V { return testsupport.Must(v, err) }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/metadataonly"
@@ -157,7 +158,7 @@ func TestCompactProjectionToIndexes(t *testing.T) {
 	}
 	_, err := dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{Indexes: map[string]string{"bad": "{.data.x"}},
 		dynamicinformer.CompactOptions{ProjectIndexes: true})
-	require.ErrorIs(t, err, dynamicinformer.ErrInvalidIndex)
+	require.ErrorIs(t, err, informer.ErrInvalidIndex)
 	var se *jsonpath.SyntaxError
 	require.ErrorAs(t, err, &se, "the syntax error is kept: %v", err)
 
@@ -196,7 +197,7 @@ func TestCompactProjectionToIndexes(t *testing.T) {
 	// Fields the projection dropped are refused, not silently empty.
 	err = inf.AddIndex("size", "{.data.size}")
 	require.ErrorIs(t, err, dynamicinformer.ErrNotProjected)
-	require.ErrorIs(t, err, dynamicinformer.ErrInvalidIndex)
+	require.ErrorIs(t, err, informer.ErrInvalidIndex)
 	assert.Contains(t, err.Error(), ".data.size")
 	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.Where("{.data.secret}", query.Equal, "not kept")}, Scan: true})
 	require.ErrorIs(t, err, dynamicinformer.ErrNotProjected)

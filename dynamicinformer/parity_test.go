@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/metadataonly"
@@ -146,7 +147,7 @@ func TestUpdatesDeletesTombstonesAndRelistAgreeAcrossModes(t *testing.T) {
 		})
 		testenv.Eventually(t, 10*time.Second, func() bool { return m.status().Lists >= 2 }, "%s relisted: %v", m.name, m.status())
 		st := m.status()
-		require.Equal(t, dynamicinformer.PhaseSynced, st.Phase, "%s: %v", m.name, st)
+		require.Equal(t, informer.PhaseSynced, st.Phase, "%s: %v", m.name, st)
 		require.GreaterOrEqual(t, counter(t, m.reg, "kindex_informer_errors_total", "reason", "Expired"), 1.0,
 			"%s: the relist followed a 410", m.name)
 	}
@@ -247,7 +248,7 @@ type parityMode struct {
 	events  *parityHandler
 
 	waitForSync func(context.Context) error
-	status      func() dynamicinformer.Status
+	status      func() informer.Status
 	objects     func() map[string]parityObject
 }
 
@@ -261,9 +262,9 @@ func (m *parityMode) rvs() map[string]string {
 
 // parityInformer is what the test uses of an informer of either front end.
 type parityInformer[T metav1.Object] interface {
-	AddEventHandler(cache.ResourceEventHandler) (*dynamicinformer.Registration, error)
-	List(labels.Selector) []T
-	Status() dynamicinformer.Status
+	AddEventHandler(cache.ResourceEventHandler) (*informer.Registration, error)
+	List(labels.Selector) ([]T, error)
+	Status() informer.Status
 	WaitForSync(context.Context) error
 	Release()
 }
@@ -326,7 +327,7 @@ func wireParity[T metav1.Object](t *testing.T, m *parityMode, inf parityInformer
 	m.status = inf.Status
 	m.objects = func() map[string]parityObject {
 		out := map[string]parityObject{}
-		for _, o := range inf.List(nil) {
+		for _, o := range must(inf.List(nil)) {
 			out[o.GetName()] = newParityObject(t, o)
 		}
 		return out

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/query"
@@ -162,7 +163,7 @@ func TestQueryCustomResourceSizesAndCRDRemoval(t *testing.T) {
 	eventuallyKeys(t, inf, conds(query.Lt("size", "3")))
 
 	cp.DeleteCRD(t, crd.Name)
-	testenv.Eventually(t, follow, func() bool { return inf.Status().Phase == dynamicinformer.PhaseParked }, "parked")
+	testenv.Eventually(t, follow, func() bool { return inf.Status().Phase == informer.PhaseParked }, "parked")
 	st, err := inf.IndexStats("size")
 	require.NoError(t, err)
 	assert.Zero(t, st.Entries, "the index is empty")
@@ -220,7 +221,7 @@ func ownerRef(o metav1.Object, apiVersion, kind string) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: o.GetName(), UID: o.GetUID()}
 }
 
-func dependentKeys(ds []dynamicinformer.Dependent) []string {
+func dependentKeys(ds []informer.Dependent[dynamicinformer.Object]) []string {
 	out := []string{}
 	for _, d := range ds {
 		out = append(out, d.Resource.GVR.Resource+" "+d.Object.GetNamespace()+"/"+d.Object.GetName())
@@ -278,7 +279,7 @@ func TestDependentsAndOrphansUnstructured(t *testing.T) {
 	assert.Equal(t, "stray", orphans[0].Object.GetName())
 	assert.False(t, orphans[0].Orphaned(), "deployments are not cached: unknown")
 	require.Len(t, orphans[0].Unknown, 1)
-	assert.True(t, errors.Is(orphans[0].Unknown[0].Err, dynamicinformer.ErrOwnerNotCached), "%v", orphans[0].Unknown[0].Err)
+	assert.True(t, errors.Is(orphans[0].Unknown[0].Err, informer.ErrOwnerNotCached), "%v", orphans[0].Unknown[0].Err)
 
 	require.NoError(t, ws.Delete(ctx, "owner", metav1.DeleteOptions{}))
 	var states map[string]bool

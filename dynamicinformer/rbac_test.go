@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 )
 
@@ -41,10 +42,10 @@ func TestForbiddenThenGranted(t *testing.T) {
 	defer cms.Release()
 
 	waitSync(t, secrets) // not held back by the forbidden one
-	testenv.Eventually(t, 10*time.Second, func() bool { return cms.Status().Phase == dynamicinformer.PhaseParked },
+	testenv.Eventually(t, 10*time.Second, func() bool { return cms.Status().Phase == informer.PhaseParked },
 		"parked: %v", cms.Status())
 	st := cms.Status()
-	assert.Equal(t, dynamicinformer.ReasonForbidden, st.Reason)
+	assert.Equal(t, informer.ReasonForbidden, st.Reason)
 	assert.True(t, apierrors.IsForbidden(st.LastError), "%v", st.LastError)
 
 	wctx, cancel := context.WithTimeout(ctx, time.Second)
@@ -52,16 +53,16 @@ func TestForbiddenThenGranted(t *testing.T) {
 	start := time.Now()
 	err = fx.f.WaitForSync(wctx)
 	assert.Less(t, time.Since(start), 3*time.Second, "a deadline bounds the wait")
-	var se *dynamicinformer.SyncError
+	var se *informer.SyncError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, map[string]dynamicinformer.Reason{"configmaps": dynamicinformer.ReasonForbidden}, se.Reasons())
+	assert.Equal(t, map[string]informer.Reason{"configmaps": informer.ReasonForbidden}, se.Reasons())
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
 	granted := time.Now()
 	cp.Grant(t, user, ns, rule("configmaps", "list", "watch"))
 	waitSync(t, cms)
 	t.Logf("resume latency after grant: %v", time.Since(granted).Round(time.Millisecond))
-	assert.Equal(t, []string{"cm"}, names(cms.List(nil)))
+	assert.Equal(t, []string{"cm"}, names(must(cms.List(nil))))
 	assert.Equal(t, 1, fx.log.Count("Informer parked", "configmaps"), "%s", fx.log)
 	assert.Zero(t, fx.log.Count("Failed to watch"))
 }
@@ -81,10 +82,10 @@ func TestListOnlyGrantParksWithoutRelisting(t *testing.T) {
 	inf, err := fx.f.Informer(ctx, "configmaps")
 	require.NoError(t, err)
 	defer inf.Release()
-	testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().Phase == dynamicinformer.PhaseParked },
+	testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().Phase == informer.PhaseParked },
 		"parked: %v", inf.Status())
 	st := inf.Status()
-	assert.Equal(t, dynamicinformer.ReasonWatchForbidden, st.Reason)
+	assert.Equal(t, informer.ReasonWatchForbidden, st.Reason)
 	assert.Equal(t, 1, st.Objects, "the listed snapshot is kept")
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	lists, watches := fx.rec.Count(path)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 )
 
@@ -53,7 +54,7 @@ func cacheEquals(t *testing.T, ctx context.Context, inf *dynamicinformer.Informe
 	var want, got map[string]string
 	testenv.Eventually(t, 60*time.Second, func() bool {
 		want = serverState(t, ctx, ri)
-		got = nameRVs(inf.List(nil))
+		got = nameRVs(must(inf.List(nil)))
 		return fmt.Sprint(want) == fmt.Sprint(got)
 	}, "cache differs from the server: want %v, got %v (%v)", want, got, inf.Status())
 }
@@ -109,7 +110,7 @@ func TestAPIServerRestartKeepsCacheExact(t *testing.T) {
 			cacheEquals(t, ctx, wInf, ws)
 			for _, inf := range []*dynamicinformer.Informer{cmInf, wInf} {
 				st := inf.Status()
-				require.Equal(t, dynamicinformer.PhaseSynced, st.Phase, "%v", st)
+				require.Equal(t, informer.PhaseSynced, st.Phase, "%v", st)
 			}
 			// Handlers saw exactly the real deletions: the 404s of CRDs not yet loaded by the
 			// restarted apiserver did not empty the cache.
@@ -177,7 +178,7 @@ func TestCompactionForcesRelist(t *testing.T) {
 
 	cacheEquals(t, ctx, inf, pts)
 	testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().Lists >= 2 }, "relisted: %v", inf.Status())
-	require.Equal(t, dynamicinformer.PhaseSynced, inf.Status().Phase)
+	require.Equal(t, informer.PhaseSynced, inf.Status().Phase)
 	require.GreaterOrEqual(t, counter(t, reg, "kindex_informer_errors_total", "reason", "Expired"), 1.0,
 		"the relist followed a 410")
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 )
@@ -42,7 +43,7 @@ func TestInitialSyncUsesWatchList(t *testing.T) {
 	require.NoError(t, err)
 	defer inf.Release()
 	waitSync(t, inf)
-	assert.Len(t, inf.List(nil), 3)
+	assert.Len(t, must(inf.List(nil)), 3)
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	reqs := fx.rec.Requests(path)
 	require.NotEmpty(t, reqs)
@@ -72,7 +73,7 @@ func TestCompactInitialSyncStreamsOneList(t *testing.T) {
 		inf, err := f.Informer(ctx, "configmaps")
 		require.NoError(t, err)
 		waitSync(t, inf)
-		assert.Len(t, inf.List(nil), 3)
+		assert.Len(t, must(inf.List(nil)), 3)
 		reqs := rec.Requests(path)
 		require.NotEmpty(t, reqs)
 		lists, _ := rec.Count(path)
@@ -124,10 +125,10 @@ func TestEqualRequestsShareOneInformer(t *testing.T) {
 	assert.Equal(t, 1, watches, "one watch for three references")
 
 	other := cp.Namespace(t)
-	d, err := fx.f.Informer(ctx, "cm", dynamicinformer.WithNamespace(other))
+	d, err := fx.f.Informer(ctx, "cm", informer.WithNamespace(other))
 	require.NoError(t, err)
 	defer d.Release()
-	e, err := fx.f.Informer(ctx, "cm", dynamicinformer.WithLabelSelector("app=x"))
+	e, err := fx.f.Informer(ctx, "cm", informer.WithLabelSelector("app=x"))
 	require.NoError(t, err)
 	defer e.Release()
 	waitSync(t, d)
@@ -161,7 +162,7 @@ func TestReleaseLeavesNoGoroutines(t *testing.T) {
 		require.NoError(t, err)
 		waitSync(t, inf)
 		inf.Release()
-		assert.Equal(t, dynamicinformer.PhaseStopped, inf.Status().Phase)
+		assert.Equal(t, informer.PhaseStopped, inf.Status().Phase)
 		goleak.VerifyNone(t, ignore)
 	}
 	assert.Empty(t, fx.f.Statuses())

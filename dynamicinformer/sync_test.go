@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 )
 
@@ -55,10 +56,10 @@ func TestSyncBuiltinsAndCustomResources(t *testing.T) {
 	defer widgets.Release()
 	require.NoError(t, fx.f.WaitForSync(ctx))
 
-	assert.ElementsMatch(t, []string{"cm0", "cm1", "cm2"}, names(cms.List(labels.Everything())))
-	assert.Equal(t, []string{"cm1"}, names(cms.List(labels.SelectorFromSet(labels.Set{"i": "1"}))))
-	assert.ElementsMatch(t, []string{"cm0", "cm1", "cm2"}, names(cms.Namespace(ns).List(nil)))
-	assert.Empty(t, cms.Namespace("default").List(nil), "the factory watches one namespace")
+	assert.ElementsMatch(t, []string{"cm0", "cm1", "cm2"}, names(must(cms.List(labels.Everything()))))
+	assert.Equal(t, []string{"cm1"}, names(must(cms.List(labels.SelectorFromSet(labels.Set{"i": "1"})))))
+	assert.ElementsMatch(t, []string{"cm0", "cm1", "cm2"}, names(must(cms.Namespace(ns).List(nil))))
+	assert.Empty(t, must(cms.Namespace("default").List(nil)), "the factory watches one namespace")
 	p, err := pods.Get(ns, "p")
 	require.NoError(t, err)
 	assert.Equal(t, "Pod", p.GetKind())
@@ -68,12 +69,12 @@ func TestSyncBuiltinsAndCustomResources(t *testing.T) {
 	require.NoError(t, err)
 	size, _, _ := unstructured.NestedInt64(w.Object, "spec", "size")
 	assert.EqualValues(t, 3, size)
-	for _, o := range append(append(cms.List(nil), pods.List(nil)...), widgets.List(nil)...) {
+	for _, o := range append(append(must(cms.List(nil)), must(pods.List(nil))...), must(widgets.List(nil))...) {
 		assert.Nil(t, o.GetManagedFields(), "managedFields stripped from %s", o.GetName())
 	}
 	for _, inf := range []*dynamicinformer.Informer{cms, pods, widgets} {
 		st := inf.Status()
-		assert.Equal(t, dynamicinformer.PhaseSynced, st.Phase)
+		assert.Equal(t, informer.PhaseSynced, st.Phase)
 		assert.False(t, st.LastSyncTime.IsZero())
 	}
 
@@ -116,7 +117,7 @@ func TestSyncBuiltinsAndCustomResources(t *testing.T) {
 	require.NoError(t, err)
 	data, _, _ := unstructured.NestedStringMap(got.Object, "data")
 	assert.Equal(t, map[string]string{"k": "v"}, data)
-	assert.ElementsMatch(t, []string{"cm0", "cm2", "cm3"}, names(cms.List(nil)))
+	assert.ElementsMatch(t, []string{"cm0", "cm2", "cm3"}, names(must(cms.List(nil))))
 }
 
 func names(objs []*unstructured.Unstructured) []string {

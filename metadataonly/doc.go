@@ -4,8 +4,10 @@
 // and cost a fraction of their full form in memory: the choice of garbage-collector-style
 // controllers that watch every resource.
 //
-// It is the same informer core as dynamicinformer (one registry, lifecycle, error policy,
-// status and metrics), with another storage mode; see that package for the full story.
+// Its constructor builds a factory of package informer, where every method is documented
+// (Factory, Informer, Options, Status, the errors): the same core as dynamicinformer, with
+// another storage mode. Factory, Informer and Options here are aliases of
+// informer.Factory[Object], informer.Informer[Object] and informer.Options[Object].
 //
 //	f, err := metadataonly.NewFactory(cfg, metadataonly.Options{})
 //	if err != nil { ... }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/metadataonly"
 )
 
@@ -42,8 +43,8 @@ func ExampleFactory_WatchAll() {
 	}); err != nil {
 		panic(err)
 	}
-	unsubscribe, _ := f.SubscribeStatus(func(st metadataonly.Status) {
-		if st.Phase == metadataonly.PhaseParked {
+	unsubscribe, _ := f.SubscribeStatus(func(st informer.Status) {
+		if st.Phase == informer.PhaseParked {
 			fmt.Println("parked:", st.Key, st.Reason)
 		}
 	})

@@ -56,3 +56,6 @@ func widget(group, name string) *unstructured.Unstructured {
 		"spec":     map[string]any{"size": int64(1)},
 	}}
 }
+
+// must is testsupport.Must.
+func must[V any](v V, err error) V { return testsupport.Must(v, err) }

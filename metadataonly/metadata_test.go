@@ -48,11 +48,11 @@ func TestSyncMetadataOverProtobuf(t *testing.T) {
 	defer ws.Release()
 	require.NoError(t, fx.f.WaitForSync(ctx))
 
-	assert.ElementsMatch(t, []string{"cm0", "cm1", "cm2"}, names(cms.List(nil)))
+	assert.ElementsMatch(t, []string{"cm0", "cm1", "cm2"}, names(must(cms.List(nil))))
 	w, err := ws.Get(ns, "w")
 	require.NoError(t, err)
 	assert.Equal(t, "w", w.Name)
-	for _, o := range append(cms.List(nil), ws.List(nil)...) {
+	for _, o := range append(must(cms.List(nil)), must(ws.List(nil))...) {
 		assert.Nil(t, o.ManagedFields)
 		assert.Equal(t, "x", map[string]string{"cm0": "x", "cm1": "x", "cm2": "x", "w": "x"}[o.Name])
 	}
@@ -92,7 +92,7 @@ func TestMetadataInitialSyncUsesWatchList(t *testing.T) {
 	require.NoError(t, err)
 	defer inf.Release()
 	waitSync(t, inf)
-	require.Len(t, inf.List(nil), 2)
+	require.Len(t, must(inf.List(nil)), 2)
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	reqs := fx.rec.Requests(path)
 	for _, r := range reqs {

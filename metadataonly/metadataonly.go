@@ -5,26 +5,21 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/storage"
 )
 
+// The types of this front end: package informer's, for metadata-only objects. Everything
+// else (Status, Phase, errors, options of one informer) is package informer's.
 type (
 	// Object is the type this front end hands out.
 	Object = *metav1.PartialObjectMetadata
-	// Options configures a Factory; see the field docs. The zero value is valid.
+	// Options configures a Factory (informer.Options). The zero value is valid.
 	Options = informer.Options[Object]
-	// Factory creates shared informers on demand; see NewFactory.
+	// Factory creates shared informers on demand (informer.Factory); see NewFactory.
 	Factory = informer.Factory[Object]
-	// Informer is one reference to a shared informer; Release it when done.
+	// Informer is one reference to a shared informer (informer.Informer); Release it.
 	Informer = informer.Informer[Object]
-	// NamespaceLister lists and gets one namespace's cached objects.
-	NamespaceLister = informer.NamespaceLister[Object]
-	// WatchAll is a set of informers that follows discovery.
-	WatchAll = informer.WatchAll[Object]
-	// Dependent is an object found by Factory.Dependents, with its resource.
-	Dependent = informer.Dependent[Object]
-	// Orphan is an object found by Factory.Orphans, with its dangling and unknown owners.
-	Orphan = informer.Orphan[Object]
 )
 
 // NewFactory returns a factory of metadata-only informers for cfg: objects are
@@ -32,11 +27,11 @@ type (
 // client it builds refuses redirects to another host. Call Start before requesting
 // informers.
 func NewFactory(cfg *rest.Config, opts Options) (*Factory, error) {
-	return informer.New(cfg, opts, func(cfg *rest.Config) (informer.StorageMode, error) {
+	return informer.New(cfg, opts, func(cfg *rest.Config, sc storage.Config) (storage.Mode, error) {
 		client, err := metadata.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		return informer.NewMetadataMode(client), nil
+		return storage.NewMetadataMode(client, sc), nil
 	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/metadataonly"
@@ -157,7 +158,7 @@ func TestMetadataQueryCustomResourcesPagingAndCRDRemoval(t *testing.T) {
 	assert.Equal(t, []string{ns + "/w1", ns + "/w2", ns + "/w35", ns + "/w4", ns + "/w5", ns + "/w6"}, got)
 
 	cp.DeleteCRD(t, crd.Name)
-	testenv.Eventually(t, follow, func() bool { return inf.Status().Phase == metadataonly.PhaseParked }, "parked")
+	testenv.Eventually(t, follow, func() bool { return inf.Status().Phase == informer.PhaseParked }, "parked")
 	st, err := inf.IndexStats("size")
 	require.NoError(t, err)
 	assert.Zero(t, st.Entries, "the index is empty")
@@ -205,7 +206,7 @@ func TestMetadataDependentsAndOrphansWithWatchAll(t *testing.T) {
 	defer cancel()
 	require.NoError(t, wa.WaitForSync(wctx))
 
-	names := func(ds []metadataonly.Dependent) []string {
+	names := func(ds []informer.Dependent[metadataonly.Object]) []string {
 		out := []string{}
 		for _, d := range ds {
 			out = append(out, d.Resource.GVR.Resource+" "+d.Object.Namespace+"/"+d.Object.Name)
@@ -225,7 +226,7 @@ func TestMetadataDependentsAndOrphansWithWatchAll(t *testing.T) {
 	assert.Equal(t, "stray", orphans[0].Object.Name)
 	assert.False(t, orphans[0].Orphaned())
 	require.Len(t, orphans[0].Unknown, 1)
-	assert.True(t, errors.Is(orphans[0].Unknown[0].Err, metadataonly.ErrOwnerNotCached), "%v", orphans[0].Unknown[0].Err)
+	assert.True(t, errors.Is(orphans[0].Unknown[0].Err, informer.ErrOwnerNotCached), "%v", orphans[0].Unknown[0].Err)
 
 	require.NoError(t, ws.Delete(ctx, "owner", metav1.DeleteOptions{}))
 	var states map[string]bool

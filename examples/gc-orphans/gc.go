@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/metadataonly"
 )
 
@@ -24,7 +25,7 @@ type collector struct {
 	stopDisc    context.CancelFunc
 	unsubscribe []func()
 	f           *metadataonly.Factory
-	all         *metadataonly.WatchAll
+	all         *informer.WatchAll[metadataonly.Object]
 }
 
 // startCollector starts discovery, a metadata-only factory with the owner index and a
@@ -74,12 +75,12 @@ func startCollector(ctx context.Context, cfg *rest.Config, filter discovery.Filt
 // follow prints every informer status change (syncing, synced, parked, stopped) to w until
 // ctx ends: the informers stopping at shutdown are not news.
 func (c *collector) follow(ctx context.Context, w io.Writer) error {
-	unsubscribe, err := c.f.SubscribeStatus(func(st metadataonly.Status) {
+	unsubscribe, err := c.f.SubscribeStatus(func(st informer.Status) {
 		if ctx.Err() != nil {
 			return
 		}
 		line := fmt.Sprintf("[status] %s, %d objects", st, st.Objects)
-		if st.LastError != nil && st.Reason != metadataonly.ReasonNone {
+		if st.LastError != nil && st.Reason != informer.ReasonNone {
 			line += ": " + st.LastError.Error()
 		}
 		fmt.Fprintln(w, line)
@@ -97,7 +98,7 @@ func (c *collector) waitForSync(ctx context.Context, timeout time.Duration, w io
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := c.all.WaitForSync(wctx)
-	var se *metadataonly.SyncError
+	var se *informer.SyncError
 	switch {
 	case err == nil:
 		return nil
@@ -157,7 +158,7 @@ func (c *collector) report(ctx context.Context, w io.Writer, owner types.UID) er
 	if err != nil {
 		return err
 	}
-	var gone, unchecked []metadataonly.Orphan
+	var gone, unchecked []informer.Orphan[metadataonly.Object]
 	for _, o := range orphans {
 		if o.Orphaned() { // every owner is known to be gone
 			gone = append(gone, o)

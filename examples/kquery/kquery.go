@@ -15,6 +15,7 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/query"
 )
 
@@ -66,14 +67,14 @@ func execute(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	defer f.Shutdown()
 
 	// Namespace and label selector go to the server: only matching objects are cached.
-	var opts []dynamicinformer.Option
+	var opts []informer.Option
 	scope := "" // for "No resources found"
 	if res.Namespaced && !o.AllNamespaces {
-		opts = append(opts, dynamicinformer.WithNamespace(namespace))
+		opts = append(opts, informer.WithNamespace(namespace))
 		scope = " in " + namespace + " namespace"
 	}
 	if o.Selector != "" {
-		opts = append(opts, dynamicinformer.WithLabelSelector(o.Selector))
+		opts = append(opts, informer.WithLabelSelector(o.Selector))
 	}
 	inf, err := f.ForResource(res, opts...)
 	if err != nil {
@@ -86,8 +87,8 @@ func execute(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 	}
 	if o.Watch {
-		unsubscribe, err := f.SubscribeStatus(func(st dynamicinformer.Status) {
-			if st.Phase != dynamicinformer.PhaseSynced || st.Reason != dynamicinformer.ReasonNone {
+		unsubscribe, err := f.SubscribeStatus(func(st informer.Status) {
+			if st.Phase != informer.PhaseSynced || st.Reason != informer.ReasonNone {
 				fmt.Fprintf(stderr, "kquery: %s\n", st) // parked, retrying: say why the output may be stale
 			}
 		})

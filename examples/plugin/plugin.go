@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/query"
 )
 
@@ -117,7 +118,7 @@ func (p *Plugin) Start(ctx context.Context) (err error) {
 
 	// The settings: one ConfigMap, selected on the server by its name.
 	p.config, err = p.factory.Informer(ctx, "configmaps",
-		dynamicinformer.WithFieldSelector("metadata.name="+p.opts.ConfigMap))
+		informer.WithFieldSelector("metadata.name="+p.opts.ConfigMap))
 	if err != nil {
 		return err
 	}

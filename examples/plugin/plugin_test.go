@@ -113,7 +113,7 @@ func running() []string {
 	buf = buf[:runtime.Stack(buf, true)]
 	var out []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		for _, pkg := range []string{"github.com/kindex/kindex/internal/informer.", "github.com/kindex/kindex/discovery.", "k8s.io/client-go/tools/cache."} {
+		for _, pkg := range []string{"github.com/kindex/kindex/informer.", "github.com/kindex/kindex/discovery.", "k8s.io/client-go/tools/cache."} {
 			if strings.Contains(g, pkg) {
 				out = append(out, g)
 				break

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/query"
 )
 
@@ -56,8 +57,8 @@ func quickstart(ctx context.Context, cfg *rest.Config, resource, namespace strin
 
 	// Status changes of the factory's informers (phase, reason, object count) arrive on a
 	// stream; subscribe before starting the informer so that no change is missed.
-	statuses := make(chan dynamicinformer.Status, 64)
-	unsubscribe, err := f.SubscribeStatus(func(st dynamicinformer.Status) {
+	statuses := make(chan informer.Status, 64)
+	unsubscribe, err := f.SubscribeStatus(func(st informer.Status) {
 		select { // never block the factory's status goroutine
 		case statuses <- st:
 		default:
@@ -144,19 +145,19 @@ func quickstart(ctx context.Context, cfg *rest.Config, resource, namespace strin
 
 // waitWithProgress waits until inf has synced, printing the status changes that arrive and,
 // while the list is in progress, the object count every half second.
-func waitWithProgress(ctx context.Context, inf *dynamicinformer.Informer, statuses <-chan dynamicinformer.Status, out io.Writer) error {
+func waitWithProgress(ctx context.Context, inf *dynamicinformer.Informer, statuses <-chan informer.Status, out io.Writer) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case st := <-statuses:
 			fmt.Fprintf(out, "  status: %s, %d objects\n", st, st.Objects)
-			if st.Key == inf.Key() && st.Phase == dynamicinformer.PhaseSynced {
+			if st.Key == inf.Key() && st.Phase == informer.PhaseSynced {
 				return nil
 			}
 		case <-tick.C:
 			st := inf.Status() // the current status, whether or not it changed
-			if st.Phase == dynamicinformer.PhaseSynced {
+			if st.Phase == informer.PhaseSynced {
 				return nil
 			}
 			fmt.Fprintf(out, "  %s: %d objects so far\n", st.Phase, st.Objects)

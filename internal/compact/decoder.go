@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // Options configures what a Decoder (and so a Mode) keeps of each object.
 type Options struct {
 	// KeepManagedFields keeps metadata.managedFields, which are otherwise cut from the bytes
-	// as they are decoded: about 40-45% of a typical object. Set it to the front end's
-	// Options.KeepManagedFields: the mode's Transform cannot put back what was cut.
+	// as they are decoded: about 40-45% of a typical object (storage.Config's, for a Mode).
 	KeepManagedFields bool
 	// Projection, if not nil, keeps only the fields these JSONPath expressions (kubectl's
 	// dialect, the syntax of kindex indexes) read, plus apiVersion, kind and the whole
@@ -21,6 +22,9 @@ type Options struct {
 	// keeps apiVersion, kind and metadata only. Indexes, queries and handlers then see only
 	// these fields: list every expression the program evaluates.
 	Projection []string
+	// ProjectPaths are more projection expressions, compiled already (the factory's
+	// indexes, for CompactOptions.ProjectIndexes). They turn projection on like Projection.
+	ProjectPaths []*jsonpath.Path
 	// StreamList makes every LIST of a Mode one consistent, unpaginated request whose body
 	// is decoded as it arrives (DecodeListFrom), and makes the Mode's ListerWatcher decline
 	// watch-list, so that the initial sync is that LIST followed by a WATCH from its
@@ -39,8 +43,8 @@ type Decoder struct {
 // error wraps the *jsonpath.SyntaxError).
 func NewDecoder(opts Options) (*Decoder, error) {
 	d := &Decoder{keep: opts.KeepManagedFields}
-	if opts.Projection != nil {
-		p, err := newProjection(opts.Projection)
+	if opts.Projection != nil || opts.ProjectPaths != nil {
+		p, err := newProjection(opts.Projection, opts.ProjectPaths)
 		if err != nil {
 			return nil, err
 		}

@@ -41,7 +41,7 @@
 // the CPU time of the watch-list stream (ListerWatcher has the details). ERROR events
 // decode into a *metav1.Status, so a 410 Gone makes the Reflector relist.
 //
-// Mode implements informer.StorageMode: it stores *Object and hands handlers and queries
+// Mode implements storage.Mode: it stores *Object and hands handlers and queries
 // an *unstructured.Unstructured decoded from the bytes (Mode.Object), so that the dynamic
 // front end's users see the same objects as in the unstructured mode.
 //

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kindex/kindex/discovery"
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/internal/testenv"
 )
 
@@ -150,7 +150,7 @@ func (e *events) find(list *[]*Object, name string) func() *Object {
 
 // runInformer starts client-go's informer over the mode's ListerWatcher and waits until it
 // has synced. It stops when the test ends.
-func runInformer(t *testing.T, m *Mode, target informer.Target) (cache.Store, *events) {
+func runInformer(t *testing.T, m *Mode, target storage.Target) (cache.Store, *events) {
 	t.Helper()
 	return runInformerLW(t, m, NewListerWatcher(m.client, target))
 }
@@ -163,7 +163,7 @@ func runInformerLW(t *testing.T, m *Mode, lw cache.ListerWatcher) (cache.Store, 
 		ListerWatcher: lw,
 		ObjectType:    m.ExampleObject(),
 		Handler:       ev.handler(),
-		Transform:     m.Transform(false, nil),
+		Transform:     m.Transform(nil),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -248,7 +248,7 @@ func TestSyncPodsWithWatchList(t *testing.T) {
 		require.NoError(t, err)
 	}
 	m, rec := newMode(t, Options{})
-	store, ev := runInformer(t, m, informer.Target{Resource: podsResource, Namespace: ns})
+	store, ev := runInformer(t, m, storage.Target{Resource: podsResource, Namespace: ns})
 
 	lists, watchLists, _, _ := rec.count()
 	assert.Equal(t, 0, lists, "no LIST: %s", rec)
@@ -271,13 +271,13 @@ func TestSyncPodsWithWatchList(t *testing.T) {
 
 	t.Run("selectors", func(t *testing.T) {
 		m, _ := newMode(t, Options{})
-		store, _ := runInformer(t, m, informer.Target{Resource: podsResource, Namespace: ns, LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"})
+		store, _ := runInformer(t, m, storage.Target{Resource: podsResource, Namespace: ns, LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"})
 		assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"})
 		assert.Len(t, store.List(), 13, "even pods but p-00 and the deleted p-04")
 	})
 	t.Run("all namespaces", func(t *testing.T) {
 		m, _ := newMode(t, Options{})
-		store, _ := runInformer(t, m, informer.Target{Resource: podsResource})
+		store, _ := runInformer(t, m, storage.Target{Resource: podsResource})
 		n := 0
 		for _, o := range store.List() {
 			if o.(*Object).GetNamespace() == ns {
@@ -288,7 +288,7 @@ func TestSyncPodsWithWatchList(t *testing.T) {
 	})
 	t.Run("projection", func(t *testing.T) {
 		m, _ := newMode(t, Options{Projection: []string{"{.spec.containers[*].image}"}})
-		store, _ := runInformer(t, m, informer.Target{Resource: podsResource, Namespace: ns})
+		store, _ := runInformer(t, m, storage.Target{Resource: podsResource, Namespace: ns})
 		item, ok, err := store.GetByKey(ns + "/p-01")
 		require.NoError(t, err)
 		require.True(t, ok)
@@ -333,7 +333,7 @@ func TestSyncCustomResources(t *testing.T) {
 		require.NoError(t, err)
 	}
 	m, rec := newMode(t, Options{})
-	store, _ := runInformer(t, m, informer.Target{Resource: discovery.Resource{GVR: gvr, Namespaced: true}, Namespace: ns})
+	store, _ := runInformer(t, m, storage.Target{Resource: discovery.Resource{GVR: gvr, Namespaced: true}, Namespace: ns})
 	lists, watchLists, _, _ := rec.count()
 	assert.Equal(t, 0, lists, "%s", rec)
 	assert.Equal(t, 1, watchLists, "%s", rec)
@@ -357,7 +357,7 @@ func TestPagedListWithoutWatchList(t *testing.T) {
 	}
 	m, rec := newMode(t, Options{})
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
-	lw := NewListerWatcher(m.client, informer.Target{Resource: configMapsResource, Namespace: ns})
+	lw := NewListerWatcher(m.client, storage.Target{Resource: configMapsResource, Namespace: ns})
 	r := cache.NewReflectorWithOptions(lw, m.ExampleObject(), store, cache.ReflectorOptions{})
 	r.WatchListPageSize = 10
 	runReflector(t, r)
@@ -467,7 +467,7 @@ func TestSyncPodsWithStreamedList(t *testing.T) {
 		require.NoError(t, err)
 	}
 	m, rec := newMode(t, Options{StreamList: true})
-	lw := m.ListerWatcher(informer.Target{Resource: podsResource, Namespace: ns}).(*ListerWatcher)
+	lw := m.ListerWatcher(storage.Target{Resource: podsResource, Namespace: ns}).(*ListerWatcher)
 	require.True(t, watchlist.DoesClientNotSupportWatchListSemantics(lw), "a streaming lister declines watch-list")
 	store, ev := runInformerLW(t, m, lw)
 
@@ -497,7 +497,7 @@ func TestSyncPodsWithStreamedList(t *testing.T) {
 
 	t.Run("selectors", func(t *testing.T) {
 		m, _ := newMode(t, Options{StreamList: true})
-		target := informer.Target{Resource: podsResource, Namespace: ns, LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"}
+		target := storage.Target{Resource: podsResource, Namespace: ns, LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"}
 		store, _ := runInformerLW(t, m, m.ListerWatcher(target).(*ListerWatcher))
 		assertSameAsDynamic(t, store, podsGVR, ns, metav1.ListOptions{LabelSelector: "app=x", FieldSelector: "metadata.name!=p-00"})
 		assert.Len(t, store.List(), 18, "even pods but p-00 and the deleted p-04")
@@ -522,7 +522,7 @@ func testRecoversFromGone(t *testing.T, opts Options) {
 		require.NoError(t, err)
 	}
 	m, _ := newMode(t, opts)
-	lw := &holdingLW{inner: m.ListerWatcher(informer.Target{Resource: configMapsResource, Namespace: ns})}
+	lw := &holdingLW{inner: m.ListerWatcher(storage.Target{Resource: configMapsResource, Namespace: ns})}
 	store := cache.NewStore(cache.MetaNamespaceKeyFunc)
 	r := cache.NewReflectorWithOptions(lw, m.ExampleObject(), store, cache.ReflectorOptions{})
 	runReflector(t, r)
@@ -595,7 +595,7 @@ func TestListErrorsAreAPIErrors(t *testing.T) {
 func testListErrorsAreAPIErrors(t *testing.T, opts Options) {
 	m, _ := newMode(t, opts)
 	missing := discovery.Resource{GVR: schema.GroupVersionResource{Group: "nope.kindex.io", Version: "v1", Resource: "things"}, Namespaced: true}
-	lw := m.ListerWatcher(informer.Target{Resource: missing})
+	lw := m.ListerWatcher(storage.Target{Resource: missing})
 	_, err := lw.ListWithContext(context.Background(), metav1.ListOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 	_, err = lw.WatchWithContext(context.Background(), metav1.ListOptions{})
@@ -605,7 +605,7 @@ func testListErrorsAreAPIErrors(t *testing.T, opts Options) {
 	require.NoError(t, err)
 	forbidden, err := New(userCfg, opts)
 	require.NoError(t, err)
-	_, err = forbidden.ListerWatcher(informer.Target{Resource: podsResource}).ListWithContext(context.Background(), metav1.ListOptions{})
+	_, err = forbidden.ListerWatcher(storage.Target{Resource: podsResource}).ListWithContext(context.Background(), metav1.ListOptions{})
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	var _ *rest.Config = userCfg
 }

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/internal/storage"
 )
 
 // NewClient returns a rest client for compact lists and watches: cfg's host, credentials,
@@ -95,7 +95,7 @@ var (
 // NewListerWatcher returns the ListerWatcher of t. client must come from NewClient. The
 // namespace applies to namespaced resources only; t's selectors replace those of the
 // options the Reflector passes, as in kindex's dynamic mode.
-func NewListerWatcher(client rest.Interface, t informer.Target) *ListerWatcher {
+func NewListerWatcher(client rest.Interface, t storage.Target) *ListerWatcher {
 	gvr := t.Resource.GVR
 	path := []string{"api"}
 	if gvr.Group != "" {

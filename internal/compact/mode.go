@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -24,7 +24,7 @@ type Mode struct {
 	streamList bool
 }
 
-var _ informer.StorageMode = (*Mode)(nil)
+var _ storage.Mode = (*Mode)(nil)
 
 // New returns the compact mode for cfg (front ends pass their redirect-safe config).
 func New(cfg *rest.Config, opts Options) (*Mode, error) {
@@ -48,7 +48,7 @@ func (m *Mode) Name() string { return ModeName }
 
 // ListerWatcher returns a compact ListerWatcher for t: a streaming lister with
 // Options.StreamList, else watch-list capable.
-func (m *Mode) ListerWatcher(t informer.Target) cache.ListerWatcherWithContext {
+func (m *Mode) ListerWatcher(t storage.Target) cache.ListerWatcherWithContext {
 	lw := NewListerWatcher(m.client, t)
 	if m.streamList {
 		return lw.StreamingLists(m.dec)
@@ -59,11 +59,6 @@ func (m *Mode) ListerWatcher(t informer.Target) cache.ListerWatcherWithContext {
 // ExampleObject is *Object: the Reflector accepts watch events of that type only (ERROR
 // events are handled before the type check).
 func (m *Mode) ExampleObject() runtime.Object { return &Object{} }
-
-// NewStore returns kindex's indexed store, as the other modes do: its JSONPath indexes
-// evaluate on the bytes (RawJSON) and the built-in ones read the metadata getters, so
-// indexing and querying never decode an object.
-func (m *Mode) NewStore() informer.Store { return informer.NewIndexedStore() }
 
 // Object decodes a stored *Object into a new *unstructured.Unstructured (see
 // Object.Unstructured for the cost: every call decodes; nothing is cached). An
@@ -91,9 +86,9 @@ func (m *Mode) Object(item any) (any, error) {
 
 // Transform returns the FIFO's transform:
 //
-//   - managedFields: the decoder already cut them unless Options.KeepManagedFields; when
-//     the mode keeps them and keep is false, they are cut here, on the bytes (no decoding).
-//     When the mode cut them, keep cannot bring them back: set both.
+//   - managedFields: the decoder already cut them unless Options.KeepManagedFields; an
+//     object that still has them when the mode does not keep them (one built elsewhere) is
+//     cut here, on the bytes (no decoding).
 //   - user (nil for none) sees what the front end's users see, an
 //     *unstructured.Unstructured decoded from the bytes, and its result is re-encoded and
 //     decoded again with the mode's options. That costs a full decode and encode per object
@@ -102,9 +97,9 @@ func (m *Mode) Object(item any) (any, error) {
 //     watch-list objects (user must be idempotent anyway).
 //
 // Values other than *Object (tombstones) pass through to user unchanged.
-func (m *Mode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
+func (m *Mode) Transform(user cache.TransformFunc) cache.TransformFunc {
 	var strip cache.TransformFunc
-	if !keep {
+	if !m.dec.keep {
 		strip = func(obj any) (any, error) {
 			if o, ok := obj.(*Object); ok && o.HasManagedFields() {
 				if n := o.withoutManagedFields(); n != nil {
@@ -140,7 +135,7 @@ func (m *Mode) Transform(keep bool, user cache.TransformFunc) cache.TransformFun
 			return n, nil
 		}
 	}
-	return informer.ComposeTransforms(strip, apply)
+	return storage.ComposeTransforms(strip, apply)
 }
 
 // encode turns a user transform's result back into a compact object.

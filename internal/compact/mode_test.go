@@ -26,7 +26,7 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/indexfuncs"
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/internal/store"
 )
 
@@ -40,12 +40,12 @@ var podsResource = discovery.Resource{
 func TestModeBasics(t *testing.T) {
 	m, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{})
 	require.NoError(t, err)
-	var sm informer.StorageMode = m
+	var sm storage.Mode = m
 	assert.Equal(t, "compact", sm.Name())
 	assert.IsType(t, &Object{}, sm.ExampleObject())
-	checkIndexedStore(t, sm.NewStore())
+	checkIndexedStore(t, store.New(store.Options{}))
 
-	lw := sm.ListerWatcher(informer.Target{Resource: podsResource})
+	lw := sm.ListerWatcher(storage.Target{Resource: podsResource})
 	assert.False(t, watchlist.DoesClientNotSupportWatchListSemantics(lw), "watch-list stays on")
 
 	o := mustDecode(t, &Decoder{}, podJSON(t, 1))
@@ -80,10 +80,8 @@ func TestModeBasics(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// checkIndexedStore: the mode's store indexes compact objects without decoding them.
-func checkIndexedStore(t *testing.T, st informer.Store) {
-	s, ok := st.(informer.IndexedStore)
-	require.True(t, ok, "%T", st)
+// checkIndexedStore: kindex's store indexes compact objects without decoding them.
+func checkIndexedStore(t *testing.T, s *store.Store) {
 	d := &Decoder{}
 	for i := range 6 {
 		require.NoError(t, s.Add(mustDecode(t, d, podJSON(t, i))))
@@ -116,18 +114,20 @@ func TestModeTransform(t *testing.T) {
 	require.True(t, kept.HasManagedFields())
 
 	t.Run("strip", func(t *testing.T) {
-		out, err := m.Transform(false, nil)(kept)
+		out, err := m.Transform(nil)(kept)
 		require.NoError(t, err)
 		o := out.(*Object)
 		assert.False(t, o.HasManagedFields())
 		assert.NotContains(t, string(o.RawJSON()), "managedFields")
 		assert.True(t, kept.HasManagedFields(), "the input is not modified")
-		again, err := m.Transform(false, nil)(o)
+		again, err := m.Transform(nil)(o)
 		require.NoError(t, err)
 		assert.Same(t, o, again, "idempotent without work")
 	})
 	t.Run("keep", func(t *testing.T) {
-		assert.Nil(t, m.Transform(true, nil), "nothing to do")
+		keeping, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{KeepManagedFields: true})
+		require.NoError(t, err)
+		assert.Nil(t, keeping.Transform(nil), "nothing to do")
 	})
 	t.Run("user transform", func(t *testing.T) {
 		var calls atomic.Int32
@@ -138,7 +138,7 @@ func TestModeTransform(t *testing.T) {
 			unstructured.RemoveNestedField(u.Object, "status")
 			return u, nil
 		}
-		tr := m.Transform(false, user)
+		tr := m.Transform(user)
 		out, err := tr(kept)
 		require.NoError(t, err)
 		o := out.(*Object)
@@ -153,15 +153,15 @@ func TestModeTransform(t *testing.T) {
 		assert.EqualValues(t, 1, calls.Load())
 		// Tombstones go to the user transform as they are.
 		tomb := cache.DeletedFinalStateUnknown{Key: "k"}
-		out, err = m.Transform(false, func(obj any) (any, error) { return obj, nil })(tomb)
+		out, err = m.Transform(func(obj any) (any, error) { return obj, nil })(tomb)
 		require.NoError(t, err)
 		assert.Equal(t, tomb, out)
 	})
 	t.Run("user transform errors", func(t *testing.T) {
 		boom := errors.New("boom")
-		_, err := m.Transform(false, func(any) (any, error) { return nil, boom })(kept)
+		_, err := m.Transform(func(any) (any, error) { return nil, boom })(kept)
 		assert.ErrorIs(t, err, boom)
-		_, err = m.Transform(false, func(any) (any, error) { return "x", nil })(kept)
+		_, err = m.Transform(func(any) (any, error) { return "x", nil })(kept)
 		assert.ErrorIs(t, err, ErrUnsupported)
 	})
 }
@@ -189,7 +189,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(body))
 }
 
-func newFakeLW(t *testing.T, f *fakeServer, target informer.Target) *ListerWatcher {
+func newFakeLW(t *testing.T, f *fakeServer, target storage.Target) *ListerWatcher {
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	client, err := NewClient(&rest.Config{Host: srv.URL}, &Decoder{})
@@ -211,7 +211,7 @@ func TestListerWatcherRequests(t *testing.T) {
 			return 200, frameAdded + "\n" + frameBookmark + "\n" + frameGone + "\n"
 		},
 	}
-	target := informer.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=x", FieldSelector: "spec.nodeName=n1"}
+	target := storage.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=x", FieldSelector: "spec.nodeName=n1"}
 	lw := newFakeLW(t, f, target)
 	ctx := context.Background()
 
@@ -266,7 +266,7 @@ func TestListerWatcherPaths(t *testing.T) {
 	require.NoError(t, err)
 	widgets := discovery.Resource{GVR: schema.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"}, Namespaced: true}
 	nodes := discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}}
-	for _, tg := range []informer.Target{
+	for _, tg := range []storage.Target{
 		{Resource: podsResource},
 		{Resource: podsResource, Namespace: "ns"},
 		{Resource: widgets, Namespace: "ns"},
@@ -300,7 +300,7 @@ func TestListerWatcherErrors(t *testing.T) {
 				list:  func(url.Values) (int, string) { return tc.code, tc.body },
 				watch: func(url.Values) (int, string) { return tc.code, tc.body },
 			}
-			lw := newFakeLW(t, f, informer.Target{Resource: podsResource})
+			lw := newFakeLW(t, f, storage.Target{Resource: podsResource})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			_, err := lw.ListWithContext(ctx, metav1.ListOptions{})
@@ -311,7 +311,7 @@ func TestListerWatcherErrors(t *testing.T) {
 	}
 	t.Run("malformed body", func(t *testing.T) {
 		f := &fakeServer{list: func(url.Values) (int, string) { return 200, `{"items":[1]}` }}
-		lw := newFakeLW(t, f, informer.Target{Resource: podsResource})
+		lw := newFakeLW(t, f, storage.Target{Resource: podsResource})
 		_, err := lw.List(metav1.ListOptions{})
 		assert.ErrorIs(t, err, ErrMalformed)
 		assert.True(t, strings.Contains(err.Error(), "item 0"), "%v", err)
@@ -334,9 +334,9 @@ func TestStreamingListerRequests(t *testing.T) {
 		},
 	}
 	ctx := context.Background()
-	lw := newFakeLW(t, f, informer.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=x"}).StreamingLists(&Decoder{})
+	lw := newFakeLW(t, f, storage.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=x"}).StreamingLists(&Decoder{})
 	assert.True(t, lw.IsWatchListSemanticsUnSupported())
-	assert.False(t, newFakeLW(t, f, informer.Target{Resource: podsResource}).IsWatchListSemanticsUnSupported())
+	assert.False(t, newFakeLW(t, f, storage.Target{Resource: podsResource}).IsWatchListSemanticsUnSupported())
 
 	obj, err := lw.ListWithContext(ctx, metav1.ListOptions{Limit: 500, ResourceVersion: "0"})
 	require.NoError(t, err)
@@ -349,10 +349,10 @@ func TestStreamingListerRequests(t *testing.T) {
 	_, err = lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "42", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
 	require.NoError(t, err)
 
-	gone := newFakeLW(t, f, informer.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=gone"}).StreamingLists(&Decoder{})
+	gone := newFakeLW(t, f, storage.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=gone"}).StreamingLists(&Decoder{})
 	_, err = gone.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	assert.True(t, apierrors.IsResourceExpired(err), "%v", err)
-	cut := newFakeLW(t, f, informer.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=cut"}).StreamingLists(&Decoder{})
+	cut := newFakeLW(t, f, storage.Target{Resource: podsResource, Namespace: "ns", LabelSelector: "app=cut"}).StreamingLists(&Decoder{})
 	_, err = cut.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	assert.ErrorIs(t, err, ErrMalformed, "a truncated body is an error, not a short list")
 

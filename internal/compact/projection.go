@@ -17,15 +17,18 @@ type projection struct {
 
 // newProjection compiles JSONPath expressions (kubectl's dialect, as indexes and queries
 // take them) and returns the union of the key paths they read (jsonpath.Path.Fields), or
-// nil when one of them needs the whole object. An empty list keeps only apiVersion, kind
-// and metadata.
-func newProjection(exprs []string) (*projection, error) {
+// nil when one of them needs the whole object; paths are compiled already (the factory's
+// indexes) and add theirs. An empty list keeps only apiVersion, kind and metadata.
+func newProjection(exprs []string, paths []*jsonpath.Path) (*projection, error) {
 	root := &projection{children: map[string]*projection{}}
 	for _, expr := range exprs {
 		p, err := jsonpath.Compile(expr)
 		if err != nil {
 			return nil, fmt.Errorf("compact: projection %q: %w", expr, err)
 		}
+		paths = append(paths, p)
+	}
+	for _, p := range paths {
 		for _, path := range p.Fields() {
 			if len(path) == 0 {
 				return nil, nil // the expression reads the whole object

@@ -8,8 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kindex/kindex/internal/informer"
 	"github.com/kindex/kindex/internal/jsondecode"
+	"github.com/kindex/kindex/internal/storage"
 )
 
 // UnstructuredModeName is the name of UnstructuredMode in informer keys, metrics and logs:
@@ -27,7 +27,7 @@ type UnstructuredMode struct {
 	raw *Mode
 }
 
-var _ informer.StorageMode = (*UnstructuredMode)(nil)
+var _ storage.Mode = (*UnstructuredMode)(nil)
 
 // NewUnstructured returns the mode for cfg. Projection is not offered: it is a compact-mode
 // option.
@@ -43,15 +43,12 @@ func NewUnstructured(cfg *rest.Config, keepManagedFields bool) (*UnstructuredMod
 func (m *UnstructuredMode) Name() string { return UnstructuredModeName }
 
 // ListerWatcher is the compact ListerWatcher (watch-list capable).
-func (m *UnstructuredMode) ListerWatcher(t informer.Target) cache.ListerWatcherWithContext {
+func (m *UnstructuredMode) ListerWatcher(t storage.Target) cache.ListerWatcherWithContext {
 	return m.raw.ListerWatcher(t)
 }
 
 // ExampleObject is *Object: the Reflector checks event types before the transform decodes.
 func (m *UnstructuredMode) ExampleObject() runtime.Object { return &Object{} }
-
-// NewStore returns kindex's indexed store.
-func (m *UnstructuredMode) NewStore() informer.Store { return informer.NewIndexedStore() }
 
 // Object returns the stored object itself: it is already decoded.
 func (m *UnstructuredMode) Object(item any) (any, error) { return item, nil }
@@ -59,8 +56,8 @@ func (m *UnstructuredMode) Object(item any) (any, error) { return item, nil }
 // Transform decodes each *Object into an *unstructured.Unstructured (once: client-go applies
 // transforms twice to watch-list objects, and the second pass sees the decoded object), after
 // the raw mode's managedFields cut, then applies user.
-func (m *UnstructuredMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
-	return informer.ComposeTransforms(m.raw.Transform(keep, nil), decodeUnstructured, user)
+func (m *UnstructuredMode) Transform(user cache.TransformFunc) cache.TransformFunc {
+	return storage.ComposeTransforms(m.raw.Transform(nil), decodeUnstructured, user)
 }
 
 func decodeUnstructured(obj any) (any, error) {

@@ -49,6 +49,7 @@ func (a number) cmp(b number) int {
 // matcher is a validated condition, ready to test an object's values.
 type matcher struct {
 	cond  query.Condition
+	key   string          // the store index of an indexed condition (QueryOptions.Resolve)
 	bound number          // numeric comparisons
 	set   map[string]bool // In
 }

@@ -12,6 +12,11 @@ import (
 
 // QueryOptions supplies what a query needs beyond the store.
 type QueryOptions struct {
+	// Resolve maps the index name of a condition to the name of the store index that
+	// serves it, once per query, before the store's lock is taken (the informer resolves
+	// the names its users registered). Errors and the plan name what the query said. Nil
+	// means conditions name store indexes.
+	Resolve func(name string) (string, error)
 	// PathFunc compiles the JSONPath of a query.Where condition into a function that yields
 	// the values of an object. Nil refuses such conditions.
 	PathFunc func(expr string) (IndexFunc, error)
@@ -27,13 +32,8 @@ type Item struct {
 
 // Query runs q and returns one page of results in (namespace, name) order.
 //
-// Cost: the planner picks the positive indexed condition with the fewest entries in scope
-// (an equality or set lookup reads only its value's keys, in the queried namespace); every
-// other condition is checked on those candidates only (an index condition by a map lookup, a
-// JSONPath condition by evaluating the path on the object). Without a positive indexed
-// condition the query visits every object in scope, and only when q.Scan is set. The matches
-// are sorted before Limit and Continue are applied, so a page costs as much as the whole
-// match set.
+// What each condition costs is written once, in package informer's documentation
+// ("Indexes and queries").
 func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
 	var plan query.Plan
 	var indexed, pathConds []*matcher
@@ -44,6 +44,12 @@ func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.P
 			return nil, "", plan, err
 		}
 		if c.Index != "" {
+			m.key = c.Index
+			if opts.Resolve != nil {
+				if m.key, err = opts.Resolve(c.Index); err != nil {
+					return nil, "", plan, err
+				}
+			}
 			indexed = append(indexed, m)
 			continue
 		}
@@ -121,7 +127,7 @@ func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan,
 	ixs := make([]*index, len(conds))
 	driver, best := -1, 0
 	for i, m := range conds {
-		ix, ok := s.indexes[m.cond.Index]
+		ix, ok := s.indexes[m.key]
 		if !ok {
 			return nil, plan, &IndexNotFoundError{Name: m.cond.Index}
 		}

@@ -241,3 +241,11 @@ func (l *Lines) String() string {
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "\n")
 }
+
+// Must returns v, panicking on err: for List calls inside assertions and conditions.
+func Must[V any](v V, err error) V {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

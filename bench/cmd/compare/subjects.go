@@ -13,7 +13,7 @@ import (
 
 	"github.com/kindex/kindex/bench/harness"
 	"github.com/kindex/kindex/dynamicinformer"
-	"github.com/kindex/kindex/internal/informer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/metadataonly"
 )
 

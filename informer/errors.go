@@ -35,13 +35,25 @@ var (
 	// compile (the error also wraps the positioned *jsonpath.SyntaxError), an unknown built-in
 	// or a nil function.
 	ErrInvalidIndex = errors.New("kindex: invalid index")
-	// ErrIndexesUnsupported is returned by index and query methods of an informer whose
-	// store has no run-time indexes (a store plugged in through Internal.NewStore).
-	ErrIndexesUnsupported = errors.New("kindex: the informer's store does not support indexes")
 	// ErrOwnerNotCached explains an UnknownOwner: no synced informer of the factory caches
 	// every object of the owner's resource where the owner would be.
 	ErrOwnerNotCached = errors.New("kindex: owner's resource is not cached")
 )
+
+// DecodeError is returned by Get, List and Query when a cached object cannot be turned into
+// the front end's object type (in the compact mode, bytes that do not decode): the call
+// fails and names the object instead of leaving it out.
+type DecodeError struct {
+	// Key is the object's cache key: "namespace/name", or "name" if cluster-scoped.
+	Key string
+	Err error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("kindex: cached object %s cannot be decoded: %v", e.Key, e.Err)
+}
+
+func (e *DecodeError) Unwrap() error { return e.Err }
 
 // IndexConflictError names the index and both definitions; errors.Is(err, ErrIndexConflict).
 type IndexConflictError struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/dynamic"
@@ -21,8 +22,8 @@ func TestClassifyingLWKeepsWatchListSupport(t *testing.T) {
 	require.NoError(t, err)
 	md, err := metadata.NewForConfig(restConfig())
 	require.NoError(t, err)
-	target := Target{Resource: widgets, Namespace: "ns"}
-	for name, mode := range map[string]StorageMode{"dynamic": NewDynamicMode(dyn), "metadata": NewMetadataMode(md)} {
+	target := storage.Target{Resource: widgets, Namespace: "ns"}
+	for name, mode := range map[string]storage.Mode{"dynamic": storage.NewDynamicMode(dyn, storage.Config{}), "metadata": storage.NewMetadataMode(md, storage.Config{})} {
 		lw := &classifyingLW{inner: mode.ListerWatcher(target)}
 		assert.False(t, watchlist.DoesClientNotSupportWatchListSemantics(lw), name)
 	}

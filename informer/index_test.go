@@ -12,7 +12,6 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/indexfuncs"
-	"github.com/kindex/kindex/internal/store"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
@@ -25,7 +24,7 @@ func colored(ns, name, color string) obj {
 
 // storeIndexes returns the indexes of the informer's store, whatever registered them.
 func storeIndexes(inf *Informer[obj]) []string {
-	return inf.h.e.store.(*store.Store).IndexNames()
+	return inf.h.e.store.IndexNames()
 }
 
 func colors(t *testing.T, inf *Informer[obj], color string) []string {
@@ -221,7 +220,7 @@ func TestIndexStatsCountUnusableValues(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, st.Errors)
 	assert.Equal(t, 1, st.Entries)
-	assert.Len(t, inf.List(nil), 2, "nothing lost")
+	assert.Len(t, must(inf.List(nil)), 2, "nothing lost")
 }
 
 // The store outlives runs: a park that drops the objects empties the index, the resume fills
@@ -254,18 +253,6 @@ func TestIndexSurvivesParkAndResume(t *testing.T) {
 	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
 	eventually(t, func() bool { return inf.Status().Phase == PhaseSynced }, "resumed: %v", inf.Status())
 	assert.Equal(t, []string{"b"}, colors(t, inf, "red"))
-}
-
-// A store without run-time indexes refuses index and query calls with a sentinel.
-func TestPlainStoreRefusesIndexes(t *testing.T) {
-	e := newEnvWith(t, Options[obj]{}, Internal{NewStore: NewIndexerStore})
-	ctx := context.Background()
-	inf, err := e.f.Informer(ctx, "widgets")
-	require.NoError(t, err)
-	defer inf.Release()
-	assert.ErrorIs(t, inf.AddIndex("color", "{.x}"), ErrIndexesUnsupported)
-	_, err = inf.Query(query.Query{Scan: true})
-	assert.ErrorIs(t, err, ErrIndexesUnsupported)
 }
 
 // Registrations, removals, queries and changes at once: the race detector watches.

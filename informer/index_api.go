@@ -6,6 +6,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/internal/store"
 	"github.com/kindex/kindex/jsonpath"
 )
@@ -51,26 +52,31 @@ type IndexStats struct {
 // mode's error (compact.ErrNotProjected): it would index nothing where the server's objects
 // have values.
 func (i *Informer[T]) AddIndex(name, expr string) error {
-	spec, err := jsonPathIndex(i.h.c.mode, name, expr)
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		return fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+	}
+	return i.AddIndexPath(name, p)
+}
+
+// AddIndexPath is AddIndex for an expression compiled already (jsonpath.Compile), with the
+// compiler's limits the caller chose: programs that build indexes from their own
+// configuration compile each expression once and can report its errors themselves.
+func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
+	if p == nil {
+		return fmt.Errorf("%w %q: nil path", ErrInvalidIndex, name)
+	}
+	spec, err := jsonPathIndex(i.h.c.mode, name, p)
 	if err != nil {
 		return err
 	}
 	return i.h.addIndex(name, spec)
 }
 
-// PathChecker is implemented by storage modes that keep only part of each object:
-// CheckPath returns an error if the expression reads a field they drop.
-type PathChecker interface {
-	CheckPath(p *jsonpath.Path) error
-}
-
-// jsonPathIndex compiles a JSONPath index of mode.
-func jsonPathIndex(mode StorageMode, name, expr string) (indexSpec, error) {
-	p, err := jsonpath.Compile(expr)
-	if err != nil {
-		return indexSpec{}, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
-	}
-	if pc, ok := mode.(PathChecker); ok {
+// jsonPathIndex is the index of a compiled JSONPath on mode: refused if the mode drops a
+// field it reads.
+func jsonPathIndex(mode storage.Mode, name string, p *jsonpath.Path) (indexSpec, error) {
+	if pc, ok := mode.(storage.PathChecker); ok {
 		if err := pc.CheckPath(p); err != nil {
 			return indexSpec{}, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
 		}

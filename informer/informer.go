@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/store"
 )
 
 // handle is one reference to an entry, with the handlers added through it.
@@ -114,8 +115,12 @@ func (i *Informer[T]) Key() Key { return i.h.e.key }
 // Status returns the informer's current status.
 func (i *Informer[T]) Status() Status { return i.h.e.Status() }
 
-// HasSynced reports whether the informer is Synced now.
-func (i *Informer[T]) HasSynced() bool { return i.h.e.Status().Phase == PhaseSynced }
+// HasSynced reports whether the informer has applied a complete list from the server at
+// least once; once true it stays true, as client-go's HasSynced and Registration.HasSynced
+// do (the handler's form adds that the handler was given that list). Whether the cache is
+// current now (not parked, not resyncing) is Status().Phase == PhaseSynced, which
+// WaitForSync waits for.
+func (i *Informer[T]) HasSynced() bool { return !i.h.e.Status().LastSyncTime.IsZero() }
 
 // WaitForSync waits until the informer is Synced. When ctx ends first it returns a
 // *SyncError with the informer's phase, reason and last error.
@@ -140,10 +145,12 @@ func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
 	return i.h.removeHandler(r, false, false)
 }
 
-// List returns the cached objects matching selector (nil selects everything).
-func (i *Informer[T]) List(selector labels.Selector) []T {
+// List returns the cached objects matching selector (nil selects everything), in no
+// particular order. It fails only if an object cannot be decoded (*DecodeError) or the
+// reference was released.
+func (i *Informer[T]) List(selector labels.Selector) ([]T, error) {
 	if i.h.released.Load() {
-		return nil
+		return nil, ErrReleased
 	}
 	return i.filter(i.h.e.store.List(), selector)
 }
@@ -166,11 +173,7 @@ func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	if !exists {
 		return zero, notFound(i.h.e.key.GVR, name)
 	}
-	obj, ok := i.object(item)
-	if !ok {
-		return zero, notFound(i.h.e.key.GVR, name)
-	}
-	return obj, nil
+	return i.object(key, item)
 }
 
 // Namespace returns a lister of one namespace.
@@ -184,49 +187,41 @@ type NamespaceLister[T Object] struct {
 	ns string
 }
 
-// List returns the namespace's cached objects matching selector (nil selects everything).
-func (n NamespaceLister[T]) List(selector labels.Selector) []T {
+// List returns the namespace's cached objects matching selector (nil selects everything);
+// errors as Informer.List.
+func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	if n.i.h.released.Load() {
-		return nil
+		return nil, ErrReleased
 	}
-	store := n.i.h.e.store
-	if nl, ok := store.(NamespacedStore); ok {
-		return n.i.filter(nl.ByNamespace(n.ns), selector)
-	}
-	all := n.i.filter(store.List(), selector)
-	out := all[:0]
-	for _, o := range all {
-		if o.GetNamespace() == n.ns {
-			out = append(out, o)
-		}
-	}
-	return out
+	return n.i.filter(n.i.h.e.store.ListNamespace(n.ns), selector)
 }
 
 // Get returns the namespace's cached object name.
 func (n NamespaceLister[T]) Get(name string) (T, error) { return n.i.Get(n.ns, name) }
 
-func (i *Informer[T]) filter(items []any, selector labels.Selector) []T {
+func (i *Informer[T]) filter(items []any, selector labels.Selector) ([]T, error) {
 	out := make([]T, 0, len(items))
 	for _, item := range items {
-		obj, ok := i.object(item)
-		if !ok {
-			continue
+		obj, err := i.object("", item)
+		if err != nil {
+			return nil, err
 		}
 		if selector != nil && !selector.Empty() && !selector.Matches(labels.Set(obj.GetLabels())) {
 			continue
 		}
 		out = append(out, obj)
 	}
-	return out
+	return out, nil
 }
 
-func (i *Informer[T]) object(item any) (T, bool) {
-	obj, err := i.h.c.mode.Object(item)
+// object turns a stored item into a T; key names it in the error ("" to compute it).
+func (i *Informer[T]) object(key string, item any) (T, error) {
+	obj, err := objectAs[T](i.h.c.mode, item)
 	if err != nil {
-		var zero T
-		return zero, false
+		if key == "" {
+			key, _ = store.KeyFunc(item)
+		}
+		return obj, &DecodeError{Key: key, Err: err}
 	}
-	t, ok := obj.(T)
-	return t, ok
+	return obj, nil
 }

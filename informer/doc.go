@@ -1,8 +1,45 @@
-// Package informer is kindex's informer core, shared by both front ends (dynamicinformer for
-// *unstructured.Unstructured, metadataonly for *metav1.PartialObjectMetadata): a registry of
-// shared informers created on demand, reference-counted acquire and release, one error
-// policy, status, metrics and watch-everything sets. The front ends only pick a StorageMode
-// and an object type; every line of behaviour lives here, once.
+// Package informer is kindex's informer API: factories that create shared informers on
+// demand for any resource a user names, informers with JSONPath indexes and queries,
+// status, watch-everything sets and the owner index. The front ends pick the object type
+// and how objects are kept, and return this package's types:
+//
+//   - dynamicinformer.NewFactory: *unstructured.Unstructured, decoded once by kindex's
+//     decoder; NewCompactFactory keeps JSON bytes and decodes on read; NewClientGoFactory
+//     uses client-go's dynamic client.
+//   - metadataonly.NewFactory: *metav1.PartialObjectMetadata over protobuf.
+//
+// A program names the types as the front end's aliases (dynamicinformer.Factory,
+// dynamicinformer.Informer, dynamicinformer.Options) or as this package's generic types
+// (informer.Factory[*unstructured.Unstructured]); everything else (Status, Phase, Reason,
+// SyncError, the error values, WithNamespace, ...) is this package's:
+//
+//	f, err := dynamicinformer.NewFactory(cfg, dynamicinformer.Options{Namespace: "prod"})
+//	if err != nil { ... }
+//	if err := f.Start(ctx); err != nil { ... } // returns at once; everything stops with ctx
+//	inf, err := f.Informer(ctx, "widgets.example.com", informer.WithLabelSelector("tier=web"))
+//	if err != nil { ... }
+//	defer inf.Release()
+//	if err := inf.WaitForSync(ctx); err != nil { ... } // a *SyncError names what did not sync
+//	if err := inf.AddIndex("size", "{.spec.size}"); err != nil { ... }
+//	res, err := inf.Query(query.Query{Conditions: []query.Condition{query.Gt("size", "2")}})
+//
+// # Meanings written once
+//
+//   - Synced, as a latch: Informer.HasSynced and Registration.HasSynced mean what client-go's
+//     HasSynced means: a complete list from the server has been applied at least once (and,
+//     for a registration, handed to its handler); once true they stay true.
+//   - Synced, now: Status().Phase == PhaseSynced, Informer.WaitForSync and
+//     Factory.WaitForSync mean that the current run has applied a complete list (its initial
+//     list, or the relist after a resume) and the informer is not parked.
+//   - Objects handed out (List, Get, Query, handlers) are shared with every other user of the
+//     cache: read-only; DeepCopy before modifying. In the compact mode each is decoded from
+//     the stored bytes when handed out and not retained (bench/README.md, "Reads", gives the
+//     cost per object).
+//   - A cached object that cannot be turned into the front end's type fails Get, List and
+//     Query alike with a *DecodeError naming it; nothing is silently left out.
+//   - Errors: the Err values are sentinels for errors.Is; *SyncError, *IndexConflictError
+//     and *DecodeError carry detail for errors.As; apierrors.IsNotFound holds for Get of a
+//     missing object and meta.IsNoMatchError for an unknown resource name.
 //
 // # Why not SharedIndexInformer
 //
@@ -16,7 +53,7 @@
 // RealFIFO's queue is a slice whose drained array is dropped when the queue next grows),
 // and writes the rest by hand:
 //
-//   - entry (entry.go): one shared informer. It owns a long-lived Store, its handlers, its
+//   - entry (entry.go): one shared informer. It owns a long-lived store, its handlers, its
 //     status, and a supervisor goroutine (supervisor.go). It outlives its runs.
 //   - run (run.go): one Reflector plus one RealFIFO whose KnownObjects is the entry's store,
 //     and a processing loop that pops the FIFO, applies deltas to the store and queues
@@ -60,18 +97,13 @@
 // for errors this package classified are filtered, logfilter.go); Status, a status stream
 // and Prometheus metrics show the rest.
 //
-// # Storage modes and stores
+// # Storage modes and the store
 //
-// StorageMode says how objects are listed and watched (kindex's own JSON decoder in
-// internal/compact, the dynamic client, the metadata client), what the store holds and how a stored item becomes the object users
-// get (Object). Store is the interface the entry writes and queries read. The dynamic and
-// metadata modes use kindex's indexed store (package internal/store, NewIndexedStore);
-// NewIndexerStore is client-go's thread-safe Indexer, a plain Store that Internal.NewStore
-// or another mode may still choose (without indexes: AddIndex and Query then return
-// ErrIndexesUnsupported, Dependents and Orphans scan). The compact mode (internal/compact),
-// which keeps raw JSON and decodes on read, fits behind the same two interfaces without
-// touching the front ends: JSONPath and built-in index functions read its raw bytes without
-// decoding.
+// A storage mode (internal/storage.Mode) says how objects are listed and watched (kindex's
+// own JSON decoder in internal/compact, the dynamic client, the metadata client), what the
+// store holds and how a stored item becomes the object users get. Every mode keeps its
+// objects in kindex's indexed store (internal/store); JSONPath and built-in index functions
+// read the compact mode's raw bytes without decoding.
 //
 // # Indexes and queries
 //
@@ -101,12 +133,15 @@
 // in the object's record and adds the object to each value's key list: a few map operations.
 // Five JSONPath indexes add 6-9% to the CPU time of decoding and storing Pods (more on a
 // loaded machine), and less than the run-to-run noise (under 5%) to a real informer's initial
-// sync (bench/README.query.md). Memory: per object, its
+// sync (bench/README.md). Memory: per object, its
 // values; per (value, object) pair, a slot in the value's key list (inline for a value one
 // object has, a slice for a few, a map for many, split per namespace only for values with
 // more than 64 objects in several namespaces).
 //
-// Queries (query.go) translate index names to store indexes and run the store's planner:
+// Queries (query.go) hand the store the query as written, with a resolver from the index
+// names registered on the informer to the store indexes serving them (errors and plans name
+// what the caller wrote), and run the store's planner. The cost model is written here only;
+// internal/store refers to it:
 //
 //   - Eq, OneOf: one map lookup per value, then one entry per matching object in scope.
 //   - Lt, Le, Gt, Ge, Has (exists): a walk over the index's distinct values (parsing each

@@ -13,14 +13,13 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/storage"
 )
 
-// Internal holds what front ends and tests wire in; users never see it.
-type Internal struct {
-	// NewStore creates each informer's store; default: the storage mode's.
-	NewStore func() Store
+// hooks holds what New and tests wire in; users never see it.
+type hooks struct {
 	// Access re-checks permissions of parked informers; default: SelfSubjectAccessReviews.
-	Access AccessChecker
+	Access accessChecker
 	// StartDiscovery, if set, is called by Start: the factory owns the discovery client.
 	// WaitDiscovery, if set, is called by Shutdown after the factory's context ended, to wait
 	// for the discovery client's goroutines.
@@ -38,25 +37,24 @@ type Internal struct {
 
 // config is the validated, type-erased form of Options.
 type config struct {
-	Namespace         string
-	LabelSelector     string
-	FieldSelector     string
-	Selectors         map[schema.GroupResource]Selectors
-	ResyncPeriod      time.Duration
-	Transform         cache.TransformFunc
-	KeepManagedFields bool
+	Namespace     string
+	LabelSelector string
+	FieldSelector string
+	Selectors     map[schema.GroupResource]Selectors
+	ResyncPeriod  time.Duration
+	Transform     cache.TransformFunc
 }
 
 // core is the type-erased factory.
 type core struct {
-	mode    StorageMode
+	mode    storage.Mode
 	opts    config
-	in      Internal
+	in      hooks
 	logger  logr.Logger
 	metrics *metrics
 	hub     *hub
 	disc    Discovery
-	access  AccessChecker
+	access  accessChecker
 	reg     *registry
 
 	handlers sync.WaitGroup // handler goroutines of every entry
@@ -80,14 +78,7 @@ type core struct {
 	stopOnce  sync.Once
 }
 
-func (c *core) newStore() Store {
-	if c.in.NewStore != nil {
-		return c.in.NewStore()
-	}
-	return c.mode.NewStore()
-}
-
-func newCore(mode StorageMode, opts config, in Internal, logger logr.Logger, m *metrics, disc Discovery, access AccessChecker) *core {
+func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *metrics, disc Discovery, access accessChecker) *core {
 	if in.RecheckInitial <= 0 {
 		in.RecheckInitial = time.Second
 	}

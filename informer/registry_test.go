@@ -111,7 +111,7 @@ func TestPerResourceSelectorsAndValidation(t *testing.T) {
 		"discovery": {},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := NewFactory(restConfig(), e.mode, opts, Internal{Access: e.access})
+			_, err := newFactory(restConfig(), opts, e.mode.builder(), hooks{Access: e.access})
 			assert.Error(t, err)
 		})
 	}
@@ -134,8 +134,9 @@ func TestReleaseRefcountAndReacquire(t *testing.T) {
 	one.Release()
 	one.Release() // harmless
 	assert.Equal(t, PhaseSynced, two.Status().Phase, "another reference keeps it running")
-	assert.Len(t, two.List(nil), 1)
-	assert.Nil(t, one.List(nil), "a released reference sees nothing")
+	assert.Len(t, must(two.List(nil)), 1)
+	_, err = one.List(nil)
+	assert.ErrorIs(t, err, ErrReleased, "a released reference sees nothing")
 	_, err = one.AddEventHandler(newRecorder())
 	assert.ErrorIs(t, err, ErrReleased)
 	assert.ErrorIs(t, one.WaitForSync(ctx), ErrReleased)
@@ -151,7 +152,7 @@ func TestReleaseRefcountAndReacquire(t *testing.T) {
 	defer again.Release()
 	assert.NotSame(t, entry, again.h.e, "a released resource gets a fresh informer")
 	require.NoError(t, again.WaitForSync(ctx))
-	assert.Len(t, again.List(nil), 1)
+	assert.Len(t, must(again.List(nil)), 1)
 	assert.EqualValues(t, 2, srv.lists.Load(), "it synced afresh")
 }
 
@@ -169,7 +170,7 @@ func TestReleaseLeavesNoGoroutines(t *testing.T) {
 	}
 	require.NoError(t, inf.WaitForSync(ctx))
 	srv.add(newObj("ns", "b", nil))
-	eventually(t, func() bool { return len(inf.List(nil)) == 2 }, "watch event applied")
+	eventually(t, func() bool { return len(must(inf.List(nil))) == 2 }, "watch event applied")
 	inf.Release()
 	goleak.VerifyNone(t, ignore)
 }
@@ -188,7 +189,7 @@ func TestForbiddenParkReleaseLeavesNoGoroutines(t *testing.T) {
 func TestShutdownStopsEverything(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	mode, disc := newFakeMode(), newFakeDiscovery(widgets, gadgets)
-	f, err := NewFactory(restConfig(), mode, Options[obj]{Discovery: disc}, Internal{Access: &fakeAccess{}})
+	f, err := newFactory(restConfig(), Options[obj]{Discovery: disc}, mode.builder(), hooks{Access: &fakeAccess{}})
 	require.NoError(t, err)
 	_, err = f.Informer(context.Background(), "widgets")
 	require.ErrorIs(t, err, ErrNotStarted)

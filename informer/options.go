@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/storage"
 )
 
 func validateConfig(o *config) error {
@@ -70,7 +71,7 @@ func WithFieldSelector(s string) Option { return func(o *callOptions) { o.field 
 
 // keyFor builds the registry key and target of res: call options override the
 // per-resource selectors, which override the factory defaults.
-func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, Target, error) {
+func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, storage.Target, error) {
 	var co callOptions
 	for _, o := range opts {
 		o(&co)
@@ -80,7 +81,7 @@ func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, Target, error
 		ns = *co.namespace
 		if ns != "" {
 			if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-				return Key{}, Target{}, fmt.Errorf("kindex: invalid namespace %q: %v", ns, errs)
+				return Key{}, storage.Target{}, fmt.Errorf("kindex: invalid namespace %q: %v", ns, errs)
 			}
 		}
 	}
@@ -100,9 +101,9 @@ func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, Target, error
 		}
 		var err error
 		if label, field, err = canonicalSelectors(label, field); err != nil {
-			return Key{}, Target{}, err
+			return Key{}, storage.Target{}, err
 		}
 	}
 	key := Key{GVR: res.GVR, Mode: c.mode.Name(), Namespace: ns, LabelSelector: label, FieldSelector: field}
-	return key, Target{Resource: res, Namespace: ns, LabelSelector: label, FieldSelector: field}, nil
+	return key, storage.Target{Resource: res, Namespace: ns, LabelSelector: label, FieldSelector: field}, nil
 }

@@ -185,9 +185,9 @@ type Registration struct {
 	e *entry
 }
 
-// HasSynced reports whether the informer has synced and the handler has been delivered every
-// object of that initial state (for a handler added later: every object in the cache when
-// it was added). Once true it stays true.
+// HasSynced reports whether the informer has synced (Informer.HasSynced) and the handler
+// has been delivered every object of that initial state (for a handler added later: every
+// object in the cache when it was added). Once true it stays true.
 func (r *Registration) HasSynced() bool {
 	select {
 	case <-r.l.synced:

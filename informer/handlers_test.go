@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 )
@@ -36,7 +35,7 @@ func TestSlowHandlerBlocksNobody(t *testing.T) {
 	for i := range n {
 		srv.add(newObj("ns", fmt.Sprint("o", i), nil))
 	}
-	eventually(t, func() bool { return len(inf.List(nil)) == n+1 }, "the store is not held back")
+	eventually(t, func() bool { return len(must(inf.List(nil))) == n+1 }, "the store is not held back")
 	eventually(t, func() bool { return fast.addCount() == n+1 }, "the fast handler is not held back")
 	assert.True(t, fastReg.HasSynced())
 	assert.False(t, slowReg.HasSynced(), "the blocked handler has not seen the initial state")
@@ -86,7 +85,7 @@ func TestLateHandlerGetsReplayThenEvents(t *testing.T) {
 
 	require.NoError(t, inf.RemoveEventHandler(reg))
 	srv.add(newObj("ns", "d", nil))
-	eventually(t, func() bool { return len(inf.List(nil)) == 3 }, "applied")
+	eventually(t, func() bool { return len(must(inf.List(nil))) == 3 }, "applied")
 	time.Sleep(50 * time.Millisecond)
 	assert.Equal(t, 3, rec.addCount(), "a removed handler hears nothing more")
 }
@@ -144,9 +143,9 @@ func TestListGetNamespace(t *testing.T) {
 	require.NoError(t, err)
 	defer inf.Release()
 	require.NoError(t, inf.WaitForSync(ctx))
-	assert.Len(t, inf.List(nil), 3)
-	assert.Len(t, inf.List(labels.SelectorFromSet(labels.Set{"app": "web"})), 2)
-	assert.ElementsMatch(t, []string{"x", "y"}, names(inf.Namespace("a").List(labels.Everything())))
+	assert.Len(t, must(inf.List(nil)), 3)
+	assert.Len(t, must(inf.List(labels.SelectorFromSet(labels.Set{"app": "web"}))), 2)
+	assert.ElementsMatch(t, []string{"x", "y"}, names(must(inf.Namespace("a").List(labels.Everything()))))
 	got, err := inf.Namespace("b").Get("x")
 	require.NoError(t, err)
 	assert.Equal(t, "b", got.Namespace)
@@ -204,28 +203,7 @@ func TestTransformComposition(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, o.ManagedFields, "still stripped")
 	})
-	t.Run("unstructured strip", func(t *testing.T) {
-		u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{
-			"name": "x", "managedFields": []any{map[string]any{"manager": "m"}}}}}
-		out, err := StripManagedFields(u)
-		require.NoError(t, err)
-		_, found, _ := unstructured.NestedFieldNoCopy(out.(*unstructured.Unstructured).Object, "metadata", "managedFields")
-		assert.False(t, found)
-		out, err = StripManagedFields(out) // idempotent
-		require.NoError(t, err)
-		assert.Equal(t, "x", out.(*unstructured.Unstructured).GetName())
-	})
-	t.Run("compose order", func(t *testing.T) {
-		var order []string
-		step := func(name string) cache.TransformFunc {
-			return func(o any) (any, error) { order = append(order, name); return o, nil }
-		}
-		fn := ComposeTransforms(step("a"), nil, step("b"))
-		_, err := fn(1)
-		require.NoError(t, err)
-		assert.Equal(t, []string{"a", "b"}, order)
-		assert.Nil(t, ComposeTransforms(nil, nil))
-	})
+
 }
 
 func TestListenerQueue(t *testing.T) {

@@ -168,7 +168,7 @@ func TestStatusSubscriptionAndMetrics(t *testing.T) {
 	}
 
 	// A second factory on the same registerer shares the collectors.
-	_, err = NewFactory(restConfig(), e.mode, Options[obj]{Discovery: e.disc, Registerer: reg}, Internal{Access: e.access})
+	_, err = newFactory(restConfig(), Options[obj]{Discovery: e.disc, Registerer: reg}, e.mode.builder(), hooks{Access: e.access})
 	require.NoError(t, err)
 }
 

@@ -47,18 +47,9 @@ type indexSet struct {
 	owner bool // the owner-uid and uid indexes of Dependents and Orphans are registered
 }
 
-// indexed returns the entry's store if it supports indexes.
-func (e *entry) indexed() (IndexedStore, bool) {
-	st, ok := e.store.(IndexedStore)
-	return st, ok
-}
-
 // addIndex registers one reference to name. The store backfills the objects it holds.
 func (e *entry) addIndex(name string, spec indexSpec) error {
-	st, ok := e.indexed()
-	if !ok {
-		return ErrIndexesUnsupported
-	}
+	st := e.store
 	e.idx.mu.Lock()
 	defer e.idx.mu.Unlock()
 	if e.ctx.Err() != nil {
@@ -87,10 +78,7 @@ func (e *entry) addIndex(name string, spec indexSpec) error {
 // removeIndex drops one reference to name; the store frees its index with the last
 // reference to the definition.
 func (e *entry) removeIndex(name string) error {
-	st, ok := e.indexed()
-	if !ok {
-		return ErrIndexesUnsupported
-	}
+	st := e.store
 	e.idx.mu.Lock()
 	defer e.idx.mu.Unlock()
 	n := e.idx.names[name]
@@ -127,10 +115,7 @@ func (e *entry) indexNames() []string {
 }
 
 func (e *entry) indexStats(name string) (IndexStats, error) {
-	st, ok := e.indexed()
-	if !ok {
-		return IndexStats{}, ErrIndexesUnsupported
-	}
+	st := e.store
 	e.idx.mu.RLock()
 	n := e.idx.names[name]
 	var spec indexSpec
@@ -154,8 +139,8 @@ func (e *entry) indexStats(name string) (IndexStats, error) {
 // is released. Registering a name the reference already holds with the same JSONPath or
 // built-in is a no-op.
 func (h *handle) addIndex(name string, spec indexSpec) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty name", ErrInvalidIndex)
+	if err := validIndexName(name); err != nil {
+		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -191,4 +176,12 @@ func (h *handle) removeIndex(name string) error {
 		return &store.IndexNotFoundError{Name: name}
 	}
 	return h.e.removeIndex(name)
+}
+
+// validIndexName refuses a name no query could use: empty, or not printable text.
+func validIndexName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty name", ErrInvalidIndex)
+	}
+	return nil
 }

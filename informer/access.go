@@ -10,14 +10,14 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// AccessChecker answers whether the client may perform verbs on a resource. The default
+// accessChecker answers whether the client may perform verbs on a resource. The default
 // asks the server with SelfSubjectAccessReviews, which every authenticated user may create.
-type AccessChecker interface {
+type accessChecker interface {
 	Allowed(ctx context.Context, gvr schema.GroupVersionResource, namespace string, verbs ...string) (bool, error)
 }
 
-// NewAccessChecker returns the SelfSubjectAccessReview checker for cfg.
-func NewAccessChecker(cfg *rest.Config) (AccessChecker, error) {
+// newAccessChecker returns the SelfSubjectAccessReview checker for cfg.
+func newAccessChecker(cfg *rest.Config) (accessChecker, error) {
 	c, err := authzclient.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

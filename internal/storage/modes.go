@@ -1,4 +1,4 @@
-package informer
+package storage
 
 import (
 	"context"
@@ -12,19 +12,24 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// NewDynamicMode returns the storage mode of dynamicinformer: JSON lists and watches through
-// the dynamic client, *unstructured.Unstructured stored as received (after the transform).
-func NewDynamicMode(client dynamic.Interface) StorageMode { return &dynamicMode{client: client} }
+// NewDynamicMode returns the storage mode of dynamicinformer's client-go variant: JSON lists
+// and watches through the dynamic client, *unstructured.Unstructured stored as received
+// (after the transform).
+func NewDynamicMode(client dynamic.Interface, sc Config) Mode {
+	return &dynamicMode{client: client, keep: sc.KeepManagedFields}
+}
 
-type dynamicMode struct{ client dynamic.Interface }
+type dynamicMode struct {
+	client dynamic.Interface
+	keep   bool
+}
 
 func (m *dynamicMode) Name() string                  { return "dynamic" }
 func (m *dynamicMode) ExampleObject() runtime.Object { return &unstructured.Unstructured{} }
-func (m *dynamicMode) NewStore() Store               { return NewIndexedStore() }
 func (m *dynamicMode) Object(item any) (any, error)  { return item, nil }
 
-func (m *dynamicMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
-	return identityModeTransform(keep, user)
+func (m *dynamicMode) Transform(user cache.TransformFunc) cache.TransformFunc {
+	return IdentityTransform(m.keep, user)
 }
 
 func (m *dynamicMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
@@ -37,17 +42,21 @@ func (m *dynamicMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
 
 // NewMetadataMode returns the storage mode of metadataonly: the metadata client (protobuf
 // PartialObjectMetadata), objects stored as received.
-func NewMetadataMode(client metadata.Interface) StorageMode { return &metadataMode{client: client} }
+func NewMetadataMode(client metadata.Interface, sc Config) Mode {
+	return &metadataMode{client: client, keep: sc.KeepManagedFields}
+}
 
-type metadataMode struct{ client metadata.Interface }
+type metadataMode struct {
+	client metadata.Interface
+	keep   bool
+}
 
 func (m *metadataMode) Name() string                  { return "metadata" }
 func (m *metadataMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
-func (m *metadataMode) NewStore() Store               { return NewIndexedStore() }
 func (m *metadataMode) Object(item any) (any, error)  { return item, nil }
 
-func (m *metadataMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
-	return identityModeTransform(keep, user)
+func (m *metadataMode) Transform(user cache.TransformFunc) cache.TransformFunc {
+	return IdentityTransform(m.keep, user)
 }
 
 func (m *metadataMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
@@ -66,28 +75,25 @@ func clientListerWatcher[L runtime.Object](t Target,
 	client any) cache.ListerWatcherWithContext {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			t.apply(&o)
+			t.Apply(&o)
 			return list(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			t.apply(&o)
+			t.Apply(&o)
 			return watchFn(ctx, o)
 		},
 	}
 	return asContextLW(cache.ToListWatcherWithWatchListSemantics(lw, client))
 }
 
-func identityModeTransform(keep bool, user cache.TransformFunc) cache.TransformFunc {
+// IdentityTransform is the transform of a mode that stores what the client decoded: strip
+// managedFields unless keep, then user.
+func IdentityTransform(keep bool, user cache.TransformFunc) cache.TransformFunc {
 	var strip cache.TransformFunc
 	if !keep {
 		strip = StripManagedFields
 	}
 	return ComposeTransforms(strip, user)
-}
-
-func (t Target) apply(o *metav1.ListOptions) {
-	o.LabelSelector = t.LabelSelector
-	o.FieldSelector = t.FieldSelector
 }
 
 // asContextLW keeps the IsWatchListSemanticsUnSupported answer of lw while exposing the

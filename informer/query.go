@@ -1,13 +1,13 @@
 package informer
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/internal/store"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
@@ -27,17 +27,10 @@ func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 		return res, ErrReleased
 	}
 	e := i.h.e
-	st, ok := e.indexed()
-	if !ok {
-		return res, ErrIndexesUnsupported
-	}
-	q, back, err := e.translate(q)
-	if err != nil {
-		return res, err
-	}
 	mode := i.h.c.mode
-	checker, _ := mode.(PathChecker)
-	items, next, plan, err := st.Query(q, store.QueryOptions{
+	checker, _ := mode.(storage.PathChecker)
+	items, next, plan, err := e.store.Query(q, store.QueryOptions{
+		Resolve: e.storeIndex,
 		PathFunc: func(expr string) (store.IndexFunc, error) {
 			p, fn, err := compiledPath(expr)
 			if err == nil && checker != nil {
@@ -48,16 +41,13 @@ func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 		Labels: func(item any) map[string]string { return labelsOf(mode, item) },
 	})
 	if err != nil {
-		return res, untranslate(err, back)
-	}
-	if d, ok := back[plan.Driver]; ok {
-		plan.Driver = d
+		return res, err
 	}
 	res.Items = make([]T, 0, len(items))
 	for _, it := range items {
 		obj, err := objectAs[T](mode, it.Obj)
 		if err != nil {
-			return query.Result[T]{}, fmt.Errorf("kindex: cached object %s: %w", it.Key, err)
+			return query.Result[T]{}, &DecodeError{Key: it.Key, Err: err}
 		}
 		res.Items = append(res.Items, obj)
 	}
@@ -65,52 +55,20 @@ func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 	return res, nil
 }
 
-// translate rewrites the index names of q's conditions to their store indexes; back maps
-// each rewritten condition (and store index) to what the user wrote.
-func (e *entry) translate(q query.Query) (query.Query, map[string]string, error) {
-	back := map[string]string{}
-	conds := make([]query.Condition, len(q.Conditions))
+// storeIndex resolves an index name registered on the entry to the store index serving it.
+func (e *entry) storeIndex(name string) (string, error) {
 	e.idx.mu.RLock()
 	defer e.idx.mu.RUnlock()
-	for k, c := range q.Conditions {
-		if c.Index != "" {
-			n := e.idx.names[c.Index]
-			if n == nil {
-				return q, nil, &store.IndexNotFoundError{Name: c.Index}
-			}
-			orig := c.String()
-			c.Index = n.spec.key
-			back[c.String()] = orig
-			back[n.spec.key] = q.Conditions[k].Index
-		}
-		conds[k] = c
+	n := e.idx.names[name]
+	if n == nil {
+		return "", &store.IndexNotFoundError{Name: name}
 	}
-	q.Conditions = conds
-	return q, back, nil
-}
-
-// untranslate puts the user's names back into the store's errors.
-func untranslate(err error, back map[string]string) error {
-	var nf *store.IndexNotFoundError
-	if errors.As(err, &nf) {
-		if name, ok := back[nf.Name]; ok {
-			return &store.IndexNotFoundError{Name: name}
-		}
-	}
-	var inv *query.InvalidError
-	if errors.As(err, &inv) {
-		if c, ok := back[inv.Condition]; ok {
-			cp := *inv
-			cp.Condition = c
-			return &cp
-		}
-	}
-	return err
+	return n.spec.key, nil
 }
 
 // labelsOf reads a stored item's labels: from its metadata when the item exposes it, else
 // from the object the mode makes of it.
-func labelsOf(mode StorageMode, item any) map[string]string {
+func labelsOf(mode storage.Mode, item any) map[string]string {
 	if m, err := meta.Accessor(item); err == nil {
 		return m.GetLabels()
 	}
@@ -125,7 +83,7 @@ func labelsOf(mode StorageMode, item any) map[string]string {
 }
 
 // objectAs turns a stored item into the front end's object type.
-func objectAs[T Object](mode StorageMode, item any) (T, error) {
+func objectAs[T Object](mode storage.Mode, item any) (T, error) {
 	var zero T
 	obj, err := mode.Object(item)
 	if err != nil {
@@ -141,7 +99,7 @@ func objectAs[T Object](mode StorageMode, item any) (T, error) {
 // compiledPath compiles the JSONPath of a query.Where condition into an index function,
 // once per distinct expression: compiled paths are immutable, so they are kept (up to
 // maxCompiledPaths; the cache is emptied when full). The Path itself is returned too, for
-// a mode's PathChecker.
+// a mode's storage.PathChecker.
 func compiledPath(expr string) (*jsonpath.Path, store.IndexFunc, error) {
 	paths.mu.Lock()
 	c, ok := paths.m[expr]

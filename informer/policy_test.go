@@ -78,6 +78,8 @@ func TestNotFoundConfirmedParksAndDropsThenResumes(t *testing.T) {
 	assert.Equal(t, ReasonNotFound, st.Reason)
 	assert.True(t, apierrors.IsNotFound(st.LastError))
 	assert.Equal(t, 0, st.Objects)
+	assert.True(t, inf.HasSynced(), "HasSynced is a latch, as client-go's")
+	assert.True(t, reg.HasSynced(), "and means the same for a registration")
 	eventually(t, func() bool { return rec.tombstones() == 2 }, "handlers told of the deletions")
 	assert.Equal(t, 1, e.logs.count("Informer parked"), "one line for the park:\n%s", e.logs)
 
@@ -92,7 +94,7 @@ func TestNotFoundConfirmedParksAndDropsThenResumes(t *testing.T) {
 	srv.add(newObj("ns", "c", nil))
 	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
 	eventually(t, func() bool { return inf.Status().Phase == PhaseSynced }, "resumed: %v", inf.Status())
-	assert.Equal(t, []string{"c"}, names(inf.List(nil)), "only the new objects; no ghosts")
+	assert.Equal(t, []string{"c"}, names(must(inf.List(nil))), "only the new objects; no ghosts")
 	assert.Equal(t, 1, e.logs.count("Informer resuming"))
 	assert.Equal(t, 1, e.logs.count("Informer parked"))
 }
@@ -123,7 +125,7 @@ func TestNotFoundWhileDiscoveryServesIsRetriedAndKeepsCache(t *testing.T) {
 
 	srv.setErrors(nil, nil)
 	eventually(t, func() bool { return inf.Status().Reason == ReasonNone }, "recovered")
-	assert.Equal(t, []string{"a"}, names(inf.List(nil)))
+	assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
 	assert.Equal(t, 0, e.logs.count("Informer parked"))
 }
 
@@ -161,7 +163,7 @@ func TestForbiddenParksRechecksAndResumes(t *testing.T) {
 	srv.setErrors(nil, nil)
 	e.access.allowed.Store(true)
 	require.NoError(t, inf.WaitForSync(ctx))
-	assert.Equal(t, []string{"a"}, names(inf.List(nil)))
+	assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
 	assert.Equal(t, 1, e.logs.count("Informer parked"))
 }
 
@@ -249,7 +251,7 @@ func TestRelistAfterDisconnectDeletesVanishedObjects(t *testing.T) {
 	srv.remove(b)
 	eventually(t, func() bool { return rec.deleted("ns/b") }, "b deleted")
 	assert.Equal(t, 1, rec.tombstones(), "through a relist")
-	assert.Equal(t, []string{"a"}, names(inf.List(nil)))
+	assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
 	assert.GreaterOrEqual(t, inf.Status().Lists, 2)
 	srv.setErrors(nil, nil)
 	require.NoError(t, inf.WaitForSync(ctx))

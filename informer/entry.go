@@ -2,7 +2,6 @@ package informer
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +10,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/storage"
+	"github.com/kindex/kindex/internal/store"
 )
 
 // entry is one shared informer: a long-lived store, the handlers, the status, and a
@@ -20,9 +21,9 @@ type entry struct {
 	core      *core
 	key       Key
 	res       discovery.Resource
-	target    Target
+	target    storage.Target
 	logger    logr.Logger
-	store     Store
+	store     *store.Store
 	transform cache.TransformFunc
 	metrics   *entryMetrics
 
@@ -50,7 +51,7 @@ type entry struct {
 	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed
 }
 
-func newEntry(c *core, key Key, t Target) *entry {
+func newEntry(c *core, key Key, t storage.Target) *entry {
 	ctx, cancel := context.WithCancel(c.ctx)
 	e := &entry{
 		core:      c,
@@ -58,7 +59,7 @@ func newEntry(c *core, key Key, t Target) *entry {
 		res:       t.Resource,
 		target:    t,
 		logger:    c.logger.WithValues("informer", key.String()),
-		store:     c.newStore(),
+		store:     store.New(store.Options{}),
 		ctx:       ctx,
 		cancel:    cancel,
 		kick:      make(chan struct{}, 1),
@@ -66,14 +67,14 @@ func newEntry(c *core, key Key, t Target) *entry {
 		listeners: map[*listener]struct{}{},
 	}
 	e.metrics = c.metrics.forEntry(key)
-	e.transform = c.mode.Transform(c.opts.KeepManagedFields, forgiving(c.opts.Transform, e.transformFailed))
+	e.transform = c.mode.Transform(forgiving(c.opts.Transform, e.transformFailed))
 	if c.ownerIndex.Load() {
 		e.ensureOwnerIndex() // the store is empty: nothing to backfill
 	}
 	for _, ix := range c.indexes {
 		// The entry's own reference, never released: validated by NewFactory, and the
 		// names are distinct, so this cannot fail on an indexed store.
-		if err := e.addIndex(ix.name, ix.spec); err != nil && !errors.Is(err, ErrIndexesUnsupported) {
+		if err := e.addIndex(ix.name, ix.spec); err != nil {
 			e.logger.Error(err, "Cannot register an index of Options.Indexes", "index", ix.name)
 		}
 	}

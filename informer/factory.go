@@ -15,6 +15,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/storage"
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // Selectors are a label and a field selector, in the API's string syntax.
@@ -78,30 +80,40 @@ type Factory[T Object] struct {
 	c *core
 }
 
-// NewFactory validates opts and returns a factory that is not started yet. cfg is used for
-// access re-checks; mode carries the list/watch clients (front ends build both from an
-// httpsafe config).
-func NewFactory[T Object](cfg *rest.Config, mode StorageMode, opts Options[T], in Internal) (*Factory[T], error) {
+// newFactory validates opts, compiles Options.Indexes once, builds the storage mode with
+// them and returns a factory that is not started yet. cfg is used for access re-checks;
+// newMode builds the list/watch clients from it (New passes a redirect-safe config).
+func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder, in hooks) (*Factory[T], error) {
 	if cfg == nil {
 		return nil, errors.New("kindex: nil rest.Config")
 	}
-	if mode == nil {
+	if newMode == nil {
 		return nil, errors.New("kindex: nil storage mode")
 	}
 	if opts.Discovery == nil {
 		return nil, errors.New("kindex: Options.Discovery is nil")
 	}
 	c := config{
-		Namespace:         opts.Namespace,
-		LabelSelector:     opts.LabelSelector,
-		FieldSelector:     opts.FieldSelector,
-		Selectors:         opts.Selectors,
-		ResyncPeriod:      opts.ResyncPeriod,
-		Transform:         TypedTransform(opts.Transform),
-		KeepManagedFields: opts.KeepManagedFields,
+		Namespace:     opts.Namespace,
+		LabelSelector: opts.LabelSelector,
+		FieldSelector: opts.FieldSelector,
+		Selectors:     opts.Selectors,
+		ResyncPeriod:  opts.ResyncPeriod,
+		Transform:     typedTransform(opts.Transform),
 	}
 	if err := validateConfig(&c); err != nil {
 		return nil, err
+	}
+	paths, err := compileIndexes(opts.Indexes)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := newMode(cfg, storage.Config{KeepManagedFields: opts.KeepManagedFields, Indexes: paths})
+	if err != nil {
+		return nil, fmt.Errorf("kindex: %w", err)
+	}
+	if mode == nil {
+		return nil, errors.New("kindex: nil storage mode")
 	}
 	logger := opts.Logger
 	if logger.GetSink() == nil {
@@ -113,20 +125,39 @@ func NewFactory[T Object](cfg *rest.Config, mode StorageMode, opts Options[T], i
 	}
 	access := in.Access
 	if access == nil {
-		if access, err = NewAccessChecker(cfg); err != nil {
+		if access, err = newAccessChecker(cfg); err != nil {
 			return nil, err
 		}
 	}
 	core := newCore(mode, c, in, logger.WithName("kindex"), m, opts.Discovery, access)
 	core.ownerIndex.Store(opts.OwnerIndex)
-	for _, name := range slices.Sorted(maps.Keys(opts.Indexes)) {
-		spec, err := jsonPathIndex(mode, name, opts.Indexes[name])
+	for _, name := range slices.Sorted(maps.Keys(paths)) {
+		spec, err := jsonPathIndex(mode, name, paths[name])
 		if err != nil {
 			return nil, err
 		}
 		core.indexes = append(core.indexes, namedIndex{name: name, spec: spec})
 	}
 	return &Factory[T]{c: core}, nil
+}
+
+// compileIndexes compiles Options.Indexes, once for the factory's life.
+func compileIndexes(exprs map[string]string) (map[string]*jsonpath.Path, error) {
+	if len(exprs) == 0 {
+		return nil, nil
+	}
+	paths := make(map[string]*jsonpath.Path, len(exprs))
+	for _, name := range slices.Sorted(maps.Keys(exprs)) {
+		if err := validIndexName(name); err != nil {
+			return nil, err
+		}
+		p, err := jsonpath.Compile(exprs[name])
+		if err != nil {
+			return nil, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+		}
+		paths[name] = p
+	}
+	return paths, nil
 }
 
 // Start binds the factory to ctx and returns at once (after starting discovery, when the

@@ -1,8 +1,6 @@
 package informer
 
 import (
-	"slices"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,12 +19,9 @@ const (
 )
 
 // ensureOwnerIndex registers the owner index once for the entry's life; the store backfills
-// the objects it holds. A store without indexes is scanned instead.
+// the objects it holds.
 func (e *entry) ensureOwnerIndex() {
-	st, ok := e.indexed()
-	if !ok {
-		return
-	}
+	st := e.store
 	e.idx.mu.Lock()
 	defer e.idx.mu.Unlock()
 	if e.idx.owner || e.ctx.Err() != nil {
@@ -55,37 +50,22 @@ func (c *core) ownerEntries() []*entry {
 
 // ownedBy returns the stored items with an owner reference to uid.
 func (e *entry) ownedBy(uid types.UID) []any {
-	if st, ok := e.indexed(); ok {
-		if keys, err := st.IndexKeysIn(ownerIndexKey, string(uid), "", true); err == nil {
-			return itemsOf(e.store, keys)
-		}
+	keys, err := e.store.IndexKeysIn(ownerIndexKey, string(uid), "", true)
+	if err != nil {
+		return nil // the index is registered before any caller gets here
 	}
-	var out []any
-	for _, item := range e.store.List() {
-		if m, ok := e.metaOf(item); ok && slices.ContainsFunc(m.GetOwnerReferences(), func(r metav1.OwnerReference) bool { return r.UID == uid }) {
-			out = append(out, item)
-		}
-	}
-	return out
+	return itemsOf(e.store, keys)
 }
 
 // withOwners returns the stored items that have owner references.
 func (e *entry) withOwners() []any {
-	if st, ok := e.indexed(); ok {
-		items, _, _, err := st.Query(query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
-		if err == nil {
-			out := make([]any, len(items))
-			for i, it := range items {
-				out[i] = it.Obj
-			}
-			return out
-		}
+	items, _, _, err := e.store.Query(query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
+	if err != nil {
+		return nil
 	}
-	var out []any
-	for _, item := range e.store.List() {
-		if m, ok := e.metaOf(item); ok && len(m.GetOwnerReferences()) > 0 {
-			out = append(out, item)
-		}
+	out := make([]any, len(items))
+	for i, it := range items {
+		out[i] = it.Obj
 	}
 	return out
 }
@@ -93,17 +73,18 @@ func (e *entry) withOwners() []any {
 // hasUID reports whether the entry caches an object with uid, in namespace ns unless
 // allNamespaces.
 func (e *entry) hasUID(uid types.UID, ns string, allNamespaces bool) bool {
-	if st, ok := e.indexed(); ok {
-		if keys, err := st.IndexKeysIn(uidIndexKey, string(uid), ns, allNamespaces); err == nil {
-			return len(keys) > 0
+	keys, err := e.store.IndexKeysIn(uidIndexKey, string(uid), ns, allNamespaces)
+	return err == nil && len(keys) > 0
+}
+
+func itemsOf(s *store.Store, keys []string) []any {
+	out := make([]any, 0, len(keys))
+	for _, k := range keys {
+		if item, ok, err := s.GetByKey(k); err == nil && ok {
+			out = append(out, item)
 		}
 	}
-	for _, item := range e.store.List() {
-		if m, ok := e.metaOf(item); ok && m.GetUID() == uid && (allNamespaces || m.GetNamespace() == ns) {
-			return true
-		}
-	}
-	return false
+	return out
 }
 
 // metaOf reads a stored item's metadata, through the mode's object if the item itself does
@@ -118,14 +99,4 @@ func (e *entry) metaOf(item any) (metav1.Object, bool) {
 	}
 	m, err := meta.Accessor(obj)
 	return m, err == nil
-}
-
-func itemsOf(s Store, keys []string) []any {
-	out := make([]any, 0, len(keys))
-	for _, k := range keys {
-		if item, ok, err := s.GetByKey(k); err == nil && ok {
-			out = append(out, item)
-		}
-	}
-	return out
 }

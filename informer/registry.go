@@ -1,6 +1,10 @@
 package informer
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/kindex/kindex/internal/storage"
+)
 
 // registry maps keys to live entries with reference counts. Creation happens under its lock
 // (it does no I/O: an entry's requests start on its own goroutine), so concurrent acquires of
@@ -15,7 +19,7 @@ type registry struct {
 
 func newRegistry() *registry { return &registry{entries: map[Key]*entry{}} }
 
-func (r *registry) acquire(c *core, key Key, t Target) (*entry, error) {
+func (r *registry) acquire(c *core, key Key, t storage.Target) (*entry, error) {
 	for {
 		r.mu.Lock()
 		if r.closed {

@@ -190,27 +190,6 @@ func TestOrphansClusterScopedDependent(t *testing.T) {
 	assert.Equal(t, map[string]string{"/n1": "unknown", "/n3": "orphan"}, orphanStates(os))
 }
 
-// A store without indexes is scanned: Dependents and Orphans still answer.
-func TestOwnersOnPlainStores(t *testing.T) {
-	e := newEnvWith(t, Options[obj]{}, Internal{NewStore: NewIndexerStore})
-	ctx := context.Background()
-	e.mode.server(widgets.GVR).add(owned("a", "w1", "W1"))
-	e.mode.server(gadgets.GVR).add(owned("a", "g1", "G1", widgetRef("W1")))
-	e.mode.server(gadgets.GVR).add(owned("a", "g2", "G2", widgetRef("gone")))
-	for _, r := range []string{"widgets", "gadgets"} {
-		inf, err := e.f.Informer(ctx, r)
-		require.NoError(t, err)
-		defer inf.Release()
-	}
-	require.NoError(t, e.f.WaitForSync(ctx))
-	ds, err := e.f.Dependents(ctx, "W1")
-	require.NoError(t, err)
-	assert.Equal(t, []string{"gadgets a/g1"}, dependentNames(ds))
-	os, err := e.f.Orphans(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, map[string]string{"a/g2": "orphan"}, orphanStates(os))
-}
-
 // A user's built-in owner-uid index shares the owner index's store index.
 func TestBuiltinIndexSharesTheOwnerIndex(t *testing.T) {
 	e, inf := ownerFixture(t, Options[obj]{OwnerIndex: true})

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/storage"
 )
 
 type obj = *metav1.PartialObjectMetadata
@@ -173,6 +174,15 @@ type fakeMode struct {
 	mu      sync.Mutex
 	servers map[schema.GroupVersionResource]*fakeServer
 	lws     atomic.Int32 // ListerWatcher calls: one per run
+	keep    bool         // storage.Config.KeepManagedFields of the factory that built it
+}
+
+// builder hands the mode to a factory, as a front end's ModeBuilder does.
+func (m *fakeMode) builder() ModeBuilder {
+	return func(_ *rest.Config, sc storage.Config) (storage.Mode, error) {
+		m.keep = sc.KeepManagedFields
+		return m, nil
+	}
 }
 
 func newFakeMode() *fakeMode {
@@ -192,13 +202,12 @@ func (m *fakeMode) server(gvr schema.GroupVersionResource) *fakeServer {
 
 func (m *fakeMode) Name() string                  { return "fake" }
 func (m *fakeMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
-func (m *fakeMode) NewStore() Store               { return NewIndexedStore() }
 func (m *fakeMode) Object(item any) (any, error)  { return item, nil }
-func (m *fakeMode) Transform(keep bool, user cache.TransformFunc) cache.TransformFunc {
-	return identityModeTransform(keep, user)
+func (m *fakeMode) Transform(user cache.TransformFunc) cache.TransformFunc {
+	return storage.IdentityTransform(m.keep, user)
 }
 
-func (m *fakeMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
+func (m *fakeMode) ListerWatcher(t storage.Target) cache.ListerWatcherWithContext {
 	m.lws.Add(1)
 	s := m.server(t.Resource.GVR)
 	return noWatchListLW{&cache.ListWatch{ListWithContextFunc: s.list, WatchFuncWithContext: s.watch}}
@@ -364,12 +373,12 @@ var (
 
 func newEnv(t *testing.T, opts Options[obj], rs ...discovery.Resource) *env {
 	t.Helper()
-	return newEnvWith(t, opts, Internal{}, rs...)
+	return newEnvWith(t, opts, hooks{}, rs...)
 }
 
-// newEnvWith is newEnv with Internal settings (the fakes' access checker and short backoffs
+// newEnvWith is newEnv with hooks (the fakes' access checker and short backoffs
 // are always used).
-func newEnvWith(t *testing.T, opts Options[obj], in Internal, rs ...discovery.Resource) *env {
+func newEnvWith(t *testing.T, opts Options[obj], in hooks, rs ...discovery.Resource) *env {
 	t.Helper()
 	if len(rs) == 0 {
 		rs = []discovery.Resource{widgets, gadgets}
@@ -383,7 +392,7 @@ func newEnvWith(t *testing.T, opts Options[obj], in Internal, rs ...discovery.Re
 	in.ReflectorBackoff = &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Steps: 100, Factor: 2}
 	in.RecheckInitial = 20 * time.Millisecond
 	in.RecheckMax = 100 * time.Millisecond
-	f, err := NewFactory(&rest.Config{Host: "https://fake.invalid"}, e.mode, opts, in)
+	f, err := newFactory(&rest.Config{Host: "https://fake.invalid"}, opts, e.mode.builder(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,3 +514,11 @@ func (s *testSink) Error(error, string, ...any)    { s.errors.Add(1) }
 func (s *testSink) WithValues(...any) logr.LogSink { return s }
 func (s *testSink) WithName(string) logr.LogSink   { return s }
 func sinkLogger(s logr.LogSink) logr.Logger        { return logr.New(s) }
+
+// must returns v, panicking on err: for List calls inside assertions.
+func must[V any](v V, err error) V {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
