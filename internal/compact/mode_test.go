@@ -97,7 +97,7 @@ func checkIndexedStore(t *testing.T, s *store.Store) {
 	keys, err = s.IndexKeysIn("label", "app.kubernetes.io/name=catalog", "default", false)
 	require.NoError(t, err)
 	assert.Len(t, keys, 1)
-	assert.Len(t, s.ByNamespace("default"), 6)
+	assert.Len(t, s.ListNamespace("default"), 6)
 }
 
 func must[T any](v T, err error) T {

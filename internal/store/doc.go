@@ -16,6 +16,7 @@
 //   - Key lists are shaped for the sizes values have: one key inline (UIDs, names), a slice
 //     for a few, a map beyond 16.
 //
-// Store implements cache.Store and cache.Indexer, so client-go's Reflector, DeltaFIFO and
-// listers work with it. Objects are shared: callers must not modify what they add or read.
+// Store is not a cache.Indexer: kindex's informer core writes it from its own processing
+// loop and reads it through its query planner; a RealFIFO uses it as KnownObjects. Objects
+// are shared: callers must not modify what they add or read.
 package store

@@ -15,8 +15,8 @@ import (
 )
 
 // Store is a thread-safe object store with indexes that can be added and removed while it
-// holds objects. It implements client-go's cache.Store and cache.Indexer, so a Reflector or a
-// DeltaFIFO's KnownObjects can use it directly.
+// holds objects. It serves as a RealFIFO's KnownObjects (ListKeys, GetByKey), so a relist
+// yields deletions for what vanished.
 //
 // Objects are shared and must not be modified after they are added. Index functions run under
 // the store's lock: they must be fast and must not call back into the store.
@@ -32,7 +32,6 @@ type Store struct {
 	oneNS   string
 	indexes map[string]*index
 	slots   []*index // indexes by slot (record.values); nil for a free slot
-	rv      string   // the latest resourceVersion seen, for LastStoreSyncResourceVersion
 }
 
 // record is one stored object and the values each index gave it, by index slot. Keeping
@@ -80,7 +79,6 @@ func New(opts Options) *Store {
 	}
 }
 
-var _ cache.Indexer = (*Store)(nil)
 
 // NamespaceOf returns the namespace part of a key.
 func NamespaceOf(key string) string {
@@ -164,9 +162,6 @@ func (s *Store) put(key string, obj any) {
 		rec = &record{key: key, obj: obj}
 		s.addToNamespace(rec, ns)
 		s.items[key] = rec
-	}
-	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
-		s.rv = o.GetResourceVersion()
 	}
 	for _, ix := range s.indexes {
 		values := ix.compute(obj)
@@ -278,10 +273,6 @@ func (s *Store) ListNamespace(ns string) []any {
 	return out
 }
 
-// ByNamespace is ListNamespace; it makes Store an informer.NamespacedStore, so that listers
-// of one namespace read only that namespace's objects.
-func (s *Store) ByNamespace(ns string) []any { return s.ListNamespace(ns) }
-
 // Get returns the stored object with obj's key.
 func (s *Store) Get(obj any) (item any, exists bool, err error) {
 	key, err := s.key(obj)
@@ -322,26 +313,8 @@ func (s *Store) Replace(list []any, resourceVersion string) error {
 	for key, obj := range items {
 		s.put(key, obj)
 	}
-	s.rv = resourceVersion
 	return nil
 }
-
-// LastStoreSyncResourceVersion returns the latest resourceVersion the store has seen.
-func (s *Store) LastStoreSyncResourceVersion() string {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.rv
-}
-
-// Bookmark records a resourceVersion seen in a bookmark.
-func (s *Store) Bookmark(rv string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rv = rv
-}
-
-// Resync is a no-op: the store has no queue.
-func (s *Store) Resync() error { return nil }
 
 // ErrIndexNotFound is returned for a query or lookup on an index that is not registered.
 var ErrIndexNotFound = errors.New("index not found")
@@ -456,4 +429,19 @@ func (s *Store) ListNamespaceKeys(ns string) []string {
 		out = append(out, rec.key)
 	}
 	return out
+}
+
+// IndexKeysIn returns the keys indexed under value in namespace ns, or in every namespace
+// when allNamespaces is set. The lookup reads only that namespace's entries.
+func (s *Store) IndexKeysIn(indexName, value, ns string, allNamespaces bool) ([]string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ix, ok := s.indexes[indexName]
+	if !ok {
+		return nil, &IndexNotFoundError{Name: indexName}
+	}
+	e := ix.byValue[value]
+	out := make([]string, 0, e.count(ns, allNamespaces))
+	e.each(ns, allNamespaces, func(rec *record) { out = append(out, rec.key) })
+	return out, nil
 }

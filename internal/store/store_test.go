@@ -72,15 +72,15 @@ func TestAddIndexBackfillsAndFollowsUpdates(t *testing.T) {
 	require.NoError(t, s.Add(obj("b", "y", int64(2), "n1", nil)))
 	require.NoError(t, s.AddIndex("node", field("node")))
 
-	got, err := s.IndexKeys("node", "n1")
+	got, err := s.IndexKeysIn("node", "n1", "", true)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"a/x", "b/y"}, got)
 
 	// An update moves the object between values.
 	require.NoError(t, s.Update(obj("a", "x", int64(1), "n2", nil)))
-	got, _ = s.IndexKeys("node", "n1")
+	got, _ = s.IndexKeysIn("node", "n1", "", true)
 	assert.Equal(t, []string{"b/y"}, got)
-	got, _ = s.IndexKeys("node", "n2")
+	got, _ = s.IndexKeysIn("node", "n2", "", true)
 	assert.Equal(t, []string{"a/x"}, got)
 
 	// Namespaced lookups read one namespace.
@@ -88,9 +88,13 @@ func TestAddIndexBackfillsAndFollowsUpdates(t *testing.T) {
 	assert.Empty(t, got)
 
 	require.NoError(t, s.Delete(obj("b", "y", nil, "", nil)))
-	got, _ = s.IndexKeys("node", "n1")
+	got, _ = s.IndexKeysIn("node", "n1", "", true)
 	assert.Empty(t, got)
-	assert.Equal(t, []string{"n2"}, s.ListIndexFuncValues("node"))
+	st, err := s.IndexStats("node")
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Values, "only n2 is left")
+	got, _ = s.IndexKeysIn("node", "n2", "", true)
+	assert.Len(t, got, 1)
 }
 
 func TestRemoveIndexIsReferenceCounted(t *testing.T) {
@@ -100,12 +104,12 @@ func TestRemoveIndexIsReferenceCounted(t *testing.T) {
 	gone, err := s.RemoveIndex("node")
 	require.NoError(t, err)
 	assert.False(t, gone)
-	_, err = s.IndexKeys("node", "x")
+	_, err = s.IndexKeysIn("node", "x", "", true)
 	require.NoError(t, err, "still registered after one of two removals")
 	gone, err = s.RemoveIndex("node")
 	require.NoError(t, err)
 	assert.True(t, gone)
-	_, err = s.IndexKeys("node", "x")
+	_, err = s.IndexKeysIn("node", "x", "", true)
 	assert.ErrorIs(t, err, ErrIndexNotFound)
 	_, err = s.RemoveIndex("node")
 	assert.ErrorIs(t, err, ErrIndexNotFound)
@@ -126,7 +130,7 @@ func TestIndexFunctionFailureKeepsObject(t *testing.T) {
 	assert.ErrorContains(t, st.LastError, "map value")
 	st, _ = s.IndexStats("boom")
 	assert.Equal(t, int64(2), st.Errors, "a panicking index function is counted, not propagated")
-	got, _ := s.IndexKeys("size", "3")
+	got, _ := s.IndexKeysIn("size", "3", "", true)
 	assert.Equal(t, []string{"a/good"}, got)
 }
 
@@ -137,10 +141,13 @@ func TestReplaceRemovesMissingAndReindexes(t *testing.T) {
 	require.NoError(t, s.Add(obj("a", "y", nil, "n1", nil)))
 	require.NoError(t, s.Replace([]any{obj("a", "y", nil, "n2", nil)}, "42"))
 	assert.Equal(t, []string{"a/y"}, s.ListKeys())
-	got, _ := s.IndexKeys("node", "n2")
+	got, _ := s.IndexKeysIn("node", "n2", "", true)
 	assert.Equal(t, []string{"a/y"}, got)
-	assert.Equal(t, []string{"n2"}, s.ListIndexFuncValues("node"))
-	assert.Equal(t, "42", s.LastStoreSyncResourceVersion())
+	st, err := s.IndexStats("node")
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Values, "only n2 is left")
+	got, _ = s.IndexKeysIn("node", "n2", "", true)
+	assert.Len(t, got, 1)
 }
 
 func TestDeleteTombstone(t *testing.T) {
