@@ -241,13 +241,15 @@ func (c *core) waitForSync(ctx context.Context) error {
 	if _, err := c.context(); err != nil {
 		return err
 	}
-	return waitEntries(ctx, c.reg.list())
+	return waitEntries(ctx, c.reg.list(), false)
 }
 
-func waitEntries(ctx context.Context, entries []*entry) error {
+// waitEntries waits for every entry; with untilPark a parked entry counts as an answer
+// (a failure with ErrParked as the cause) instead of something to wait out.
+func waitEntries(ctx context.Context, entries []*entry, untilPark bool) error {
 	var failures []SyncFailure
 	for _, e := range entries {
-		if f := e.waitSynced(ctx); f != nil {
+		if f := e.waitSynced(ctx, untilPark); f != nil {
 			failures = append(failures, *f)
 		}
 	}
@@ -255,6 +257,9 @@ func waitEntries(ctx context.Context, entries []*entry) error {
 		return nil
 	}
 	cause := ctx.Err()
+	if cause == nil && untilPark {
+		cause = ErrParked
+	}
 	if cause == nil {
 		cause = ErrReleased
 	}

@@ -35,6 +35,9 @@ var (
 	// compile (the error also wraps the positioned *jsonpath.SyntaxError), an unknown built-in
 	// or a nil function.
 	ErrInvalidIndex = errors.New("kindex: invalid index")
+	// ErrParked is the Cause of the *SyncError of WaitForSyncOrPark when the informer
+	// parked: the server refuses the resource or no longer serves it.
+	ErrParked = errors.New("kindex: informer parked")
 	// ErrOwnerNotCached explains an UnknownOwner: no synced informer of the factory caches
 	// every object of the owner's resource where the owner would be.
 	ErrOwnerNotCached = errors.New("kindex: owner's resource is not cached")
@@ -96,7 +99,8 @@ func (f SyncFailure) String() string {
 type SyncError struct {
 	// Failures lists the informers that did not sync, sorted by key.
 	Failures []SyncFailure
-	// Cause is why the wait ended (the context's error).
+	// Cause is why the wait ended: the context's error, ErrParked (WaitForSyncOrPark) or
+	// ErrReleased.
 	Cause error
 }
 

@@ -128,7 +128,20 @@ func (i *Informer[T]) WaitForSync(ctx context.Context) error {
 	if i.h.released.Load() {
 		return ErrReleased
 	}
-	return waitEntries(ctx, []*entry{i.h.e})
+	return waitEntries(ctx, []*entry{i.h.e}, false)
+}
+
+// WaitForSyncOrPark is WaitForSync for callers that want an answer, not a wait: it also
+// returns as soon as the informer parks, with a *SyncError whose Cause is ErrParked and
+// whose failure gives the reason (ReasonForbidden, ReasonNotFound, ReasonWatchForbidden,
+// ReasonInvalid) and the server's error, so apierrors.IsForbidden and apierrors.IsNotFound
+// hold for it. A parked informer stays parked until the outside world changes (a grant, the
+// resource served again); a command-line tool reports it and exits rather than waiting.
+func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
+	if i.h.released.Load() {
+		return ErrReleased
+	}
+	return waitEntries(ctx, []*entry{i.h.e}, true)
 }
 
 // AddEventHandler adds a handler. It is called on its own goroutine with T objects (and

@@ -142,8 +142,17 @@ func TestForbiddenParksRechecksAndResumes(t *testing.T) {
 	require.NoError(t, err)
 	defer inf.Release()
 
+	// WaitForSyncOrPark answers as soon as the informer parks, without a deadline.
+	perr := inf.WaitForSyncOrPark(ctx)
+	require.ErrorIs(t, perr, ErrParked)
+	assert.True(t, apierrors.IsForbidden(perr), "the server's answer is reachable: %v", perr)
+	var pse *SyncError
+	require.ErrorAs(t, perr, &pse)
+	assert.Equal(t, ReasonForbidden, pse.Failures[0].Reason)
+
 	// Others sync regardless; a factory-wide wait names the forbidden one.
 	require.NoError(t, other.WaitForSync(ctx))
+	require.NoError(t, other.WaitForSyncOrPark(ctx), "a synced informer answers nil")
 	wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	err = e.f.WaitForSync(wctx)

@@ -92,7 +92,8 @@ func errString(err error) string {
 }
 
 // waitSynced waits until the entry is Synced or ctx ends; it returns the failure otherwise.
-func (e *entry) waitSynced(ctx context.Context) *SyncFailure {
+// With untilPark, a parked entry fails at once (its reason says why).
+func (e *entry) waitSynced(ctx context.Context, untilPark bool) *SyncFailure {
 	for {
 		st, changed := e.status.get()
 		if st.Phase == PhaseSynced {
@@ -100,6 +101,9 @@ func (e *entry) waitSynced(ctx context.Context) *SyncFailure {
 		}
 		if st.Phase == PhaseStopped {
 			return &SyncFailure{Key: e.key, Phase: st.Phase, Reason: st.Reason, Err: ErrReleased}
+		}
+		if untilPark && st.Phase == PhaseParked {
+			return &SyncFailure{Key: e.key, Phase: st.Phase, Reason: st.Reason, Err: st.LastError}
 		}
 		select {
 		case <-changed:

@@ -98,5 +98,5 @@ func (w *WatchAll[T]) WaitForSync(ctx context.Context) error {
 	for _, m := range ms {
 		entries = append(entries, m.h.e)
 	}
-	return waitEntries(ctx, entries)
+	return waitEntries(ctx, entries, false)
 }
