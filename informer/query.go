@@ -23,13 +23,62 @@ import (
 // query.ErrScanRequired.
 func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 	var res query.Result[T]
-	if i.h.released.Load() {
-		return res, ErrReleased
+	items, next, plan, err := i.query(q)
+	if err != nil {
+		return res, err
 	}
+	res.Items = make([]T, 0, len(items))
+	for _, it := range items {
+		obj, err := objectAs[T](i.h.c.mode, it.Obj)
+		if err != nil {
+			return query.Result[T]{}, &DecodeError{Key: it.Key, Err: err}
+		}
+		res.Items = append(res.Items, obj)
+	}
+	res.Continue, res.Plan = next, plan
+	return res, nil
+}
+
+// Count returns how many cached objects match q (its Limit and Continue are ignored), with
+// Query's conditions and errors. A query with no condition (the namespace's size) or one
+// equality condition is answered from sizes the indexes keep, without visiting objects;
+// any other visits the matches once, without sorting or decoding them.
+func (i *Informer[T]) Count(q query.Query) (int, error) {
+	if i.h.released.Load() {
+		return 0, ErrReleased
+	}
+	n, _, err := i.h.e.store.Count(q, i.queryOptions())
+	return n, err
+}
+
+// CountBy returns, for each value of the named index, how many cached objects matching q
+// have it: pods per node (an index on {.spec.nodeName}), objects per phase, per label value.
+// An object with several values counts once under each; objects without a value are not
+// counted. A query with no condition is answered from the index's sizes, in time
+// proportional to the index's distinct values, not the objects; otherwise the matches are
+// visited once.
+func (i *Informer[T]) CountBy(q query.Query, index string) (map[string]int, error) {
+	if i.h.released.Load() {
+		return nil, ErrReleased
+	}
+	return i.h.e.store.CountBy(q, index, i.queryOptions())
+}
+
+// query runs q on the store: one page of stored items.
+func (i *Informer[T]) query(q query.Query) ([]store.Item, string, query.Plan, error) {
+	if i.h.released.Load() {
+		return nil, "", query.Plan{}, ErrReleased
+	}
+	return i.h.e.store.Query(q, i.queryOptions())
+}
+
+// queryOptions resolve the informer's index names, compile JSONPath conditions (refused if
+// the mode drops a field they read) and read labels.
+func (i *Informer[T]) queryOptions() store.QueryOptions {
 	e := i.h.e
 	mode := i.h.c.mode
 	checker, _ := mode.(storage.PathChecker)
-	items, next, plan, err := e.store.Query(q, store.QueryOptions{
+	return store.QueryOptions{
 		Resolve: e.storeIndex,
 		PathFunc: func(expr string) (store.IndexFunc, error) {
 			p, fn, err := compiledPath(expr)
@@ -39,20 +88,7 @@ func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 			return fn, err
 		},
 		Labels: func(item any) map[string]string { return labelsOf(mode, item) },
-	})
-	if err != nil {
-		return res, err
 	}
-	res.Items = make([]T, 0, len(items))
-	for _, it := range items {
-		obj, err := objectAs[T](mode, it.Obj)
-		if err != nil {
-			return query.Result[T]{}, &DecodeError{Key: it.Key, Err: err}
-		}
-		res.Items = append(res.Items, obj)
-	}
-	res.Continue, res.Plan = next, plan
-	return res, nil
 }
 
 // storeIndex resolves an index name registered on the entry to the store index serving it.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/base64"
+	"errors"
 	"slices"
 	"strings"
 
@@ -35,60 +36,22 @@ type Item struct {
 // What each condition costs is written once, in package informer's documentation
 // ("Indexes and queries").
 func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
-	var plan query.Plan
-	var indexed, pathConds []*matcher
-	var pathFns []IndexFunc
-	for _, c := range q.Conditions {
-		m, err := newMatcher(c)
-		if err != nil {
-			return nil, "", plan, err
-		}
-		if c.Index != "" {
-			m.key = c.Index
-			if opts.Resolve != nil {
-				if m.key, err = opts.Resolve(c.Index); err != nil {
-					return nil, "", plan, err
-				}
-			}
-			indexed = append(indexed, m)
-			continue
-		}
-		if opts.PathFunc == nil {
-			return nil, "", plan, &query.InvalidError{Condition: c.String(), Reason: "JSONPath conditions are not supported here"}
-		}
-		fn, err := opts.PathFunc(c.Path)
-		if err != nil {
-			return nil, "", plan, &query.InvalidError{Condition: c.String(), Reason: "bad JSONPath", Err: err}
-		}
-		pathConds = append(pathConds, m)
-		pathFns = append(pathFns, fn)
-	}
-	if q.Labels != nil && !q.Labels.Empty() && opts.Labels == nil {
-		return nil, "", plan, &query.InvalidError{Reason: "label selectors are not supported here"}
+	pq, err := prepare(q, opts)
+	if err != nil {
+		return nil, "", query.Plan{}, err
 	}
 	after, err := decodeContinue(q.Continue)
 	if err != nil {
-		return nil, "", plan, err
+		return nil, "", query.Plan{}, err
 	}
-
-	candidates, plan, err := s.candidates(q, indexed)
+	hits, plan, err := s.matches(pq, after, "")
 	if err != nil {
 		return nil, "", plan, err
 	}
-	matched := candidates[:0]
-	for _, it := range candidates {
-		if after != "" && !keyLess(after, it.Key) {
-			continue
-		}
-		if q.Labels != nil && !q.Labels.Empty() && !q.Labels.Matches(labels.Set(opts.Labels(it.Obj))) {
-			continue
-		}
-		if !matchPaths(it.Obj, pathConds, pathFns) {
-			continue
-		}
-		matched = append(matched, it)
+	matched := make([]Item, len(hits))
+	for i, h := range hits {
+		matched[i] = Item{Key: h.key, Obj: h.obj}
 	}
-	plan.Matched = len(matched)
 	sortItems(matched)
 	next := ""
 	if q.Limit > 0 && len(matched) > q.Limit {
@@ -96,6 +59,174 @@ func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.P
 		next = encodeContinue(matched[len(matched)-1].Key)
 	}
 	return matched, next, plan, nil
+}
+
+// Count returns how many objects match q (Limit and Continue are ignored). A query with
+// only a namespace, or only equality and set conditions on one index, is answered from the
+// sizes the store keeps, without visiting objects.
+func (s *Store) Count(q query.Query, opts QueryOptions) (int, query.Plan, error) {
+	q.Limit, q.Continue = 0, ""
+	pq, err := prepare(q, opts)
+	if err != nil {
+		return 0, query.Plan{}, err
+	}
+	if n, plan, ok, err := s.countFromSizes(pq); ok || err != nil {
+		return n, plan, err
+	}
+	hits, plan, err := s.matches(pq, "", "")
+	return len(hits), plan, err
+}
+
+// CountBy returns, for each value of the named index (a store index name, resolved with
+// opts.Resolve like a condition's), how many objects that match q have it; an object with
+// several values counts once under each. A query with only a namespace is answered from the
+// index's value sizes: time proportional to the distinct values, not the objects.
+func (s *Store) CountBy(q query.Query, index string, opts QueryOptions) (map[string]int, error) {
+	q.Limit, q.Continue = 0, ""
+	pq, err := prepare(q, opts)
+	if err != nil {
+		return nil, err
+	}
+	key := index
+	if opts.Resolve != nil {
+		if key, err = opts.Resolve(index); err != nil {
+			return nil, err
+		}
+	}
+	if len(pq.indexed) == 0 && len(pq.paths) == 0 && !pq.labels {
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		ix, ok := s.indexes[key]
+		if !ok {
+			return nil, &IndexNotFoundError{Name: index}
+		}
+		out := map[string]int{}
+		for v, e := range ix.byValue {
+			if n := e.count(q.Namespace, q.Namespace == ""); n > 0 {
+				out[v] = n
+			}
+		}
+		return out, nil
+	}
+	hits, _, err := s.matches(pq, "", key)
+	if err != nil {
+		var nf *IndexNotFoundError
+		if errors.As(err, &nf) && nf.Name == key {
+			return nil, &IndexNotFoundError{Name: index}
+		}
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, h := range hits {
+		for _, v := range h.group {
+			out[v]++
+		}
+	}
+	return out, nil
+}
+
+// prepared is a validated query: its conditions split by kind, index names resolved.
+type prepared struct {
+	q       query.Query
+	opts    QueryOptions
+	indexed []*matcher
+	paths   []*matcher
+	pathFns []IndexFunc
+	labels  bool // q.Labels selects something
+}
+
+func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
+	pq := &prepared{q: q, opts: opts, labels: q.Labels != nil && !q.Labels.Empty()}
+	for _, c := range q.Conditions {
+		m, err := newMatcher(c)
+		if err != nil {
+			return nil, err
+		}
+		if c.Index != "" {
+			m.key = c.Index
+			if opts.Resolve != nil {
+				if m.key, err = opts.Resolve(c.Index); err != nil {
+					return nil, err
+				}
+			}
+			pq.indexed = append(pq.indexed, m)
+			continue
+		}
+		if opts.PathFunc == nil {
+			return nil, &query.InvalidError{Condition: c.String(), Reason: "JSONPath conditions are not supported here"}
+		}
+		fn, err := opts.PathFunc(c.Path)
+		if err != nil {
+			return nil, &query.InvalidError{Condition: c.String(), Reason: "bad JSONPath", Err: err}
+		}
+		pq.paths = append(pq.paths, m)
+		pq.pathFns = append(pq.pathFns, fn)
+	}
+	if pq.labels && opts.Labels == nil {
+		return nil, &query.InvalidError{Reason: "label selectors are not supported here"}
+	}
+	return pq, nil
+}
+
+// hit is a record as a query saw it under the store's lock: records change in place.
+type hit struct {
+	key   string
+	obj   any
+	group []string // the values of the group index (CountBy)
+}
+
+// matches returns what satisfies pq and comes after the key after (if set), in no
+// particular order, with the values of the store index group if set.
+func (s *Store) matches(pq *prepared, after, group string) ([]hit, query.Plan, error) {
+	candidates, plan, err := s.candidates(pq.q, pq.indexed, group)
+	if err != nil {
+		return nil, plan, err
+	}
+	matched := candidates[:0]
+	for _, h := range candidates {
+		if after != "" && !keyLess(after, h.key) {
+			continue
+		}
+		if pq.labels && !pq.q.Labels.Matches(labels.Set(pq.opts.Labels(h.obj))) {
+			continue
+		}
+		if !matchPaths(h.obj, pq.paths, pq.pathFns) {
+			continue
+		}
+		matched = append(matched, h)
+	}
+	plan.Matched = len(matched)
+	return matched, plan, nil
+}
+
+// countFromSizes answers a count from the sizes the store keeps when pq allows it: no
+// condition (the namespace's size), or one equality or set condition and nothing else (its
+// values' sizes; a set's values are distinct objects only for a single-valued index, so a
+// set is answered this way only when every object has at most one value).
+func (s *Store) countFromSizes(pq *prepared) (int, query.Plan, bool, error) {
+	if len(pq.paths) > 0 || pq.labels || len(pq.indexed) > 1 {
+		return 0, query.Plan{}, false, nil
+	}
+	ns, allNS := pq.q.Namespace, pq.q.Namespace == ""
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(pq.indexed) == 0 {
+		n := len(s.items)
+		if !allNS {
+			n, _ = s.inNamespace(ns)
+		}
+		return n, query.Plan{Driver: "count", Matched: n}, true, nil
+	}
+	m := pq.indexed[0]
+	if m.cond.Op != query.Equal {
+		return 0, query.Plan{}, false, nil
+	}
+	ix, ok := s.indexes[m.key]
+	if !ok {
+		return 0, query.Plan{}, true, &IndexNotFoundError{Name: m.cond.Index}
+	}
+	n := ix.byValue[m.cond.Values[0]].count(ns, allNS)
+	return n, query.Plan{Driver: m.cond.String(), Matched: n}, true, nil
 }
 
 func matchPaths(obj any, conds []*matcher, fns []IndexFunc) bool {
@@ -119,7 +250,7 @@ func safeValues(fn IndexFunc, obj any) (values []string, err error) {
 
 // candidates picks the driver and returns the objects that pass every indexed condition.
 // Index conditions are checked under the read lock; everything else is left to the caller.
-func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan, error) {
+func (s *Store) candidates(q query.Query, conds []*matcher, group string) ([]hit, query.Plan, error) {
 	var plan query.Plan
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
@@ -142,9 +273,17 @@ func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan,
 	if driver < 0 && !q.Scan {
 		return nil, plan, query.ErrScanRequired
 	}
-	var out []Item
+	groupSlot := -1
+	if group != "" {
+		ix, ok := s.indexes[group]
+		if !ok {
+			return nil, plan, &IndexNotFoundError{Name: group}
+		}
+		groupSlot = ix.slot
+	}
+	var out []hit
 	if driver >= 0 {
-		out = make([]Item, 0, best)
+		out = make([]hit, 0, best)
 	}
 	visit := func(rec *record) {
 		plan.Candidates++
@@ -153,7 +292,11 @@ func (s *Store) candidates(q query.Query, conds []*matcher) ([]Item, query.Plan,
 				return
 			}
 		}
-		out = append(out, Item{Key: rec.key, Obj: rec.obj})
+		h := hit{key: rec.key, obj: rec.obj}
+		if groupSlot >= 0 {
+			h.group = rec.valuesOf(groupSlot)
+		}
+		out = append(out, h)
 	}
 	if driver < 0 {
 		plan.Driver = "scan"

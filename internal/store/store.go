@@ -79,7 +79,6 @@ func New(opts Options) *Store {
 	}
 }
 
-
 // NamespaceOf returns the namespace part of a key.
 func NamespaceOf(key string) string {
 	if i := strings.IndexByte(key, '/'); i >= 0 {

@@ -230,6 +230,47 @@ func TestQueryMatchesBruteForce(t *testing.T) {
 	}
 }
 
+// Count and CountBy agree with the brute-force model on every query of the model test,
+// whichever path answers them (index sizes or the match set).
+func TestCountsMatchBruteForce(t *testing.T) {
+	s := seed(t)
+	even := labels.SelectorFromSet(labels.Set{"even": "true"})
+	cases := []query.Query{
+		{Scan: true},
+		{Namespace: "a", Scan: true},
+		{Conditions: []query.Condition{query.Eq("size", "3")}},
+		{Namespace: "b", Conditions: []query.Condition{query.Eq("node", "n1")}},
+		{Conditions: []query.Condition{query.OneOf("size", "1", "2"), query.Eq("node", "n1")}},
+		{Conditions: []query.Condition{query.Gt("size", "2")}},
+		{Conditions: []query.Condition{query.Has("size")}, Labels: even},
+		{Namespace: "b", Conditions: []query.Condition{query.HasNot("node")}, Scan: true},
+	}
+	for _, q := range cases {
+		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.Labels), func(t *testing.T) {
+			want := brute(s, q)
+			n, _, err := s.Count(q, QueryOptions{Labels: labelsOf})
+			require.NoError(t, err)
+			assert.Equal(t, len(want), n)
+			byNode, err := s.CountBy(q, "node", QueryOptions{Labels: labelsOf})
+			require.NoError(t, err)
+			model := map[string]int{}
+			for _, k := range want {
+				o, _, _ := s.GetByKey(k)
+				vs, _ := field("node")(o)
+				for _, v := range vs {
+					model[v]++
+				}
+			}
+			assert.Equal(t, model, byNode)
+		})
+	}
+	n, _, err := s.Count(query.Query{}, QueryOptions{})
+	require.NoError(t, err, "a count without conditions reads the store's size: no scan")
+	assert.Equal(t, 20, n)
+	_, err = s.CountBy(query.Query{}, "nope", QueryOptions{})
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+}
+
 func TestQueryPlansFromMostSelectiveIndex(t *testing.T) {
 	s := seed(t)
 	// size=4 has 3 objects (4, 9, 14), node=n1 has 6: the planner drives from size.

@@ -1,0 +1,182 @@
+package informer
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/storage"
+	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+// Item is one cached object as the store holds it, handed out without decoding (GetItem,
+// ListItems, QueryItems): in the compact mode its JSON bytes, in the other modes the
+// decoded object. Metadata accessors, Raw and Eval read the stored form; Object and
+// DecodeInto decode on demand. An Item is a view of the cache: valid for as long as the
+// caller keeps it (a later change replaces the stored object, it does not modify it), and
+// read-only.
+//
+// Costs, per call, on a 7.5 KB Pod in compact mode (bench/README.md, "Reads"): Name,
+// Namespace, UID and ResourceVersion read the object's key and a few bytes; Labels and
+// Annotations decode those maps only; Eval walks the bytes (gjson), as indexes do; Object
+// decodes the whole object; DecodeInto decodes straight into the caller's type. In the
+// unstructured and metadata modes every accessor reads the decoded object and Raw is nil.
+type Item[T Object] struct {
+	key  string
+	obj  any // the stored item
+	mode storage.Mode
+}
+
+// rawJSON is what the compact mode stores.
+type rawJSON interface{ RawJSON() []byte }
+
+// Key is the object's cache key: "namespace/name", or "name" if cluster-scoped.
+func (it Item[T]) Key() string { return it.key }
+
+func (it Item[T]) meta() metav1.Object {
+	m, err := meta.Accessor(it.obj)
+	if err != nil {
+		return &metav1.ObjectMeta{}
+	}
+	return m
+}
+
+// Namespace is the object's namespace ("" if cluster-scoped).
+func (it Item[T]) Namespace() string { return it.meta().GetNamespace() }
+
+// Name is the object's name.
+func (it Item[T]) Name() string { return it.meta().GetName() }
+
+// UID is the object's UID.
+func (it Item[T]) UID() types.UID { return it.meta().GetUID() }
+
+// ResourceVersion is the object's resourceVersion.
+func (it Item[T]) ResourceVersion() string { return it.meta().GetResourceVersion() }
+
+// Labels are the object's labels (a new map in compact mode; the cached map otherwise:
+// read-only).
+func (it Item[T]) Labels() map[string]string { return it.meta().GetLabels() }
+
+// Annotations are the object's annotations, as Labels.
+func (it Item[T]) Annotations() map[string]string { return it.meta().GetAnnotations() }
+
+// Raw is the stored JSON of the object in compact mode (managedFields cut unless
+// Options.KeepManagedFields, projected if the mode projects), nil in the other modes. It
+// is the cache's memory: do not modify it.
+func (it Item[T]) Raw() []byte {
+	if r, ok := it.obj.(rawJSON); ok {
+		return r.RawJSON()
+	}
+	return nil
+}
+
+// Eval evaluates a compiled JSONPath on the stored form, as an index would: on the bytes in
+// compact mode, on the decoded object otherwise. The values do not refer to the cache.
+func (it Item[T]) Eval(p *jsonpath.Path) ([]jsonpath.Value, error) {
+	if p == nil {
+		return nil, fmt.Errorf("kindex: Eval of a nil path")
+	}
+	return indexfuncs.Values(p, it.obj)
+}
+
+// Object decodes the item into the front end's type (in compact mode a new object each
+// call; otherwise the cached object itself, shared and read-only). An object that cannot be
+// decoded is a *DecodeError.
+func (it Item[T]) Object() (T, error) {
+	obj, err := objectAs[T](it.mode, it.obj)
+	if err != nil {
+		return obj, &DecodeError{Key: it.key, Err: err}
+	}
+	return obj, nil
+}
+
+// DecodeInto decodes the object into v, a pointer to a typed struct (&corev1.Pod{}) or to
+// anything encoding/json decodes into. In compact mode it decodes the stored bytes straight
+// into v, without an intermediate map; an unstructured object is converted field by field
+// (runtime.DefaultUnstructuredConverter); a metadata-only object is encoded and decoded.
+// Fields v lacks are ignored; v is the caller's, free to modify.
+func (it Item[T]) DecodeInto(v any) error {
+	if v == nil {
+		return &DecodeError{Key: it.key, Err: fmt.Errorf("nil target")}
+	}
+	var err error
+	switch o := it.obj.(type) {
+	case rawJSON:
+		err = json.Unmarshal(o.RawJSON(), v)
+	case *unstructured.Unstructured:
+		err = runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, v)
+	default:
+		var b []byte
+		if b, err = json.Marshal(o); err == nil {
+			err = json.Unmarshal(b, v)
+		}
+	}
+	if err != nil {
+		return &DecodeError{Key: it.key, Err: err}
+	}
+	return nil
+}
+
+// GetItem is Get without decoding: the cached object namespace/name as an Item, or an error
+// for which apierrors.IsNotFound is true.
+func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
+	key := name
+	if namespace != "" {
+		key = namespace + "/" + name
+	}
+	if i.h.released.Load() {
+		return Item[T]{}, ErrReleased
+	}
+	obj, exists, err := i.h.e.store.GetByKey(key)
+	if err != nil {
+		return Item[T]{}, err
+	}
+	if !exists {
+		return Item[T]{}, notFound(i.h.e.key.GVR, name)
+	}
+	return Item[T]{key: key, obj: obj, mode: i.h.c.mode}, nil
+}
+
+// ListItems is List without decoding: every cached object in namespace ns ("" for all),
+// in no particular order. Filter with QueryItems.
+func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
+	if i.h.released.Load() {
+		return nil, ErrReleased
+	}
+	var objs []any
+	if ns == "" {
+		objs = i.h.e.store.List()
+	} else {
+		objs = i.h.e.store.ListNamespace(ns)
+	}
+	out := make([]Item[T], len(objs))
+	for k, o := range objs {
+		key, _ := store.KeyFunc(o)
+		out[k] = Item[T]{key: key, obj: o, mode: i.h.c.mode}
+	}
+	return out, nil
+}
+
+// QueryItems is Query without decoding: the same page, plan and continue token, with each
+// result an Item.
+func (i *Informer[T]) QueryItems(q query.Query) (query.Result[Item[T]], error) {
+	var res query.Result[Item[T]]
+	items, next, plan, err := i.query(q)
+	if err != nil {
+		return res, err
+	}
+	res.Items = make([]Item[T], len(items))
+	for k, it := range items {
+		res.Items[k] = Item[T]{key: it.Key, obj: it.Obj, mode: i.h.c.mode}
+	}
+	res.Continue, res.Plan = next, plan
+	return res, nil
+}
