@@ -62,6 +62,8 @@ type core struct {
 	// ownerIndex: every entry registers the owner index as it starts (Options.OwnerIndex, or
 	// since the first Dependents or Orphans).
 	ownerIndex atomic.Bool
+	// statusPanicLogged: a status subscriber's panic was logged once.
+	statusPanicLogged atomic.Bool
 	// indexes are Options.Indexes, registered by every entry as it is created.
 	indexes []namedIndex
 
@@ -103,7 +105,7 @@ func (c *core) start(ctx context.Context) error {
 	}
 	c.started = true
 	c.ctx, c.cancel = context.WithCancel(ctx)
-	c.hub = newHub()
+	c.hub = newHub(c.subscriberPanicked)
 	c.mu.Unlock()
 	if c.in.StartDiscovery != nil {
 		if err := c.in.StartDiscovery(c.ctx); err != nil {
@@ -264,4 +266,12 @@ func waitEntries(ctx context.Context, entries []*entry, untilPark bool) error {
 		cause = ErrReleased
 	}
 	return newSyncError(cause, failures)
+}
+
+// subscriberPanicked counts a status subscriber's panic and logs the first.
+func (c *core) subscriberPanicked(err error) {
+	c.metrics.callbackFailed("status")
+	if c.statusPanicLogged.CompareAndSwap(false, true) {
+		c.logger.Error(err, "Status subscriber panicked; the status was skipped for it (further panics are counted in kindex_callback_failures_total, not logged)")
+	}
 }

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kindex/kindex/discovery"

@@ -44,8 +44,9 @@ type entry struct {
 	synced     bool // the current run has applied its initial list
 	stopped    bool
 
-	status statusCell
-	idx    indexSet
+	status    statusCell
+	idx       indexSet
+	callbacks callbackErrors
 
 	refs    int           // guarded by the registry's lock
 	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed
@@ -219,7 +220,7 @@ func (e *entry) setRun(r *run) {
 // isInInitialList true); it is marked synced after them if the entry is synced, else when
 // the entry syncs.
 func (e *entry) addHandler(h cache.ResourceEventHandler, convert func(any) (any, error)) (*Registration, error) {
-	l := newListener(h, convert, e.logger, e.metrics.handlerPanic)
+	l := newListener(h, convert, e.logger, e.handlerPanicked)
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if e.stopped {
@@ -270,7 +271,46 @@ func (e *entry) countError(r Reason) { e.metrics.errorSeen(r) }
 
 func (e *entry) transformFailed(err error) {
 	e.metrics.errorSeen("TransformError")
-	e.logger.V(2).Info("Transform failed; object kept without it", "err", err)
+	e.callbackFailed("transform", err, "Transform failed; object cached as received")
+}
+
+// handlerPanicked records a handler's panic (the notification was skipped).
+func (e *entry) handlerPanicked(err error) {
+	e.metrics.handlerPanic()
+	e.callbackFailed("handler", err, "Event handler panicked; notification skipped")
+}
+
+// callbackFailed counts a failed call of the caller's code, keeps it for Status and logs the
+// first failure of each kind.
+func (e *entry) callbackFailed(kind string, err error, msg string) {
+	e.core.metrics.callbackFailed(kind)
+	if e.callbacks.record(kind, err) {
+		e.logger.Error(err, msg+" (further failures of this kind are counted in Status.CallbackErrors, not logged)", "callback", kind)
+	}
+}
+
+// callbackErrors counts the failures of the caller's code for one informer.
+type callbackErrors struct {
+	count  atomic.Int64
+	last   atomic.Pointer[error]
+	mu     sync.Mutex
+	logged map[string]bool
+}
+
+// record counts err and reports whether it is the first of its kind.
+func (c *callbackErrors) record(kind string, err error) (first bool) {
+	c.count.Add(1)
+	c.last.Store(&err)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.logged[kind] {
+		return false
+	}
+	if c.logged == nil {
+		c.logged = map[string]bool{}
+	}
+	c.logged[kind] = true
+	return true
 }
 
 // transient records an error the reflector retries.

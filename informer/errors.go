@@ -43,6 +43,23 @@ var (
 	ErrOwnerNotCached = errors.New("kindex: owner's resource is not cached")
 )
 
+// PanicError is a panic of the caller's code that kindex recovered: an event handler, a
+// transform or a status subscriber. It is what Status.LastCallbackError holds and what the
+// log line says.
+type PanicError struct {
+	Callback string // "handler", "transform", "status"
+	Value    any    // what was passed to panic
+	Stack    string
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("kindex: %s panicked: %v", e.Callback, e.Value)
+}
+
+// ErrNilCallback is returned when a nil function or handler is passed where kindex would
+// call it later (AddEventHandler, SubscribeStatus, WatchAll.AddEventHandler).
+var ErrNilCallback = errors.New("kindex: nil callback")
+
 // DecodeError is returned by Get, List and Query when a cached object cannot be turned into
 // the front end's object type (in the compact mode, bytes that do not decode): the call
 // fails and names the object instead of leaving it out.

@@ -235,10 +235,15 @@ func (f *Factory[T]) Statuses() []Status {
 }
 
 // SubscribeStatus calls fn with an informer's status each time its phase, reason, last
-// error or last sync time changes. Calls come from one goroutine, in order; a slow fn
+// error or last sync time changes. A panic of fn is recovered (the status is skipped for
+// it, counted in kindex_callback_failures_total and logged once); a nil fn is refused
+// (ErrNilCallback). Calls come from one goroutine, in order; a slow fn
 // delays other subscribers but never an informer. It returns the function that ends the
 // subscription.
 func (f *Factory[T]) SubscribeStatus(fn func(Status)) (unsubscribe func(), err error) {
+	if fn == nil {
+		return nil, fmt.Errorf("%w: SubscribeStatus(nil)", ErrNilCallback)
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}

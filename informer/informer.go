@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -60,6 +61,9 @@ func (h *handle) removeAll() {
 }
 
 func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, error) {
+	if handler == nil || isNil(handler) {
+		return nil, fmt.Errorf("%w: AddEventHandler(nil)", ErrNilCallback)
+	}
 	if h.released.Load() {
 		return nil, ErrReleased
 	}

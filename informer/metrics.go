@@ -14,6 +14,7 @@ const (
 	metricLists    = "kindex_informer_lists_total"
 	metricErrors   = "kindex_informer_errors_total"
 	metricPanics   = "kindex_informer_handler_panics_total"
+	metricCallback = "kindex_callback_failures_total"
 	labelPhase     = "phase"
 	labelReason    = "reason"
 	labelResource  = "resource"
@@ -35,6 +36,9 @@ type metrics struct {
 	lists   *prometheus.CounterVec
 	errors  *prometheus.CounterVec
 	panics  *prometheus.CounterVec
+	// callbacks counts failed calls of callers' code by kind: "handler", "transform" (an
+	// error, a nil result or a panic), "status" (a status subscriber's panic).
+	callbacks *prometheus.CounterVec
 }
 
 // newMetrics registers the collectors on reg (nil: no metrics). Collectors a second factory
@@ -55,6 +59,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "List and watch errors by reason."}, append(append([]string{}, entryLabels...), labelReason)),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricPanics,
 			Help: "Event handler calls that panicked (the notification was skipped)."}, entryLabels),
+		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricCallback,
+			Help: "Calls of the caller's code that failed or panicked, by callback (handler, transform, status)."},
+			[]string{"callback"}),
 	}
 	var err error
 	m.phase, err = register(reg, m.phase)
@@ -69,6 +76,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	if err == nil {
 		m.panics, err = register(reg, m.panics)
+	}
+	if err == nil {
+		m.callbacks, err = register(reg, m.callbacks)
 	}
 	return m, err
 }
@@ -157,5 +167,12 @@ func (em *entryMetrics) delete() {
 		DeletePartialMatch(prometheus.Labels) int
 	}{em.m.phase, em.m.objects, em.m.lists, em.m.errors, em.m.panics} {
 		vec.DeletePartialMatch(em.labels)
+	}
+}
+
+// callbackFailed counts a failed call of the caller's code.
+func (m *metrics) callbackFailed(callback string) {
+	if m.callbacks != nil {
+		m.callbacks.WithLabelValues(callback).Inc()
 	}
 }

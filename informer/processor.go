@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"fmt"
 	"runtime/debug"
 	"sync"
 
@@ -34,7 +33,7 @@ type listener struct {
 	handler cache.ResourceEventHandler
 	convert func(any) (any, error)
 	logger  logr.Logger
-	onPanic func()
+	onPanic func(error)
 
 	mu     sync.Mutex
 	cond   sync.Cond
@@ -48,7 +47,7 @@ type listener struct {
 	done       chan struct{}
 }
 
-func newListener(h cache.ResourceEventHandler, convert func(any) (any, error), logger logr.Logger, onPanic func()) *listener {
+func newListener(h cache.ResourceEventHandler, convert func(any) (any, error), logger logr.Logger, onPanic func(error)) *listener {
 	l := &listener{handler: h, convert: convert, logger: logger, onPanic: onPanic,
 		synced: make(chan struct{}), done: make(chan struct{})}
 	l.cond.L = &l.mu
@@ -133,9 +132,11 @@ func (l *listener) deliver(n notification) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			l.logger.Error(fmt.Errorf("%v", r), "Event handler panicked; notification skipped", "stack", string(debug.Stack()))
+			err := &PanicError{Callback: "handler", Value: r, Stack: string(debug.Stack())}
 			if l.onPanic != nil {
-				l.onPanic()
+				l.onPanic(err)
+			} else {
+				l.logger.Error(err, "Event handler panicked; notification skipped")
 			}
 		}
 	}()

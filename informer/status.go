@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 )
 
@@ -28,6 +29,10 @@ func (e *entry) Status() Status {
 	st, _ := e.status.get()
 	st.Objects = int(e.objects.Load())
 	st.Lists = int(e.lists.Load())
+	st.CallbackErrors = e.callbacks.count.Load()
+	if p := e.callbacks.last.Load(); p != nil {
+		st.LastCallbackError = *p
+	}
 	return st
 }
 
@@ -131,10 +136,22 @@ type hub struct {
 	nextID int
 	closed bool
 	done   chan struct{}
+	// onPanic reports a subscriber's panic; the subscriber keeps its subscription.
+	onPanic func(error)
 }
 
-func newHub() *hub {
-	h := &hub{subs: map[int]func(Status){}, done: make(chan struct{})}
+// call delivers st to one subscriber, recovering its panic.
+func (h *hub) call(fn func(Status), st Status) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.onPanic(&PanicError{Callback: "status", Value: r, Stack: string(debug.Stack())})
+		}
+	}()
+	fn(st)
+}
+
+func newHub(onPanic func(error)) *hub {
+	h := &hub{subs: map[int]func(Status){}, done: make(chan struct{}), onPanic: onPanic}
 	h.cond.L = &h.mu
 	go h.run()
 	return h
@@ -190,7 +207,7 @@ func (h *hub) run() {
 		}
 		h.mu.Unlock()
 		for _, fn := range subs {
-			fn(st)
+			h.call(fn, st)
 		}
 	}
 }

@@ -134,6 +134,13 @@ type Status struct {
 	Objects int
 	// Lists counts completed lists (initial list, relists after 410 or a restart, resumes).
 	Lists int
+	// CallbackErrors counts calls of the caller's code for this informer that failed: a
+	// handler that panicked (the notification was skipped), a transform that failed,
+	// panicked or returned nil (the object was cached as received). LastCallbackError is the
+	// latest. Each kind is logged once per informer; the rest are counted here and in
+	// kindex_callback_failures_total.
+	CallbackErrors    int64
+	LastCallbackError error
 }
 
 func (s Status) String() string {

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -157,9 +158,9 @@ func (wa *watchAll) reserveLocked(ms []*member, ahs []*allHandler) []attachment 
 // factories are user code). A pair whose member or handler went away meanwhile is undone.
 func (wa *watchAll) attach(todo []attachment) {
 	for _, a := range todo {
-		handler := a.ah.fn(a.m.res)
+		handler := wa.handlerFor(a.ah, a.m)
 		reg := skipped
-		if handler != nil {
+		if handler != nil && !isNil(handler) {
 			var err error
 			if reg, err = a.m.h.addHandler(handler); err != nil {
 				reg = skipped // the member is going away
@@ -269,4 +270,17 @@ func (wa *watchAll) snapshot() []*member {
 		out = append(out, m)
 	}
 	return out
+}
+
+// handlerFor calls the caller's handler factory for a member, recovering its panic (the
+// member then gets no handler from it, as if it had returned nil).
+func (wa *watchAll) handlerFor(ah *allHandler, m *member) (h cache.ResourceEventHandler) {
+	defer func() {
+		if r := recover(); r != nil {
+			h = nil
+			m.h.e.callbackFailed("handler", &PanicError{Callback: "handler factory", Value: r, Stack: string(debug.Stack())},
+				"WatchAll handler factory panicked; no handler for this resource")
+		}
+	}()
+	return ah.fn(m.res)
 }

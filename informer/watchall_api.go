@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -60,6 +61,9 @@ func (r *AllRegistration) HasSynced() bool {
 // it returns (nil: none for that resource) receives that resource's objects, as with
 // Informer.AddEventHandler.
 func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.ResourceEventHandler) (*AllRegistration, error) {
+	if newHandler == nil {
+		return nil, fmt.Errorf("%w: WatchAll.AddEventHandler(nil)", ErrNilCallback)
+	}
 	ah, err := w.wa.addHandler(newHandler)
 	if err != nil {
 		return nil, err

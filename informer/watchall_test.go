@@ -186,7 +186,7 @@ func gather(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
 				byName[lp.GetName()] = lp.GetValue()
 			}
 			var parts []string
-			for _, name := range append(append([]string{}, entryLabels...), labelPhase, labelReason) {
+			for _, name := range append(append([]string{}, entryLabels...), labelPhase, labelReason, "callback") {
 				if v, ok := byName[name]; ok {
 					parts = append(parts, name+`="`+v+`"`)
 				}

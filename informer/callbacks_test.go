@@ -1,0 +1,107 @@
+package informer
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// Every callback kindex calls is recovered, counted and logged once; nil callbacks are
+// refused where they are passed.
+func TestCallbacksCannotCrash(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("nil callbacks are refused at the call", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		_, err := e.f.SubscribeStatus(nil)
+		assert.ErrorIs(t, err, ErrNilCallback)
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		_, err = inf.AddEventHandler(nil)
+		assert.ErrorIs(t, err, ErrNilCallback)
+		var typedNil *cache.ResourceEventHandlerFuncs
+		_, err = inf.AddEventHandler(typedNil)
+		assert.ErrorIs(t, err, ErrNilCallback)
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+		require.NoError(t, err)
+		defer ws.Stop()
+		_, err = ws.AddEventHandler(nil)
+		assert.ErrorIs(t, err, ErrNilCallback)
+	})
+
+	t.Run("a panicking status subscriber", func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		e := newEnv(t, Options[obj]{Registerer: reg})
+		_, err := e.f.SubscribeStatus(func(Status) { panic("subscriber bug") })
+		require.NoError(t, err)
+		var seen atomic.Int32
+		_, err = e.f.SubscribeStatus(func(Status) { seen.Add(1) })
+		require.NoError(t, err)
+		for _, r := range []string{"widgets", "gadgets"} {
+			inf, err := e.f.Informer(ctx, r)
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.WaitForSync(ctx))
+		}
+		eventually(t, func() bool { return seen.Load() >= 2 }, "the other subscriber still gets every status")
+		eventually(t, func() bool { return gather(t, reg)[`kindex_callback_failures_total{callback="status"}`] >= 2 }, "counted")
+		assert.Equal(t, 1, e.logs.count("Status subscriber panicked"), "logged once:\n%s", e.logs)
+	})
+
+	t.Run("transforms that fail, panic or return nil keep the object as received", func(t *testing.T) {
+		for name, fn := range map[string]func(obj) (obj, error){
+			"nil":   func(obj) (obj, error) { return nil, nil },
+			"panic": func(obj) (obj, error) { panic("transform bug") },
+		} {
+			t.Run(name, func(t *testing.T) {
+				e := newEnv(t, Options[obj]{Transform: fn})
+				srv := e.mode.server(widgets.GVR)
+				srv.add(newObj("ns", "a", map[string]string{"k": "v"}))
+				srv.add(newObj("ns", "b", nil))
+				inf, err := e.f.Informer(ctx, "widgets")
+				require.NoError(t, err)
+				defer inf.Release()
+				require.NoError(t, inf.WaitForSync(ctx))
+				o, err := inf.Get("ns", "a")
+				require.NoError(t, err)
+				assert.Equal(t, map[string]string{"k": "v"}, o.Labels)
+				assert.Nil(t, o.ManagedFields, "kindex's own strip still ran")
+				st := inf.Status()
+				assert.GreaterOrEqual(t, st.CallbackErrors, int64(2))
+				require.Error(t, st.LastCallbackError)
+				assert.Equal(t, 1, e.logs.count("Transform failed"), "logged once:\n%s", e.logs)
+			})
+		}
+	})
+
+	t.Run("a panicking handler", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		srv := e.mode.server(widgets.GVR)
+		for _, n := range []string{"a", "b", "c"} {
+			srv.add(newObj("ns", n, nil))
+		}
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		rec := newRecorder()
+		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { panic("handler bug") }})
+		require.NoError(t, err)
+		_, err = inf.AddEventHandler(rec)
+		require.NoError(t, err)
+		require.NoError(t, inf.WaitForSync(ctx))
+		eventually(t, func() bool { return inf.Status().CallbackErrors == 3 }, "each panic counted: %v", inf.Status().CallbackErrors)
+		var pe *PanicError
+		require.ErrorAs(t, inf.Status().LastCallbackError, &pe)
+		assert.Equal(t, "handler bug", pe.Value)
+		assert.Equal(t, 1, e.logs.count("Event handler panicked"), "logged once:\n%s", e.logs)
+		eventually(t, func() bool { return rec.addCount() == 3 }, "the other handler got everything")
+	})
+}
