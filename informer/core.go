@@ -99,7 +99,11 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 // start binds the factory's lifetime to ctx; it does not block.
 func (c *core) start(ctx context.Context) error {
 	c.mu.Lock()
-	if c.started || c.shutdown {
+	if c.shutdown {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: a factory cannot be started again after Shutdown", ErrShutdown)
+	}
+	if c.started {
 		c.mu.Unlock()
 		return fmt.Errorf("kindex: factory already started")
 	}

@@ -35,6 +35,9 @@ var (
 	// compile (the error also wraps the positioned *jsonpath.SyntaxError), an unknown built-in
 	// or a nil function.
 	ErrInvalidIndex = errors.New("kindex: invalid index")
+	// ErrInvalidContinue is matched by the error of a query whose continue token was not
+	// issued by the same query on the same informer, or was modified.
+	ErrInvalidContinue = store.ErrInvalidContinue
 	// ErrParked is the Cause of the *SyncError of WaitForSyncOrPark when the informer
 	// parked: the server refuses the resource or no longer serves it.
 	ErrParked = errors.New("kindex: informer parked")

@@ -76,6 +76,11 @@ func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
 // jsonPathIndex is the index of a compiled JSONPath on mode: refused if the mode drops a
 // field it reads.
 func jsonPathIndex(mode storage.Mode, name string, p *jsonpath.Path) (indexSpec, error) {
+	if p.Fields() == nil {
+		// Literals only ("}", "x", "{'a'}"): every object would be indexed under one
+		// constant, which is never what was meant.
+		return indexSpec{}, fmt.Errorf("%w %q: the expression %q reads no field of the object", ErrInvalidIndex, name, p.String())
+	}
 	if pc, ok := mode.(storage.PathChecker); ok {
 		if err := pc.CheckPath(p); err != nil {
 			return indexSpec{}, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)

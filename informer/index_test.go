@@ -295,3 +295,30 @@ func TestIndexConcurrency(t *testing.T) {
 	eventually(t, func() bool { return len(colors(t, inf, "red"))+len(colors(t, inf, "blue")) == 20 }, "every object indexed once")
 	assert.Equal(t, []string{"color"}, inf.IndexNames())
 }
+
+// Index definitions and names that could only index nothing, or everything under one
+// constant, are refused wherever they are given.
+func TestIndexDefinitionsThatReadNothingAreRefused(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	for _, expr := range []string{"}", "\x00", "plain text", "{'constant'}", "{1}"} {
+		err := inf.AddIndex("x", expr)
+		assert.ErrorIs(t, err, ErrInvalidIndex, "%q", expr)
+	}
+	assert.ErrorIs(t, inf.AddIndex("", "{.metadata.name}"), ErrInvalidIndex)
+	_, err = newFactory(restConfig(), Options[obj]{Discovery: e.disc, Indexes: map[string]string{"": "{.metadata.name}"}}, e.mode.builder(), hooks{Access: e.access})
+	assert.ErrorIs(t, err, ErrInvalidIndex, "Options.Indexes refuses what AddIndex refuses")
+	_, err = newFactory(restConfig(), Options[obj]{Discovery: e.disc, Indexes: map[string]string{"c": "}"}}, e.mode.builder(), hooks{Access: e.access})
+	assert.ErrorIs(t, err, ErrInvalidIndex)
+}
+
+// Start after Shutdown says the factory was shut down.
+func TestStartAfterShutdown(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	e.f.Shutdown()
+	err := e.f.Start(context.Background())
+	assert.ErrorIs(t, err, ErrShutdown)
+	assert.NotContains(t, err.Error(), "already started")
+}

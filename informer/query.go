@@ -79,6 +79,7 @@ func (i *Informer[T]) queryOptions() store.QueryOptions {
 	mode := i.h.c.mode
 	checker, _ := mode.(storage.PathChecker)
 	return store.QueryOptions{
+		Scope:   e.key.String(),
 		Resolve: e.storeIndex,
 		PathFunc: func(expr string) (store.IndexFunc, error) {
 			p, fn, err := compiledPath(expr)

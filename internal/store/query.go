@@ -2,7 +2,10 @@ package store
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -13,6 +16,9 @@ import (
 
 // QueryOptions supplies what a query needs beyond the store.
 type QueryOptions struct {
+	// Scope identifies the store to continue tokens (the informer's key), so that a token
+	// is refused by another informer.
+	Scope string
 	// Resolve maps the index name of a condition to the name of the store index that
 	// serves it, once per query, before the store's lock is taken (the informer resolves
 	// the names its users registered). Errors and the plan name what the query said. Nil
@@ -40,7 +46,7 @@ func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.P
 	if err != nil {
 		return nil, "", query.Plan{}, err
 	}
-	after, err := decodeContinue(q.Continue)
+	after, err := decodeContinue(q.Continue, q, opts.Scope)
 	if err != nil {
 		return nil, "", query.Plan{}, err
 	}
@@ -56,7 +62,7 @@ func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.P
 	next := ""
 	if q.Limit > 0 && len(matched) > q.Limit {
 		matched = matched[:q.Limit]
-		next = encodeContinue(matched[len(matched)-1].Key)
+		next = encodeContinue(matched[len(matched)-1].Key, q, opts.Scope)
 	}
 	return matched, next, plan, nil
 }
@@ -414,17 +420,63 @@ func splitKey(key string) (ns, name string) {
 	return "", key
 }
 
-func encodeContinue(key string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(key))
+// A continue token carries the last key of the page it ends and binds it to the query and
+// the store it came from: version byte, 8 bytes of FNV-1a over QueryOptions.Scope and the
+// query's canonical form, the key, and a CRC-32 of all that. A token of another query or
+// another informer, or a modified one, fails ErrInvalidContinue instead of silently starting
+// over. The key stays valid while objects change: the next page starts after it in
+// (namespace, name) order, whatever was added or removed meanwhile.
+const continueVersion = 1
+
+// ErrInvalidContinue is matched (errors.Is) by the error for a continue token that was not
+// produced by the same query on the same informer, or was modified.
+var ErrInvalidContinue = errors.New("invalid continue token")
+
+func queryFingerprint(q query.Query, scope string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(scope))
+	h.Write([]byte{0})
+	h.Write([]byte(q.Namespace))
+	for _, c := range q.Conditions {
+		h.Write([]byte{0})
+		h.Write([]byte(c.String()))
+	}
+	h.Write([]byte{0})
+	if q.Labels != nil {
+		h.Write([]byte(q.Labels.String()))
+	}
+	return h.Sum64()
 }
 
-func decodeContinue(token string) (string, error) {
+func encodeContinue(key string, q query.Query, scope string) string {
+	b := make([]byte, 0, 1+8+len(key)+4)
+	b = append(b, continueVersion)
+	b = binary.BigEndian.AppendUint64(b, queryFingerprint(q, scope))
+	b = append(b, key...)
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeContinue(token string, q query.Query, scope string) (string, error) {
 	if token == "" {
 		return "", nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(b) == 0 {
-		return "", &query.InvalidError{Reason: "malformed continue token", Err: err}
+	invalid := func(why string) error {
+		return &query.InvalidError{Reason: "continue token: " + why, Err: ErrInvalidContinue}
 	}
-	return string(b), nil
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return "", invalid("not a token of this store (malformed)")
+	}
+	if len(b) < 1+8+1+4 || b[0] != continueVersion {
+		return "", invalid("not a token of this store (unknown format)")
+	}
+	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return "", invalid("modified or corrupted")
+	}
+	if binary.BigEndian.Uint64(body[1:9]) != queryFingerprint(q, scope) {
+		return "", invalid("issued for another query or informer")
+	}
+	return string(body[9:]), nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -440,4 +441,45 @@ func TestNamespacesSplitOnlyWhenASecondAppears(t *testing.T) {
 	items, _, _, err = s.Query(query.Query{Namespace: "c", Scan: true}, QueryOptions{})
 	require.NoError(t, err)
 	assert.Len(t, items, 1)
+}
+
+// A continue token works only for the query and store it came from, and only unmodified.
+func TestContinueTokensAreBound(t *testing.T) {
+	s := seed(t)
+	q := query.Query{Conditions: []query.Condition{query.Has("size")}, Limit: 3}
+	opts := QueryOptions{Scope: "widgets"}
+	_, next, _, err := s.Query(q, opts)
+	require.NoError(t, err)
+	require.NotEmpty(t, next)
+	q.Continue = next
+	_, _, _, err = s.Query(q, opts)
+	require.NoError(t, err)
+
+	other := q
+	other.Conditions = []query.Condition{query.Has("node")}
+	raw, err := base64.RawURLEncoding.DecodeString(next)
+	require.NoError(t, err)
+	flipped := append([]byte{}, raw...)
+	flipped[len(flipped)/2] ^= 1
+	for name, tc := range map[string]struct {
+		q    query.Query
+		opts QueryOptions
+	}{
+		"another query":    {other, opts},
+		"another informer": {q, QueryOptions{Scope: "gadgets"}},
+		"modified":         {withContinue(q, base64.RawURLEncoding.EncodeToString(flipped)), opts},
+		"garbage base64":   {withContinue(q, base64.RawURLEncoding.EncodeToString([]byte("a/o05"))), opts},
+		"not base64":       {withContinue(q, "%%%"), opts},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, _, _, err := s.Query(tc.q, tc.opts)
+			require.ErrorIs(t, err, ErrInvalidContinue)
+			assert.ErrorIs(t, err, query.ErrInvalidQuery)
+		})
+	}
+}
+
+func withContinue(q query.Query, token string) query.Query {
+	q.Continue = token
+	return q
 }
