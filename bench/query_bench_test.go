@@ -270,14 +270,14 @@ func BenchmarkQueryLookup(b *testing.B) {
 			}},
 	}
 	for _, tc := range cases {
-		items, _, _, err := s.Query(tc.q, store.QueryOptions{})
+		items, _, _, err := s.Query(context.Background(), tc.q, store.QueryOptions{})
 		if err != nil || len(items) != len(tc.clientgo()) || len(items) == 0 {
 			b.Fatalf("%s: kindex %d results (%v), client-go %d", tc.name, len(items), err, len(tc.clientgo()))
 		}
 		b.Run(tc.name+"/kindex", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if items, _, _, err := s.Query(tc.q, store.QueryOptions{}); err != nil || len(items) == 0 {
+				if items, _, _, err := s.Query(context.Background(), tc.q, store.QueryOptions{}); err != nil || len(items) == 0 {
 					b.Fatal(err)
 				}
 			}
@@ -441,7 +441,7 @@ func BenchmarkQueryInformerSync(b *testing.B) {
 			b.Fatalf("synced %d pods, want %d", got, n)
 		}
 		if indexed {
-			res, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("node", "worker-007")}})
+			res, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("node", "worker-007")}})
 			want := qbFilterNode(qbAny(testsupport.Must(inf.List(nil))), "worker-007")
 			if err != nil || len(res.Items) != len(want) {
 				b.Fatalf("query: %v, %d items, want %d", err, len(res.Items), len(want))

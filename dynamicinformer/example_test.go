@@ -86,7 +86,7 @@ func ExampleInformer_Query() {
 	if err := inf.WaitForSync(ctx); err != nil {
 		panic(err)
 	}
-	res, err := inf.Query(query.Query{
+	res, err := inf.Query(ctx, query.Query{
 		Namespace:  "shop",
 		Conditions: []query.Condition{query.Gt("size", "2"), query.Eq("image", "nginx:1.27")},
 		Limit:      50,

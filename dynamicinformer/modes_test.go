@@ -105,7 +105,7 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 	// field read by JSONPath and by a typed decode, the count and the counts per color.
 	answers := func(inf *dynamicinformer.Informer, q query.Query) string {
 		keys := run(t, inf, q)
-		res, err := inf.QueryItems(q)
+		res, err := inf.QueryItems(ctx, q)
 		require.NoError(t, err)
 		var items []string
 		for _, it := range res.Items {
@@ -116,9 +116,9 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 			items = append(items, fmt.Sprintf("%s size=%v typed=%s/%s:%s", it.Key(), vs, cm.Namespace, cm.Name, cm.Data["size"]))
 		}
 		q.Limit = 0
-		n, err := inf.Count(q)
+		n, err := inf.Count(ctx, q)
 		require.NoError(t, err)
-		by, err := inf.CountBy(q, "color")
+		by, err := inf.CountBy(ctx, q, "color")
 		require.NoError(t, err)
 		return fmt.Sprint(keys, items, n, by)
 	}
@@ -134,7 +134,7 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 		for _, q := range labelQueries {
 			want := modelKeys(model, q)
 			testenv.Eventually(t, follow, func() bool {
-				res, err := minf.Query(q)
+				res, err := minf.Query(ctx, q)
 				if err != nil {
 					return false
 				}
@@ -281,7 +281,7 @@ func TestCompactProjectionToIndexes(t *testing.T) {
 	require.NoError(t, inf.WaitForSync(ctx))
 
 	// The index is there without AddIndex, and answers.
-	res, err := inf.Query(conds(query.Eq("color", "red")))
+	res, err := inf.Query(ctx, conds(query.Eq("color", "red")))
 	require.NoError(t, err)
 	var names []string
 	for _, o := range res.Items {
@@ -305,12 +305,12 @@ func TestCompactProjectionToIndexes(t *testing.T) {
 	require.ErrorIs(t, err, dynamicinformer.ErrNotProjected)
 	require.ErrorIs(t, err, informer.ErrInvalidIndex)
 	assert.Contains(t, err.Error(), ".data.size")
-	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.Where("{.data.secret}", query.Equal, "not kept")}, Scan: true})
+	_, err = inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Where("{.data.secret}", query.Equal, "not kept")}, Scan: true})
 	require.ErrorIs(t, err, dynamicinformer.ErrNotProjected)
 	// What is kept can be indexed and queried again, and metadata always.
 	require.NoError(t, inf.AddIndex("color-again", "{.data.color}"))
 	require.NoError(t, inf.AddIndex("tier", "{.metadata.labels.tier}"))
-	res, err = inf.Query(query.Query{Conditions: []query.Condition{query.Where("{.data.color}", query.Equal, "green")}, Scan: true})
+	res, err = inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Where("{.data.color}", query.Equal, "green")}, Scan: true})
 	require.NoError(t, err)
 	assert.Len(t, res.Items, 2)
 }

@@ -76,7 +76,7 @@ func TestQueryConfigMapDataFollowsChanges(t *testing.T) {
 	sort.Strings(both)
 	assert.Equal(t, both, run(t, inf, isRed), "every namespace, in (namespace, name) order")
 	assert.Equal(t, []string{ns + "/a"}, run(t, inf, inNS(isRed)))
-	res, err := inf.Query(inNS(isRed))
+	res, err := inf.Query(ctx, inNS(isRed))
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Plan.Candidates, "the other namespace's red ConfigMap is never visited")
 	webOnly := isRed
@@ -148,13 +148,13 @@ func TestQueryCustomResourceSizesAndCRDRemoval(t *testing.T) {
 	eventuallyKeys(t, inf, conds(query.Gt("size", "9")), ns+"/w1")
 	assert.Equal(t, []string{ns + "/w2"}, run(t, inf, conds(query.Lt("size", "3"))))
 
-	filtered, err := inf.Query(conds(query.Ge("size", "5"), query.Where("{.metadata.name}", query.NotEqual, "w5")))
+	filtered, err := inf.Query(ctx, conds(query.Ge("size", "5"), query.Where("{.metadata.name}", query.NotEqual, "w5")))
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/w1", ns + "/w6"}, testsupport.Keys(filtered.Items))
 	assert.Equal(t, "size>=5", filtered.Plan.Driver)
-	_, err = inf.Query(conds(query.Where("{.spec.size}", query.GreaterThan, "4")))
+	_, err = inf.Query(ctx, conds(query.Where("{.spec.size}", query.GreaterThan, "4")))
 	assert.ErrorIs(t, err, query.ErrScanRequired)
-	scan, err := inf.Query(query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.spec.size}", query.GreaterThan, "4")}})
+	scan, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.spec.size}", query.GreaterThan, "4")}})
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/w1", ns + "/w5", ns + "/w6"}, testsupport.Keys(scan.Items))
 	assert.Equal(t, "scan", scan.Plan.Driver)
@@ -192,7 +192,7 @@ func TestQueryPagingOverAChangingSet(t *testing.T) {
 	waitSync(t, inf)
 
 	q := query.Query{Namespace: ns, Conditions: []query.Condition{query.Eq("color", "x")}, Limit: 3}
-	page, err := inf.Query(q)
+	page, err := inf.Query(ctx, q)
 	require.NoError(t, err)
 	got := testsupport.Keys(page.Items)
 	assert.Equal(t, []string{ns + "/p0", ns + "/p1", ns + "/p2"}, got)
@@ -209,7 +209,7 @@ func TestQueryPagingOverAChangingSet(t *testing.T) {
 		ns+"/p1", ns+"/p1a", ns+"/p2", ns+"/p3", ns+"/p5", ns+"/p5a", ns+"/p6", ns+"/p7", ns+"/p8")
 
 	for q.Continue = page.Continue; q.Continue != ""; q.Continue = page.Continue {
-		page, err = inf.Query(q)
+		page, err = inf.Query(ctx, q)
 		require.NoError(t, err)
 		assert.LessOrEqual(t, len(page.Items), 3)
 		got = append(got, testsupport.Keys(page.Items)...)

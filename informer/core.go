@@ -14,6 +14,7 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/storage"
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // hooks holds what New and tests wire in; users never see it.
@@ -62,6 +63,10 @@ type core struct {
 	// ownerIndex: every entry registers the owner index as it starts (Options.OwnerIndex, or
 	// since the first Dependents or Orphans).
 	ownerIndex atomic.Bool
+	// paths compiles query.Where conditions (Options.QueryJSONPath); indexOpts compiles
+	// index expressions (Options.IndexJSONPath).
+	paths     pathCache
+	indexOpts jsonpath.Options
 	// statusPanicLogged: a status subscriber's panic was logged once.
 	statusPanicLogged atomic.Bool
 	// indexes are Options.Indexes, registered by every entry as it is created.

@@ -65,6 +65,14 @@ type Options[T Object] struct {
 	// metadata-only objects): about 6% of a metadata-only object's ~5.4 KB, about 1% of an
 	// unstructured one.
 	OwnerIndex bool
+	// QueryJSONPath bounds the JSONPath conditions of queries (query.Where), evaluated on
+	// every candidate, separately from IndexJSONPath: a program that takes filters from its
+	// users can give them a smaller budget (MaxSteps, MaxResults) than its own indexes. The
+	// zero value is jsonpath's defaults.
+	QueryJSONPath jsonpath.Options
+	// IndexJSONPath bounds the JSONPath expressions of indexes (Indexes, AddIndex), evaluated
+	// on every object added or changed. The zero value is jsonpath's defaults.
+	IndexJSONPath jsonpath.Options
 	// Indexes are JSONPath indexes (name -> expression, AddIndex's dialect) registered on
 	// every informer as it starts, before its first list, for the informer's whole life: a
 	// reference queries them by name without adding them, and cannot remove them. An
@@ -104,7 +112,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	if err := validateConfig(&c); err != nil {
 		return nil, err
 	}
-	paths, err := compileIndexes(opts.Indexes)
+	paths, err := compileIndexes(opts.Indexes, opts.IndexJSONPath)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +139,13 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	}
 	core := newCore(mode, c, in, logger.WithName("kindex"), m, opts.Discovery, access)
 	core.ownerIndex.Store(opts.OwnerIndex)
+	core.paths.opts, core.indexOpts = opts.QueryJSONPath, opts.IndexJSONPath
+	if _, err := jsonpath.CompileWithOptions("{.x}", opts.QueryJSONPath); err != nil {
+		return nil, fmt.Errorf("kindex: Options.QueryJSONPath: %w", err)
+	}
+	if _, err := jsonpath.CompileWithOptions("{.x}", opts.IndexJSONPath); err != nil {
+		return nil, fmt.Errorf("kindex: Options.IndexJSONPath: %w", err)
+	}
 	for _, name := range slices.Sorted(maps.Keys(paths)) {
 		spec, err := jsonPathIndex(mode, name, paths[name])
 		if err != nil {
@@ -142,7 +157,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 }
 
 // compileIndexes compiles Options.Indexes, once for the factory's life.
-func compileIndexes(exprs map[string]string) (map[string]*jsonpath.Path, error) {
+func compileIndexes(exprs map[string]string, jopts jsonpath.Options) (map[string]*jsonpath.Path, error) {
 	if len(exprs) == 0 {
 		return nil, nil
 	}
@@ -151,7 +166,7 @@ func compileIndexes(exprs map[string]string) (map[string]*jsonpath.Path, error) 
 		if err := validIndexName(name); err != nil {
 			return nil, err
 		}
-		p, err := jsonpath.Compile(exprs[name])
+		p, err := jsonpath.CompileWithOptions(exprs[name], jopts)
 		if err != nil {
 			return nil, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
 		}

@@ -52,7 +52,7 @@ type IndexStats struct {
 // mode's error (compact.ErrNotProjected): it would index nothing where the server's objects
 // have values.
 func (i *Informer[T]) AddIndex(name, expr string) error {
-	p, err := jsonpath.Compile(expr)
+	p, err := jsonpath.CompileWithOptions(expr, i.h.c.indexOpts)
 	if err != nil {
 		return fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
 	}

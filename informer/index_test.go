@@ -29,7 +29,7 @@ func storeIndexes(inf *Informer[obj]) []string {
 
 func colors(t *testing.T, inf *Informer[obj], color string) []string {
 	t.Helper()
-	res, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("color", color)}})
+	res, err := inf.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Eq("color", color)}})
 	require.NoError(t, err)
 	return names(res.Items)
 }
@@ -115,7 +115,7 @@ func TestIndexSharingAndReferenceCounts(t *testing.T) {
 
 	require.NoError(t, two.RemoveIndex("color"))
 	assert.ErrorIs(t, two.RemoveIndex("color"), ErrIndexNotFound, "no longer held")
-	_, err = two.Query(query.Query{Conditions: []query.Condition{query.Eq("color", "red")}})
+	_, err = two.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("color", "red")}})
 	assert.ErrorIs(t, err, ErrIndexNotFound)
 	assert.Equal(t, []string{"jsonpath:{.metadata.labels.color}"}, storeIndexes(two), "tint keeps the store index")
 	require.NoError(t, two.RemoveIndex("tint"))
@@ -140,7 +140,7 @@ func TestIndexReleaseRemovesItsIndexes(t *testing.T) {
 	assert.Empty(t, keep.IndexNames())
 	assert.ErrorIs(t, inf.AddIndex("color", "{.x}"), ErrReleased)
 	assert.ErrorIs(t, inf.RemoveIndex("color"), ErrReleased)
-	_, err = inf.Query(query.Query{Scan: true})
+	_, err = inf.Query(ctx, query.Query{Scan: true})
 	assert.ErrorIs(t, err, ErrReleased)
 }
 
@@ -287,7 +287,7 @@ func TestIndexConcurrency(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for range 200 {
-			_, err := inf.Query(query.Query{Conditions: []query.Condition{query.OneOf("color", "red", "blue")}, Limit: 5})
+			_, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{query.OneOf("color", "red", "blue")}, Limit: 5})
 			assert.NoError(t, err)
 		}
 	}()

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -167,9 +168,9 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 
 // QueryItems is Query without decoding: the same page, plan and continue token, with each
 // result an Item.
-func (i *Informer[T]) QueryItems(q query.Query) (query.Result[Item[T]], error) {
+func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[Item[T]], error) {
 	var res query.Result[Item[T]]
-	items, next, plan, err := i.query(q)
+	items, next, plan, err := i.query(ctx, q)
 	if err != nil {
 		return res, err
 	}

@@ -1,6 +1,8 @@
 package informer
 
 import (
+	"context"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -59,7 +61,7 @@ func (e *entry) ownedBy(uid types.UID) []any {
 
 // withOwners returns the stored items that have owner references.
 func (e *entry) withOwners() []any {
-	items, _, _, err := e.store.Query(query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
+	items, _, _, err := e.store.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
 	if err != nil {
 		return nil
 	}

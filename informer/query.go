@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -20,10 +21,12 @@ import (
 // this package's documentation for what each kind of condition costs. A query naming an
 // index the informer does not have fails with ErrIndexNotFound; a malformed one with
 // query.ErrInvalidQuery; one that would visit every object without q.Scan with
-// query.ErrScanRequired.
-func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
+// query.ErrScanRequired; a continue token of another query or informer with
+// ErrInvalidContinue. The walk over candidates and the JSONPath filters stop when ctx ends
+// (the error is ctx's); JSONPath filters run with Options.QueryJSONPath's budget.
+func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T], error) {
 	var res query.Result[T]
-	items, next, plan, err := i.query(q)
+	items, next, plan, err := i.query(ctx, q)
 	if err != nil {
 		return res, err
 	}
@@ -43,11 +46,11 @@ func (i *Informer[T]) Query(q query.Query) (query.Result[T], error) {
 // Query's conditions and errors. A query with no condition (the namespace's size) or one
 // equality condition is answered from sizes the indexes keep, without visiting objects;
 // any other visits the matches once, without sorting or decoding them.
-func (i *Informer[T]) Count(q query.Query) (int, error) {
+func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if i.h.released.Load() {
 		return 0, ErrReleased
 	}
-	n, _, err := i.h.e.store.Count(q, i.queryOptions())
+	n, _, err := i.h.e.store.Count(ctx, q, i.queryOptions())
 	return n, err
 }
 
@@ -57,19 +60,19 @@ func (i *Informer[T]) Count(q query.Query) (int, error) {
 // counted. A query with no condition is answered from the index's sizes, in time
 // proportional to the index's distinct values, not the objects; otherwise the matches are
 // visited once.
-func (i *Informer[T]) CountBy(q query.Query, index string) (map[string]int, error) {
+func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) (map[string]int, error) {
 	if i.h.released.Load() {
 		return nil, ErrReleased
 	}
-	return i.h.e.store.CountBy(q, index, i.queryOptions())
+	return i.h.e.store.CountBy(ctx, q, index, i.queryOptions())
 }
 
 // query runs q on the store: one page of stored items.
-func (i *Informer[T]) query(q query.Query) ([]store.Item, string, query.Plan, error) {
+func (i *Informer[T]) query(ctx context.Context, q query.Query) ([]store.Item, string, query.Plan, error) {
 	if i.h.released.Load() {
 		return nil, "", query.Plan{}, ErrReleased
 	}
-	return i.h.e.store.Query(q, i.queryOptions())
+	return i.h.e.store.Query(ctx, q, i.queryOptions())
 }
 
 // queryOptions resolve the informer's index names, compile JSONPath conditions (refused if
@@ -82,7 +85,7 @@ func (i *Informer[T]) queryOptions() store.QueryOptions {
 		Scope:   e.key.String(),
 		Resolve: e.storeIndex,
 		PathFunc: func(expr string) (store.IndexFunc, error) {
-			p, fn, err := compiledPath(expr)
+			p, fn, err := i.h.c.paths.compile(expr)
 			if err == nil && checker != nil {
 				err = checker.CheckPath(p)
 			}
@@ -133,28 +136,36 @@ func objectAs[T Object](mode storage.Mode, item any) (T, error) {
 	return t, nil
 }
 
-// compiledPath compiles the JSONPath of a query.Where condition into an index function,
-// once per distinct expression: compiled paths are immutable, so they are kept (up to
-// maxCompiledPaths; the cache is emptied when full). The Path itself is returned too, for
-// a mode's storage.PathChecker.
-func compiledPath(expr string) (*jsonpath.Path, store.IndexFunc, error) {
-	paths.mu.Lock()
-	c, ok := paths.m[expr]
-	paths.mu.Unlock()
+// pathCache compiles the JSONPath of query.Where conditions into index functions, once per
+// distinct expression and factory, with the factory's Options.QueryJSONPath limits:
+// compiled paths are immutable, so they are kept (up to maxCompiledPaths; the cache is
+// emptied when full).
+type pathCache struct {
+	opts jsonpath.Options
+	mu   sync.Mutex
+	m    map[string]compiled
+}
+
+// compile returns the path and its function; the Path itself is for a mode's
+// storage.PathChecker.
+func (pc *pathCache) compile(expr string) (*jsonpath.Path, store.IndexFunc, error) {
+	pc.mu.Lock()
+	c, ok := pc.m[expr]
+	pc.mu.Unlock()
 	if ok {
 		return c.p, c.fn, nil
 	}
-	p, err := jsonpath.Compile(expr)
+	p, err := jsonpath.CompileWithOptions(expr, pc.opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	c = compiled{p: p, fn: store.IndexFunc(indexfuncs.FromPath(p))}
-	paths.mu.Lock()
-	if len(paths.m) >= maxCompiledPaths {
-		clear(paths.m)
+	pc.mu.Lock()
+	if pc.m == nil || len(pc.m) >= maxCompiledPaths {
+		pc.m = map[string]compiled{}
 	}
-	paths.m[expr] = c
-	paths.mu.Unlock()
+	pc.m[expr] = c
+	pc.mu.Unlock()
 	return c.p, c.fn, nil
 }
 
@@ -164,8 +175,3 @@ type compiled struct {
 	p  *jsonpath.Path
 	fn store.IndexFunc
 }
-
-var paths = struct {
-	mu sync.Mutex
-	m  map[string]compiled
-}{m: map[string]compiled{}}

@@ -101,7 +101,7 @@ func TestQueryOperatorsMatchAFilterByHand(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := inf.Query(tc.q)
+			res, err := inf.Query(context.Background(), tc.q)
 			require.NoError(t, err)
 			want := expect(inf, tc.q.Namespace, tc.keep)
 			if want == nil {
@@ -118,9 +118,9 @@ func TestQueryOperatorsMatchAFilterByHand(t *testing.T) {
 // A namespaced query reads only that namespace's index entries, never a scan.
 func TestNamespacedQueryReadsOneNamespace(t *testing.T) {
 	inf := queryEnv(t)
-	all, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("color", "red")}})
+	all, err := inf.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Eq("color", "red")}})
 	require.NoError(t, err)
-	one, err := inf.Query(query.Query{Namespace: "a", Conditions: []query.Condition{query.Eq("color", "red")}})
+	one, err := inf.Query(context.Background(), query.Query{Namespace: "a", Conditions: []query.Condition{query.Eq("color", "red")}})
 	require.NoError(t, err)
 	assert.Equal(t, 14, all.Plan.Candidates)
 	assert.Equal(t, 7, one.Plan.Candidates, "candidates come from namespace a only")
@@ -133,7 +133,7 @@ func TestQueryPagesInOrder(t *testing.T) {
 	var got []string
 	for pages := 0; ; pages++ {
 		require.Less(t, pages, 20)
-		res, err := inf.Query(q)
+		res, err := inf.Query(context.Background(), q)
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(res.Items), 4)
 		got = append(got, keysOf(res.Items)...)
@@ -147,33 +147,76 @@ func TestQueryPagesInOrder(t *testing.T) {
 
 func TestQueryErrors(t *testing.T) {
 	inf := queryEnv(t)
-	_, err := inf.Query(query.Query{Conditions: []query.Condition{query.Eq("size", "1")}})
+	_, err := inf.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Eq("size", "1")}})
 	require.ErrorIs(t, err, ErrIndexNotFound)
 	assert.Contains(t, err.Error(), `"size"`)
 
-	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.NotEq("color", "red")}})
+	_, err = inf.Query(context.Background(), query.Query{Conditions: []query.Condition{query.NotEq("color", "red")}})
 	assert.ErrorIs(t, err, query.ErrScanRequired, "no positive indexed condition")
-	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.Where("{.metadata.name}", query.Equal, "w01")}})
+	_, err = inf.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Where("{.metadata.name}", query.Equal, "w01")}})
 	assert.ErrorIs(t, err, query.ErrScanRequired, "a JSONPath condition alone scans")
 
-	_, err = inf.Query(query.Query{Conditions: []query.Condition{query.Lt("gen", "three")}})
+	_, err = inf.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Lt("gen", "three")}})
 	require.ErrorIs(t, err, query.ErrInvalidQuery)
 	assert.Contains(t, err.Error(), "gen<three", "the condition as the user wrote it")
 
-	_, err = inf.Query(query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata[}", query.Exists)}})
+	_, err = inf.Query(context.Background(), query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata[}", query.Exists)}})
 	require.ErrorIs(t, err, query.ErrInvalidQuery)
 	var se *jsonpath.SyntaxError
 	assert.ErrorAs(t, err, &se)
 
-	_, err = inf.Query(query.Query{Scan: true, Continue: "!!"})
+	_, err = inf.Query(context.Background(), query.Query{Scan: true, Continue: "!!"})
 	assert.ErrorIs(t, err, query.ErrInvalidQuery)
 }
 
 func TestCompiledPathsAreCached(t *testing.T) {
-	pa, a, err := compiledPath("{.metadata.name}")
+	var pc pathCache
+	pa, a, err := pc.compile("{.metadata.name}")
 	require.NoError(t, err)
-	pb, b, err := compiledPath("{.metadata.name}")
+	pb, b, err := pc.compile("{.metadata.name}")
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("%p", a), fmt.Sprintf("%p", b), "compiled once")
 	assert.Same(t, pa, pb)
+}
+
+// Query filters run with Options.QueryJSONPath's budget, indexes with IndexJSONPath's: the
+// same expression can be refused as a filter and accepted as an index.
+func TestQueryAndIndexBudgetsAreSeparate(t *testing.T) {
+	e := newEnv(t, Options[obj]{QueryJSONPath: jsonpath.Options{MaxSteps: 5}})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", map[string]string{"a": "1", "b": "2", "c": "3", "d": "4"}))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	require.NoError(t, inf.AddIndex("labels", "{.metadata.labels.*}"))
+	st, err := inf.IndexStats("labels")
+	require.NoError(t, err)
+	assert.Equal(t, 4, st.Values, "the index has the default budget")
+	assert.Zero(t, st.Errors)
+	res, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{..*}", query.Exists)}})
+	require.NoError(t, err)
+	assert.Empty(t, res.Items, "the filter ran out of its 5 steps: no match, never a wrong one")
+}
+
+// A query stops when its context ends, within a bounded number of candidates.
+func TestQueryHonoursContext(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	srv := e.mode.server(widgets.GVR)
+	for i := range 3000 {
+		srv.add(newObj("ns", fmt.Sprintf("o%04d", i), nil))
+	}
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(context.Background()))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata.name}", query.Exists)}})
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = inf.Count(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata.name}", query.Exists)}})
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = inf.CountBy(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata.name}", query.Exists)}}, "x")
+	assert.Error(t, err)
 }

@@ -79,7 +79,7 @@ func TestMetadataQueryFollowsLabels(t *testing.T) {
 	both := []string{ns + "/a", other + "/c"}
 	sort.Strings(both)
 	assert.Equal(t, both, run(t, inf, isRed))
-	res, err := inf.Query(inNS(isRed))
+	res, err := inf.Query(ctx, inNS(isRed))
 	require.NoError(t, err)
 	assert.Equal(t, []string{ns + "/a"}, testsupport.Keys(res.Items))
 	assert.Equal(t, 1, res.Plan.Candidates, "namespace scope reads one namespace's entries")
@@ -143,7 +143,7 @@ func TestMetadataQueryCustomResourcesPagingAndCRDRemoval(t *testing.T) {
 
 	// Pages of two: w1 w2 | (w2 deleted behind the cursor, w3 deleted ahead, w35 added) ...
 	q := query.Query{Conditions: []query.Condition{query.Has("size")}, Limit: 2}
-	page, err := inf.Query(q)
+	page, err := inf.Query(ctx, q)
 	require.NoError(t, err)
 	got := testsupport.Keys(page.Items)
 	require.NoError(t, dyn.Delete(ctx, "w2", metav1.DeleteOptions{}))
@@ -151,7 +151,7 @@ func TestMetadataQueryCustomResourcesPagingAndCRDRemoval(t *testing.T) {
 	create("w35", 35)
 	eventuallyKeys(t, inf, conds(query.Has("size")), ns+"/w1", ns+"/w35", ns+"/w4", ns+"/w5", ns+"/w6")
 	for q.Continue = page.Continue; q.Continue != ""; q.Continue = page.Continue {
-		page, err = inf.Query(q)
+		page, err = inf.Query(ctx, q)
 		require.NoError(t, err)
 		got = append(got, testsupport.Keys(page.Items)...)
 	}

@@ -115,7 +115,7 @@ func execute(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	q := query.Query{Conditions: o.Conditions, Limit: o.Limit, Scan: needsScan(o.Conditions)}
 	// once runs the query and renders the result (for stdout) and notes about it (stderr).
 	once := func() (out, notes string, err error) {
-		r, err := inf.Query(q)
+		r, err := inf.Query(ctx, q)
 		if err != nil {
 			return "", "", err
 		}

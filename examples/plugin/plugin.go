@@ -192,14 +192,14 @@ func (p *Plugin) Counts() (map[string]int, error) {
 	p.mu.Unlock()
 	counts := map[string]int{}
 	for _, v := range values {
-		r, err := p.objects.Query(query.Query{Conditions: []query.Condition{query.Eq("value", v)}})
+		r, err := p.objects.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Eq("value", v)}})
 		if err != nil {
 			return nil, err
 		}
 		counts[v] = len(r.Items)
 	}
 	// HasNot cannot find candidates in the index: it visits every object, explicitly.
-	r, err := p.objects.Query(query.Query{Conditions: []query.Condition{query.HasNot("value")}, Scan: true})
+	r, err := p.objects.Query(context.Background(), query.Query{Conditions: []query.Condition{query.HasNot("value")}, Scan: true})
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func quickstart(ctx context.Context, cfg *rest.Config, resource, namespace strin
 		s := section{Title: qq.title}
 		q := qq.q
 		for {
-			r, err := inf.Query(q)
+			r, err := inf.Query(ctx, q)
 			if err != nil {
 				return nil, err
 			}

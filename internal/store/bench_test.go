@@ -37,7 +37,7 @@ func BenchmarkStoreQuery100k(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				items, _, _, err := s.Query(q, QueryOptions{})
+				items, _, _, err := s.Query(ctx, q, QueryOptions{})
 				if err != nil || len(items) == 0 {
 					b.Fatal(err, len(items))
 				}

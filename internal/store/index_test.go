@@ -98,7 +98,7 @@ func TestQueryMultiValuedDriverListsObjectsOnce(t *testing.T) {
 		{Conditions: []query.Condition{query.Lt("tags", "4")}},
 		{Conditions: []query.Condition{query.Has("tags"), query.NotEq("tags", "5")}},
 	} {
-		items, _, plan, err := s.Query(q, QueryOptions{})
+		items, _, plan, err := s.Query(ctx, q, QueryOptions{})
 		require.NoError(t, err)
 		require.Equal(t, []string{"a/y", "a-b/x"}, keys(items), "%v", q.Conditions)
 		require.Equal(t, 2, plan.Matched)
@@ -127,11 +127,11 @@ func TestIndexSlotsAreReused(t *testing.T) {
 		{query.Eq("size2", "2"), []string{"a/o0", "a/o2", "a/o5", "a/o6", "a/o7"}},
 		{query.Eq("node", "n1"), []string{"a/o0", "a/o1", "a/o3", "a/o5", "a/o7"}},
 	} {
-		items, _, _, err := s.Query(query.Query{Conditions: []query.Condition{tc.q, query.Has("node"), query.Has("size2")}}, QueryOptions{})
+		items, _, _, err := s.Query(ctx, query.Query{Conditions: []query.Condition{tc.q, query.Has("node"), query.Has("size2")}}, QueryOptions{})
 		require.NoError(t, err)
 		require.Equal(t, tc.want, keys(items), "%v", tc.q)
 	}
-	_, _, _, err = s.Query(query.Query{Conditions: []query.Condition{query.Eq("size", "2")}}, QueryOptions{})
+	_, _, _, err = s.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("size", "2")}}, QueryOptions{})
 	require.ErrorIs(t, err, ErrIndexNotFound)
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -41,7 +42,7 @@ type Item struct {
 //
 // What each condition costs is written once, in package informer's documentation
 // ("Indexes and queries").
-func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
+func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
 	pq, err := prepare(q, opts)
 	if err != nil {
 		return nil, "", query.Plan{}, err
@@ -50,7 +51,7 @@ func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.P
 	if err != nil {
 		return nil, "", query.Plan{}, err
 	}
-	hits, plan, err := s.matches(pq, after, "")
+	hits, plan, err := s.matches(ctx, pq, after, "")
 	if err != nil {
 		return nil, "", plan, err
 	}
@@ -70,7 +71,7 @@ func (s *Store) Query(q query.Query, opts QueryOptions) ([]Item, string, query.P
 // Count returns how many objects match q (Limit and Continue are ignored). A query with
 // only a namespace, or only equality and set conditions on one index, is answered from the
 // sizes the store keeps, without visiting objects.
-func (s *Store) Count(q query.Query, opts QueryOptions) (int, query.Plan, error) {
+func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (int, query.Plan, error) {
 	q.Limit, q.Continue = 0, ""
 	pq, err := prepare(q, opts)
 	if err != nil {
@@ -79,7 +80,7 @@ func (s *Store) Count(q query.Query, opts QueryOptions) (int, query.Plan, error)
 	if n, plan, ok, err := s.countFromSizes(pq); ok || err != nil {
 		return n, plan, err
 	}
-	hits, plan, err := s.matches(pq, "", "")
+	hits, plan, err := s.matches(ctx, pq, "", "")
 	return len(hits), plan, err
 }
 
@@ -87,7 +88,7 @@ func (s *Store) Count(q query.Query, opts QueryOptions) (int, query.Plan, error)
 // opts.Resolve like a condition's), how many objects that match q have it; an object with
 // several values counts once under each. A query with only a namespace is answered from the
 // index's value sizes: time proportional to the distinct values, not the objects.
-func (s *Store) CountBy(q query.Query, index string, opts QueryOptions) (map[string]int, error) {
+func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts QueryOptions) (map[string]int, error) {
 	q.Limit, q.Continue = 0, ""
 	pq, err := prepare(q, opts)
 	if err != nil {
@@ -114,7 +115,7 @@ func (s *Store) CountBy(q query.Query, index string, opts QueryOptions) (map[str
 		}
 		return out, nil
 	}
-	hits, _, err := s.matches(pq, "", key)
+	hits, _, err := s.matches(ctx, pq, "", key)
 	if err != nil {
 		var nf *IndexNotFoundError
 		if errors.As(err, &nf) && nf.Name == key {
@@ -183,13 +184,18 @@ type hit struct {
 
 // matches returns what satisfies pq and comes after the key after (if set), in no
 // particular order, with the values of the store index group if set.
-func (s *Store) matches(pq *prepared, after, group string) ([]hit, query.Plan, error) {
-	candidates, plan, err := s.candidates(pq.q, pq.indexed, group)
+func (s *Store) matches(ctx context.Context, pq *prepared, after, group string) ([]hit, query.Plan, error) {
+	candidates, plan, err := s.candidates(ctx, pq.q, pq.indexed, group)
 	if err != nil {
 		return nil, plan, err
 	}
 	matched := candidates[:0]
-	for _, h := range candidates {
+	for i, h := range candidates {
+		if len(pq.paths) > 0 && i%64 == 0 || i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, plan, err
+			}
+		}
 		if after != "" && !keyLess(after, h.key) {
 			continue
 		}
@@ -256,7 +262,7 @@ func safeValues(fn IndexFunc, obj any) (values []string, err error) {
 
 // candidates picks the driver and returns the objects that pass every indexed condition.
 // Index conditions are checked under the read lock; everything else is left to the caller.
-func (s *Store) candidates(q query.Query, conds []*matcher, group string) ([]hit, query.Plan, error) {
+func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string) ([]hit, query.Plan, error) {
 	var plan query.Plan
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
@@ -291,7 +297,16 @@ func (s *Store) candidates(q query.Query, conds []*matcher, group string) ([]hit
 	if driver >= 0 {
 		out = make([]hit, 0, best)
 	}
+	var stopped error
 	visit := func(rec *record) {
+		if stopped != nil {
+			return
+		}
+		if plan.Candidates%4096 == 4095 {
+			if stopped = ctx.Err(); stopped != nil {
+				return
+			}
+		}
 		plan.Candidates++
 		for i, m := range conds {
 			if i != driver && !m.match(rec.valuesOf(ixs[i].slot)) {
@@ -315,6 +330,9 @@ func (s *Store) candidates(q query.Query, conds []*matcher, group string) ([]hit
 			for rec := range recs {
 				visit(rec)
 			}
+		}
+		if stopped != nil {
+			return nil, plan, stopped
 		}
 		return out, plan, nil
 	}
@@ -350,6 +368,9 @@ func (s *Store) candidates(q query.Query, conds []*matcher, group string) ([]hit
 				each(e)
 			}
 		}
+	}
+	if stopped != nil {
+		return nil, plan, stopped
 	}
 	return out, plan, nil
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -223,7 +224,7 @@ func TestQueryMatchesBruteForce(t *testing.T) {
 	}
 	for _, q := range cases {
 		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.Labels), func(t *testing.T) {
-			items, next, _, err := s.Query(q, QueryOptions{Labels: labelsOf})
+			items, next, _, err := s.Query(ctx, q, QueryOptions{Labels: labelsOf})
 			require.NoError(t, err)
 			assert.Empty(t, next)
 			assert.Equal(t, brute(s, q), keys(items))
@@ -249,10 +250,10 @@ func TestCountsMatchBruteForce(t *testing.T) {
 	for _, q := range cases {
 		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.Labels), func(t *testing.T) {
 			want := brute(s, q)
-			n, _, err := s.Count(q, QueryOptions{Labels: labelsOf})
+			n, _, err := s.Count(ctx, q, QueryOptions{Labels: labelsOf})
 			require.NoError(t, err)
 			assert.Equal(t, len(want), n)
-			byNode, err := s.CountBy(q, "node", QueryOptions{Labels: labelsOf})
+			byNode, err := s.CountBy(ctx, q, "node", QueryOptions{Labels: labelsOf})
 			require.NoError(t, err)
 			model := map[string]int{}
 			for _, k := range want {
@@ -265,17 +266,17 @@ func TestCountsMatchBruteForce(t *testing.T) {
 			assert.Equal(t, model, byNode)
 		})
 	}
-	n, _, err := s.Count(query.Query{}, QueryOptions{})
+	n, _, err := s.Count(ctx, query.Query{}, QueryOptions{})
 	require.NoError(t, err, "a count without conditions reads the store's size: no scan")
 	assert.Equal(t, 20, n)
-	_, err = s.CountBy(query.Query{}, "nope", QueryOptions{})
+	_, err = s.CountBy(ctx, query.Query{}, "nope", QueryOptions{})
 	assert.ErrorIs(t, err, ErrIndexNotFound)
 }
 
 func TestQueryPlansFromMostSelectiveIndex(t *testing.T) {
 	s := seed(t)
 	// size=4 has 3 objects (4, 9, 14), node=n1 has 6: the planner drives from size.
-	_, _, plan, err := s.Query(query.Query{Conditions: []query.Condition{query.Eq("node", "n1"), query.Eq("size", "4")}}, QueryOptions{})
+	_, _, plan, err := s.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("node", "n1"), query.Eq("size", "4")}}, QueryOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, "size=4", plan.Driver)
 	assert.Equal(t, 3, plan.Candidates)
@@ -287,7 +288,7 @@ func TestQueryPaginates(t *testing.T) {
 	var all []string
 	for page := 0; ; page++ {
 		require.Less(t, page, 10)
-		items, next, _, err := s.Query(q, QueryOptions{})
+		items, next, _, err := s.Query(ctx, q, QueryOptions{})
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(items), 7)
 		all = append(all, keys(items)...)
@@ -316,7 +317,7 @@ func TestQueryErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, _, _, err := s.Query(tc.q, QueryOptions{})
+			_, _, _, err := s.Query(ctx, tc.q, QueryOptions{})
 			assert.ErrorIs(t, err, tc.want)
 		})
 	}
@@ -326,7 +327,7 @@ func TestQueryPathConditionFilters(t *testing.T) {
 	s := seed(t)
 	pathFunc := func(expr string) (IndexFunc, error) { return field(expr), nil }
 	q := query.Query{Conditions: []query.Condition{query.Eq("size", "1"), query.Where("node", query.Equal, "n1")}}
-	items, _, plan, err := s.Query(q, QueryOptions{PathFunc: pathFunc})
+	items, _, plan, err := s.Query(ctx, q, QueryOptions{PathFunc: pathFunc})
 	require.NoError(t, err)
 	assert.Equal(t, "size=1", plan.Driver)
 	assert.Equal(t, brute(s, query.Query{Conditions: []query.Condition{query.Eq("size", "1"), query.Eq("node", "n1")}}), keys(items))
@@ -346,7 +347,7 @@ func TestConcurrentWritesAndQueries(t *testing.T) {
 				} else {
 					_ = s.Add(o)
 				}
-				_, _, _, err := s.Query(query.Query{Conditions: []query.Condition{query.Eq("node", "n1")}}, QueryOptions{})
+				_, _, _, err := s.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("node", "n1")}}, QueryOptions{})
 				assert.NoError(t, err)
 				if i == 100 {
 					_ = s.AddIndex("tmp", field("size"))
@@ -357,7 +358,7 @@ func TestConcurrentWritesAndQueries(t *testing.T) {
 	}
 	wg.Wait()
 	// The index agrees with the objects after the storm.
-	items, _, _, err := s.Query(query.Query{Namespace: "c", Conditions: []query.Condition{query.Eq("node", "n1")}}, QueryOptions{})
+	items, _, _, err := s.Query(ctx, query.Query{Namespace: "c", Conditions: []query.Condition{query.Eq("node", "n1")}}, QueryOptions{})
 	require.NoError(t, err)
 	assert.ElementsMatch(t, s.ListNamespaceKeys("c"), keys(items))
 }
@@ -423,7 +424,7 @@ func TestNamespacesSplitOnlyWhenASecondAppears(t *testing.T) {
 	require.NotNil(t, s.byNS, "a second namespace splits")
 	assert.Equal(t, []string{"a/x", "a/y"}, keys("a"))
 	assert.Equal(t, []string{"b/z"}, keys("b"))
-	items, _, _, err := s.Query(query.Query{Namespace: "b", Scan: true}, QueryOptions{})
+	items, _, _, err := s.Query(ctx, query.Query{Namespace: "b", Scan: true}, QueryOptions{})
 	require.NoError(t, err)
 	require.Len(t, items, 1)
 	assert.Equal(t, "b/z", items[0].Key)
@@ -435,10 +436,10 @@ func TestNamespacesSplitOnlyWhenASecondAppears(t *testing.T) {
 	require.NoError(t, s.Add(obj("c", "w", nil, "", nil)))
 	assert.Equal(t, []string{"c/w"}, keys("c"))
 	assert.Empty(t, keys("a"))
-	items, _, _, err = s.Query(query.Query{Namespace: "a", Scan: true}, QueryOptions{})
+	items, _, _, err = s.Query(ctx, query.Query{Namespace: "a", Scan: true}, QueryOptions{})
 	require.NoError(t, err)
 	assert.Empty(t, items)
-	items, _, _, err = s.Query(query.Query{Namespace: "c", Scan: true}, QueryOptions{})
+	items, _, _, err = s.Query(ctx, query.Query{Namespace: "c", Scan: true}, QueryOptions{})
 	require.NoError(t, err)
 	assert.Len(t, items, 1)
 }
@@ -448,11 +449,11 @@ func TestContinueTokensAreBound(t *testing.T) {
 	s := seed(t)
 	q := query.Query{Conditions: []query.Condition{query.Has("size")}, Limit: 3}
 	opts := QueryOptions{Scope: "widgets"}
-	_, next, _, err := s.Query(q, opts)
+	_, next, _, err := s.Query(ctx, q, opts)
 	require.NoError(t, err)
 	require.NotEmpty(t, next)
 	q.Continue = next
-	_, _, _, err = s.Query(q, opts)
+	_, _, _, err = s.Query(ctx, q, opts)
 	require.NoError(t, err)
 
 	other := q
@@ -472,7 +473,7 @@ func TestContinueTokensAreBound(t *testing.T) {
 		"not base64":       {withContinue(q, "%%%"), opts},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, _, err := s.Query(tc.q, tc.opts)
+			_, _, _, err := s.Query(ctx, tc.q, tc.opts)
 			require.ErrorIs(t, err, ErrInvalidContinue)
 			assert.ErrorIs(t, err, query.ErrInvalidQuery)
 		})
@@ -482,4 +483,29 @@ func TestContinueTokensAreBound(t *testing.T) {
 func withContinue(q query.Query, token string) query.Query {
 	q.Continue = token
 	return q
+}
+
+// ctx is the context of the tests' queries.
+var ctx = context.Background()
+
+// A scan stops within 64 filter evaluations of its context's end.
+func TestScanStopsWithItsContext(t *testing.T) {
+	s := New(Options{})
+	for i := range 10000 {
+		require.NoError(t, s.Add(obj("a", fmt.Sprintf("o%05d", i), int64(i), "", nil)))
+	}
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	opts := QueryOptions{PathFunc: func(string) (IndexFunc, error) {
+		return func(any) ([]string, error) {
+			if calls++; calls == 100 {
+				cancel()
+			}
+			return []string{"x"}, nil
+		}, nil
+	}}
+	_, _, _, err := s.Query(cctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.x}", query.Exists)}}, opts)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, calls, 100+64)
 }

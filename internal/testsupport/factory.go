@@ -51,7 +51,7 @@ func Keys[T informer.Object](objs []T) []string {
 // QueryKeys queries inf and returns the keys of the result, failing the test on an error.
 func QueryKeys[T informer.Object](t testing.TB, inf *informer.Informer[T], q query.Query) []string {
 	t.Helper()
-	res, err := inf.Query(q)
+	res, err := inf.Query(context.Background(), q)
 	require.NoError(t, err)
 	return Keys(res.Items)
 }

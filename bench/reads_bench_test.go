@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgodynamic "k8s.io/client-go/dynamic"
+	clientgoinformer "k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+// BenchmarkReads measures what a read costs in each storage mode against client-go's
+// dynamic informer, on the same 5,000 generated Pods from a test apiserver (about 10 per
+// node): a 10-match equality query on {.spec.nodeName} returning decoded objects (Query)
+// and zero-decode items (QueryItems), client-go's ByIndex for the same matches, and each
+// accessor of an Item per result (a field read by JSONPath, Object, DecodeInto a typed Pod).
+// `make controlplane` first; `go test -run '^$' -bench BenchmarkReads ./bench/`.
+func BenchmarkReads(b *testing.B) {
+	const n = 5000
+	cp, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cp.Stop()
+	ctx := context.Background()
+	ns := cp.Namespace(b)
+	qbSeedPods(b, cp, ns, n)
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	const node = "worker-007"
+	eq := query.Query{Conditions: []query.Condition{query.Eq("node", node)}}
+
+	// client-go's dynamic informer with an indexer on the node.
+	dyn, err := clientgodynamic.NewForConfig(cp.AdminConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cgf := clientgoinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, ns, nil)
+	cgi := cgf.ForResource(gvr).Informer()
+	if err := cgi.AddIndexers(cache.Indexers{"node": func(o any) ([]string, error) {
+		v, _, _ := unstructured.NestedString(o.(*unstructured.Unstructured).Object, "spec", "nodeName")
+		return []string{v}, nil
+	}}); err != nil {
+		b.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	cgf.Start(stop)
+	cache.WaitForCacheSync(stop, cgi.HasSynced)
+	want, err := cgi.GetIndexer().ByIndex("node", node)
+	if err != nil || len(want) == 0 {
+		b.Fatalf("client-go ByIndex: %v, %d matches", err, len(want))
+	}
+	b.Logf("%d Pods, %d on %s", n, len(want), node)
+	b.Run("client-go/ByIndex", func(b *testing.B) {
+		for b.Loop() {
+			if got, _ := cgi.GetIndexer().ByIndex("node", node); len(got) != len(want) {
+				b.Fatal(len(got))
+			}
+		}
+	})
+
+	modes := []struct {
+		name string
+		new  func() (*dynamicinformer.Factory, error)
+	}{
+		{"compact", func() (*dynamicinformer.Factory, error) {
+			return dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{})
+		}},
+		{"unstructured", func() (*dynamicinformer.Factory, error) {
+			return dynamicinformer.NewFactory(cp.AdminConfig(), dynamicinformer.Options{Namespace: ns})
+		}},
+	}
+	nodePath := jsonpath.MustCompile("{.spec.nodeName}")
+	for _, m := range modes {
+		f, err := m.new()
+		if err != nil {
+			b.Fatal(err)
+		}
+		fctx, cancel := context.WithCancel(ctx)
+		if err := f.Start(fctx); err != nil {
+			b.Fatal(err)
+		}
+		inf, err := f.InformerForGVR(ctx, gvr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := inf.AddIndex("node", "{.spec.nodeName}"); err != nil {
+			b.Fatal(err)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
+		if err := inf.WaitForSync(wctx); err != nil {
+			b.Fatal(err)
+		}
+		wcancel()
+		items := func(b *testing.B) []informer.Item[dynamicinformer.Object] {
+			res, err := inf.QueryItems(ctx, eq)
+			if err != nil || len(res.Items) != len(want) {
+				b.Fatalf("%v: %d items, want %d", err, len(res.Items), len(want))
+			}
+			return res.Items
+		}
+		b.Run(m.name+"/Query", func(b *testing.B) {
+			for b.Loop() {
+				if res, err := inf.Query(ctx, eq); err != nil || len(res.Items) != len(want) {
+					b.Fatal(err, len(res.Items))
+				}
+			}
+		})
+		b.Run(m.name+"/QueryItems", func(b *testing.B) {
+			for b.Loop() {
+				items(b)
+			}
+		})
+		its := items(b)
+		b.Run(m.name+"/Item.Eval", func(b *testing.B) {
+			for b.Loop() {
+				for _, it := range its {
+					if vs, err := it.Eval(nodePath); err != nil || len(vs) != 1 {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(its)), "ns/result")
+		})
+		b.Run(m.name+"/Item.Object", func(b *testing.B) {
+			for b.Loop() {
+				for _, it := range its {
+					if _, err := it.Object(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(its)), "ns/result")
+		})
+		b.Run(m.name+"/Item.DecodeInto", func(b *testing.B) {
+			for b.Loop() {
+				for _, it := range its {
+					var p corev1.Pod
+					if err := it.DecodeInto(&p); err != nil || p.Spec.NodeName != node {
+						b.Fatal(err, p.Spec.NodeName)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(its)), "ns/result")
+		})
+		b.Run(m.name+"/Count", func(b *testing.B) {
+			for b.Loop() {
+				if c, err := inf.Count(ctx, eq); err != nil || c != len(want) {
+					b.Fatal(err, c)
+				}
+			}
+		})
+		b.Run(m.name+"/CountBy-node", func(b *testing.B) {
+			for b.Loop() {
+				if by, err := inf.CountBy(ctx, query.Query{}, "node"); err != nil || by[node] != len(want) {
+					b.Fatal(err, fmt.Sprint(by[node]))
+				}
+			}
+		})
+		inf.Release()
+		cancel()
+		f.Shutdown()
+	}
+}
