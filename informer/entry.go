@@ -47,6 +47,7 @@ type entry struct {
 	status    statusCell
 	idx       indexSet
 	callbacks callbackErrors
+	queryOpts store.QueryOptions // built once (newQueryOptions)
 
 	refs    int           // guarded by the registry's lock
 	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed
@@ -68,6 +69,7 @@ func newEntry(c *core, key Key, t storage.Target) *entry {
 		listeners: map[*listener]struct{}{},
 	}
 	e.metrics = c.metrics.forEntry(key)
+	e.queryOpts = e.newQueryOptions()
 	e.transform = c.mode.Transform(forgiving(c.opts.Transform, e.transformFailed))
 	if c.ownerIndex.Load() {
 		e.ensureOwnerIndex() // the store is empty: nothing to backfill

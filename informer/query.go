@@ -50,7 +50,7 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if i.h.released.Load() {
 		return 0, ErrReleased
 	}
-	n, _, err := i.h.e.store.Count(ctx, q, i.queryOptions())
+	n, _, err := i.h.e.store.Count(ctx, q, i.h.e.queryOpts)
 	return n, err
 }
 
@@ -64,7 +64,7 @@ func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) 
 	if i.h.released.Load() {
 		return nil, ErrReleased
 	}
-	return i.h.e.store.CountBy(ctx, q, index, i.queryOptions())
+	return i.h.e.store.CountBy(ctx, q, index, i.h.e.queryOpts)
 }
 
 // query runs q on the store: one page of stored items.
@@ -72,20 +72,20 @@ func (i *Informer[T]) query(ctx context.Context, q query.Query) ([]store.Item, s
 	if i.h.released.Load() {
 		return nil, "", query.Plan{}, ErrReleased
 	}
-	return i.h.e.store.Query(ctx, q, i.queryOptions())
+	return i.h.e.store.Query(ctx, q, i.h.e.queryOpts)
 }
 
-// queryOptions resolve the informer's index names, compile JSONPath conditions (refused if
-// the mode drops a field they read) and read labels.
-func (i *Informer[T]) queryOptions() store.QueryOptions {
-	e := i.h.e
-	mode := i.h.c.mode
+// newQueryOptions are the entry's store.QueryOptions, built once: they resolve the
+// informer's index names, compile JSONPath conditions (refused if the mode drops a field
+// they read) and read labels.
+func (e *entry) newQueryOptions() store.QueryOptions {
+	mode, paths := e.core.mode, &e.core.paths
 	checker, _ := mode.(storage.PathChecker)
 	return store.QueryOptions{
 		Scope:   e.key.String(),
 		Resolve: e.storeIndex,
 		PathFunc: func(expr string) (store.IndexFunc, error) {
-			p, fn, err := i.h.c.paths.compile(expr)
+			p, fn, err := paths.compile(expr)
 			if err == nil && checker != nil {
 				err = checker.CheckPath(p)
 			}

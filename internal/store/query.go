@@ -32,10 +32,13 @@ type QueryOptions struct {
 	Labels func(obj any) map[string]string
 }
 
-// Item is one query result.
+// Item is one query result: a record as the query saw it under the store's lock (records
+// change in place).
 type Item struct {
 	Key string
 	Obj any
+	// group holds the values of the group index (CountBy).
+	group []string
 }
 
 // Query runs q and returns one page of results in (namespace, name) order.
@@ -55,10 +58,7 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 	if err != nil {
 		return nil, "", plan, err
 	}
-	matched := make([]Item, len(hits))
-	for i, h := range hits {
-		matched[i] = Item{Key: h.key, Obj: h.obj}
-	}
+	matched := hits
 	sortItems(matched)
 	next := ""
 	if q.Limit > 0 && len(matched) > q.Limit {
@@ -175,16 +175,10 @@ func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
 	return pq, nil
 }
 
-// hit is a record as a query saw it under the store's lock: records change in place.
-type hit struct {
-	key   string
-	obj   any
-	group []string // the values of the group index (CountBy)
-}
 
 // matches returns what satisfies pq and comes after the key after (if set), in no
 // particular order, with the values of the store index group if set.
-func (s *Store) matches(ctx context.Context, pq *prepared, after, group string) ([]hit, query.Plan, error) {
+func (s *Store) matches(ctx context.Context, pq *prepared, after, group string) ([]Item, query.Plan, error) {
 	candidates, plan, err := s.candidates(ctx, pq.q, pq.indexed, group)
 	if err != nil {
 		return nil, plan, err
@@ -196,13 +190,13 @@ func (s *Store) matches(ctx context.Context, pq *prepared, after, group string) 
 				return nil, plan, err
 			}
 		}
-		if after != "" && !keyLess(after, h.key) {
+		if after != "" && !keyLess(after, h.Key) {
 			continue
 		}
-		if pq.labels && !pq.q.Labels.Matches(labels.Set(pq.opts.Labels(h.obj))) {
+		if pq.labels && !pq.q.Labels.Matches(labels.Set(pq.opts.Labels(h.Obj))) {
 			continue
 		}
-		if !matchPaths(h.obj, pq.paths, pq.pathFns) {
+		if !matchPaths(h.Obj, pq.paths, pq.pathFns) {
 			continue
 		}
 		matched = append(matched, h)
@@ -262,7 +256,7 @@ func safeValues(fn IndexFunc, obj any) (values []string, err error) {
 
 // candidates picks the driver and returns the objects that pass every indexed condition.
 // Index conditions are checked under the read lock; everything else is left to the caller.
-func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string) ([]hit, query.Plan, error) {
+func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string) ([]Item, query.Plan, error) {
 	var plan query.Plan
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
@@ -293,9 +287,9 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 		}
 		groupSlot = ix.slot
 	}
-	var out []hit
+	var out []Item
 	if driver >= 0 {
-		out = make([]hit, 0, best)
+		out = make([]Item, 0, best)
 	}
 	var stopped error
 	visit := func(rec *record) {
@@ -313,7 +307,7 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 				return
 			}
 		}
-		h := hit{key: rec.key, obj: rec.obj}
+		h := Item{Key: rec.key, Obj: rec.obj}
 		if groupSlot >= 0 {
 			h.group = rec.valuesOf(groupSlot)
 		}
