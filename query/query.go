@@ -138,6 +138,13 @@ type Query struct {
 	// numeric comparison on an index) to visit every object in scope. Without it such a query
 	// is refused with ErrScanRequired, so that an expensive query is always a decision.
 	Scan bool
+	// SortBy names an index whose values order the results instead of (namespace, name):
+	// each object by its smallest value (its largest with Descending), numbers numerically
+	// and before other values, which compare as bytes; objects without a value come last;
+	// ties in (namespace, name) order. A page is selected without sorting the whole match
+	// set, and continue tokens keep the position in this order.
+	SortBy     string
+	Descending bool
 }
 
 // Result is one page of a query's results, in (namespace, name) order.

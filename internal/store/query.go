@@ -7,7 +7,6 @@ import (
 	"errors"
 	"hash/crc32"
 	"hash/fnv"
-	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -50,22 +49,53 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 	if err != nil {
 		return nil, "", query.Plan{}, err
 	}
-	after, err := decodeContinue(q.Continue, q, opts.Scope)
+	o := orderOf(q)
+	sortKey := ""
+	if o.byValue {
+		sortKey = q.SortBy
+		if opts.Resolve != nil {
+			if sortKey, err = opts.Resolve(q.SortBy); err != nil {
+				return nil, "", query.Plan{}, err
+			}
+		}
+	} else if q.Descending {
+		return nil, "", query.Plan{}, &query.InvalidError{Reason: "Descending needs SortBy"}
+	}
+	after, hasAfter, err := decodeContinue(q.Continue, q, opts.Scope)
 	if err != nil {
 		return nil, "", query.Plan{}, err
 	}
-	hits, plan, err := s.matches(ctx, pq, after, "")
+	hits, plan, err := s.matches(ctx, pq, sortKey)
 	if err != nil {
+		var nf *IndexNotFoundError
+		if o.byValue && errors.As(err, &nf) && nf.Name == sortKey {
+			return nil, "", plan, &IndexNotFoundError{Name: q.SortBy}
+		}
 		return nil, "", plan, err
 	}
-	matched := hits
-	sortItems(matched)
-	next := ""
-	if q.Limit > 0 && len(matched) > q.Limit {
-		matched = matched[:q.Limit]
-		next = encodeContinue(matched[len(matched)-1].Key, q, opts.Scope)
+	ranks := make([]ranked, 0, len(hits))
+	for _, h := range hits {
+		r := ranked{item: h, pos: position{key: h.Key}}
+		if o.byValue {
+			r.pos.val = newSortValue(h.group, o.desc)
+			r.item.group = nil
+		}
+		if hasAfter && o.compare(r.pos, after) <= 0 {
+			continue
+		}
+		ranks = append(ranks, r)
 	}
-	return matched, next, plan, nil
+	plan.Matched = len(ranks)
+	page := selectPage(ranks, o, q.Limit)
+	out := hits[:len(page)]
+	for i, r := range page {
+		out[i] = r.item
+	}
+	next := ""
+	if q.Limit > 0 && len(ranks) > q.Limit {
+		next = encodeContinue(page[len(page)-1].pos, q, opts.Scope)
+	}
+	return out, next, plan, nil
 }
 
 // Count returns how many objects match q (Limit and Continue are ignored). A query with
@@ -80,7 +110,7 @@ func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (in
 	if n, plan, ok, err := s.countFromSizes(pq); ok || err != nil {
 		return n, plan, err
 	}
-	hits, plan, err := s.matches(ctx, pq, "", "")
+	hits, plan, err := s.matches(ctx, pq, "")
 	return len(hits), plan, err
 }
 
@@ -115,7 +145,7 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 		}
 		return out, nil
 	}
-	hits, _, err := s.matches(ctx, pq, "", key)
+	hits, _, err := s.matches(ctx, pq, key)
 	if err != nil {
 		var nf *IndexNotFoundError
 		if errors.As(err, &nf) && nf.Name == key {
@@ -175,10 +205,9 @@ func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
 	return pq, nil
 }
 
-
-// matches returns what satisfies pq and comes after the key after (if set), in no
-// particular order, with the values of the store index group if set.
-func (s *Store) matches(ctx context.Context, pq *prepared, after, group string) ([]Item, query.Plan, error) {
+// matches returns what satisfies pq, in no particular order, with the values of the store
+// index group if set.
+func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, error) {
 	candidates, plan, err := s.candidates(ctx, pq.q, pq.indexed, group)
 	if err != nil {
 		return nil, plan, err
@@ -189,9 +218,6 @@ func (s *Store) matches(ctx context.Context, pq *prepared, after, group string) 
 			if err := ctx.Err(); err != nil {
 				return nil, plan, err
 			}
-		}
-		if after != "" && !keyLess(after, h.Key) {
-			continue
 		}
 		if pq.labels && !pq.q.Labels.Matches(labels.Set(pq.opts.Labels(h.Obj))) {
 			continue
@@ -390,26 +416,6 @@ func estimate(ix *index, m *matcher, ns string, allNS bool) int {
 	return n
 }
 
-// sortItems sorts items by (namespace, name). When every namespace has the same length (or
-// there are none), that is the keys' byte order, which compares twice as fast.
-func sortItems(items []Item) {
-	sameLength := true
-	if len(items) > 0 {
-		n := strings.IndexByte(items[0].Key, '/')
-		for _, it := range items[1:] {
-			if strings.IndexByte(it.Key, '/') != n {
-				sameLength = false
-				break
-			}
-		}
-	}
-	if sameLength {
-		slices.SortFunc(items, func(a, b Item) int { return strings.Compare(a.Key, b.Key) })
-		return
-	}
-	slices.SortFunc(items, func(a, b Item) int { return compareKeys(a.Key, b.Key) })
-}
-
 // keyLess orders keys by (namespace, name).
 func keyLess(a, b string) bool { return compareKeys(a, b) < 0 }
 
@@ -460,38 +466,73 @@ func queryFingerprint(q query.Query, scope string) uint64 {
 	if q.Labels != nil {
 		h.Write([]byte(q.Labels.String()))
 	}
+	h.Write([]byte{0})
+	h.Write([]byte(q.SortBy))
+	if q.Descending {
+		h.Write([]byte{1})
+	}
 	return h.Sum64()
 }
 
-func encodeContinue(key string, q query.Query, scope string) string {
-	b := make([]byte, 0, 1+8+len(key)+4)
+func encodeContinue(pos position, q query.Query, scope string) string {
+	b := make([]byte, 0, 1+8+len(pos.key)+len(pos.val.s)+10+4)
 	b = append(b, continueVersion)
 	b = binary.BigEndian.AppendUint64(b, queryFingerprint(q, scope))
-	b = append(b, key...)
+	if q.SortBy != "" {
+		if pos.val.has {
+			b = append(b, 1)
+			b = binary.AppendUvarint(b, uint64(len(pos.val.s)))
+			b = append(b, pos.val.s...)
+		} else {
+			b = append(b, 0)
+		}
+	}
+	b = append(b, pos.key...)
 	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeContinue(token string, q query.Query, scope string) (string, error) {
+func decodeContinue(token string, q query.Query, scope string) (position, bool, error) {
 	if token == "" {
-		return "", nil
+		return position{}, false, nil
 	}
 	invalid := func(why string) error {
 		return &query.InvalidError{Reason: "continue token: " + why, Err: ErrInvalidContinue}
 	}
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
-		return "", invalid("not a token of this store (malformed)")
+		return position{}, false, invalid("not a token of this store (malformed)")
 	}
 	if len(b) < 1+8+1+4 || b[0] != continueVersion {
-		return "", invalid("not a token of this store (unknown format)")
+		return position{}, false, invalid("not a token of this store (unknown format)")
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
 	if crc32.ChecksumIEEE(body) != sum {
-		return "", invalid("modified or corrupted")
+		return position{}, false, invalid("modified or corrupted")
 	}
 	if binary.BigEndian.Uint64(body[1:9]) != queryFingerprint(q, scope) {
-		return "", invalid("issued for another query or informer")
+		return position{}, false, invalid("issued for another query or informer")
 	}
-	return string(body[9:]), nil
+	rest := body[9:]
+	var pos position
+	if q.SortBy != "" {
+		if len(rest) == 0 {
+			return position{}, false, invalid("truncated")
+		}
+		flag := rest[0]
+		rest = rest[1:]
+		if flag == 1 {
+			n, k := binary.Uvarint(rest)
+			if k <= 0 || uint64(len(rest)-k) < n {
+				return position{}, false, invalid("truncated")
+			}
+			pos.val = newSortValue([]string{string(rest[k : k+int(n)])}, false)
+			rest = rest[k+int(n):]
+		}
+	}
+	if len(rest) == 0 {
+		return position{}, false, invalid("truncated")
+	}
+	pos.key = string(rest)
+	return pos, true, nil
 }
