@@ -44,6 +44,8 @@ type config struct {
 	Selectors     map[schema.GroupResource]Selectors
 	ResyncPeriod  time.Duration
 	Transform     cache.TransformFunc
+	// AccessRecheckInterval caps the re-check backoff of informers parked on a 403.
+	AccessRecheckInterval time.Duration
 }
 
 // core is the type-erased factory.

@@ -38,6 +38,13 @@ type Options[T Object] struct {
 	// Selectors sets the selectors of one resource (both of them, replacing the defaults),
 	// keyed by group and resource, including resources discovered later (watch-all).
 	Selectors map[schema.GroupResource]Selectors
+	// AccessRecheckInterval is the longest an informer parked on a 403 (Forbidden,
+	// WatchForbidden) waits between access re-checks, so that a grant takes effect within
+	// about this long however long the park lasted. Each re-check costs one
+	// SelfSubjectAccessReview while the answer is no (two, list and watch, once list is
+	// allowed), per parked informer. Informer.Recheck and Factory.Recheck re-check at once,
+	// for callers that know permissions changed. Default 1.5 s; re-checks start at 1 s.
+	AccessRecheckInterval time.Duration
 	// ResyncPeriod, if positive, re-delivers every cached object to handlers as an update
 	// with this period. Default 0: never.
 	ResyncPeriod time.Duration
@@ -102,12 +109,13 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 		return nil, errors.New("kindex: Options.Discovery is nil")
 	}
 	c := config{
-		Namespace:     opts.Namespace,
-		LabelSelector: opts.LabelSelector,
-		FieldSelector: opts.FieldSelector,
-		Selectors:     opts.Selectors,
-		ResyncPeriod:  opts.ResyncPeriod,
-		Transform:     typedTransform(opts.Transform),
+		Namespace:             opts.Namespace,
+		LabelSelector:         opts.LabelSelector,
+		FieldSelector:         opts.FieldSelector,
+		Selectors:             opts.Selectors,
+		ResyncPeriod:          opts.ResyncPeriod,
+		AccessRecheckInterval: opts.AccessRecheckInterval,
+		Transform:             typedTransform(opts.Transform),
 	}
 	if err := validateConfig(&c); err != nil {
 		return nil, err
@@ -263,4 +271,11 @@ func (f *Factory[T]) SubscribeStatus(fn func(Status)) (unsubscribe func(), err e
 		return nil, err
 	}
 	return f.c.hub.subscribe(fn), nil
+}
+
+// Recheck is Informer.Recheck for every parked informer of the factory.
+func (f *Factory[T]) Recheck() {
+	for _, e := range f.c.reg.list() {
+		e.notify()
+	}
 }

@@ -390,8 +390,12 @@ func newEnvWith(t *testing.T, opts Options[obj], in hooks, rs ...discovery.Resou
 	}
 	in.Access = e.access
 	in.ReflectorBackoff = &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Steps: 100, Factor: 2}
-	in.RecheckInitial = 20 * time.Millisecond
-	in.RecheckMax = 100 * time.Millisecond
+	if in.RecheckInitial == 0 {
+		in.RecheckInitial = 20 * time.Millisecond
+	}
+	if in.RecheckMax == 0 {
+		in.RecheckMax = 100 * time.Millisecond
+	}
 	f, err := newFactory(&rest.Config{Host: "https://fake.invalid"}, opts, e.mode.builder(), in)
 	if err != nil {
 		t.Fatal(err)

@@ -242,3 +242,13 @@ func (i *Informer[T]) object(key string, item any) (T, error) {
 	}
 	return obj, nil
 }
+
+// Recheck asks a parked informer to check at once whether it can resume (an access review
+// for a 403, discovery for a missing resource), for callers that know the outside world
+// changed (a Role granted, a CRD installed). It does nothing to an informer that is not
+// parked, and never blocks.
+func (i *Informer[T]) Recheck() {
+	if !i.h.released.Load() {
+		i.h.e.notify()
+	}
+}

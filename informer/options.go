@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -17,6 +18,12 @@ func validateConfig(o *config) error {
 		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
 			return fmt.Errorf("kindex: invalid Namespace %q: %v", o.Namespace, errs)
 		}
+	}
+	if o.AccessRecheckInterval < 0 {
+		return fmt.Errorf("kindex: AccessRecheckInterval must not be negative, got %v", o.AccessRecheckInterval)
+	}
+	if o.AccessRecheckInterval == 0 {
+		o.AccessRecheckInterval = 1500 * time.Millisecond
 	}
 	if o.ResyncPeriod < 0 {
 		return fmt.Errorf("kindex: ResyncPeriod must not be negative, got %v", o.ResyncPeriod)

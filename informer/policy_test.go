@@ -321,3 +321,39 @@ func TestStoppingRunReportsNoFailure(t *testing.T) {
 	assert.Nil(t, st.LastError)
 	assert.Equal(t, 0, e.logs.count("Informer retrying"), "no retry line for a stopping run:\n%s", e.logs)
 }
+
+// However long the park, access re-checks never wait longer than AccessRecheckInterval;
+// Recheck asks at once.
+func TestGrantTakesEffectAfterALongPark(t *testing.T) {
+	for name, tc := range map[string]struct {
+		interval time.Duration
+		recheck  bool
+	}{
+		"interval caps the backoff": {interval: 150 * time.Millisecond},
+		"Recheck asks at once":      {interval: time.Hour, recheck: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			// The backoff itself would wait minutes: only the cap or Recheck can help.
+			e := newEnvWith(t, Options[obj]{AccessRecheckInterval: tc.interval},
+				hooks{RecheckInitial: 10 * time.Minute, RecheckMax: time.Hour})
+			ctx := context.Background()
+			srv := e.mode.server(widgets.GVR)
+			srv.add(newObj("ns", "a", nil))
+			srv.setErrors(forbidden("widgets"), forbidden("widgets"))
+			inf, err := e.f.Informer(ctx, "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			require.ErrorIs(t, inf.WaitForSyncOrPark(ctx), ErrParked)
+
+			srv.setErrors(nil, nil)
+			e.access.allowed.Store(true)
+			if tc.recheck {
+				inf.Recheck()
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			require.NoError(t, inf.WaitForSync(wctx), "resumed after the grant")
+			assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
+		})
+	}
+}

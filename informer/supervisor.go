@@ -57,7 +57,13 @@ func (e *entry) waitResume(reason Reason, bo *backoff) bool {
 		var timer *time.Timer
 		var tick <-chan time.Time
 		if reason != ReasonInvalid {
-			timer = time.NewTimer(bo.next())
+			wait := bo.next()
+			if every := e.core.opts.AccessRecheckInterval; (reason == ReasonForbidden || reason == ReasonWatchForbidden) && wait > every {
+				// A grant must take effect in seconds however long the park: access
+				// re-checks never back off beyond the interval (jittered by up to a fifth).
+				wait = every - time.Duration(rand.Int64N(int64(every)/5+1))
+			}
+			timer = time.NewTimer(wait)
 			tick = timer.C
 		}
 		select {
