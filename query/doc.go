@@ -49,6 +49,14 @@
 // error wraps the *jsonpath.SyntaxError, whose Offset says where the expression is wrong.
 // User text in error messages is quoted cut to 256 bytes.
 //
+// # Continue tokens
+//
+// EncodeContinue and DecodeContinue are the codec of continue tokens: a token names the key
+// of the last object of a page and carries a check of its integrity and of the query (every
+// field but Limit, Continue and Scan) and the cache it was issued for, so that a garbage,
+// modified or foreign token is refused with ErrInvalidContinue instead of silently
+// returning some page.
+//
 // The --where grammar of the kquery example (NAME=VALUE, NAME>N, !NAME, ...) is the
 // example's own (examples/kquery); this package takes conditions as values.
 package query

@@ -2,6 +2,7 @@ package query
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -14,6 +15,10 @@ var (
 	// number of values, a bound that is not a finite number, a JSONPath that does not
 	// compile), or the continue token is bad.
 	ErrInvalidQuery = errors.New("invalid query")
+	// ErrInvalidContinue: the continue token is not one a page of this query returned: it is
+	// malformed, modified, or was issued for another query or another cache. It matches
+	// ErrInvalidQuery too.
+	ErrInvalidContinue = fmt.Errorf("%w: bad continue token", ErrInvalidQuery)
 )
 
 // InvalidError says which condition is wrong and why. Error quotes the condition cut to its
