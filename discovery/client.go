@@ -84,7 +84,6 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	c.snap.Store(emptySnapshot())
-	c.subs.log = c.log
 	return c, nil
 }
 
