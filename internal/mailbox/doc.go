@@ -32,6 +32,9 @@
 //     rest is delivered, then the goroutine exits) and returns at once. Done tells when the
 //     goroutine has exited. Calling a close from a goroutine that deliver then waits for
 //     deadlocks, as any wait for oneself does.
+//   - Stop and Drain are Close and CloseAndDrain without the wait, for a caller that must
+//     not wait (one holding a lock that deliver may take); Done tells when the goroutine has
+//     exited.
 //   - Closing is idempotent. A Close after a CloseAndDrain that is still draining drops the
 //     rest and waits: Close always means "stop now". A CloseAndDrain after a Close has nothing
 //     left to deliver and only waits.

@@ -113,9 +113,10 @@ func (m *Mailbox[T]) PushAll(vs ...T) bool {
 // Close stops the mailbox: queued items are dropped, pushes are refused, and no call of
 // deliver starts after Close is called. It waits until the call in flight, if any, has
 // returned and the goroutine has exited; called from deliver itself it returns at once, and
-// the goroutine exits when deliver returns. It is idempotent.
+// the goroutine exits when deliver returns. It is idempotent. Close is Stop, then a wait for
+// Done.
 func (m *Mailbox[T]) Close() {
-	m.stop()
+	m.Stop()
 	if m.fromDeliver() {
 		return
 	}
@@ -127,13 +128,9 @@ func (m *Mailbox[T]) Close() {
 // delivered are dropped as by Close, and CloseAndDrain returns ctx.Err() without waiting for
 // the call of deliver in flight (Done tells when it has returned). Called from deliver
 // itself, it returns nil at once: the rest of the queue is delivered after deliver returns.
+// CloseAndDrain is Drain, then a wait for Done bounded by ctx.
 func (m *Mailbox[T]) CloseAndDrain(ctx context.Context) error {
-	m.mu.Lock()
-	if m.state.Load() == open {
-		m.state.Store(draining)
-	}
-	m.mu.Unlock()
-	m.cond.Signal()
+	m.Drain()
 	if m.fromDeliver() {
 		return nil
 	}
@@ -141,9 +138,36 @@ func (m *Mailbox[T]) CloseAndDrain(ctx context.Context) error {
 	case <-m.done:
 		return nil
 	case <-ctx.Done():
-		m.stop()
+		m.Stop()
 		return ctx.Err()
 	}
+}
+
+// Stop is Close without the wait: it drops what is queued, refuses pushes, and returns at
+// once; no call of deliver starts after it, and the goroutine exits when the call in flight
+// returns (Done). For a caller that must not wait, for example one that holds a lock deliver
+// may take.
+func (m *Mailbox[T]) Stop() {
+	m.mu.Lock()
+	if m.state.Load() != stopped {
+		m.state.Store(stopped)
+		m.dropLocked(m.queue)
+		m.queue, m.spare = nil, nil
+	}
+	m.mu.Unlock()
+	m.cond.Signal()
+}
+
+// Drain is CloseAndDrain without the wait: it refuses further pushes and returns at once;
+// what is queued is still delivered, then the goroutine exits (Done). A later Stop or Close
+// drops what is left.
+func (m *Mailbox[T]) Drain() {
+	m.mu.Lock()
+	if m.state.Load() == open {
+		m.state.Store(draining)
+	}
+	m.mu.Unlock()
+	m.cond.Signal()
 }
 
 // Done returns a channel that is closed when the mailbox's goroutine has exited: after a
@@ -159,18 +183,6 @@ func (m *Mailbox[T]) Stats() Stats {
 		Dropped:   m.dropped.Load(),
 		Panics:    m.panics.Load(),
 	}
-}
-
-// stop moves to the stopped state and drops the queue, without waiting.
-func (m *Mailbox[T]) stop() {
-	m.mu.Lock()
-	if m.state.Load() != stopped {
-		m.state.Store(stopped)
-		m.dropLocked(m.queue)
-		m.queue, m.spare = nil, nil
-	}
-	m.mu.Unlock()
-	m.cond.Signal()
 }
 
 // dropLocked counts items as dropped and releases them.

@@ -472,3 +472,37 @@ func TestGoroutineID(t *testing.T) {
 	assert.NotZero(t, o)
 	assert.NotEqual(t, id, o)
 }
+
+// Stop and Drain return at once, while deliver is still running.
+func TestStopAndDrainDoNotWait(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		stop func(*Mailbox[int])
+		want []int
+	}{
+		{"Stop", (*Mailbox[int]).Stop, []int{0}},
+		{"Drain", (*Mailbox[int]).Drain, seq(5)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newBlocker()
+			m := New(b.deliver, Options[int]{})
+			m.PushAll(seq(5)...)
+			<-b.entered
+			select {
+			case <-returned(func() { tt.stop(m) }):
+			case <-time.After(5 * time.Second):
+				t.Fatal("it waited for deliver")
+			}
+			assert.False(t, m.Push(99))
+			select {
+			case <-m.Done():
+				t.Fatal("Done closed while deliver was running")
+			default:
+			}
+			close(b.release)
+			<-m.Done()
+			assert.Equal(t, tt.want, b.c.items())
+			assert.Zero(t, m.Stats().Pending)
+		})
+	}
+}
