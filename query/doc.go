@@ -51,11 +51,11 @@
 //
 // # Continue tokens
 //
-// EncodeContinue and DecodeContinue are the codec of continue tokens: a token names the key
-// of the last object of a page and carries a check of its integrity and of the query (every
-// field but Limit, Continue and Scan) and the cache it was issued for, so that a garbage,
-// modified or foreign token is refused with ErrInvalidContinue instead of silently
-// returning some page.
+// EncodeContinue and DecodeContinue make and read continue tokens for the caches that answer
+// queries: a token names the key of the last object of a page and carries a check of its
+// integrity and of the query (every field but Limit, Continue and Scan) and the cache it was
+// issued for, so that a cache using them refuses a garbage, modified or foreign token with
+// ErrInvalidContinue instead of silently returning some page.
 //
 // The --where grammar of the kquery example (NAME=VALUE, NAME>N, !NAME, ...) is the
 // example's own (examples/kquery); this package takes conditions as values.
