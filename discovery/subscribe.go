@@ -17,9 +17,9 @@ import (
 // as soon as handler has returned for it). A panic in handler is recovered and logged, and
 // the next event is delivered.
 //
-// unsubscribe stops the deliveries: events still queued are dropped and no call of handler
-// starts after it is called. Called from another goroutine, it waits until the call of
-// handler in flight, if any, has returned and the subscription's goroutine has exited.
+// unsubscribe stops the deliveries: events still queued are dropped. Called from another
+// goroutine, it waits until the call of handler in flight, if any, has returned and the
+// subscription's goroutine has exited; after it returns, handler is not called again.
 // Called from handler itself, it returns at once (it cannot wait for itself), and no event
 // is delivered after that call of handler returns. It is idempotent.
 func (c *Client) Subscribe(handler func(Event)) (unsubscribe func()) {

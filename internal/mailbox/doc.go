@@ -21,9 +21,9 @@
 //   - A panic in deliver is recovered: it is counted (Stats.Panics), reported to
 //     Options.OnPanic with the item and the stack, and delivery goes on with the next item.
 //     The process never crashes because of a consumer.
-//   - Close drops what is still queued: the call of deliver in flight, if any, completes,
-//     and no other call starts. Close then waits until that call has returned and the
-//     goroutine has exited.
+//   - Close drops what is still queued: the call of deliver in flight (or starting), if
+//     any, completes, and no other call starts. Close then waits until that call has
+//     returned and the goroutine has exited.
 //   - CloseAndDrain refuses further pushes, delivers everything already queued, and waits
 //     until the goroutine has exited. If its context ends first, it drops what is left (as
 //     Close would) and returns the context's error without waiting for the call in flight.

@@ -110,10 +110,11 @@ func (m *Mailbox[T]) PushAll(vs ...T) bool {
 	return true
 }
 
-// Close stops the mailbox: queued items are dropped, pushes are refused, and no call of
-// deliver starts after Close is called. It waits until the call in flight, if any, has
-// returned and the goroutine has exited; called from deliver itself it returns at once, and
-// the goroutine exits when deliver returns. It is idempotent. Close is Stop, then a wait for
+// Close stops the mailbox: queued items are dropped and pushes are refused; only the call of
+// deliver in flight (or starting) when Close is called completes. Close waits until it has
+// returned and the goroutine has exited: after Close returns, deliver is not running and is
+// not called again. Called from deliver itself, Close returns at once, and deliver is not
+// called again after that call returns. It is idempotent. Close is Stop, then a wait for
 // Done.
 func (m *Mailbox[T]) Close() {
 	m.Stop()
@@ -144,8 +145,8 @@ func (m *Mailbox[T]) CloseAndDrain(ctx context.Context) error {
 }
 
 // Stop is Close without the wait: it drops what is queued, refuses pushes, and returns at
-// once; no call of deliver starts after it, and the goroutine exits when the call in flight
-// returns (Done). For a caller that must not wait, for example one that holds a lock deliver
+// once; only the call of deliver in flight (or starting) completes, and the goroutine exits
+// when it returns (Done). For a caller that must not wait, for example one that holds a lock deliver
 // may take.
 func (m *Mailbox[T]) Stop() {
 	m.mu.Lock()
