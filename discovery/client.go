@@ -16,6 +16,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 )
 
@@ -84,7 +85,6 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 		return nil, fmt.Errorf("discovery: %w", err)
 	}
 	c.snap.Store(emptySnapshot())
-	c.subs.log = c.log
 	return c, nil
 }
 
@@ -141,8 +141,29 @@ func (c *Client) Start(ctx context.Context) error {
 // client's idle connections. It returns at once if Start was not called.
 func (c *Client) Wait() {
 	c.following.Wait()
-	// client-go wraps the transport; unwrap to reach the one that holds the connections.
-	utilnet.CloseIdleConnectionsFor(c.http.Transport)
+	c.closeIdleConnections()
+}
+
+// closeIdleConnections closes the idle connections of the client's transport, unwrapping
+// client-go's wrappers (and Options.WrapTransport's, if it implements
+// utilnet.RoundTripperWrapper) to reach the transport that holds them. It is
+// utilnet.CloseIdleConnectionsFor, except that a transport it cannot unwrap is reported to
+// the client's logger, not to klog's global logger at V(0).
+func (c *Client) closeIdleConnections() {
+	t := c.http.Transport
+	for t != nil {
+		switch tt := t.(type) {
+		case interface{ CloseIdleConnections() }:
+			tt.CloseIdleConnections()
+			return
+		case utilnet.RoundTripperWrapper:
+			t = tt.WrappedRoundTripper()
+		default:
+			c.log.V(1).Info("cannot close idle connections: the transport does not unwrap (see Options.WrapTransport)",
+				"transport", fmt.Sprintf("%T", t))
+			return
+		}
+	}
 }
 
 // Refresh re-discovers everything now. Calls made while a re-discovery is in flight share it.
@@ -168,7 +189,7 @@ func (c *Client) refreshAllTracked(ctx context.Context, track *sync.WaitGroup) e
 		track.Add(1)
 	}
 	ch := c.flights.DoChan("full", func() (any, error) {
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.RequestTimeout)
+		fctx, cancel := context.WithTimeout(c.logContext(context.WithoutCancel(ctx)), c.opts.RequestTimeout)
 		defer cancel()
 		res, err := c.fetchAll(fctx, c.seq.Add(1))
 		if err != nil {
@@ -200,7 +221,7 @@ func (c *Client) refreshGroups(ctx context.Context, names []string) error {
 	if len(names) > maxGroupRounds || slices.Contains(names, "") {
 		return c.refreshAllTracked(ctx, &c.following)
 	}
-	fctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	fctx, cancel := context.WithTimeout(c.logContext(ctx), c.opts.RequestTimeout)
 	defer cancel()
 	res, err := c.fetchGroups(fctx, c.seq.Add(1), names)
 	if err != nil {
@@ -231,6 +252,12 @@ func (c *Client) apply(res *fetchResult) {
 	if len(events) > 0 {
 		c.subs.publish(events)
 	}
+}
+
+// logContext returns ctx with the client's logger, through which client-go logs what it
+// logs about a request (klog's global logger otherwise).
+func (c *Client) logContext(ctx context.Context) context.Context {
+	return klog.NewContext(ctx, c.log)
 }
 
 func (c *Client) setFollower(f *follower) {

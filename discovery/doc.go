@@ -32,7 +32,9 @@
 // empty group in ResolveGVR and ResolveGVK is the core group, never "any group". The result's
 // version is the resource's preferred version (the first version, in the group's priority
 // order, that serves it: the group's preferred version when it does) unless the input names
-// one. Subresources (pods/status) are not resources.
+// one. Subresources (pods/status) are not resources. Input that fits none of the forms
+// (empty, with spaces, "a..b", longer than 1 KB) is a miss at once, without any request, and
+// error messages quote at most 256 bytes of what the user typed.
 //
 // Without a group, the priority rules are:
 //

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -106,8 +108,8 @@ func (e *AmbiguousError) Error() string {
 	for i, c := range e.Candidates {
 		names[i] = qualifiedName(c.GVR.GroupResource())
 	}
-	return fmt.Sprintf("discovery: %q is ambiguous, it matches %s; qualify it with the group (for example %q)",
-		e.Input, strings.Join(names, ", "), names[0])
+	return fmt.Sprintf("discovery: %s is ambiguous, it matches %s; qualify it with the group (for example %q)",
+		quote(e.Input), strings.Join(names, ", "), names[0])
 }
 
 // Is makes meta.IsAmbiguousError recognise the error.
@@ -130,11 +132,18 @@ func qualifiedName(gr schema.GroupResource) string {
 // noResourceMatch wraps a *meta.NoResourceMatchError so that meta.IsNoMatchError holds, with a
 // message naming what the user typed.
 func noResourceMatch(input string, partial schema.GroupVersionResource) error {
-	return fmt.Errorf("discovery: the server doesn't have a resource type %q: %w", input, &meta.NoResourceMatchError{PartialResource: partial})
+	return fmt.Errorf("discovery: the server doesn't have a resource type %s: %w", quote(input), &meta.NoResourceMatchError{PartialResource: shortGVR(partial)})
+}
+
+// notAName is the miss for input that cannot name any resource (see parseInput).
+func notAName(input string) error {
+	return fmt.Errorf("discovery: %s cannot name a resource (the forms are name, name.group, name.version.group, group/version/name and version/name): %w",
+		quote(input), &meta.NoResourceMatchError{PartialResource: shortGVR(schema.GroupVersionResource{Resource: input})})
 }
 
 // noKindMatch wraps a *meta.NoKindMatchError.
 func noKindMatch(gvk schema.GroupVersionKind) error {
+	gvk = schema.GroupVersionKind{Group: shorten(gvk.Group), Version: shorten(gvk.Version), Kind: shorten(gvk.Kind)}
 	var versions []string
 	if gvk.Version != "" {
 		versions = []string{gvk.Version}
@@ -144,7 +153,45 @@ func noKindMatch(gvk schema.GroupVersionKind) error {
 
 // noCategoryMatch reports a category that no resource has.
 func noCategoryMatch(name string) error {
-	return fmt.Errorf("discovery: no resource has category %q: %w", name, &meta.NoResourceMatchError{PartialResource: schema.GroupVersionResource{Resource: name}})
+	return fmt.Errorf("discovery: no resource has category %s: %w", quote(name), &meta.NoResourceMatchError{PartialResource: shortGVR(schema.GroupVersionResource{Resource: name})})
+}
+
+// maxQuoted is how many bytes of user input an error quotes: a 100 KB input must not make a
+// 200 KB message (it is quoted once and shown again in the wrapped client-go error).
+const maxQuoted = 256
+
+// cut returns s cut to at most maxQuoted bytes at a character boundary, and whether it cut.
+func cut(s string) (string, bool) {
+	if len(s) <= maxQuoted {
+		return s, false
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// shorten cuts s to maxQuoted bytes, marking the cut with "...".
+func shorten(s string) string {
+	if c, ok := cut(s); ok {
+		return c + "..."
+	}
+	return s
+}
+
+// quote quotes user input for an error message, cut to maxQuoted bytes.
+func quote(s string) string {
+	c, ok := cut(s)
+	if ok {
+		return strconv.Quote(c) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// shortGVR cuts each part of a partial resource for the errors that carry it.
+func shortGVR(gvr schema.GroupVersionResource) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: shorten(gvr.Group), Version: shorten(gvr.Version), Resource: shorten(gvr.Resource)}
 }
 
 // isMiss reports whether err means "not found now, maybe after a refresh".

@@ -17,8 +17,14 @@ import (
 //
 // Errors: meta.IsNoMatchError for unknown input; *AmbiguousError (meta.IsAmbiguousError) for
 // input that names several resources; *GroupUnavailableError (ErrGroupUnavailable) when the
-// input names, or can only be found in, a group whose discovery failed.
+// input names, or can only be found in, a group whose discovery failed. Input that cannot
+// name a resource in any of the forms (empty, with spaces, "a..b", longer than 1 KB) is a
+// meta.IsNoMatchError at once, without any request. Error messages quote at most 256 bytes
+// of input.
 func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
+	if parseInput(input) == nil {
+		return Resource{}, notAName(input)
+	}
 	return lookup(ctx, c, "r\x00"+strings.TrimSpace(input), func(s *snapshot) (Resource, error) {
 		return s.resolveInput(input)
 	})
@@ -28,6 +34,9 @@ func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
 // group that serves it. Kinds match exactly, else case-insensitively. A miss is a
 // meta.NoKindMatchError.
 func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (Resource, error) {
+	if len(gvk.Group)+len(gvk.Version)+len(gvk.Kind) > maxInputLen {
+		return Resource{}, noKindMatch(gvk)
+	}
 	return lookup(ctx, c, "k\x00"+gvk.String(), func(s *snapshot) (Resource, error) {
 		return s.resolveGVK(gvk)
 	})
@@ -36,6 +45,9 @@ func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (R
 // ResolveGVR resolves a resource given by group, optional version and plural (or singular)
 // name. Group "" is the core group, not "any group". A miss is a meta.NoResourceMatchError.
 func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
+	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
+		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
+	}
 	return lookup(ctx, c, "v\x00"+gvr.String(), func(s *snapshot) (Resource, error) {
 		return s.resolveGVR(gvr)
 	})
@@ -46,6 +58,9 @@ func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource
 // with a *PartialDiscoveryError, since the failed group may hold more. A category no
 // resource has is a meta.NoResourceMatchError.
 func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, error) {
+	if len(name) > maxInputLen {
+		return nil, noCategoryMatch(name)
+	}
 	out, err := lookup(ctx, c, "c\x00"+strings.ToLower(strings.TrimSpace(name)), func(s *snapshot) ([]Resource, error) {
 		return s.resolveCategory(name)
 	})

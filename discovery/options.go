@@ -23,8 +23,15 @@ const (
 
 // Options configures a Client. The zero value is valid: every field has a documented default.
 type Options struct {
-	// Logger receives the client's own diagnostics (fallback to polling, give-ups, panics
-	// in subscribers). Default: discard.
+	// Logger receives every line the client logs: its own diagnostics (fallback to polling,
+	// give-ups, panics in subscribers) and what client-go logs about the client's requests
+	// and about its watches of CRDs and APIServices. client-go's lines for those watches
+	// (such as "watch ended with error" when a connection drops, which it logs at V(0)) come
+	// one level more verbose than client-go logs them: a dropped watch resumes by itself.
+	// Nothing goes to klog's global logger, except what client-go logs there whatever the
+	// caller does: its trace of a LIST slower than 10 seconds, and the states of its feature
+	// gates (V(1), once per process, by the first user of client-go).
+	// Default: discard (logr.Discard() silences the client).
 	Logger logr.Logger
 
 	// NegativeCacheTTL is how long a miss (an input that matched nothing, or a group that was
@@ -50,7 +57,9 @@ type Options struct {
 
 	// WrapTransport, if set, wraps the HTTP transport after rest.Config.WrapTransport; tests
 	// use it to count or hold requests. It sees every request the client sends (discovery,
-	// and list/watch of CRDs and APIServices).
+	// and list/watch of CRDs and APIServices). A wrapper that implements
+	// k8s.io/apimachinery/pkg/util/net.RoundTripperWrapper lets Wait close the idle
+	// connections of the transport it wraps.
 	WrapTransport transport.WrapperFunc
 
 	// Clock drives the negative cache and the periodic timers. Default: the real clock.

@@ -24,6 +24,10 @@ const (
 	matchKind                      // kind
 )
 
+// maxInputLen bounds what Resolve parses; the longest name a server can serve is under 400
+// bytes ("plural.version.group").
+const maxInputLen = 1024
+
 // parseInput returns the interpretations of input in the order they are tried, or nil when
 // input cannot name a resource. The forms are kubectl's plus the path-like ones:
 //
@@ -32,9 +36,12 @@ const (
 //	name.version.group     deployments.v1.apps, Deployment.v1.apps (tried before name.group)
 //	group/version/name     apps/v1/deployments
 //	version/name           v1/pods (the core group), else group/name: apps/deployments
+//
+// Input longer than maxInputLen cannot name a resource: Kubernetes limits a group to 253
+// bytes, a version and a resource name to 63.
 func parseInput(input string) []query {
 	in := strings.TrimSpace(input)
-	if in == "" || strings.ContainsAny(in, " \t\n") {
+	if in == "" || len(in) > maxInputLen || strings.ContainsAny(in, " \t\n") {
 		return nil
 	}
 	if strings.Contains(in, "/") {
@@ -85,7 +92,7 @@ func hasEmpty(parts []string) bool {
 func (s *snapshot) resolveInput(input string) (Resource, error) {
 	qs := parseInput(input)
 	if len(qs) == 0 {
-		return Resource{}, noResourceMatch(input, schema.GroupVersionResource{Resource: input})
+		return Resource{}, notAName(input)
 	}
 	var unavailable error
 	for _, q := range qs {

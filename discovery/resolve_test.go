@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 )
 
 var allVerbs = []string{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
@@ -228,6 +229,8 @@ func TestErrorMessages(t *testing.T) {
 	require.EqualError(t, err, `discovery: "wd" is ambiguous, it matches widgets.a.example.com, widgets.b.example.com; qualify it with the group (for example "widgets.a.example.com")`)
 	_, err = s.resolveInput("deployments.v2.apps")
 	require.EqualError(t, err, `discovery: the server doesn't have a resource type "deployments.v2.apps": no matches for apps/v2, Resource=deployments`)
+	_, err = s.resolveInput("a..b")
+	require.EqualError(t, err, `discovery: "a..b" cannot name a resource (the forms are name, name.group, name.version.group, group/version/name and version/name): no matches for /, Resource=a..b`)
 	_, err = s.resolveInput("fl.broken.example.com")
 	require.EqualError(t, err, `discovery: API group "broken.example.com" is unavailable (versions v1alpha1): stale GroupVersion discovery: broken.example.com/v1alpha1`)
 }
@@ -340,8 +343,11 @@ func TestResultsAreCopies(t *testing.T) {
 	assert.Equal(t, "create", again.Verbs[0])
 }
 
+// FuzzParseInput: parsing and resolving never panic; a miss is a no-match error that names
+// the input (quoted, cut to 256 bytes) in a message of bounded size, whatever the input's.
 func FuzzParseInput(f *testing.F) {
-	for _, s := range []string{"po", "deploy.apps", "Deployment.v1.apps", "apps/v1/deployments", "v1/pods", "a..b", "/", "."} {
+	for _, s := range []string{"po", "deploy.apps", "Deployment.v1.apps", "apps/v1/deployments", "v1/pods", "a..b", "/", ".",
+		"wd", "fl.broken.example.com", "deployments.v2.apps", strings.Repeat("x", 2000), "é" + strings.Repeat(".é", 200)} {
 		f.Add(s)
 	}
 	s := emptySnapshot().merge(testCluster())
@@ -355,8 +361,50 @@ func FuzzParseInput(f *testing.F) {
 			}
 		}
 		_, err := s.resolveInput(in)
-		if err != nil && !isMiss(err) && !meta.IsAmbiguousError(err) {
+		if err == nil {
+			return
+		}
+		if !isMiss(err) && !meta.IsAmbiguousError(err) {
 			t.Fatalf("unexpected error kind for %q: %v", in, err)
 		}
+		msg := err.Error()
+		if len(msg) > 4096 {
+			t.Fatalf("a message of %d bytes for an input of %d", len(msg), len(in))
+		}
+		if !errors.Is(err, ErrGroupUnavailable) && !strings.Contains(msg, quote(in)) {
+			t.Fatalf("the error does not name the input %s: %s", quote(in), msg)
+		}
 	})
+}
+
+// A 100 KB resource name made a 200 KB message (quoted once, and again in client-go's error);
+// the input is quoted cut to 256 bytes, and such input is refused without a request.
+func TestHugeInputIsQuotedShort(t *testing.T) {
+	huge := strings.Repeat("x", 100_000)
+	s := emptySnapshot().merge(testCluster())
+	for _, in := range []string{huge, "pods." + huge, strings.Repeat("ab.", 300) + "c"} {
+		_, err := s.resolveInput(in)
+		require.True(t, meta.IsNoMatchError(err), "%.200v", err)
+		assert.Less(t, len(err.Error()), 1200, "%.300s", err.Error())
+		assert.Contains(t, err.Error(), `"`+in[:256]+`"...`)
+	}
+
+	c, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{}) // no server there
+	require.NoError(t, err)
+	_, err = c.Resolve(t.Context(), huge)
+	require.True(t, meta.IsNoMatchError(err), "refused before any request: %.200v", err)
+	assert.Less(t, len(err.Error()), 1200)
+	_, err = c.ResolveGVR(t.Context(), schema.GroupVersionResource{Group: "apps", Resource: huge})
+	require.True(t, meta.IsNoMatchError(err), "%.200v", err)
+	assert.Less(t, len(err.Error()), 1200)
+	_, err = c.ResolveGVK(t.Context(), schema.GroupVersionKind{Kind: huge})
+	require.True(t, meta.IsNoMatchError(err), "%.200v", err)
+	assert.Less(t, len(err.Error()), 1200)
+	_, err = c.ResolveCategory(t.Context(), huge)
+	require.True(t, meta.IsNoMatchError(err), "%.200v", err)
+	assert.Less(t, len(err.Error()), 1200)
+
+	// Cut at a character boundary.
+	assert.Equal(t, `"`+strings.Repeat("é", 128)+`"...`, quote(strings.Repeat("é", 1000)))
+	assert.Equal(t, `"a\nb"`, quote("a\nb"))
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/go-logr/logr"
+	"github.com/kindex/kindex/internal/mailbox"
 )
 
 // Subscribe registers handler for the events of every discovery round applied after it
@@ -13,107 +13,61 @@ import (
 // event at a time, in the order the changes were applied; no lock of the client is held
 // during the call, so handler may call the client (Resolve, Resources, even Refresh). When
 // handler is called, the snapshot that Resolve reads already reflects the event. A slow
-// handler delays only its own subscription (its queue is unbounded). A panic in handler is
-// recovered and logged.
+// handler delays only its own subscription (its queue is unbounded, and an event is released
+// as soon as handler has returned for it). A panic in handler is recovered and logged, and
+// the next event is delivered.
 //
-// unsubscribe stops the deliveries and waits until no call of handler is in flight; events
-// still queued are dropped. It is idempotent. It must not be called from handler itself (it
-// would wait for itself): call it from another goroutine.
+// unsubscribe stops the deliveries: events still queued are dropped. Called from another
+// goroutine, it waits until the call of handler in flight, if any, has returned and the
+// subscription's goroutine has exited; after it returns, handler is not called again.
+// Called from handler itself, it returns at once (it cannot wait for itself), and no event
+// is delivered after that call of handler returns. It is idempotent.
 func (c *Client) Subscribe(handler func(Event)) (unsubscribe func()) {
-	s := &subscription{handler: handler, log: c.log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	log := c.log
+	s := mailbox.New(handler, mailbox.Options[Event]{OnPanic: func(e Event, r any, stack []byte) {
+		log.Error(fmt.Errorf("panic: %v", r), "discovery event handler panicked",
+			"event", e.Type.String(), "resource", e.Resource.GVR.String(), "stack", string(stack))
+	}})
 	c.subs.add(s)
-	go s.run()
 	return func() {
 		c.subs.remove(s)
-		s.once.Do(func() { close(s.stop) })
-		<-s.done
+		s.Close()
 	}
 }
 
 // subscribers is the set of live subscriptions.
 type subscribers struct {
-	log logr.Logger
 	mu  sync.Mutex
-	set map[*subscription]struct{}
+	set map[*mailbox.Mailbox[Event]]struct{}
 }
 
-func (ss *subscribers) add(s *subscription) {
+func (ss *subscribers) add(s *mailbox.Mailbox[Event]) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.set == nil {
-		ss.set = map[*subscription]struct{}{}
+		ss.set = map[*mailbox.Mailbox[Event]]struct{}{}
 	}
 	ss.set[s] = struct{}{}
 }
 
-func (ss *subscribers) remove(s *subscription) {
+func (ss *subscribers) remove(s *mailbox.Mailbox[Event]) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	delete(ss.set, s)
 }
 
-// publish queues events to every subscription without blocking.
+// publish queues events to every subscription without blocking. Each subscription gets its
+// own copies, which its handler may keep or modify.
 func (ss *subscribers) publish(events []Event) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for s := range ss.set {
-		s.push(events)
-	}
-}
-
-type subscription struct {
-	handler func(Event)
-	log     logr.Logger
-	mu      sync.Mutex
-	queue   []Event
-	wake    chan struct{} // capacity 1: "the queue is not empty"
-	stop    chan struct{}
-	done    chan struct{}
-	once    sync.Once
-}
-
-func (s *subscription) push(events []Event) {
-	s.mu.Lock()
-	for _, e := range events {
-		s.queue = append(s.queue, cloneEvent(e))
-	}
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (s *subscription) run() {
-	defer close(s.done)
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.wake:
+		batch := make([]Event, len(events))
+		for i, e := range events {
+			batch[i] = cloneEvent(e)
 		}
-		s.mu.Lock()
-		batch := s.queue
-		s.queue = nil
-		s.mu.Unlock()
-		for _, e := range batch {
-			select {
-			case <-s.stop:
-				return
-			default:
-			}
-			s.call(e)
-		}
+		s.PushAll(batch...)
 	}
-}
-
-func (s *subscription) call(e Event) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error(fmt.Errorf("panic: %v", r), "discovery event handler panicked", "event", e.Type.String(), "resource", e.Resource.GVR.String())
-		}
-	}()
-	s.handler(e)
 }
 
 func cloneEvent(e Event) Event {

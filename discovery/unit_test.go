@@ -197,3 +197,39 @@ func TestEventTypeString(t *testing.T) {
 	assert.Equal(t, "Changed", Changed.String())
 	assert.Equal(t, "Unknown", EventType(0).String())
 }
+
+// unsubscribe from the handler itself returns at once, and nothing is delivered after the
+// call that unsubscribed.
+func TestUnsubscribeFromHandler(t *testing.T) {
+	c, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var got []string
+	var unsubscribe func()
+	subscribed := make(chan struct{})
+	returned := make(chan struct{})
+	unsubscribe = c.Subscribe(func(e Event) {
+		<-subscribed
+		mu.Lock()
+		got = append(got, e.Resource.GVR.Resource)
+		mu.Unlock()
+		if e.Resource.GVR.Resource == "b" {
+			unsubscribe()
+			close(returned)
+		}
+	})
+	close(subscribed)
+	for _, r := range []string{"a", "b", "c", "d"} {
+		c.subs.publish([]Event{{Type: Added, Resource: mkRes("", "v1", r, "K")}})
+	}
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("unsubscribe from the handler did not return")
+	}
+	unsubscribe() // from outside, afterwards: waits for the goroutine to exit
+	c.subs.publish([]Event{{Type: Added, Resource: mkRes("", "v1", "e", "K")}})
+	mu.Lock()
+	assert.Equal(t, []string{"a", "b"}, got)
+	mu.Unlock()
+}

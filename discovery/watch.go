@@ -2,7 +2,11 @@ package discovery
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
+
+	"github.com/go-logr/logr"
 
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 )
 
@@ -19,6 +24,7 @@ import (
 type watcher struct {
 	f        *follower
 	resource string
+	log      logr.Logger // the client's, with the resource
 	newInf   func() cache.SharedIndexInformer
 
 	mu       sync.Mutex
@@ -40,14 +46,18 @@ func (w *watcher) start(ctx context.Context) {
 		return
 	}
 	ictx, cancel := context.WithCancel(ctx)
+	// client-go's informer, reflector and requests log through the context's logger (klog's
+	// global logger otherwise): give them the client's, one level more verbose, since a
+	// dropped watch is routine and resumes by itself.
+	ictx = klog.NewContext(ictx, w.log.V(1))
 	inf := w.newInf()
-	_ = inf.SetWatchErrorHandlerWithContext(func(hctx context.Context, r *cache.Reflector, err error) {
+	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
 			cancel()
 			w.refuse(inf, err)
 			return
 		}
-		cache.DefaultWatchErrorHandler(hctx, r, err)
+		w.logError(err)
 	})
 	w.informer, w.running = inf, true
 	w.mu.Unlock()
@@ -64,6 +74,21 @@ func (w *watcher) start(ctx context.Context) {
 	}()
 }
 
+// logError logs a failed list and watch, which the informer retries with backoff, at the
+// levels client-go's default handler uses, but through the client's logger rather than
+// client-go's global error handlers.
+func (w *watcher) logError(err error) {
+	switch {
+	case errors.Is(err, io.EOF): // closed normally
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		w.log.V(1).Info("watch closed with unexpected EOF; resuming", "err", err.Error())
+	case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+		w.log.V(4).Info("watch closed: resource version expired; listing again", "err", err.Error())
+	default:
+		w.log.Error(err, "list and watch failed; retrying with backoff")
+	}
+}
+
 func (w *watcher) refuse(inf cache.SharedIndexInformer, err error) {
 	w.mu.Lock()
 	first := w.informer == inf && !w.refused
@@ -72,8 +97,8 @@ func (w *watcher) refuse(inf cache.SharedIndexInformer, err error) {
 	}
 	w.mu.Unlock()
 	if first {
-		w.f.log.Info("cannot watch; following changes by periodic re-discovery instead",
-			"resource", w.resource, "interval", w.f.c.opts.RefreshInterval.String(), "err", err.Error())
+		w.log.Info("cannot watch; following changes by periodic re-discovery instead",
+			"interval", w.f.c.opts.RefreshInterval.String(), "err", err.Error())
 		w.f.signal()
 	}
 }
@@ -84,7 +109,7 @@ func (w *watcher) probe(ctx context.Context) {
 	w.mu.Lock()
 	if w.refused && w.running && w.informer.HasSynced() {
 		w.refused = false
-		w.f.log.Info("watching again", "resource", w.resource)
+		w.log.Info("watching again")
 	}
 	restart := w.refused && !w.running
 	w.mu.Unlock()
@@ -122,7 +147,9 @@ func newTypedWatcher[L runtime.Object](f *follower, resource string,
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
 	example runtime.Object, transform cache.TransformFunc, onEvent func(obj any, deleted bool),
 ) *watcher {
-	return &watcher{f: f, resource: resource, newInf: func() cache.SharedIndexInformer {
+	log := f.log.WithValues("resource", resource)
+	handlerLog := log.V(1)
+	return &watcher{f: f, resource: resource, log: log, newInf: func() cache.SharedIndexInformer {
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				return list(ctx, o)
@@ -131,7 +158,7 @@ func newTypedWatcher[L runtime.Object](f *follower, resource string,
 		}
 		inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
 		_ = inf.SetTransform(transform)
-		_, _ = inf.AddEventHandler(handlerFuncs(onEvent))
+		_, _ = inf.AddEventHandlerWithOptions(handlerFuncs(onEvent), cache.HandlerOptions{Logger: &handlerLog})
 		return inf
 	}}
 }

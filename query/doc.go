@@ -38,4 +38,25 @@
 // A query without a positive indexed condition is refused with ErrScanRequired unless Scan
 // is set, so that an expensive query is always a decision. Plan in the result says which
 // condition drove and how many candidates and matches there were.
+//
+// # Validation
+//
+// Condition.Validate and Query.Validate check what needs no cache: one subject (an index or
+// a JSONPath), a valid operator (the zero Op is not one), the number of values the operator
+// takes, a numeric bound that is a finite number (ParseNumber: "1e999", "-Inf" and "NaN"
+// are all refused, and values that are not finite numbers never match), and a JSONPath
+// that compiles. Errors are *InvalidError (ErrInvalidQuery) naming the condition; a JSONPath
+// error wraps the *jsonpath.SyntaxError, whose Offset says where the expression is wrong.
+// User text in error messages is quoted cut to 256 bytes.
+//
+// # Continue tokens
+//
+// EncodeContinue and DecodeContinue make and read continue tokens for the caches that answer
+// queries: a token names the key of the last object of a page and carries a check of its
+// integrity and of the query (every field but Limit, Continue and Scan) and the cache it was
+// issued for, so that a cache using them refuses a garbage, modified or foreign token with
+// ErrInvalidContinue instead of silently returning some page.
+//
+// The --where grammar of the kquery example (NAME=VALUE, NAME>N, !NAME, ...) is the
+// example's own (examples/kquery); this package takes conditions as values.
 package query

@@ -23,7 +23,8 @@ const (
 	// NotExists: the object has no value.
 	NotExists
 	// LessThan, LessOrEqual, GreaterThan, GreaterOrEqual: some value is a number that
-	// compares so with the number Values[0]. Values that are not numbers never match.
+	// compares so with the number Values[0], which must be a finite number (see
+	// ParseNumber). Values that are not finite numbers never match.
 	LessThan
 	LessOrEqual
 	GreaterThan
@@ -35,11 +36,19 @@ var opNames = map[Op]string{
 	LessThan: "<", LessOrEqual: "<=", GreaterThan: ">", GreaterOrEqual: ">=",
 }
 
+// String returns the operator as conditions print it ("=", "in", "<=", ...), or "Op(n)" for
+// a value that is none of the constants above.
 func (o Op) String() string {
 	if s, ok := opNames[o]; ok {
 		return s
 	}
 	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Valid reports whether o is one of the constants above. The zero Op is not valid.
+func (o Op) Valid() bool {
+	_, ok := opNames[o]
+	return ok
 }
 
 // Positive reports whether the condition can only match objects that have a value, so that
@@ -59,10 +68,20 @@ type Condition struct {
 	Values []string
 }
 
+// String prints the condition the way users write it: "size>2", "color in (red,blue)",
+// "owner" (Exists), "!owner" (NotExists). A condition whose Op is not valid prints as
+// "subject <invalid Op(n)> values", so that it is never mistaken for a valid one.
 func (c Condition) String() string {
 	subject := c.Index
 	if c.Path != "" {
 		subject = c.Path
+	}
+	if !c.Op.Valid() {
+		s := subject + " <invalid " + c.Op.String() + ">"
+		if len(c.Values) > 0 {
+			s += " " + strings.Join(c.Values, ",")
+		}
+		return s
 	}
 	switch c.Op {
 	case Exists:
@@ -130,8 +149,10 @@ type Query struct {
 	Conditions []Condition
 	// Labels, when not nil, must match the object's labels.
 	Labels labels.Selector
-	// Limit caps the number of results; 0 means no limit. When a result is cut, Continue is
-	// set on the result and passed in the next query to get the next page.
+	// Limit caps the number of results; 0 means no limit, and a negative Limit is invalid.
+	// When a result is cut, Continue is set on the result and passed in the next query to get
+	// the next page. Limit may change from page to page; every other field must stay the
+	// same.
 	Limit    int
 	Continue string
 	// Scan allows a query without any positive indexed condition (Equal, In, Exists or a

@@ -1,0 +1,123 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// Number is a finite number, as ParseNumber reads it: exact for integers that fit in an
+// int64, a float64 otherwise.
+type Number struct {
+	isInt bool
+	i     int64
+	f     float64
+}
+
+// ParseNumber reads the bound of a numeric comparison, or a value compared with one: a
+// decimal integer, or a floating-point number in Go's syntax (2.5, 1e3, -0.5; hexadecimal
+// and underscores as strconv.ParseFloat accepts them). The number must be finite: "Inf",
+// "NaN" and numbers beyond float64's range ("1e999") are errors, so that no bound is
+// accepted that compares in surprising ways.
+func ParseNumber(s string) (Number, error) {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return Number{isInt: true, i: i, f: float64(i)}, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && math.IsInf(f, 0):
+		return Number{}, fmt.Errorf("%s is out of range: numeric comparisons take finite numbers", quote(s))
+	case err != nil:
+		return Number{}, fmt.Errorf("%s is not a number", quote(s))
+	case math.IsInf(f, 0) || math.IsNaN(f):
+		return Number{}, fmt.Errorf("%s is not a finite number: numeric comparisons take finite numbers", quote(s))
+	}
+	return Number{f: f}, nil
+}
+
+// Compare returns -1, 0 or +1 as a is less than, equal to or greater than b. Integers
+// compare exactly; otherwise both compare as float64.
+func (a Number) Compare(b Number) int {
+	if a.isInt && b.isInt {
+		switch {
+		case a.i < b.i:
+			return -1
+		case a.i > b.i:
+			return 1
+		}
+		return 0
+	}
+	switch {
+	case a.f < b.f:
+		return -1
+	case a.f > b.f:
+		return 1
+	}
+	return 0
+}
+
+// Float64 returns the number as a float64.
+func (a Number) Float64() float64 { return a.f }
+
+// Validate checks the condition on its own: exactly one of Index and Path is set, Op is
+// valid, it has the number of values Op takes (none for Exists and NotExists, at least one
+// for In, one otherwise), a numeric comparison's bound is a finite number (ParseNumber), and
+// Path compiles. Errors are *InvalidError (ErrInvalidQuery); for a JSONPath that does not
+// compile it wraps the *jsonpath.SyntaxError, which gives the offset in Path. Whether the
+// index exists is for the cache that runs the query to say.
+func (c Condition) Validate() error {
+	invalid := func(reason string, err error) error {
+		return &InvalidError{Condition: c.String(), Reason: reason, Err: err}
+	}
+	if (c.Index == "") == (c.Path == "") {
+		return invalid("a condition needs exactly one of an index name and a JSONPath", nil)
+	}
+	if !c.Op.Valid() {
+		return invalid(fmt.Sprintf("operator %s is not one of the query.Op constants", c.Op), nil)
+	}
+	switch c.Op {
+	case Exists, NotExists:
+		if len(c.Values) != 0 {
+			return invalid(c.Op.String()+" takes no value", nil)
+		}
+	case In:
+		if len(c.Values) == 0 {
+			return invalid("in needs at least one value", nil)
+		}
+	default:
+		if len(c.Values) != 1 {
+			return invalid(fmt.Sprintf("%s takes one value, got %d", c.Op, len(c.Values)), nil)
+		}
+	}
+	switch c.Op {
+	case LessThan, LessOrEqual, GreaterThan, GreaterOrEqual:
+		if _, err := ParseNumber(c.Values[0]); err != nil {
+			return invalid("bad bound", err)
+		}
+	}
+	if c.Path != "" {
+		if _, err := jsonpath.Compile(c.Path); err != nil {
+			return invalid("bad JSONPath", err)
+		}
+	}
+	return nil
+}
+
+// Validate checks what can be checked without the cache: every condition (see
+// Condition.Validate) and a non-negative Limit. It does not check that the indexes exist,
+// that a query without a positive indexed condition sets Scan, or the continue token (see
+// DecodeContinue): the cache that runs the query does.
+func (q Query) Validate() error {
+	if q.Limit < 0 {
+		return &InvalidError{Reason: fmt.Sprintf("Limit must not be negative, got %d", q.Limit)}
+	}
+	for _, c := range q.Conditions {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
