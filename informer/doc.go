@@ -140,27 +140,8 @@
 //
 // Queries (query.go) hand the store the query as written, with a resolver from the index
 // names registered on the informer to the store indexes serving them (errors and plans name
-// what the caller wrote), and run the store's planner. The cost model is written here only;
-// internal/store refers to it:
-//
-//   - Eq, OneOf: one map lookup per value, then one entry per matching object in scope.
-//   - Lt, Le, Gt, Ge, Has (exists): a walk over the index's distinct values (parsing each
-//     as a number for the comparisons), then the matching objects in scope.
-//   - NotEq, HasNot: never drive (they match objects without values, which no index lists);
-//     they are checked per candidate on the values its record holds.
-//   - the driver is the positive indexed condition with the fewest entries in scope; every
-//     other indexed condition costs a look at the candidate's recorded values (no map).
-//   - Namespace: a value's keys are kept per namespace (a value with at most 64 objects
-//     keeps one list, filtered by namespace), so a namespaced query reads that namespace's
-//     entries and at most 64 others per value it reads, never every object; a namespaced
-//     scan reads only that namespace's objects.
-//   - Labels (a label selector): checked per candidate on the object's labels.
-//   - Where (a JSONPath condition): one evaluation of the path per candidate, after every
-//     indexed condition. Compiled once per distinct expression (cached). Alone, it needs an
-//     explicit Scan (every object in scope); otherwise the query fails with ErrScanRequired.
-//   - Results are sorted by (namespace, name) before Limit applies, so every page costs as
-//     much as the whole match set; the continue token is the last key returned, so pages stay
-//     consistent while the set changes (no object present throughout is skipped or repeated).
+// what the caller wrote), and run the store's planner. What each kind of condition, the
+// order, paging and counts cost is written once, in package query's documentation.
 //
 // Queries read the store under its read lock and never block the informer for longer than
 // the candidate walk; results are the cached objects themselves, shared and read-only.

@@ -18,7 +18,7 @@ import (
 //	base64url(version | tag | key)
 //
 // where version is one byte (1) and tag the first 12 bytes of the SHA-256 of the version,
-// the query's identity (every field but Limit, Continue and Scan, in a canonical form), the
+// the query's identity (every field but Limit, Continue and Scan, in a canonical form; the sort order included), the
 // source (the identity of the cache) and the key. The tag is an integrity check, not a
 // secret: anyone can compute it, and nothing in a token is confidential (the key is a
 // namespace and a name the caller could read). It makes a token that was typed by hand,
@@ -104,6 +104,11 @@ func writeIdentity(h hash.Hash, q Query) {
 		selector = q.Labels.String()
 	}
 	writeField(h, []byte(selector))
+	order := q.SortBy
+	if q.Descending {
+		order += " desc"
+	}
+	writeField(h, []byte(order))
 }
 
 // writeField writes b length-prefixed, so that the fields' boundaries are part of the hash.

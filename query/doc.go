@@ -29,11 +29,17 @@
 //     conditions; the path is compiled once per distinct expression. A query whose only
 //     conditions are JSONPath ones visits every object in scope: it must set Scan.
 //   - Scan: every object in scope (n) is a candidate.
-//   - Order and paging: the m matches are sorted before Limit and Continue apply, so each
-//     page costs O(m log m). The continue token names the last key returned: a page starts
-//     after it in the current content, so objects present throughout are returned exactly
-//     once across pages while the set changes, objects added behind the cursor are not seen,
-//     and objects removed before their page are not returned.
+//   - Order and paging: results are in (namespace, name) order, or by the values of the
+//     index SortBy names. A page of L is selected from the m matches after the continue
+//     token's position with a bounded heap, O(m log L), and only the page is sorted; every
+//     match is still visited. The continue token holds the position of the last result
+//     returned: a page starts after it in the current content, so objects present (and
+//     unchanged) throughout are returned exactly once across pages while the set changes,
+//     objects added behind the cursor are not seen, and objects removed before their page
+//     are not returned.
+//   - Count: a query with no condition, or one equality condition, is answered from sizes
+//     the store keeps (O(1)); any other visits its matches once. CountBy with no condition
+//     reads the index's value sizes: O(distinct values).
 //
 // A query without a positive indexed condition is refused with ErrScanRequired unless Scan
 // is set, so that an expensive query is always a decision. Plan in the result says which

@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -126,7 +127,7 @@ func TestJSONPathErrorHasTheOffset(t *testing.T) {
 	// The error the store returns when a query runs (the message of the issue).
 	t.Run("store", func(t *testing.T) {
 		s := store.New(store.Options{})
-		_, _, _, err := s.Query(query.Query{Conditions: []query.Condition{c}, Scan: true}, store.QueryOptions{
+		_, _, _, err := s.Query(context.Background(), query.Query{Conditions: []query.Condition{c}, Scan: true}, store.QueryOptions{
 			PathFunc: func(expr string) (store.IndexFunc, error) {
 				_, err := jsonpath.Compile(expr)
 				return nil, err

@@ -1,49 +1,20 @@
 package store
 
 import (
-	"math"
+	"errors"
 	"slices"
-	"strconv"
 
 	"github.com/kindex/kindex/query"
 )
 
-// number is a parsed numeric value: exact for integers that fit int64, float64 otherwise.
-type number struct {
-	isInt bool
-	i     int64
-	f     float64
-}
+// number is query's Number: one parser and one order for bounds and values.
+type number = query.Number
 
+// parseNumber reads a value as a finite number (query.ParseNumber); other values never
+// match a numeric comparison.
 func parseNumber(s string) (number, bool) {
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return number{isInt: true, i: i, f: float64(i)}, true
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) {
-		return number{}, false
-	}
-	return number{f: f}, true
-}
-
-// cmp compares a and b: -1, 0 or +1.
-func (a number) cmp(b number) int {
-	if a.isInt && b.isInt {
-		switch {
-		case a.i < b.i:
-			return -1
-		case a.i > b.i:
-			return 1
-		}
-		return 0
-	}
-	switch {
-	case a.f < b.f:
-		return -1
-	case a.f > b.f:
-		return 1
-	}
-	return 0
+	n, err := query.ParseNumber(s)
+	return n, err == nil
 }
 
 // matcher is a validated condition, ready to test an object's values.
@@ -55,37 +26,31 @@ type matcher struct {
 }
 
 func newMatcher(c query.Condition) (*matcher, error) {
-	m := &matcher{cond: c}
-	if (c.Index == "") == (c.Path == "") {
-		return nil, &query.InvalidError{Condition: c.String(), Reason: "a condition needs exactly one of an index name and a JSONPath"}
+	// The condition's shape is query's to check (Condition.Validate); its JSONPath is
+	// compiled by QueryOptions.PathFunc with the cache's limits, so a stand-in path is
+	// validated here instead of compiling it twice.
+	shape := c
+	if shape.Path != "" {
+		shape.Path = "{.x}"
 	}
-	want := 1
-	switch c.Op {
-	case query.Exists, query.NotExists:
-		want = 0
-	case query.In:
-		want = -1
-		if len(c.Values) == 0 {
-			return nil, &query.InvalidError{Condition: c.String(), Reason: "in needs at least one value"}
+	if err := shape.Validate(); err != nil {
+		var inv *query.InvalidError
+		if errors.As(err, &inv) {
+			cp := *inv
+			cp.Condition = c.String()
+			return nil, &cp
 		}
+		return nil, err
+	}
+	m := &matcher{cond: c}
+	switch c.Op {
+	case query.In:
 		m.set = make(map[string]bool, len(c.Values))
 		for _, v := range c.Values {
 			m.set[v] = true
 		}
-	case query.Equal, query.NotEqual:
 	case query.LessThan, query.LessOrEqual, query.GreaterThan, query.GreaterOrEqual:
-		if len(c.Values) == 1 {
-			n, ok := parseNumber(c.Values[0])
-			if !ok {
-				return nil, &query.InvalidError{Condition: c.String(), Reason: strconv.Quote(c.Values[0]) + " is not a number"}
-			}
-			m.bound = n
-		}
-	default:
-		return nil, &query.InvalidError{Condition: c.String(), Reason: "unknown operator " + c.Op.String()}
-	}
-	if want >= 0 && len(c.Values) != want {
-		return nil, &query.InvalidError{Condition: c.String(), Reason: c.Op.String() + " takes " + strconv.Itoa(want) + " value(s)"}
+		m.bound, _ = parseNumber(c.Values[0]) // validated
 	}
 	return m, nil
 }
@@ -104,7 +69,7 @@ func (m *matcher) matchValue(v string) bool {
 		if !ok {
 			return false
 		}
-		c := n.cmp(m.bound)
+		c := n.Compare(m.bound)
 		switch m.cond.Op {
 		case query.LessThan:
 			return c < 0

@@ -46,7 +46,7 @@ func newSortValue(values []string, desc bool) sortValue {
 func compareValues(a, b sortValue) int {
 	switch {
 	case a.isN && b.isN:
-		if c := a.num.cmp(b.num); c != 0 {
+		if c := a.num.Compare(b.num); c != 0 {
 			return c
 		}
 		return strings.Compare(a.s, b.s)

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
-	"hash/fnv"
+	"fmt"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,8 +40,7 @@ type Item struct {
 
 // Query runs q and returns one page of results in (namespace, name) order.
 //
-// What each condition costs is written once, in package informer's documentation
-// ("Indexes and queries").
+// What each condition costs is written once, in package query's documentation.
 func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
 	pq, err := prepare(q, opts)
 	if err != nil {
@@ -441,43 +438,18 @@ func splitKey(key string) (ns, name string) {
 	return "", key
 }
 
-// A continue token carries the last key of the page it ends and binds it to the query and
-// the store it came from: version byte, 8 bytes of FNV-1a over QueryOptions.Scope and the
-// query's canonical form, the key, and a CRC-32 of all that. A token of another query or
-// another informer, or a modified one, fails ErrInvalidContinue instead of silently starting
-// over. The key stays valid while objects change: the next page starts after it in
-// (namespace, name) order, whatever was added or removed meanwhile.
-const continueVersion = 1
+// Continue tokens are package query's (EncodeContinue, DecodeContinue): bound to the query
+// and to the store (QueryOptions.Scope), checked for integrity. What they carry is the
+// position of the last result returned: its key, and for a query with SortBy the value it
+// sorted by first (a flag byte, the value's length as a uvarint, the value). The position
+// stays valid while objects change: the next page starts after it, whatever was added or
+// removed meanwhile.
 
-// ErrInvalidContinue is matched (errors.Is) by the error for a continue token that was not
-// produced by the same query on the same informer, or was modified.
-var ErrInvalidContinue = errors.New("invalid continue token")
-
-func queryFingerprint(q query.Query, scope string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(scope))
-	h.Write([]byte{0})
-	h.Write([]byte(q.Namespace))
-	for _, c := range q.Conditions {
-		h.Write([]byte{0})
-		h.Write([]byte(c.String()))
-	}
-	h.Write([]byte{0})
-	if q.Labels != nil {
-		h.Write([]byte(q.Labels.String()))
-	}
-	h.Write([]byte{0})
-	h.Write([]byte(q.SortBy))
-	if q.Descending {
-		h.Write([]byte{1})
-	}
-	return h.Sum64()
-}
+// ErrInvalidContinue is query.ErrInvalidContinue.
+var ErrInvalidContinue = query.ErrInvalidContinue
 
 func encodeContinue(pos position, q query.Query, scope string) string {
-	b := make([]byte, 0, 1+8+len(pos.key)+len(pos.val.s)+10+4)
-	b = append(b, continueVersion)
-	b = binary.BigEndian.AppendUint64(b, queryFingerprint(q, scope))
+	var b []byte
 	if q.SortBy != "" {
 		if pos.val.has {
 			b = append(b, 1)
@@ -488,50 +460,38 @@ func encodeContinue(pos position, q query.Query, scope string) string {
 		}
 	}
 	b = append(b, pos.key...)
-	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
-	return base64.RawURLEncoding.EncodeToString(b)
+	return query.EncodeContinue(q, scope, string(b))
 }
 
 func decodeContinue(token string, q query.Query, scope string) (position, bool, error) {
 	if token == "" {
 		return position{}, false, nil
 	}
-	invalid := func(why string) error {
-		return &query.InvalidError{Reason: "continue token: " + why, Err: ErrInvalidContinue}
-	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	q.Continue = token
+	s, err := query.DecodeContinue(q, scope)
 	if err != nil {
-		return position{}, false, invalid("not a token of this store (malformed)")
+		return position{}, false, err
 	}
-	if len(b) < 1+8+1+4 || b[0] != continueVersion {
-		return position{}, false, invalid("not a token of this store (unknown format)")
-	}
-	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
-		return position{}, false, invalid("modified or corrupted")
-	}
-	if binary.BigEndian.Uint64(body[1:9]) != queryFingerprint(q, scope) {
-		return position{}, false, invalid("issued for another query or informer")
-	}
-	rest := body[9:]
+	truncated := fmt.Errorf("%w: truncated position", ErrInvalidContinue)
+	rest := []byte(s)
 	var pos position
 	if q.SortBy != "" {
 		if len(rest) == 0 {
-			return position{}, false, invalid("truncated")
+			return position{}, false, truncated
 		}
 		flag := rest[0]
 		rest = rest[1:]
 		if flag == 1 {
 			n, k := binary.Uvarint(rest)
 			if k <= 0 || uint64(len(rest)-k) < n {
-				return position{}, false, invalid("truncated")
+				return position{}, false, truncated
 			}
 			pos.val = newSortValue([]string{string(rest[k : k+int(n)])}, false)
 			rest = rest[k+int(n):]
 		}
 	}
 	if len(rest) == 0 {
-		return position{}, false, invalid("truncated")
+		return position{}, false, truncated
 	}
 	pos.key = string(rest)
 	return pos, true, nil
