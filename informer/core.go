@@ -80,10 +80,7 @@ type core struct {
 	started   bool
 	shutdown  bool
 	watchAlls map[*watchAll]struct{}
-	events    []discovery.Event
-	eventCond sync.Cond
 	unsub     func()
-	bg        sync.WaitGroup // the event loop
 	stopOnce  sync.Once
 }
 
@@ -99,7 +96,6 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 	}
 	c := &core{mode: mode, opts: opts, in: in, logger: logger, metrics: m, disc: disc, access: access,
 		reg: newRegistry(), watchAlls: map[*watchAll]struct{}{}}
-	c.eventCond.L = &c.mu
 	return c
 }
 
@@ -124,12 +120,12 @@ func (c *core) start(ctx context.Context) error {
 			return fmt.Errorf("kindex: start discovery: %w", err)
 		}
 	}
-	unsub := c.disc.Subscribe(c.enqueueEvent)
+	// Discovery delivers events on a goroutine of its own, one at a time and in order: they
+	// are handled there, with no queue of the factory's.
+	unsub := c.disc.Subscribe(c.handleEvent)
 	c.mu.Lock()
 	c.unsub = unsub
 	c.mu.Unlock()
-	c.bg.Add(1)
-	go func() { defer c.bg.Done(); c.eventLoop() }()
 	// The factory's lifetime is ctx's: when it ends, everything stops. (After Shutdown this
 	// goroutine returns at once: stop has run.)
 	go func() {
@@ -149,7 +145,6 @@ func (c *core) stop() {
 		cancel, unsub := c.cancel, c.unsub
 		was := c.watchAlls
 		c.watchAlls = map[*watchAll]struct{}{}
-		c.eventCond.Broadcast()
 		c.mu.Unlock()
 		if !started {
 			return
@@ -162,7 +157,6 @@ func (c *core) stop() {
 			wa.stop()
 		}
 		c.reg.close()
-		c.bg.Wait()
 		c.handlers.Wait()
 		c.hub.close()
 		if c.in.WaitDiscovery != nil {
@@ -183,50 +177,33 @@ func (c *core) context() (context.Context, error) {
 	return c.ctx, nil
 }
 
-// enqueueEvent is the discovery subscription: it never blocks discovery.
-func (c *core) enqueueEvent(ev discovery.Event) {
+// handleEvent is the discovery subscription: it hands an event to the parked entries of the
+// resource and to the watch-all sets. Discovery calls it on its subscription goroutine, one
+// event at a time and in order (Discovery.Subscribe); after Shutdown it does nothing.
+func (c *core) handleEvent(ev discovery.Event) {
 	c.mu.Lock()
-	if !c.shutdown {
-		c.events = append(c.events, ev)
-		c.eventCond.Signal()
+	if c.shutdown {
+		c.mu.Unlock()
+		return
+	}
+	was := make([]*watchAll, 0, len(c.watchAlls))
+	for wa := range c.watchAlls {
+		was = append(was, wa)
 	}
 	c.mu.Unlock()
-}
-
-// eventLoop hands discovery events to parked entries of the resource and to watch-all sets,
-// one at a time and in order.
-func (c *core) eventLoop() {
-	for {
-		c.mu.Lock()
-		for len(c.events) == 0 && !c.shutdown {
-			c.eventCond.Wait()
-		}
-		if c.shutdown {
-			c.mu.Unlock()
-			return
-		}
-		ev := c.events[0]
-		c.events[0] = discovery.Event{}
-		c.events = c.events[1:]
-		was := make([]*watchAll, 0, len(c.watchAlls))
-		for wa := range c.watchAlls {
-			was = append(was, wa)
-		}
-		c.mu.Unlock()
-		grs := []schema.GroupResource{ev.Resource.GVR.GroupResource()}
-		if ev.Old != nil {
-			grs = append(grs, ev.Old.GVR.GroupResource())
-		}
-		for _, e := range c.reg.list() {
-			for _, gr := range grs {
-				if e.key.GVR.GroupResource() == gr {
-					e.notify()
-				}
+	grs := []schema.GroupResource{ev.Resource.GVR.GroupResource()}
+	if ev.Old != nil {
+		grs = append(grs, ev.Old.GVR.GroupResource())
+	}
+	for _, e := range c.reg.list() {
+		for _, gr := range grs {
+			if e.key.GVR.GroupResource() == gr {
+				e.notify()
 			}
 		}
-		for _, wa := range was {
-			wa.onEvent(ev)
-		}
+	}
+	for _, wa := range was {
+		wa.onEvent(ev)
 	}
 }
 

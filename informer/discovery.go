@@ -20,6 +20,8 @@ type Discovery interface {
 	// Resources lists the served resources the filter selects; on a partial failure it
 	// returns what it has plus an error (errors.Is(err, discovery.ErrGroupUnavailable)).
 	Resources(ctx context.Context, filter discovery.Filter) ([]discovery.Resource, error)
-	// Subscribe calls fn for every change to the served resources until unsubscribe.
+	// Subscribe calls fn for every change to the served resources until unsubscribe, on a
+	// goroutine of its own (never the caller's of Resolve or Refresh), one event at a time
+	// and in order; unsubscribe waits for a call in flight. *discovery.Client does.
 	Subscribe(fn func(discovery.Event)) (unsubscribe func())
 }

@@ -226,6 +226,7 @@ func (e *entry) addHandler(h cache.ResourceEventHandler, convert func(any) (any,
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if e.stopped {
+		l.close(false)
 		return nil, ErrReleased
 	}
 	for _, item := range e.store.List() {
@@ -238,7 +239,7 @@ func (e *entry) addHandler(h cache.ResourceEventHandler, convert func(any) (any,
 	e.core.handlers.Add(1)
 	go func() {
 		defer e.core.handlers.Done()
-		l.run()
+		<-l.done()
 	}()
 	return &Registration{l: l, e: e}, nil
 }

@@ -206,6 +206,8 @@ func TestTransformComposition(t *testing.T) {
 
 }
 
+// A listener delivers in order and drains on close(true); its queue's semantics are
+// internal/mailbox's (tested there).
 func TestListenerQueue(t *testing.T) {
 	var got []int
 	done := make(chan struct{})
@@ -218,20 +220,13 @@ func TestListenerQueue(t *testing.T) {
 	for i := range 5000 {
 		l.add(notification{kind: noteAdd, obj: i})
 	}
-	go l.run()
 	<-done
 	for i, v := range got {
 		require.Equal(t, i, v, "in order")
 	}
 	l.add(notification{kind: noteAdd, obj: -1})
 	l.close(true)
-	<-l.done
+	<-l.done()
 	assert.Equal(t, -1, got[len(got)-1], "drain delivers what was queued")
-
-	l2 := newListener(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { t.Error("dropped notification delivered") }},
-		func(a any) (any, error) { return a, nil }, testLogger(), nil)
-	l2.add(notification{kind: noteAdd, obj: 1})
-	l2.close(false)
-	l2.run()
-	l2.add(notification{kind: noteAdd, obj: 2}) // after close: ignored
+	assert.False(t, l.box.Push(notification{kind: noteAdd, obj: 2}), "after close: refused")
 }

@@ -4,6 +4,8 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/kindex/kindex/internal/mailbox"
+
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/cache"
 )
@@ -27,101 +29,43 @@ type notification struct {
 }
 
 // listener delivers notifications to one handler on its own goroutine, through an unbounded
-// FIFO: a slow handler delays only itself, never the store, the processing loop or other
-// handlers. Memory is the price, visible as the handler's backlog.
+// mailbox (internal/mailbox): a slow handler delays only itself, never the store, the
+// processing loop or other handlers. Memory is the price, visible as the handler's backlog.
 type listener struct {
 	handler cache.ResourceEventHandler
 	convert func(any) (any, error)
 	logger  logr.Logger
 	onPanic func(error)
-
-	mu     sync.Mutex
-	cond   sync.Cond
-	queue  []notification
-	head   int
-	closed bool
-	drain  bool // when closed: deliver what is queued before ending
+	box     *mailbox.Mailbox[notification]
 
 	syncedOnce sync.Once
 	synced     chan struct{}
-	done       chan struct{}
 }
 
+// newListener starts the listener's goroutine; done is called when it has ended.
 func newListener(h cache.ResourceEventHandler, convert func(any) (any, error), logger logr.Logger, onPanic func(error)) *listener {
-	l := &listener{handler: h, convert: convert, logger: logger, onPanic: onPanic,
-		synced: make(chan struct{}), done: make(chan struct{})}
-	l.cond.L = &l.mu
+	l := &listener{handler: h, convert: convert, logger: logger, onPanic: onPanic, synced: make(chan struct{})}
+	l.box = mailbox.New(l.deliver, mailbox.Options[notification]{})
 	return l
 }
 
 // add queues n; it never blocks on the handler. Adding to a closed listener does nothing.
-func (l *listener) add(n notification) {
-	l.mu.Lock()
-	if !l.closed {
-		l.queue = append(l.queue, n)
-		l.cond.Signal()
-	}
-	l.mu.Unlock()
-}
+func (l *listener) add(n notification) { l.box.Push(n) }
 
 // close ends delivery: at once (pending notifications dropped), or after what is queued
-// when drain is set. It does not wait for the goroutine.
+// when drain is set. It does not wait for the goroutine (done tells).
 func (l *listener) close(drain bool) {
-	l.mu.Lock()
-	if !l.closed {
-		l.closed, l.drain = true, drain
-		if !drain {
-			l.dropLocked()
-		}
-		l.cond.Broadcast()
-	}
-	l.mu.Unlock()
-}
-
-func (l *listener) dropLocked() {
-	clear(l.queue)
-	l.queue, l.head = nil, 0
-}
-
-func (l *listener) backlog() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.queue) - l.head
-}
-
-func (l *listener) next() (notification, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for l.head == len(l.queue) {
-		if l.closed {
-			return notification{}, false
-		}
-		l.cond.Wait()
-	}
-	n := l.queue[l.head]
-	l.queue[l.head] = notification{}
-	l.head++
-	switch {
-	case l.head == len(l.queue):
-		l.queue, l.head = l.queue[:0], 0
-	case l.head >= 1024 && l.head*2 >= len(l.queue):
-		l.queue = append(l.queue[:0:0], l.queue[l.head:]...)
-		l.head = 0
-	}
-	return n, true
-}
-
-// run delivers until closed; it is the listener's goroutine.
-func (l *listener) run() {
-	defer close(l.done)
-	for {
-		n, ok := l.next()
-		if !ok {
-			return
-		}
-		l.deliver(n)
+	if drain {
+		l.box.Drain()
+	} else {
+		l.box.Stop()
 	}
 }
+
+// done is closed when the listener's goroutine has ended.
+func (l *listener) done() <-chan struct{} { return l.box.Done() }
+
+func (l *listener) backlog() int { return int(l.box.Stats().Pending) }
 
 func (l *listener) markSynced() { l.syncedOnce.Do(func() { close(l.synced) }) }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime/debug"
 	"sync"
+
+	"github.com/kindex/kindex/internal/mailbox"
 )
 
 // statusCell holds an entry's Status and wakes waiters when it changes.
@@ -127,33 +129,18 @@ func (e *entry) waitSynced(ctx context.Context, untilPark bool) *SyncFailure {
 }
 
 // hub delivers statuses to subscribers on its own goroutine, in order, through an
-// unbounded queue: informers never wait for a subscriber.
+// unbounded mailbox (internal/mailbox): informers never wait for a subscriber.
 type hub struct {
-	mu     sync.Mutex
-	cond   sync.Cond
-	queue  []Status
-	subs   map[int]func(Status)
-	nextID int
-	closed bool
-	done   chan struct{}
-	// onPanic reports a subscriber's panic; the subscriber keeps its subscription.
-	onPanic func(error)
-}
-
-// call delivers st to one subscriber, recovering its panic.
-func (h *hub) call(fn func(Status), st Status) {
-	defer func() {
-		if r := recover(); r != nil {
-			h.onPanic(&PanicError{Callback: "status", Value: r, Stack: string(debug.Stack())})
-		}
-	}()
-	fn(st)
+	box     *mailbox.Mailbox[Status]
+	mu      sync.Mutex
+	subs    map[int]func(Status)
+	nextID  int
+	onPanic func(error) // a subscriber's panic; the subscriber keeps its subscription
 }
 
 func newHub(onPanic func(error)) *hub {
-	h := &hub{subs: map[int]func(Status){}, done: make(chan struct{}), onPanic: onPanic}
-	h.cond.L = &h.mu
-	go h.run()
+	h := &hub{subs: map[int]func(Status){}, onPanic: onPanic}
+	h.box = mailbox.New(h.fanOut, mailbox.Options[Status]{})
 	return h
 }
 
@@ -170,44 +157,37 @@ func (h *hub) subscribe(fn func(Status)) func() {
 	}
 }
 
+// publish queues st for the subscribers; nothing is queued without one.
 func (h *hub) publish(st Status) {
 	h.mu.Lock()
-	if !h.closed && len(h.subs) > 0 {
-		h.queue = append(h.queue, st)
-		h.cond.Signal()
-	}
+	n := len(h.subs)
 	h.mu.Unlock()
+	if n > 0 {
+		h.box.Push(st)
+	}
 }
 
-func (h *hub) close() {
+// close drops what is queued and waits for the call in flight.
+func (h *hub) close() { h.box.Close() }
+
+func (h *hub) fanOut(st Status) {
 	h.mu.Lock()
-	h.closed = true
-	h.cond.Broadcast()
+	subs := make([]func(Status), 0, len(h.subs))
+	for _, fn := range h.subs {
+		subs = append(subs, fn)
+	}
 	h.mu.Unlock()
-	<-h.done
+	for _, fn := range subs {
+		h.call(fn, st)
+	}
 }
 
-func (h *hub) run() {
-	defer close(h.done)
-	for {
-		h.mu.Lock()
-		for len(h.queue) == 0 && !h.closed {
-			h.cond.Wait()
+// call delivers st to one subscriber, recovering its panic.
+func (h *hub) call(fn func(Status), st Status) {
+	defer func() {
+		if r := recover(); r != nil {
+			h.onPanic(&PanicError{Callback: "status", Value: r, Stack: string(debug.Stack())})
 		}
-		if h.closed {
-			h.mu.Unlock()
-			return
-		}
-		st := h.queue[0]
-		h.queue[0] = Status{}
-		h.queue = h.queue[1:]
-		subs := make([]func(Status), 0, len(h.subs))
-		for _, fn := range h.subs {
-			subs = append(subs, fn)
-		}
-		h.mu.Unlock()
-		for _, fn := range subs {
-			h.call(fn, st)
-		}
-	}
+	}()
+	fn(st)
 }
