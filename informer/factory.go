@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/storage"
@@ -56,8 +55,10 @@ type Options[T Object] struct {
 	// KeepManagedFields keeps metadata.managedFields, which kindex otherwise strips: they are
 	// about half of a typical object's memory.
 	KeepManagedFields bool
-	// Logger receives kindex's logs (one line per informer transition, never one per retry)
-	// and the reflectors'. Default: klog.Background().
+	// Logger receives kindex's logs (one line per informer transition, never one per retry),
+	// the reflectors' and, when the factory creates its discovery client, discovery's. The
+	// zero Logger, like logr.Discard(), logs nothing: pass klog.Background() to log through
+	// klog.
 	Logger logr.Logger
 	// Registerer, if set, receives kindex's metrics (kindex_informer_*). Default: none.
 	Registerer prometheus.Registerer
@@ -131,10 +132,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	if mode == nil {
 		return nil, errors.New("kindex: nil storage mode")
 	}
-	logger := opts.Logger
-	if logger.GetSink() == nil {
-		logger = klog.Background()
-	}
+	logger := opts.Logger // the zero Logger discards, as logr.Discard() does
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("kindex: register metrics: %w", err)

@@ -316,13 +316,19 @@ func (d *fakeDiscovery) emit(ev discovery.Event) {
 
 // fakeAccess answers access reviews from a switch and counts them.
 type fakeAccess struct {
-	allowed atomic.Bool
-	checks  atomic.Int32
+	allowed  atomic.Bool // every verb
+	listOnly atomic.Bool // list (not watch) even when allowed is false
+	checks   atomic.Int32
 }
 
-func (a *fakeAccess) Allowed(context.Context, schema.GroupVersionResource, string, ...string) (bool, error) {
+func (a *fakeAccess) Allowed(_ context.Context, _ schema.GroupVersionResource, _ string, verbs ...string) (bool, error) {
 	a.checks.Add(1)
-	return a.allowed.Load(), nil
+	for _, v := range verbs {
+		if !a.allowed.Load() && !(v == "list" && a.listOnly.Load()) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // logLines collects log lines.

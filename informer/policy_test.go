@@ -178,6 +178,7 @@ func TestForbiddenParksRechecksAndResumes(t *testing.T) {
 
 func TestWatchForbiddenParksAfterListWithoutRelisting(t *testing.T) {
 	e := newEnv(t, Options[obj]{})
+	e.access.listOnly.Store(true)
 	ctx := context.Background()
 	srv := e.mode.server(widgets.GVR)
 	srv.add(newObj("ns", "a", nil))
@@ -197,6 +198,21 @@ func TestWatchForbiddenParksAfterListWithoutRelisting(t *testing.T) {
 	e.access.allowed.Store(true)
 	srv.setErrors(nil, nil)
 	require.NoError(t, inf.WaitForSync(ctx))
+}
+
+// A watch refused after a successful list, when list is refused too (both revoked), is
+// Forbidden, not WatchForbidden: the reason does not depend on how the run listed.
+func TestBothRevokedAfterAListIsForbidden(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.setErrors(nil, forbidden("widgets"))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
+	assert.Equal(t, ReasonForbidden, inf.Status().Reason)
 }
 
 func TestInvalidParksUntilDiscoveryEvent(t *testing.T) {

@@ -151,10 +151,14 @@ func (r *run) failed(ctx context.Context, o op, err error) bool {
 	}
 	if reason == ReasonForbidden && o == opWatch {
 		r.mu.Lock()
-		if r.listOK {
+		listOK := r.listOK
+		r.mu.Unlock()
+		// A list that worked earlier in the run does not mean it still would: ask, so that
+		// both revoked reads park as Forbidden in every mode (the compact mode lists where
+		// the others stream a watch-list).
+		if listOK && r.e.listAllowed(ctx) {
 			reason = ReasonWatchForbidden
 		}
-		r.mu.Unlock()
 	}
 	r.mu.Lock()
 	if r.park == nil {

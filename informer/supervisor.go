@@ -120,3 +120,11 @@ func (b *backoff) next() time.Duration {
 }
 
 func (b *backoff) reset() { b.cur = 0 }
+
+// listAllowed asks whether the informer may still list (a watch was just refused).
+func (e *entry) listAllowed(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ok, err := e.core.access.Allowed(ctx, e.key.GVR, e.key.Namespace, "list")
+	return err != nil || ok // unknown: as before, WatchForbidden after a good list
+}
