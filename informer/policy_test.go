@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -51,52 +52,55 @@ func TestClassify(t *testing.T) {
 }
 
 func TestNotFoundConfirmedParksAndDropsThenResumes(t *testing.T) {
-	e := newEnv(t, Options[obj]{})
-	ctx := context.Background()
-	srv := e.mode.server(widgets.GVR)
-	a, b := newObj("ns", "a", nil), newObj("ns", "b", nil)
-	srv.add(a)
-	srv.add(b)
-	inf, err := e.f.Informer(ctx, "widgets")
-	require.NoError(t, err)
-	defer inf.Release()
-	rec := newRecorder()
-	reg, err := inf.AddEventHandler(rec)
-	require.NoError(t, err)
-	require.NoError(t, inf.WaitForSync(ctx))
-	eventually(t, reg.HasSynced, "handler synced")
+	// In a synctest bubble: the quiet period passes on the bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		ctx := context.Background()
+		srv := e.mode.server(widgets.GVR)
+		a, b := newObj("ns", "a", nil), newObj("ns", "b", nil)
+		srv.add(a)
+		srv.add(b)
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		rec := newRecorder()
+		reg, err := inf.AddEventHandler(rec)
+		require.NoError(t, err)
+		require.NoError(t, inf.WaitForSync(ctx))
+		eventually(t, reg.HasSynced, "handler synced")
 
-	// The resource goes away and discovery agrees: park, and the cache is emptied with a
-	// tombstone per object (the server deleted them; the watch missed it).
-	e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
-	srv.setErrors(notFoundErr(), notFoundErr())
-	srv.closeWatches()
-	srv.remove(a)
-	srv.remove(b)
-	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
-	st := inf.Status()
-	assert.Equal(t, ReasonNotFound, st.Reason)
-	assert.True(t, apierrors.IsNotFound(st.LastError))
-	assert.Equal(t, 0, st.Objects)
-	assert.True(t, inf.HasSynced(), "HasSynced is a latch, as client-go's")
-	assert.True(t, reg.HasSynced(), "and means the same for a registration")
-	eventually(t, func() bool { return rec.tombstones() == 2 }, "handlers told of the deletions")
-	assert.Equal(t, 1, e.logs.count("Informer parked"), "one line for the park:\n%s", e.logs)
+		// The resource goes away and discovery agrees: park, and the cache is emptied with a
+		// tombstone per object (the server deleted them; the watch missed it).
+		e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
+		srv.setErrors(notFoundErr(), notFoundErr())
+		srv.closeWatches()
+		srv.remove(a)
+		srv.remove(b)
+		eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+		st := inf.Status()
+		assert.Equal(t, ReasonNotFound, st.Reason)
+		assert.True(t, apierrors.IsNotFound(st.LastError))
+		assert.Equal(t, 0, st.Objects)
+		assert.True(t, inf.HasSynced(), "HasSynced is a latch, as client-go's")
+		assert.True(t, reg.HasSynced(), "and means the same for a registration")
+		eventually(t, func() bool { return rec.tombstones() == 2 }, "handlers told of the deletions")
+		assert.Equal(t, 1, e.logs.count("Informer parked"), "one line for the park:\n%s", e.logs)
 
-	// No requests while parked.
-	lists, watches := srv.lists.Load(), srv.watches.Load()
-	time.Sleep(200 * time.Millisecond)
-	assert.Equal(t, lists, srv.lists.Load())
-	assert.Equal(t, watches, srv.watches.Load())
+		// No requests while parked.
+		lists, watches := srv.lists.Load(), srv.watches.Load()
+		time.Sleep(time.Minute) // virtual
+		assert.Equal(t, lists, srv.lists.Load())
+		assert.Equal(t, watches, srv.watches.Load())
 
-	// Served again: discovery's Added event resumes it and it relists.
-	srv.setErrors(nil, nil)
-	srv.add(newObj("ns", "c", nil))
-	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
-	eventually(t, func() bool { return inf.Status().Phase == PhaseSynced }, "resumed: %v", inf.Status())
-	assert.Equal(t, []string{"c"}, names(must(inf.List(nil))), "only the new objects; no ghosts")
-	assert.Equal(t, 1, e.logs.count("Informer resuming"))
-	assert.Equal(t, 1, e.logs.count("Informer parked"))
+		// Served again: discovery's Added event resumes it and it relists.
+		srv.setErrors(nil, nil)
+		srv.add(newObj("ns", "c", nil))
+		e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
+		eventually(t, func() bool { return inf.Status().Phase == PhaseSynced }, "resumed: %v", inf.Status())
+		assert.Equal(t, []string{"c"}, names(must(inf.List(nil))), "only the new objects; no ghosts")
+		assert.Equal(t, 1, e.logs.count("Informer resuming"))
+		assert.Equal(t, 1, e.logs.count("Informer parked"))
+	})
 }
 
 func TestNotFoundWhileDiscoveryServesIsRetriedAndKeepsCache(t *testing.T) {
@@ -177,27 +181,30 @@ func TestForbiddenParksRechecksAndResumes(t *testing.T) {
 }
 
 func TestWatchForbiddenParksAfterListWithoutRelisting(t *testing.T) {
-	e := newEnv(t, Options[obj]{})
-	e.access.listOnly.Store(true)
-	ctx := context.Background()
-	srv := e.mode.server(widgets.GVR)
-	srv.add(newObj("ns", "a", nil))
-	srv.setErrors(nil, forbidden("widgets"))
-	inf, err := e.f.Informer(ctx, "widgets")
-	require.NoError(t, err)
-	defer inf.Release()
-	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
-	st := inf.Status()
-	assert.Equal(t, ReasonWatchForbidden, st.Reason)
-	assert.Equal(t, 1, st.Objects, "the listed snapshot is kept")
-	time.Sleep(300 * time.Millisecond)
-	assert.EqualValues(t, 1, srv.lists.Load(), "no relist loop")
-	assert.EqualValues(t, 1, srv.watches.Load())
-	assert.Equal(t, 1, e.logs.count("Informer parked"))
+	// In a synctest bubble: the quiet period below passes on the bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		e.access.listOnly.Store(true)
+		ctx := context.Background()
+		srv := e.mode.server(widgets.GVR)
+		srv.add(newObj("ns", "a", nil))
+		srv.setErrors(nil, forbidden("widgets"))
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
+		st := inf.Status()
+		assert.Equal(t, ReasonWatchForbidden, st.Reason)
+		assert.Equal(t, 1, st.Objects, "the listed snapshot is kept")
+		time.Sleep(time.Minute) // virtual: every goroutine of the factory is idle meanwhile
+		assert.EqualValues(t, 1, srv.lists.Load(), "no relist loop")
+		assert.EqualValues(t, 1, srv.watches.Load())
+		assert.Equal(t, 1, e.logs.count("Informer parked"))
 
-	e.access.allowed.Store(true)
-	srv.setErrors(nil, nil)
-	require.NoError(t, inf.WaitForSync(ctx))
+		e.access.allowed.Store(true)
+		srv.setErrors(nil, nil)
+		require.NoError(t, inf.WaitForSync(ctx))
+	})
 }
 
 // A watch refused after a successful list, when list is refused too (both revoked), is
@@ -216,20 +223,23 @@ func TestBothRevokedAfterAListIsForbidden(t *testing.T) {
 }
 
 func TestInvalidParksUntilDiscoveryEvent(t *testing.T) {
-	e := newEnv(t, Options[obj]{})
-	ctx := context.Background()
-	srv := e.mode.server(widgets.GVR)
-	srv.setErrors(apierrors.NewBadRequest("field label not supported"), nil)
-	inf, err := e.f.Informer(ctx, "widgets", WithFieldSelector("spec.x=1"))
-	require.NoError(t, err)
-	defer inf.Release()
-	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
-	assert.Equal(t, ReasonInvalid, inf.Status().Reason)
-	time.Sleep(200 * time.Millisecond)
-	assert.EqualValues(t, 1, srv.lists.Load(), "nothing retries an invalid request on a timer")
-	srv.setErrors(nil, nil)
-	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &widgets})
-	require.NoError(t, inf.WaitForSync(ctx))
+	// In a synctest bubble: the quiet period passes on the bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		ctx := context.Background()
+		srv := e.mode.server(widgets.GVR)
+		srv.setErrors(apierrors.NewBadRequest("field label not supported"), nil)
+		inf, err := e.f.Informer(ctx, "widgets", WithFieldSelector("spec.x=1"))
+		require.NoError(t, err)
+		defer inf.Release()
+		eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
+		assert.Equal(t, ReasonInvalid, inf.Status().Reason)
+		time.Sleep(time.Minute) // virtual
+		assert.EqualValues(t, 1, srv.lists.Load(), "nothing retries an invalid request on a timer")
+		srv.setErrors(nil, nil)
+		e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &widgets})
+		require.NoError(t, inf.WaitForSync(ctx))
+	})
 }
 
 func TestTransientErrorsBackOffVisibly(t *testing.T) {
