@@ -16,55 +16,44 @@ import (
 // and watches through the dynamic client, *unstructured.Unstructured stored as received
 // (after the transform).
 func NewDynamicMode(client dynamic.Interface, sc Config) Mode {
-	return &dynamicMode{client: client, keep: sc.KeepManagedFields}
-}
-
-type dynamicMode struct {
-	client dynamic.Interface
-	keep   bool
-}
-
-func (m *dynamicMode) Name() string                  { return "dynamic" }
-func (m *dynamicMode) ExampleObject() runtime.Object { return &unstructured.Unstructured{} }
-func (m *dynamicMode) Object(item any) (any, error)  { return item, nil }
-
-func (m *dynamicMode) Transform(user cache.TransformFunc) cache.TransformFunc {
-	return IdentityTransform(m.keep, user)
-}
-
-func (m *dynamicMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
-	var ri dynamic.ResourceInterface = m.client.Resource(t.Resource.GVR)
-	if t.Resource.Namespaced && t.Namespace != "" {
-		ri = m.client.Resource(t.Resource.GVR).Namespace(t.Namespace)
-	}
-	return clientListerWatcher(t, ri.List, ri.Watch, m.client)
+	return &clientMode{name: "dynamic", example: &unstructured.Unstructured{}, keep: sc.KeepManagedFields,
+		lw: func(t Target) cache.ListerWatcherWithContext {
+			var ri dynamic.ResourceInterface = client.Resource(t.Resource.GVR)
+			if t.Resource.Namespaced && t.Namespace != "" {
+				ri = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
+			}
+			return clientListerWatcher(t, ri.List, ri.Watch, client)
+		}}
 }
 
 // NewMetadataMode returns the storage mode of metadataonly: the metadata client (protobuf
 // PartialObjectMetadata), objects stored as received.
 func NewMetadataMode(client metadata.Interface, sc Config) Mode {
-	return &metadataMode{client: client, keep: sc.KeepManagedFields}
+	return &clientMode{name: "metadata", example: &metav1.PartialObjectMetadata{}, keep: sc.KeepManagedFields,
+		lw: func(t Target) cache.ListerWatcherWithContext {
+			var ri metadata.ResourceInterface = client.Resource(t.Resource.GVR)
+			if t.Resource.Namespaced && t.Namespace != "" {
+				ri = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
+			}
+			return clientListerWatcher(t, ri.List, ri.Watch, client)
+		}}
 }
 
-type metadataMode struct {
-	client metadata.Interface
-	keep   bool
+// clientMode is a mode on a client-go client that decodes: objects are stored as received.
+type clientMode struct {
+	name    string
+	example runtime.Object
+	keep    bool
+	lw      func(Target) cache.ListerWatcherWithContext
 }
 
-func (m *metadataMode) Name() string                  { return "metadata" }
-func (m *metadataMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
-func (m *metadataMode) Object(item any) (any, error)  { return item, nil }
+func (m *clientMode) Name() string                                          { return m.name }
+func (m *clientMode) ExampleObject() runtime.Object                         { return m.example }
+func (m *clientMode) Object(item any) (any, error)                          { return item, nil }
+func (m *clientMode) ListerWatcher(t Target) cache.ListerWatcherWithContext { return m.lw(t) }
 
-func (m *metadataMode) Transform(user cache.TransformFunc) cache.TransformFunc {
+func (m *clientMode) Transform(user cache.TransformFunc) cache.TransformFunc {
 	return IdentityTransform(m.keep, user)
-}
-
-func (m *metadataMode) ListerWatcher(t Target) cache.ListerWatcherWithContext {
-	var ri metadata.ResourceInterface = m.client.Resource(t.Resource.GVR)
-	if t.Resource.Namespaced && t.Namespace != "" {
-		ri = m.client.Resource(t.Resource.GVR).Namespace(t.Namespace)
-	}
-	return clientListerWatcher(t, ri.List, ri.Watch, m.client)
 }
 
 // clientListerWatcher lists and watches one target through a client-go client's List and
