@@ -80,24 +80,17 @@ func continueTag(q Query, source, key string) []byte {
 // change between pages, and Scan only allows a plan.
 func writeIdentity(h hash.Hash, q Query) {
 	writeField(h, []byte(q.Namespace))
-	conds := make([]string, len(q.Conditions))
-	for i, c := range q.Conditions {
+	writeConditions(h, q.Conditions)
+	groups := make([]string, len(q.AnyOf))
+	for i, g := range q.AnyOf {
 		var b strings.Builder
-		values := c.Values
-		if c.Op == In {
-			values = slices.Clone(values)
-			slices.Sort(values)
-			values = slices.Compact(values)
-		}
-		for _, f := range append([]string{c.Index, c.Path, fmt.Sprint(int(c.Op))}, values...) {
-			writeField(&b, []byte(f))
-		}
-		conds[i] = b.String()
+		writeConditions(&b, g)
+		groups[i] = b.String()
 	}
-	slices.Sort(conds)
-	writeField(h, binary.AppendUvarint(nil, uint64(len(conds))))
-	for _, c := range conds {
-		writeField(h, []byte(c))
+	slices.Sort(groups)
+	writeField(h, binary.AppendUvarint(nil, uint64(len(groups))))
+	for _, g := range groups {
+		writeField(h, []byte(g))
 	}
 	selector := ""
 	if q.Labels != nil {
@@ -115,4 +108,28 @@ func writeIdentity(h hash.Hash, q Query) {
 func writeField(w io.Writer, b []byte) {
 	_, _ = w.Write(binary.AppendUvarint(nil, uint64(len(b))))
 	_, _ = w.Write(b)
+}
+
+// writeConditions writes a conjunction canonically: its order does not matter, nor does the
+// order of In's values.
+func writeConditions(w io.Writer, cs []Condition) {
+	conds := make([]string, len(cs))
+	for i, c := range cs {
+		var b strings.Builder
+		values := c.Values
+		if c.Op == In {
+			values = slices.Clone(values)
+			slices.Sort(values)
+			values = slices.Compact(values)
+		}
+		for _, f := range append([]string{c.Index, c.Path, fmt.Sprint(int(c.Op))}, values...) {
+			writeField(&b, []byte(f))
+		}
+		conds[i] = b.String()
+	}
+	slices.Sort(conds)
+	writeField(w, binary.AppendUvarint(nil, uint64(len(conds))))
+	for _, c := range conds {
+		writeField(w, []byte(c))
+	}
 }

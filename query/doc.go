@@ -37,6 +37,9 @@
 //     unchanged) throughout are returned exactly once across pages while the set changes,
 //     objects added behind the cursor are not seen, and objects removed before their page
 //     are not returned.
+//   - AnyOf (OR of AND groups): the union of the queries Conditions+group, each planned as
+//     above, every object once; a group without a positive indexed condition needs Scan.
+//   - Prefix (HasPrefix): like a range, a walk over the index's distinct values.
 //   - Count: a query with no condition, or one equality condition, is answered from sizes
 //     the store keeps (O(1)); any other visits its matches once. CountBy with no condition
 //     reads the index's value sizes: O(distinct values).

@@ -29,11 +29,13 @@ const (
 	LessOrEqual
 	GreaterThan
 	GreaterOrEqual
+	// Prefix: some value starts with Values[0] (compared as bytes).
+	Prefix
 )
 
 var opNames = map[Op]string{
 	Equal: "=", In: "in", NotEqual: "!=", Exists: "exists", NotExists: "!exists",
-	LessThan: "<", LessOrEqual: "<=", GreaterThan: ">", GreaterOrEqual: ">=",
+	LessThan: "<", LessOrEqual: "<=", GreaterThan: ">", GreaterOrEqual: ">=", Prefix: "^=",
 }
 
 // String returns the operator as conditions print it ("=", "in", "<=", ...), or "Op(n)" for
@@ -149,6 +151,11 @@ type Query struct {
 	Conditions []Condition
 	// Labels, when not nil, must match the object's labels.
 	Labels labels.Selector
+	// AnyOf, when not empty, must also hold: at least one of its groups, each a list of
+	// conditions that must all hold (an OR of ANDs). The query is answered as the union of
+	// the queries Conditions+group, each planned on its own: every group needs a positive
+	// indexed condition (in it or in Conditions) unless Scan is set.
+	AnyOf [][]Condition
 	// Limit caps the number of results; 0 means no limit, and a negative Limit is invalid.
 	// When a result is cut, Continue is set on the result and passed in the next query to get
 	// the next page. Limit may change from page to page; every other field must stay the
@@ -185,4 +192,9 @@ type Plan struct {
 	// Candidates is the number of objects the driver produced; Matched how many passed every
 	// condition (before Limit and Continue).
 	Candidates, Matched int
+}
+
+// HasPrefix matches objects with a value in the named index that starts with prefix.
+func HasPrefix(index, prefix string) Condition {
+	return Condition{Index: index, Op: Prefix, Values: []string{prefix}}
 }

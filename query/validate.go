@@ -119,5 +119,15 @@ func (q Query) Validate() error {
 			return err
 		}
 	}
+	for _, g := range q.AnyOf {
+		if len(g) == 0 {
+			return &InvalidError{Reason: "an AnyOf group needs at least one condition"}
+		}
+		for _, c := range g {
+			if err := c.Validate(); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/kindex/kindex/query"
 )
@@ -64,6 +65,8 @@ func (m *matcher) matchValue(v string) bool {
 		return m.set[v]
 	case query.Exists:
 		return true
+	case query.Prefix:
+		return strings.HasPrefix(v, m.cond.Values[0])
 	case query.LessThan, query.LessOrEqual, query.GreaterThan, query.GreaterOrEqual:
 		n, ok := parseNumber(v)
 		if !ok {

@@ -62,7 +62,7 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 	if err != nil {
 		return nil, "", query.Plan{}, err
 	}
-	hits, plan, err := s.matches(ctx, pq, sortKey)
+	hits, plan, err := s.matchAll(ctx, pq, sortKey)
 	if err != nil {
 		var nf *IndexNotFoundError
 		if o.byValue && errors.As(err, &nf) && nf.Name == sortKey {
@@ -104,10 +104,12 @@ func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (in
 	if err != nil {
 		return 0, query.Plan{}, err
 	}
-	if n, plan, ok, err := s.countFromSizes(pq); ok || err != nil {
-		return n, plan, err
+	if len(pq.groups) == 0 {
+		if n, plan, ok, err := s.countFromSizes(pq); ok || err != nil {
+			return n, plan, err
+		}
 	}
-	hits, plan, err := s.matches(ctx, pq, "")
+	hits, plan, err := s.matchAll(ctx, pq, "")
 	return len(hits), plan, err
 }
 
@@ -127,7 +129,7 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 			return nil, err
 		}
 	}
-	if len(pq.indexed) == 0 && len(pq.paths) == 0 && !pq.labels {
+	if len(pq.indexed) == 0 && len(pq.paths) == 0 && !pq.labels && len(pq.groups) == 0 {
 		s.mu.RLock()
 		defer s.mu.RUnlock()
 		ix, ok := s.indexes[key]
@@ -142,7 +144,7 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 		}
 		return out, nil
 	}
-	hits, _, err := s.matches(ctx, pq, key)
+	hits, _, err := s.matchAll(ctx, pq, key)
 	if err != nil {
 		var nf *IndexNotFoundError
 		if errors.As(err, &nf) && nf.Name == key {
@@ -167,9 +169,28 @@ type prepared struct {
 	paths   []*matcher
 	pathFns []IndexFunc
 	labels  bool // q.Labels selects something
+	// groups are the AND queries whose union answers q.AnyOf: q's conditions plus a group's.
+	groups []*prepared
 }
 
 func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
+	if len(q.AnyOf) > 0 {
+		pq := &prepared{q: q, opts: opts}
+		for _, g := range q.AnyOf {
+			if len(g) == 0 {
+				return nil, &query.InvalidError{Reason: "an AnyOf group needs at least one condition"}
+			}
+			sub := q
+			sub.AnyOf = nil
+			sub.Conditions = append(append([]query.Condition{}, q.Conditions...), g...)
+			gq, err := prepare(sub, opts)
+			if err != nil {
+				return nil, err
+			}
+			pq.groups = append(pq.groups, gq)
+		}
+		return pq, nil
+	}
 	pq := &prepared{q: q, opts: opts, labels: q.Labels != nil && !q.Labels.Empty()}
 	for _, c := range q.Conditions {
 		m, err := newMatcher(c)
@@ -200,6 +221,35 @@ func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
 		return nil, &query.InvalidError{Reason: "label selectors are not supported here"}
 	}
 	return pq, nil
+}
+
+// matchAll is matches for a query with AnyOf groups too: the union of each group's matches
+// (each planned on its own), every object once.
+func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, error) {
+	if len(pq.groups) == 0 {
+		return s.matches(ctx, pq, group)
+	}
+	var out []Item
+	var plan query.Plan
+	seen := map[string]bool{}
+	drivers := make([]string, 0, len(pq.groups))
+	for _, g := range pq.groups {
+		hits, p, err := s.matches(ctx, g, group)
+		if err != nil {
+			return nil, p, err
+		}
+		plan.Candidates += p.Candidates
+		drivers = append(drivers, p.Driver)
+		for _, h := range hits {
+			if !seen[h.Key] {
+				seen[h.Key] = true
+				out = append(out, h)
+			}
+		}
+	}
+	plan.Driver = "any(" + strings.Join(drivers, " | ") + ")"
+	plan.Matched = len(out)
+	return out, plan, nil
 }
 
 // matches returns what satisfies pq, in no particular order, with the values of the store

@@ -197,6 +197,19 @@ func brute(s *Store, q query.Query) []string {
 		if q.Labels != nil {
 			ok = ok && q.Labels.Matches(labels.Set(o.(*unstructured.Unstructured).GetLabels()))
 		}
+		if len(q.AnyOf) > 0 {
+			anyOK := false
+			for _, g := range q.AnyOf {
+				all := true
+				for _, c := range g {
+					m, _ := newMatcher(c)
+					values, _ := field(c.Index)(o)
+					all = all && m.match(values)
+				}
+				anyOK = anyOK || all
+			}
+			ok = ok && anyOK
+		}
 		if ok {
 			out = append(out, k)
 		}
@@ -221,9 +234,14 @@ func TestQueryMatchesBruteForce(t *testing.T) {
 		{Conditions: []query.Condition{query.Eq("size", "big")}},
 		{Conditions: []query.Condition{query.Has("size")}, Labels: even},
 		{Namespace: "b", Conditions: []query.Condition{query.HasNot("node")}, Scan: true},
+		{Conditions: []query.Condition{query.HasPrefix("node", "n1")}},
+		{Conditions: []query.Condition{query.HasPrefix("size", "")}},
+		{AnyOf: [][]query.Condition{{query.Eq("size", "1")}, {query.Eq("node", "n2"), query.Gt("size", "2")}}},
+		{Namespace: "a", Conditions: []query.Condition{query.Has("node")}, AnyOf: [][]query.Condition{{query.Eq("size", "0")}, {query.HasPrefix("size", "b")}}},
+		{AnyOf: [][]query.Condition{{query.Eq("size", "3")}, {query.Eq("size", "3")}}}, // overlapping groups: once each
 	}
 	for _, q := range cases {
-		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.Labels), func(t *testing.T) {
+		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.AnyOf, q.Labels), func(t *testing.T) {
 			items, next, _, err := s.Query(ctx, q, QueryOptions{Labels: labelsOf})
 			require.NoError(t, err)
 			assert.Empty(t, next)
@@ -246,9 +264,10 @@ func TestCountsMatchBruteForce(t *testing.T) {
 		{Conditions: []query.Condition{query.Gt("size", "2")}},
 		{Conditions: []query.Condition{query.Has("size")}, Labels: even},
 		{Namespace: "b", Conditions: []query.Condition{query.HasNot("node")}, Scan: true},
+		{AnyOf: [][]query.Condition{{query.Eq("size", "1")}, {query.HasPrefix("node", "n2")}}},
 	}
 	for _, q := range cases {
-		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.Labels), func(t *testing.T) {
+		t.Run(fmt.Sprint(q.Namespace, q.Conditions, q.AnyOf, q.Labels), func(t *testing.T) {
 			want := brute(s, q)
 			n, _, err := s.Count(ctx, q, QueryOptions{Labels: labelsOf})
 			require.NoError(t, err)
@@ -508,4 +527,18 @@ func TestScanStopsWithItsContext(t *testing.T) {
 	_, _, _, err := s.Query(cctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.x}", query.Exists)}}, opts)
 	require.ErrorIs(t, err, context.Canceled)
 	assert.LessOrEqual(t, calls, 100+64)
+}
+
+// Every AnyOf group must be answerable from an index, or the query must say Scan.
+func TestAnyOfNeedsAnIndexPerGroup(t *testing.T) {
+	s := seed(t)
+	q := query.Query{AnyOf: [][]query.Condition{{query.Eq("size", "1")}, {query.HasNot("node")}}}
+	_, _, _, err := s.Query(ctx, q, QueryOptions{})
+	assert.ErrorIs(t, err, query.ErrScanRequired)
+	q.Scan = true
+	items, _, _, err := s.Query(ctx, q, QueryOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, brute(s, q), keys(items))
+	_, _, _, err = s.Query(ctx, query.Query{AnyOf: [][]query.Condition{{}}}, QueryOptions{})
+	assert.ErrorIs(t, err, query.ErrInvalidQuery)
 }
