@@ -22,6 +22,7 @@ type watchAll struct {
 	mu       sync.Mutex
 	members  map[schema.GroupResource]*member
 	handlers map[*allHandler]struct{}
+	indexes  map[string]indexSpec // AddIndex: registered on every member
 	stopped  bool
 	done     chan struct{}
 	stopOnce sync.Once
@@ -105,6 +106,7 @@ func (wa *watchAll) add(res discovery.Resource) {
 	wa.members[gr] = m
 	todo := wa.reserveLocked([]*member{m}, wa.handlerList())
 	wa.mu.Unlock()
+	wa.applyIndexes(m)
 	wa.attach(todo)
 	if old != nil {
 		old.detach(false)

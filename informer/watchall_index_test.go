@@ -1,0 +1,88 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/query"
+)
+
+// A watch-all set's indexes reach every member, current and joining, and a query across
+// the set names each result's resource, pages across resources and counts.
+func TestWatchAllIndexesAndQueries(t *testing.T) {
+	things := resource("example.com", "v1", "things")
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	team := func(ns, name, t string) obj { return newObj(ns, name, map[string]string{"team": t}) }
+	e.mode.server(widgets.GVR).add(team("ns", "w1", "a"))
+	e.mode.server(widgets.GVR).add(team("ns", "w2", "b"))
+	e.mode.server(gadgets.GVR).add(team("ns", "g1", "a"))
+	e.mode.server(gadgets.GVR).add(team("other", "g2", "a"))
+	e.mode.server(things.GVR).add(team("ns", "t1", "a"))
+
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.WaitForSync(ctx))
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+	require.NoError(t, ws.AddIndex("team", ".metadata.labels.team"), "the same definition again")
+	assert.ErrorIs(t, ws.AddIndex("team", "{.metadata.name}"), ErrIndexConflict)
+
+	got := func(q query.Query) []string {
+		t.Helper()
+		var out []string
+		for page := 0; ; page++ {
+			require.Less(t, page, 20)
+			res, err := ws.QueryItems(ctx, q)
+			require.NoError(t, err)
+			for _, it := range res.Items {
+				out = append(out, it.Resource.GVR.Resource+" "+it.Key())
+			}
+			if res.Continue == "" {
+				return out
+			}
+			q.Continue = res.Continue
+		}
+	}
+	teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
+	want := []string{"gadgets ns/g1", "gadgets other/g2", "widgets ns/w1"}
+	assert.Equal(t, want, got(teamA))
+	for _, limit := range []int{1, 2, 3, 4} {
+		q := teamA
+		q.Limit = limit
+		assert.Equal(t, want, got(q), "pages of %d", limit)
+	}
+	n, err := ws.Count(ctx, teamA)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+
+	// A resource that joins gets the index.
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: things})
+	eventually(t, func() bool { return len(ws.Informers()) == 3 }, "things joined")
+	require.NoError(t, ws.WaitForSync(ctx))
+	assert.Equal(t, []string{"gadgets ns/g1", "gadgets other/g2", "things ns/t1", "widgets ns/w1"}, got(teamA), "ordered by resource")
+
+	// A token of another query, or made up, is refused.
+	q := teamA
+	q.Limit = 1
+	res, err := ws.QueryItems(ctx, q)
+	require.NoError(t, err)
+	other := query.Query{Conditions: []query.Condition{query.Eq("team", "b")}, Limit: 1, Continue: res.Continue}
+	_, err = ws.QueryItems(ctx, other)
+	assert.ErrorIs(t, err, ErrInvalidContinue)
+	q.Continue = "d2lkZ2V0cwo"
+	_, err = ws.QueryItems(ctx, q)
+	assert.ErrorIs(t, err, ErrInvalidContinue)
+
+	require.NoError(t, ws.RemoveIndex("team"))
+	_, err = ws.QueryItems(ctx, teamA)
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	for _, inf := range ws.Informers() {
+		assert.NotContains(t, inf.IndexNames(), "team", fmt.Sprint(inf.Resource().GVR))
+	}
+}
