@@ -160,3 +160,22 @@ func sortRankedByKey(items []ranked) {
 func orderOf(q query.Query) order {
 	return order{byValue: q.SortBy != "", desc: q.Descending}
 }
+
+// sortItemsByKey sorts items by (namespace, name), as sortRankedByKey.
+func sortItemsByKey(items []Item) {
+	sameLength := true
+	if len(items) > 0 {
+		n := strings.IndexByte(items[0].Key, '/')
+		for _, it := range items[1:] {
+			if strings.IndexByte(it.Key, '/') != n {
+				sameLength = false
+				break
+			}
+		}
+	}
+	if sameLength {
+		slices.SortFunc(items, func(a, b Item) int { return strings.Compare(a.Key, b.Key) })
+		return
+	}
+	slices.SortFunc(items, func(a, b Item) int { return compareKeys(a.Key, b.Key) })
+}

@@ -70,6 +70,12 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 		}
 		return nil, "", plan, err
 	}
+	if !o.byValue && !hasAfter && (q.Limit <= 0 || len(hits) <= q.Limit) {
+		// The whole match set is the page: sort it in place, nothing to select.
+		sortItemsByKey(hits)
+		plan.Matched = len(hits)
+		return hits, "", plan, nil
+	}
 	ranks := make([]ranked, 0, len(hits))
 	for _, h := range hits {
 		r := ranked{item: h, pos: position{key: h.Key}}
@@ -330,116 +336,129 @@ func safeValues(fn IndexFunc, obj any) (values []string, err error) {
 // candidates picks the driver and returns the objects that pass every indexed condition.
 // Index conditions are checked under the read lock; everything else is left to the caller.
 func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string) ([]Item, query.Plan, error) {
-	var plan query.Plan
+	w := &walker{ctx: ctx, conds: conds, driver: -1, groupSlot: -1}
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	ixs := make([]*index, len(conds))
-	driver, best := -1, 0
+	w.ixs = w.ixbuf[:0]
+	best := 0
 	for i, m := range conds {
 		ix, ok := s.indexes[m.key]
 		if !ok {
-			return nil, plan, &IndexNotFoundError{Name: m.cond.Index}
+			return nil, w.plan, &IndexNotFoundError{Name: m.cond.Index}
 		}
-		ixs[i] = ix
+		w.ixs = append(w.ixs, ix)
 		if !m.cond.Op.Positive() {
 			continue
 		}
-		if n := estimate(ix, m, ns, allNS); driver < 0 || n < best {
-			driver, best = i, n
+		if n := estimate(ix, m, ns, allNS); w.driver < 0 || n < best {
+			w.driver, best = i, n
 		}
 	}
-	if driver < 0 && !q.Scan {
-		return nil, plan, query.ErrScanRequired
+	if w.driver < 0 && !q.Scan {
+		return nil, w.plan, query.ErrScanRequired
 	}
-	groupSlot := -1
 	if group != "" {
 		ix, ok := s.indexes[group]
 		if !ok {
-			return nil, plan, &IndexNotFoundError{Name: group}
+			return nil, w.plan, &IndexNotFoundError{Name: group}
 		}
-		groupSlot = ix.slot
+		w.groupSlot = ix.slot
 	}
-	var out []Item
-	if driver >= 0 {
-		out = make([]Item, 0, best)
-	}
-	var stopped error
-	visit := func(rec *record) {
-		if stopped != nil {
-			return
-		}
-		if plan.Candidates%4096 == 4095 {
-			if stopped = ctx.Err(); stopped != nil {
-				return
-			}
-		}
-		plan.Candidates++
-		for i, m := range conds {
-			if i != driver && !m.match(rec.valuesOf(ixs[i].slot)) {
-				return
-			}
-		}
-		h := Item{Key: rec.key, Obj: rec.obj}
-		if groupSlot >= 0 {
-			h.group = rec.valuesOf(groupSlot)
-		}
-		out = append(out, h)
-	}
-	if driver < 0 {
-		plan.Driver = "scan"
+	if w.driver < 0 {
+		w.plan.Driver = "scan"
 		if allNS {
 			for _, rec := range s.items {
-				visit(rec)
+				w.visit(rec)
 			}
 		} else {
 			_, recs := s.inNamespace(ns)
 			for rec := range recs {
-				visit(rec)
+				w.visit(rec)
 			}
 		}
-		if stopped != nil {
-			return nil, plan, stopped
-		}
-		return out, plan, nil
+		return w.result()
 	}
-	plan.Driver = conds[driver].cond.String()
-	ix, m := ixs[driver], conds[driver]
-	// A record is listed once per value: only an object with several values can be met
-	// twice when the driver reads several values, so only those are remembered.
-	var seen map[*record]bool
-	each := func(e *valueEntry) {
-		e.each(ns, allNS, func(rec *record) {
-			if m.cond.Op != query.Equal && len(rec.valuesOf(ix.slot)) > 1 {
-				if seen[rec] {
-					return
-				}
-				if seen == nil {
-					seen = map[*record]bool{}
-				}
-				seen[rec] = true
-			}
-			visit(rec)
-		})
-	}
-	switch m.cond.Op {
+	w.out = make([]Item, 0, best)
+	w.plan.Driver = conds[w.driver].cond.String()
+	w.dix, w.dm = w.ixs[w.driver], conds[w.driver]
+	switch w.dm.cond.Op {
 	case query.Equal:
-		each(ix.byValue[m.cond.Values[0]])
+		w.dix.byValue[w.dm.cond.Values[0]].each(ns, allNS, w.visitDriven)
 	case query.In:
-		for v := range m.set {
-			each(ix.byValue[v])
+		for v := range w.dm.set {
+			w.dix.byValue[v].each(ns, allNS, w.visitDriven)
 		}
 	default:
-		for value, e := range ix.byValue {
-			if m.matchValue(value) {
-				each(e)
+		for value, e := range w.dix.byValue {
+			if w.dm.matchValue(value) {
+				e.each(ns, allNS, w.visitDriven)
 			}
 		}
 	}
-	if stopped != nil {
-		return nil, plan, stopped
+	return w.result()
+}
+
+// walker is one candidate walk, under the store's read lock: the records the driver lists
+// (or every record in scope), checked against the other indexed conditions on the values
+// each record holds.
+type walker struct {
+	ctx       context.Context
+	conds     []*matcher
+	ixs       []*index
+	ixbuf     [4]*index
+	driver    int // -1: a scan
+	groupSlot int // -1: no group index
+	dix       *index
+	dm        *matcher
+	plan      query.Plan
+	out       []Item
+	stopped   error
+	// seen: a record is listed once per value, so only an object with several values can be
+	// met twice when the driver reads several values; only those are remembered.
+	seen map[*record]bool
+}
+
+func (w *walker) visit(rec *record) {
+	if w.stopped != nil {
+		return
 	}
-	return out, plan, nil
+	if w.plan.Candidates%4096 == 4095 {
+		if w.stopped = w.ctx.Err(); w.stopped != nil {
+			return
+		}
+	}
+	w.plan.Candidates++
+	for i, m := range w.conds {
+		if i != w.driver && !m.match(rec.valuesOf(w.ixs[i].slot)) {
+			return
+		}
+	}
+	h := Item{Key: rec.key, Obj: rec.obj}
+	if w.groupSlot >= 0 {
+		h.group = rec.valuesOf(w.groupSlot)
+	}
+	w.out = append(w.out, h)
+}
+
+func (w *walker) visitDriven(rec *record) {
+	if w.dm.cond.Op != query.Equal && len(rec.valuesOf(w.dix.slot)) > 1 {
+		if w.seen[rec] {
+			return
+		}
+		if w.seen == nil {
+			w.seen = map[*record]bool{}
+		}
+		w.seen[rec] = true
+	}
+	w.visit(rec)
+}
+
+func (w *walker) result() ([]Item, query.Plan, error) {
+	if w.stopped != nil {
+		return nil, w.plan, w.stopped
+	}
+	return w.out, w.plan, nil
 }
 
 // estimate returns how many entries a positive condition reads from its index in scope.
