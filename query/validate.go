@@ -23,6 +23,9 @@ type Number struct {
 // "NaN" and numbers beyond float64's range ("1e999") are errors, so that no bound is
 // accepted that compares in surprising ways.
 func ParseNumber(s string) (Number, error) {
+	if n, ok := NumberOf(s); ok {
+		return n, nil
+	}
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return Number{isInt: true, i: i, f: float64(i)}, nil
 	}
@@ -130,4 +133,26 @@ func (q Query) Validate() error {
 		}
 	}
 	return nil
+}
+
+// NumberOf is ParseNumber without the error, for the values of every object a comparison
+// visits: it does not allocate, and most values that are not numbers are refused by their
+// first byte.
+func NumberOf(s string) (Number, bool) {
+	if s == "" {
+		return Number{}, false
+	}
+	switch c := s[0]; {
+	case c >= '0' && c <= '9', c == '-', c == '+', c == '.':
+	default:
+		return Number{}, false // not a number's first byte (Inf and NaN included)
+	}
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return Number{isInt: true, i: i, f: float64(i)}, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return Number{}, false
+	}
+	return Number{f: f}, true
 }

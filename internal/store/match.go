@@ -13,10 +13,7 @@ type number = query.Number
 
 // parseNumber reads a value as a finite number (query.ParseNumber); other values never
 // match a numeric comparison.
-func parseNumber(s string) (number, bool) {
-	n, err := query.ParseNumber(s)
-	return n, err == nil
-}
+func parseNumber(s string) (number, bool) { return query.NumberOf(s) }
 
 // matcher is a validated condition, ready to test an object's values.
 type matcher struct {

@@ -64,7 +64,7 @@ type position struct {
 	key string
 }
 
-func (o order) compare(a, b position) int {
+func (o order) compare(a, b *position) int {
 	if o.byValue {
 		switch {
 		case a.val.has != b.val.has:
@@ -94,12 +94,12 @@ type ranked struct {
 // selectPage returns the first limit results of items in order o (all of them, sorted, if
 // limit is 0), without sorting the whole set when limit is smaller.
 func selectPage(items []ranked, o order, limit int) []ranked {
-	cmp := func(a, b ranked) int { return o.compare(a.pos, b.pos) }
+	cmp := func(a, b *ranked) int { return o.compare(&a.pos, &b.pos) }
 	if limit <= 0 || len(items) <= limit {
 		if !o.byValue {
 			sortRankedByKey(items)
 		} else {
-			slices.SortFunc(items, cmp)
+			slices.SortFunc(items, func(a, b ranked) int { return o.compare(&a.pos, &b.pos) })
 		}
 		return items
 	}
@@ -108,27 +108,28 @@ func selectPage(items []ranked, o order, limit int) []ranked {
 	for i := limit/2 - 1; i >= 0; i-- {
 		siftDown(h, i, cmp)
 	}
-	for _, it := range items[limit:] {
-		if cmp(it, h[0]) < 0 {
-			h[0] = it
+	for i := range items[limit:] {
+		it := &items[limit+i]
+		if cmp(it, &h[0]) < 0 {
+			h[0] = *it
 			siftDown(h, 0, cmp)
 		}
 	}
-	slices.SortFunc(h, cmp)
+	slices.SortFunc(h, func(a, b ranked) int { return o.compare(&a.pos, &b.pos) })
 	return h
 }
 
-func siftDown(h []ranked, i int, cmp func(a, b ranked) int) {
+func siftDown(h []ranked, i int, cmp func(a, b *ranked) int) {
 	for {
 		l := 2*i + 1
 		if l >= len(h) {
 			return
 		}
 		big := l
-		if r := l + 1; r < len(h) && cmp(h[r], h[l]) > 0 {
+		if r := l + 1; r < len(h) && cmp(&h[r], &h[l]) > 0 {
 			big = r
 		}
-		if cmp(h[big], h[i]) <= 0 {
+		if cmp(&h[big], &h[i]) <= 0 {
 			return
 		}
 		h[i], h[big] = h[big], h[i]
@@ -178,4 +179,62 @@ func sortItemsByKey(items []Item) {
 		return
 	}
 	slices.SortFunc(items, func(a, b Item) int { return compareKeys(a.Key, b.Key) })
+}
+
+// pageSel selects a page while candidates are walked: the first limit results after the
+// position after in order o, kept in a bounded max-heap, so that a page from m matches holds
+// limit results at most and costs O(m log limit).
+type pageSel struct {
+	o        order
+	after    position
+	hasAfter bool
+	limit    int
+	heap     []ranked
+	matched  int // results after the position, whether kept or not
+	// vals caches the sort value of each distinct value seen: values repeat across objects.
+	vals map[string]sortValue
+}
+
+// offer considers a result; values are its sort index's (nil without SortBy).
+func (p *pageSel) offer(it Item, values []string) {
+	r := ranked{item: it, pos: position{key: it.Key}}
+	if p.o.byValue {
+		if len(values) == 1 {
+			sv, ok := p.vals[values[0]]
+			if !ok {
+				sv = newSortValue(values, p.o.desc)
+				if p.vals == nil {
+					p.vals = map[string]sortValue{}
+				}
+				p.vals[values[0]] = sv
+			}
+			r.pos.val = sv
+		} else {
+			r.pos.val = newSortValue(values, p.o.desc)
+		}
+	}
+	if p.hasAfter && p.o.compare(&r.pos, &p.after) <= 0 {
+		return
+	}
+	p.matched++
+	switch {
+	case len(p.heap) < p.limit:
+		p.heap = append(p.heap, r)
+		if len(p.heap) == p.limit {
+			for i := p.limit/2 - 1; i >= 0; i-- {
+				siftDown(p.heap, i, p.cmp)
+			}
+		}
+	case p.o.compare(&r.pos, &p.heap[0].pos) < 0:
+		p.heap[0] = r
+		siftDown(p.heap, 0, p.cmp)
+	}
+}
+
+func (p *pageSel) cmp(a, b *ranked) int { return p.o.compare(&a.pos, &b.pos) }
+
+// page returns the selected results in order.
+func (p *pageSel) page() []ranked {
+	slices.SortFunc(p.heap, func(a, b ranked) int { return p.o.compare(&a.pos, &b.pos) })
+	return p.heap
 }

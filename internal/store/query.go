@@ -62,13 +62,36 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 	if err != nil {
 		return nil, "", query.Plan{}, err
 	}
-	hits, plan, err := s.matchAll(ctx, pq, sortKey)
+	var hits []Item
+	var plan query.Plan
+	var sel *pageSel
+	if q.Limit > 0 && len(pq.paths) == 0 && !pq.labels && len(pq.groups) == 0 {
+		// Only indexed conditions: the page is selected during the walk, under the lock,
+		// holding q.Limit results at most, never the whole match set.
+		sel = &pageSel{o: o, after: after, hasAfter: hasAfter, limit: q.Limit}
+		hits, plan, err = s.candidates(ctx, pq.q, pq.indexed, sortKey, sel)
+	} else {
+		hits, plan, err = s.matchAll(ctx, pq, sortKey)
+	}
 	if err != nil {
 		var nf *IndexNotFoundError
 		if o.byValue && errors.As(err, &nf) && nf.Name == sortKey {
 			return nil, "", plan, &IndexNotFoundError{Name: q.SortBy}
 		}
 		return nil, "", plan, err
+	}
+	if sel != nil {
+		page := sel.page()
+		out := make([]Item, len(page))
+		for i, r := range page {
+			out[i] = r.item
+		}
+		plan.Matched = sel.matched
+		next := ""
+		if sel.matched > q.Limit {
+			next = encodeContinue(page[len(page)-1].pos, q, opts.Scope)
+		}
+		return out, next, plan, nil
 	}
 	if !o.byValue && !hasAfter && (q.Limit <= 0 || len(hits) <= q.Limit) {
 		// The whole match set is the page: sort it in place, nothing to select.
@@ -83,7 +106,7 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 			r.pos.val = newSortValue(h.group, o.desc)
 			r.item.group = nil
 		}
-		if hasAfter && o.compare(r.pos, after) <= 0 {
+		if hasAfter && o.compare(&r.pos, &after) <= 0 {
 			continue
 		}
 		ranks = append(ranks, r)
@@ -261,7 +284,7 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 // matches returns what satisfies pq, in no particular order, with the values of the store
 // index group if set.
 func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, error) {
-	candidates, plan, err := s.candidates(ctx, pq.q, pq.indexed, group)
+	candidates, plan, err := s.candidates(ctx, pq.q, pq.indexed, group, nil)
 	if err != nil {
 		return nil, plan, err
 	}
@@ -335,8 +358,8 @@ func safeValues(fn IndexFunc, obj any) (values []string, err error) {
 
 // candidates picks the driver and returns the objects that pass every indexed condition.
 // Index conditions are checked under the read lock; everything else is left to the caller.
-func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string) ([]Item, query.Plan, error) {
-	w := &walker{ctx: ctx, conds: conds, driver: -1, groupSlot: -1}
+func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string, sel *pageSel) ([]Item, query.Plan, error) {
+	w := &walker{ctx: ctx, conds: conds, driver: -1, groupSlot: -1, sel: sel}
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -379,7 +402,9 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 		}
 		return w.result()
 	}
-	w.out = make([]Item, 0, best)
+	if sel == nil {
+		w.out = make([]Item, 0, best)
+	}
 	w.plan.Driver = conds[w.driver].cond.String()
 	w.dix, w.dm = w.ixs[w.driver], conds[w.driver]
 	switch w.dm.cond.Op {
@@ -413,6 +438,7 @@ type walker struct {
 	dm        *matcher
 	plan      query.Plan
 	out       []Item
+	sel       *pageSel // if set, results go to it instead of out
 	stopped   error
 	// seen: a record is listed once per value, so only an object with several values can be
 	// met twice when the driver reads several values; only those are remembered.
@@ -435,6 +461,14 @@ func (w *walker) visit(rec *record) {
 		}
 	}
 	h := Item{Key: rec.key, Obj: rec.obj}
+	if w.sel != nil {
+		var values []string
+		if w.groupSlot >= 0 {
+			values = rec.valuesOf(w.groupSlot)
+		}
+		w.sel.offer(h, values)
+		return
+	}
 	if w.groupSlot >= 0 {
 		h.group = rec.valuesOf(w.groupSlot)
 	}
