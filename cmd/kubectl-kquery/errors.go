@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kindex/kindex/discovery"
+)
+
+// report prints err as kubectl words its errors: "error: ..." for the command line and the
+// client, "Error from server (Reason): ..." for what the apiserver answered; and, where it
+// helps, the argument with a caret under the problem, names to try, candidates.
+func report(w io.Writer, err error) {
+	var (
+		ae  *argError
+		ue  *usageError
+		ure *unknownResourceError
+		amb *ambiguousError
+		kce *kubeconfigError
+	)
+	switch {
+	case errors.As(err, &ae):
+		fmt.Fprint(w, formatArgError(ae))
+	case errors.As(err, &ue):
+		fmt.Fprintf(w, "error: %s\nSee 'kubectl kquery --help' for usage.\n", ue.msg)
+	case errors.As(err, &ure):
+		fmt.Fprintf(w, "error: %s\n", ure.Error())
+		if len(ure.Suggest) > 0 {
+			fmt.Fprintln(w, "Did you mean:")
+			writeResources(w, ure.Suggest)
+		}
+	case errors.As(err, &amb):
+		fmt.Fprintf(w, "error: %s:\n", amb.Error())
+		writeResources(w, amb.Candidates)
+	case errors.As(err, &kce):
+		fmt.Fprintf(w, "error: %s\n", kce.Error())
+	default:
+		fmt.Fprintln(w, standardMessage(err))
+	}
+}
+
+// writeResources lists resources in aligned columns: the name to type, the kind and
+// version, the short names.
+func writeResources(w io.Writer, rs []discovery.Resource) {
+	tw := tabwriter.NewWriter(w, 0, 4, 3, ' ', 0)
+	for _, r := range rs {
+		short := ""
+		if len(r.ShortNames) > 0 {
+			short = "short: " + strings.Join(r.ShortNames, ",")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", qualified(r), r.GVK.Kind, r.GVR.GroupVersion(), short)
+	}
+	_ = tw.Flush()
+}
+
+// standardMessage is kubectl's wording: the server's status with its reason, a connection
+// failure, or the error as it is.
+func standardMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		s := status.Status()
+		msg := s.Message
+		if msg == "" {
+			msg = err.Error()
+		}
+		switch {
+		case s.Reason == metav1.StatusReasonUnauthorized:
+			return fmt.Sprintf("error: You must be logged in to the server (%s)", msg)
+		case s.Reason != "":
+			return fmt.Sprintf("Error from server (%s): %s", s.Reason, msg)
+		default:
+			return fmt.Sprintf("Error from server: %s", msg)
+		}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return fmt.Sprintf("Unable to connect to the server: %v", ue.Err)
+	}
+	return "error: " + err.Error()
+}
+
+// formatArgError shows the argument with a caret under the byte where it went wrong:
+//
+//	error: --where: =~ (regular expression match) is not supported; use ...
+//	  --where size=~big
+//	               ^
+func formatArgError(e *argError) string {
+	line := e.Flag + " " + e.Arg
+	if strings.HasSuffix(e.Flag, "=") {
+		line = e.Flag + e.Arg
+	}
+	col := len(line) - len(e.Arg) + min(max(e.Offset, 0), len(e.Arg))
+	clean := strings.Map(func(r rune) rune { // control characters would move the caret
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, line)
+	caret := strings.Repeat(" ", utf8.RuneCountInString(line[:col])) + "^"
+	s := fmt.Sprintf("error: %s: %s\n  %s\n  %s\n", strings.TrimSuffix(e.Flag, "="), e.Msg, clean, caret)
+	if e.Hint != "" {
+		s += e.Hint + "\n"
+	}
+	return s
+}
+
+// kubeconfigError is a kubeconfig that is not there.
+type kubeconfigError struct{ msg string }
+
+func (e *kubeconfigError) Error() string { return e.msg }
+
+// notFoundError is an object asked for by name that the cache does not hold, in kubectl's
+// words, with close names that it does hold.
+func notFoundError(t *target, name string, close []string) error {
+	err := apierrors.NewNotFound(t.Res.GVR.GroupResource(), name)
+	if len(close) > 0 {
+		err.ErrStatus.Message += "; did you mean " + strings.Join(close, ", ") + "?"
+	}
+	return err
+}

@@ -1,0 +1,542 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+// builtinWhereIndexes are the built-in metadata indexes --where and --group-by may name
+// without an --index: each is registered on the informers that use it.
+var builtinWhereIndexes = []string{
+	indexfuncs.IndexNamespace, indexfuncs.IndexName, indexfuncs.IndexUID, indexfuncs.IndexLabel,
+	indexfuncs.IndexLabelKey, indexfuncs.IndexAnnotationKey, indexfuncs.IndexOwnerUID,
+	indexfuncs.IndexControllerUID, indexfuncs.IndexFinalizer,
+}
+
+// clock is the time AGE counts to; tests fix it.
+var clock = time.Now
+
+// nameIndex is the index kquery registers to find objects asked for by name; users cannot
+// name it (index names in --where are letters, digits, '_' and '-').
+const nameIndex = "(name)"
+
+// indexDef is one --index NAME=JSONPATH.
+type indexDef struct {
+	Name string
+	Expr string
+}
+
+// parseIndex parses NAME=JSONPATH and compiles the JSONPath.
+func parseIndex(arg string) (indexDef, error) {
+	name, expr, ok := strings.Cut(arg, "=")
+	if !ok || name == "" || expr == "" {
+		return indexDef{}, &argError{Flag: "--index", Arg: arg, Offset: len(name), Msg: "want NAME=JSONPATH, for example size={.spec.size}"}
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			return indexDef{}, &argError{Flag: "--index", Arg: arg, Offset: i, Msg: "an index name is letters, digits, '_' and '-'"}
+		}
+	}
+	if _, err := compileArg("--index", arg, len(name)+1, expr); err != nil {
+		return indexDef{}, err
+	}
+	return indexDef{Name: name, Expr: expr}, nil
+}
+
+// compileArg compiles expr, which starts at byte offset of arg, and reports a syntax error
+// with its position in arg.
+func compileArg(flag, arg string, offset int, expr string) (*jsonpath.Path, error) {
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		var se *jsonpath.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &argError{Flag: flag, Arg: arg, Offset: offset + se.Offset, Msg: "bad JSONPath: " + se.Msg}
+		}
+		return nil, fmt.Errorf("%s %q: %w", flag, arg, err)
+	}
+	return p, nil
+}
+
+// run state of one command.
+type execution struct {
+	o          *options
+	stdout     io.Writer
+	stderr     io.Writer
+	cfg        *rest.Config
+	namespace  string // -n, or the context's namespace
+	factory    *dynamicinformer.Factory
+	columns    *columnFinder
+	conditions []query.Condition // from --where
+	multi      bool              // several resource types: kind/name
+}
+
+// vlog prints a -v line.
+func (x *execution) vlog(level int, format string, args ...any) {
+	if x.o.verbosity >= level {
+		fmt.Fprintf(x.stderr, "kquery: "+format+"\n", args...)
+	}
+}
+
+// state is one target being queried.
+type state struct {
+	t     *target
+	inf   *dynamicinformer.Informer
+	scope serverScope
+	err   error // why it cannot be answered
+}
+
+// execute runs a parsed command line.
+func execute(ctx context.Context, o *options, args []string, stdout, stderr io.Writer) error {
+	reqs, err := splitArgs(args)
+	if err != nil {
+		return err
+	}
+	x := &execution{o: o, stdout: stdout, stderr: stderr, conditions: o.conds}
+	if x.cfg, err = restConfig(o); err != nil {
+		return err
+	}
+	if x.namespace, _, err = o.config.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return err
+	}
+	logger := newLogger(stderr, o.verbosity)
+
+	// One discovery client resolves the arguments and serves the factory. Started (with
+	// --watch), it follows CRDs: a watched CRD that is deleted parks its informer and one that
+	// comes back resumes it. A one-shot query does not need that.
+	disc, err := discovery.New(x.cfg, discovery.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	if o.watch {
+		dctx, cancel := context.WithCancel(ctx)
+		defer func() { cancel(); disc.Wait() }()
+		if err := disc.Start(dctx); err != nil {
+			return err
+		}
+	} else {
+		defer disc.Wait()
+	}
+	res, err := newResolver(ctx, disc)
+	if err != nil {
+		return err
+	}
+	targets, err := res.resolve(ctx, reqs)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		x.vlog(1, "%s resolved to %s (kind %s, %s)", t.Input, qualified(t.Res), t.Res.GVK.Kind, scopeWord(t.Res.Namespaced))
+	}
+	if err := x.check(targets); err != nil {
+		return err
+	}
+	x.multi = len(targets) > 1 || o.table.ShowKind
+
+	if x.factory, err = dynamicinformer.NewFactory(x.cfg, dynamicinformer.Options{Discovery: disc, Logger: logger}); err != nil {
+		return err
+	}
+	if err := x.factory.Start(ctx); err != nil {
+		return err
+	}
+	defer x.factory.Shutdown()
+	if x.columns, err = newColumnFinder(x.cfg, func(f string, a ...any) { x.vlog(1, f, a...) }); err != nil {
+		return err
+	}
+
+	states := make([]*state, len(targets))
+	for i := range targets {
+		states[i] = x.start(&targets[i])
+		if states[i].inf != nil {
+			defer states[i].inf.Release()
+		}
+	}
+	if err := x.waitAll(ctx, states); err != nil {
+		return err
+	}
+	switch {
+	case o.count || o.groupBy != "":
+		return x.printCounts(ctx, states)
+	case o.watch:
+		return x.watch(ctx, states[0])
+	}
+	return x.list(ctx, states)
+}
+
+func scopeWord(namespaced bool) string {
+	if namespaced {
+		return "namespaced"
+	}
+	return "cluster-scoped"
+}
+
+// check refuses combinations kubectl refuses, before anything starts.
+func (x *execution) check(targets []target) error {
+	o := x.o
+	names := 0
+	for _, t := range targets {
+		names += len(t.Names)
+	}
+	switch {
+	case names > 0 && o.selector != "":
+		return usagef("name cannot be provided when a selector is specified")
+	case names > 0 && o.allNamespaces && slices.ContainsFunc(targets, func(t target) bool { return t.Res.Namespaced && len(t.Names) > 0 }):
+		return usagef("a resource cannot be retrieved by name across all namespaces")
+	case o.watch && len(targets) > 1:
+		return usagef("--watch takes one resource type; %s name %d", joinInputs(targets), len(targets))
+	case o.cont != "" && len(targets) > 1:
+		return usagef("--continue takes one resource type; %s name %d", joinInputs(targets), len(targets))
+	}
+	return nil
+}
+
+func joinInputs(ts []target) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, qualified(t.Res))
+	}
+	return strings.Join(s, ", ")
+}
+
+// restConfig loads the client config with kubectl's rules and flags, and says which file is
+// missing when none is found (client-go would silently fall back to localhost:8080).
+func restConfig(o *options) (*rest.Config, error) {
+	loader := o.config.ToRawKubeConfigLoader()
+	if p := *o.config.KubeConfig; p != "" {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return nil, &kubeconfigError{fmt.Sprintf("the kubeconfig file %q given with --kubeconfig does not exist", p)}
+		}
+	} else if (o.config.APIServer == nil || *o.config.APIServer == "") && os.Getenv("KUBERNETES_SERVICE_HOST") == "" {
+		files := loader.ConfigAccess().GetLoadingPrecedence()
+		found := slices.ContainsFunc(files, func(f string) bool { _, err := os.Stat(f); return err == nil })
+		if !found {
+			switch env := os.Getenv("KUBECONFIG"); {
+			case env != "":
+				return nil, &kubeconfigError{fmt.Sprintf("no kubeconfig: $KUBECONFIG names %s, and none of them exists", quoteList(files))}
+			default:
+				return nil, &kubeconfigError{fmt.Sprintf("no kubeconfig: %s does not exist (set $KUBECONFIG or --kubeconfig, or --server)", quoteList(files))}
+			}
+		}
+	}
+	cfg, err := o.config.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 50, 100 // kubectl's defaults; client-go's 5 would throttle "all"
+	}
+	return cfg, nil
+}
+
+func quoteList(files []string) string {
+	q := make([]string, len(files))
+	for i, f := range files {
+		q[i] = fmt.Sprintf("%q", f)
+	}
+	return strings.Join(q, ", ")
+}
+
+// newLogger sends kindex's logs to w: errors always, its informational lines (informer
+// transitions) from -v 1 on, their details from -v 2 on; client-go's own klog lines follow
+// the same -v (6 and up print requests).
+func newLogger(w io.Writer, v int) logr.Logger {
+	if v > 0 {
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		_ = fs.Set("v", fmt.Sprint(v))
+	}
+	return funcr.New(func(prefix, args string) {
+		if prefix != "" {
+			prefix += ": "
+		}
+		fmt.Fprintf(w, "kquery: %s%s\n", prefix, args)
+	}, funcr.Options{Verbosity: v - 1})
+}
+
+// start creates the informer of one target and registers the indexes its query needs.
+func (x *execution) start(t *target) *state {
+	o := x.o
+	s := &state{t: t}
+	var opts []informer.Option
+	if t.Res.Namespaced && !o.allNamespaces {
+		opts = append(opts, informer.WithNamespace(x.namespace))
+		s.scope.Namespace = x.namespace
+	}
+	if o.selector != "" {
+		opts = append(opts, informer.WithLabelSelector(o.selector))
+		s.scope.LabelSelector = o.selector
+	}
+	fieldSel := o.fieldSelector
+	if len(t.Names) == 1 { // one object: ask the server for just that one
+		fieldSel = strings.Trim("metadata.name="+t.Names[0]+","+fieldSel, ",")
+	}
+	if fieldSel != "" {
+		opts = append(opts, informer.WithFieldSelector(fieldSel))
+		s.scope.FieldSelector = fieldSel
+	}
+	inf, err := x.factory.ForResource(t.Res, opts...)
+	if err != nil {
+		s.err = err
+		return s
+	}
+	s.inf = inf
+	for _, ix := range o.indexes {
+		if err := inf.AddIndex(ix.Name, ix.Expr); err != nil {
+			s.err = err
+			return s
+		}
+	}
+	used := map[string]bool{}
+	for _, c := range x.conditions {
+		used[c.Index] = true
+	}
+	if o.groupBy != "" {
+		used[o.groupBy] = true
+	}
+	for _, b := range builtinWhereIndexes {
+		if used[b] && !slices.ContainsFunc(o.indexes, func(ix indexDef) bool { return ix.Name == b }) {
+			if err := inf.AddBuiltinIndex(b); err != nil {
+				s.err = err
+				return s
+			}
+		}
+	}
+	if isPathArg(o.groupBy) {
+		if err := inf.AddIndex(o.groupBy, o.groupBy); err != nil {
+			s.err = err
+			return s
+		}
+	}
+	if len(t.Names) > 0 || o.watch {
+		if err := inf.AddIndex(nameIndex, "{.metadata.name}"); err != nil {
+			s.err = err
+			return s
+		}
+	}
+	return s
+}
+
+// waitAll waits until every informer has synced, or parked: a forbidden resource, or one
+// whose CRD is gone, is an answer, reported at once in kubectl's words.
+func (x *execution) waitAll(ctx context.Context, states []*state) error {
+	wctx, cancel := context.WithTimeout(ctx, x.o.syncTimeout)
+	defer cancel()
+	for _, s := range states {
+		if s.err != nil {
+			continue
+		}
+		err := s.inf.WaitForSyncOrPark(wctx)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var se *informer.SyncError
+		if errors.As(err, &se) && errors.Is(err, informer.ErrParked) && len(se.Failures) > 0 {
+			f := se.Failures[0]
+			x.vlog(1, "%s: informer parked (%s)", qualified(s.t.Res), f.Reason)
+			if f.Reason == informer.ReasonWatchForbidden && s.inf.HasSynced() && !x.o.watch {
+				continue // listed; a one-shot answer does not need the watch
+			}
+			if f.Err != nil {
+				s.err = f.Err
+				continue
+			}
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			st := s.inf.Status()
+			msg := fmt.Sprintf("%s did not sync within %v (--sync-timeout)", qualified(s.t.Res), x.o.syncTimeout)
+			if st.LastError != nil {
+				msg += ": " + st.LastError.Error()
+			}
+			s.err = errors.New(msg)
+			continue
+		}
+		s.err = err
+	}
+	return nil
+}
+
+// pageOf runs the query of one target and returns its objects in (namespace, name) order,
+// or, for names, in the order asked, with a NotFound error per missing name.
+func (x *execution) pageOf(ctx context.Context, s *state) (items []*unstructured.Unstructured, cont string, errs []error, err error) {
+	o := x.o
+	q := query.Query{Conditions: slices.Clone(x.conditions), Limit: o.limit, Continue: o.cont}
+	if len(s.t.Names) > 0 {
+		q.Conditions = append(q.Conditions, query.OneOf(nameIndex, s.t.Names...))
+	}
+	q.Scan = needsScan(q.Conditions)
+	r, err := s.inf.Query(ctx, q)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if o.explain {
+		fmt.Fprintf(x.stderr, "kquery: %s: candidates from %q: %d candidates, %d matched\n", qualified(s.t.Res), r.Plan.Driver, r.Plan.Candidates, r.Plan.Matched)
+	}
+	x.vlog(1, "%s: query answered from %q: %d candidates, %d matched", qualified(s.t.Res), r.Plan.Driver, r.Plan.Candidates, r.Plan.Matched)
+	items = r.Items
+	if len(s.t.Names) > 0 {
+		byName := map[string]*unstructured.Unstructured{}
+		for _, it := range items {
+			byName[it.GetName()] = it
+		}
+		items = items[:0:0]
+		for _, n := range s.t.Names {
+			if it, ok := byName[n]; ok {
+				items = append(items, it)
+				continue
+			}
+			if o.ignoreMissing {
+				continue
+			}
+			if _, gerr := s.inf.Get(s.scope.Namespace, n); apierrors.IsNotFound(gerr) {
+				errs = append(errs, notFoundError(s.t, n, x.closeNames(s, n)))
+			}
+		}
+	}
+	return items, r.Continue, errs, nil
+}
+
+// closeNames suggests cached names close to a missing one.
+func (x *execution) closeNames(s *state, name string) []string {
+	if len(s.t.Names) == 1 { // the informer holds that name only
+		return nil
+	}
+	all, err := s.inf.List(nil)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, o := range all {
+		if n := o.GetName(); nameScore(name, n) >= 0 && !slices.Contains(out, n) && len(out) < 3 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// list prints the answer of a one-shot command.
+func (x *execution) list(ctx context.Context, states []*state) error {
+	o := x.o
+	now := clock()
+	var errs []error
+	tracker := &trackingWriter{w: x.stdout}
+	var all []*unstructured.Unstructured // non-table formats print one List
+	var lastCont string
+	single := len(states) == 1 && len(states[0].t.Names) == 1
+	printedTable := false
+	for _, s := range states {
+		if s.err != nil {
+			errs = append(errs, s.err)
+			continue
+		}
+		items, cont, missing, err := x.pageOf(ctx, s)
+		errs = append(errs, missing...)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if o.sortBy != "" {
+			if items, err = sortObjects(items, o.sortBy); err != nil {
+				return err
+			}
+		}
+		if cont != "" {
+			lastCont = cont
+			if o.format.Kind != "json" && o.format.Kind != "yaml" {
+				fmt.Fprintf(x.stderr, "kquery: %s: %d shown, more match; next page: --continue %s\n", qualified(s.t.Res), len(items), cont)
+			}
+		}
+		if o.format.Kind != "" {
+			for _, it := range items {
+				all = append(all, printable(it, s.t))
+			}
+			continue
+		}
+		if len(items) == 0 {
+			continue
+		}
+		src := x.columns.source(ctx, s.t, s.scope)
+		tbl, err := src.table(ctx, items, now)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if printedTable && !o.table.NoHeaders {
+			fmt.Fprintln(tracker)
+		}
+		if err := printTable(tracker, tbl, s.t, o.table, o.allNamespaces, x.multi); err != nil {
+			return err
+		}
+		printedTable = true
+	}
+	if o.format.Kind != "" && (len(all) > 0 || o.format.Kind == "json" || o.format.Kind == "yaml" || o.format.Kind == "jsonpath") {
+		if o.format.Kind == "custom-columns" {
+			if err := printCustomColumns(tracker, o.format.Columns, all, o.table.NoHeaders); err != nil {
+				return err
+			}
+		} else if err := printObjects(tracker, o.format, all, lastCont, single && len(errs) == 0); err != nil {
+			return err
+		}
+	}
+	if tracker.n == 0 && len(errs) == 0 && !o.ignoreMissing {
+		x.noResources(states)
+	}
+	for i, err := range errs {
+		if i == len(errs)-1 {
+			return err // reported by run, exit status 1
+		}
+		report(x.stderr, err)
+	}
+	return nil
+}
+
+// noResources is kubectl's note for an empty answer, on stderr.
+func (x *execution) noResources(states []*state) {
+	namespaced := !x.o.allNamespaces
+	for _, s := range states {
+		namespaced = namespaced && s.t.Res.Namespaced
+	}
+	if namespaced {
+		fmt.Fprintf(x.stderr, "No resources found in %s namespace.\n", x.namespace)
+	} else {
+		fmt.Fprintln(x.stderr, "No resources found")
+	}
+}
+
+// trackingWriter counts what was written.
+type trackingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (t *trackingWriter) Write(p []byte) (int, error) {
+	t.n += len(p)
+	return t.w.Write(p)
+}
+
+// isPathArg says whether a --group-by argument is a JSONPath rather than an index name.
+func isPathArg(s string) bool { return strings.HasPrefix(s, "{") || strings.HasPrefix(s, ".") }

@@ -1,0 +1,264 @@
+// Command kubectl-kquery is a kubectl plugin that lists, counts and watches objects of any
+// Kubernetes resource, custom resources included, from a local cache built by kindex, with
+// conditions on any field:
+//
+//	kubectl kquery TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags]
+//	kubectl kquery TYPE/NAME... [flags]
+//
+// It reads the command line as kubectl get does (names, TYPE/NAME, comma-separated types,
+// categories such as "all"; -o wide|yaml|json|name|jsonpath=|custom-columns=|go-template=,
+// --sort-by, --no-headers, --show-labels, -L, -A, -l, --field-selector, -w) and prints the
+// columns kubectl prints. On top of that, --index NAME=JSONPATH registers a JSONPath
+// expression as an index and --where filters on indexes and JSONPaths, answered from the
+// cache; --count and --group-by count the matches; --limit and --continue page through
+// them. Install with
+//
+//	go install github.com/kindex/kindex/cmd/kubectl-kquery@latest
+//
+// and kubectl finds it on $PATH as "kubectl kquery". See README.md next to this file.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kindex/kindex/query"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options is a parsed command line.
+type options struct {
+	config *genericclioptions.ConfigFlags
+
+	output        string
+	format        outputFormat
+	sortBy        string
+	table         tableOptions
+	allNamespaces bool
+	selector      string
+	fieldSelector string
+	watch         bool
+	watchOnly     bool
+	watchEvents   bool
+	limit         int
+	cont          string
+	ignoreMissing bool
+
+	indexArgs []string
+	whereArgs []string
+	indexes   []indexDef
+	wheres    []*whereExpr
+	conds     []query.Condition
+	count     bool
+	groupBy   string
+	explain   bool
+
+	syncTimeout time.Duration
+	verbosity   int
+}
+
+const longHelp = `kquery lists, counts and watches objects of any resource, custom resources included, from a
+local cache, with conditions on any field. It reads its arguments as kubectl get does and
+prints the columns kubectl prints.
+
+TYPE is what you would type for kubectl: pods, po, deploy, deployments.apps, a CRD's plural,
+kind or short name, several of them separated by commas (pods,svc), or a category (all,
+cert-manager, any CRD category), which stands for every resource in it.
+
+--where takes one condition; repeat it for AND:
+  NAME=VALUE  NAME==VALUE  NAME!=VALUE        equal, not equal (no value counts as not equal)
+  NAME<N  NAME<=N  NAME>N  NAME>=N            numeric comparisons
+  NAME in (A,B)  NAME notin (A,B)             one of, none of (no value counts as none of)
+  NAME  !NAME                                 has a value, has none
+NAME is an --index name, a built-in index (namespace, name, uid, label, label-key,
+annotation-key, owner-uid, controller-uid, finalizer), or a JSONPath in braces or starting
+with '.' ({.spec.replicas}, .status.phase): indexes answer from the cache's index, a JSONPath
+is evaluated on every object in scope. Quote values with spaces, commas or operators
+('a b', "x=y"). Regular expressions (=~) are not supported.`
+
+const examples = `  # Pods of the current namespace, with kubectl's columns
+  kubectl kquery pods
+
+  # Every object of the "all" category, and two named deployments
+  kubectl kquery all
+  kubectl kquery deploy web api
+
+  # Custom resources, by any field, answered from an index
+  kubectl kquery widgets -A --index size={.spec.size} --where 'size>3' --where '{.status.phase}=Running'
+
+  # Objects owned by a UID, counted per namespace
+  kubectl kquery configmaps,widgets -A --where owner-uid=0d6c... --group-by namespace
+
+  # Pages of 50 in JSON; feed .metadata.continue back with --continue
+  kubectl kquery pods -A --limit 50 -o json
+
+  # Print the rows that change, until Ctrl-C
+  kubectl kquery pods -w --show-labels`
+
+// run is the whole command: it returns the exit code (0 on success and on Ctrl-C during
+// --watch; 1 on any error, as kubectl; 130 when interrupted before the answer).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o := &options{config: genericclioptions.NewConfigFlags(true)}
+	var runErr error
+	cmd := &cobra.Command{
+		Use:                   "kubectl kquery TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] | TYPE/NAME... [flags]",
+		DisableFlagsInUseLine: true,
+		Short:                 "List, count and watch any resource from a local cache, with conditions on any field",
+		Long:                  longHelp,
+		Example:               examples,
+		SilenceErrors:         true,
+		SilenceUsage:          true,
+		Args:                  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.complete(); err != nil {
+				return err
+			}
+			runErr = execute(ctx, o, args, stdout, stderr)
+			return nil
+		},
+	}
+	cmd.SetArgs(args)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	cmd.SetContext(ctx)
+	o.addFlags(cmd)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
+
+	err := cmd.Execute()
+	if err == nil {
+		err = runErr
+	}
+	switch {
+	case err == nil:
+		return 0
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return 130
+	}
+	report(stderr, err)
+	return 1
+}
+
+func (o *options) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVarP(&o.output, "output", "o", "", "Output format: one of ("+allowedFormats+").")
+	f.StringVar(&o.sortBy, "sort-by", "", "Sort each resource's objects by this JSONPath (kindex's compiler, kubectl's dialect), e.g. '{.metadata.name}'; numbers and quantities sort by value.")
+	f.BoolVar(&o.table.NoHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
+	f.BoolVar(&o.table.ShowLabels, "show-labels", false, "When printing, show all labels as the last column.")
+	f.StringSliceVarP(&o.table.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one per -L or comma-separated: -L app -L tier or -L app,tier.")
+	f.BoolVar(&o.table.ShowKind, "show-kind", false, "List the resource type for each object (kind/name).")
+	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the objects of every namespace, with a NAMESPACE column.")
+	f.StringVarP(&o.selector, "selector", "l", "", "Label selector, sent to the server: only matching objects are cached (e.g. -l key1=value1,key2=value2).")
+	f.StringVar(&o.fieldSelector, "field-selector", "", "Field selector, sent to the server (e.g. --field-selector status.phase=Running).")
+	f.BoolVarP(&o.watch, "watch", "w", false, "After listing, print the rows that change (and deletions) until Ctrl-C. AGE alone does not count as a change.")
+	f.BoolVar(&o.watchOnly, "watch-only", false, "Print only the changes, not the initial list.")
+	f.BoolVar(&o.watchEvents, "output-watch-events", false, "With --watch, prefix rows with the event: ADDED, MODIFIED, DELETED.")
+	f.IntVar(&o.limit, "limit", 0, "Print at most N objects of each resource; the rest is a page away: the continue token goes to stderr, or to .metadata.continue with -o json|yaml.")
+	f.StringVar(&o.cont, "continue", "", "Continue a listing where a --limit page ended, with its token; repeat the other flags unchanged.")
+	f.BoolVar(&o.ignoreMissing, "ignore-not-found", false, "If the requested object does not exist the command will return exit code 0.")
+	// StringArray, not StringSlice: a JSONPath or a value may contain commas.
+	f.StringArrayVar(&o.indexArgs, "index", nil, "Register an index NAME=JSONPATH (repeatable), e.g. --index node={.spec.nodeName}; --where and --group-by use it by NAME.")
+	f.StringArrayVar(&o.whereArgs, "where", nil, "A condition (repeatable; all must hold): see the grammar above.")
+	f.BoolVar(&o.count, "count", false, "Print how many objects match, per resource, instead of the objects.")
+	f.StringVar(&o.groupBy, "group-by", "", "Print how many objects match per value of NAME (an --index name, a built-in index or a JSONPath), instead of the objects.")
+	f.BoolVar(&o.explain, "explain", false, "Print how each query was answered (which index, how many candidates) on stderr.")
+	f.DurationVar(&o.syncTimeout, "sync-timeout", time.Minute, "How long to wait for the initial list of each resource.")
+	f.IntVarP(&o.verbosity, "v", "v", 0, "Log level on stderr: 1 shows how each TYPE resolved, where each resource's columns come from, how each query was answered and informer transitions (parked, retrying, resumed); 2 adds sync progress; 6 and up client-go's requests.")
+	o.config.AddFlags(f)
+}
+
+// complete validates the flags and compiles what can be compiled before connecting.
+func (o *options) complete() error {
+	var err error
+	if o.format, err = parseOutput(o.output); err != nil {
+		return err
+	}
+	if o.table.Wide = o.format.Kind == "wide"; o.format.Kind == "wide" {
+		o.format.Kind = ""
+	}
+	if o.limit < 0 {
+		return usagef("--limit must not be negative, got %d", o.limit)
+	}
+	if o.syncTimeout <= 0 {
+		return usagef("--sync-timeout must be positive")
+	}
+	if o.sortBy != "" {
+		if (o.limit > 0 || o.cont != "") && !o.watch {
+			return usagef("--sort-by cannot be combined with --limit or --continue: pages are cut in namespace/name order")
+		}
+		if _, err := compileSortBy(o.sortBy); err != nil {
+			return err
+		}
+	}
+	if o.watch || o.watchOnly {
+		o.watch = true
+		switch {
+		case o.limit > 0 || o.cont != "":
+			return usagef("--watch cannot be combined with --limit or --continue")
+		case o.count || o.groupBy != "":
+			return usagef("--watch cannot be combined with --count or --group-by")
+		}
+	}
+	if o.count && o.groupBy != "" {
+		return usagef("--count and --group-by are alternatives: --group-by prints counts too")
+	}
+	names := map[string]bool{}
+	for _, a := range o.indexArgs {
+		ix, err := parseIndex(a)
+		if err != nil {
+			return err
+		}
+		if names[ix.Name] {
+			return &argError{Flag: "--index", Arg: a, Msg: fmt.Sprintf("the name %q is already used by another --index", ix.Name)}
+		}
+		names[ix.Name] = true
+		o.indexes = append(o.indexes, ix)
+	}
+	known := map[string]bool{}
+	for n := range names {
+		known[n] = true
+	}
+	for _, b := range builtinWhereIndexes {
+		if !names[b] {
+			known[b] = true
+		}
+	}
+	for _, a := range o.whereArgs {
+		w, err := parseWhere(a)
+		if err != nil {
+			return err
+		}
+		conds, err := w.conditions(known)
+		if err != nil {
+			return err
+		}
+		o.wheres = append(o.wheres, w)
+		o.conds = append(o.conds, conds...)
+	}
+	if o.groupBy != "" && !known[o.groupBy] {
+		if !isPathArg(o.groupBy) {
+			return &argError{Flag: "--group-by", Arg: o.groupBy, Msg: fmt.Sprintf("%q is not an index", o.groupBy),
+				Hint: "define it with --index NAME=JSONPATH, use a built-in index (" + strings.Join(builtinWhereIndexes, ", ") + "), or give a JSONPath such as {.spec.nodeName}"}
+		}
+		if _, err := compileArg("--group-by", o.groupBy, 0, o.groupBy); err != nil {
+			return err
+		}
+	}
+	return nil
+}

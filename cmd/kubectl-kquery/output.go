@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// outputFormat is a parsed -o.
+type outputFormat struct {
+	Kind    string // "" (table), wide, json, yaml, name, jsonpath, custom-columns, go-template
+	Path    *jsonpath.Path
+	Columns []customColumn
+	Printer printers.ResourcePrinter // json, yaml, name, go-template
+}
+
+// customColumn is one HEADER:JSONPATH of -o custom-columns.
+type customColumn struct {
+	Header string
+	Path   *jsonpath.Path
+}
+
+const allowedFormats = "custom-columns, custom-columns-file, go-template, go-template-file, json, jsonpath, jsonpath-file, name, wide, yaml"
+
+// parseOutput parses -o as kubectl does. Table output (none, wide), json, yaml, name and
+// go-template use cli-runtime's printers; jsonpath and custom-columns use kindex's JSONPath
+// compiler (kubectl's dialect; its differences from client-go are in package jsonpath).
+func parseOutput(o string) (outputFormat, error) {
+	format, arg, hasArg := strings.Cut(o, "=")
+	readFile := func() (string, error) {
+		b, err := os.ReadFile(arg)
+		if err != nil {
+			return "", fmt.Errorf("error reading --output %s: %w", format, err)
+		}
+		return string(b), nil
+	}
+	switch format {
+	case "", "wide":
+		if hasArg {
+			break
+		}
+		return outputFormat{Kind: format}, nil
+	case "json":
+		return outputFormat{Kind: "json", Printer: &printers.JSONPrinter{}}, nil
+	case "yaml":
+		return outputFormat{Kind: "yaml", Printer: &printers.YAMLPrinter{}}, nil
+	case "name":
+		return outputFormat{Kind: "name", Printer: &printers.NamePrinter{}}, nil
+	case "jsonpath", "jsonpath-file":
+		if !hasArg || arg == "" {
+			return outputFormat{}, usagef("jsonpath template format specified but no template given")
+		}
+		if format == "jsonpath-file" {
+			var err error
+			if arg, err = readFile(); err != nil {
+				return outputFormat{}, err
+			}
+		}
+		p, err := jsonpath.Compile(relaxedTemplate(arg))
+		if err != nil {
+			var se *jsonpath.SyntaxError
+			if errors.As(err, &se) && relaxedTemplate(arg) == arg {
+				return outputFormat{}, &argError{Flag: "-o " + format + "=", Arg: arg, Offset: se.Offset, Msg: "bad JSONPath: " + se.Msg}
+			}
+			return outputFormat{}, usagef("error parsing jsonpath %s: %v", arg, err)
+		}
+		return outputFormat{Kind: "jsonpath", Path: p}, nil
+	case "custom-columns", "custom-columns-file":
+		if !hasArg || arg == "" {
+			return outputFormat{}, usagef("custom-columns format specified but no custom columns given")
+		}
+		var cols []customColumn
+		var err error
+		if format == "custom-columns" {
+			cols, err = parseCustomColumns(arg)
+		} else {
+			var text string
+			if text, err = readFile(); err == nil {
+				cols, err = parseCustomColumnsFile(text)
+			}
+		}
+		if err != nil {
+			return outputFormat{}, err
+		}
+		return outputFormat{Kind: "custom-columns", Columns: cols}, nil
+	case "go-template", "go-template-file", "template", "templatefile":
+		if !hasArg || arg == "" {
+			return outputFormat{}, usagef("template format specified but no template given")
+		}
+		if strings.HasSuffix(format, "file") {
+			var err error
+			if arg, err = readFile(); err != nil {
+				return outputFormat{}, err
+			}
+		}
+		p, err := printers.NewGoTemplatePrinter([]byte(arg))
+		if err != nil {
+			return outputFormat{}, fmt.Errorf("error parsing template %s: %w", arg, err)
+		}
+		p.AllowMissingKeys(true)
+		return outputFormat{Kind: "go-template", Printer: p}, nil
+	}
+	return outputFormat{}, usagef("unable to match a printer suitable for the output format %q, allowed formats are: %s", o, allowedFormats)
+}
+
+// relaxedTemplate accepts what kubectl accepts for a single path: ".a.b", "a.b" and
+// "{.a.b}" all mean {.a.b}; templates with braces are left as they are.
+func relaxedTemplate(s string) string {
+	t := strings.TrimSpace(s)
+	if strings.Contains(t, "{") {
+		return s
+	}
+	if !strings.HasPrefix(t, ".") {
+		t = "." + t
+	}
+	return "{" + t + "}"
+}
+
+func parseCustomColumns(spec string) ([]customColumn, error) {
+	var cols []customColumn
+	for _, part := range strings.Split(spec, ",") {
+		header, expr, ok := strings.Cut(part, ":")
+		if !ok || header == "" || strings.Contains(expr, ":") && !strings.Contains(expr, "{") && !strings.Contains(expr, "'") {
+			return nil, usagef("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", part)
+		}
+		p, err := jsonpath.Compile(relaxedTemplate(expr))
+		if err != nil {
+			return nil, fmt.Errorf("custom-columns %s: %w", part, err)
+		}
+		cols = append(cols, customColumn{Header: header, Path: p})
+	}
+	return cols, nil
+}
+
+// parseCustomColumnsFile reads kubectl's custom-columns file: a line of headers and a line
+// of JSONPaths, separated by white space.
+func parseCustomColumnsFile(text string) ([]customColumn, error) {
+	sc := bufio.NewScanner(strings.NewReader(text))
+	var lines [][]string
+	for sc.Scan() && len(lines) < 2 {
+		if f := strings.Fields(sc.Text()); len(f) > 0 {
+			lines = append(lines, f)
+		}
+	}
+	if len(lines) != 2 || len(lines[0]) != len(lines[1]) {
+		return nil, usagef("custom-columns file: expected a line of headers and a line of as many JSONPaths")
+	}
+	var cols []customColumn
+	for i, h := range lines[0] {
+		p, err := jsonpath.Compile(relaxedTemplate(lines[1][i]))
+		if err != nil {
+			return nil, fmt.Errorf("custom-columns file, column %s: %w", h, err)
+		}
+		cols = append(cols, customColumn{Header: h, Path: p})
+	}
+	return cols, nil
+}
+
+// printable returns a shallow copy of a cached object with apiVersion and kind set (objects
+// from a LIST may lack them), safe to hand to printers; the cached object is not modified.
+func printable(o *unstructured.Unstructured, t *target) *unstructured.Unstructured {
+	m := make(map[string]any, len(o.Object)+2)
+	for k, v := range o.Object {
+		m[k] = v
+	}
+	u := &unstructured.Unstructured{Object: m}
+	if u.GetKind() == "" || u.GetAPIVersion() == "" {
+		u.SetAPIVersion(t.Res.GVK.GroupVersion().String())
+		u.SetKind(t.Res.GVK.Kind)
+	}
+	return u
+}
+
+// listObject is what kubectl prints for several objects: a v1 List; the continue token of a
+// page goes in its metadata, where --continue reads it back.
+func listObject(items []*unstructured.Unstructured, cont string) *unstructured.UnstructuredList {
+	l := &unstructured.UnstructuredList{Object: map[string]any{
+		"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""},
+	}}
+	if cont != "" {
+		l.Object["metadata"] = map[string]any{"resourceVersion": "", "continue": cont}
+	}
+	for _, it := range items {
+		l.Items = append(l.Items, *it)
+	}
+	return l
+}
+
+// printObjects prints objects in a non-table format. single is kubectl's rule: one object
+// asked for by name prints as itself, anything else as a List.
+func printObjects(w io.Writer, f outputFormat, items []*unstructured.Unstructured, cont string, single bool) error {
+	var obj runtime.Object
+	if single && len(items) == 1 {
+		obj = items[0]
+	} else {
+		obj = listObject(items, cont)
+	}
+	switch f.Kind {
+	case "jsonpath":
+		var data any
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			data = u.Object
+		} else {
+			data = obj.(*unstructured.UnstructuredList).UnstructuredContent()
+		}
+		s, err := f.Path.ExecuteString(data)
+		if err != nil {
+			return fmt.Errorf("error executing jsonpath: %w", err)
+		}
+		_, err = io.WriteString(w, s)
+		return err
+	case "custom-columns":
+		return printCustomColumns(w, f.Columns, items, false)
+	case "name":
+		for _, it := range items { // no List for names
+			if err := f.Printer.PrintObj(it, w); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return f.Printer.PrintObj(obj, w)
+	}
+}
+
+// printCustomColumns prints one line per object: each column's values comma-separated, or
+// <none>; headers as given.
+func printCustomColumns(w io.Writer, cols []customColumn, items []*unstructured.Unstructured, noHeaders bool) error {
+	tw := printers.GetNewTabWriter(w)
+	if !noHeaders {
+		headers := make([]string, len(cols))
+		for i, c := range cols {
+			headers[i] = c.Header
+		}
+		fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	}
+	for _, it := range items {
+		cells := make([]string, len(cols))
+		for i, c := range cols {
+			vals, err := c.Path.Eval(it.Object)
+			if err != nil {
+				return err
+			}
+			var texts []string
+			for _, v := range vals {
+				texts = append(texts, v.String())
+			}
+			cells[i] = strings.Join(texts, ",")
+			if len(texts) == 0 {
+				cells[i] = "<none>"
+			}
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+// tableOptions are the table flags.
+type tableOptions struct {
+	Wide, NoHeaders, ShowLabels, ShowKind bool
+	LabelColumns                          []string
+}
+
+// printTable prints t with cli-runtime's table printer, as kubectl prints a server's Table:
+// NAMESPACE first with -A, kind/name with several types, -L and --show-labels columns.
+func printTable(w io.Writer, t *metav1.Table, tgt *target, o tableOptions, allNamespaces, withKind bool) error {
+	p := printers.NewTablePrinter(printers.PrintOptions{
+		NoHeaders:     o.NoHeaders,
+		WithNamespace: allNamespaces && tgt.Res.Namespaced,
+		WithKind:      withKind,
+		Kind:          tgt.Res.GVK.GroupKind(),
+		Wide:          o.Wide,
+		ShowLabels:    o.ShowLabels,
+		ColumnLabels:  o.LabelColumns,
+	})
+	return p.PrintObj(t, w)
+}
+
+// rowText renders one decorated row as printTable would, for --watch to compare rows.
+func rowText(t *metav1.Table, tgt *target, o tableOptions, allNamespaces bool) string {
+	var b bytes.Buffer
+	o.NoHeaders = true
+	copyT := &metav1.Table{ColumnDefinitions: slices.Clone(t.ColumnDefinitions), Rows: make([]metav1.TableRow, len(t.Rows))}
+	for i, r := range t.Rows {
+		copyT.Rows[i] = metav1.TableRow{Cells: slices.Clone(r.Cells), Object: r.Object}
+	}
+	_ = printTable(&b, copyT, tgt, o, allNamespaces, false)
+	return b.String()
+}

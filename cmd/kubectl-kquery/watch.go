@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/query"
+)
+
+// watch prints the answer, then, until ctx ends, the rows that change: an object that
+// starts matching (ADDED), one whose printed row changes (MODIFIED), one that is deleted or
+// stops matching (DELETED, its last row). A change the row does not show (a status
+// heartbeat, a new resourceVersion) prints nothing, and neither does time passing: rows
+// are compared as printed at the same instant, so AGE never counts as a change. Other
+// output formats print the object on every change.
+func (x *execution) watch(ctx context.Context, s *state) error {
+	if s.err != nil {
+		return s.err
+	}
+	o := x.o
+	w := &watcher{x: x, s: s, shown: map[string]*unstructured.Unstructured{}}
+	if o.format.Kind == "" {
+		w.tw = printers.GetNewTabWriter(x.stdout)
+		w.printer = printers.NewTablePrinter(printers.PrintOptions{
+			NoHeaders: o.table.NoHeaders, WithNamespace: o.allNamespaces && s.t.Res.Namespaced,
+			WithKind: x.multi, Kind: s.t.Res.GVK.GroupKind(), Wide: o.table.Wide,
+			ShowLabels: o.table.ShowLabels, ColumnLabels: o.table.LabelColumns,
+		})
+		w.src = x.columns.source(ctx, s.t, s.scope)
+	}
+
+	items, _, missing, err := x.pageOf(ctx, s)
+	if err != nil {
+		return err
+	}
+	for _, e := range missing {
+		report(x.stderr, e)
+	}
+	if o.sortBy != "" && len(items) > 0 {
+		if items, err = sortObjects(items, o.sortBy); err != nil {
+			return err
+		}
+	}
+	for _, it := range items {
+		w.shown[objectKey(it)] = it
+	}
+	if !o.watchOnly {
+		if len(items) == 0 {
+			x.noResources([]*state{s})
+		} else if err := w.print(ctx, string(watch.Added), items); err != nil {
+			return err
+		}
+	}
+
+	// Parked while watching (the CRD deleted, access revoked): say so; it resumes by itself.
+	unsubscribe, err := x.factory.SubscribeStatus(func(st informer.Status) {
+		if st.Key == s.inf.Key() && (st.Phase == informer.PhaseParked || st.Reason != informer.ReasonNone) {
+			fmt.Fprintf(x.stderr, "kquery: %s\n", st)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer unsubscribe()
+
+	q := newKeyQueue()
+	reg, err := s.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { q.push(obj) },
+		UpdateFunc: func(_, obj any) { q.push(obj) },
+		DeleteFunc: func(obj any) { q.push(obj) },
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.inf.RemoveEventHandler(reg) }()
+	for {
+		keys, ok := q.wait(ctx)
+		if !ok {
+			return nil // Ctrl-C
+		}
+		for _, k := range keys {
+			if err := w.update(ctx, k); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+type watcher struct {
+	x       *execution
+	s       *state
+	src     columnSource
+	printer printers.ResourcePrinter
+	tw      interface {
+		io.Writer
+		Flush() error
+	}
+	shown map[string]*unstructured.Unstructured // printed and still matching, by ns/name
+}
+
+// update looks at one object again and prints its row if what is printed changed.
+func (w *watcher) update(ctx context.Context, k key) error {
+	cur, err := w.s.inf.Get(k.namespace, k.name)
+	present := err == nil
+	if present {
+		present, err = w.matches(ctx, cur)
+		if err != nil {
+			return err
+		}
+	}
+	prev, was := w.shown[k.String()]
+	switch {
+	case present && !was:
+		w.shown[k.String()] = cur
+		return w.print(ctx, string(watch.Added), []*unstructured.Unstructured{cur})
+	case present && was:
+		if prev.GetResourceVersion() == cur.GetResourceVersion() {
+			return nil
+		}
+		w.shown[k.String()] = cur
+		if w.printer != nil {
+			same, err := w.sameRow(ctx, prev, cur)
+			if err != nil || same {
+				return err
+			}
+		}
+		return w.print(ctx, string(watch.Modified), []*unstructured.Unstructured{cur})
+	case !present && was:
+		delete(w.shown, k.String())
+		last := prev
+		if cur != nil && err == nil {
+			last = cur // stopped matching: its new state says why
+		}
+		return w.print(ctx, string(watch.Deleted), []*unstructured.Unstructured{last})
+	}
+	return nil
+}
+
+// matches says whether obj is in the answer: the --where conditions and the names.
+func (w *watcher) matches(ctx context.Context, obj *unstructured.Unstructured) (bool, error) {
+	q := query.Query{Conditions: slices.Clone(w.x.conditions)}
+	q.Conditions = append(q.Conditions, query.Eq(nameIndex, obj.GetName()))
+	if len(w.s.t.Names) > 0 && !slices.Contains(w.s.t.Names, obj.GetName()) {
+		return false, nil
+	}
+	if w.s.t.Res.Namespaced {
+		q.Namespace = obj.GetNamespace()
+	}
+	n, err := w.s.inf.Count(ctx, q)
+	return n > 0, err
+}
+
+// sameRow compares the rows of two versions of an object as printed at the same instant.
+func (w *watcher) sameRow(ctx context.Context, prev, cur *unstructured.Unstructured) (bool, error) {
+	now := clock()
+	if _, server := w.src.(*serverColumns); server {
+		// The server fills the cells; compare all but the time-relative ones.
+		return false, nil
+	}
+	a, err := w.src.table(ctx, []*unstructured.Unstructured{prev}, now)
+	if err != nil {
+		return false, err
+	}
+	b, err := w.src.table(ctx, []*unstructured.Unstructured{cur}, now)
+	if err != nil {
+		return false, err
+	}
+	o := w.x.o.table
+	return rowText(a, w.s.t, o, w.x.o.allNamespaces) == rowText(b, w.s.t, o, w.x.o.allNamespaces), nil
+}
+
+// print prints objects as one event type.
+func (w *watcher) print(ctx context.Context, event string, objs []*unstructured.Unstructured) error {
+	x := w.x
+	if w.printer == nil {
+		for _, obj := range objs {
+			p := printable(obj, w.s.t)
+			var err error
+			switch {
+			case x.o.watchEvents && (x.o.format.Kind == "json" || x.o.format.Kind == "yaml"):
+				err = x.o.format.Printer.PrintObj(&metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: p}}, x.stdout)
+			case x.o.format.Kind == "custom-columns":
+				err = printCustomColumns(x.stdout, x.o.format.Columns, []*unstructured.Unstructured{p}, true)
+			default:
+				err = printObjects(x.stdout, x.o.format, []*unstructured.Unstructured{p}, "", true)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t, err := w.src.table(ctx, objs, clock())
+	if err != nil {
+		return err
+	}
+	var obj runtime.Object = t
+	if x.o.watchEvents {
+		obj = &metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: t}}
+	}
+	if err := w.printer.PrintObj(obj, w.tw); err != nil {
+		return err
+	}
+	return w.tw.Flush()
+}
+
+// key names an object.
+type key struct{ namespace, name string }
+
+func (k key) String() string {
+	if k.namespace == "" {
+		return k.name
+	}
+	return k.namespace + "/" + k.name
+}
+
+// keyQueue collects the keys of changed objects from the informer's handler, which must not
+// block, for the printing loop; a key queued twice is looked at once.
+type keyQueue struct {
+	mu     sync.Mutex
+	keys   []key
+	queued map[key]bool
+	ready  chan struct{}
+}
+
+func newKeyQueue() *keyQueue {
+	return &keyQueue{queued: map[key]bool{}, ready: make(chan struct{}, 1)}
+}
+
+func (q *keyQueue) push(obj any) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	k := key{u.GetNamespace(), u.GetName()}
+	q.mu.Lock()
+	if !q.queued[k] {
+		q.queued[k] = true
+		q.keys = append(q.keys, k)
+	}
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the queued keys once there are some, or false when ctx ends.
+func (q *keyQueue) wait(ctx context.Context) ([]key, bool) {
+	for {
+		q.mu.Lock()
+		keys := q.keys
+		q.keys = nil
+		clear(q.queued)
+		q.mu.Unlock()
+		if len(keys) > 0 {
+			slices.SortStableFunc(keys, func(a, b key) int { return strings.Compare(a.String(), b.String()) })
+			return keys, true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-q.ready:
+		}
+	}
+}
