@@ -329,6 +329,12 @@ func (x *execution) start(t *target) *state {
 			return s
 		}
 	}
+	if o.sortBy != "" {
+		if err := inf.AddIndex(sortIndex(o.sortBy), sortIndex(o.sortBy)); err != nil {
+			s.err = err
+			return s
+		}
+	}
 	if len(t.Names) > 0 || o.watch {
 		if err := inf.AddIndex(nameIndex, "{.metadata.name}"); err != nil {
 			s.err = err
@@ -389,24 +395,37 @@ func (x *execution) pageOf(ctx context.Context, s *state) (items []*unstructured
 		q.Conditions = append(q.Conditions, query.OneOf(nameIndex, s.t.Names...))
 	}
 	q.Scan = needsScan(q.Conditions)
+	if o.sortBy != "" {
+		q.SortBy = sortIndex(o.sortBy)
+	}
 	r, err := s.inf.Query(ctx, q)
 	if err != nil {
 		return nil, "", nil, err
+	}
+	if o.sortBy != "" {
+		if err := checkSortField(ctx, s.inf, q, r.Plan.Matched, o.sortBy); err != nil {
+			return nil, "", nil, err
+		}
 	}
 	if o.explain {
 		fmt.Fprintf(x.stderr, "kquery: %s: candidates from %q: %d candidates, %d matched\n", qualified(s.t.Res), r.Plan.Driver, r.Plan.Candidates, r.Plan.Matched)
 	}
 	x.vlog(1, "%s: query answered from %q: %d candidates, %d matched", qualified(s.t.Res), r.Plan.Driver, r.Plan.Candidates, r.Plan.Matched)
 	items = r.Items
-	if len(s.t.Names) > 0 {
+	if len(s.t.Names) > 0 { // in the order asked for, unless sorted
 		byName := map[string]*unstructured.Unstructured{}
 		for _, it := range items {
 			byName[it.GetName()] = it
 		}
 		items = items[:0:0]
+		if o.sortBy != "" {
+			items = r.Items
+		}
 		for _, n := range s.t.Names {
 			if it, ok := byName[n]; ok {
-				items = append(items, it)
+				if o.sortBy == "" {
+					items = append(items, it)
+				}
 				continue
 			}
 			if o.ignoreMissing {
@@ -458,11 +477,6 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		if err != nil {
 			errs = append(errs, err)
 			continue
-		}
-		if o.sortBy != "" {
-			if items, err = sortObjects(items, o.sortBy); err != nil {
-				return err
-			}
 		}
 		if cont != "" {
 			lastCont = cont

@@ -158,7 +158,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.SortFlags = false
 	f.StringVarP(&o.output, "output", "o", "", "Output format: one of ("+allowedFormats+").")
-	f.StringVar(&o.sortBy, "sort-by", "", "Sort each resource's objects by this JSONPath (kindex's compiler, kubectl's dialect), e.g. '{.metadata.name}'; numbers and quantities sort by value.")
+	f.StringVar(&o.sortBy, "sort-by", "", "Sort each resource's objects by this JSONPath, e.g. '{.metadata.creationTimestamp}': numbers by value, then text; objects without a value last. Combines with --limit.")
 	f.BoolVar(&o.table.NoHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
 	f.BoolVar(&o.table.ShowLabels, "show-labels", false, "When printing, show all labels as the last column.")
 	f.StringSliceVarP(&o.table.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one per -L or comma-separated: -L app -L tier or -L app,tier.")
@@ -199,9 +199,6 @@ func (o *options) complete() error {
 		return usagef("--sync-timeout must be positive")
 	}
 	if o.sortBy != "" {
-		if (o.limit > 0 || o.cont != "") && !o.watch {
-			return usagef("--sort-by cannot be combined with --limit or --continue: pages are cut in namespace/name order")
-		}
 		if _, err := compileSortBy(o.sortBy); err != nil {
 			return err
 		}

@@ -1,101 +1,46 @@
 package main
 
 import (
-	"cmp"
+	"context"
 	"fmt"
-	"slices"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
+	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
 )
 
-// compileSortBy compiles --sort-by as kubectl reads it: "{.a.b}", ".a.b" or "a.b".
+// --sort-by is answered by the query: the JSONPath becomes an index (named by the path in
+// kubectl's relaxed form, "{.spec.size}") and Query.SortBy orders each page by it, so that
+// sorting and paging combine and a page costs what it costs unsorted. The order is kindex's:
+// numbers numerically and before other values, other values as text (RFC 3339 timestamps
+// chronologically), objects without a value last, ties by namespace and name. kubectl puts
+// objects without a value first and compares quantities ("100Mi" < "2Gi") by value.
+
+// sortIndex is the index name and expression of a --sort-by argument: ".a.b", "a.b" and
+// "{.a.b}" all mean {.a.b}.
+func sortIndex(expr string) string { return relaxedTemplate(expr) }
+
+// compileSortBy checks a --sort-by argument.
 func compileSortBy(expr string) (*jsonpath.Path, error) {
-	p, err := jsonpath.Compile(relaxedTemplate(expr))
+	p, err := jsonpath.Compile(sortIndex(expr))
 	if err != nil {
 		return nil, usagef("--sort-by %q: %v", expr, err)
 	}
 	return p, nil
 }
 
-// sortObjects sorts items by the first value of the --sort-by path, as kubectl does:
-// objects without a value first, numbers by value, strings that are both quantities
-// ("100Mi", "2") by quantity, other strings by bytes; the sort is stable, so equal keys keep
-// (namespace, name) order. A path that no object has is an error.
-func sortObjects(items []*unstructured.Unstructured, expr string) ([]*unstructured.Unstructured, error) {
-	p, err := compileSortBy(expr)
-	if err != nil {
-		return nil, err
+// checkSortField refuses a --sort-by path that no object in the answer has, as kubectl does:
+// it is most likely a typo.
+func checkSortField(ctx context.Context, inf *dynamicinformer.Informer, q query.Query, matched int, expr string) error {
+	if matched == 0 {
+		return nil
 	}
-	type keyed struct {
-		obj *unstructured.Unstructured
-		key any
-		has bool
+	q.Limit, q.Continue, q.SortBy = 0, "", ""
+	q.Conditions = append(q.Conditions[:len(q.Conditions):len(q.Conditions)], query.Has(sortIndex(expr)))
+	q.Scan = false
+	n, err := inf.Count(ctx, q)
+	if err != nil || n > 0 {
+		return err
 	}
-	ks := make([]keyed, len(items))
-	found := false
-	for i, it := range items {
-		ks[i].obj = it
-		_ = p.Each(it.Object, func(v jsonpath.Value) bool {
-			ks[i].key, ks[i].has = v.Interface(), true
-			return false
-		})
-		found = found || ks[i].has
-	}
-	if !found && len(items) > 0 {
-		return nil, fmt.Errorf("couldn't find any field with path %q in the list of objects", relaxedTemplate(expr))
-	}
-	slices.SortStableFunc(ks, func(a, b keyed) int {
-		switch {
-		case !a.has || !b.has:
-			return cmpBool(b.has, a.has)
-		}
-		return compareValues(a.key, b.key)
-	})
-	out := make([]*unstructured.Unstructured, len(ks))
-	for i, k := range ks {
-		out[i] = k.obj
-	}
-	return out, nil
-}
-
-func cmpBool(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return -1
-	}
-	return 1
-}
-
-func compareValues(a, b any) int {
-	af, aNum := number(a)
-	bf, bNum := number(b)
-	if aNum && bNum {
-		return cmp.Compare(af, bf)
-	}
-	as, aStr := a.(string)
-	bs, bStr := b.(string)
-	if aStr && bStr {
-		qa, errA := resource.ParseQuantity(as)
-		qb, errB := resource.ParseQuantity(bs)
-		if errA == nil && errB == nil {
-			return qa.Cmp(qb)
-		}
-		return cmp.Compare(as, bs)
-	}
-	return cmp.Compare(fmt.Sprint(a), fmt.Sprint(b))
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
+	return fmt.Errorf("couldn't find any field with path %q in the list of objects", sortIndex(expr))
 }

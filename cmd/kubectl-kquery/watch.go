@@ -48,11 +48,6 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 	for _, e := range missing {
 		report(x.stderr, e)
 	}
-	if o.sortBy != "" && len(items) > 0 {
-		if items, err = sortObjects(items, o.sortBy); err != nil {
-			return err
-		}
-	}
 	for _, it := range items {
 		w.shown[objectKey(it)] = it
 	}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
+)
+
+// A resource the user may not list is answered at once, in kubectl's words and with its
+// exit status, not after the sync timeout; the resources the user may list are printed.
+func TestForbiddenAnswersAtOnce(t *testing.T) {
+	seedGolden(t)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	kc := writeKubeconfig(t, cfg, "kquery-golden")
+
+	for _, typ := range []string{"pods", "gizmos"} {
+		r := kquery(t, kc, typ)
+		assert.Less(t, r.took, 2*time.Second, "%s answered in %v", typ, r.took)
+		assert.Equal(t, 1, r.code)
+		assert.Empty(t, r.stdout)
+		gr := map[string]string{"pods": `"pods" in API group ""`, "gizmos": `"gizmos" in API group "golden.kquery.test"`}[typ]
+		name := map[string]string{"pods": "pods", "gizmos": "gizmos.golden.kquery.test"}[typ]
+		assert.Equal(t, fmt.Sprintf("Error from server (Forbidden): %s is forbidden: User %q cannot list resource %s in the namespace \"kquery-golden\"\n", name, user, gr), r.stderr)
+	}
+
+	cp.Grant(t, user, "kquery-golden", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	r := kquery(t, kc, "cm,pods", "-o", "name")
+	assert.Less(t, r.took, 2*time.Second)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "configmap/cm-a\nconfigmap/cm-b\n", r.stdout)
+	assert.Contains(t, r.stderr, "Error from server (Forbidden): pods is forbidden")
+
+	// -v 1 says why.
+	r = kquery(t, kc, "pods", "-v", "1")
+	assert.Contains(t, r.stderr, "kquery: pods: informer parked (Forbidden)")
+}
+
+// An unknown type is a sentence with the closest names first; an ambiguous one lists the
+// candidates aligned.
+func TestResourceErrors(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct{ typed, first string }{
+		{"gizmoz", "gizmos.golden.kquery.test"},
+		{"gimzos", "gizmos.golden.kquery.test"},
+		{"confgmaps", "configmaps"},
+		{"deploymnets", "deployments.apps"},
+		{"cmm", "configmaps"},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.typed)
+		assert.Equal(t, 1, r.code)
+		lines := strings.Split(r.stderr, "\n")
+		require.GreaterOrEqual(t, len(lines), 3, r.stderr)
+		assert.Equal(t, fmt.Sprintf("error: the server doesn't have a resource type %q", tc.typed), lines[0])
+		assert.Equal(t, "Did you mean:", lines[1])
+		assert.Equal(t, tc.first, strings.Fields(lines[2])[0], r.stderr)
+	}
+
+	for _, group := range []string{"a.kquery.test", "bb.kquery.test"} {
+		cp.InstallCRD(t, testenv.NewCRD(group, "Gadget", "gadgets"))
+	}
+	r := kquery(t, goldenKubeconfig, "gadgets")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "error: \"gadgets\" names 2 resources; qualify it with the group:\n"+
+		"  gadgets.a.kquery.test    Gadget   a.kquery.test/v1\n"+
+		"  gadgets.bb.kquery.test   Gadget   bb.kquery.test/v1\n", stripTrailing(r.stderr))
+	r = kquery(t, goldenKubeconfig, "gadgets.bb.kquery.test")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "No resources found in kquery-golden namespace.\n", r.stderr)
+}
+
+func stripTrailing(s string) string {
+	return regexp.MustCompile(`[ \t]+\n`).ReplaceAllString(s, "\n")
+}
+
+// A missing kubeconfig names the file that is missing.
+func TestMissingKubeconfig(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	runWith := func(args ...string) (int, string) {
+		var out, errOut testsupport.Buffer
+		code := run(ctx, args, &out, &errOut)
+		return code, errOut.String()
+	}
+	missing := filepath.Join(home, "nope.yaml")
+	code, stderr := runWith("pods", "--kubeconfig", missing)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, fmt.Sprintf("error: the kubeconfig file %q given with --kubeconfig does not exist\n", missing), stderr)
+
+	t.Setenv("KUBECONFIG", missing+string(os.PathListSeparator)+filepath.Join(home, "other.yaml"))
+	code, stderr = runWith("pods")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, fmt.Sprintf("error: no kubeconfig: $KUBECONFIG names %q, %q, and none of them exists\n", missing, filepath.Join(home, "other.yaml")), stderr)
+
+	// ~/.kube/config, as client-go computed it when the process started.
+	if _, err := os.Stat(clientcmd.RecommendedHomeFile); err == nil {
+		t.Logf("%s exists: the case without any kubeconfig is not checked", clientcmd.RecommendedHomeFile)
+		return
+	}
+	t.Setenv("KUBECONFIG", "")
+	code, stderr = runWith("pods")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, fmt.Sprintf("error: no kubeconfig: %q does not exist (set $KUBECONFIG or --kubeconfig, or --server)\n", clientcmd.RecommendedHomeFile), stderr)
+}
+
+// Command lines kubectl refuses are refused with its words, before connecting.
+func TestUsageErrors(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{nil, "error: you must specify the type of resource to get."},
+		{[]string{"cm", "cm/cm-a"}, "error: there is no need to specify a resource type as a separate argument"},
+		{[]string{"cm", "cm-a", "-l", "app=x"}, "error: name cannot be provided when a selector is specified"},
+		{[]string{"cm", "cm-a", "-A"}, "error: a resource cannot be retrieved by name across all namespaces"},
+		{[]string{"cm,gizmos", "-w"}, "error: --watch takes one resource type"},
+		{[]string{"cm", "-o", "xml"}, `error: unable to match a printer suitable for the output format "xml"`},
+		{[]string{"cm", "--where", "size>3"}, `error: --where: "size" is not an index`},
+		{[]string{"cm", "--index", "a b={.x}"}, "error: --index: an index name is letters, digits, '_' and '-'"},
+		{[]string{"cm", "--index", "x={.x[}"}, "error: --index: bad JSONPath"},
+		{[]string{"cm", "--nosuchflag"}, "error: unknown flag: --nosuchflag"},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.True(t, strings.HasPrefix(r.stderr, tc.msg), "%q: %s", tc.args, r.stderr)
+	}
+}
+
+// The continue token of -o json's metadata fed back with --continue gives the next page,
+// until every object was listed once; a token of another query is refused.
+func TestContinue(t *testing.T) {
+	seedGolden(t)
+	var names []string
+	token := ""
+	for page := 0; page < 10; page++ {
+		args := []string{"gizmos", "--limit", "1", "-o", "json"}
+		if token != "" {
+			args = append(args, "--continue", token)
+		}
+		r := kquery(t, goldenKubeconfig, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		var list struct {
+			Items    []struct{ Metadata struct{ Name string } }
+			Metadata struct{ Continue string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
+		for _, it := range list.Items {
+			names = append(names, it.Metadata.Name)
+		}
+		if token = list.Metadata.Continue; token == "" {
+			break
+		}
+	}
+	assert.Equal(t, []string{"alpha", "beta", "delta", "gamma"}, names)
+
+	r := kquery(t, goldenKubeconfig, "gizmos", "--limit", "1")
+	m := regexp.MustCompile(`--continue (\S+)`).FindStringSubmatch(r.stderr)
+	require.NotNil(t, m, r.stderr)
+	r = kquery(t, goldenKubeconfig, "gizmos", "--limit", "1", "--continue", m[1])
+	assert.Equal(t, 0, r.code)
+	assert.True(t, strings.HasPrefix(r.stdout, "NAME"))
+	assert.Contains(t, r.stdout, "\nbeta ")
+	r = kquery(t, goldenKubeconfig, "gizmos", "--limit", "1", "--continue", m[1], "--where", "{.spec.size}")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "continue token")
+}
+
+// Each --where form selects what it says, on an index and on a JSONPath alike; notin and !=
+// keep the objects without a value, as a label selector's notin does.
+func TestWhereSemantics(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		where string
+		want  string
+	}{
+		{"size=3", "alpha"},
+		{"size==10", "beta"},
+		{"size!=3", "beta delta gamma"},
+		{"size in (3,10)", "alpha beta"},
+		{"size notin (3,10)", "delta gamma"},
+		{"size<7.9", "alpha"},
+		{"size<=7.9", "alpha gamma"},
+		{"size>3", "beta gamma"},
+		{"size>=10", "beta"},
+		{"size", "alpha beta gamma"},
+		{"!size", "delta"},
+		{"phase=Running", "alpha gamma"},
+		{"phase notin (Running)", "beta delta"},
+		{"owner-uid", ""},
+		{"label='tier=front'", "alpha"},
+		{"label-key notin (tier)", "delta gamma"},
+	} {
+		for _, form := range []string{"index", "jsonpath"} {
+			where := tc.where
+			if form == "jsonpath" {
+				where = strings.NewReplacer("size", "{.spec.size}", "phase", "{.status.phase}").Replace(where)
+				if where == tc.where {
+					continue // a built-in index
+				}
+			}
+			r := kquery(t, goldenKubeconfig, "gizmos", "--index", "size={.spec.size}", "--index", "phase={.status.phase}",
+				"--where", where, "-o", "jsonpath={.items[*].metadata.name}")
+			require.Equal(t, 0, r.code, "%s: %s", where, r.stderr)
+			assert.Equal(t, tc.want, r.stdout, where)
+		}
+	}
+}
+
+// -v 1 shows what the help says: how each TYPE resolved, where each resource's columns come
+// from, how each query was answered.
+func TestVerbose(t *testing.T) {
+	seedGolden(t)
+	r := kquery(t, goldenKubeconfig, "gz,deploy,limitranges", "-v", "1", "--index", "size={.spec.size}", "--where", "size>1")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, want := range []string{
+		"kquery: gz resolved to gizmos.golden.kquery.test (kind Gizmo, namespaced)",
+		"kquery: deploy resolved to deployments.apps (kind Deployment, namespaced)",
+		`kquery: gizmos.golden.kquery.test: query answered from "size>1": 3 candidates, 3 matched`,
+		"kquery: columns of gizmos.golden.kquery.test: the additionalPrinterColumns of CRD gizmos.golden.kquery.test (version v1)",
+	} {
+		assert.Contains(t, r.stderr, want)
+	}
+	help := kquery(t, goldenKubeconfig, "--help")
+	assert.Contains(t, help.stdout, "1 shows how each TYPE resolved, where each resource's columns come from, how each query was answered and informer transitions")
+}
+
+// --watch prints the rows that change: a label change shown by --show-labels prints one row;
+// a change the row does not show prints nothing; a deletion prints the last row; Ctrl-C
+// exits 0.
+func TestWatchPrintsChangedRows(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	ctx := context.Background()
+	for _, n := range []string{"one", "two"} {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(n), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stdout, stderr testsupport.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(wctx, []string{"--kubeconfig", goldenKubeconfig, "cm", "-n", ns, "-w", "--show-labels", "--output-watch-events"}, &stdout, &stderr)
+	}()
+	lines := func() []string { return strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") }
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 3 }, stdout.String)
+	assert.Equal(t, []string{"EVENT", "NAME", "DATA", "AGE", "LABELS"}, strings.Fields(lines()[0]))
+
+	patch := func(name, body string) {
+		_, err := cs.CoreV1().ConfigMaps(ns).Patch(ctx, name, types.MergePatchType, []byte(body), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	patch("one", `{"metadata":{"labels":{"color":"red"}}}`)
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 4 }, stdout.String)
+	assert.Equal(t, []string{"MODIFIED", "one", "1", "color=red"}, dropAge(strings.Fields(lines()[3])))
+
+	patch("two", `{"metadata":{"annotations":{"note":"not shown"}}}`) // not in the row
+	patch("one", `{"data":{"b":"2"}}`)                                // DATA 1 -> 2
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 5 }, stdout.String)
+	assert.Equal(t, []string{"MODIFIED", "one", "2", "color=red"}, dropAge(strings.Fields(lines()[4])))
+
+	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "two", metav1.DeleteOptions{}))
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 6 }, stdout.String)
+	assert.Equal(t, []string{"DELETED", "two", "1", "<none>"}, dropAge(strings.Fields(lines()[5])))
+
+	time.Sleep(500 * time.Millisecond) // nothing else arrives
+	assert.Len(t, lines(), 6, stdout.String())
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("--watch did not stop on cancel")
+	}
+}
+
+// dropAge removes the AGE cell (the one before LABELS) of a watch row.
+func dropAge(f []string) []string {
+	if len(f) < 2 {
+		return f
+	}
+	return append(f[:len(f)-2:len(f)-2], f[len(f)-1])
+}
+
+func configMap(name string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"a": "1"}}
+}
