@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -292,6 +293,45 @@ func TestWatchPrintsChangedRows(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("--watch did not stop on cancel")
 	}
+}
+
+// With columns from the server's Table (leases have no local printer), a change of a shown
+// cell prints the row, a change of anything else does not, and AGE never counts.
+func TestWatchServerColumns(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	ctx := context.Background()
+	holder := "a"
+	_, err := cs.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "lock"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var stdout, stderr testsupport.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(wctx, []string{"--kubeconfig", goldenKubeconfig, "leases", "-n", ns, "-w", "-v", "1"}, &stdout, &stderr)
+	}()
+	lines := func() []string { return strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") }
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 2 }, stdout.String)
+	assert.Equal(t, []string{"NAME", "HOLDER", "AGE"}, strings.Fields(lines()[0]))
+	assert.Contains(t, stderr.String(), "columns of leases.coordination.k8s.io: the server's Table")
+
+	patch := func(body string) {
+		_, err := cs.CoordinationV1().Leases(ns).Patch(ctx, "lock", types.MergePatchType, []byte(body), metav1.PatchOptions{})
+		require.NoError(t, err)
+	}
+	patch(`{"spec":{"leaseDurationSeconds":15}}`) // not shown
+	time.Sleep(time.Second)
+	assert.Len(t, lines(), 2, stdout.String())
+	patch(`{"spec":{"holderIdentity":"b"}}`)
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 3 }, stdout.String)
+	assert.Equal(t, []string{"lock", "b"}, strings.Fields(lines()[2])[:2])
+	time.Sleep(500 * time.Millisecond)
+	assert.Len(t, lines(), 3, stdout.String())
+	cancel()
+	assert.Equal(t, 0, <-done, stderr.String())
 }
 
 // dropAge removes the AGE cell (the one before LABELS) of a watch row.

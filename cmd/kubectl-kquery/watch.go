@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -30,7 +32,7 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 		return s.err
 	}
 	o := x.o
-	w := &watcher{x: x, s: s, shown: map[string]*unstructured.Unstructured{}}
+	w := &watcher{x: x, s: s, shown: map[string]*unstructured.Unstructured{}, serverRows: map[string]string{}}
 	if o.format.Kind == "" {
 		w.tw = printers.GetNewTabWriter(x.stdout)
 		w.printer = printers.NewTablePrinter(printers.PrintOptions{
@@ -103,6 +105,8 @@ type watcher struct {
 		Flush() error
 	}
 	shown map[string]*unstructured.Unstructured // printed and still matching, by ns/name
+	// serverRows are the rows last printed from the server's Table, without time columns.
+	serverRows map[string]string
 }
 
 // update looks at one object again and prints its row if what is printed changed.
@@ -125,13 +129,19 @@ func (w *watcher) update(ctx context.Context, k key) error {
 			return nil
 		}
 		w.shown[k.String()] = cur
-		if w.printer != nil {
-			same, err := w.sameRow(ctx, prev, cur)
-			if err != nil || same {
-				return err
-			}
+		if w.printer == nil {
+			return w.print(ctx, string(watch.Modified), []*unstructured.Unstructured{cur})
 		}
-		return w.print(ctx, string(watch.Modified), []*unstructured.Unstructured{cur})
+		now := clock()
+		t, err := w.src.table(ctx, []*unstructured.Unstructured{cur}, now)
+		if err != nil {
+			return err
+		}
+		same, err := w.sameRow(ctx, prev, t, now)
+		if err != nil || same {
+			return err
+		}
+		return w.printTable(string(watch.Modified), t)
 	case !present && was:
 		delete(w.shown, k.String())
 		last := prev
@@ -157,23 +167,39 @@ func (w *watcher) matches(ctx context.Context, obj *unstructured.Unstructured) (
 	return n > 0, err
 }
 
-// sameRow compares the rows of two versions of an object as printed at the same instant.
-func (w *watcher) sameRow(ctx context.Context, prev, cur *unstructured.Unstructured) (bool, error) {
-	now := clock()
-	if _, server := w.src.(*serverColumns); server {
-		// The server fills the cells; compare all but the time-relative ones.
-		return false, nil
-	}
-	a, err := w.src.table(ctx, []*unstructured.Unstructured{prev}, now)
-	if err != nil {
-		return false, err
-	}
-	b, err := w.src.table(ctx, []*unstructured.Unstructured{cur}, now)
-	if err != nil {
-		return false, err
-	}
+// sameRow says whether the row of prev, printed at now, reads as cur's row: rows computed
+// locally are compared as printed at the same instant; rows the server fills are compared
+// without their time columns (AGE, dates), the server's clock being the server's.
+func (w *watcher) sameRow(ctx context.Context, prev *unstructured.Unstructured, cur *metav1.Table, now time.Time) (bool, error) {
 	o := w.x.o.table
-	return rowText(a, w.s.t, o, w.x.o.allNamespaces) == rowText(b, w.s.t, o, w.x.o.allNamespaces), nil
+	if _, server := w.src.(*serverColumns); server {
+		last, ok := w.serverRows[objectKey(prev)]
+		w.serverRows[objectKey(prev)] = timeless(cur)
+		return ok && last == timeless(cur), nil
+	}
+	t, err := w.src.table(ctx, []*unstructured.Unstructured{prev}, now)
+	if err != nil {
+		return false, err
+	}
+	return rowText(t, w.s.t, o, w.x.o.allNamespaces) == rowText(cur, w.s.t, o, w.x.o.allNamespaces), nil
+}
+
+// timeless is a one-row table's cells without the columns that show time passing.
+func timeless(t *metav1.Table) string {
+	if len(t.Rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, c := range t.ColumnDefinitions {
+		if i >= len(t.Rows[0].Cells) || c.Type == "date" || strings.EqualFold(c.Name, "age") || strings.EqualFold(c.Name, "created at") {
+			continue
+		}
+		fmt.Fprintf(&b, "%v\t", t.Rows[0].Cells[i])
+	}
+	if u, ok := t.Rows[0].Object.Object.(*unstructured.Unstructured); ok {
+		b.WriteString(labels.FormatLabels(u.GetLabels())) // for -L and --show-labels
+	}
+	return b.String()
 }
 
 // print prints objects as one event type.
@@ -201,8 +227,18 @@ func (w *watcher) print(ctx context.Context, event string, objs []*unstructured.
 	if err != nil {
 		return err
 	}
+	if _, server := w.src.(*serverColumns); server {
+		for i, o := range objs {
+			w.serverRows[objectKey(o)] = timeless(&metav1.Table{ColumnDefinitions: t.ColumnDefinitions, Rows: t.Rows[i : i+1]})
+		}
+	}
+	return w.printTable(event, t)
+}
+
+// printTable prints a table of rows as one event type.
+func (w *watcher) printTable(event string, t *metav1.Table) error {
 	var obj runtime.Object = t
-	if x.o.watchEvents {
+	if w.x.o.watchEvents {
 		obj = &metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: t}}
 	}
 	if err := w.printer.PrintObj(obj, w.tw); err != nil {
@@ -264,7 +300,6 @@ func (q *keyQueue) wait(ctx context.Context) ([]key, bool) {
 		clear(q.queued)
 		q.mu.Unlock()
 		if len(keys) > 0 {
-			slices.SortStableFunc(keys, func(a, b key) int { return strings.Compare(a.String(), b.String()) })
 			return keys, true
 		}
 		select {
