@@ -258,22 +258,43 @@ func quoteList(files []string) string {
 	return strings.Join(q, ", ")
 }
 
-// newLogger sends kindex's logs to w: errors always, its informational lines (informer
-// transitions) from -v 1 on, their details from -v 2 on; client-go's own klog lines follow
-// the same -v (6 and up print requests).
+// newLogger sends kindex's logs to w: errors always; informer transitions (kindex's V(0))
+// from -v 1 on and sync progress (V(1)) from -v 2 on; the requests client-go logs at V(6)
+// and up from -v 6 on, as kubectl prints them. client-go's own klog lines (not the requests
+// of kindex's clients) follow -v from 6 on.
 func newLogger(w io.Writer, v int) logr.Logger {
-	if v > 0 {
+	if v >= 6 {
 		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 		klog.InitFlags(fs)
 		_ = fs.Set("v", fmt.Sprint(v))
 	}
-	return funcr.New(func(prefix, args string) {
+	sink := funcr.New(func(prefix, args string) {
 		if prefix != "" {
 			prefix += ": "
 		}
 		fmt.Fprintf(w, "kquery: %s%s\n", prefix, args)
-	}, funcr.Options{Verbosity: v - 1})
+	}, funcr.Options{Verbosity: v}).GetSink()
+	return logr.New(shiftSink{sink})
 }
+
+// shiftSink makes kindex's levels 0 to 4 one quieter (a command reports what matters itself,
+// so its informational lines start at -v 1) and leaves client-go's request levels (6 and
+// up) as kubectl shows them.
+type shiftSink struct{ logr.LogSink }
+
+func shiftLevel(l int) int {
+	if l < 5 {
+		return l + 1
+	}
+	return l
+}
+
+func (s shiftSink) Enabled(level int) bool { return s.LogSink.Enabled(shiftLevel(level)) }
+func (s shiftSink) Info(level int, msg string, kv ...any) {
+	s.LogSink.Info(shiftLevel(level), msg, kv...)
+}
+func (s shiftSink) WithValues(kv ...any) logr.LogSink { return shiftSink{s.LogSink.WithValues(kv...)} }
+func (s shiftSink) WithName(name string) logr.LogSink { return shiftSink{s.LogSink.WithName(name)} }
 
 // start creates the informer of one target and registers the indexes its query needs.
 func (x *execution) start(t *target) *state {
