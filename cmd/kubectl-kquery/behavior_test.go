@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
@@ -240,6 +242,15 @@ func TestVerbose(t *testing.T) {
 	} {
 		assert.Contains(t, r.stderr, want)
 	}
+	r = kquery(t, goldenKubeconfig, "cm", "-v", "2")
+	assert.Contains(t, r.stderr, `"msg"="Informer Synced"`, "-v 2: sync progress")
+	assert.NotContains(t, kquery(t, goldenKubeconfig, "cm", "-v", "1").stderr, `"msg"="Informer Synced"`)
+	r = kquery(t, goldenKubeconfig, "cm", "-v", "6")
+	assert.Regexp(t, `"msg"="Response" .*"verb"="GET" "url"="https://[^"]+/api/v1/namespaces/kquery-golden/configmaps\?`, r.stderr, "-v 6: requests")
+	resetKlog := flag.NewFlagSet("klog", flag.ContinueOnError) // -v 6 set klog's global level
+	klog.InitFlags(resetKlog)
+	require.NoError(t, resetKlog.Set("v", "0"))
+
 	help := kquery(t, goldenKubeconfig, "--help")
 	assert.Contains(t, help.stdout, "1 shows how each TYPE resolved, where each resource's columns come from, how each query was answered and informer transitions")
 }
