@@ -356,3 +356,32 @@ func dropAge(f []string) []string {
 func configMap(name string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"a": "1"}}
 }
+
+// A watched resource whose CRD is deleted: its objects print as deleted rows at once, and a
+// line on stderr says that the informer parked and why; Ctrl-C still exits 0.
+func TestWatchCRDDeleted(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	crd := cp.InstallCRD(t, testenv.NewCRD("gone.kquery.test", "Vanisher", "vanishers"))
+	a := newApplier(t)
+	a.apply(t, ns, "apiVersion: gone.kquery.test/v1\nkind: Vanisher\nmetadata: {name: v1}\n---\napiVersion: gone.kquery.test/v1\nkind: Vanisher\nmetadata: {name: v2}")
+	wctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr testsupport.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(wctx, []string{"--kubeconfig", goldenKubeconfig, "vanishers", "-n", ns, "-w", "--output-watch-events"}, &stdout, &stderr)
+	}()
+	lines := func() []string { return strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") }
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 3 }, stdout.String)
+
+	cp.DeleteCRD(t, crd.Name)
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return len(lines()) == 5 }, stdout.String)
+	assert.Equal(t, []string{"DELETED", "v1"}, strings.Fields(lines()[3])[:2])
+	assert.Equal(t, []string{"DELETED", "v2"}, strings.Fields(lines()[4])[:2])
+	testenv.EventuallyWith(t, 30*time.Second, func() bool {
+		return strings.Contains(stderr.String(), "kquery: vanishers.gone.kquery.test is no longer served (its CRD deleted?)")
+	}, stderr.String)
+	cancel()
+	assert.Equal(t, 0, <-done, stderr.String())
+}

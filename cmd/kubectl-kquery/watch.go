@@ -61,10 +61,25 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 		}
 	}
 
-	// Parked while watching (the CRD deleted, access revoked): say so; it resumes by itself.
+	// Parked or retrying while watching (the CRD deleted, access revoked, the server gone):
+	// say so, and say when it is back; it resumes by itself.
+	var mu sync.Mutex
+	lastNote := ""
 	unsubscribe, err := x.factory.SubscribeStatus(func(st informer.Status) {
-		if st.Key == s.inf.Key() && (st.Phase == informer.PhaseParked || st.Reason != informer.ReasonNone) {
-			fmt.Fprintf(x.stderr, "kquery: %s\n", st)
+		if st.Key != s.inf.Key() {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		note := statusNote(qualified(s.t.Res), st)
+		if note == "" && lastNote != "" && st.Phase == informer.PhaseSynced {
+			note = fmt.Sprintf("kquery: %s: watching again", qualified(s.t.Res))
+		}
+		if note != "" && note != lastNote {
+			fmt.Fprintln(x.stderr, note)
+		}
+		if note != "" || st.Phase == informer.PhaseSynced {
+			lastNote = note
 		}
 	})
 	if err != nil {
@@ -93,6 +108,23 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 			}
 		}
 	}
+}
+
+// statusNote is the line --watch prints when its informer parks or retries, or "".
+func statusNote(res string, st informer.Status) string {
+	why := ""
+	if st.LastError != nil {
+		why = ": " + standardMessage(st.LastError)
+	}
+	switch {
+	case st.Phase == informer.PhaseParked && st.Reason == informer.ReasonNotFound:
+		return fmt.Sprintf("kquery: %s is no longer served (its CRD deleted?); its objects are gone; waiting for it to be served again%s", res, why)
+	case st.Phase == informer.PhaseParked:
+		return fmt.Sprintf("kquery: %s: stopped watching (%s); waiting for access%s", res, st.Reason, why)
+	case st.Reason != informer.ReasonNone && st.Phase != informer.PhaseStopped:
+		return fmt.Sprintf("kquery: %s: retrying (%s); rows may be stale%s", res, st.Reason, why)
+	}
+	return ""
 }
 
 type watcher struct {
