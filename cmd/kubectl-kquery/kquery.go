@@ -204,9 +204,9 @@ func (x *execution) check(targets []target) error {
 	case names > 0 && o.allNamespaces && slices.ContainsFunc(targets, func(t target) bool { return t.Res.Namespaced && len(t.Names) > 0 }):
 		return usagef("a resource cannot be retrieved by name across all namespaces")
 	case o.watch && len(targets) > 1:
-		return usagef("--watch takes one resource type; %s name %d", joinInputs(targets), len(targets))
+		return usagef("--watch takes one resource type, got %d: %s", len(targets), joinInputs(targets))
 	case o.cont != "" && len(targets) > 1:
-		return usagef("--continue takes one resource type; %s name %d", joinInputs(targets), len(targets))
+		return usagef("--continue takes one resource type, got %d: %s", len(targets), joinInputs(targets))
 	}
 	return nil
 }
@@ -245,7 +245,7 @@ func restConfig(o *options) (*rest.Config, error) {
 	}
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 50, 100 // kubectl's defaults; client-go's 5 would throttle "all"
+		cfg.QPS, cfg.Burst = 50, 300 // as kubectl; client-go's 5 would throttle "all"
 	}
 	return cfg, nil
 }
@@ -486,6 +486,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	tracker := &trackingWriter{w: x.stdout}
 	var all []*unstructured.Unstructured // non-table formats print one List
 	var lastCont string
+	var notes []string
 	single := len(states) == 1 && len(states[0].t.Names) == 1
 	printedTable := false
 	for _, s := range states {
@@ -501,8 +502,8 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		}
 		if cont != "" {
 			lastCont = cont
-			if o.format.Kind != "json" && o.format.Kind != "yaml" {
-				fmt.Fprintf(x.stderr, "kquery: %s: %d shown, more match; next page: --continue %s\n", qualified(s.t.Res), len(items), cont)
+			if o.format.Kind != "json" && o.format.Kind != "yaml" { // printed after the objects
+				notes = append(notes, fmt.Sprintf("kquery: %s: %d shown, more match; next page: --continue %s\n", qualified(s.t.Res), len(items), cont))
 			}
 		}
 		if o.format.Kind != "" {
@@ -536,6 +537,9 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		} else if err := printObjects(tracker, o.format, all, lastCont, single && len(errs) == 0); err != nil {
 			return err
 		}
+	}
+	for _, n := range notes {
+		fmt.Fprint(x.stderr, n)
 	}
 	if tracker.n == 0 && len(errs) == 0 && !o.ignoreMissing {
 		x.noResources(states)
