@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -311,7 +312,7 @@ func (s *serverColumns) get(ctx context.Context, p string, params url.Values) (*
 		return nil, err
 	}
 	var t metav1.Table
-	if err := json.Unmarshal(body, &t); err != nil {
+	if err := utiljson.Unmarshal(body, &t); err != nil { // integers as int64, as kubectl reads them
 		return nil, err
 	}
 	if t.Kind != "Table" {
