@@ -218,8 +218,9 @@ func suggest(input string, all []discovery.Resource, max int) []discovery.Resour
 	}
 	var cands []cand
 	for _, res := range all {
+		penalty := 0 // a group typed that does not look like the resource's
 		if group != "" && !strings.HasPrefix(res.GVR.Group, group) && editDistance(group, res.GVR.Group) > 2 {
-			continue
+			penalty = 10
 		}
 		best := -1
 		names := append([]string{res.GVR.Resource, res.Singular, strings.ToLower(res.GVK.Kind)}, res.ShortNames...)
@@ -233,7 +234,7 @@ func suggest(input string, all []discovery.Resource, max int) []discovery.Resour
 			}
 		}
 		if best >= 0 {
-			cands = append(cands, cand{res, best})
+			cands = append(cands, cand{res, best + penalty})
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
@@ -260,16 +261,18 @@ func suggest(input string, all []discovery.Resource, max int) []discovery.Resour
 	return out
 }
 
-// nameScore ranks how close a typed word is to a name: 0 equal, 1 one is a prefix of the
-// other (at least 2 bytes), then 1 + the edit distance; -1 when too far to suggest.
+// nameScore ranks how close a typed word is to a name, lower is closer, -1 too far to
+// suggest: 0 equal; then one a prefix of the other (at least 2 bytes), by how much longer;
+// then within one or two edits (one for words of 3 bytes or less), by the number of edits.
 func nameScore(word, name string) int {
-	switch {
-	case word == name:
+	if word == name {
 		return 0
-	case len(word) >= 2 && strings.HasPrefix(name, word), len(name) >= 2 && strings.HasPrefix(word, name):
-		return 1
 	}
 	d := editDistance(word, name)
+	switch {
+	case len(word) >= 2 && strings.HasPrefix(name, word), len(name) >= 2 && strings.HasPrefix(word, name):
+		return 100 + d
+	}
 	limit := 2
 	if len(word) <= 3 {
 		limit = 1
@@ -277,7 +280,7 @@ func nameScore(word, name string) int {
 	if d > limit {
 		return -1
 	}
-	return 1 + d
+	return 200 + d
 }
 
 // editDistance is the optimal string alignment distance between a and b, in bytes: insert,

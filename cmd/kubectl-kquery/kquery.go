@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -460,7 +461,8 @@ func (x *execution) pageOf(ctx context.Context, s *state) (items []*unstructured
 	return items, r.Continue, errs, nil
 }
 
-// closeNames suggests cached names close to a missing one.
+// closeNames suggests up to three cached names close to a missing one, closest first: a
+// prefix either way, or one edit.
 func (x *execution) closeNames(s *state, name string) []string {
 	if len(s.t.Names) == 1 { // the informer holds that name only
 		return nil
@@ -469,10 +471,21 @@ func (x *execution) closeNames(s *state, name string) []string {
 	if err != nil {
 		return nil
 	}
-	var out []string
+	type cand struct {
+		name  string
+		score int
+	}
+	var cands []cand
 	for _, o := range all {
-		if n := o.GetName(); nameScore(name, n) >= 0 && !slices.Contains(out, n) && len(out) < 3 {
-			out = append(out, n)
+		if sc := nameScore(name, o.GetName()); sc >= 0 && sc <= 201 {
+			cands = append(cands, cand{o.GetName(), sc})
+		}
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.name, b.name)) })
+	var out []string
+	for _, c := range cands {
+		if len(out) < 3 && !slices.Contains(out, c.name) {
+			out = append(out, c.name)
 		}
 	}
 	return out
