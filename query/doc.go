@@ -64,8 +64,11 @@
 // queries: a token names the key of the last object of a page and carries a check of its
 // integrity and of the query (every field but Limit, Continue and Scan) and the cache it was
 // issued for, so that a cache using them refuses a garbage, modified or foreign token with
-// ErrInvalidContinue instead of silently returning some page.
+// ErrInvalidContinue instead of silently returning some page. A token holds no state of the
+// process that issued it: it stays valid in another process for the same query on an
+// informer of the same resource, namespace, selectors and storage mode.
 //
-// The --where grammar of the kquery example (NAME=VALUE, NAME>N, !NAME, ...) is the
-// example's own (examples/kquery); this package takes conditions as values.
+// The --where grammar of the kubectl plugin (NAME=VALUE, NAME in (a,b), NAME>N, !NAME, ...)
+// is the command's own (cmd/kubectl-kquery/where.go); this package takes conditions as
+// values.
 package query
