@@ -4,10 +4,11 @@
 // JSONPath and FromPath build an index function from a compiled kubectl-dialect path (package
 // jsonpath): every value of a multi-valued path is indexed, scalars by their canonical text
 // (numbers and booleans as kubectl prints them), a missing field yields no entry, and a map or
-// list where a scalar is needed is reported as an error wrapping ErrNotScalar alongside the
-// values that were usable. kindex's store counts such errors per index and keeps the object:
-// an index function never loses an object and never panics the process, unlike client-go,
-// whose indexer panics on an index function error.
+// list is indexed under query.NonScalar: present for existence, with nothing to compare.
+// Errors (an object the function cannot read, an evaluation over its budget) are counted per
+// index by kindex's store, which keeps the object: an index function never loses an object
+// and never panics the process, unlike client-go, whose indexer panics on an index function
+// error.
 //
 // The same function reads every kind of object the front ends cache: unstructured objects
 // (their maps, without reflection), compact objects kept as JSON bytes (with gjson, without

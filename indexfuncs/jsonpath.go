@@ -2,40 +2,23 @@ package indexfuncs
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
 )
+
+// ErrUnsupportedObject: the object is of a type index functions cannot read.
+var ErrUnsupportedObject = errors.New("unsupported object type")
 
 // RawJSON is implemented by objects kept as their JSON bytes (kindex's compact storage):
 // JSONPath index functions evaluate on the bytes without decoding the object.
 type RawJSON interface {
 	RawJSON() []byte
 }
-
-// ErrNotScalar: the path yielded a map or a list where an index needs a string, number or
-// boolean. The object is still stored; the value is skipped and counted.
-var ErrNotScalar = errors.New("value is not a scalar")
-
-// ErrUnsupportedObject: the object is of a type index functions cannot read.
-var ErrUnsupportedObject = errors.New("unsupported object type")
-
-// ValueError reports a value an index could not use.
-type ValueError struct {
-	Path string
-	Kind jsonpath.Kind
-}
-
-func (e *ValueError) Error() string {
-	return fmt.Sprintf("%s yields a %s, not a scalar", e.Path, e.Kind)
-}
-
-// Is makes errors.Is(err, ErrNotScalar) true.
-func (e *ValueError) Is(target error) bool { return target == ErrNotScalar }
 
 // JSONPath compiles expr (kubectl's dialect, with or without braces) and returns an index
 // function over it. A compile error is a *jsonpath.SyntaxError with the byte offset.
@@ -53,8 +36,8 @@ func JSONPath(expr string) (cache.IndexFunc, error) {
 //   - strings, numbers and booleans are indexed by their canonical text, as kubectl prints
 //     them ("3", "1.5", "true");
 //   - a missing field, and null, yield no values: the object is simply not in the index;
-//   - a map or list yields an error wrapping ErrNotScalar alongside the usable values, which
-//     kindex's store counts on the index without dropping the object;
+//   - a map or list is indexed under query.NonScalar: the field is present (Exists), with no
+//     value to compare;
 //   - a template such as "{.metadata.namespace}/{.metadata.name}" yields its text as one
 //     value (nothing when the text is empty).
 //
@@ -63,7 +46,6 @@ func JSONPath(expr string) (cache.IndexFunc, error) {
 // metav1.Object (its metadata is readable under .metadata), or a cache.DeletedFinalStateUnknown
 // holding one of those.
 func FromPath(p *jsonpath.Path) cache.IndexFunc {
-	name := p.String()
 	if p.IsTemplate() {
 		return func(obj any) ([]string, error) {
 			s, err := executeOn(p, obj)
@@ -89,25 +71,24 @@ func FromPath(p *jsonpath.Path) cache.IndexFunc {
 			return nil, err
 		}
 		out := make([]string, 0, len(vals))
-		var bad jsonpath.Kind
+		nonScalar := false
 		for _, v := range vals {
 			switch {
 			case v.IsScalar():
 				out = append(out, v.String())
 			case v.Kind() == jsonpath.KindMap || v.Kind() == jsonpath.KindList:
-				bad = v.Kind()
+				nonScalar = true
 			}
+		}
+		if nonScalar {
+			// Present, with nothing to compare: Exists holds, as for the same path as a
+			// query filter, which runs this same function.
+			out = append(out, query.NonScalar)
 		}
 		if len(out) == 0 {
 			out = nil
 		}
-		if err != nil {
-			return out, err
-		}
-		if bad != jsonpath.KindInvalid {
-			return out, &ValueError{Path: name, Kind: bad}
-		}
-		return out, nil
+		return out, err
 	}
 }
 

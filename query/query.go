@@ -18,9 +18,11 @@ const (
 	In
 	// NotEqual: no value equals Values[0] (an object without values matches).
 	NotEqual
-	// Exists: the object has at least one value.
+	// Exists: the object has at least one value. A field whose value is a map or a list is
+	// present (it is indexed under NonScalar), whether the condition is indexed or a JSONPath
+	// filter; a missing field and null are not.
 	Exists
-	// NotExists: the object has no value.
+	// NotExists: the object has no value (Exists's opposite, object for object).
 	NotExists
 	// LessThan, LessOrEqual, GreaterThan, GreaterOrEqual: some value is a number that
 	// compares so with the number Values[0], which must be a finite number (see
@@ -198,3 +200,9 @@ type Plan struct {
 func HasPrefix(index, prefix string) Condition {
 	return Condition{Index: index, Op: Prefix, Values: []string{prefix}}
 }
+
+// NonScalar is the value under which an index holds an object whose indexed field is a map
+// or a list ({.spec.selfSigned} on `selfSigned: {}`): such an object exists for Exists and
+// NotExists, and has no value that Equal, In, Prefix or a comparison could match. CountBy
+// leaves it out.
+const NonScalar = "\x00non-scalar"

@@ -63,7 +63,7 @@ func (m *matcher) matchValue(v string) bool {
 	case query.Exists:
 		return true
 	case query.Prefix:
-		return strings.HasPrefix(v, m.cond.Values[0])
+		return v != query.NonScalar && strings.HasPrefix(v, m.cond.Values[0])
 	case query.LessThan, query.LessOrEqual, query.GreaterThan, query.GreaterOrEqual:
 		n, ok := parseNumber(v)
 		if !ok {

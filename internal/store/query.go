@@ -167,7 +167,7 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 		}
 		out := map[string]int{}
 		for v, e := range ix.byValue {
-			if n := e.count(q.Namespace, q.Namespace == ""); n > 0 {
+			if n := e.count(q.Namespace, q.Namespace == ""); n > 0 && v != query.NonScalar {
 				out[v] = n
 			}
 		}
@@ -184,7 +184,9 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 	out := map[string]int{}
 	for _, h := range hits {
 		for _, v := range h.group {
-			out[v]++
+			if v != query.NonScalar {
+				out[v]++
+			}
 		}
 	}
 	return out, nil
