@@ -1,0 +1,2 @@
+// Package crcache is a controller-runtime cache backed by kindex.
+package crcache
