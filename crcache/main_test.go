@@ -86,8 +86,8 @@ func newPod(ns, name string, labels map[string]string, mutate ...func(*corev1.Po
 }
 
 // createPods creates n pods named prefix-0..n-1 in ns, with labels {"i": index, "group":
-// even/odd} and restartPolicy Never for odd indexes.
-func createPods(t *testing.T, cl client.Client, ns, prefix string, n int) []*corev1.Pod {
+// even/odd} plus extra, and restartPolicy Never for odd indexes.
+func createPods(t *testing.T, cl client.Client, ns, prefix string, n int, extra ...string) []*corev1.Pod {
 	t.Helper()
 	var out []*corev1.Pod
 	for i := range n {
@@ -96,7 +96,11 @@ func createPods(t *testing.T, cl client.Client, ns, prefix string, n int) []*cor
 		if i%2 == 1 {
 			group, policy = "odd", corev1.RestartPolicyNever
 		}
-		p := newPod(ns, fmt.Sprintf("%s-%02d", prefix, i), map[string]string{"i": fmt.Sprint(i), "group": group},
+		labels := map[string]string{"i": fmt.Sprint(i), "group": group}
+		for k := 0; k+1 < len(extra); k += 2 {
+			labels[extra[k]] = extra[k+1]
+		}
+		p := newPod(ns, fmt.Sprintf("%s-%02d", prefix, i), labels,
 			func(p *corev1.Pod) { p.Spec.RestartPolicy = policy })
 		require.NoError(t, cl.Create(t.Context(), p))
 		out = append(out, p)
