@@ -291,7 +291,9 @@ func TestSharedStorage(t *testing.T) {
 func TestGetInformerCancelled(t *testing.T) {
 	c := startCache(t, nil, cache.Options{})
 	for _, get := range []func() (cache.Informer, error){
-		func() (cache.Informer, error) { return c.GetInformer(cancelledContext(t.Context()), &corev1.Endpoints{}) },
+		func() (cache.Informer, error) {
+			return c.GetInformer(cancelledContext(t.Context()), &corev1.Endpoints{})
+		},
 		func() (cache.Informer, error) {
 			return c.GetInformerForKind(cancelledContext(t.Context()), corev1.SchemeGroupVersion.WithKind("LimitRange"))
 		},

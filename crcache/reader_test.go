@@ -324,4 +324,3 @@ func cancelledContext(parent context.Context) context.Context {
 	cancel()
 	return ctx
 }
-
