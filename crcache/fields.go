@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ErrInvalidFieldSelector is matched (errors.Is) by every error of ParseFields.
@@ -52,7 +53,10 @@ type FieldSelector struct {
 	reqs []FieldRequirement
 }
 
-var _ fields.Selector = (*FieldSelector)(nil)
+var (
+	_ fields.Selector   = (*FieldSelector)(nil)
+	_ client.ListOption = (*FieldSelector)(nil)
+)
 
 // NewFieldSelector returns a selector of the given requirements (all must hold). It checks
 // them as ParseFields does.
@@ -274,6 +278,10 @@ func (s *FieldSelector) String() string {
 	return strings.Join(parts, ",")
 }
 
+// ApplyToList makes the selector a list option of its own:
+// cl.List(ctx, &pods, crcache.MustParseFields("spec.nodeName in (n1,n2)")).
+func (s *FieldSelector) ApplyToList(opts *client.ListOptions) { opts.FieldSelector = s }
+
 // DeepCopySelector returns a copy.
 func (s *FieldSelector) DeepCopySelector() fields.Selector {
 	if s == nil {
@@ -389,6 +397,10 @@ func (p *fieldParser) requirement() (FieldRequirement, error) {
 		p.space()
 		if !p.consume("(") {
 			return r, fmt.Errorf("expected '(' after %q %s at offset %d", f, r.Op, p.i)
+		}
+		p.space()
+		if p.consume(")") {
+			return r, fmt.Errorf("empty set after %q %s", f, r.Op)
 		}
 		for {
 			p.space()

@@ -218,6 +218,17 @@ func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) err
 
 // conditions turns a field selector into query conditions on the access's informers.
 func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
+	for {
+		switch s := sel.(type) {
+		case client.MatchingFieldsSelector:
+			sel = s.Selector
+			continue
+		case *client.MatchingFieldsSelector:
+			sel = s.Selector
+			continue
+		}
+		break
+	}
 	if sel == nil || sel.Empty() {
 		return nil, nil
 	}
