@@ -14,18 +14,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/bench/harness"
+	"github.com/kindex/kindex/crcache"
 )
 
 const (
-	subjectCRDefault = "controller-runtime"
-	subjectCRStripMF = "controller-runtime-strip-mf"
+	subjectCRDefault   = "controller-runtime"
+	subjectCRStripMF   = "controller-runtime-strip-mf"
+	subjectCrcache     = "crcache"
+	subjectCrcacheKeep = "crcache-keep-mf"
 )
 
-var defaultSubjects = []string{subjectCRDefault, subjectCRStripMF}
+var defaultSubjects = []string{subjectCRDefault, subjectCRStripMF, subjectCrcache, subjectCrcacheKeep}
 
 func init() {
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCRDefault, SyncFunc: crSync(nil)})
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCRStripMF, SyncFunc: crSync(cache.TransformStripManagedFields())})
+	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcache, SyncFunc: crcacheSync(crcache.Options{})})
+	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcacheKeep, SyncFunc: crcacheSync(crcache.Options{KeepManagedFields: true})})
 }
 
 // listFor returns the list object a controller would read gvr with: typed when the scheme
@@ -42,7 +47,9 @@ func listFor(gvr schema.GroupVersionResource) (client.ObjectList, client.Object)
 	return l, o
 }
 
-// syncCache starts c, waits for the informer of gvr and counts what it holds.
+// syncCache starts c, waits for the informer of gvr (typed for Pods) and counts what it
+// holds: with a List for controller-runtime's cache (without deep copies), from the
+// informer's status for crcache (a List would decode every object).
 func syncCache(ctx context.Context, c cache.Cache, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
 	cctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -56,6 +63,13 @@ func syncCache(ctx context.Context, c cache.Cache, gvr schema.GroupVersionResour
 	if !c.WaitForCacheSync(ctx) {
 		stop()
 		return 0, nil, fmt.Errorf("cache did not sync")
+	}
+	if kc, ok := c.(*crcache.Cache); ok {
+		n := 0
+		for _, s := range kc.Statuses() {
+			n += s.Objects
+		}
+		return n, stop, nil
 	}
 	if err := c.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		stop()
@@ -73,6 +87,20 @@ func crSync(transform func(any) (any, error)) func(context.Context, *rest.Config
 			DefaultNamespaces: map[string]cache.Config{ns: {}},
 			DefaultTransform:  transform,
 		})
+		if err != nil {
+			return 0, nil, err
+		}
+		return syncCache(ctx, c, gvr, ns)
+	}
+}
+
+// crcacheSync is crcache, restricted to the namespace as controller-runtime's is.
+func crcacheSync(o crcache.Options) func(context.Context, *rest.Config, schema.GroupVersionResource, string) (int, func(), error) {
+	return func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
+		c, err := crcache.NewCache(cfg, cache.Options{
+			Scheme:            scheme.Scheme,
+			DefaultNamespaces: map[string]cache.Config{ns: {}},
+		}, o)
 		if err != nil {
 			return 0, nil, err
 		}
