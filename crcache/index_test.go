@@ -148,6 +148,8 @@ func TestFieldSelectors(t *testing.T) {
 		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
 		require.NoError(t, c.List(ctx, m, client.MatchingFieldsSelector{Selector: crcache.MustParseFields("metadata.labels.k")}))
 		assert.Equal(t, []string{"s1"}, names(ptrs(m.Items)))
+		err := c.List(ctx, m, client.MatchingFields{"type": "Opaque"})
+		assert.ErrorIs(t, err, crcache.ErrInvalidFieldSelector, "metadata-only objects have no such field: an error, not an empty list")
 	})
 }
 

@@ -312,6 +312,10 @@ func (a *access) indexForField(field string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: field %q is not an index of %s nor a JSONPath: %w", ErrInvalidFieldSelector, field, a.key.gvk, err)
 	}
+	if a.backend == backendMetadata && !strings.HasPrefix(p.String(), "{.metadata") {
+		return "", fmt.Errorf("%w: field %q of %s is not indexed, and a metadata-only informer holds no such field (IndexField names are per informer: register it on this one)",
+			ErrInvalidFieldSelector, field, a.key.gvk)
+	}
 	name = "path:" + p.String()
 	if err := a.addIndex(indexReg{name: name, path: p}); err != nil {
 		return "", err

@@ -7,8 +7,8 @@
 //
 //	go run ./examples/controller -namespace kindex-demo-1
 //
-// Flags: -kubeconfig, -context, -namespace ("" for all), -report (10s; 0 for none),
-// -install-crd (true: install the Widget CRD if it is missing).
+// Flags: -kubeconfig (controller-runtime's), -context, -namespace ("" for all), -report (10s;
+// 0 for none), -install-crd (true: install the Widget CRD if it is missing).
 package main
 
 import (
@@ -24,44 +24,43 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 func main() {
-	var (
-		o          = options{out: os.Stdout}
-		kubeconfig string
-		kubectx    string
-		installCRD bool
-	)
-	flag.StringVar(&kubeconfig, "kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then ~/.kube/config)")
-	flag.StringVar(&kubectx, "context", "", "kubeconfig context")
-	flag.StringVar(&o.namespace, "namespace", "kindex-demo-1", `namespace to reconcile ("" for all)`)
-	flag.DurationVar(&o.report, "report", 10*time.Second, "interval of the cache report (0: none)")
-	flag.BoolVar(&installCRD, "install-crd", true, "install the Widget CRD if it is missing")
+	o, kubectx, installCRD := defineFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubectx}).ClientConfig()
+	// controller-runtime's config: its -kubeconfig flag, $KUBECONFIG, ~/.kube/config.
+	cfg, err := config.GetConfigWithContext(*kubectx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(1)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if installCRD {
+	if *installCRD {
 		if err := ensureCRD(ctx, cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "controller:", err)
 			os.Exit(1)
 		}
 	}
-	if err := run(ctx, cfg, o); err != nil {
+	if err := run(ctx, cfg, *o); err != nil {
 		fmt.Fprintln(os.Stderr, "controller:", err)
 		os.Exit(1)
 	}
+}
+
+// defineFlags defines the command's flags on fs, next to the -kubeconfig flag
+// controller-runtime defines on the command line.
+func defineFlags(fs *flag.FlagSet) (o *options, kubectx *string, installCRD *bool) {
+	o = &options{out: os.Stdout}
+	kubectx = fs.String("context", "", "kubeconfig context")
+	fs.StringVar(&o.namespace, "namespace", "kindex-demo-1", `namespace to reconcile ("" for all)`)
+	fs.DurationVar(&o.report, "report", 10*time.Second, "interval of the cache report (0: none)")
+	installCRD = fs.Bool("install-crd", true, "install the Widget CRD if it is missing")
+	return o, kubectx, installCRD
 }
 
 // ensureCRD creates the Widget CRD unless it exists, and waits until it is Established.

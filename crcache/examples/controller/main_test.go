@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,17 @@ import (
 )
 
 var cp *testenv.ControlPlane
+
+// TestFlags: the command's flags sit next to controller-runtime's -kubeconfig.
+func TestFlags(t *testing.T) {
+	require.NotNil(t, flag.CommandLine.Lookup("kubeconfig"), "controller-runtime defines -kubeconfig")
+	o, kubectx, install := defineFlags(flag.CommandLine)
+	require.NoError(t, flag.CommandLine.Parse([]string{"-namespace", "", "-report", "0", "-context", "c", "-install-crd=false"}))
+	assert.Equal(t, "", o.namespace)
+	assert.Zero(t, o.report)
+	assert.Equal(t, "c", *kubectx)
+	assert.False(t, *install)
+}
 
 func TestMain(m *testing.M) { testenv.Main(m, &cp, testenv.Options{}) }
 
