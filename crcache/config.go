@@ -1,7 +1,10 @@
 package crcache
 
 import (
+	"reflect"
+	"runtime"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +78,7 @@ func (c *Cache) planFor(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) 
 		nsConfigs = bo.Namespaces
 	}
 	if !p.namespaced || len(nsConfigs) == 0 {
-		p.shards = []shardConfig{toShard(metav1.NamespaceAll, defaulted(typeLevel, global), nil)}
+		p.shards = []shardConfig{c.toShard(metav1.NamespaceAll, defaulted(typeLevel, global), nil)}
 		return p
 	}
 	others := make([]string, 0, len(nsConfigs))
@@ -95,7 +98,7 @@ func (c *Cache) planFor(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) 
 		if ns == metav1.NamespaceAll {
 			exclude = others
 		}
-		p.shards = append(p.shards, toShard(ns, cfg, exclude))
+		p.shards = append(p.shards, c.toShard(ns, cfg, exclude))
 	}
 	sort.Slice(p.shards, func(i, j int) bool { return p.shards[i].namespace < p.shards[j].namespace })
 	return p
@@ -118,8 +121,13 @@ func defaulted(cfg, def cache.Config) cache.Config {
 	return cfg
 }
 
-func toShard(ns string, cfg cache.Config, exclude []string) shardConfig {
+func (c *Cache) toShard(ns string, cfg cache.Config, exclude []string) shardConfig {
 	s := shardConfig{namespace: ns, listNamespace: ns, transform: cfg.Transform}
+	if !c.kopts.KeepManagedFields && isStripManagedFields(cfg.Transform) {
+		// kindex has cut managedFields from the bytes already: the transform would only cost a
+		// decode and an encode per object.
+		s.transform = nil
+	}
 	if cfg.UnsafeDisableDeepCopy != nil {
 		s.noCopy = *cfg.UnsafeDisableDeepCopy
 	}
@@ -146,4 +154,17 @@ func toShard(ns string, cfg cache.Config, exclude []string) shardConfig {
 		}
 	}
 	return s
+}
+
+// isStripManagedFields reports whether fn is controller-runtime's TransformStripManagedFields.
+// Functions cannot be compared, and each call site where it is inlined has a closure of its
+// own, so this goes by the closure's name: a closure of TransformStripManagedFields, named
+// pkg.TransformStripManagedFields.func1, or pkg.Caller.TransformStripManagedFields.funcN (or
+// .N) where it was inlined. A function it fails to recognize simply runs.
+func isStripManagedFields(fn toolscache.TransformFunc) bool {
+	if fn == nil {
+		return false
+	}
+	f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
+	return f != nil && strings.Contains(f.Name(), ".TransformStripManagedFields.")
 }

@@ -59,6 +59,8 @@
 // receives the typed object when the scheme knows the kind (kindex encodes its result
 // again, so transforms cost a decode and an encode per object), *unstructured.Unstructured
 // otherwise, and *metav1.PartialObjectMetadata in a metadata-only informer.
+// controller-runtime's TransformStripManagedFields is recognized and skipped, since kindex has
+// cut managedFields from the bytes already (unless Options.KeepManagedFields).
 //
 // Not used: HTTPClient (kindex builds its clients from the rest.Config, refusing redirects
 // to another host), NewInformer (there is no SharedIndexInformer), DefaultWatchErrorHandler
