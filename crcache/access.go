@@ -88,7 +88,7 @@ type access struct {
 	mu      sync.Mutex
 	shards  []shard // nil until materialized
 	regs    map[*Registration]struct{}
-	indexes []indexReg // registered through this access, in order
+	indexes []*indexReg // registered through this access, in order
 	stopped bool
 	stopCh  chan struct{}
 	checker *doneChecker
@@ -96,11 +96,19 @@ type access struct {
 }
 
 // indexReg is an index registered through an access: a function (IndexField, AddIndexers)
-// or a JSONPath expression (IndexJSONPath, field selectors on paths).
+// or a JSONPath expression (IndexJSONPath, field selectors on paths). done is closed once it
+// is registered on the access's informers (err says whether it failed), so that a second
+// request for the same JSONPath index waits for the first.
 type indexReg struct {
 	name string
 	fn   toolscache.IndexFunc
 	path *jsonpath.Path
+	done chan struct{}
+	err  error
+}
+
+func (idx *indexReg) samePath(o *indexReg) bool {
+	return idx.path != nil && o.path != nil && idx.path.String() == o.path.String()
 }
 
 // accessFor returns the cache's access for gvk read as kind, creating it (and, once the cache
@@ -200,33 +208,42 @@ func (a *access) materialize(ctx context.Context) {
 		defer close(a.ready)
 		shards, err := a.acquire(ctx)
 		a.mu.Lock()
-		if a.stopped {
+		if a.stopped || err != nil {
+			pending := append([]*indexReg(nil), a.indexes...)
 			a.mu.Unlock()
 			for _, s := range shards {
 				s.release()
 			}
 			a.err = errAccessStopped
-			return
-		}
-		if err != nil {
-			a.mu.Unlock()
-			a.err = fmt.Errorf("crcache: starting the informer of %s (%s): %w", a.key.gvk, a.key.kind, err)
+			if err != nil {
+				a.err = fmt.Errorf("crcache: starting the informer of %s (%s): %w", a.key.gvk, a.key.kind, err)
+			}
+			for _, idx := range pending {
+				a.finishIndex(idx, a.err)
+			}
+			if err == nil {
+				return
+			}
 			a.c.forget(a)
 			a.c.logger().Error(err, "Cannot start informer", "gvk", a.key.gvk.String(), "type", a.key.kind.String())
 			return
 		}
 		a.shards = shards
-		for _, idx := range a.indexes {
-			if err := a.applyIndexLocked(idx); err != nil {
-				a.c.logger().Error(err, "Cannot register index", "gvk", a.key.gvk.String(), "index", idx.name)
-			}
-		}
+		pending := append([]*indexReg(nil), a.indexes...)
 		for r := range a.regs {
 			if err := r.attachLocked(shards); err != nil {
 				a.c.logger().Error(err, "Cannot add event handler", "gvk", a.key.gvk.String())
 			}
 		}
 		a.mu.Unlock()
+		// Indexes run their functions on what the informers hold already: not under a.mu.
+		for _, idx := range pending {
+			err := applyIndex(shards, idx)
+			if err != nil {
+				a.c.logger().Error(err, "Cannot register index", "gvk", a.key.gvk.String(), "index", idx.name)
+			}
+			a.finishIndex(idx, err)
+		}
 	})
 }
 
@@ -373,33 +390,58 @@ func (a *access) stop() {
 }
 
 // addIndex registers an index through this access: now on every shard if materialized, and
-// in any case on the shards it gets later.
-func (a *access) addIndex(idx indexReg) error {
+// in any case on the shards it gets later. Index functions run on the objects already cached
+// before it returns, without a lock of the cache held.
+func (a *access) addIndex(idx *indexReg) error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	if a.stopped {
+		a.mu.Unlock()
 		return errAccessStopped
 	}
 	for _, have := range a.indexes {
-		if have.name == idx.name {
-			if have.path != nil && idx.path != nil && have.path.String() == idx.path.String() {
-				return nil // the same JSONPath index again: already registered here
-			}
-			return fmt.Errorf("crcache: index %q of %s: %w", idx.name, a.key.gvk, informer.ErrIndexConflict)
+		if have.name != idx.name {
+			continue
 		}
-	}
-	if a.shards != nil {
-		if err := a.applyIndexLocked(idx); err != nil {
-			return err
+		if have.samePath(idx) {
+			a.mu.Unlock()
+			<-have.done // the same JSONPath index again: registered here already, or being
+			return have.err
 		}
+		a.mu.Unlock()
+		return fmt.Errorf("crcache: index %q of %s: %w", idx.name, a.key.gvk, informer.ErrIndexConflict)
 	}
+	idx.done = make(chan struct{})
 	a.indexes = append(a.indexes, idx)
-	return nil
+	shards := a.shards
+	a.mu.Unlock()
+	if shards == nil {
+		return nil // materialize registers it
+	}
+	err := applyIndex(shards, idx)
+	a.finishIndex(idx, err)
+	return err
 }
 
-// applyIndexLocked registers idx on every shard, undoing it on failure.
-func (a *access) applyIndexLocked(idx indexReg) error {
-	for i, s := range a.shards {
+// finishIndex records the outcome of an index's registration; a failed one is forgotten.
+func (a *access) finishIndex(idx *indexReg, err error) {
+	idx.err = err
+	close(idx.done)
+	if err == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, have := range a.indexes {
+		if have == idx {
+			a.indexes = append(a.indexes[:i], a.indexes[i+1:]...)
+			break
+		}
+	}
+}
+
+// applyIndex registers idx on every shard, undoing it on failure.
+func applyIndex(shards []shard, idx *indexReg) error {
+	for i, s := range shards {
 		var err error
 		if idx.path != nil {
 			err = s.addIndexPath(idx.name, idx.path)
@@ -407,7 +449,7 @@ func (a *access) applyIndexLocked(idx indexReg) error {
 			err = s.addIndexFunc(idx.name, idx.fn)
 		}
 		if err != nil {
-			for _, done := range a.shards[:i] {
+			for _, done := range shards[:i] {
 				_ = done.removeIndex(idx.name)
 			}
 			return err

@@ -49,6 +49,8 @@ func TestIndexField(t *testing.T) {
 	assert.Empty(t, list(client.MatchingFields{"group": "odd", "spec.restartPolicy": "Always"}))
 	assert.ElementsMatch(t, []string{"a-00", "a-02", "b-00", "b-02"},
 		list(client.MatchingFieldsSelector{Selector: fields.OneTermNotEqualSelector("spec.restartPolicy", "Never")}), "!= as a standard selector")
+	assert.Empty(t, list(client.MatchingFieldsSelector{Selector: fields.Nothing()}), "fields.Nothing() selects nothing")
+	assert.Empty(t, list(client.MatchingFieldsSelector{}), "neither does a MatchingFieldsSelector without selector")
 
 	u := unstructuredPodList()
 	require.NoError(t, c.List(ctx, u, client.InNamespace(ns1), client.MatchingFields{"group": "odd"}))
@@ -134,6 +136,21 @@ func TestFieldSelectors(t *testing.T) {
 		})
 	}
 
+	t.Run("the same new path from concurrent lists", func(t *testing.T) {
+		errs := make(chan error, 8)
+		counts := make(chan int, 8)
+		for range 8 {
+			go func() {
+				var l corev1.PodList
+				errs <- c.List(ctx, &l, crcache.MustParseFields("spec.schedulerName=default-scheduler"))
+				counts <- len(l.Items)
+			}()
+		}
+		for range 8 {
+			require.NoError(t, <-errs)
+			assert.Equal(t, 6, <-counts)
+		}
+	})
 	t.Run("errors", func(t *testing.T) {
 		var l corev1.PodList
 		err := c.List(ctx, &l, client.MatchingFieldsSelector{Selector: crcache.MustParseFields("{.spec[}=x")})

@@ -86,7 +86,7 @@ func (i *Informer) AddIndexers(indexers toolscache.Indexers) error {
 		if fn == nil {
 			return fmt.Errorf("crcache: indexer %q: nil function", name)
 		}
-		if err := i.a.addIndex(indexReg{name: name, fn: i.a.indexFunc(fn)}); err != nil {
+		if err := i.a.addIndex(&indexReg{name: name, fn: i.a.indexFunc(fn)}); err != nil {
 			return err
 		}
 	}

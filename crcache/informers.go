@@ -100,7 +100,7 @@ func (c *Cache) IndexField(_ context.Context, obj client.Object, field string, e
 		}
 		return slices.Clone(extractValue(co)), nil
 	}
-	return a.addIndex(indexReg{name: fieldIndexName(field), fn: a.indexFunc(fn)})
+	return a.addIndex(&indexReg{name: fieldIndexName(field), fn: a.indexFunc(fn)})
 }
 
 // IndexJSONPath indexes obj's resource by a JSONPath expression under a name that field
@@ -124,5 +124,5 @@ func (c *Cache) IndexJSONPath(_ context.Context, obj client.Object, name, expr s
 	if err != nil {
 		return err
 	}
-	return a.addIndex(indexReg{name: fieldIndexName(name), path: p})
+	return a.addIndex(&indexReg{name: fieldIndexName(name), path: p})
 }

@@ -3,6 +3,7 @@ package crcache
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -118,7 +119,9 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 		scope = shards[i : i+1]
 	}
 	conds, err := a.conditions(listOpts.FieldSelector)
-	if err != nil {
+	if errors.Is(err, errMatchesNothing) {
+		scope = nil // fields.Nothing(): an empty list
+	} else if err != nil {
 		return err
 	}
 	q := query.Query{Namespace: ns, Conditions: conds, Scan: true}
@@ -236,6 +239,9 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 	if fs, ok := sel.(*FieldSelector); ok {
 		reqs = fs.reqs
 	} else {
+		if len(sel.Requirements()) == 0 {
+			return nil, errMatchesNothing // not empty, yet no requirement: fields.Nothing()
+		}
 		for _, r := range sel.Requirements() {
 			fr := FieldRequirement{Field: r.Field, Values: []string{r.Value}}
 			switch r.Operator {
@@ -285,6 +291,9 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 	return conds, nil
 }
 
+// errMatchesNothing marks a selector that selects nothing.
+var errMatchesNothing = errors.New("crcache: the field selector matches nothing")
+
 // fieldIndexName is the kindex index name of an IndexField or IndexJSONPath name.
 func fieldIndexName(field string) string { return "field:" + field }
 
@@ -317,7 +326,7 @@ func (a *access) indexForField(field string) (string, error) {
 			ErrInvalidFieldSelector, field, a.key.gvk)
 	}
 	name = "path:" + p.String()
-	if err := a.addIndex(indexReg{name: name, path: p}); err != nil {
+	if err := a.addIndex(&indexReg{name: name, path: p}); err != nil {
 		return "", err
 	}
 	return name, nil
