@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -280,4 +281,38 @@ func objects[T client.Object](items []T) []client.Object {
 		out[i] = o
 	}
 	return out
+}
+
+// TestMetrics: kindex's informer metrics go to Options.Registerer, one series per informer.
+func TestMetrics(t *testing.T) {
+	ns := cp.Namespace(t)
+	createPods(t, adminClient(t), ns, "p", 2)
+	reg := prometheus.NewRegistry()
+	c, err := crcache.NewCache(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, crcache.Options{Registerer: reg})
+	require.NoError(t, err)
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(t.Context()))
+	require.NoError(t, c.List(t.Context(), &corev1.PodList{}))
+	cms := &metav1.PartialObjectMetadataList{}
+	cms.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"})
+	require.NoError(t, c.List(t.Context(), cms))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	objects := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "kindex_informer_objects" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			res := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "resource" {
+					res = l.GetValue()
+				}
+			}
+			objects[res] = m.GetGauge().GetValue()
+		}
+	}
+	assert.Equal(t, 2.0, objects["pods"], "%v", objects)
+	assert.Contains(t, objects, "configmaps", "both resources' informers, from factories of their own, share the collectors")
 }
