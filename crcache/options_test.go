@@ -160,6 +160,20 @@ func TestNamespacedCache(t *testing.T) {
 		return strings.Compare(x.GetNamespace()+"/"+x.GetName(), y.GetNamespace()+"/"+y.GetName())
 	}), "pages in order")
 	assert.Empty(t, page2.Continue)
+
+	// One informer over both namespaces: a handler sees both, and nothing of the others.
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	require.Len(t, inf.(*crcache.Informer).Statuses(), 2, "one kindex informer per namespace")
+	ev := newEvents()
+	reg, err := inf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+	require.Eventually(t, reg.HasSynced, 10*time.Second, 20*time.Millisecond)
+	assert.NotNil(t, ev.added(ns1+"/a-01"))
+	assert.NotNil(t, ev.added(ns2+"/b-00"))
+	assert.Nil(t, ev.added(other+"/c-00"))
+	require.NoError(t, cl.Create(ctx, newPod(ns2, "late", nil)))
+	require.Eventually(t, func() bool { return ev.added(ns2+"/late") != nil }, 10*time.Second, 20*time.Millisecond)
 }
 
 // TestTransforms: the default and per-type transforms apply to every kind of read; a typed
