@@ -1,0 +1,463 @@
+package crcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// accessKind is how a caller reads a resource: as the scheme's Go type, as
+// *unstructured.Unstructured or as *metav1.PartialObjectMetadata. controller-runtime keeps
+// one informer per kind; here typed and unstructured reads share one compact informer, and
+// metadata-only reads share it too when it exists.
+type accessKind uint8
+
+const (
+	kindTyped accessKind = iota
+	kindUnstructured
+	kindMetadata
+)
+
+func (k accessKind) String() string {
+	switch k {
+	case kindTyped:
+		return "typed"
+	case kindUnstructured:
+		return "unstructured"
+	case kindMetadata:
+		return "metadata"
+	}
+	return fmt.Sprintf("accessKind(%d)", uint8(k))
+}
+
+// kindOf tells how obj (an object or a list) reads its resource.
+func kindOf(obj runtime.Object) accessKind {
+	switch obj.(type) {
+	case runtime.Unstructured:
+		return kindUnstructured
+	case *metav1.PartialObjectMetadata, *metav1.PartialObjectMetadataList:
+		return kindMetadata
+	}
+	return kindTyped
+}
+
+// backend is the storage an access reads.
+type backend uint8
+
+const (
+	// backendCompact: kindex's compact mode, each object kept as its JSON bytes.
+	backendCompact backend = iota
+	// backendMetadata: kindex's metadata-only mode (PartialObjectMetadata over protobuf).
+	backendMetadata
+)
+
+type accessKey struct {
+	gvk  schema.GroupVersionKind
+	kind accessKind
+}
+
+// errAccessStopped is returned by an informer after RemoveInformer or once the cache stopped.
+var errAccessStopped = errors.New("crcache: informer stopped (removed, or the cache stopped)")
+
+// access is what controller-runtime calls an informer: one resource read one way. It holds
+// one kindex informer reference per shard of the resource's plan, so that RemoveInformer
+// releases exactly its own references: the kindex informer stops when its last reference
+// goes, whichever access held it.
+type access struct {
+	c       *Cache
+	key     accessKey
+	res     *resource
+	backend backend
+	inf     *Informer
+
+	ready   chan struct{} // closed when materialize has ended
+	matOnce sync.Once
+	err     error // why materialize failed; set before ready closes
+
+	mu      sync.Mutex
+	shards  []shard // nil until materialized
+	regs    map[*Registration]struct{}
+	indexes []*indexReg // registered through this access, in order
+	stopped bool
+	stopCh  chan struct{}
+	checker *doneChecker
+	synced  bool // latch: every shard has synced once
+}
+
+// indexReg is an index registered through an access: a function (IndexField, AddIndexers)
+// or a JSONPath expression (IndexJSONPath, field selectors on paths). done is closed once it
+// is registered on the access's informers (err says whether it failed), so that a second
+// request for the same JSONPath index waits for the first.
+type indexReg struct {
+	name string
+	fn   toolscache.IndexFunc
+	path *jsonpath.Path
+	done chan struct{}
+	err  error
+}
+
+func (idx *indexReg) samePath(o *indexReg) bool {
+	return idx.path != nil && o.path != nil && idx.path.String() == o.path.String()
+}
+
+// accessFor returns the cache's access for gvk read as kind, creating it (and, once the cache
+// has started, its kindex informers). With failIfMissing it refuses to create an informer
+// for a resource the cache does not hold yet (ReaderFailOnMissingInformer); a resource it
+// holds can always be read another way the data allows (typed as unstructured and the
+// reverse, either as metadata).
+func (c *Cache) accessFor(gvk schema.GroupVersionKind, kind accessKind, failIfMissing bool) (*access, error) {
+	key := accessKey{gvk: gvk, kind: kind}
+	c.mu.Lock()
+	if a := c.accesses[key]; a != nil {
+		c.mu.Unlock()
+		return a, nil
+	}
+	if failIfMissing && !c.holdsLocked(gvk, kind) {
+		c.mu.Unlock()
+		return nil, &cache.ErrResourceNotCached{GVK: gvk}
+	}
+	res := c.resources[gvk]
+	c.mu.Unlock()
+
+	if res == nil {
+		mapping, err := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return nil, err
+		}
+		res = c.resourceFor(c.planFor(gvk, mapping))
+	}
+
+	c.mu.Lock()
+	if a := c.accesses[key]; a != nil {
+		c.mu.Unlock()
+		return a, nil
+	}
+	if c.stopping {
+		c.mu.Unlock()
+		return nil, errAccessStopped
+	}
+	a := &access{
+		c:      c,
+		key:    key,
+		res:    res,
+		ready:  make(chan struct{}),
+		regs:   map[*Registration]struct{}{},
+		stopCh: make(chan struct{}),
+	}
+	a.inf = &Informer{a: a}
+	if kind == kindMetadata && !c.holdsLocked(gvk, kindTyped) {
+		a.backend = backendMetadata
+	}
+	c.accesses[key] = a
+	if c.started {
+		c.goMaterialize(a)
+	}
+	c.mu.Unlock()
+	return a, nil
+}
+
+// holdsLocked reports whether the cache has an informer that can serve gvk read as kind:
+// one of its own kind, or a compact one (typed or unstructured access) for any kind.
+func (c *Cache) holdsLocked(gvk schema.GroupVersionKind, kind accessKind) bool {
+	if c.accesses[accessKey{gvk, kind}] != nil {
+		return true
+	}
+	for _, k := range []accessKind{kindTyped, kindUnstructured} {
+		if a := c.accesses[accessKey{gvk, k}]; a != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// goMaterialize materializes a in the background, with the cache's context (so that a
+// caller whose context ends does not fail it for the others). c.mu is held.
+func (c *Cache) goMaterialize(a *access) {
+	ctx := c.ctx
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		a.materialize(ctx)
+	}()
+}
+
+// forget removes a from the cache's accesses if it is still there.
+func (c *Cache) forget(a *access) {
+	c.mu.Lock()
+	if c.accesses[a.key] == a {
+		delete(c.accesses, a.key)
+	}
+	c.mu.Unlock()
+}
+
+// materialize acquires the access's kindex informers (once), then registers what was
+// registered before: indexes and handlers.
+func (a *access) materialize(ctx context.Context) {
+	a.matOnce.Do(func() {
+		defer close(a.ready)
+		shards, err := a.acquire(ctx)
+		a.mu.Lock()
+		if a.stopped || err != nil {
+			pending := append([]*indexReg(nil), a.indexes...)
+			a.mu.Unlock()
+			for _, s := range shards {
+				s.release()
+			}
+			a.err = errAccessStopped
+			if err != nil {
+				a.err = fmt.Errorf("crcache: starting the informer of %s (%s): %w", a.key.gvk, a.key.kind, err)
+			}
+			for _, idx := range pending {
+				a.finishIndex(idx, a.err)
+			}
+			if err == nil {
+				return
+			}
+			a.c.forget(a)
+			a.c.logger().Error(err, "Cannot start informer", "gvk", a.key.gvk.String(), "type", a.key.kind.String())
+			return
+		}
+		a.shards = shards
+		pending := append([]*indexReg(nil), a.indexes...)
+		for r := range a.regs {
+			if err := r.attachLocked(shards); err != nil {
+				a.c.logger().Error(err, "Cannot add event handler", "gvk", a.key.gvk.String())
+			}
+		}
+		a.mu.Unlock()
+		// Indexes run their functions on what the informers hold already: not under a.mu.
+		for _, idx := range pending {
+			err := applyIndex(shards, idx)
+			if err != nil {
+				a.c.logger().Error(err, "Cannot register index", "gvk", a.key.gvk.String(), "index", idx.name)
+			}
+			a.finishIndex(idx, err)
+		}
+	})
+}
+
+// acquire takes one kindex informer reference per shard of the plan.
+func (a *access) acquire(ctx context.Context) ([]shard, error) {
+	p := a.res.plan
+	shards := make([]shard, 0, len(p.shards))
+	fail := func(err error) ([]shard, error) {
+		for _, s := range shards {
+			s.release()
+		}
+		return nil, err
+	}
+	for i := range p.shards {
+		sc := &p.shards[i]
+		opts := []informer.Option{
+			informer.WithNamespace(sc.listNamespace),
+			informer.WithLabelSelector(sc.label),
+			informer.WithFieldSelector(sc.field),
+		}
+		switch a.backend {
+		case backendCompact:
+			f, err := a.res.compactFactory()
+			if err != nil {
+				return fail(err)
+			}
+			inf, err := f.InformerForGVR(ctx, p.gvr, opts...)
+			if err != nil {
+				return fail(err)
+			}
+			shards = append(shards, &kshard[*unstructured.Unstructured]{inf: inf, cfg: sc})
+		case backendMetadata:
+			f, err := a.res.metaFactory()
+			if err != nil {
+				return fail(err)
+			}
+			inf, err := f.InformerForGVR(ctx, p.gvr, opts...)
+			if err != nil {
+				return fail(err)
+			}
+			shards = append(shards, &kshard[*metav1.PartialObjectMetadata]{inf: inf, cfg: sc})
+		}
+	}
+	return shards, nil
+}
+
+// waitReady waits until the access has its informers (or failed to get them).
+func (a *access) waitReady(ctx context.Context) error {
+	select {
+	case <-a.ready:
+	case <-a.stopCh:
+		return errAccessStopped
+	case <-ctx.Done():
+		return a.timeout(ctx.Err())
+	}
+	if a.err != nil {
+		return a.err
+	}
+	return nil
+}
+
+// waitSynced waits until every shard has synced once. It returns at once, with the
+// informer's *informer.SyncError (apierrors.IsForbidden, IsNotFound hold for it), when a
+// shard is parked before its first sync; and a timeout error (apierrors.IsTimeout) when ctx
+// ends first.
+func (a *access) waitSynced(ctx context.Context) error {
+	if err := a.waitReady(ctx); err != nil {
+		return err
+	}
+	shards, err := a.current()
+	if err != nil {
+		return err
+	}
+	for _, s := range shards {
+		if s.hasSynced() {
+			continue
+		}
+		if err := s.waitForSyncOrPark(ctx); err != nil {
+			if s.hasSynced() {
+				continue
+			}
+			if ctx.Err() != nil {
+				return a.timeout(err)
+			}
+			if errors.Is(err, informer.ErrReleased) {
+				return errAccessStopped
+			}
+			return fmt.Errorf("crcache: informer of %s cannot sync: %w", a.key.gvk, err)
+		}
+	}
+	return nil
+}
+
+// hasSynced reports whether every shard has synced once (latched).
+func (a *access) hasSynced() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.synced {
+		return true
+	}
+	if a.shards == nil {
+		return false
+	}
+	for _, s := range a.shards {
+		if !s.hasSynced() {
+			return false
+		}
+	}
+	a.synced = true
+	return true
+}
+
+// current returns the access's shards, or an error once it stopped.
+func (a *access) current() ([]shard, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return nil, errAccessStopped
+	}
+	return a.shards, nil
+}
+
+func (a *access) isStopped() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopped
+}
+
+// stop releases the access's informer references, with the handlers and indexes added
+// through them. It is idempotent.
+func (a *access) stop() {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return
+	}
+	a.stopped = true
+	shards := a.shards
+	close(a.stopCh)
+	a.mu.Unlock()
+	for _, s := range shards {
+		s.release()
+	}
+}
+
+// addIndex registers an index through this access: now on every shard if materialized, and
+// in any case on the shards it gets later. Index functions run on the objects already cached
+// before it returns, without a lock of the cache held.
+func (a *access) addIndex(idx *indexReg) error {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return errAccessStopped
+	}
+	for _, have := range a.indexes {
+		if have.name != idx.name {
+			continue
+		}
+		if have.samePath(idx) {
+			a.mu.Unlock()
+			<-have.done // the same JSONPath index again: registered here already, or being
+			return have.err
+		}
+		a.mu.Unlock()
+		return fmt.Errorf("crcache: index %q of %s: %w", idx.name, a.key.gvk, informer.ErrIndexConflict)
+	}
+	idx.done = make(chan struct{})
+	a.indexes = append(a.indexes, idx)
+	shards := a.shards
+	a.mu.Unlock()
+	if shards == nil {
+		return nil // materialize registers it
+	}
+	err := applyIndex(shards, idx)
+	a.finishIndex(idx, err)
+	return err
+}
+
+// finishIndex records the outcome of an index's registration; a failed one is forgotten.
+func (a *access) finishIndex(idx *indexReg, err error) {
+	idx.err = err
+	close(idx.done)
+	if err == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i, have := range a.indexes {
+		if have == idx {
+			a.indexes = append(a.indexes[:i], a.indexes[i+1:]...)
+			break
+		}
+	}
+}
+
+// applyIndex registers idx on every shard, undoing it on failure.
+func applyIndex(shards []shard, idx *indexReg) error {
+	for i, s := range shards {
+		var err error
+		if idx.path != nil {
+			err = s.addIndexPath(idx.name, idx.path)
+		} else {
+			err = s.addIndexFunc(idx.name, idx.fn)
+		}
+		if err != nil {
+			for _, done := range shards[:i] {
+				_ = done.removeIndex(idx.name)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *access) timeout(cause error) error {
+	return newTimeoutError(fmt.Sprintf("failed waiting for %s informer of %s to sync", a.key.kind, a.key.gvk), cause)
+}

@@ -1,0 +1,284 @@
+package crcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/informer"
+)
+
+// defaultSyncPeriod is controller-runtime's default SyncPeriod.
+const defaultSyncPeriod = 10 * time.Hour
+
+// Options are crcache's own settings, on top of controller-runtime's cache.Options. The zero
+// value is what New uses.
+type Options struct {
+	// KeepManagedFields keeps metadata.managedFields in the cache. By default they are cut
+	// before anything is stored, as everywhere in kindex: they are about 40% of a typical
+	// object and a cache reader seldom needs them. controller-runtime's default cache keeps
+	// them; set this if a controller reads them from the cache.
+	KeepManagedFields bool
+	// Logger receives kindex's logs: one line per informer transition (parked, resumed),
+	// never one per retry. Default: klog.Background().
+	Logger logr.Logger
+	// Registerer, if set, receives kindex's informer metrics (kindex_informer_*), for example
+	// controller-runtime's metrics.Registry. Default: none.
+	Registerer prometheus.Registerer
+}
+
+// New returns a controller-runtime cache backed by kindex, configured by controller-runtime's
+// own cache.Options. It has the type of cache.NewCacheFunc, so a manager switches with one
+// line:
+//
+//	mgr, err := ctrl.NewManager(cfg, ctrl.Options{NewCache: crcache.New})
+//
+// The returned cache is a *Cache.
+func New(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+	return NewCache(cfg, opts, Options{})
+}
+
+// NewFunc returns a cache.NewCacheFunc that builds a Cache with kindex settings o.
+func NewFunc(o Options) cache.NewCacheFunc {
+	return func(cfg *rest.Config, opts cache.Options) (cache.Cache, error) {
+		return NewCache(cfg, opts, o)
+	}
+}
+
+// Cache is a controller-runtime cache.Cache backed by kindex informers. See the package
+// documentation for what it does differently from controller-runtime's cache.
+type Cache struct {
+	cfg    *rest.Config
+	scheme *runtime.Scheme
+	mapper meta.RESTMapper
+	opts   cache.Options
+	kopts  Options
+	// byObject is opts.ByObject keyed by GVK (not defaulted: plans default it).
+	byObject map[schema.GroupVersionKind]cache.ByObject
+	resync   time.Duration
+	disc     *discovery.Client
+
+	mu        sync.Mutex
+	bg        sync.WaitGroup // materializations in flight
+	starting  bool
+	started   bool
+	stopping  bool
+	ctx       context.Context // Start's, once started
+	startedCh chan struct{}
+	accesses  map[accessKey]*access
+	resources map[schema.GroupVersionKind]*resource
+}
+
+var _ cache.Cache = (*Cache)(nil)
+
+// NewCache is New with kindex settings, returning the concrete type.
+func NewCache(cfg *rest.Config, opts cache.Options, o Options) (*Cache, error) {
+	if cfg == nil {
+		return nil, errors.New("crcache: nil rest.Config")
+	}
+	cfg = rest.CopyConfig(cfg)
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	if opts.Scheme == nil {
+		opts.Scheme = scheme.Scheme
+	}
+	if opts.Mapper == nil {
+		httpClient := opts.HTTPClient
+		if httpClient == nil {
+			var err error
+			if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
+				return nil, fmt.Errorf("crcache: HTTP client for config: %w", err)
+			}
+		}
+		m, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+		if err != nil {
+			return nil, fmt.Errorf("crcache: RESTMapper: %w", err)
+		}
+		opts.Mapper = m
+	}
+	opts.DefaultNamespaces = maps.Clone(opts.DefaultNamespaces)
+	c := &Cache{
+		cfg:       cfg,
+		scheme:    opts.Scheme,
+		mapper:    opts.Mapper,
+		opts:      opts,
+		kopts:     o,
+		byObject:  map[schema.GroupVersionKind]cache.ByObject{},
+		resync:    defaultSyncPeriod,
+		startedCh: make(chan struct{}),
+		accesses:  map[accessKey]*access{},
+		resources: map[schema.GroupVersionKind]*resource{},
+	}
+	if opts.SyncPeriod != nil {
+		c.resync = *opts.SyncPeriod
+	}
+	for obj, bo := range opts.ByObject {
+		gvk, err := apiutil.GVKForObject(obj, opts.Scheme)
+		if err != nil {
+			return nil, fmt.Errorf("crcache: GVK for type %T: %w", obj, err)
+		}
+		namespaced, err := apiutil.IsGVKNamespaced(gvk, opts.Mapper)
+		if err != nil {
+			return nil, fmt.Errorf("crcache: whether %T is namespaced: %w", obj, err)
+		}
+		if !namespaced && bo.Namespaces != nil {
+			return nil, fmt.Errorf("crcache: type %T is not namespaced, but its ByObject.Namespaces setting is not nil", obj)
+		}
+		bo.Namespaces = maps.Clone(bo.Namespaces)
+		c.byObject[gvk] = bo
+	}
+	disc, err := discovery.New(cfg, discovery.Options{Logger: o.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("crcache: discovery: %w", err)
+	}
+	c.disc = disc
+	return c, nil
+}
+
+// Start starts the informers requested so far and every one requested later, and blocks
+// until ctx ends; then it stops them all and returns once their goroutines have ended.
+// A cache is started once: a second Start fails.
+func (c *Cache) Start(ctx context.Context) error {
+	c.mu.Lock()
+	if c.starting {
+		c.mu.Unlock()
+		return errors.New("crcache: informer already started")
+	}
+	c.starting = true
+	c.mu.Unlock()
+
+	// Discovery's first round runs here; a failure is not fatal (informers resolve on
+	// demand and discovery retries), but it is worth a log line.
+	if err := c.disc.Start(ctx); err != nil && ctx.Err() == nil {
+		c.logger().Error(err, "Initial discovery failed; resources are resolved on demand")
+	}
+	c.mu.Lock()
+	c.started = true
+	c.ctx = ctx
+	for _, a := range c.accesses {
+		c.goMaterialize(a)
+	}
+	c.mu.Unlock()
+	close(c.startedCh)
+
+	<-ctx.Done()
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
+	c.bg.Wait()
+	c.mu.Lock()
+	accesses := make([]*access, 0, len(c.accesses))
+	for _, a := range c.accesses {
+		accesses = append(accesses, a)
+	}
+	resources := make([]*resource, 0, len(c.resources))
+	for _, r := range c.resources {
+		resources = append(resources, r)
+	}
+	c.mu.Unlock()
+	for _, a := range accesses {
+		a.stop()
+	}
+	for _, r := range resources {
+		r.shutdown()
+	}
+	c.disc.Wait()
+	return nil
+}
+
+// NeedLeaderElection tells a manager that the cache runs on every replica.
+func (c *Cache) NeedLeaderElection() bool { return false }
+
+// WaitForCacheSync waits until the cache is started and every informer requested so far has
+// synced (applied a complete list at least once). It returns false when ctx ends first, and
+// also, at once, when an informer is parked before its first sync: the server refuses the
+// resource (403) or no longer serves it, and waiting would not help (the reason is logged
+// and shown by Statuses).
+func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
+	select {
+	case <-c.startedCh:
+	case <-ctx.Done():
+		return false
+	}
+	c.mu.Lock()
+	accesses := make([]*access, 0, len(c.accesses))
+	for _, a := range c.accesses {
+		accesses = append(accesses, a)
+	}
+	c.mu.Unlock()
+	for _, a := range accesses {
+		if err := a.waitSynced(ctx); err != nil {
+			if !errors.Is(err, errAccessStopped) {
+				c.logger().Error(err, "Cache did not sync", "gvk", a.key.gvk.String(), "type", a.key.kind.String())
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Statuses returns the status of every kindex informer the cache holds: one per resource,
+// and per namespace when the cache is restricted to several. A parked informer shows its
+// reason (Forbidden, NotFound, ...) and the server's last error.
+func (c *Cache) Statuses() []informer.Status {
+	c.mu.Lock()
+	resources := make([]*resource, 0, len(c.resources))
+	for _, r := range c.resources {
+		resources = append(resources, r)
+	}
+	c.mu.Unlock()
+	var out []informer.Status
+	for _, r := range resources {
+		out = append(out, r.statuses()...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
+	return out
+}
+
+func (c *Cache) logger() logr.Logger {
+	if c.kopts.Logger.GetSink() == nil {
+		return klog.Background().WithName("crcache")
+	}
+	return c.kopts.Logger.WithName("crcache")
+}
+
+func (c *Cache) isStarted() bool {
+	select {
+	case <-c.startedCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// gvkOf returns the GVK and access kind of an object or (with list true) of a list's items.
+func (c *Cache) gvkOf(obj runtime.Object, list bool) (schema.GroupVersionKind, accessKind, error) {
+	gvk, err := apiutil.GVKForObject(obj, c.scheme)
+	if err != nil {
+		return gvk, 0, err
+	}
+	if list {
+		if len(gvk.Kind) <= 4 || gvk.Kind[len(gvk.Kind)-4:] != "List" {
+			return gvk, 0, fmt.Errorf("crcache: %T (%s) is not a list kind", obj, gvk)
+		}
+		gvk.Kind = gvk.Kind[:len(gvk.Kind)-4]
+	}
+	return gvk, kindOf(obj), nil
+}

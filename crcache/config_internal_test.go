@@ -1,0 +1,105 @@
+package crcache
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+)
+
+// TestPlanFor checks how controller-runtime's options become shards, without a server.
+func TestPlanFor(t *testing.T) {
+	podGVK := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	nodeGVK := schema.GroupVersionKind{Version: "v1", Kind: "Node"}
+	namespaced := &meta.RESTMapping{Resource: schema.GroupVersionResource{Version: "v1", Resource: "pods"}, Scope: meta.RESTScopeNamespace}
+	clusterScoped := &meta.RESTMapping{Resource: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, Scope: meta.RESTScopeRoot}
+	sel := func(s string) labels.Selector { return labels.SelectorFromSet(labels.Set{"k": s}) }
+	yes := true
+	type shard struct{ ns, list, label, field string }
+	tests := []struct {
+		name     string
+		opts     cache.Options
+		byObject map[schema.GroupVersionKind]cache.ByObject
+		gvk      schema.GroupVersionKind
+		want     []shard
+	}{
+		{"nothing", cache.Options{}, nil, podGVK, []shard{{"", "", "", ""}}},
+		{"global selectors", cache.Options{DefaultLabelSelector: sel("g"), DefaultFieldSelector: fields.OneTermEqualSelector("spec.nodeName", "n")}, nil, podGVK,
+			[]shard{{"", "", "k=g", "spec.nodeName=n"}}},
+		{"type-level wins", cache.Options{DefaultLabelSelector: sel("g")}, map[schema.GroupVersionKind]cache.ByObject{podGVK: {Label: sel("t")}}, podGVK,
+			[]shard{{"", "", "k=t", ""}}},
+		{"namespace field selector pins the list namespace", cache.Options{DefaultFieldSelector: fields.OneTermEqualSelector("metadata.namespace", "a")}, nil, podGVK,
+			[]shard{{"", "a", "", "metadata.namespace=a"}}},
+		{"DefaultNamespaces", cache.Options{DefaultNamespaces: map[string]cache.Config{"b": {}, "a": {LabelSelector: sel("a")}}, DefaultLabelSelector: sel("g")}, nil, podGVK,
+			[]shard{{"a", "a", "k=a", ""}, {"b", "b", "k=g", ""}}},
+		{"AllNamespaces excludes the others", cache.Options{DefaultNamespaces: map[string]cache.Config{"": {}, "b": {}, "a": {}}}, nil, podGVK,
+			[]shard{{"", "", "", "metadata.namespace!=a,metadata.namespace!=b"}, {"a", "a", "", ""}, {"b", "b", "", ""}}},
+		{"ByObject namespaces replace DefaultNamespaces", cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}},
+			map[schema.GroupVersionKind]cache.ByObject{podGVK: {Namespaces: map[string]cache.Config{"c": {}}}}, podGVK, []shard{{"c", "c", "", ""}}},
+		{"empty ByObject namespaces mean all", cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}},
+			map[schema.GroupVersionKind]cache.ByObject{podGVK: {Namespaces: map[string]cache.Config{}}}, podGVK, []shard{{"", "", "", ""}}},
+		{"namespace config over type-level over DefaultNamespaces", cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {LabelSelector: sel("dn")}}},
+			map[schema.GroupVersionKind]cache.ByObject{podGVK: {Label: sel("t"), Namespaces: map[string]cache.Config{"a": {}, "b": {LabelSelector: sel("b")}}}}, podGVK,
+			[]shard{{"a", "a", "k=t", ""}, {"b", "b", "k=b", ""}}},
+		{"cluster-scoped ignores namespaces", cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}, DefaultLabelSelector: sel("g")}, nil, nodeGVK,
+			[]shard{{"", "", "k=g", ""}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Cache{opts: tt.opts, byObject: tt.byObject}
+			mapping := namespaced
+			if tt.gvk == nodeGVK {
+				mapping = clusterScoped
+			}
+			p := c.planFor(tt.gvk, mapping)
+			var got []shard
+			for _, s := range p.shards {
+				got = append(got, shard{s.namespace, s.listNamespace, s.label, s.field})
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+
+	t.Run("routing", func(t *testing.T) {
+		c := &Cache{opts: cache.Options{DefaultNamespaces: map[string]cache.Config{"": {}, "a": {}}}}
+		p := c.planFor(podGVK, namespaced)
+		assert.Equal(t, "a", p.shards[p.shardFor("a")].namespace)
+		assert.Equal(t, "", p.shards[p.shardFor("zzz")].namespace)
+		c = &Cache{opts: cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}}}
+		assert.Equal(t, -1, c.planFor(podGVK, namespaced).shardFor("zzz"))
+	})
+	t.Run("deep copy and transforms", func(t *testing.T) {
+		mark := func(in any) (any, error) { return in, nil }
+		c := &Cache{opts: cache.Options{DefaultUnsafeDisableDeepCopy: &yes, DefaultTransform: mark}}
+		p := c.planFor(podGVK, namespaced)
+		assert.True(t, p.shards[0].noCopy)
+		assert.NotNil(t, p.shards[0].transform)
+		assert.True(t, p.hasTransform())
+
+		c = &Cache{opts: cache.Options{DefaultTransform: cache.TransformStripManagedFields()}}
+		assert.Nil(t, c.planFor(podGVK, namespaced).shards[0].transform,
+			"TransformStripManagedFields is skipped: managedFields are cut already")
+		c.kopts.KeepManagedFields = true
+		assert.NotNil(t, c.planFor(podGVK, namespaced).shards[0].transform, "unless they are kept")
+	})
+}
+
+func TestContinueTokens(t *testing.T) {
+	for _, key := range []string{"ns/name", "name", "a-b/c"} {
+		got, err := decodeContinue(encodeContinue(key))
+		assert.NoError(t, err)
+		assert.Equal(t, key, got)
+	}
+	for _, bad := range []string{"!", "bm9wZQ", encodeContinue("")[:4]} {
+		_, err := decodeContinue(bad)
+		assert.Error(t, err, bad)
+	}
+	// (namespace, name) order, not the order of the keys as strings.
+	assert.Negative(t, compareKeys("a/x", "a-b/a"))
+	assert.Negative(t, compareKeys("node-1", "a/x"))
+	assert.Zero(t, compareKeys("a/x", "a/x"))
+}

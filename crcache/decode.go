@@ -1,0 +1,185 @@
+package crcache
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// newTyped returns a new object of the access's Go type.
+func (a *access) newTyped() (runtime.Object, error) {
+	return a.c.scheme.New(a.key.gvk)
+}
+
+// decodeInto writes the cached item it into out, an object of the access's kind:
+//   - typed: the stored JSON bytes are decoded straight into out (apimachinery's JSON
+//     decoder, which keeps integers as int64), never through a map;
+//   - unstructured: kindex decodes the bytes into a new map;
+//   - metadata: from the compact store, only metadata is decoded from the bytes; from a
+//     metadata-only informer, the cached object is deep-copied (shared instead when
+//     UnsafeDisableDeepCopy is set).
+//
+// Objects from the compact store are always the caller's own: UnsafeDisableDeepCopy has no
+// effect there, since decoding already makes a new object.
+func (a *access) decodeInto(it item, out runtime.Object, noCopy bool) error {
+	gvk := a.key.gvk
+	switch a.key.kind {
+	case kindTyped:
+		if err := decodeTyped(it, out); err != nil {
+			return err
+		}
+	case kindUnstructured:
+		obj, err := it.object()
+		if err != nil {
+			return err
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("crcache: cached %s is a %T, not unstructured", it.Key(), obj)
+		}
+		uo, ok := out.(runtime.Unstructured)
+		if !ok {
+			return fmt.Errorf("crcache: cannot read unstructured %s into a %T", gvk, out)
+		}
+		uo.SetUnstructuredContent(u.Object)
+	case kindMetadata:
+		pom, ok := out.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return fmt.Errorf("crcache: cannot read metadata of %s into a %T", gvk, out)
+		}
+		if raw := it.Raw(); raw != nil {
+			*pom = metav1.PartialObjectMetadata{}
+			if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, pom); err != nil {
+				return fmt.Errorf("crcache: decoding metadata of %s: %w", it.Key(), err)
+			}
+			break
+		}
+		obj, err := it.object()
+		if err != nil {
+			return err
+		}
+		cached, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return fmt.Errorf("crcache: cached %s is a %T, not metadata", it.Key(), obj)
+		}
+		if !noCopy {
+			cached = cached.DeepCopy()
+		}
+		*pom = *cached
+	}
+	out.GetObjectKind().SetGroupVersionKind(gvk)
+	return nil
+}
+
+// decodeTyped decodes a compact item's bytes into out, a pointer to a typed struct, after
+// zeroing it (a JSON decode into a used struct would keep fields the object lacks).
+func decodeTyped(it item, out runtime.Object) error {
+	raw := it.Raw()
+	if raw == nil {
+		obj, err := it.object()
+		if err != nil {
+			return err
+		}
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("crcache: cached %s is a %T, cannot be read as %T", it.Key(), obj, out)
+		}
+		return fromUnstructured(u, out)
+	}
+	v := reflect.ValueOf(out)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return fmt.Errorf("crcache: cannot decode into %T: not a pointer", out)
+	}
+	e := v.Elem()
+	e.Set(reflect.Zero(e.Type()))
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(raw, out); err != nil {
+		return fmt.Errorf("crcache: decoding %s into %T: %w", it.Key(), out, err)
+	}
+	return nil
+}
+
+func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {
+	v := reflect.ValueOf(out)
+	if v.Kind() == reflect.Pointer && !v.IsNil() {
+		v.Elem().Set(reflect.Zero(v.Elem().Type()))
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, out); err != nil {
+		return fmt.Errorf("crcache: converting %s/%s into %T: %w", u.GetNamespace(), u.GetName(), out, err)
+	}
+	return nil
+}
+
+// eventObject turns an object kindex hands out (to a handler or an index function) into an
+// object of the access's kind. The compact store hands out a new *unstructured.Unstructured
+// each time, so the result is the receiver's own; a metadata-only informer's objects are
+// shared, and handed out as shallow copies with their kind set.
+func (a *access) eventObject(obj any) (any, error) {
+	gvk := a.key.gvk
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		switch a.key.kind {
+		case kindUnstructured:
+			return o, nil
+		case kindTyped:
+			t, err := a.newTyped()
+			if err != nil {
+				return nil, err
+			}
+			if err := fromUnstructured(o, t); err != nil {
+				return nil, err
+			}
+			t.GetObjectKind().SetGroupVersionKind(gvk)
+			return t, nil
+		case kindMetadata:
+			return metadataOf(o, a)
+		}
+	case *metav1.PartialObjectMetadata:
+		cp := *o
+		cp.SetGroupVersionKind(gvk)
+		return &cp, nil
+	}
+	return nil, fmt.Errorf("crcache: unexpected %T from the %s informer", obj, gvk)
+}
+
+// metadataOf builds the metadata-only form of an unstructured object.
+func metadataOf(u *unstructured.Unstructured, a *access) (*metav1.PartialObjectMetadata, error) {
+	pom := &metav1.PartialObjectMetadata{}
+	if md, ok := u.Object["metadata"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &pom.ObjectMeta); err != nil {
+			return nil, fmt.Errorf("crcache: metadata of %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+		}
+	}
+	pom.SetGroupVersionKind(a.key.gvk)
+	return pom, nil
+}
+
+// indexFunc adapts a client-go index function to kindex's: it receives objects of the
+// access's kind.
+func (a *access) indexFunc(fn toolscache.IndexFunc) toolscache.IndexFunc {
+	return func(obj any) ([]string, error) {
+		o, err := a.eventObject(obj)
+		if err != nil {
+			return nil, err
+		}
+		return fn(o)
+	}
+}
+
+// stopContext returns a context that ends when stop is closed.
+func stopContext(stop <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}

@@ -1,0 +1,80 @@
+// Package crcache is a controller-runtime cache (sigs.k8s.io/controller-runtime/pkg/cache,
+// v0.25) backed by kindex. A manager, its clients and its controllers use it unchanged; the
+// switch is one line:
+//
+//	mgr, err := ctrl.NewManager(cfg, ctrl.Options{NewCache: crcache.New})
+//
+// crcache is a Go module of its own (github.com/kindex/kindex/crcache), so that kindex's
+// module does not require controller-runtime.
+//
+// # What it does differently
+//
+// Storage. Every resource a controller reads as a Go type (&corev1.Pod{}, any type of the
+// scheme) or as *unstructured.Unstructured is kept once, in kindex's compact store: each
+// object as its JSON bytes, managedFields cut (Options.KeepManagedFields keeps them). A typed
+// Get or List decodes the stored bytes straight into the caller's struct (apimachinery's JSON
+// decoder, no intermediate map); an unstructured read decodes them into a new map; a
+// metadata-only read (*metav1.PartialObjectMetadata) decodes only the metadata. The three
+// share one informer, where controller-runtime runs one per kind (controller-runtime#977);
+// a resource read only as metadata gets a metadata-only informer (protobuf, a few hundred
+// bytes per object), as with controller-runtime. Every object a read returns is the
+// caller's own: decoding is the copy, so UnsafeDisableDeepCopy has no effect on compact
+// reads (it does on metadata-only informers, whose objects are kept decoded).
+//
+// Lists. List returns its objects in (namespace, name) order and supports Limit and
+// Continue: a page of Limit objects (after the label and field selectors, never before)
+// with a continue token that returns the next page, consistent while objects come and go
+// (an object present throughout is returned exactly once), and RemainingItemCount.
+// controller-runtime's cache refuses Continue and truncates limited lists
+// (controller-runtime#532, #3044).
+//
+// Field selectors. IndexField indexes answer client.MatchingFields equality as in
+// controller-runtime, and != as well. Beyond that, a *FieldSelector (ParseFields) adds set
+// membership (in, notin), existence (field, !field) and numeric ranges (>, >=, <, <=), on
+// IndexField names, on JSONPath indexes named with IndexJSONPath, or on any JSONPath into
+// the object ("spec.nodeName", "{.status.containerStatuses[*].restartCount}"), which kindex
+// indexes from the stored JSON on first use:
+//
+//	cl.List(ctx, &pods, crcache.MustParseFields("spec.nodeName in (n1,n2),status.phase!=Running"))
+//
+// Informers. RemoveInformer stops the informer for real: its handlers and indexes go, and
+// the kindex informer behind it stops (its cache freed) as soon as no other read of the
+// resource holds it. A resource the server refuses (403) or no longer serves (its CRD
+// deleted) parks its informer: no request is made until a grant arrives or the resource is
+// served again, when it resumes by itself; handlers are told, with deletes, that a deleted
+// CRD's objects are gone. A read, GetInformer or WaitForCacheSync that would wait for a
+// parked informer's first sync returns at once with the server's error
+// (apierrors.IsForbidden, apierrors.IsNotFound; errors.Is(err, informer.ErrParked))
+// instead of blocking until its context ends. Statuses (and Informer.Statuses) show each
+// informer's phase, reason, last error and object count.
+//
+// # controller-runtime's options
+//
+// cache.Options are honoured as controller-runtime documents them: Scheme, Mapper,
+// DefaultNamespaces and ByObject (with their precedence, AllNamespaces included),
+// DefaultLabelSelector, DefaultFieldSelector, DefaultTransform and ByObject transforms,
+// DefaultUnsafeDisableDeepCopy (see above), ReaderFailOnMissingInformer (a resource cached
+// for one kind of read may be read another way the data allows without a new informer),
+// and SyncPeriod (the resync period of every informer, 10 hours by default). A transform
+// receives the typed object when the scheme knows the kind (kindex encodes its result
+// again, so transforms cost a decode and an encode per object), *unstructured.Unstructured
+// otherwise, and *metav1.PartialObjectMetadata in a metadata-only informer.
+// controller-runtime's TransformStripManagedFields is recognized and skipped, since kindex has
+// cut managedFields from the bytes already (unless Options.KeepManagedFields).
+//
+// Not used: HTTPClient (kindex builds its clients from the rest.Config, refusing redirects
+// to another host), NewInformer (there is no SharedIndexInformer), DefaultWatchErrorHandler
+// (kindex classifies list and watch errors itself; see Statuses), EnableWatchBookmarks
+// (kindex decides), per-object or per-namespace SyncPeriod (the informer's period applies),
+// and the resync period a handler asks for.
+//
+// # Costs
+//
+// Memory: a fraction of controller-runtime's cache; see README.md for measurements. CPU:
+// every read decodes. A typed Get of a Pod costs a JSON decode (tens of microseconds) where
+// controller-runtime's costs a deep copy; a List decodes only the objects it returns, after
+// the selectors and Limit. Handlers receive objects decoded for them (typed handlers:
+// decoded by kindex into a map, then converted into the Go type), and IndexField functions
+// run on such objects, under the informer's lock, for every object added or changed; an
+// IndexJSONPath index reads the stored JSON instead and is much cheaper.
+package crcache

@@ -1,0 +1,306 @@
+package crcache_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testenv"
+)
+
+// events records what a handler was given.
+type events struct {
+	mu      sync.Mutex
+	adds    map[string]any
+	updates []any
+	deletes map[string]any
+}
+
+func newEvents() *events { return &events{adds: map[string]any{}, deletes: map[string]any{}} }
+
+func keyOf(obj any) string {
+	if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		return t.Key
+	}
+	o := obj.(client.Object)
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+func (e *events) handler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.adds[keyOf(obj)] = obj
+		},
+		UpdateFunc: func(_, obj any) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.updates = append(e.updates, obj)
+		},
+		DeleteFunc: func(obj any) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.deletes[keyOf(obj)] = obj
+		},
+	}
+}
+
+func (e *events) added(key string) any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.adds[key]
+}
+
+func (e *events) deleted(key string) any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.deletes[key]
+}
+
+func (e *events) lastUpdate() any {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.updates) == 0 {
+		return nil
+	}
+	return e.updates[len(e.updates)-1]
+}
+
+// TestInformerHandlers: handlers get objects of the kind they asked for, for the objects
+// cached before and the changes after; registrations sync; removal stops delivery.
+func TestInformerHandlers(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "old", 2)
+	c := startCache(t, nil, cache.Options{})
+
+	typedInf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	assert.True(t, typedInf.HasSynced())
+	assert.False(t, typedInf.IsStopped())
+	unsInf, err := c.GetInformer(ctx, unstructuredPod())
+	require.NoError(t, err)
+	metaInf, err := c.GetInformerForKind(ctx, podGVK)
+	require.NoError(t, err)
+	assert.Same(t, typedInf, metaInf, "GetInformerForKind of a scheme kind is the typed informer")
+	mInf, err := c.GetInformer(ctx, metadataPod())
+	require.NoError(t, err)
+
+	typed, uns, meta := newEvents(), newEvents(), newEvents()
+	regs := map[*events]toolscache.ResourceEventHandlerRegistration{}
+	for inf, ev := range map[cache.Informer]*events{typedInf: typed, unsInf: uns, mInf: meta} {
+		reg, err := inf.AddEventHandler(ev.handler())
+		require.NoError(t, err)
+		regs[ev] = reg
+		select {
+		case <-reg.HasSyncedChecker().Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("registration did not sync")
+		}
+		assert.True(t, reg.HasSynced())
+	}
+	oldKey := ns + "/old-01"
+	require.IsType(t, &corev1.Pod{}, typed.added(oldKey), "initial objects come as adds")
+	require.IsType(t, &unstructured.Unstructured{}, uns.added(oldKey))
+	require.IsType(t, &metav1.PartialObjectMetadata{}, meta.added(oldKey))
+
+	p := newPod(ns, "new", map[string]string{"app": "x"})
+	require.NoError(t, cl.Create(ctx, p))
+	key := ns + "/new"
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		return typed.added(key) != nil && uns.added(key) != nil && meta.added(key) != nil
+	}, "handlers did not see the new pod")
+	got := typed.added(key).(*corev1.Pod)
+	assert.Equal(t, p.UID, got.UID)
+	assert.Equal(t, p.Spec.Containers, got.Spec.Containers)
+	assert.Equal(t, podGVK, got.GroupVersionKind())
+	assert.Equal(t, p.UID, uns.added(key).(*unstructured.Unstructured).GetUID())
+	m := meta.added(key).(*metav1.PartialObjectMetadata)
+	assert.Equal(t, p.Labels, m.Labels)
+	assert.Equal(t, podGVK, m.GroupVersionKind())
+
+	p.Labels["app"] = "y"
+	require.NoError(t, cl.Update(ctx, p))
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		u, ok := typed.lastUpdate().(*corev1.Pod)
+		return ok && u.Labels["app"] == "y"
+	}, "typed handler did not see the update")
+
+	require.NoError(t, mInf.RemoveEventHandler(regs[meta]))
+	require.NoError(t, mInf.RemoveEventHandler(regs[meta]), "removal is idempotent")
+	require.NoError(t, cl.Delete(ctx, p))
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		_, ok := typed.deleted(key).(*corev1.Pod)
+		return ok && uns.deleted(key) != nil
+	}, "handlers did not see the delete")
+	time.Sleep(200 * time.Millisecond)
+	assert.Nil(t, meta.deleted(key), "a removed handler gets nothing more")
+
+	assert.Error(t, typedInf.RemoveEventHandler(regs[uns]), "a registration of another informer")
+}
+
+// TestInformerBeforeStart: informers, handlers and indexes requested before Start work once
+// it starts; BlockUntilSynced(false) does not wait.
+func TestInformerBeforeStart(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	c := newCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err, "before Start GetInformer returns at once")
+	assert.False(t, inf.HasSynced())
+	ev := newEvents()
+	reg, err := inf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+	require.NoError(t, inf.AddIndexers(toolscache.Indexers{"byPolicy": func(obj any) ([]string, error) {
+		return []string{string(obj.(*corev1.Pod).Spec.RestartPolicy)}, nil
+	}}))
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "spec.restartPolicy", func(o client.Object) []string {
+		return []string{string(o.(*corev1.Pod).Spec.RestartPolicy)}
+	}))
+	assert.Error(t, c.IndexField(ctx, &corev1.Pod{}, "spec.restartPolicy", func(client.Object) []string { return nil }),
+		"a field is indexed once")
+
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+	assert.True(t, inf.HasSynced())
+	select {
+	case <-inf.HasSyncedChecker().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("HasSyncedChecker not done")
+	}
+	testenv.Eventually(t, 10*time.Second, reg.HasSynced, "handler added before Start did not sync")
+	assert.NotNil(t, ev.added(ns+"/p-02"))
+
+	var never corev1.PodList
+	require.NoError(t, c.List(ctx, &never, client.MatchingFields{"spec.restartPolicy": "Never"}))
+	assert.Equal(t, []string{"p-01"}, podNames(&never))
+	assert.Contains(t, inf.(*crcache.Informer).Statuses()[0].Key.String(), ns)
+
+	// After Start, BlockUntilSynced(false) returns before the informer syncs.
+	sinf, err := c.GetInformer(ctx, &corev1.Secret{}, cache.BlockUntilSynced(false))
+	require.NoError(t, err)
+	require.NotNil(t, sinf)
+	assert.EqualError(t, c.Start(ctx), "crcache: informer already started")
+}
+
+// TestRemoveInformer: RemoveInformer stops an informer for real, and the kindex informer it
+// shares with another read of the resource stops only when both are gone.
+func TestRemoveInformer(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	podStatuses := func() []informer.Status {
+		var out []informer.Status
+		for _, s := range c.Statuses() {
+			if s.Key.GVR.Resource == "pods" && s.Phase != informer.PhaseStopped {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+
+	typedInf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	unsInf, err := c.GetInformer(ctx, unstructuredPod())
+	require.NoError(t, err)
+	require.Len(t, podStatuses(), 1, "typed and unstructured reads share one kindex informer")
+	ev := newEvents()
+	_, err = typedInf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+
+	require.NoError(t, c.RemoveInformer(ctx, &corev1.Pod{}))
+	assert.True(t, typedInf.IsStopped())
+	assert.False(t, unsInf.IsStopped())
+	require.Len(t, podStatuses(), 1, "the unstructured read still holds the kindex informer")
+	_, err = typedInf.AddEventHandler(newEvents().handler())
+	assert.Error(t, err, "a stopped informer takes no handler")
+
+	require.NoError(t, cl.Create(ctx, newPod(ns, "after-remove", nil)))
+	u := unstructuredPodList()
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		return c.List(ctx, u, client.InNamespace(ns)) == nil && len(u.Items) == 3
+	}, "the unstructured read stopped with the typed one")
+	time.Sleep(200 * time.Millisecond)
+	assert.Nil(t, ev.added(ns+"/after-remove"), "the removed informer's handler got an event")
+
+	require.NoError(t, c.RemoveInformer(ctx, unstructuredPod()))
+	testenv.Eventually(t, 10*time.Second, func() bool { return len(podStatuses()) == 0 },
+		"the kindex informer did not stop with its last user")
+
+	// Reading again starts a new informer.
+	typed2, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	assert.NotSame(t, typedInf, typed2)
+	assert.True(t, typed2.HasSynced())
+	assert.False(t, typed2.IsStopped())
+	var l corev1.PodList
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns)))
+	assert.Len(t, l.Items, 3)
+	require.NoError(t, c.RemoveInformer(ctx, &corev1.ConfigMap{}), "removing an informer never made is fine")
+}
+
+// TestSharedStorage: typed, unstructured and metadata-only reads of one resource are served
+// by one kindex informer; a metadata-only read alone uses a metadata-only informer.
+func TestSharedStorage(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}))
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+
+	require.NoError(t, c.List(ctx, &corev1.PodList{}))
+	require.NoError(t, c.List(ctx, unstructuredPodList()))
+	require.NoError(t, c.List(ctx, metadataPodList()))
+	cms := &metav1.PartialObjectMetadataList{}
+	cms.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"})
+	require.NoError(t, c.List(ctx, cms))
+	assert.Equal(t, []string{"cm"}, names(ptrs(cms.Items)))
+
+	modes := map[string][]string{}
+	for _, s := range c.Statuses() {
+		modes[s.Key.GVR.Resource] = append(modes[s.Key.GVR.Resource], s.Key.Mode)
+	}
+	assert.Len(t, modes["pods"], 1, "one informer for three kinds of reads: %v", modes)
+	assert.Len(t, modes["configmaps"], 1)
+	assert.NotEqual(t, modes["pods"][0], modes["configmaps"][0], "metadata alone uses the metadata-only mode")
+}
+
+// TestGetInformerCancelled: a context that ends before the informer syncs gives a timeout,
+// as in controller-runtime.
+func TestGetInformerCancelled(t *testing.T) {
+	c := startCache(t, nil, cache.Options{})
+	for _, get := range []func() (cache.Informer, error){
+		func() (cache.Informer, error) {
+			return c.GetInformer(cancelledContext(t.Context()), &corev1.Endpoints{})
+		},
+		func() (cache.Informer, error) {
+			return c.GetInformerForKind(cancelledContext(t.Context()), corev1.SchemeGroupVersion.WithKind("LimitRange"))
+		},
+	} {
+		inf, err := get()
+		require.Error(t, err)
+		assert.Nil(t, inf)
+		assert.True(t, apierrors.IsTimeout(err), "%v", err)
+	}
+}

@@ -1,0 +1,128 @@
+package crcache
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// GetInformer returns the informer of obj's resource read as obj's kind (typed,
+// unstructured or metadata-only), starting it if needed. Once the cache has started it waits
+// until the informer has synced, unless cache.BlockUntilSynced(false): apierrors.IsTimeout
+// when ctx ends first, and the server's refusal at once when the informer is parked before
+// its first sync (a 403, a resource no longer served), instead of waiting for ever.
+func (c *Cache) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	gvk, kind, err := c.gvkOf(obj, false)
+	if err != nil {
+		return nil, err
+	}
+	return c.informerFor(ctx, gvk, kind, opts)
+}
+
+// GetInformerForKind is GetInformer for a GVK: typed when the scheme knows it, else
+// unstructured.
+func (c *Cache) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	kind := kindUnstructured
+	if c.scheme.Recognizes(gvk) {
+		kind = kindTyped
+	}
+	return c.informerFor(ctx, gvk, kind, opts)
+}
+
+func (c *Cache) informerFor(ctx context.Context, gvk schema.GroupVersionKind, kind accessKind, opts []cache.InformerGetOption) (cache.Informer, error) {
+	var o cache.InformerGetOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	a, err := c.accessFor(gvk, kind, false)
+	if err != nil {
+		return nil, err
+	}
+	if c.isStarted() && (o.BlockUntilSynced == nil || *o.BlockUntilSynced) {
+		if err := a.waitSynced(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return a.inf, nil
+}
+
+// RemoveInformer stops obj's informer (its resource read as obj's kind): its handlers and
+// indexes are removed and its kindex informer references released. The kindex informer
+// itself stops, and its cache is freed, when no other informer of this cache shares it
+// (typed and unstructured reads of a resource share one). Informers handed out before report
+// IsStopped; the next GetInformer, Get or List starts a new one.
+func (c *Cache) RemoveInformer(_ context.Context, obj client.Object) error {
+	gvk, kind, err := c.gvkOf(obj, false)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	a := c.accesses[accessKey{gvk: gvk, kind: kind}]
+	if a != nil {
+		delete(c.accesses, a.key)
+	}
+	c.mu.Unlock()
+	if a != nil {
+		a.stop()
+	}
+	return nil
+}
+
+// IndexField indexes obj's resource by the values extractValue returns, for field selectors
+// in List (client.MatchingFields{field: value}), as controller-runtime does; and beyond
+// equality with ParseFields' operators (!=, in, exists, numeric ranges). extractValue
+// receives objects of obj's kind. It runs under the informer's lock for every object added
+// or changed: it must be fast and must not modify the object. A panic in it is counted in
+// the index's statistics, not fatal. Values are kept per namespace by kindex, so no
+// namespace prefix is needed. Registering a field twice on a resource fails.
+func (c *Cache) IndexField(_ context.Context, obj client.Object, field string, extractValue client.IndexerFunc) error {
+	if extractValue == nil {
+		return fmt.Errorf("crcache: IndexField %q: nil function", field)
+	}
+	gvk, kind, err := c.gvkOf(obj, false)
+	if err != nil {
+		return err
+	}
+	a, err := c.accessFor(gvk, kind, false)
+	if err != nil {
+		return err
+	}
+	fn := func(o any) ([]string, error) {
+		co, ok := o.(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("crcache: %T is not a client.Object", o)
+		}
+		return slices.Clone(extractValue(co)), nil
+	}
+	return a.addIndex(&indexReg{name: fieldIndexName(field), fn: a.indexFunc(fn)})
+}
+
+// IndexJSONPath indexes obj's resource by a JSONPath expression under a name that field
+// selectors can use, as an IndexField name. The expression is evaluated on the stored JSON
+// without decoding, which makes it much cheaper than an IndexField function for
+// typed objects; every value of a multi-valued path is indexed and numbers compare as
+// numbers in ranges:
+//
+//	c.IndexJSONPath(ctx, &corev1.Pod{}, "restarts", "{.status.containerStatuses[*].restartCount}")
+//	cl.List(ctx, &pods, client.MatchingFieldsSelector{Selector: crcache.MustParseFields("restarts>3")})
+func (c *Cache) IndexJSONPath(_ context.Context, obj client.Object, name, expr string) error {
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		return err
+	}
+	gvk, kind, err := c.gvkOf(obj, false)
+	if err != nil {
+		return err
+	}
+	a, err := c.accessFor(gvk, kind, false)
+	if err != nil {
+		return err
+	}
+	return a.addIndex(&indexReg{name: fieldIndexName(name), path: p})
+}

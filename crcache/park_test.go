@@ -1,0 +1,170 @@
+package crcache_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testenv"
+)
+
+// statusOf returns the status of the cache's kindex informer of a resource (by plural).
+func statusOf(c *crcache.Cache, resource string) (informer.Status, bool) {
+	for _, s := range c.Statuses() {
+		if s.Key.GVR.Resource == resource && s.Phase != informer.PhaseStopped {
+			return s, true
+		}
+	}
+	return informer.Status{}, false
+}
+
+// TestDeletedCRDParks: when a CRD is deleted, its informer parks (no request until the CRD
+// is back), handlers are told the objects are gone, reads see an empty cache, and the
+// informer resumes when the CRD returns.
+func TestDeletedCRDParks(t *testing.T) {
+	group := testenv.UniqueName(t) + ".crcache.test"
+	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Gadget", "gadgets"))
+	gvk := schema.GroupVersionKind{Group: group, Version: "v1", Kind: "Gadget"}
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "gadgets"}
+	ns := cp.Namespace(t)
+	dyn := cp.Dynamic(t)
+	ctx := t.Context()
+	create := func(name string) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		u.Object["spec"] = map[string]any{"size": int64(3)}
+		_, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	create("g1")
+	create("g2")
+
+	rc := &requestCounter{}
+	c := startCache(t, rc.wrap(cp.AdminConfig()), cache.Options{})
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	inf, err := c.GetInformer(ctx, obj)
+	require.NoError(t, err)
+	ev := newEvents()
+	reg, err := inf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+	testenv.Eventually(t, 10*time.Second, reg.HasSynced, "handler did not sync")
+
+	cp.DeleteCRD(t, crd.Name)
+	testenv.EventuallyWith(t, 30*time.Second, func() bool {
+		s, ok := statusOf(c, "gadgets")
+		return ok && s.Phase == informer.PhaseParked && s.Reason == informer.ReasonNotFound
+	}, func() string { s, _ := statusOf(c, "gadgets"); return "informer did not park: " + s.String() })
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		return ev.deleted(ns+"/g1") != nil && ev.deleted(ns+"/g2") != nil
+	}, "handlers were not told the objects are gone")
+	if tomb, ok := ev.deleted(ns + "/g1").(toolscache.DeletedFinalStateUnknown); ok {
+		assert.IsType(t, &unstructured.Unstructured{}, tomb.Obj)
+	}
+	st := inf.(*crcache.Informer).Statuses()
+	require.Len(t, st, 1)
+	assert.Equal(t, informer.PhaseParked, st[0].Phase, "the informer's own status says so")
+
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind("GadgetList"))
+	require.NoError(t, c.List(ctx, list))
+	assert.Empty(t, list.Items, "the server deleted them")
+
+	before := rc.count("/gadgets")
+	time.Sleep(3 * time.Second)
+	assert.LessOrEqual(t, rc.count("/gadgets")-before, 1, "a parked informer does not retry: %d requests", rc.count("/gadgets")-before)
+
+	// The CRD comes back: the informer resumes by itself.
+	cp.InstallCRD(t, testenv.NewCRD(group, "Gadget", "gadgets"))
+	create("g3")
+	testenv.EventuallyWith(t, 60*time.Second, func() bool { return ev.added(ns+"/g3") != nil },
+		func() string { s, _ := statusOf(c, "gadgets"); return "informer did not resume: " + s.String() })
+	s, _ := statusOf(c, "gadgets")
+	assert.Equal(t, informer.PhaseSynced, s.Phase)
+}
+
+// TestForbiddenParks: without RBAC grants a read fails at once with the server's 403
+// instead of waiting for a sync that cannot happen, the informer parks without retrying, and
+// a grant resumes it.
+func TestForbiddenParks(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}))
+	user, ucfg, err := cp.NewUser()
+	require.NoError(t, err)
+	rc := &requestCounter{}
+	c := startCache(t, rc.wrap(ucfg), cache.Options{})
+	key := client.ObjectKey{Namespace: ns, Name: "cm"}
+
+	start := time.Now()
+	err = c.Get(ctx, key, &corev1.ConfigMap{})
+	require.Error(t, err)
+	assert.True(t, apierrors.IsForbidden(err), "%v", err)
+	assert.ErrorIs(t, err, informer.ErrParked)
+	assert.Less(t, time.Since(start), 20*time.Second, "the read waited for a sync that cannot happen")
+	s, ok := statusOf(c, "configmaps")
+	require.True(t, ok)
+	assert.Equal(t, informer.PhaseParked, s.Phase)
+	assert.Equal(t, informer.ReasonForbidden, s.Reason)
+
+	_, err = c.GetInformer(ctx, &corev1.ConfigMap{})
+	assert.True(t, apierrors.IsForbidden(err), "GetInformer too: %v", err)
+	waitCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	start = time.Now()
+	assert.False(t, c.WaitForCacheSync(waitCtx))
+	assert.Less(t, time.Since(start), 10*time.Second, "WaitForCacheSync waited for a parked informer")
+
+	before := rc.count("/configmaps")
+	time.Sleep(3 * time.Second)
+	assert.LessOrEqual(t, rc.count("/configmaps")-before, 1, "a parked informer does not retry")
+
+	cp.Grant(t, user, "", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	testenv.EventuallyWith(t, 60*time.Second, func() bool {
+		var got corev1.ConfigMap
+		return c.Get(ctx, key, &got) == nil && got.Name == "cm"
+	}, func() string {
+		s, _ := statusOf(c, "configmaps")
+		return "informer did not resume after the grant: " + s.String()
+	})
+	assert.True(t, c.WaitForCacheSync(ctx))
+}
+
+// TestWatchForbidden: list without watch parks after the list; reads serve that snapshot.
+func TestWatchForbidden(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s"}}))
+	user, ucfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}})
+	c := startCache(t, ucfg, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+
+	var got corev1.Secret
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s"}, &got))
+	testenv.EventuallyWith(t, 20*time.Second, func() bool {
+		s, ok := statusOf(c, "secrets")
+		return ok && s.Phase == informer.PhaseParked && s.Reason == informer.ReasonWatchForbidden
+	}, func() string { s, _ := statusOf(c, "secrets"); return "did not park on watch: " + s.String() })
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s"}, &got))
+	assert.True(t, strings.HasPrefix(got.Name, "s"))
+}

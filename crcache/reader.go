@@ -1,0 +1,369 @@
+package crcache
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+// Get reads the object key from the cache into out: a typed object (decoded from the
+// stored JSON straight into out), an *unstructured.Unstructured or a
+// *metav1.PartialObjectMetadata with its GVK set. The first read of a resource starts its
+// informer and waits until it has synced (unless ReaderFailOnMissingInformer). Errors:
+// apierrors.IsNotFound for a missing object; apierrors.IsTimeout when ctx ends before the
+// informer syncs; the server's refusal (apierrors.IsForbidden, IsNotFound) at once when the
+// informer is parked before its first sync; *cache.ErrCacheNotStarted before Start.
+func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object, opts ...client.GetOption) error {
+	gvk, kind, err := c.gvkOf(out, false)
+	if err != nil {
+		return err
+	}
+	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
+	if err != nil {
+		return err
+	}
+	if !c.isStarted() {
+		return errCacheNotStarted
+	}
+	if err := a.waitSynced(ctx); err != nil {
+		return err
+	}
+	shards, err := a.current()
+	if err != nil {
+		return err
+	}
+	p := a.res.plan
+	ns := key.Namespace
+	if !p.namespaced {
+		ns = ""
+	}
+	i := p.shardFor(ns)
+	if i < 0 {
+		return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
+	}
+	it, err := shards[i].getItem(ns, key.Name)
+	if err != nil {
+		return err
+	}
+	getOpts := client.GetOptions{}
+	getOpts.ApplyOptions(opts)
+	noCopy := shards[i].config().noCopy
+	if getOpts.UnsafeDisableDeepCopy != nil {
+		noCopy = *getOpts.UnsafeDisableDeepCopy
+	}
+	return a.decodeInto(it, out, noCopy)
+}
+
+// List reads the cached objects that match opts into list, in (namespace, name) order.
+//
+//   - Namespace, LabelSelector: as in controller-runtime.
+//   - FieldSelector: equality on IndexField names as in controller-runtime, and more (see
+//     ParseFields): != on any field, and with a *FieldSelector set membership, existence and
+//     numeric ranges; a field that is not an IndexField or IndexJSONPath name is read as a
+//     JSONPath and indexed on first use.
+//   - Limit returns at most Limit objects and, when more match, a Continue token; passing it
+//     back (client.Continue) returns the next page. Pages follow (namespace, name) order, so
+//     an object present throughout is returned exactly once whatever changes in between. The
+//     list's RemainingItemCount says how many matches follow the page.
+func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	gvk, kind, err := c.gvkOf(list, true)
+	if err != nil {
+		return err
+	}
+	listOpts := client.ListOptions{}
+	listOpts.ApplyOptions(opts)
+	after, err := decodeContinue(listOpts.Continue)
+	if err != nil {
+		return err
+	}
+	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
+	if err != nil {
+		return err
+	}
+	if !c.isStarted() {
+		return errCacheNotStarted
+	}
+	if err := a.waitSynced(ctx); err != nil {
+		return err
+	}
+	shards, err := a.current()
+	if err != nil {
+		return err
+	}
+	p := a.res.plan
+	ns := listOpts.Namespace
+	if !p.namespaced {
+		ns = ""
+	}
+	scope := shards
+	if ns != "" {
+		i := p.shardFor(ns)
+		if i < 0 {
+			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", ns)
+		}
+		scope = shards[i : i+1]
+	}
+	conds, err := a.conditions(listOpts.FieldSelector)
+	if errors.Is(err, errMatchesNothing) {
+		scope = nil // fields.Nothing(): an empty list
+	} else if err != nil {
+		return err
+	}
+	q := query.Query{Namespace: ns, Conditions: conds, Scan: true}
+	if listOpts.LabelSelector != nil && !listOpts.LabelSelector.Empty() {
+		q.Labels = listOpts.LabelSelector
+	}
+	var items []item
+	for _, s := range scope {
+		got, err := s.queryItems(q)
+		if err != nil {
+			return fmt.Errorf("crcache: listing %s: %w", gvk, err)
+		}
+		items = append(items, got...)
+	}
+	if len(scope) > 1 {
+		slices.SortFunc(items, func(x, y item) int { return compareKeys(x.Key(), y.Key()) })
+	}
+	if after != "" {
+		n, _ := slices.BinarySearchFunc(items, after, func(x item, k string) int { return compareKeys(x.Key(), k) })
+		for n < len(items) && compareKeys(items[n].Key(), after) <= 0 {
+			n++
+		}
+		items = items[n:]
+	}
+	next := ""
+	var remaining *int64
+	if listOpts.Limit > 0 && int64(len(items)) > listOpts.Limit {
+		rest := int64(len(items)) - listOpts.Limit
+		items = items[:listOpts.Limit]
+		next = encodeContinue(items[len(items)-1].Key())
+		remaining = &rest
+	}
+	noCopy := len(scope) == 1 && scope[0].config().noCopy
+	if listOpts.UnsafeDisableDeepCopy != nil {
+		noCopy = *listOpts.UnsafeDisableDeepCopy
+	}
+	if err := a.fillList(list, items, noCopy); err != nil {
+		return err
+	}
+	list.SetContinue(next)
+	list.SetRemainingItemCount(remaining)
+	return nil
+}
+
+// fillList decodes items into list's Items, each straight into its element.
+func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) error {
+	switch l := list.(type) {
+	case *unstructured.UnstructuredList:
+		l.Items = make([]unstructured.Unstructured, len(items))
+		for i, it := range items {
+			if err := a.decodeInto(it, &l.Items[i], noCopy); err != nil {
+				return err
+			}
+		}
+		return nil
+	case *metav1.PartialObjectMetadataList:
+		l.Items = make([]metav1.PartialObjectMetadata, len(items))
+		for i, it := range items {
+			if err := a.decodeInto(it, &l.Items[i], noCopy); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ptr, err := apimeta.GetItemsPtr(list)
+	if err != nil {
+		return err
+	}
+	v := reflect.ValueOf(ptr).Elem()
+	if v.Kind() != reflect.Slice {
+		return fmt.Errorf("crcache: items of %T are not a slice", list)
+	}
+	slice := reflect.MakeSlice(v.Type(), len(items), len(items))
+	elem := v.Type().Elem()
+	for i, it := range items {
+		var target reflect.Value
+		switch elem.Kind() {
+		case reflect.Struct:
+			target = slice.Index(i).Addr()
+		case reflect.Pointer:
+			target = reflect.New(elem.Elem())
+			slice.Index(i).Set(target)
+		default:
+			return fmt.Errorf("crcache: items of %T are %s, not objects", list, elem)
+		}
+		obj, ok := target.Interface().(runtime.Object)
+		if !ok {
+			return fmt.Errorf("crcache: items of %T are not runtime.Objects", list)
+		}
+		if err := a.decodeInto(it, obj, noCopy); err != nil {
+			return err
+		}
+	}
+	v.Set(slice)
+	return nil
+}
+
+// conditions turns a field selector into query conditions on the access's informers.
+func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
+	for {
+		switch s := sel.(type) {
+		case client.MatchingFieldsSelector:
+			sel = s.Selector
+			continue
+		case *client.MatchingFieldsSelector:
+			sel = s.Selector
+			continue
+		}
+		break
+	}
+	if sel == nil || sel.Empty() {
+		return nil, nil
+	}
+	var reqs []FieldRequirement
+	if fs, ok := sel.(*FieldSelector); ok {
+		reqs = fs.reqs
+	} else {
+		if len(sel.Requirements()) == 0 {
+			return nil, errMatchesNothing // not empty, yet no requirement: fields.Nothing()
+		}
+		for _, r := range sel.Requirements() {
+			fr := FieldRequirement{Field: r.Field, Values: []string{r.Value}}
+			switch r.Operator {
+			case selection.Equals, selection.DoubleEquals:
+				fr.Op = FieldEquals
+			case selection.NotEquals:
+				fr.Op = FieldNotEquals
+			default:
+				return nil, fmt.Errorf("%w %q: operator %q (use ParseFields)", ErrInvalidFieldSelector, sel.String(), r.Operator)
+			}
+			reqs = append(reqs, fr)
+		}
+	}
+	conds := make([]query.Condition, 0, len(reqs))
+	for _, r := range reqs {
+		index, err := a.indexForField(r.Field)
+		if err != nil {
+			return nil, err
+		}
+		switch r.Op {
+		case FieldEquals:
+			conds = append(conds, query.Eq(index, r.Values[0]))
+		case FieldNotEquals:
+			conds = append(conds, query.NotEq(index, r.Values[0]))
+		case FieldIn:
+			conds = append(conds, query.OneOf(index, r.Values...))
+		case FieldNotIn:
+			for _, v := range r.Values {
+				conds = append(conds, query.NotEq(index, v))
+			}
+		case FieldExists:
+			conds = append(conds, query.Has(index))
+		case FieldDoesNotExist:
+			conds = append(conds, query.HasNot(index))
+		case FieldGreaterThan:
+			conds = append(conds, query.Gt(index, r.Values[0]))
+		case FieldGreaterEqual:
+			conds = append(conds, query.Ge(index, r.Values[0]))
+		case FieldLessThan:
+			conds = append(conds, query.Lt(index, r.Values[0]))
+		case FieldLessEqual:
+			conds = append(conds, query.Le(index, r.Values[0]))
+		default:
+			return nil, fmt.Errorf("%w: unknown operator %q", ErrInvalidFieldSelector, r.Op)
+		}
+	}
+	return conds, nil
+}
+
+// errMatchesNothing marks a selector that selects nothing.
+var errMatchesNothing = errors.New("crcache: the field selector matches nothing")
+
+// fieldIndexName is the kindex index name of an IndexField or IndexJSONPath name.
+func fieldIndexName(field string) string { return "field:" + field }
+
+// indexForField returns the kindex index serving a field of a selector: the IndexField or
+// IndexJSONPath index of that name on the informer, else a JSONPath index of the field read
+// as a path, registered through this access on first use.
+func (a *access) indexForField(field string) (string, error) {
+	shards, err := a.current()
+	if err != nil {
+		return "", err
+	}
+	name := fieldIndexName(field)
+	if len(shards) > 0 && slices.Contains(shards[0].indexNames(), name) {
+		return name, nil
+	}
+	expr := field
+	switch {
+	case strings.HasPrefix(expr, "{"):
+	case strings.HasPrefix(expr, "."):
+		expr = "{" + expr + "}"
+	default:
+		expr = "{." + expr + "}"
+	}
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		return "", fmt.Errorf("%w: field %q is not an index of %s nor a JSONPath: %w", ErrInvalidFieldSelector, field, a.key.gvk, err)
+	}
+	if a.backend == backendMetadata && !strings.HasPrefix(p.String(), "{.metadata") {
+		return "", fmt.Errorf("%w: field %q of %s is not indexed, and a metadata-only informer holds no such field (IndexField names are per informer: register it on this one)",
+			ErrInvalidFieldSelector, field, a.key.gvk)
+	}
+	name = "path:" + p.String()
+	if err := a.addIndex(&indexReg{name: name, path: p}); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// compareKeys orders cache keys ("namespace/name" or "name") by namespace, then name.
+func compareKeys(x, y string) int {
+	xn, xr := splitKey(x)
+	yn, yr := splitKey(y)
+	if c := strings.Compare(xn, yn); c != 0 {
+		return c
+	}
+	return strings.Compare(xr, yr)
+}
+
+func splitKey(k string) (string, string) {
+	if i := strings.IndexByte(k, '/'); i >= 0 {
+		return k[:i], k[i+1:]
+	}
+	return "", k
+}
+
+// Continue tokens name the last key returned, so that a page starts after it in whatever the
+// cache holds when it is asked for.
+const continuePrefix = "crcache1:"
+
+func encodeContinue(key string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(continuePrefix + key))
+}
+
+func decodeContinue(token string) (string, error) {
+	if token == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || !strings.HasPrefix(string(b), continuePrefix) || len(b) == len(continuePrefix) {
+		return "", fmt.Errorf("crcache: invalid continue token %q: %w", token, query.ErrInvalidQuery)
+	}
+	return string(b[len(continuePrefix):]), nil
+}

@@ -1,0 +1,223 @@
+package crcache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/metadataonly"
+)
+
+// resource is everything the cache keeps for one GVK: its plan and the kindex factories its
+// informers come from. Each resource has factories of its own so that their transforms know
+// the resource (kindex's transform sees only the object, and metadata-only objects do not
+// carry their kind); the factories share the cache's discovery client.
+type resource struct {
+	c    *Cache
+	plan *plan
+
+	mu      sync.Mutex
+	compact *informer.Factory[*unstructured.Unstructured]
+	meta    *informer.Factory[*metav1.PartialObjectMetadata]
+	down    bool
+}
+
+// resourceFor returns the cache's resource for plan p's GVK, creating it.
+func (c *Cache) resourceFor(p *plan) *resource {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r := c.resources[p.gvk]
+	if r == nil {
+		r = &resource{c: c, plan: p}
+		c.resources[p.gvk] = r
+	}
+	return r
+}
+
+// hasTransform reports whether any shard of the plan transforms objects.
+func (p *plan) hasTransform() bool {
+	for _, s := range p.shards {
+		if s.transform != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// transformFor returns the transform of the shard holding namespace ns.
+func (p *plan) transformFor(ns string) func(any) (any, error) {
+	i := p.shardFor(ns)
+	if i < 0 {
+		return nil
+	}
+	return p.shards[i].transform
+}
+
+// compactFactory returns the resource's compact factory, creating and starting it.
+func (r *resource) compactFactory() (*informer.Factory[*unstructured.Unstructured], error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down {
+		return nil, informer.ErrShutdown
+	}
+	if r.compact != nil {
+		return r.compact, nil
+	}
+	opts := dynamicinformer.Options{
+		ResyncPeriod:      r.c.resync,
+		KeepManagedFields: r.c.kopts.KeepManagedFields,
+		Logger:            r.c.kopts.Logger,
+		Registerer:        r.c.kopts.Registerer,
+		Discovery:         r.c.disc,
+	}
+	if r.plan.hasTransform() {
+		opts.Transform = r.transformUnstructured
+	}
+	ctx, err := r.c.startedContext()
+	if err != nil {
+		return nil, err
+	}
+	f, err := dynamicinformer.NewCompactFactory(r.c.cfg, opts, dynamicinformer.CompactOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Start(ctx); err != nil {
+		return nil, err
+	}
+	r.compact = f
+	return f, nil
+}
+
+// metaFactory returns the resource's metadata-only factory, creating and starting it.
+func (r *resource) metaFactory() (*informer.Factory[*metav1.PartialObjectMetadata], error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down {
+		return nil, informer.ErrShutdown
+	}
+	if r.meta != nil {
+		return r.meta, nil
+	}
+	opts := metadataonly.Options{
+		ResyncPeriod:      r.c.resync,
+		KeepManagedFields: r.c.kopts.KeepManagedFields,
+		Logger:            r.c.kopts.Logger,
+		Registerer:        r.c.kopts.Registerer,
+		Discovery:         r.c.disc,
+	}
+	if r.plan.hasTransform() {
+		opts.Transform = r.transformMetadata
+	}
+	ctx, err := r.c.startedContext()
+	if err != nil {
+		return nil, err
+	}
+	f, err := metadataonly.NewFactory(r.c.cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Start(ctx); err != nil {
+		return nil, err
+	}
+	r.meta = f
+	return f, nil
+}
+
+// shutdown stops the resource's factories and waits for their goroutines.
+func (r *resource) shutdown() {
+	r.mu.Lock()
+	r.down = true
+	compact, meta := r.compact, r.meta
+	r.mu.Unlock()
+	if compact != nil {
+		compact.Shutdown()
+	}
+	if meta != nil {
+		meta.Shutdown()
+	}
+}
+
+func (r *resource) statuses() []informer.Status {
+	r.mu.Lock()
+	compact, meta := r.compact, r.meta
+	r.mu.Unlock()
+	var out []informer.Status
+	if compact != nil {
+		out = append(out, compact.Statuses()...)
+	}
+	if meta != nil {
+		out = append(out, meta.Statuses()...)
+	}
+	return out
+}
+
+// transformUnstructured applies the transform of the object's shard to an object of the
+// compact factory. A transform sees the typed object when the scheme knows the kind (as it
+// would in controller-runtime's typed informer), else the unstructured one; kindex encodes
+// the result again.
+func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	fn := r.plan.transformFor(u.GetNamespace())
+	if fn == nil {
+		return u, nil
+	}
+	var in any = u
+	if typed, err := r.c.scheme.New(r.plan.gvk); err == nil {
+		if _, isU := typed.(runtime.Unstructured); !isU {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+				return nil, fmt.Errorf("crcache: converting %s for its transform: %w", r.plan.gvk, err)
+			}
+			in = typed
+		}
+	}
+	out, err := fn(in)
+	if err != nil {
+		return nil, err
+	}
+	switch o := out.(type) {
+	case *unstructured.Unstructured:
+		return o, nil
+	case runtime.Object:
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil, fmt.Errorf("crcache: converting the result of %s's transform: %w", r.plan.gvk, err)
+		}
+		res := &unstructured.Unstructured{Object: m}
+		res.SetGroupVersionKind(r.plan.gvk)
+		return res, nil
+	}
+	return nil, fmt.Errorf("crcache: transform of %s returned a %T, not an object", r.plan.gvk, out)
+}
+
+// transformMetadata applies the transform of the object's shard to a metadata-only object.
+func (r *resource) transformMetadata(p *metav1.PartialObjectMetadata) (*metav1.PartialObjectMetadata, error) {
+	fn := r.plan.transformFor(p.Namespace)
+	if fn == nil {
+		return p, nil
+	}
+	p.SetGroupVersionKind(r.plan.gvk)
+	out, err := fn(p)
+	if err != nil {
+		return nil, err
+	}
+	res, ok := out.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil, fmt.Errorf("crcache: transform of %s returned a %T, not a *PartialObjectMetadata", r.plan.gvk, out)
+	}
+	return res, nil
+}
+
+// startedContext returns Start's context, or an error before Start.
+func (c *Cache) startedContext() (context.Context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.started {
+		return nil, errCacheNotStarted
+	}
+	return c.ctx, nil
+}

@@ -1,0 +1,98 @@
+package crcache
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/jsonpath"
+	"github.com/kindex/kindex/query"
+)
+
+// shard is one kindex informer reference, whatever its object type: compact
+// (*unstructured.Unstructured over JSON bytes) or metadata-only
+// (*metav1.PartialObjectMetadata).
+type shard interface {
+	config() *shardConfig
+	status() informer.Status
+	hasSynced() bool
+	waitForSync(ctx context.Context) error
+	waitForSyncOrPark(ctx context.Context) error
+	getItem(ns, name string) (item, error)
+	// queryItems returns every match of q (q.Limit and q.Continue unset), in (namespace,
+	// name) order.
+	queryItems(q query.Query) ([]item, error)
+	addHandler(h toolscache.ResourceEventHandler) (*informer.Registration, error)
+	removeHandler(r *informer.Registration) error
+	addIndexFunc(name string, fn toolscache.IndexFunc) error
+	addIndexPath(name string, p *jsonpath.Path) error
+	removeIndex(name string) error
+	indexNames() []string
+	release()
+}
+
+// item is one cached object, not decoded.
+type item interface {
+	Key() string
+	Namespace() string
+	Name() string
+	// Raw is the stored JSON (compact mode) or nil.
+	Raw() []byte
+	// object decodes the item into the informer's object type (a new object in compact mode;
+	// the cached, shared object in metadata-only mode).
+	object() (runtime.Object, error)
+}
+
+type kshard[T informer.Object] struct {
+	inf *informer.Informer[T]
+	cfg *shardConfig
+}
+
+type kitem[T informer.Object] struct{ informer.Item[T] }
+
+func (it kitem[T]) object() (runtime.Object, error) { return it.Object() }
+
+func (s *kshard[T]) config() *shardConfig                  { return s.cfg }
+func (s *kshard[T]) status() informer.Status               { return s.inf.Status() }
+func (s *kshard[T]) hasSynced() bool                       { return s.inf.HasSynced() }
+func (s *kshard[T]) waitForSync(ctx context.Context) error { return s.inf.WaitForSync(ctx) }
+func (s *kshard[T]) waitForSyncOrPark(ctx context.Context) error {
+	return s.inf.WaitForSyncOrPark(ctx)
+}
+
+func (s *kshard[T]) getItem(ns, name string) (item, error) {
+	it, err := s.inf.GetItem(ns, name)
+	if err != nil {
+		return nil, err
+	}
+	return kitem[T]{it}, nil
+}
+
+func (s *kshard[T]) queryItems(q query.Query) ([]item, error) {
+	res, err := s.inf.QueryItems(q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]item, len(res.Items))
+	for i, it := range res.Items {
+		out[i] = kitem[T]{it}
+	}
+	return out, nil
+}
+
+func (s *kshard[T]) addHandler(h toolscache.ResourceEventHandler) (*informer.Registration, error) {
+	return s.inf.AddEventHandler(h)
+}
+
+func (s *kshard[T]) removeHandler(r *informer.Registration) error { return s.inf.RemoveEventHandler(r) }
+func (s *kshard[T]) addIndexFunc(name string, fn toolscache.IndexFunc) error {
+	return s.inf.AddIndexFunc(name, fn)
+}
+func (s *kshard[T]) addIndexPath(name string, p *jsonpath.Path) error {
+	return s.inf.AddIndexPath(name, p)
+}
+func (s *kshard[T]) removeIndex(name string) error { return s.inf.RemoveIndex(name) }
+func (s *kshard[T]) indexNames() []string          { return s.inf.IndexNames() }
+func (s *kshard[T]) release()                      { s.inf.Release() }
