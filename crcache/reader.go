@@ -130,7 +130,7 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	var items []item
 	for _, s := range scope {
-		got, err := s.queryItems(q)
+		got, err := s.queryItems(ctx, q)
 		if err != nil {
 			return fmt.Errorf("crcache: listing %s: %w", gvk, err)
 		}

@@ -23,7 +23,7 @@ type shard interface {
 	getItem(ns, name string) (item, error)
 	// queryItems returns every match of q (q.Limit and q.Continue unset), in (namespace,
 	// name) order.
-	queryItems(q query.Query) ([]item, error)
+	queryItems(ctx context.Context, q query.Query) ([]item, error)
 	addHandler(h toolscache.ResourceEventHandler) (*informer.Registration, error)
 	removeHandler(r *informer.Registration) error
 	addIndexFunc(name string, fn toolscache.IndexFunc) error
@@ -70,8 +70,8 @@ func (s *kshard[T]) getItem(ns, name string) (item, error) {
 	return kitem[T]{it}, nil
 }
 
-func (s *kshard[T]) queryItems(q query.Query) ([]item, error) {
-	res, err := s.inf.QueryItems(q)
+func (s *kshard[T]) queryItems(ctx context.Context, q query.Query) ([]item, error) {
+	res, err := s.inf.QueryItems(ctx, q)
 	if err != nil {
 		return nil, err
 	}
