@@ -61,9 +61,7 @@ func read(info *resInfo, obj any) (reading, error) {
 		r.labels = m.GetLabels()
 	}
 	src := source{obj: obj}
-	if _, ok := obj.(indexfuncs.RawJSON); ok {
-		src.raw = true
-	}
+	r.raws = make([]rawTarget, 0, 8)
 	for _, rule := range info.rules {
 		switch rule.kind {
 		case kindSelector:
@@ -78,38 +76,38 @@ func read(info *resInfo, obj any) (reading, error) {
 	return r, nil
 }
 
-// source evaluates paths on one object, building the metadata map of a metadata-only
-// object once.
+// source evaluates paths on one object, into one buffer reused for every rule, building the
+// metadata map of a metadata-only object once.
 type source struct {
 	obj  any
-	raw  bool // values refer to the object's bytes: clone what is kept
 	meta map[string]any
+	buf  []jsonpath.Value
 }
 
-func (s *source) each(p *jsonpath.Path, fn func(jsonpath.Value) bool) error {
+// values returns p's values on the object, valid until the next call. A failed evaluation
+// (a budget exceeded) yields what was found before it.
+func (s *source) values(p *jsonpath.Path) []jsonpath.Value {
+	var err error
 	switch o := s.obj.(type) {
 	case *unstructured.Unstructured:
-		return p.Each(o.Object, fn)
+		s.buf, err = p.AppendEval(s.buf[:0], o.Object)
 	case map[string]any:
-		return p.Each(o, fn)
+		s.buf, err = p.AppendEval(s.buf[:0], o)
 	case indexfuncs.RawJSON:
-		return p.EachJSON(o.RawJSON(), fn)
-	}
-	if s.meta == nil {
-		m, err := meta.Accessor(s.obj)
-		if err != nil {
-			return err
+		// On the bytes, without decoding the object; the values do not refer to the bytes.
+		s.buf, err = p.EvalJSON(o.RawJSON())
+	default:
+		if s.meta == nil {
+			m, merr := meta.Accessor(s.obj)
+			if merr != nil {
+				return nil
+			}
+			s.meta = metadataMap(m)
 		}
-		s.meta = metadataMap(m)
+		s.buf, err = p.AppendEval(s.buf[:0], s.meta)
 	}
-	return p.Each(s.meta, fn)
-}
-
-func (s *source) text(v jsonpath.Value) string {
-	if s.raw {
-		return strings.Clone(v.String())
-	}
-	return v.String()
+	_ = err
+	return s.buf
 }
 
 // metadataMap renders the metadata the rules may read of a metadata-only object (names,
@@ -151,30 +149,29 @@ func anyMap(in map[string]string) map[string]any {
 }
 
 // readRefs appends the references rule finds in the object to dst. A value of the wrong
-// shape names nothing; so does an evaluation that fails (a budget exceeded).
+// shape names nothing.
 func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
-	_ = src.each(rule.path, func(v jsonpath.Value) bool {
+	for _, v := range src.values(rule.path) {
 		t := rawTarget{rule: rule, res: rule.toID}
 		switch rule.kind {
 		case kindNames:
 			if v.Kind() != jsonpath.KindString {
-				return true
+				continue
 			}
-			t.name = src.text(v)
+			t.name = v.String()
 		case kindObjects:
 			if v.Kind() != jsonpath.KindMap {
-				return true
+				continue
 			}
 			m, _ := v.Interface().(map[string]any)
 			if !objectRef(rule, m, &t) {
-				return true
+				continue
 			}
 		}
 		if t.name != "" {
 			dst = append(dst, t)
 		}
-		return true
-	})
+	}
 	return dst
 }
 
@@ -248,9 +245,9 @@ func dedupe(raws []rawTarget) []rawTarget {
 func readSelectors(rule *crule, src *source) (selSpec, bool) {
 	s := selSpec{rule: rule}
 	var texts []string
-	_ = src.each(rule.path, func(v jsonpath.Value) bool {
+	for _, v := range src.values(rule.path) {
 		if v.Kind() != jsonpath.KindMap {
-			return true
+			continue
 		}
 		m, _ := v.Interface().(map[string]any)
 		var sel labels.Selector
@@ -264,8 +261,7 @@ func readSelectors(rule *crule, src *source) (selSpec, bool) {
 			s.sels = append(s.sels, sel)
 			texts = append(texts, "{"+sel.String()+"}")
 		}
-		return true
-	})
+	}
 	if len(s.sels) == 0 {
 		return s, false
 	}
