@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +73,12 @@ type Graph struct {
 	started  bool
 	stopped  bool
 	cancel   context.CancelFunc
+	run      *running
+	stopDone chan struct{}
+}
+
+// running is what Start started.
+type running struct {
 	disc     *discovery.Client
 	ownDisc  bool
 	meta     *metadataonly.Factory
@@ -80,7 +87,7 @@ type Graph struct {
 	ownObjs  bool
 	sets     []*watchSet
 	unsubs   []func()
-	stopDone chan struct{}
+	stopOnce sync.Once
 }
 
 // watchSet is one watch-all set and the graph's handler on it.
@@ -122,20 +129,12 @@ func New(cfg *rest.Config, opts Options) (*Graph, error) {
 			g.fieldResources = append(g.fieldResources, r.From)
 		}
 	}
-	slices.SortFunc(g.fieldResources, func(a, b schema.GroupResource) int {
-		return cmpString(resourceName(a), resourceName(b))
-	})
+	slices.SortFunc(g.fieldResources, compareGR)
 	return g, nil
 }
 
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+func compareGR(a, b schema.GroupResource) int {
+	return strings.Compare(resourceName(a), resourceName(b))
 }
 
 // projection is what the rules read, for the compact factory the graph creates.
@@ -153,39 +152,65 @@ func (g *Graph) projection() []string {
 // watch-all sets, one of metadata-only informers for the resources whose rules read only
 // metadata and one of the Objects factory for the others, each following CRDs as they come
 // and go. It returns once the sets are created; WaitForSync waits for their lists.
-// Everything stops when ctx ends or on Shutdown.
-func (g *Graph) Start(ctx context.Context) (err error) {
+// Everything stops when ctx ends or on Shutdown. A Graph starts once.
+func (g *Graph) Start(ctx context.Context) error {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.started {
+	switch {
+	case g.stopped:
+		g.mu.Unlock()
+		return errors.New("refs: graph shut down")
+	case g.started:
+		g.mu.Unlock()
 		return errors.New("refs: graph already started")
 	}
 	g.started = true
 	ctx, g.cancel = context.WithCancel(ctx)
-	defer func() {
-		if err != nil {
-			g.shutdownLocked()
-		}
-	}()
+	done := make(chan struct{})
+	g.stopDone = done
+	g.mu.Unlock()
 
-	g.disc = g.opts.Discovery
-	if g.disc == nil {
-		if g.disc, err = discovery.New(g.cfg, discovery.Options{Logger: g.logger}); err != nil {
+	// No lock while discovery and the factories start: queries answer meanwhile.
+	run := &running{}
+	err := g.start(ctx, run)
+	g.mu.Lock()
+	if err == nil && g.stopped {
+		err = errors.New("refs: graph shut down while starting")
+	}
+	if err != nil {
+		g.mu.Unlock()
+		run.stop()
+		close(done)
+		return err
+	}
+	g.run = run
+	g.mu.Unlock()
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		run.stop()
+	}()
+	return nil
+}
+
+func (g *Graph) start(ctx context.Context, run *running) (err error) {
+	run.disc = g.opts.Discovery
+	if run.disc == nil {
+		if run.disc, err = discovery.New(g.cfg, discovery.Options{Logger: g.logger}); err != nil {
 			return err
 		}
-		g.ownDisc = true
-		if err := g.disc.Start(ctx); err != nil {
+		run.ownDisc = true
+		if err := run.disc.Start(ctx); err != nil {
 			return fmt.Errorf("refs: discovery: %w", err)
 		}
 	}
 	// Kinds and scopes of every served resource, watched or not, so that references resolve
 	// to resources; subscribe first, then list (an Added for a listed resource is a no-op).
-	g.unsubs = append(g.unsubs, g.disc.Subscribe(func(ev discovery.Event) {
+	run.unsubs = append(run.unsubs, run.disc.Subscribe(func(ev discovery.Event) {
 		if ev.Type == discovery.Added || ev.Type == discovery.Changed {
 			g.g.learn(ev.Resource.GVR.GroupResource(), ev.Resource.GVK.Kind, ev.Resource.Namespaced)
 		}
 	}))
-	all, err := g.disc.Resources(ctx, discovery.Filter{})
+	all, err := run.disc.Resources(ctx, discovery.Filter{})
 	if err != nil && len(all) == 0 {
 		return fmt.Errorf("refs: discovery: %w", err)
 	}
@@ -193,49 +218,63 @@ func (g *Graph) Start(ctx context.Context) (err error) {
 		g.g.learn(r.GVR.GroupResource(), r.GVK.Kind, r.Namespaced)
 	}
 
-	g.meta, g.objs = g.opts.Metadata, g.opts.Objects
-	if g.meta == nil {
-		if g.meta, err = metadataonly.NewFactory(g.cfg, metadataonly.Options{Discovery: g.disc, Logger: g.logger}); err != nil {
+	run.meta, run.objs = g.opts.Metadata, g.opts.Objects
+	if run.meta == nil {
+		if run.meta, err = metadataonly.NewFactory(g.cfg, metadataonly.Options{Discovery: run.disc, Logger: g.logger}); err != nil {
 			return err
 		}
-		g.ownMeta = true
-		if err := g.meta.Start(ctx); err != nil {
+		run.ownMeta = true
+		if err := run.meta.Start(ctx); err != nil {
 			return err
 		}
 	}
 	fieldFilter, metaFilter, anyFields := g.filters()
-	if anyFields && g.objs == nil {
-		g.objs, err = dynamicinformer.NewCompactFactory(g.cfg, dynamicinformer.Options{Discovery: g.disc, Logger: g.logger},
+	if anyFields && run.objs == nil {
+		run.objs, err = dynamicinformer.NewCompactFactory(g.cfg, dynamicinformer.Options{Discovery: run.disc, Logger: g.logger},
 			dynamicinformer.CompactOptions{Projection: g.projection()})
 		if err != nil {
 			return err
 		}
-		g.ownObjs = true
-		if err := g.objs.Start(ctx); err != nil {
+		run.ownObjs = true
+		if err := run.objs.Start(ctx); err != nil {
 			return err
 		}
 	}
-	ms, err := newSet(ctx, g.meta, metaFilter, g.handler)
+	ms, err := newSet(ctx, run.meta, metaFilter, g.handler)
 	if err != nil {
 		return err
 	}
-	g.sets = append(g.sets, ms)
+	run.sets = append(run.sets, ms)
 	if anyFields {
-		fs, err := newSet(ctx, g.objs, fieldFilter, g.handler)
+		fs, err := newSet(ctx, run.objs, fieldFilter, g.handler)
 		if err != nil {
 			return err
 		}
-		g.sets = append(g.sets, fs)
+		run.sets = append(run.sets, fs)
 	}
-	g.stopDone = make(chan struct{})
-	go func() {
-		defer close(g.stopDone)
-		<-ctx.Done()
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		g.shutdownLocked()
-	}()
 	return nil
+}
+
+// stop stops what start started, once, and waits for the factories and discovery client
+// the graph created (their context, the graph's, has ended or is ending).
+func (run *running) stop() {
+	run.stopOnce.Do(func() {
+		for _, u := range run.unsubs {
+			u()
+		}
+		for _, s := range run.sets {
+			s.stop()
+		}
+		if run.ownObjs {
+			run.objs.Shutdown()
+		}
+		if run.ownMeta {
+			run.meta.Shutdown()
+		}
+		if run.ownDisc {
+			run.disc.Wait()
+		}
+	})
 }
 
 // filters splits the watched resources: those some rule reads fields of (in the filter)
@@ -330,9 +369,7 @@ func (g *Graph) delete(info *resInfo, obj any) {
 // covers tells whether gr's objects in ns are cached completely: a member of a set, synced
 // without selectors over ns, its initial objects handed to the graph.
 func (g *Graph) covers(gr schema.GroupResource, ns string) (bool, string) {
-	g.mu.Lock()
-	sets := g.sets
-	g.mu.Unlock()
+	sets := g.sets()
 	for _, s := range sets {
 		st, ok := s.informer(gr)
 		if !ok {
@@ -364,9 +401,7 @@ func coverage(st informer.Status, ns string, synced func() bool) (bool, string) 
 
 // incompleteResources lists the members that are not cached completely cluster-wide.
 func (g *Graph) incompleteResources() []schema.GroupResource {
-	g.mu.Lock()
-	sets := g.sets
-	g.mu.Unlock()
+	sets := g.sets()
 	var out []schema.GroupResource
 	for _, s := range sets {
 		for _, st := range s.members() {
@@ -375,7 +410,7 @@ func (g *Graph) incompleteResources() []schema.GroupResource {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b schema.GroupResource) int { return cmpString(resourceName(a), resourceName(b)) })
+	slices.SortFunc(out, compareGR)
 	return out
 }
 
@@ -384,9 +419,7 @@ func (g *Graph) incompleteResources() []schema.GroupResource {
 // A forbidden or parked resource keeps it waiting: give ctx a deadline, then treat the
 // resources WaitForSync names as Unknown, as the queries do.
 func (g *Graph) WaitForSync(ctx context.Context) error {
-	g.mu.Lock()
-	sets := g.sets
-	g.mu.Unlock()
+	sets := g.sets()
 	if len(sets) == 0 {
 		return errors.New("refs: graph not started")
 	}
@@ -413,39 +446,28 @@ func (g *Graph) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops what Start started and waits for the factories and discovery client the
-// graph created. The graph keeps answering from what it holds. Safe to call more than once.
-func (g *Graph) Shutdown() {
+// sets returns the running watch-all sets (none before Start has set them up).
+func (g *Graph) sets() []*watchSet {
 	g.mu.Lock()
-	g.shutdownLocked()
-	done := g.stopDone
-	g.mu.Unlock()
-	if done != nil {
-		<-done // the goroutine that follows Start's context
+	defer g.mu.Unlock()
+	if g.run == nil {
+		return nil
 	}
+	return g.run.sets
 }
 
-func (g *Graph) shutdownLocked() {
-	if g.stopped {
-		return
-	}
+// Shutdown stops what Start started and waits for the factories and discovery client the
+// graph created; shared ones are left to their owners. The graph keeps answering from what
+// it holds. Safe to call more than once; not from a handler of the graph's factories.
+func (g *Graph) Shutdown() {
+	g.mu.Lock()
 	g.stopped = true
-	for _, u := range g.unsubs {
-		u()
+	cancel, done := g.cancel, g.stopDone
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
-	for _, s := range g.sets {
-		s.stop()
-	}
-	if g.ownObjs {
-		g.objs.Shutdown()
-	}
-	if g.ownMeta {
-		g.meta.Shutdown()
-	}
-	if g.cancel != nil {
-		g.cancel()
-	}
-	if g.ownDisc {
-		g.disc.Wait()
+	if done != nil {
+		<-done
 	}
 }
