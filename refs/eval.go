@@ -61,6 +61,7 @@ func read(info *resInfo, obj any) (reading, error) {
 		r.labels = m.GetLabels()
 	}
 	src := source{obj: obj}
+	_, src.raw = obj.(indexfuncs.RawJSON)
 	r.raws = make([]rawTarget, 0, 8)
 	for _, rule := range info.rules {
 		switch rule.kind {
@@ -80,6 +81,7 @@ func read(info *resInfo, obj any) (reading, error) {
 // metadata map of a metadata-only object once.
 type source struct {
 	obj  any
+	raw  bool // values decoded from the bytes may share memory with larger buffers
 	meta map[string]any
 	buf  []jsonpath.Value
 }
@@ -166,6 +168,10 @@ func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
 			m, _ := v.Interface().(map[string]any)
 			if !objectRef(rule, m, &t) {
 				continue
+			}
+			if src.raw { // keep exact copies, not views of the decoded value's text
+				t.name, t.ns, t.kind, t.group = strings.Clone(t.name), strings.Clone(t.ns), strings.Clone(t.kind), strings.Clone(t.group)
+				t.uid = types.UID(strings.Clone(string(t.uid)))
 			}
 		}
 		if t.name != "" {
