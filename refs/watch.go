@@ -22,13 +22,14 @@ import (
 	"github.com/kindex/kindex/metadataonly"
 )
 
-// Options configures a Graph. The zero value watches every resource but events with the
-// built-in rules, through factories and a discovery client the graph creates.
+// Options configures a Graph. The zero value watches every resource but events and
+// Endpoints (DefaultFilter) with the built-in rules, through factories and a discovery client the graph creates.
 type Options struct {
 	// Rules are the rules the graph follows. nil: BuiltinRules(); to add rules for custom
 	// resources, pass append(refs.BuiltinRules(), yours...).
 	Rules []Rule
-	// Filter selects the resources to watch. nil: DefaultFilter (everything but events).
+	// Filter selects the resources to watch. nil: DefaultFilter (everything but events and
+	// Endpoints).
 	// A reference to a resource the filter leaves out is Unknown, never Missing.
 	Filter *discovery.Filter
 	// Discovery is a shared discovery client, started by its owner. nil: the graph creates
@@ -50,9 +51,10 @@ type Options struct {
 }
 
 // DefaultFilter is the filter of Options.Filter nil: every resource but events (of the
-// core group and events.k8s.io), which reference everything and are used by nothing.
+// core group and events.k8s.io), which name everything and are used by nothing, and the
+// deprecated core Endpoints, which EndpointSlices supersede.
 func DefaultFilter() discovery.Filter {
-	return discovery.Filter{ExcludeGroups: []string{"events.k8s.io"}, ExcludeResources: []string{"events"}}
+	return discovery.Filter{ExcludeGroups: []string{"events.k8s.io"}, ExcludeResources: []string{"events", "endpoints"}}
 }
 
 // Graph is a reference graph over a watch-everything set, kept current event by event.
