@@ -322,6 +322,13 @@ func TestEveryBuiltinRuleOnTheAPIServer(t *testing.T) {
 		eventually(t, nil, dangling)
 	})
 
+	t.Cleanup(func() {
+		// Gone before the next test starts, with its conversion webhook: a CRD still
+		// terminating is served by discovery and answers 404, and a graph started then would
+		// wait for it.
+		cp.DeleteCRD(t, f.expand("gadgets.r{c}.example.com"))
+	})
+
 	t.Run("deleted CRD removes its objects' edges", func(t *testing.T) {
 		cp.DeleteCRD(t, "widgets."+widgetGroup)
 		widgetEdges := func() []string {

@@ -20,9 +20,9 @@ import (
 //     ("{.spec.volumes[*].configMap.name}" → configmaps);
 //   - object references: with NameField set, each value is an object whose fields name the
 //     target: NameField its name, NamespaceField its namespace, and either To's resource or,
-//     with KindField, its kind, in the group of GroupField ("apiGroup", "group") or of
-//     APIVersionField ("apiVersion": "apps/v1") or else To.Group ("{.spec.issuerRef}" with
-//     kind and name fields);
+//     with KindField, its kind, in the group GroupField names ("apiGroup", "group"; absent
+//     or empty: To.Group) or APIVersionField names ("apiVersion": "apps/v1"); a
+//     cert-manager "{.spec.issuerRef}" has kind, group and name fields;
 //   - label selectors: with Selector set, each value is a selector and the rule's targets
 //     are the objects of To whose labels it matches, kept current as labels change on either
 //     side.

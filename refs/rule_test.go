@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -117,6 +119,13 @@ func TestDeletionsByObjectAndTombstone(t *testing.T) {
 	tg.delete(info, "junk")
 	assert.Len(t, tg.Dangling(), 3)
 	assert.Equal(t, 3, tg.Stats().Objects)
+}
+
+func TestRefOf(t *testing.T) {
+	node := discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Node"}}
+	assert.Equal(t, ObjectRef{Resource: "nodes", Kind: "Node", Name: "n"}, RefOf(node, "ns", "n"))
+	deploy := discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespaced: true}
+	assert.Equal(t, "deployments.apps/ns/web", RefOf(deploy, "ns", "web").String())
 }
 
 func TestTreeOfReferrersAndCycles(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/discovery"
 )
 
 // ObjectRef names an object: its resource, namespace ("" if cluster-scoped) and name.
@@ -16,6 +18,16 @@ type ObjectRef struct {
 	// empty Resource.
 	Kind            string
 	Namespace, Name string
+}
+
+// RefOf names an object of a resource as discovery describes it, from what a user typed:
+// discovery.Client.Resolve(ctx, "deploy") and a namespace and name. The namespace of a
+// cluster-scoped resource is dropped.
+func RefOf(res discovery.Resource, namespace, name string) ObjectRef {
+	if !res.Namespaced {
+		namespace = ""
+	}
+	return ObjectRef{Group: res.GVR.Group, Resource: res.GVR.Resource, Kind: res.GVK.Kind, Namespace: namespace, Name: name}
 }
 
 // GroupResource is the object's resource.
