@@ -216,7 +216,7 @@ func BenchmarkEvent(b *testing.B) {
 			}
 		})
 	}
-	// A ConfigMap mounted by 8 Pods and 1 ReplicaSet deleted (its mounts dangle) and
+	// A ConfigMap used by 8 Pods, 3 ReplicaSets and a Deployment deleted (its mounts dangle) and
 	// created again (they are whole).
 	b.Run("configmap-delete-create", func(b *testing.B) {
 		obj := newRawObject([]byte(`{"metadata":{"name":"cm-7","namespace":"ns-42","uid":"x"}}`))
