@@ -168,6 +168,23 @@ func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool) *re
 	return info
 }
 
+// forget records that discovery no longer serves a resource: references made from now on
+// do not resolve to it (Unknown, kind or scope not known); edges already resolved stay, their
+// targets Unknown while the resource is not watched.
+func (g *graph) forget(gr schema.GroupResource) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	info := g.byGR[gr]
+	if info == nil || !info.known {
+		return
+	}
+	info.known = false
+	gk := schema.GroupKind{Group: gr.Group, Kind: info.kind}
+	if g.byKind[gk] == info {
+		delete(g.byKind, gk)
+	}
+}
+
 func kindKey(group, kind string) string { return "k:" + group + "/" + kind }
 func resKey(id resID) string            { return "r:" + strconv.Itoa(int(id)) }
 
@@ -240,7 +257,7 @@ func sameOut(a, b outEdge) bool {
 		return false
 	}
 	if a.pend != nil || b.pend != nil {
-		return a.pend != nil && b.pend != nil && a.pend.raw == b.pend.raw
+		return a.pend != nil && b.pend != nil && *a.pend == *b.pend
 	}
 	return a.to == b.to && a.uid == b.uid
 }
@@ -369,12 +386,12 @@ type outID struct {
 	rule *crule
 	to   *entry
 	uid  types.UID
-	raw  rawTarget
+	pend pending
 }
 
 func idOf(o outEdge) outID {
 	if o.pend != nil {
-		return outID{rule: o.rule, raw: o.pend.raw}
+		return outID{rule: o.rule, pend: *o.pend}
 	}
 	return outID{rule: o.rule, to: o.to, uid: o.uid}
 }

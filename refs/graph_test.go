@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -385,4 +386,47 @@ func withDepth(edges []Edge) []string {
 		out[i] = string(rune('0'+e.Depth)) + " " + e.String()
 	}
 	return out
+}
+
+// A resource whose rules name the one asked about, served but not watched (filtered out,
+// forbidden), makes the answer incomplete; so do unwatched Pods for Services' selections.
+func TestUnwatchedRelatedResourcesMakeAnswersIncomplete(t *testing.T) {
+	widgets := gr("example.com", "widgets")
+	rules := append(BuiltinRules(), Rule{Name: "widgets:secret", From: widgets, Path: "{.spec.secretRef.name}", To: secrets, Namespace: NamespaceSame})
+	tg := newTestGraph(t, rules)
+	tg.incomplete = nil // every watched resource is synced
+	tg.put(secrets, `{"metadata":{"name":"s","namespace":"ns"}}`)
+	tg.put(services, `{"metadata":{"name":"web","namespace":"ns"},"spec":{"selector":{"app":"web"}}}`)
+	_, err := tg.Unreferenced(secrets)
+	require.NoError(t, err, "widgets are not served: nothing to miss")
+
+	tg.g.learn(widgets, "Widget", true) // served, and not watched
+	tg.uncovered[widgets] = "widgets.example.com is not watched"
+	tg.uncovered[pods] = "pods is not watched"
+	unused, err := tg.Unreferenced(secrets)
+	assert.Equal(t, []string{"secrets/ns/s"}, refStrs(unused))
+	assert.EqualError(t, err, "refs: not cached completely: pods, widgets.example.com")
+	empty, err := tg.EmptySelectors(services)
+	assert.Equal(t, []string{"services/ns/web"}, refStrs(empty))
+	assert.EqualError(t, err, "refs: not cached completely: pods")
+	_, err = tg.Unreferenced(configMaps)
+	assert.EqualError(t, err, "refs: not cached completely: pods")
+}
+
+func TestForgottenResourceNoLongerResolves(t *testing.T) {
+	widgets := gr("example.com", "widgets")
+	tg := newTestGraph(t, nil)
+	tg.g.learn(widgets, "Widget", true)
+	owned := `{"metadata":{"name":"NAME","namespace":"ns","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"w","uid":"1"}]}}`
+	tg.put(configMaps, strings.Replace(owned, "NAME", "before", 1))
+	tg.g.forget(widgets) // the CRD is deleted
+	tg.put(configMaps, strings.Replace(owned, "NAME", "after", 1))
+	assert.Equal(t, lines(`
+		configmaps/ns/after -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)
+		configmaps/ns/before -[owner]-> widgets.example.com/ns/w (Missing: not found)
+	`), strs(tg.Dangling()))
+	tg.g.forget(widgets) // twice: nothing more
+	tg.g.learn(widgets, "Widget", true)
+	assert.Len(t, tg.Dangling(), 2)
+	assert.Zero(t, tg.Stats().Unresolved)
 }

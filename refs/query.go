@@ -238,17 +238,19 @@ func (g *Graph) Dangling() []Edge {
 // Unreferenced returns the cached objects of a resource that nothing uses: no edge of any
 // rule (selector edges included) points at them; ConfigMaps no Pod, workload or custom
 // resource names, say. Sorted by namespace and name. While some watched resource is not
-// cached completely the answer comes with an *IncompleteError (ErrIncomplete) naming them:
-// an object of theirs may use one reported.
+// cached completely, or a served resource whose rules name this one is not watched (left
+// out by the filter, forbidden), the answer comes with an *IncompleteError (ErrIncomplete)
+// naming them: an object of theirs may use one reported.
 func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
 	out := g.g.objects(gr, func(e *entry) bool { return e.in.len() == 0 })
-	return out, g.incompleteErr()
+	return out, g.incompleteErr(g.g.related(gr, true))
 }
 
 // EmptySelectors returns the cached objects of a resource whose selectors select nothing:
 // Services that select no Pod, PodDisruptionBudgets that cover none. Objects without a
 // selector (a Service without one) are not listed. Sorted by namespace and name; an
-// *IncompleteError as for Unreferenced.
+// *IncompleteError as for Unreferenced, naming also the selected resources (Pods) when they
+// are not cached completely.
 func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
 	out := g.g.objects(gr, func(e *entry) bool {
 		if len(e.sels) == 0 {
@@ -261,7 +263,31 @@ func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
 		}
 		return true
 	})
-	return out, g.incompleteErr()
+	return out, g.incompleteErr(g.g.related(gr, false))
+}
+
+// related returns the served resources an answer about gr depends on besides the watched
+// ones: the sources of the rules that name gr (users), or the targets of gr's selector
+// rules. A source filtered out of the watch makes every object of gr look unused.
+func (g *graph) related(gr schema.GroupResource, users bool) []schema.GroupResource {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []schema.GroupResource
+	for _, r := range g.rules {
+		var other schema.GroupResource
+		switch {
+		case users && r.To == gr && r.From != AnyResource:
+			other = r.From
+		case !users && r.From == gr && r.kind == kindSelector:
+			other = r.To
+		default:
+			continue
+		}
+		if info := g.byGR[other]; info != nil && info.known && !slices.Contains(out, other) {
+			out = append(out, other)
+		}
+	}
+	return out
 }
 
 // objects returns the present objects of gr that keep selects, sorted.
@@ -282,14 +308,26 @@ func (g *graph) objects(gr schema.GroupResource, keep func(*entry) bool) []Objec
 	return out
 }
 
-func (g *Graph) incompleteErr() error {
-	if g.incomplete == nil {
+// incompleteErr names the watched resources that are not cached completely, and those of
+// related (served, and named by the rules the answer depends on) that are not cached at all.
+func (g *Graph) incompleteErr(related []schema.GroupResource) error {
+	var res []schema.GroupResource
+	if g.incomplete != nil {
+		res = g.incomplete()
+	}
+	for _, gr := range related {
+		if g.cover == nil || slices.Contains(res, gr) {
+			continue
+		}
+		if ok, _ := g.cover(gr, ""); !ok {
+			res = append(res, gr)
+		}
+	}
+	if len(res) == 0 {
 		return nil
 	}
-	if res := g.incomplete(); len(res) > 0 {
-		return &IncompleteError{Resources: res}
-	}
-	return nil
+	slices.SortFunc(res, compareGR)
+	return &IncompleteError{Resources: res}
 }
 
 // Stats counts what the graph holds.

@@ -208,8 +208,11 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 	// Kinds and scopes of every served resource, watched or not, so that references resolve
 	// to resources; subscribe first, then list (an Added for a listed resource is a no-op).
 	run.unsubs = append(run.unsubs, run.disc.Subscribe(func(ev discovery.Event) {
-		if ev.Type == discovery.Added || ev.Type == discovery.Changed {
+		switch ev.Type {
+		case discovery.Added, discovery.Changed:
 			g.g.learn(ev.Resource.GVR.GroupResource(), ev.Resource.GVK.Kind, ev.Resource.Namespaced)
+		case discovery.Removed:
+			g.g.forget(ev.Resource.GVR.GroupResource())
 		}
 	}))
 	all, err := run.disc.Resources(ctx, discovery.Filter{})
