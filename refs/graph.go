@@ -670,6 +670,9 @@ next:
 
 func (g *graph) addSel(owner *entry, sp selSpec) *selInst {
 	si := &selInst{spec: sp, owner: owner, target: sp.rule.toID, ns: owner.key.ns, matched: map[*entry]struct{}{}}
+	if t := g.res[si.target]; t.known && !t.namespaced {
+		si.ns = "" // cluster-scoped targets: all of them
+	}
 	byNS := g.selectors[si.target]
 	if byNS == nil {
 		byNS = map[string]map[*selInst]struct{}{}

@@ -46,7 +46,7 @@ type Rule struct {
 	// and nowhere otherwise, as the server's discovery says; NamespaceSame and
 	// NamespaceCluster state it without asking. A value's NamespaceField wins when present.
 	// Selectors select in the source's namespace, or in every namespace for a cluster-scoped
-	// source.
+	// source; objects of a cluster-scoped target resource are selected wherever the source is.
 	Namespace NamespaceMode
 
 	// NameField, NamespaceField, KindField, GroupField, APIVersionField and UIDField are

@@ -126,4 +126,13 @@ func TestClusterScopedSelectorsSelectEverywhere(t *testing.T) {
 	tg.put(gr("example.com", "podpolicies"), `{"metadata":{"name":"pol"},"spec":{"selector":{"matchLabels":{"app":"x"}}}}`)
 	tg.put(pods, pod("c", "p", `"app":"x"`))
 	assert.Len(t, tg.References(oref(gr("example.com", "podpolicies"), "", "pol"), 1), 3)
+
+	// A namespaced object selecting cluster-scoped Nodes selects among all of them.
+	rules = append(BuiltinRules(), Rule{Name: "nodepools:nodes", From: gr("example.com", "nodepools"),
+		Path: "{.spec.nodeSelector}", To: nodes, Selector: SelectorMap})
+	tg = newTestGraph(t, rules)
+	tg.put(nodes, `{"metadata":{"name":"n1","labels":{"pool":"a"}}}`)
+	tg.put(gr("example.com", "nodepools"), `{"metadata":{"name":"a","namespace":"ns"},"spec":{"nodeSelector":{"pool":"a"}}}`)
+	tg.put(nodes, `{"metadata":{"name":"n2","labels":{"pool":"a"}}}`)
+	assert.Len(t, tg.References(oref(gr("example.com", "nodepools"), "ns", "a"), 1), 2)
 }
