@@ -148,3 +148,32 @@ func TestTreeOfReferrersAndCycles(t *testing.T) {
     └── [clusterroles.rbac.authorization.k8s.io:aggregation] clusterroles.rbac.authorization.k8s.io/a (shown above)
 `, tree.String())
 }
+
+// Objects of unexpected shapes name nothing and never fail the graph.
+func TestMalformedObjectsNameNothing(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	for _, c := range []struct {
+		res schema.GroupResource
+		js  string
+	}{
+		{pods, `{"metadata":{"name":"a","namespace":"ns","ownerReferences":{"kind":"x"}},"spec":{"volumes":"none","containers":7}}`},
+		{pods, `{"metadata":{"name":"b","namespace":"ns","ownerReferences":[{"kind":"ReplicaSet","name":"x"},7,null,{"apiVersion":"apps/v1","kind":"","name":"y"}]},
+		  "spec":{"volumes":[{"configMap":{"name":7}},{"configMap":null},{"secret":{"secretName":""}}],"serviceAccountName":["x"],"nodeName":{}}}`},
+		{services, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"selector":{"app":7}}}`},
+		{services, `{"metadata":{"name":"d","namespace":"ns"},"spec":{"selector":"app=web"}}`},
+		{gr("policy", "poddisruptionbudgets"), `{"metadata":{"name":"e","namespace":"ns"},"spec":{"selector":{"matchLabels":{"a":1}}}}`},
+		{gr("policy", "poddisruptionbudgets"), `{"metadata":{"name":"f","namespace":"ns"},"spec":{"selector":{"matchExpressions":[7,{"key":"a","operator":"In","values":[1]}]}}}`},
+		{gr("policy", "poddisruptionbudgets"), `{"metadata":{"name":"g","namespace":"ns"},"spec":{"selector":{"matchExpressions":[{"key":"a","operator":"In","values":[]}]}}}`},
+		{roleBindings, `{"metadata":{"name":"h","namespace":"ns"},"roleRef":"admin","subjects":[{"kind":"ServiceAccount"},{"name":"x"},null]}`},
+		{clusterRoleBindings, `{"metadata":{"name":"i"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"},"subjects":[{"kind":"ServiceAccount","name":"no-namespace"}]}`},
+		{gr("autoscaling", "horizontalpodautoscalers"), `{"metadata":{"name":"j","namespace":"ns"},"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"}}}`},
+	} {
+		tg.put(c.res, c.js)
+	}
+	// b's ReplicaSet owner has no apiVersion, y no kind: only none is read. A ClusterRoleBinding
+	// to a namespaced Role, or to a ServiceAccount without a namespace, names nothing: the
+	// server would not find them either.
+	assert.Empty(t, tg.Dangling())
+	assert.Zero(t, tg.Stats().Edges+tg.Stats().Selectors+tg.Stats().Unresolved)
+	assert.Equal(t, 10, tg.Stats().Objects)
+}
