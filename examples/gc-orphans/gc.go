@@ -16,6 +16,7 @@ import (
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/metadataonly"
+	"github.com/kindex/kindex/refs"
 )
 
 // collector watches the metadata of every listable resource a filter selects, following
@@ -26,12 +27,18 @@ type collector struct {
 	unsubscribe []func()
 	f           *metadataonly.Factory
 	all         *informer.WatchAll[metadataonly.Object]
+	// graph, when set, follows the references between objects (refs.Graph) on the same
+	// discovery client and metadata-only informers, plus compact informers for the
+	// resources whose references are in their fields (Pods, workloads, bindings, ...).
+	graph *refs.Graph
 }
 
 // startCollector starts discovery, a metadata-only factory with the owner index and a
-// watch-all set over filter. With events set, discovery changes (a CRD added or deleted) and
-// informer status changes are printed to it as they happen. Stop it with stop.
-func startCollector(ctx context.Context, cfg *rest.Config, filter discovery.Filter, logger logr.Logger, events io.Writer) (_ *collector, err error) {
+// watch-all set over filter, and with references a reference graph sharing them. With events
+// set, discovery changes (a CRD added or deleted) and informer status changes are printed to
+// it as they happen. Stop it with stop.
+func startCollector(ctx context.Context, cfg *rest.Config, filter discovery.Filter, references bool, logger logr.Logger,
+	events io.Writer) (_ *collector, err error) {
 	c := &collector{}
 	defer func() {
 		if err != nil {
@@ -69,6 +76,17 @@ func startCollector(ctx context.Context, cfg *rest.Config, filter discovery.Filt
 	if c.all, err = c.f.WatchAll(ctx, filter); err != nil {
 		return nil, err
 	}
+	if references {
+		// The graph's watch-all set over the metadata-only factory shares the informers of the
+		// set above; the resources whose rules read fields are watched by a compact factory
+		// the graph creates, projected to those fields.
+		if c.graph, err = refs.New(cfg, refs.Options{Discovery: c.disc, Metadata: c.f, Filter: &filter, Logger: logger}); err != nil {
+			return nil, err
+		}
+		if err := c.graph.Start(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -98,6 +116,9 @@ func (c *collector) waitForSync(ctx context.Context, timeout time.Duration, w io
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := c.all.WaitForSync(wctx)
+	if err == nil && c.graph != nil {
+		err = c.graph.WaitForSync(wctx)
+	}
 	var se *informer.SyncError
 	switch {
 	case err == nil:
@@ -109,6 +130,9 @@ func (c *collector) waitForSync(ctx context.Context, timeout time.Duration, w io
 			fmt.Fprintf(w, "not synced after %v: %s (%s)\n", timeout, name, reason)
 		}
 		return nil // report on what is cached
+	case errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(w, "not synced after %v: %v\n", timeout, err)
+		return nil
 	default:
 		return err
 	}
@@ -118,6 +142,9 @@ func (c *collector) waitForSync(ctx context.Context, timeout time.Duration, w io
 func (c *collector) stop() {
 	for _, u := range c.unsubscribe {
 		u()
+	}
+	if c.graph != nil {
+		c.graph.Shutdown()
 	}
 	if c.all != nil {
 		c.all.Stop()
@@ -182,7 +209,45 @@ func (c *collector) report(ctx context.Context, w io.Writer, owner types.UID) er
 		fmt.Fprintf(w, "not checked (an owner's resource is not cached): %d, for example %s %s/%s: %v\n", len(unchecked),
 			qualified(first.Resource), first.Object.GetNamespace(), first.Object.GetName(), first.Unknown[0].Err)
 	}
+	if c.graph != nil {
+		c.reportDangling(w)
+	}
 	return nil
+}
+
+// reportDangling prints the references, other than owner references (the orphans above),
+// whose target is missing: a Pod mounting a ConfigMap that does not exist, a RoleBinding to
+// a deleted Role, an Ingress to a missing Service. References the cache cannot check (their
+// target's resource is not watched or not synced) are counted.
+func (c *collector) reportDangling(w io.Writer) {
+	var missing, unknown []refs.Edge
+	for _, e := range c.graph.Dangling() {
+		switch {
+		case e.Rule == "owner":
+		case e.State == refs.Missing:
+			missing = append(missing, e)
+		default:
+			unknown = append(unknown, e)
+		}
+	}
+	fmt.Fprintf(w, "dangling references (target missing): %d\n", len(missing))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, e := range missing {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s -> %s\n", qualifiedGR(e.From.Group, e.From.Resource), orDash(e.From.Namespace), e.From.Name,
+			e.Rule, e.To)
+	}
+	_ = tw.Flush()
+	if len(unknown) > 0 {
+		fmt.Fprintf(w, "not checked (the target's resource is not cached): %d, for example %s: %s\n", len(unknown),
+			unknown[0].To, unknown[0].Reason)
+	}
+}
+
+func qualifiedGR(group, resource string) string {
+	if group == "" {
+		return resource
+	}
+	return resource + "." + group
 }
 
 // qualified is "plural.group", or "plural" for the core group.
@@ -202,13 +267,13 @@ func orDash(s string) string {
 
 // watch starts a collector, waits for the initial lists and reports: once, or every interval
 // (following discovery and status changes in between) until ctx ends.
-func watch(ctx context.Context, cfg *rest.Config, filter discovery.Filter, logger logr.Logger, owner types.UID,
+func watch(ctx context.Context, cfg *rest.Config, filter discovery.Filter, references bool, logger logr.Logger, owner types.UID,
 	once bool, interval, syncTimeout time.Duration, out io.Writer) error {
 	var events io.Writer
 	if !once {
 		events = out
 	}
-	c, err := startCollector(ctx, cfg, filter, logger, events)
+	c, err := startCollector(ctx, cfg, filter, references, logger, events)
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,10 @@
 //   - the dependents of an owner (--owner-uid): every cached object, of any resource, with an
 //     owner reference to that UID (Factory.Dependents);
 //   - the orphans: objects whose every owner is gone (Factory.Orphans), which a garbage
-//     collector would delete after confirming with a GET.
+//     collector would delete after confirming with a GET;
+//   - the dangling references beside owner references (package refs): a Pod mounting a
+//     ConfigMap that does not exist, a RoleBinding to a deleted Role, an Ingress to a
+//     missing Service (--references, on by default).
 //
 // With --once it waits for the initial lists, prints one report and exits. Otherwise it
 // prints discovery and informer status changes as they happen and a report every --interval,
@@ -53,6 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	syncTimeout := fs.Duration("sync-timeout", time.Minute, "how long to wait for the initial lists before the first report")
 	excludeGroups := fs.String("exclude-groups", "events.k8s.io", "comma-separated API groups not to watch")
 	excludeResources := fs.String("exclude-resources", "events,endpoints", "comma-separated resources (plural.group) not to watch (endpoints: deprecated, superseded by endpointslices)")
+	references := fs.Bool("references", true, "also report dangling references (a Pod mounting a missing ConfigMap, a RoleBinding to a missing Role, ...): watches the fields of Pods, workloads, bindings and the like, compactly")
 	verbosity := fs.Int("v", 0, "kindex log verbosity on stderr: 0 errors only, 1 informer transitions, 2 and up more detail")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -79,7 +83,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		funcr.Options{Verbosity: *verbosity - 1})
 	filter := discovery.Filter{ExcludeGroups: split(*excludeGroups), ExcludeResources: split(*excludeResources)}
 
-	if err := watch(ctx, cfg, filter, logger, types.UID(*owner), *once, *interval, *syncTimeout, stdout); err != nil {
+	if err := watch(ctx, cfg, filter, *references, logger, types.UID(*owner), *once, *interval, *syncTimeout, stdout); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return 0 // Ctrl-C
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -151,4 +152,59 @@ func TestFollowsCRDsAddedAfterStart(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("gc-orphans did not stop on cancel")
 	}
+}
+
+// Beside the orphans, the report lists references whose target is missing: a Pod mounting a
+// ConfigMap that does not exist, a RoleBinding to a Role that does not; creating the
+// ConfigMap makes the Pod's mount whole. Owner references are left to the orphans.
+func TestOnceReportsDanglingReferences(t *testing.T) {
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t)
+	cs := cp.Clientset(t)
+	ctx := context.Background()
+	_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "c", Image: "registry.example.com/web:1"}},
+		Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}}}},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "readers"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	owner := configMap(t, ns, "owner")
+	configMap(t, ns, "owned", owner)
+	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(ctx, "owner", metav1.DeleteOptions{}))
+
+	once := func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		var stdout, stderr testsupport.Buffer
+		code := run(ctx, []string{"--kubeconfig", kc, "--once"}, &stdout, &stderr)
+		require.Equal(t, 0, code, "stderr: %s", stderr.String())
+		return stdout.String()
+	}
+	report := once()
+	t.Log(report)
+	dangling := section(report, "dangling references (target missing)")
+	assert.Regexp(t, row("pods", ns, "web"), dangling, report)
+	assert.Contains(t, dangling, "pods:volume-configmap -> configmaps/"+ns+"/web-config")
+	assert.Regexp(t, row("rolebindings.rbac.authorization.k8s.io", ns, "readers"), dangling, report)
+	assert.Contains(t, dangling, "rolebindings.rbac.authorization.k8s.io:role -> roles.rbac.authorization.k8s.io/"+ns+"/reader")
+	assert.NotContains(t, dangling, "owner ->", "owner references are the orphans' business")
+	assert.Regexp(t, row("configmaps", ns, "owned"), section(report, "orphans (every owner gone)"), report)
+
+	configMap(t, ns, "web-config")
+	report = once()
+	dangling = section(report, "dangling references (target missing)")
+	assert.NotRegexp(t, row("pods", ns, "web"), dangling, report)
+	assert.Regexp(t, row("rolebindings.rbac.authorization.k8s.io", ns, "readers"), dangling, report)
+
+	// Without --references, no such section.
+	var stdout, stderr testsupport.Buffer
+	wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.Equal(t, 0, run(wctx, []string{"--kubeconfig", kc, "--once", "--references=false"}, &stdout, &stderr), stderr.String())
+	assert.NotContains(t, stdout.String(), "dangling references")
 }

@@ -1,0 +1,201 @@
+package refs
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Resources the built-in rules name.
+var (
+	pods                   = gr("", "pods")
+	configMaps             = gr("", "configmaps")
+	secrets                = gr("", "secrets")
+	services               = gr("", "services")
+	serviceAccounts        = gr("", "serviceaccounts")
+	nodes                  = gr("", "nodes")
+	pvcs                   = gr("", "persistentvolumeclaims")
+	pvs                    = gr("", "persistentvolumes")
+	storageClasses         = gr("storage.k8s.io", "storageclasses")
+	priorityClasses        = gr("scheduling.k8s.io", "priorityclasses")
+	runtimeClasses         = gr("node.k8s.io", "runtimeclasses")
+	resourceClaims         = gr("resource.k8s.io", "resourceclaims")
+	resourceClaimTemplates = gr("resource.k8s.io", "resourceclaimtemplates")
+	ingresses              = gr("networking.k8s.io", "ingresses")
+	ingressClasses         = gr("networking.k8s.io", "ingressclasses")
+	roleBindings           = gr("rbac.authorization.k8s.io", "rolebindings")
+	clusterRoleBindings    = gr("rbac.authorization.k8s.io", "clusterrolebindings")
+	clusterRoles           = gr("rbac.authorization.k8s.io", "clusterroles")
+)
+
+func gr(group, resource string) schema.GroupResource {
+	return schema.GroupResource{Group: group, Resource: resource}
+}
+
+// podSpecRefs are the references of a Pod's spec, relative to the spec: a Pod's own
+// (.spec) and every workload's Pod template (.spec.template.spec, ...) hold the same.
+var podSpecRefs = []struct {
+	name  string
+	paths []string // relative to the spec; several are one union
+	to    schema.GroupResource
+	ns    NamespaceMode
+}{
+	{"volume-configmap", []string{`.volumes[*].configMap.name`}, configMaps, NamespaceSame},
+	{"volume-secret", []string{`.volumes[*].secret.secretName`}, secrets, NamespaceSame},
+	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame},
+	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap.name`}, configMaps, NamespaceSame},
+	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret.name`}, secrets, NamespaceSame},
+	{"volume-plugin-secret", []string{`.volumes[*]['cephfs','cinder','flexVolume','iscsi','rbd','scaleIO','storageos'].secretRef.name`,
+		`.volumes[*].csi.nodePublishSecretRef.name`, `.volumes[*].azureFile.secretName`}, secrets, NamespaceSame},
+	{"env-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.configMapKeyRef.name`}, configMaps, NamespaceSame},
+	{"envfrom-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].envFrom[*].configMapRef.name`}, configMaps, NamespaceSame},
+	{"env-secret", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.secretKeyRef.name`}, secrets, NamespaceSame},
+	{"envfrom-secret", []string{`['containers','initContainers','ephemeralContainers'][*].envFrom[*].secretRef.name`}, secrets, NamespaceSame},
+	{"image-pull-secret", []string{`.imagePullSecrets[*].name`}, secrets, NamespaceSame},
+	{"serviceaccount", []string{`.serviceAccountName`}, serviceAccounts, NamespaceSame},
+	{"node", []string{`.nodeName`}, nodes, NamespaceCluster},
+	{"priorityclass", []string{`.priorityClassName`}, priorityClasses, NamespaceCluster},
+	{"runtimeclass", []string{`.runtimeClassName`}, runtimeClasses, NamespaceCluster},
+	{"resourceclaim", []string{`.resourceClaims[*].resourceClaimName`}, resourceClaims, NamespaceSame},
+	{"resourceclaimtemplate", []string{`.resourceClaims[*].resourceClaimTemplateName`}, resourceClaimTemplates, NamespaceSame},
+}
+
+// podTemplateHolders are the resources with a Pod spec, and where it is.
+var podTemplateHolders = []struct {
+	from schema.GroupResource
+	spec string
+}{
+	{pods, ".spec"},
+	{gr("", "podtemplates"), ".template.spec"},
+	{gr("", "replicationcontrollers"), ".spec.template.spec"},
+	{gr("apps", "deployments"), ".spec.template.spec"},
+	{gr("apps", "replicasets"), ".spec.template.spec"},
+	{gr("apps", "statefulsets"), ".spec.template.spec"},
+	{gr("apps", "daemonsets"), ".spec.template.spec"},
+	{gr("batch", "jobs"), ".spec.template.spec"},
+	{gr("batch", "cronjobs"), ".spec.jobTemplate.spec.template.spec"},
+}
+
+// joinPath is the expression of paths relative to spec: "{spec<p1>,spec<p2>}".
+func joinPath(spec string, rel []string) string {
+	out := "{"
+	for i, p := range rel {
+		if i > 0 {
+			out += ","
+		}
+		out += spec + p
+	}
+	return out + "}"
+}
+
+// BuiltinRules returns kindex's rules for the built-in resources, in the form users write
+// their own (a new slice each call; append rules for custom resources to it):
+//
+//   - "owner": every object to its owners (.metadata.ownerReferences, by apiVersion, kind,
+//     name and UID);
+//   - Pods, and the Pod templates of PodTemplates, ReplicationControllers, Deployments,
+//     ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, to the ConfigMaps, Secrets
+//     and PersistentVolumeClaims of their volumes (projected ones and volume plugins'
+//     secret references included), the ConfigMaps and Secrets of env and envFrom (of
+//     containers, init containers and ephemeral containers), image pull Secrets, the
+//     ServiceAccount, the Node, the PriorityClass, the RuntimeClass and resource claims
+//     (and templates);
+//   - StatefulSets to their governing Service and their claim templates' StorageClasses;
+//   - PersistentVolumeClaims to their PersistentVolume, StorageClass and data source;
+//     PersistentVolumes to their StorageClass, their claim (by UID) and CSI Secrets;
+//   - Ingresses to their backend Services and resources, IngressClass and TLS Secrets;
+//     IngressClasses to their parameters;
+//   - RoleBindings and ClusterRoleBindings to their Role or ClusterRole and ServiceAccount
+//     subjects; ClusterRoles to the ClusterRoles their aggregation rule selects;
+//   - Services, PodDisruptionBudgets and NetworkPolicies to the Pods they select (label
+//     selectors, kept current as labels change);
+//   - HorizontalPodAutoscalers to their scale target;
+//   - APIServices, validating and mutating webhook configurations and CRD conversion
+//     webhooks to their Services; ValidatingAdmissionPolicyBindings to their policy;
+//   - ServiceAccounts to their Secrets and image pull Secrets; service account token
+//     Secrets to their ServiceAccount; VolumeAttachments to their Node and PersistentVolume.
+//
+// Rule names are "<resource>:<reference>" ("pods:volume-configmap",
+// "deployments.apps:env-secret"), and "owner".
+func BuiltinRules() []Rule {
+	rules := []Rule{{
+		Name: "owner", From: AnyResource, Path: "{.metadata.ownerReferences[*]}",
+		APIVersionField: "apiVersion", KindField: "kind", NameField: "name", UIDField: "uid",
+	}}
+	for _, h := range podTemplateHolders {
+		for _, r := range podSpecRefs {
+			rules = append(rules, Rule{Name: resourceName(h.from) + ":" + r.name, From: h.from,
+				Path: joinPath(h.spec, r.paths), To: r.to, Namespace: r.ns})
+		}
+	}
+	objectRef := func(r Rule) Rule {
+		r.NameField, r.NamespaceField = "name", "namespace"
+		return r
+	}
+	typedRef := func(r Rule) Rule { // TypedLocalObjectReference and its relatives
+		r.KindField, r.GroupField, r.NameField, r.NamespaceField = "kind", "apiGroup", "name", "namespace"
+		return r
+	}
+	statefulSets := gr("apps", "statefulsets")
+	rules = append(rules,
+		Rule{Name: "statefulsets.apps:service", From: statefulSets, Path: "{.spec.serviceName}", To: services, Namespace: NamespaceSame},
+		Rule{Name: "statefulsets.apps:claim-storageclass", From: statefulSets,
+			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+
+		Rule{Name: "persistentvolumeclaims:volume", From: pvcs, Path: "{.spec.volumeName}", To: pvs, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		typedRef(Rule{Name: "persistentvolumeclaims:datasource", From: pvcs, Path: "{.spec.dataSource,.spec.dataSourceRef}"}),
+		Rule{Name: "persistentvolumes:storageclass", From: pvs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumes:claim", From: pvs, Path: "{.spec.claimRef}", To: pvcs,
+			NameField: "name", NamespaceField: "namespace", UIDField: "uid"},
+		objectRef(Rule{Name: "persistentvolumes:csi-secret", From: pvs,
+			Path: "{.spec.csi['nodePublishSecretRef','nodeStageSecretRef','controllerPublishSecretRef','controllerExpandSecretRef','nodeExpandSecretRef']}",
+			To:   secrets}),
+
+		Rule{Name: "ingresses.networking.k8s.io:backend-service", From: ingresses,
+			Path: "{.spec.defaultBackend.service.name,.spec.rules[*].http.paths[*].backend.service.name}", To: services, Namespace: NamespaceSame},
+		typedRef(Rule{Name: "ingresses.networking.k8s.io:backend-resource", From: ingresses,
+			Path: "{.spec.defaultBackend.resource,.spec.rules[*].http.paths[*].backend.resource}"}),
+		Rule{Name: "ingresses.networking.k8s.io:class", From: ingresses, Path: "{.spec.ingressClassName}", To: ingressClasses, Namespace: NamespaceCluster},
+		Rule{Name: "ingresses.networking.k8s.io:tls-secret", From: ingresses, Path: "{.spec.tls[*].secretName}", To: secrets, Namespace: NamespaceSame},
+		typedRef(Rule{Name: "ingressclasses.networking.k8s.io:parameters", From: ingressClasses, Path: "{.spec.parameters}"}),
+	)
+	for _, b := range []schema.GroupResource{roleBindings, clusterRoleBindings} {
+		rules = append(rules,
+			typedRef(Rule{Name: resourceName(b) + ":role", From: b, Path: "{.roleRef}"}),
+			typedRef(Rule{Name: resourceName(b) + ":subject", From: b, Path: "{.subjects[*]}", Kinds: []string{"ServiceAccount"}}),
+		)
+	}
+	rules = append(rules,
+		Rule{Name: "clusterroles.rbac.authorization.k8s.io:aggregation", From: clusterRoles,
+			Path: "{.aggregationRule.clusterRoleSelectors[*]}", To: clusterRoles, Selector: SelectorLabelSelector},
+		Rule{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: SelectorMap},
+		Rule{Name: "poddisruptionbudgets.policy:selector", From: gr("policy", "poddisruptionbudgets"),
+			Path: "{.spec.selector}", To: pods, Selector: SelectorLabelSelector},
+		Rule{Name: "networkpolicies.networking.k8s.io:pod-selector", From: gr("networking.k8s.io", "networkpolicies"),
+			Path: "{.spec.podSelector}", To: pods, Selector: SelectorLabelSelector},
+		Rule{Name: "horizontalpodautoscalers.autoscaling:target", From: gr("autoscaling", "horizontalpodautoscalers"),
+			Path: "{.spec.scaleTargetRef}", APIVersionField: "apiVersion", KindField: "kind", NameField: "name"},
+		objectRef(Rule{Name: "apiservices.apiregistration.k8s.io:service", From: gr("apiregistration.k8s.io", "apiservices"),
+			Path: "{.spec.service}", To: services}),
+		objectRef(Rule{Name: "validatingwebhookconfigurations.admissionregistration.k8s.io:service",
+			From: gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+			Path: "{.webhooks[*].clientConfig.service}", To: services}),
+		objectRef(Rule{Name: "mutatingwebhookconfigurations.admissionregistration.k8s.io:service",
+			From: gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+			Path: "{.webhooks[*].clientConfig.service}", To: services}),
+		objectRef(Rule{Name: "customresourcedefinitions.apiextensions.k8s.io:conversion-service",
+			From: gr("apiextensions.k8s.io", "customresourcedefinitions"),
+			Path: "{.spec.conversion.webhook.clientConfig.service}", To: services}),
+		Rule{Name: "validatingadmissionpolicybindings.admissionregistration.k8s.io:policy",
+			From: gr("admissionregistration.k8s.io", "validatingadmissionpolicybindings"), Path: "{.spec.policyName}",
+			To: gr("admissionregistration.k8s.io", "validatingadmissionpolicies"), Namespace: NamespaceCluster},
+		Rule{Name: "serviceaccounts:secret", From: serviceAccounts, Path: "{.secrets[*].name}", To: secrets, Namespace: NamespaceSame},
+		Rule{Name: "serviceaccounts:image-pull-secret", From: serviceAccounts, Path: "{.imagePullSecrets[*].name}", To: secrets, Namespace: NamespaceSame},
+		Rule{Name: "secrets:serviceaccount", From: secrets, Path: "{.metadata.annotations['kubernetes.io/service-account.name']}",
+			To: serviceAccounts, Namespace: NamespaceSame},
+		Rule{Name: "volumeattachments.storage.k8s.io:node", From: gr("storage.k8s.io", "volumeattachments"), Path: "{.spec.nodeName}",
+			To: nodes, Namespace: NamespaceCluster},
+		Rule{Name: "volumeattachments.storage.k8s.io:volume", From: gr("storage.k8s.io", "volumeattachments"),
+			Path: "{.spec.source.persistentVolumeName}", To: pvs, Namespace: NamespaceCluster},
+	)
+	return rules
+}

@@ -1,0 +1,339 @@
+package refs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// rawTarget is a reference as a rule read it from an object, before the graph resolves its
+// kind and namespace.
+type rawTarget struct {
+	rule *crule
+	res  resID // the target resource; noRes when the reference names a kind
+	// group and kind of a reference that names its kind.
+	group, kind string
+	// ns is the namespace the value names ("" when it names none).
+	ns   string
+	name string
+	uid  types.UID
+}
+
+// selSpec is what one selector rule read from an object: the selectors its values hold
+// (an object selects what any of them matches).
+type selSpec struct {
+	rule *crule
+	sels []labels.Selector
+	text string // canonical text, to tell a change
+}
+
+// reading is what the graph takes from one object: its identity, its labels when its
+// resource is selected by some rule, and the references its rules find.
+type reading struct {
+	ns, name string
+	uid      types.UID
+	labels   map[string]string
+	raws     []rawTarget
+	sels     []selSpec
+}
+
+// read evaluates info's rules on obj. It runs without the graph's lock: it touches only
+// the object and the immutable rules. Objects may be *unstructured.Unstructured, anything
+// with RawJSON (kindex's compact objects, read without decoding) or anything exposing
+// metav1.Object (metadata-only objects, whose .metadata the rules may read).
+func read(info *resInfo, obj any) (reading, error) {
+	var r reading
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return r, fmt.Errorf("refs: cannot read the metadata of a %T", obj)
+	}
+	r.ns, r.name, r.uid = m.GetNamespace(), m.GetName(), m.GetUID()
+	if info.selTarget {
+		r.labels = m.GetLabels()
+	}
+	src := source{obj: obj}
+	_, src.raw = obj.(indexfuncs.RawJSON)
+	r.raws = make([]rawTarget, 0, 8)
+	for _, rule := range info.rules {
+		switch rule.kind {
+		case kindSelector:
+			if s, ok := readSelectors(rule, &src); ok {
+				r.sels = append(r.sels, s)
+			}
+		default:
+			r.raws = readRefs(rule, &src, r.raws)
+		}
+	}
+	r.raws = dedupe(r.raws)
+	return r, nil
+}
+
+// source evaluates paths on one object, into one buffer reused for every rule, building the
+// metadata map of a metadata-only object once.
+type source struct {
+	obj  any
+	raw  bool // values decoded from the bytes may share memory with larger buffers
+	meta map[string]any
+	buf  []jsonpath.Value
+}
+
+// values returns p's values on the object, valid until the next call. A failed evaluation
+// (a budget exceeded) yields what was found before it.
+func (s *source) values(p *jsonpath.Path) []jsonpath.Value {
+	var err error
+	switch o := s.obj.(type) {
+	case *unstructured.Unstructured:
+		s.buf, err = p.AppendEval(s.buf[:0], o.Object)
+	case map[string]any:
+		s.buf, err = p.AppendEval(s.buf[:0], o)
+	case indexfuncs.RawJSON:
+		// On the bytes, without decoding the object; the values do not refer to the bytes.
+		s.buf, err = p.EvalJSON(o.RawJSON())
+	default:
+		if s.meta == nil {
+			m, merr := meta.Accessor(s.obj)
+			if merr != nil {
+				return nil
+			}
+			s.meta = metadataMap(m)
+		}
+		s.buf, err = p.AppendEval(s.buf[:0], s.meta)
+	}
+	_ = err
+	return s.buf
+}
+
+// metadataMap renders the metadata the rules may read of a metadata-only object (names,
+// labels, annotations, owner references) as an unstructured object would hold it.
+func metadataMap(m metav1.Object) map[string]any {
+	md := map[string]any{"name": m.GetName()}
+	if ns := m.GetNamespace(); ns != "" {
+		md["namespace"] = ns
+	}
+	if uid := m.GetUID(); uid != "" {
+		md["uid"] = string(uid)
+	}
+	if l := m.GetLabels(); len(l) > 0 {
+		md["labels"] = anyMap(l)
+	}
+	if a := m.GetAnnotations(); len(a) > 0 {
+		md["annotations"] = anyMap(a)
+	}
+	if owners := m.GetOwnerReferences(); len(owners) > 0 {
+		list := make([]any, len(owners))
+		for i, o := range owners {
+			ref := map[string]any{"apiVersion": o.APIVersion, "kind": o.Kind, "name": o.Name, "uid": string(o.UID)}
+			if o.Controller != nil {
+				ref["controller"] = *o.Controller
+			}
+			list[i] = ref
+		}
+		md["ownerReferences"] = list
+	}
+	return map[string]any{"metadata": md}
+}
+
+func anyMap(in map[string]string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+// readRefs appends the references rule finds in the object to dst. A value of the wrong
+// shape names nothing.
+func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
+	for _, v := range src.values(rule.path) {
+		t := rawTarget{rule: rule, res: rule.toID}
+		switch rule.kind {
+		case kindNames:
+			if v.Kind() != jsonpath.KindString {
+				continue
+			}
+			t.name = v.String()
+		case kindObjects:
+			if v.Kind() != jsonpath.KindMap {
+				continue
+			}
+			m, _ := v.Interface().(map[string]any)
+			if !objectRef(rule, m, &t) {
+				continue
+			}
+			if src.raw { // keep exact copies, not views of the decoded value's text
+				t.name, t.ns, t.kind, t.group = strings.Clone(t.name), strings.Clone(t.ns), strings.Clone(t.kind), strings.Clone(t.group)
+				t.uid = types.UID(strings.Clone(string(t.uid)))
+			}
+		}
+		if t.name != "" {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
+// objectRef reads a reference from an object value; false if it names nothing rule follows.
+func objectRef(rule *crule, m map[string]any, t *rawTarget) bool {
+	str := func(field string) string {
+		if field == "" {
+			return ""
+		}
+		s, _ := m[field].(string)
+		return s
+	}
+	t.name = str(rule.NameField)
+	t.ns = str(rule.NamespaceField)
+	t.uid = types.UID(str(rule.UIDField))
+	if !rule.byKind {
+		return t.name != ""
+	}
+	t.res = noRes
+	t.kind = str(rule.KindField)
+	if t.kind == "" || (rule.kinds != nil && !rule.kinds[t.kind]) {
+		return false
+	}
+	switch {
+	case rule.APIVersionField != "":
+		av := str(rule.APIVersionField)
+		if av == "" {
+			return false
+		}
+		t.group = groupOfAPIVersion(av)
+	default: // a group field that is absent or empty means To.Group
+		if t.group = str(rule.GroupField); t.group == "" {
+			t.group = rule.To.Group
+		}
+	}
+	return t.name != ""
+}
+
+// dedupe drops repeated references (two volumes of one ConfigMap are one edge), keeping
+// the first of each.
+func dedupe(raws []rawTarget) []rawTarget {
+	if len(raws) < 2 {
+		return raws
+	}
+	if len(raws) <= 16 {
+		out := raws[:0]
+	next:
+		for _, r := range raws {
+			for _, o := range out {
+				if o == r {
+					continue next
+				}
+			}
+			out = append(out, r)
+		}
+		return out
+	}
+	seen := make(map[rawTarget]struct{}, len(raws))
+	out := raws[:0]
+	for _, r := range raws {
+		if _, ok := seen[r]; !ok {
+			seen[r] = struct{}{}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// readSelectors reads the selectors of a selector rule; false when the object selects
+// nothing by it (no selector, an empty map selector, a null one, an invalid one).
+func readSelectors(rule *crule, src *source) (selSpec, bool) {
+	s := selSpec{rule: rule}
+	var texts []string
+	for _, v := range src.values(rule.path) {
+		if v.Kind() != jsonpath.KindMap {
+			continue
+		}
+		m, _ := v.Interface().(map[string]any)
+		var sel labels.Selector
+		switch rule.Selector {
+		case SelectorMap:
+			sel = mapSelector(m)
+		case SelectorLabelSelector:
+			sel = labelSelector(m)
+		}
+		if sel != nil {
+			s.sels = append(s.sels, sel)
+			texts = append(texts, "{"+sel.String()+"}")
+		}
+	}
+	if len(s.sels) == 0 {
+		return s, false
+	}
+	sort.Strings(texts)
+	s.text = strings.Join(texts, " ")
+	return s, true
+}
+
+// mapSelector is a Service-style selector: every key must have its value. Empty, or with a
+// value that is not a string or not a valid label value, it selects nothing (nil).
+func mapSelector(m map[string]any) labels.Selector {
+	if len(m) == 0 {
+		return nil
+	}
+	set := make(labels.Set, len(m))
+	for k, v := range m {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		set[k] = s
+	}
+	sel, err := labels.ValidatedSelectorFromSet(set)
+	if err != nil {
+		return nil
+	}
+	return sel
+}
+
+// labelSelector reads a metav1.LabelSelector; {} selects everything, an invalid one nothing.
+func labelSelector(m map[string]any) labels.Selector {
+	ls := &metav1.LabelSelector{}
+	if ml, ok := m["matchLabels"].(map[string]any); ok {
+		ls.MatchLabels = make(map[string]string, len(ml))
+		for k, v := range ml {
+			s, ok := v.(string)
+			if !ok {
+				return nil
+			}
+			ls.MatchLabels[k] = s
+		}
+	}
+	if exprs, ok := m["matchExpressions"].([]any); ok {
+		for _, x := range exprs {
+			e, ok := x.(map[string]any)
+			if !ok {
+				return nil
+			}
+			key, _ := e["key"].(string)
+			op, _ := e["operator"].(string)
+			req := metav1.LabelSelectorRequirement{Key: key, Operator: metav1.LabelSelectorOperator(op)}
+			if vals, ok := e["values"].([]any); ok {
+				for _, v := range vals {
+					s, ok := v.(string)
+					if !ok {
+						return nil
+					}
+					req.Values = append(req.Values, s)
+				}
+			}
+			ls.MatchExpressions = append(ls.MatchExpressions, req)
+		}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return nil
+	}
+	return sel
+}

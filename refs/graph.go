@@ -1,0 +1,769 @@
+package refs
+
+import (
+	"strconv"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// resID numbers the resources the graph knows, so that keys are small.
+type resID int32
+
+// noRes is the resource of a reference that names a kind not resolved yet.
+const noRes resID = -1
+
+// resInfo is one resource: the rules evaluated on its objects and what discovery says of it.
+type resInfo struct {
+	id    resID
+	gr    schema.GroupResource
+	rules []*crule // immutable once the resource is interned: read without the lock
+	// selTarget: some selector rule selects this resource's objects; their labels are kept.
+	selTarget bool
+
+	// Under graph.mu:
+	kind       string
+	namespaced bool
+	known      bool // kind and scope come from discovery
+}
+
+// key identifies an object.
+type key struct {
+	res      resID
+	ns, name string
+}
+
+// entry is one object: present (seen added and not deleted) or only referenced. An entry
+// that is neither is dropped.
+type entry struct {
+	key     key
+	present bool
+	uid     types.UID
+	labels  map[string]string // selector targets only
+	out     []outEdge         // computed from the object's own fields at each event
+	sels    []*selInst        // the object's selectors, one per selector rule
+	in      refSet            // the edges to this object
+	missing bool              // in graph.missing
+}
+
+// outEdge is an edge from an entry's own fields: to a target entry, or pending when the
+// target's kind or scope is not known yet.
+type outEdge struct {
+	rule *crule
+	to   *entry
+	uid  types.UID
+	pend *pending
+}
+
+// pending is an unresolved reference and the catalog lookup that would resolve it.
+type pending struct {
+	raw rawTarget
+	key string
+}
+
+// selInst is one selector of an object and the objects it selects.
+type selInst struct {
+	spec    selSpec
+	owner   *entry
+	target  resID
+	ns      string // the owner's namespace; "" selects in every namespace
+	matched map[*entry]struct{}
+}
+
+// nsLabels indexes the present objects of a selected resource in one namespace by label.
+type nsLabels struct {
+	all map[*entry]struct{}
+	kv  map[string]map[*entry]struct{} // "key=value"
+}
+
+// graph is the reference graph: objects, their edges both ways, selectors, and what is
+// missing. It is fed events (apply, remove) and answers queries; every method takes mu.
+type graph struct {
+	mu sync.RWMutex
+
+	rules  []*crule
+	res    []*resInfo
+	byGR   map[schema.GroupResource]*resInfo
+	byKind map[schema.GroupKind]*resInfo
+
+	entries map[key]*entry
+	objs    map[resID]map[*entry]struct{} // present entries per resource
+	missing map[*entry]struct{}           // referenced, and absent or of another UID
+	pending map[string]map[*entry]int     // catalog lookup -> sources with pending edges
+
+	selectors map[resID]map[string]map[*selInst]struct{} // target resource, namespace
+	labelIdx  map[resID]map[string]*nsLabels
+
+	edges, selEdges, nSelectors, nPending int
+	events                                int64
+}
+
+func newGraph(rules []*crule) *graph {
+	g := &graph{
+		rules: rules, byGR: map[schema.GroupResource]*resInfo{}, byKind: map[schema.GroupKind]*resInfo{},
+		entries: map[key]*entry{}, objs: map[resID]map[*entry]struct{}{}, missing: map[*entry]struct{}{},
+		pending: map[string]map[*entry]int{}, selectors: map[resID]map[string]map[*selInst]struct{}{},
+		labelIdx: map[resID]map[string]*nsLabels{},
+	}
+	for _, r := range rules {
+		if r.To.Resource != "" {
+			r.toID = g.intern(r.To).id
+		} else {
+			r.toID = noRes
+		}
+		if r.From != AnyResource {
+			g.intern(r.From)
+		}
+	}
+	return g
+}
+
+// intern returns the resource's info, creating it (with its rules) on first use. mu is held
+// or the graph is not shared yet.
+func (g *graph) intern(gr schema.GroupResource) *resInfo {
+	if info, ok := g.byGR[gr]; ok {
+		return info
+	}
+	info := &resInfo{id: resID(len(g.res)), gr: gr}
+	for _, r := range g.rules {
+		if r.From == gr || r.From == AnyResource {
+			info.rules = append(info.rules, r)
+		}
+		if r.kind == kindSelector && r.To == gr {
+			info.selTarget = true
+		}
+	}
+	g.res = append(g.res, info)
+	g.byGR[gr] = info
+	return info
+}
+
+// resource returns the info of gr for a handler.
+func (g *graph) resource(gr schema.GroupResource) *resInfo {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.intern(gr)
+}
+
+// learn records what discovery says of a resource (its kind and scope) and resolves the
+// references that waited for it.
+func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool) *resInfo {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	info := g.intern(gr)
+	if info.known && info.kind == kind && info.namespaced == namespaced {
+		return info
+	}
+	info.known, info.kind, info.namespaced = true, kind, namespaced
+	if kind != "" {
+		gk := schema.GroupKind{Group: gr.Group, Kind: kind}
+		if cur, ok := g.byKind[gk]; !ok || !cur.known || cur == info {
+			g.byKind[gk] = info
+		}
+		g.retry(kindKey(gr.Group, kind))
+	}
+	g.retry(resKey(info.id))
+	return info
+}
+
+// forget records that discovery no longer serves a resource: references made from now on
+// do not resolve to it (Unknown, kind or scope not known); edges already resolved stay, their
+// targets Unknown while the resource is not watched.
+func (g *graph) forget(gr schema.GroupResource) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	info := g.byGR[gr]
+	if info == nil || !info.known {
+		return
+	}
+	info.known = false
+	gk := schema.GroupKind{Group: gr.Group, Kind: info.kind}
+	if g.byKind[gk] == info {
+		delete(g.byKind, gk)
+	}
+}
+
+func kindKey(group, kind string) string { return "k:" + group + "/" + kind }
+func resKey(id resID) string            { return "r:" + strconv.Itoa(int(id)) }
+
+// retry resolves again the pending edges waiting for lookup.
+func (g *graph) retry(lookup string) {
+	srcs := g.pending[lookup]
+	if len(srcs) == 0 {
+		return
+	}
+	list := make([]*entry, 0, len(srcs))
+	for e := range srcs {
+		list = append(list, e)
+	}
+	for _, e := range list {
+		out := make([]outEdge, 0, len(e.out))
+		for _, o := range e.out {
+			if o.pend == nil {
+				out = append(out, o)
+				continue
+			}
+			if r, ok := g.resolve(o.pend.raw, e.key.ns); ok {
+				out = append(out, r)
+			}
+		}
+		g.setOut(e, dedupeOut(out))
+	}
+}
+
+// resolve turns a raw reference into an edge: to an entry, or pending. false: the
+// reference is invalid (a namespaced target named by a cluster-scoped object with no
+// namespace).
+func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
+	var info *resInfo
+	if t.res == noRes {
+		info = g.byKind[schema.GroupKind{Group: t.group, Kind: t.kind}]
+		if info == nil {
+			return outEdge{rule: t.rule, pend: &pending{raw: t, key: kindKey(t.group, t.kind)}}, true
+		}
+	} else {
+		info = g.res[t.res]
+	}
+	ns := ""
+	switch {
+	case info.known && !info.namespaced:
+	case t.ns != "":
+		ns = t.ns
+	case t.rule.Namespace == NamespaceCluster:
+	case t.rule.Namespace == NamespaceSame || info.namespaced:
+		if srcNS == "" {
+			return outEdge{}, false
+		}
+		ns = srcNS
+	default: // NamespaceAuto, scope not known yet
+		return outEdge{rule: t.rule, pend: &pending{raw: t, key: resKey(info.id)}}, true
+	}
+	return outEdge{rule: t.rule, to: g.getOrCreate(key{info.id, ns, t.name}), uid: t.uid}, true
+}
+
+func (g *graph) getOrCreate(k key) *entry {
+	e := g.entries[k]
+	if e == nil {
+		e = &entry{key: k}
+		g.entries[k] = e
+	}
+	return e
+}
+
+func sameOut(a, b outEdge) bool {
+	if a.rule != b.rule {
+		return false
+	}
+	if a.pend != nil || b.pend != nil {
+		return a.pend != nil && b.pend != nil && *a.pend == *b.pend
+	}
+	return a.to == b.to && a.uid == b.uid
+}
+
+// dedupeOut drops edges that resolved to the same target twice.
+func dedupeOut(out []outEdge) []outEdge {
+	if len(out) < 2 {
+		return out
+	}
+	res := out[:0]
+	if len(out) > 16 {
+		seen := make(map[outID]struct{}, len(out))
+		for _, o := range out {
+			if id := idOf(o); !hasID(seen, id) {
+				seen[id] = struct{}{}
+				res = append(res, o)
+			}
+		}
+		return res
+	}
+next:
+	for _, o := range out {
+		for _, r := range res {
+			if sameOut(o, r) {
+				continue next
+			}
+		}
+		res = append(res, o)
+	}
+	return res
+}
+
+func hasID(set map[outID]struct{}, id outID) bool {
+	_, ok := set[id]
+	return ok
+}
+
+// apply records the object of info described by rd (an add or an update).
+func (g *graph) apply(info *resInfo, rd reading) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.events++
+	e := g.getOrCreate(key{info.id, rd.ns, rd.name})
+	wasPresent, oldUID := e.present, e.uid
+	e.present, e.uid = true, rd.uid
+	if !wasPresent {
+		set := g.objs[info.id]
+		if set == nil {
+			set = map[*entry]struct{}{}
+			g.objs[info.id] = set
+		}
+		set[e] = struct{}{}
+	}
+	if info.selTarget && (!wasPresent || !labelsEqual(e.labels, rd.labels)) {
+		g.relabel(e, wasPresent, rd.labels)
+	}
+	out := make([]outEdge, 0, len(rd.raws))
+	for _, t := range rd.raws {
+		if o, ok := g.resolve(t, rd.ns); ok {
+			out = append(out, o)
+		}
+	}
+	g.setOut(e, dedupeOut(out))
+	g.setSels(e, rd.sels)
+	if !wasPresent || oldUID != e.uid {
+		g.recheck(e)
+	}
+}
+
+// remove records the deletion of an object of info.
+func (g *graph) remove(info *resInfo, ns, name string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.events++
+	e := g.entries[key{info.id, ns, name}]
+	if e == nil || !e.present {
+		return
+	}
+	g.setOut(e, nil)
+	g.setSels(e, nil)
+	if info.selTarget {
+		g.unlabel(e)
+	}
+	delete(g.objs[info.id], e)
+	e.present, e.uid = false, ""
+	g.recheck(e)
+}
+
+// setOut replaces e's field edges with out, touching only the edges that change: an
+// update that changes no reference costs one comparison per edge.
+func (g *graph) setOut(e *entry, out []outEdge) {
+	old := e.out
+	if len(old) == len(out) {
+		same := true
+		for i := range old {
+			if !sameOut(old[i], out[i]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return
+		}
+	}
+	// Add before dropping: a target that only changes the UID required of it keeps an
+	// incoming edge throughout, so it is never dropped from the graph in between.
+	inOld, inNew := edgeSet(old), edgeSet(out)
+	for _, o := range out {
+		if !has(inOld, old, o) {
+			g.addOut(e, o)
+		}
+	}
+	for _, o := range old {
+		if !has(inNew, out, o) {
+			g.dropOut(e, o)
+		}
+	}
+	if len(out) == 0 {
+		out = nil
+	}
+	e.out = out
+}
+
+// outID identifies an edge: its rule and target, or its rule and raw reference if pending.
+type outID struct {
+	rule *crule
+	to   *entry
+	uid  types.UID
+	pend pending
+}
+
+func idOf(o outEdge) outID {
+	if o.pend != nil {
+		return outID{rule: o.rule, pend: *o.pend}
+	}
+	return outID{rule: o.rule, to: o.to, uid: o.uid}
+}
+
+// edgeSet indexes a long edge list; short ones are searched directly.
+func edgeSet(list []outEdge) map[outID]struct{} {
+	if len(list) <= 16 {
+		return nil
+	}
+	set := make(map[outID]struct{}, len(list))
+	for _, o := range list {
+		set[idOf(o)] = struct{}{}
+	}
+	return set
+}
+
+func has(set map[outID]struct{}, list []outEdge, x outEdge) bool {
+	if set != nil {
+		_, ok := set[idOf(x)]
+		return ok
+	}
+	for _, o := range list {
+		if sameOut(o, x) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *graph) addOut(e *entry, o outEdge) {
+	if o.pend != nil {
+		srcs := g.pending[o.pend.key]
+		if srcs == nil {
+			srcs = map[*entry]int{}
+			g.pending[o.pend.key] = srcs
+		}
+		srcs[e]++
+		g.nPending++
+		return
+	}
+	g.edges++
+	g.addRef(o.to, ref{from: e, rule: o.rule, uid: o.uid})
+}
+
+func (g *graph) dropOut(e *entry, o outEdge) {
+	if o.pend != nil {
+		if srcs := g.pending[o.pend.key]; srcs != nil {
+			if srcs[e]--; srcs[e] <= 0 {
+				delete(srcs, e)
+				if len(srcs) == 0 {
+					delete(g.pending, o.pend.key)
+				}
+			}
+		}
+		g.nPending--
+		return
+	}
+	g.edges--
+	g.dropRef(o.to, ref{from: e, rule: o.rule, uid: o.uid})
+}
+
+func (g *graph) addRef(to *entry, r ref) {
+	if !to.in.add(r) {
+		return
+	}
+	if !to.present || (r.uid != "" && r.uid != to.uid) {
+		g.setMissing(to, true)
+	}
+}
+
+func (g *graph) dropRef(to *entry, r ref) {
+	if !to.in.remove(r) {
+		return
+	}
+	if to.missing || !to.present {
+		g.recheck(to)
+	}
+}
+
+// recheck recomputes whether e is missing, and drops it if it is neither present nor
+// referenced. It reads every incoming edge of a present entry: called when an entry
+// appears or changes UID, or loses an edge while missing.
+func (g *graph) recheck(e *entry) {
+	if !e.present {
+		if e.in.len() == 0 {
+			g.setMissing(e, false)
+			if len(e.out) == 0 && len(e.sels) == 0 {
+				delete(g.entries, e.key)
+			}
+			return
+		}
+		g.setMissing(e, true)
+		return
+	}
+	stale := false
+	if e.missing || e.in.len() > 0 {
+		e.in.each(func(r ref) bool {
+			stale = r.uid != "" && r.uid != e.uid
+			return !stale
+		})
+	}
+	g.setMissing(e, stale)
+}
+
+func (g *graph) setMissing(e *entry, missing bool) {
+	if e.missing == missing {
+		return
+	}
+	e.missing = missing
+	if missing {
+		g.missing[e] = struct{}{}
+	} else {
+		delete(g.missing, e)
+	}
+}
+
+func labelsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// relabel gives a present object of a selected resource its new labels: it moves the
+// object in the label index and re-evaluates, against the new labels, every selector that
+// selects the object's resource in its namespace (and in every namespace). That costs one
+// match per such selector: O(selectors of the namespace), never a scan of the objects.
+func (g *graph) relabel(e *entry, wasPresent bool, lbls map[string]string) {
+	if wasPresent {
+		g.unindex(e)
+	}
+	e.labels = lbls
+	g.index(e)
+	set := labels.Set(lbls)
+	visit := func(sels map[*selInst]struct{}) {
+		for si := range sels {
+			_, had := si.matched[e]
+			if now := si.matches(set); now != had {
+				if now {
+					g.link(si, e)
+				} else {
+					g.unlink(si, e)
+				}
+			}
+		}
+	}
+	byNS := g.selectors[e.key.res]
+	visit(byNS[e.key.ns])
+	if e.key.ns != "" {
+		visit(byNS[""])
+	}
+}
+
+// unlabel removes a deleted object from the label index and from every selector's matches.
+func (g *graph) unlabel(e *entry) {
+	g.unindex(e)
+	for _, r := range e.in.list() {
+		if r.rule.kind != kindSelector {
+			continue
+		}
+		for _, si := range r.from.sels {
+			if si.spec.rule == r.rule {
+				g.unlink(si, e)
+			}
+		}
+	}
+	e.labels = nil
+}
+
+func (g *graph) index(e *entry) {
+	byNS := g.labelIdx[e.key.res]
+	if byNS == nil {
+		byNS = map[string]*nsLabels{}
+		g.labelIdx[e.key.res] = byNS
+	}
+	nl := byNS[e.key.ns]
+	if nl == nil {
+		nl = &nsLabels{all: map[*entry]struct{}{}, kv: map[string]map[*entry]struct{}{}}
+		byNS[e.key.ns] = nl
+	}
+	nl.all[e] = struct{}{}
+	for k, v := range e.labels {
+		kv := k + "=" + v
+		set := nl.kv[kv]
+		if set == nil {
+			set = map[*entry]struct{}{}
+			nl.kv[kv] = set
+		}
+		set[e] = struct{}{}
+	}
+}
+
+func (g *graph) unindex(e *entry) {
+	nl := g.labelIdx[e.key.res][e.key.ns]
+	if nl == nil {
+		return
+	}
+	delete(nl.all, e)
+	for k, v := range e.labels {
+		kv := k + "=" + v
+		if set := nl.kv[kv]; set != nil {
+			delete(set, e)
+			if len(set) == 0 {
+				delete(nl.kv, kv)
+			}
+		}
+	}
+	if len(nl.all) == 0 {
+		delete(g.labelIdx[e.key.res], e.key.ns)
+	}
+}
+
+func (si *selInst) matches(set labels.Set) bool {
+	for _, s := range si.spec.sels {
+		if s.Matches(set) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *graph) link(si *selInst, e *entry) {
+	si.matched[e] = struct{}{}
+	g.selEdges++
+	e.in.add(ref{from: si.owner, rule: si.spec.rule})
+}
+
+func (g *graph) unlink(si *selInst, e *entry) {
+	if _, ok := si.matched[e]; !ok {
+		return
+	}
+	delete(si.matched, e)
+	g.selEdges--
+	e.in.remove(ref{from: si.owner, rule: si.spec.rule})
+}
+
+// setSels replaces e's selectors with specs; an unchanged selector keeps its matches.
+func (g *graph) setSels(e *entry, specs []selSpec) {
+	if len(e.sels) == 0 && len(specs) == 0 {
+		return
+	}
+	keep := make([]*selInst, 0, len(specs))
+	for _, si := range e.sels {
+		found := false
+		for _, sp := range specs {
+			if sp.rule == si.spec.rule && sp.text == si.spec.text {
+				found = true
+				break
+			}
+		}
+		if found {
+			keep = append(keep, si)
+		} else {
+			g.dropSel(si)
+		}
+	}
+next:
+	for _, sp := range specs {
+		for _, si := range keep {
+			if si.spec.rule == sp.rule {
+				continue next
+			}
+		}
+		keep = append(keep, g.addSel(e, sp))
+	}
+	if len(keep) == 0 {
+		keep = nil
+	}
+	e.sels = keep
+}
+
+func (g *graph) addSel(owner *entry, sp selSpec) *selInst {
+	si := &selInst{spec: sp, owner: owner, target: sp.rule.toID, ns: owner.key.ns, matched: map[*entry]struct{}{}}
+	if t := g.res[si.target]; t.known && !t.namespaced {
+		si.ns = "" // cluster-scoped targets: all of them
+	}
+	byNS := g.selectors[si.target]
+	if byNS == nil {
+		byNS = map[string]map[*selInst]struct{}{}
+		g.selectors[si.target] = byNS
+	}
+	set := byNS[si.ns]
+	if set == nil {
+		set = map[*selInst]struct{}{}
+		byNS[si.ns] = set
+	}
+	set[si] = struct{}{}
+	g.nSelectors++
+	for _, nl := range g.scopes(si) {
+		for e := range g.candidates(si, nl) {
+			if si.matches(labels.Set(e.labels)) {
+				g.link(si, e)
+			}
+		}
+	}
+	return si
+}
+
+func (g *graph) dropSel(si *selInst) {
+	for e := range si.matched {
+		g.unlink(si, e)
+	}
+	if set := g.selectors[si.target][si.ns]; set != nil {
+		delete(set, si)
+		if len(set) == 0 {
+			delete(g.selectors[si.target], si.ns)
+		}
+	}
+	g.nSelectors--
+}
+
+// scopes returns the label indexes a selector looks in: its namespace's, or every
+// namespace's for a cluster-scoped owner.
+func (g *graph) scopes(si *selInst) []*nsLabels {
+	byNS := g.labelIdx[si.target]
+	if si.ns != "" {
+		if nl := byNS[si.ns]; nl != nil {
+			return []*nsLabels{nl}
+		}
+		return nil
+	}
+	out := make([]*nsLabels, 0, len(byNS))
+	for _, nl := range byNS {
+		out = append(out, nl)
+	}
+	return out
+}
+
+// candidates returns the objects of one namespace that may match si: for a single
+// selector, the objects with the label of its most selective equality (or set)
+// requirement; otherwise every object of the namespace.
+func (g *graph) candidates(si *selInst, nl *nsLabels) map[*entry]struct{} {
+	if len(si.spec.sels) != 1 {
+		return nl.all
+	}
+	reqs, selectable := si.spec.sels[0].Requirements()
+	if !selectable {
+		return nl.all
+	}
+	best, bestSize := nl.all, len(nl.all)
+	for _, r := range reqs {
+		switch r.Operator() {
+		case "=", "==", "in":
+		default:
+			continue
+		}
+		vals := r.Values().UnsortedList()
+		if len(vals) == 1 {
+			set := nl.kv[r.Key()+"="+vals[0]]
+			if len(set) < bestSize {
+				best, bestSize = set, len(set)
+			}
+			continue
+		}
+		size := 0
+		for _, v := range vals {
+			size += len(nl.kv[r.Key()+"="+v])
+		}
+		if size < bestSize {
+			union := make(map[*entry]struct{}, size)
+			for _, v := range vals {
+				for e := range nl.kv[r.Key()+"="+v] {
+					union[e] = struct{}{}
+				}
+			}
+			best, bestSize = union, size
+		}
+	}
+	return best
+}

@@ -1,0 +1,432 @@
+package refs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const fullPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"shop","uid":"p1",
+  "labels":{"app":"web"},
+  "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-rs","uid":"rs1","controller":true}]},
+ "spec":{
+  "serviceAccountName":"web-sa","nodeName":"node-a","priorityClassName":"high","runtimeClassName":"gvisor",
+  "imagePullSecrets":[{"name":"regcred"}],
+  "volumes":[
+    {"name":"a","configMap":{"name":"cfg-vol"}},
+    {"name":"a2","configMap":{"name":"cfg-vol"}},
+    {"name":"b","secret":{"secretName":"sec-vol"}},
+    {"name":"c","persistentVolumeClaim":{"claimName":"data"}},
+    {"name":"d","projected":{"sources":[{"configMap":{"name":"cfg-proj"}},{"secret":{"name":"sec-proj"}},{"serviceAccountToken":{"path":"t"}}]}},
+    {"name":"e","csi":{"driver":"x","nodePublishSecretRef":{"name":"sec-csi"}}}],
+  "initContainers":[{"name":"init","envFrom":[{"configMapRef":{"name":"cfg-init"}}]}],
+  "containers":[{"name":"app",
+    "env":[{"name":"A","valueFrom":{"configMapKeyRef":{"name":"cfg-env","key":"a"}}},
+           {"name":"B","valueFrom":{"secretKeyRef":{"name":"sec-env","key":"b"}}},
+           {"name":"C","value":"plain"}],
+    "envFrom":[{"secretRef":{"name":"sec-envfrom"}}]}],
+  "ephemeralContainers":[{"name":"debug","envFrom":[{"configMapRef":{"name":"cfg-debug"}}]}],
+  "resourceClaims":[{"name":"gpu","resourceClaimName":"gpu-claim"}]}}`
+
+func TestPodReferencesEveryBuiltinField(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(pods, fullPod)
+	got := tg.References(oref(pods, "shop", "web-1"), 1)
+	want := lines(`
+		pods/shop/web-1 -[owner]-> replicasets.apps/shop/web-rs (Missing: not found)
+		pods/shop/web-1 -[pods:serviceaccount]-> serviceaccounts/shop/web-sa (Missing: not found)
+		pods/shop/web-1 -[pods:node]-> nodes/node-a (Missing: not found)
+		pods/shop/web-1 -[pods:priorityclass]-> priorityclasses.scheduling.k8s.io/high (Missing: not found)
+		pods/shop/web-1 -[pods:runtimeclass]-> runtimeclasses.node.k8s.io/gvisor (Missing: not found)
+		pods/shop/web-1 -[pods:image-pull-secret]-> secrets/shop/regcred (Missing: not found)
+		pods/shop/web-1 -[pods:volume-configmap]-> configmaps/shop/cfg-vol (Missing: not found)
+		pods/shop/web-1 -[pods:volume-secret]-> secrets/shop/sec-vol (Missing: not found)
+		pods/shop/web-1 -[pods:volume-pvc]-> persistentvolumeclaims/shop/data (Missing: not found)
+		pods/shop/web-1 -[pods:projected-configmap]-> configmaps/shop/cfg-proj (Missing: not found)
+		pods/shop/web-1 -[pods:projected-secret]-> secrets/shop/sec-proj (Missing: not found)
+		pods/shop/web-1 -[pods:volume-plugin-secret]-> secrets/shop/sec-csi (Missing: not found)
+		pods/shop/web-1 -[pods:envfrom-configmap]-> configmaps/shop/cfg-init (Missing: not found)
+		pods/shop/web-1 -[pods:envfrom-configmap]-> configmaps/shop/cfg-debug (Missing: not found)
+		pods/shop/web-1 -[pods:env-configmap]-> configmaps/shop/cfg-env (Missing: not found)
+		pods/shop/web-1 -[pods:env-secret]-> secrets/shop/sec-env (Missing: not found)
+		pods/shop/web-1 -[pods:envfrom-secret]-> secrets/shop/sec-envfrom (Missing: not found)
+		pods/shop/web-1 -[pods:resourceclaim]-> resourceclaims.resource.k8s.io/shop/gpu-claim (Missing: not found)
+	`)
+	assert.Equal(t, want, strs(got))
+	for _, e := range got {
+		assert.Equal(t, 1, e.Depth)
+	}
+	st := tg.Stats()
+	assert.Equal(t, 1, st.Objects)
+	assert.Equal(t, 18, st.Edges)
+	assert.Equal(t, 18, st.Missing)
+
+	// Create the targets: every edge becomes Present, and nothing dangles.
+	tg.put(gr("apps", "replicasets"), `{"metadata":{"name":"web-rs","namespace":"shop","uid":"rs1"}}`)
+	for _, e := range got {
+		if e.To.Resource == "replicasets" {
+			continue
+		}
+		tg.put(e.To.GroupResource(), `{"metadata":{"name":"`+e.To.Name+`","namespace":"`+e.To.Namespace+`","uid":"u-`+e.To.Name+`"}}`)
+	}
+	for _, e := range tg.References(oref(pods, "shop", "web-1"), 1) {
+		assert.Equal(t, Present, e.State, e.String())
+	}
+	assert.Empty(t, tg.Dangling())
+	assert.Zero(t, tg.Stats().Missing)
+}
+
+func TestWorkloadTemplatesUseWhatTheirPodsUse(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	spec := `{"serviceAccountName":"sa","volumes":[{"name":"v","configMap":{"name":"cm"}}],
+	  "containers":[{"name":"c","envFrom":[{"secretRef":{"name":"s"}}]}]}`
+	tg.put(gr("apps", "deployments"), `{"metadata":{"name":"d","namespace":"ns"},"spec":{"template":{"spec":`+spec+`}}}`)
+	tg.put(gr("apps", "statefulsets"), `{"metadata":{"name":"st","namespace":"ns"},"spec":{"serviceName":"headless",
+	  "volumeClaimTemplates":[{"metadata":{"name":"data"},"spec":{"storageClassName":"fast"}}],"template":{"spec":`+spec+`}}}`)
+	tg.put(gr("batch", "cronjobs"), `{"metadata":{"name":"cj","namespace":"ns"},"spec":{"jobTemplate":{"spec":{"template":{"spec":`+spec+`}}}}}`)
+	tg.put(gr("", "podtemplates"), `{"metadata":{"name":"pt","namespace":"ns"},"template":{"spec":`+spec+`}}`)
+	for _, c := range []struct{ res, name string }{
+		{"deployments.apps", "d"}, {"statefulsets.apps", "st"}, {"cronjobs.batch", "cj"}, {"podtemplates", "pt"},
+	} {
+		got := tg.References(ObjectRef{Group: groupOf(c.res), Resource: resourceOf(c.res), Namespace: "ns", Name: c.name}, 1)
+		want := lines(`
+			` + c.res + `/ns/` + c.name + ` -[` + c.res + `:serviceaccount]-> serviceaccounts/ns/sa (Missing: not found)
+			` + c.res + `/ns/` + c.name + ` -[` + c.res + `:volume-configmap]-> configmaps/ns/cm (Missing: not found)
+			` + c.res + `/ns/` + c.name + ` -[` + c.res + `:envfrom-secret]-> secrets/ns/s (Missing: not found)
+		`)
+		if c.name == "st" {
+			want = append(want, lines(`
+				statefulsets.apps/ns/st -[statefulsets.apps:service]-> services/ns/headless (Missing: not found)
+				statefulsets.apps/ns/st -[statefulsets.apps:claim-storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+			`)...)
+		}
+		assert.ElementsMatch(t, want, strs(got), c.res)
+	}
+	// Four holders use the ConfigMap.
+	assert.Len(t, tg.Referrers(oref(configMaps, "ns", "cm"), 1), 4)
+}
+
+func groupOf(res string) string {
+	for i := 0; i < len(res); i++ {
+		if res[i] == '.' {
+			return res[i+1:]
+		}
+	}
+	return ""
+}
+
+func resourceOf(res string) string {
+	for i := 0; i < len(res); i++ {
+		if res[i] == '.' {
+			return res[:i]
+		}
+	}
+	return res
+}
+
+func TestStorageIngressAndServiceRules(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(pvcs, `{"metadata":{"name":"data","namespace":"ns","uid":"c1"},"spec":{"volumeName":"pv-1","storageClassName":"fast",
+	  "dataSource":{"kind":"PersistentVolumeClaim","name":"seed"},"dataSourceRef":{"kind":"PersistentVolumeClaim","name":"seed"}}}`)
+	tg.put(pvs, `{"metadata":{"name":"pv-1"},"spec":{"storageClassName":"fast","claimRef":{"namespace":"ns","name":"data","uid":"c1"},
+	  "csi":{"driver":"d","nodeStageSecretRef":{"namespace":"kube-system","name":"csi-creds"}}}}`)
+	tg.put(ingresses, `{"metadata":{"name":"ing","namespace":"ns"},"spec":{"ingressClassName":"nginx",
+	  "defaultBackend":{"service":{"name":"fallback","port":{"number":80}}},
+	  "tls":[{"secretName":"tls-cert"}],
+	  "rules":[{"http":{"paths":[{"path":"/","backend":{"service":{"name":"web","port":{"number":80}}}},
+	                             {"path":"/b","backend":{"resource":{"apiGroup":"k8s.example.com","kind":"StorageBucket","name":"assets"}}}]}}]}}`)
+	tg.put(ingressClasses, `{"metadata":{"name":"nginx"},"spec":{"controller":"x","parameters":{"apiGroup":"k8s.example.com","kind":"IngressParameters","name":"p","namespace":"ns","scope":"Namespace"}}}`)
+	tg.put(gr("apiregistration.k8s.io", "apiservices"), `{"metadata":{"name":"v1.metrics.k8s.io"},"spec":{"service":{"namespace":"kube-system","name":"metrics-server"}}}`)
+	tg.put(gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"), `{"metadata":{"name":"vwc"},
+	  "webhooks":[{"name":"a.example.com","clientConfig":{"service":{"namespace":"hooks","name":"validator"}}},{"name":"b.example.com","clientConfig":{"url":"https://x"}}]}`)
+	tg.put(gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), `{"metadata":{"name":"mwc"},
+	  "webhooks":[{"name":"m.example.com","clientConfig":{"service":{"namespace":"hooks","name":"mutator"}}}]}`)
+	tg.put(gr("autoscaling", "horizontalpodautoscalers"), `{"metadata":{"name":"hpa","namespace":"ns"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`)
+	tg.put(serviceAccounts, `{"metadata":{"name":"sa","namespace":"ns"},"secrets":[{"name":"sa-token"}],"imagePullSecrets":[{"name":"pull"}]}`)
+	tg.put(secrets, `{"metadata":{"name":"sa-token","namespace":"ns","annotations":{"kubernetes.io/service-account.name":"sa"}}}`)
+
+	got := tg.Dangling()
+	want := lines(`
+		persistentvolumeclaims/ns/data -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+		persistentvolumeclaims/ns/data -[persistentvolumeclaims:datasource]-> persistentvolumeclaims/ns/seed (Missing: not found)
+		persistentvolumes/pv-1 -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+		persistentvolumes/pv-1 -[persistentvolumes:csi-secret]-> secrets/kube-system/csi-creds (Missing: not found)
+		ingresses.networking.k8s.io/ns/ing -[ingresses.networking.k8s.io:backend-service]-> services/ns/fallback (Missing: not found)
+		ingresses.networking.k8s.io/ns/ing -[ingresses.networking.k8s.io:backend-service]-> services/ns/web (Missing: not found)
+		ingresses.networking.k8s.io/ns/ing -[ingresses.networking.k8s.io:tls-secret]-> secrets/ns/tls-cert (Missing: not found)
+		ingresses.networking.k8s.io/ns/ing -[ingresses.networking.k8s.io:backend-resource]-> StorageBucket.k8s.example.com/ns/assets (Unknown: no served resource known to have kind StorageBucket.k8s.example.com)
+		ingressclasses.networking.k8s.io/nginx -[ingressclasses.networking.k8s.io:parameters]-> IngressParameters.k8s.example.com/ns/p (Unknown: no served resource known to have kind IngressParameters.k8s.example.com)
+		apiservices.apiregistration.k8s.io/v1.metrics.k8s.io -[apiservices.apiregistration.k8s.io:service]-> services/kube-system/metrics-server (Missing: not found)
+		validatingwebhookconfigurations.admissionregistration.k8s.io/vwc -[validatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/hooks/validator (Missing: not found)
+		mutatingwebhookconfigurations.admissionregistration.k8s.io/mwc -[mutatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/hooks/mutator (Missing: not found)
+		horizontalpodautoscalers.autoscaling/ns/hpa -[horizontalpodautoscalers.autoscaling:target]-> deployments.apps/ns/web (Missing: not found)
+		serviceaccounts/ns/sa -[serviceaccounts:image-pull-secret]-> secrets/ns/pull (Missing: not found)
+	`)
+	assert.Equal(t, want, strs(got))
+	// The ones that are there: PV and PVC to each other, the ServiceAccount and its token.
+	assert.Equal(t, lines(`
+		persistentvolumes/pv-1 -[persistentvolumes:claim]-> persistentvolumeclaims/ns/data
+		persistentvolumeclaims/ns/data -[persistentvolumeclaims:volume]-> persistentvolumes/pv-1
+	`), strs(append(tg.Referrers(oref(pvcs, "ns", "data"), 1), tg.Referrers(oref(pvs, "", "pv-1"), 1)...)))
+	assert.Equal(t, lines(`
+		serviceaccounts/ns/sa -[serviceaccounts:secret]-> secrets/ns/sa-token
+		secrets/ns/sa-token -[secrets:serviceaccount]-> serviceaccounts/ns/sa
+	`), strs(append(tg.Referrers(oref(secrets, "ns", "sa-token"), 1), tg.Referrers(oref(serviceAccounts, "ns", "sa"), 1)...)))
+	// The PVC recreated under the same name: the PV's claim reference requires the old UID.
+	tg.del(pvcs, "ns", "data")
+	tg.put(pvcs, `{"metadata":{"name":"data","namespace":"ns","uid":"c2"}}`)
+	assert.Equal(t, lines(`
+		persistentvolumes/pv-1 -[persistentvolumes:claim]-> persistentvolumeclaims/ns/data (Missing: the object has UID c2, the reference requires c1)
+	`), strs(tg.Referrers(oref(pvcs, "ns", "data"), 1)))
+}
+
+func TestRBACRules(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(roleBindings, `{"metadata":{"name":"rb","namespace":"ns"},
+	  "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"reader"},
+	  "subjects":[{"kind":"ServiceAccount","name":"bot","namespace":"ci"},{"kind":"User","apiGroup":"rbac.authorization.k8s.io","name":"alice"},
+	              {"kind":"Group","apiGroup":"rbac.authorization.k8s.io","name":"devs"}]}`)
+	tg.put(roleBindings, `{"metadata":{"name":"rb-cluster","namespace":"ns"},
+	  "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"},"subjects":[{"kind":"ServiceAccount","name":"local"}]}`)
+	tg.put(clusterRoleBindings, `{"metadata":{"name":"crb"},
+	  "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"view"},
+	  "subjects":[{"kind":"ServiceAccount","name":"bot","namespace":"ci"}]}`)
+	assert.Equal(t, lines(`
+		rolebindings.rbac.authorization.k8s.io/ns/rb -[rolebindings.rbac.authorization.k8s.io:role]-> roles.rbac.authorization.k8s.io/ns/reader (Missing: not found)
+		rolebindings.rbac.authorization.k8s.io/ns/rb -[rolebindings.rbac.authorization.k8s.io:subject]-> serviceaccounts/ci/bot (Missing: not found)
+		rolebindings.rbac.authorization.k8s.io/ns/rb-cluster -[rolebindings.rbac.authorization.k8s.io:role]-> clusterroles.rbac.authorization.k8s.io/view (Missing: not found)
+		rolebindings.rbac.authorization.k8s.io/ns/rb-cluster -[rolebindings.rbac.authorization.k8s.io:subject]-> serviceaccounts/ns/local (Missing: not found)
+		clusterrolebindings.rbac.authorization.k8s.io/crb -[clusterrolebindings.rbac.authorization.k8s.io:role]-> clusterroles.rbac.authorization.k8s.io/view (Missing: not found)
+		clusterrolebindings.rbac.authorization.k8s.io/crb -[clusterrolebindings.rbac.authorization.k8s.io:subject]-> serviceaccounts/ci/bot (Missing: not found)
+	`), strs(tg.Dangling()))
+	// The ClusterRole exists: both bindings to it are whole; the Role is still missing.
+	tg.put(clusterRoles, `{"metadata":{"name":"view"}}`)
+	assert.Equal(t, lines(`
+		rolebindings.rbac.authorization.k8s.io/ns/rb-cluster -[rolebindings.rbac.authorization.k8s.io:role]-> clusterroles.rbac.authorization.k8s.io/view
+		clusterrolebindings.rbac.authorization.k8s.io/crb -[clusterrolebindings.rbac.authorization.k8s.io:role]-> clusterroles.rbac.authorization.k8s.io/view
+	`), strs(tg.Referrers(oref(clusterRoles, "", "view"), 1)))
+	// A query may name the cluster-scoped object with a namespace: it is ignored.
+	assert.Len(t, tg.Referrers(oref(clusterRoles, "whatever", "view"), 1), 2)
+	assert.Len(t, tg.Dangling(), 4)
+}
+
+func TestOwnerReferencesResolveKindsAndUIDs(t *testing.T) {
+	rules := append(BuiltinRules(), Rule{Name: "widgets:secret", From: gr("example.com", "widgets"), Path: "{.spec.secretRef.name}", To: secrets})
+	tg := newTestGraph(t, rules)
+	// A Pod owned by a Widget, whose kind nothing serves yet: the reference is Unknown.
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns","uid":"p1","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"w","uid":"w1"}]}}`)
+	assert.Equal(t, lines(`
+		pods/ns/p -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)
+	`), strs(tg.Dangling()))
+	assert.Equal(t, 1, tg.Stats().Unresolved)
+	// The widget uses a Secret; the rule targets secrets with the automatic namespace, which
+	// needs the widgets' scope: until discovery tells it, the widget's reference waits too.
+	tg.put(gr("example.com", "widgets"), `{"metadata":{"name":"w","namespace":"ns","uid":"w1"},"spec":{"secretRef":{"name":"creds"}}}`)
+	assert.Equal(t, lines(`
+		widgets.example.com/ns/w -[widgets:secret]-> secrets/ns/creds (Missing: not found)
+	`), strs(tg.References(oref(gr("example.com", "widgets"), "ns", "w"), 1)))
+	// The CRD is served: the owner reference resolves, and the owner is there.
+	tg.g.learn(gr("example.com", "widgets"), "Widget", true)
+	assert.Zero(t, tg.Stats().Unresolved)
+	assert.Equal(t, lines(`
+		pods/ns/p -[owner]-> widgets.example.com/ns/w
+	`), strs(tg.Referrers(oref(gr("example.com", "widgets"), "ns", "w"), 1)))
+	// The widget is recreated with another UID: the owner reference dangles although an
+	// object of that name exists; and the new one's name is whole again when the UID matches.
+	tg.put(gr("example.com", "widgets"), `{"metadata":{"name":"w","namespace":"ns","uid":"w2"}}`)
+	assert.Equal(t, lines(`
+		pods/ns/p -[owner]-> widgets.example.com/ns/w (Missing: the object has UID w2, the reference requires w1)
+	`), strs(tg.Dangling()))
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns","uid":"p1","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"w","uid":"w2"}]}}`)
+	assert.Empty(t, tg.Dangling())
+	// Unknown when the owner's resource is not cached completely.
+	tg.del(gr("example.com", "widgets"), "ns", "w")
+	tg.uncovered[gr("example.com", "widgets")] = "widgets.example.com is Parked (NotFound)"
+	assert.Equal(t, lines(`
+		pods/ns/p -[owner]-> widgets.example.com/ns/w (Unknown: widgets.example.com is Parked (NotFound))
+	`), strs(tg.Dangling()))
+}
+
+func TestCustomResourceRulesByKind(t *testing.T) {
+	// cert-manager style: {.spec.issuerRef} names a kind and a name; Issuer is namespaced,
+	// ClusterIssuer is not, and discovery decides where the target is.
+	rules := append(BuiltinRules(),
+		Rule{Name: "certificates:issuer", From: gr("cert-manager.io", "certificates"), Path: "{.spec.issuerRef}",
+			To: gr("cert-manager.io", ""), KindField: "kind", GroupField: "group", NameField: "name"},
+		Rule{Name: "certificates:secret", From: gr("cert-manager.io", "certificates"), Path: "{.spec.secretName}",
+			To: secrets, Namespace: NamespaceSame},
+	)
+	tg := newTestGraph(t, rules)
+	tg.g.learn(gr("cert-manager.io", "issuers"), "Issuer", true)
+	tg.g.learn(gr("cert-manager.io", "clusterissuers"), "ClusterIssuer", false)
+	certs := gr("cert-manager.io", "certificates")
+	tg.put(certs, `{"metadata":{"name":"a","namespace":"ns"},"spec":{"secretName":"a-tls","issuerRef":{"kind":"Issuer","name":"local"}}}`)
+	tg.put(certs, `{"metadata":{"name":"b","namespace":"ns"},"spec":{"secretName":"b-tls","issuerRef":{"kind":"ClusterIssuer","group":"cert-manager.io","name":"letsencrypt"}}}`)
+	tg.put(certs, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"issuerRef":{"kind":"Issuer","group":"other.io","name":"x"}}}`)
+	assert.Equal(t, lines(`
+		certificates.cert-manager.io/ns/a -[certificates:issuer]-> issuers.cert-manager.io/ns/local (Missing: not found)
+		certificates.cert-manager.io/ns/a -[certificates:secret]-> secrets/ns/a-tls (Missing: not found)
+		certificates.cert-manager.io/ns/b -[certificates:issuer]-> clusterissuers.cert-manager.io/letsencrypt (Missing: not found)
+		certificates.cert-manager.io/ns/b -[certificates:secret]-> secrets/ns/b-tls (Missing: not found)
+		certificates.cert-manager.io/ns/c -[certificates:issuer]-> Issuer.other.io/ns/x (Unknown: no served resource known to have kind Issuer.other.io)
+	`), strs(tg.Dangling()))
+	tg.put(secrets, `{"metadata":{"name":"a-tls","namespace":"ns"}}`)
+	tg.put(secrets, `{"metadata":{"name":"unused","namespace":"ns"}}`)
+	unused, err := tg.Unreferenced(secrets)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"secrets/ns/unused"}, refStrs(unused))
+}
+
+func TestDeletedTargetDanglesAndRecreatedIsWhole(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"c1"}}`)
+	for _, p := range []string{"a", "b"} {
+		tg.put(pods, `{"metadata":{"name":"`+p+`","namespace":"ns"},"spec":{"volumes":[{"name":"v","configMap":{"name":"cfg"}}]}}`)
+	}
+	assert.Empty(t, tg.Dangling())
+	tg.del(configMaps, "ns", "cfg")
+	assert.Equal(t, lines(`
+		pods/ns/a -[pods:volume-configmap]-> configmaps/ns/cfg (Missing: not found)
+		pods/ns/b -[pods:volume-configmap]-> configmaps/ns/cfg (Missing: not found)
+	`), strs(tg.Dangling()))
+	// Who uses the deleted ConfigMap: still answered.
+	assert.Len(t, tg.Referrers(oref(configMaps, "ns", "cfg"), 1), 2)
+	// Recreated (another UID: only owner references require one).
+	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"c2"}}`)
+	assert.Empty(t, tg.Dangling())
+	// The pods go: the graph forgets the ConfigMap's referrers, and deleting it then leaves
+	// nothing behind.
+	tg.del(pods, "ns", "a")
+	tg.del(pods, "ns", "b")
+	tg.del(configMaps, "ns", "cfg")
+	assert.Empty(t, tg.g.entries)
+	assert.Equal(t, Stats{Events: tg.Stats().Events}, tg.Stats())
+}
+
+func TestUnreferencedHonoursEveryRule(t *testing.T) {
+	rules := append(BuiltinRules(), Rule{Name: "widgets:secret", From: gr("example.com", "widgets"),
+		Path: "{.spec.secretRef.name}", To: secrets, Namespace: NamespaceSame})
+	tg := newTestGraph(t, rules)
+	for _, n := range []string{"by-pod", "by-widget", "by-sa", "by-ingress", "nothing"} {
+		tg.put(secrets, `{"metadata":{"name":"`+n+`","namespace":"ns"}}`)
+	}
+	tg.put(configMaps, `{"metadata":{"name":"lonely","namespace":"ns"}}`)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"containers":[{"name":"c","env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"by-pod","key":"k"}}}]}]}}`)
+	tg.put(gr("example.com", "widgets"), `{"metadata":{"name":"w","namespace":"ns"},"spec":{"secretRef":{"name":"by-widget"}}}`)
+	tg.put(serviceAccounts, `{"metadata":{"name":"sa","namespace":"ns"},"imagePullSecrets":[{"name":"by-sa"}]}`)
+	tg.put(ingresses, `{"metadata":{"name":"i","namespace":"ns"},"spec":{"tls":[{"secretName":"by-ingress"}]}}`)
+	unused, err := tg.Unreferenced(secrets)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"secrets/ns/nothing"}, refStrs(unused))
+	unused, err = tg.Unreferenced(configMaps)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"configmaps/ns/lonely"}, refStrs(unused))
+	// The widget stops naming its Secret: now that one is unused too.
+	tg.put(gr("example.com", "widgets"), `{"metadata":{"name":"w","namespace":"ns"},"spec":{}}`)
+	unused, _ = tg.Unreferenced(secrets)
+	assert.Equal(t, []string{"secrets/ns/by-widget", "secrets/ns/nothing"}, refStrs(unused))
+	// While a watched resource is not synced, the answer says so.
+	tg.uncovered[pods] = "pods is Syncing"
+	_, err = tg.Unreferenced(secrets)
+	var inc *IncompleteError
+	require.ErrorAs(t, err, &inc)
+	assert.ErrorIs(t, err, ErrIncomplete)
+	assert.Equal(t, "refs: not cached completely: pods", err.Error())
+}
+
+func TestTransitiveWalks(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(gr("apps", "deployments"), `{"metadata":{"name":"web","namespace":"ns","uid":"d1"},"spec":{"template":{"spec":{"serviceAccountName":"sa"}}}}`)
+	tg.put(gr("apps", "replicasets"), `{"metadata":{"name":"web-1","namespace":"ns","uid":"r1","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1"}]},
+	  "spec":{"template":{"spec":{"serviceAccountName":"sa"}}}}`)
+	for _, p := range []string{"web-1-a", "web-1-b"} {
+		tg.put(pods, `{"metadata":{"name":"`+p+`","namespace":"ns","uid":"`+p+`","labels":{"app":"web"},
+		  "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-1","uid":"r1"}]},"spec":{"serviceAccountName":"sa","nodeName":"n1"}}`)
+	}
+	tg.put(serviceAccounts, `{"metadata":{"name":"sa","namespace":"ns"}}`)
+	tg.put(nodes, `{"metadata":{"name":"n1"}}`)
+	tg.put(services, `{"metadata":{"name":"web","namespace":"ns"},"spec":{"selector":{"app":"web"}}}`)
+
+	// What uses the Deployment, to any depth: its ReplicaSet, the Pods, the Service
+	// selecting them.
+	got := tg.Referrers(oref(gr("apps", "deployments"), "ns", "web"), 0)
+	assert.Equal(t, []string{
+		"1 replicasets.apps/ns/web-1 -[owner]-> deployments.apps/ns/web",
+		"2 pods/ns/web-1-a -[owner]-> replicasets.apps/ns/web-1",
+		"2 pods/ns/web-1-b -[owner]-> replicasets.apps/ns/web-1",
+		"3 services/ns/web -[services:selector]-> pods/ns/web-1-a",
+		"3 services/ns/web -[services:selector]-> pods/ns/web-1-b",
+	}, withDepth(got))
+	assert.True(t, got[3].Selector)
+	// Depth 2 stops before the Service.
+	assert.Len(t, tg.Referrers(oref(gr("apps", "deployments"), "ns", "web"), 2), 3)
+	// What a Pod uses, transitively: its ReplicaSet (and what that uses), SA, Node.
+	assert.Equal(t, []string{
+		"1 pods/ns/web-1-a -[owner]-> replicasets.apps/ns/web-1",
+		"1 pods/ns/web-1-a -[pods:node]-> nodes/n1",
+		"1 pods/ns/web-1-a -[pods:serviceaccount]-> serviceaccounts/ns/sa",
+		"2 replicasets.apps/ns/web-1 -[owner]-> deployments.apps/ns/web",
+		"2 replicasets.apps/ns/web-1 -[replicasets.apps:serviceaccount]-> serviceaccounts/ns/sa",
+		"3 deployments.apps/ns/web -[deployments.apps:serviceaccount]-> serviceaccounts/ns/sa",
+	}, withDepth(tg.References(oref(pods, "ns", "web-1-a"), 0)))
+	// The Service uses its Pods, and through them the rest.
+	assert.Len(t, tg.References(oref(services, "ns", "web"), 1), 2)
+	// An object the graph does not know.
+	assert.Empty(t, tg.References(oref(pods, "ns", "nope"), 0))
+	assert.Empty(t, tg.Referrers(ObjectRef{Resource: "nothings", Name: "x"}, 0))
+	// By kind instead of resource.
+	assert.Len(t, tg.Referrers(ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web"}, 1), 1)
+}
+
+func withDepth(edges []Edge) []string {
+	out := make([]string, len(edges))
+	for i, e := range edges {
+		out[i] = string(rune('0'+e.Depth)) + " " + e.String()
+	}
+	return out
+}
+
+// A resource whose rules name the one asked about, served but not watched (filtered out,
+// forbidden), makes the answer incomplete; so do unwatched Pods for Services' selections.
+func TestUnwatchedRelatedResourcesMakeAnswersIncomplete(t *testing.T) {
+	widgets := gr("example.com", "widgets")
+	rules := append(BuiltinRules(), Rule{Name: "widgets:secret", From: widgets, Path: "{.spec.secretRef.name}", To: secrets, Namespace: NamespaceSame})
+	tg := newTestGraph(t, rules)
+	tg.incomplete = nil // every watched resource is synced
+	tg.put(secrets, `{"metadata":{"name":"s","namespace":"ns"}}`)
+	tg.put(services, `{"metadata":{"name":"web","namespace":"ns"},"spec":{"selector":{"app":"web"}}}`)
+	_, err := tg.Unreferenced(secrets)
+	require.NoError(t, err, "widgets are not served: nothing to miss")
+
+	tg.g.learn(widgets, "Widget", true) // served, and not watched
+	tg.uncovered[widgets] = "widgets.example.com is not watched"
+	tg.uncovered[pods] = "pods is not watched"
+	unused, err := tg.Unreferenced(secrets)
+	assert.Equal(t, []string{"secrets/ns/s"}, refStrs(unused))
+	assert.EqualError(t, err, "refs: not cached completely: pods, widgets.example.com")
+	empty, err := tg.EmptySelectors(services)
+	assert.Equal(t, []string{"services/ns/web"}, refStrs(empty))
+	assert.EqualError(t, err, "refs: not cached completely: pods")
+	_, err = tg.Unreferenced(configMaps)
+	assert.EqualError(t, err, "refs: not cached completely: pods")
+}
+
+func TestForgottenResourceNoLongerResolves(t *testing.T) {
+	widgets := gr("example.com", "widgets")
+	tg := newTestGraph(t, nil)
+	tg.g.learn(widgets, "Widget", true)
+	owned := `{"metadata":{"name":"NAME","namespace":"ns","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"w","uid":"1"}]}}`
+	tg.put(configMaps, strings.Replace(owned, "NAME", "before", 1))
+	tg.g.forget(widgets) // the CRD is deleted
+	tg.put(configMaps, strings.Replace(owned, "NAME", "after", 1))
+	assert.Equal(t, lines(`
+		configmaps/ns/after -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)
+		configmaps/ns/before -[owner]-> widgets.example.com/ns/w (Missing: not found)
+	`), strs(tg.Dangling()))
+	tg.g.forget(widgets) // twice: nothing more
+	tg.g.learn(widgets, "Widget", true)
+	assert.Len(t, tg.Dangling(), 2)
+	assert.Zero(t, tg.Stats().Unresolved)
+}

@@ -1,0 +1,166 @@
+package refs_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/metadataonly"
+	"github.com/kindex/kindex/refs"
+)
+
+// TestGraphFollowsObjectsAndCRDsCreatedAfterStart starts the graph first: every edge below
+// comes from watch events, and a CRD that appears while it runs joins the graph (its kind
+// resolves, its objects and its user rule follow).
+func TestGraphFollowsObjectsAndCRDsCreatedAfterStart(t *testing.T) {
+	group := "live.refs.example.com"
+	gizmos := schema.GroupResource{Group: group, Resource: "gizmos"}
+	gizmosR := gizmos.WithVersion("v1")
+	g := startGraph(t, refs.Options{Rules: append(refs.BuiltinRules(),
+		refs.Rule{Name: "gizmos:secret", From: gizmos, Path: "{.spec.credentials.secretName}", To: secretsGR})})
+	f := newFixture(t)
+	dangling := func() []string {
+		var out []refs.Edge
+		for _, e := range g.Dangling() {
+			if e.From.Namespace == f.ns {
+				out = append(out, e)
+			}
+		}
+		return render(out)
+	}
+
+	// A Pod mounting a ConfigMap that does not exist yet, then does.
+	f.create(podsR, `{"metadata":{"name":"p","namespace":"{ns}"},"spec":{"volumes":[{"name":"v","configMap":{"name":"later"}}],
+	  "containers":[{"name":"c","image":"i"}]}}`)
+	eventually(t, f.want(`pods/{ns}/p -[pods:volume-configmap]-> configmaps/{ns}/later (Missing: not found)`), dangling)
+	f.create(configMapsR, `{"metadata":{"name":"later","namespace":"{ns}"}}`)
+	eventually(t, nil, dangling)
+
+	// A ConfigMap owned by a Gizmo, a kind no server serves yet: the cache cannot tell.
+	f.create(configMapsR, `{"metadata":{"name":"owned","namespace":"{ns}",
+	  "ownerReferences":[{"apiVersion":"live.refs.example.com/v1","kind":"Gizmo","name":"g","uid":"0000"}]}}`)
+	eventually(t, f.want(`configmaps/{ns}/owned -[owner]-> Gizmo.live.refs.example.com/{ns}/g (Unknown: no served resource known to have kind Gizmo.live.refs.example.com)`), dangling)
+
+	// The CRD is installed: the kind resolves, the resource is watched, and the owner is
+	// known to be missing.
+	cp.InstallCRD(t, testenv.NewCRD(group, "Gizmo", "gizmos"))
+	eventually(t, f.want(`configmaps/{ns}/owned -[owner]-> gizmos.live.refs.example.com/{ns}/g (Missing: not found)`), dangling)
+
+	// A gizmo of that name, but not the UID the reference requires; then the reference is
+	// corrected. The gizmo's own reference, by the user rule, to a Secret follows.
+	gz := f.create(gizmosR, `{"apiVersion":"live.refs.example.com/v1","kind":"Gizmo","metadata":{"name":"g","namespace":"{ns}"},
+	  "spec":{"credentials":{"secretName":"gizmo-creds"}}}`)
+	eventually(t, f.want(`
+		configmaps/{ns}/owned -[owner]-> gizmos.live.refs.example.com/{ns}/g (Missing: the object has UID `+string(gz.GetUID())+`, the reference requires 0000)
+		gizmos.live.refs.example.com/{ns}/g -[gizmos:secret]-> secrets/{ns}/gizmo-creds (Missing: not found)
+	`), dangling)
+	f.update(configMapsR, f.ns, "owned", func(u *unstructured.Unstructured) {
+		owners := u.GetOwnerReferences()
+		owners[0].UID = gz.GetUID()
+		u.SetOwnerReferences(owners)
+	})
+	f.create(secretsR, `{"metadata":{"name":"gizmo-creds","namespace":"{ns}"}}`)
+	eventually(t, nil, dangling)
+	eventually(t, f.want(`
+		configmaps/{ns}/owned -[owner]-> gizmos.live.refs.example.com/{ns}/g
+		pods/{ns}/p -[pods:volume-configmap]-> configmaps/{ns}/later
+		gizmos.live.refs.example.com/{ns}/g -[gizmos:secret]-> secrets/{ns}/gizmo-creds
+	`), func() []string { return f.edges(g) })
+	// Transitively: what uses the Secret, and what uses that.
+	assert.Equal(t, f.want(`
+		gizmos.live.refs.example.com/{ns}/g -[gizmos:secret]-> secrets/{ns}/gizmo-creds
+		configmaps/{ns}/owned -[owner]-> gizmos.live.refs.example.com/{ns}/g
+	`), render(g.Referrers(refs.ObjectRef{Resource: "secrets", Namespace: f.ns, Name: "gizmo-creds"}, 0)))
+
+	// The CRD goes: the gizmo's edges go with it, and the owner is unknown again.
+	cp.DeleteCRD(t, "gizmos."+group)
+	eventually(t, f.want(`configmaps/{ns}/owned -[owner]-> gizmos.live.refs.example.com/{ns}/g (Unknown: gizmos.live.refs.example.com is not watched)`), dangling)
+	eventually(t, []string{f.expand("secrets/{ns}/gizmo-creds"), "<nil>"}, func() []string {
+		unused, err := g.Unreferenced(secretsGR)
+		return append(inNamespace(unused, f.ns), fmt.Sprint(err))
+	})
+}
+
+// TestSharedFactoryAndDiscovery runs the graph on a program's own discovery client and
+// metadata-only factory: the graph's informers are the factory's, shared with the program's,
+// and shutting the graph down leaves them to the program.
+func TestSharedFactoryAndDiscovery(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	disc, err := discovery.New(cp.AdminConfig(), discovery.Options{})
+	require.NoError(t, err)
+	dctx, dcancel := context.WithCancel(ctx)
+	require.NoError(t, disc.Start(dctx))
+	defer func() {
+		dcancel()
+		disc.Wait()
+	}()
+	mf, err := metadataonly.NewFactory(cp.AdminConfig(), metadataonly.Options{Discovery: disc})
+	require.NoError(t, err)
+	require.NoError(t, mf.Start(ctx))
+	defer mf.Shutdown()
+	mine, err := mf.WatchAll(ctx, refs.DefaultFilter())
+	require.NoError(t, err)
+	defer mine.Stop()
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	require.NoError(t, mine.WaitForSync(wctx))
+	before := len(mf.Statuses())
+
+	g, err := refs.New(cp.AdminConfig(), refs.Options{Discovery: disc, Metadata: mf})
+	require.NoError(t, err)
+	require.NoError(t, g.Start(ctx))
+	require.NoError(t, g.WaitForSync(wctx))
+	// The metadata-only resources are shared: the factory holds no informer more than the
+	// program's set, minus the resources the graph reads fields of (those the graph's own
+	// compact factory watches).
+	assert.Equal(t, before, len(mf.Statuses()))
+
+	f := newFixture(t)
+	owner := f.create(configMapsR, `{"metadata":{"name":"owner","namespace":"{ns}"}}`)
+	f.create(secretsR, `{"metadata":{"name":"owned","namespace":"{ns}",
+	  "ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"`+string(owner.GetUID())+`"}]}}`)
+	eventually(t, f.want(`secrets/{ns}/owned -[owner]-> configmaps/{ns}/owner`), func() []string { return f.edges(g) })
+
+	g.Shutdown()
+	assert.Equal(t, before, len(mf.Statuses()), "the program's informers outlive the graph")
+	require.NoError(t, mine.WaitForSync(wctx))
+	// The graph keeps answering from what it holds.
+	assert.Len(t, g.Referrers(refs.ObjectRef{Resource: "configmaps", Namespace: f.ns, Name: "owner"}, 1), 1)
+}
+
+// Not parallel: goleak sees every goroutine.
+func TestShutdownLeavesNoGoroutines(t *testing.T) {
+	// Warm up the shared HTTP/2 connection before the snapshot.
+	_ = cp.Clientset(t)
+	ignore := goleak.IgnoreCurrent()
+	g, err := refs.New(cp.AdminConfig(), refs.Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, g.Start(ctx))
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	require.NoError(t, g.WaitForSync(wctx))
+	wcancel()
+	assert.Positive(t, g.Stats().Objects)
+	g.Shutdown()
+	cancel()
+	goleak.VerifyNone(t, ignore)
+
+	// Ending the context stops it too.
+	g, err = refs.New(cp.AdminConfig(), refs.Options{})
+	require.NoError(t, err)
+	ctx, cancel = context.WithCancel(context.Background())
+	require.NoError(t, g.Start(ctx))
+	cancel()
+	g.Shutdown()
+	goleak.VerifyNone(t, ignore)
+}

@@ -1,0 +1,343 @@
+package refs
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// coverFunc tells whether the objects of a resource are cached completely in a namespace
+// ("" for a cluster-scoped resource); if not, why.
+type coverFunc func(gr schema.GroupResource, ns string) (ok bool, reason string)
+
+// pendingState is an edge whose state needs the coverage of its target: filled in after the
+// graph's lock is released, so that no informer is asked under it.
+type pendingState struct {
+	i               int
+	gr              schema.GroupResource
+	ns              string
+	wantUID, hasUID types.UID
+	present         bool
+}
+
+// collector gathers edges under the graph's read lock and settles their states after.
+type collector struct {
+	g      *graph
+	edges  []Edge
+	states []pendingState
+}
+
+func (g *graph) ref(e *entry) ObjectRef {
+	info := g.res[e.key.res]
+	return ObjectRef{Group: info.gr.Group, Resource: info.gr.Resource, Kind: info.kind, Namespace: e.key.ns, Name: e.key.name}
+}
+
+// addEdge records the edge from -[rule]-> to; uid is what the edge requires of to.
+func (c *collector) addEdge(from *entry, rule *crule, to *entry, uid types.UID, depth int) {
+	e := Edge{Rule: rule.Name, From: c.g.ref(from), To: c.g.ref(to), Selector: rule.kind == kindSelector, Depth: depth}
+	if to.present && (uid == "" || uid == to.uid) {
+		e.State = Present
+		c.edges = append(c.edges, e)
+		return
+	}
+	c.states = append(c.states, pendingState{i: len(c.edges), gr: c.g.res[to.key.res].gr, ns: to.key.ns,
+		wantUID: uid, hasUID: to.uid, present: to.present})
+	c.edges = append(c.edges, e)
+}
+
+// addPending records an edge whose target's kind or scope is not known.
+func (c *collector) addPending(from *entry, o outEdge, depth int) {
+	t := o.pend.raw
+	// Where the target would be if its resource is namespaced.
+	to := ObjectRef{Namespace: t.ns, Name: t.name}
+	if to.Namespace == "" && t.rule.Namespace != NamespaceCluster {
+		to.Namespace = from.key.ns
+	}
+	var reason string
+	if t.res == noRes {
+		to.Group, to.Kind = t.group, t.kind
+		reason = fmt.Sprintf("no served resource known to have kind %s", schema.GroupKind{Group: t.group, Kind: t.kind})
+	} else {
+		info := c.g.res[t.res]
+		to.Group, to.Resource = info.gr.Group, info.gr.Resource
+		reason = fmt.Sprintf("the scope of %s is not known (not served?)", resourceName(info.gr))
+	}
+	c.edges = append(c.edges, Edge{Rule: o.rule.Name, From: c.g.ref(from), To: to, Depth: depth, State: Unknown, Reason: reason})
+}
+
+// settle fills in the states that need coverage, asking cover once per resource and
+// namespace.
+func (c *collector) settle(cover coverFunc) []Edge {
+	type scope struct {
+		gr schema.GroupResource
+		ns string
+	}
+	type answer struct {
+		ok     bool
+		reason string
+	}
+	memo := map[scope]answer{}
+	for _, p := range c.states {
+		e := &c.edges[p.i]
+		if p.present { // there, with another UID
+			e.State, e.Reason = Missing, fmt.Sprintf("the object has UID %s, the reference requires %s", p.hasUID, p.wantUID)
+			continue
+		}
+		s := scope{p.gr, p.ns}
+		a, ok := memo[s]
+		if !ok {
+			if cover == nil {
+				a.ok = true
+			} else {
+				a.ok, a.reason = cover(p.gr, p.ns)
+			}
+			memo[s] = a
+		}
+		if a.ok {
+			e.State, e.Reason = Missing, "not found"
+		} else {
+			e.State, e.Reason = Unknown, a.reason
+		}
+	}
+	return c.edges
+}
+
+func compareRef(a, b ObjectRef) int {
+	return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+func compareEdge(a, b Edge) int {
+	return cmp.Or(cmp.Compare(a.Depth, b.Depth), compareRef(a.From, b.From), cmp.Compare(a.Rule, b.Rule), compareRef(a.To, b.To))
+}
+
+// lookup finds the entry of obj (nil if the graph knows nothing of it). obj names its
+// resource, or only its kind.
+func (g *graph) lookup(obj ObjectRef) *entry {
+	var info *resInfo
+	if obj.Resource != "" {
+		info = g.byGR[obj.GroupResource()]
+	} else if obj.Kind != "" {
+		info = g.byKind[schema.GroupKind{Group: obj.Group, Kind: obj.Kind}]
+	}
+	if info == nil {
+		return nil
+	}
+	ns := obj.Namespace
+	if info.known && !info.namespaced {
+		ns = ""
+	}
+	return g.entries[key{info.id, ns, obj.Name}]
+}
+
+// walk collects the edges reachable from obj in one direction, breadth first, to depth
+// levels (depth < 1: no limit). Each object is expanded once, so cycles end.
+func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	c := &collector{g: g}
+	start := g.lookup(obj)
+	if start == nil {
+		return c
+	}
+	seen := map[*entry]bool{start: true}
+	frontier := []*entry{start}
+	for d := 1; len(frontier) > 0 && (depth < 1 || d <= depth); d++ {
+		var next []*entry
+		visit := func(e *entry) {
+			if e != nil && e.present && !seen[e] {
+				seen[e] = true
+				next = append(next, e)
+			}
+		}
+		for _, e := range frontier {
+			if reverse {
+				e.in.each(func(r ref) bool {
+					c.addEdge(r.from, r.rule, e, r.uid, d)
+					visit(r.from)
+					return true
+				})
+				continue
+			}
+			for _, o := range e.out {
+				if o.pend != nil {
+					c.addPending(e, o, d)
+					continue
+				}
+				c.addEdge(e, o.rule, o.to, o.uid, d)
+				visit(o.to)
+			}
+			for _, si := range e.sels {
+				for t := range si.matched {
+					c.addEdge(e, si.spec.rule, t, "", d)
+					visit(t)
+				}
+			}
+		}
+		frontier = next
+	}
+	return c
+}
+
+// References returns what obj uses: its edges, and with depth > 1 the edges of what it
+// uses, level by level to depth levels (depth < 1: no limit; every object is expanded
+// once, so cycles end). Edges come in order of Depth, then From, Rule and To. An object the
+// graph does not know has no references.
+func (g *Graph) References(obj ObjectRef, depth int) []Edge {
+	return sortEdges(g.g.walk(obj, depth, false).settle(g.cover))
+}
+
+// Referrers returns what uses obj: the edges to it, and with depth > 1 the edges to those,
+// in References' order. obj need not exist: the referrers of a deleted Secret are the
+// objects that still name it, their edges Missing.
+func (g *Graph) Referrers(obj ObjectRef, depth int) []Edge {
+	return sortEdges(g.g.walk(obj, depth, true).settle(g.cover))
+}
+
+func sortEdges(edges []Edge) []Edge {
+	slices.SortStableFunc(edges, compareEdge)
+	return edges
+}
+
+// Dangling returns the references whose target is not cached: Missing ones (dangling:
+// the target's resource is cached completely where the target would be and does not hold
+// it, or holds an object of that name with another UID than the reference requires) and
+// Unknown ones (the cache cannot tell: the target's resource is not watched, not synced or
+// not served). Selector edges never dangle. Sorted by From, Rule and To; Depth is 1.
+func (g *Graph) Dangling() []Edge {
+	c := func() *collector {
+		g.g.mu.RLock()
+		defer g.g.mu.RUnlock()
+		c := &collector{g: g.g}
+		for e := range g.g.missing {
+			e.in.each(func(r ref) bool {
+				if r.rule.kind == kindSelector || (e.present && (r.uid == "" || r.uid == e.uid)) {
+					return true
+				}
+				c.addEdge(r.from, r.rule, e, r.uid, 1)
+				return true
+			})
+		}
+		for lookup, srcs := range g.g.pending {
+			for src := range srcs {
+				for _, o := range src.out {
+					if o.pend != nil && o.pend.key == lookup {
+						c.addPending(src, o, 1)
+					}
+				}
+			}
+		}
+		return c
+	}()
+	return sortEdges(c.settle(g.cover))
+}
+
+// Unreferenced returns the cached objects of a resource that nothing uses: no edge of any
+// rule (selector edges included) points at them; ConfigMaps no Pod, workload or custom
+// resource names, say. Sorted by namespace and name. While some watched resource is not
+// cached completely, or a served resource whose rules name this one is not watched (left
+// out by the filter, forbidden), the answer comes with an *IncompleteError (ErrIncomplete)
+// naming them: an object of theirs may use one reported.
+func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
+	out := g.g.objects(gr, func(e *entry) bool { return e.in.len() == 0 })
+	return out, g.incompleteErr(g.g.related(gr, true))
+}
+
+// EmptySelectors returns the cached objects of a resource whose selectors select nothing:
+// Services that select no Pod, PodDisruptionBudgets that cover none. Objects without a
+// selector (a Service without one) are not listed. Sorted by namespace and name; an
+// *IncompleteError as for Unreferenced, naming also the selected resources (Pods) when they
+// are not cached completely.
+func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
+	out := g.g.objects(gr, func(e *entry) bool {
+		if len(e.sels) == 0 {
+			return false
+		}
+		for _, si := range e.sels {
+			if len(si.matched) > 0 {
+				return false
+			}
+		}
+		return true
+	})
+	return out, g.incompleteErr(g.g.related(gr, false))
+}
+
+// related returns the served resources an answer about gr depends on besides the watched
+// ones: the sources of the rules that name gr (users), or the targets of gr's selector
+// rules. A source filtered out of the watch makes every object of gr look unused.
+func (g *graph) related(gr schema.GroupResource, users bool) []schema.GroupResource {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var out []schema.GroupResource
+	for _, r := range g.rules {
+		var other schema.GroupResource
+		switch {
+		case users && r.To == gr && r.From != AnyResource:
+			other = r.From
+		case !users && r.From == gr && r.kind == kindSelector:
+			other = r.To
+		default:
+			continue
+		}
+		if info := g.byGR[other]; info != nil && info.known && !slices.Contains(out, other) {
+			out = append(out, other)
+		}
+	}
+	return out
+}
+
+// objects returns the present objects of gr that keep selects, sorted.
+func (g *graph) objects(gr schema.GroupResource, keep func(*entry) bool) []ObjectRef {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	info := g.byGR[gr]
+	if info == nil {
+		return nil
+	}
+	var out []ObjectRef
+	for e := range g.objs[info.id] {
+		if keep(e) {
+			out = append(out, g.ref(e))
+		}
+	}
+	slices.SortFunc(out, compareRef)
+	return out
+}
+
+// incompleteErr names the watched resources that are not cached completely, and those of
+// related (served, and named by the rules the answer depends on) that are not cached at all.
+func (g *Graph) incompleteErr(related []schema.GroupResource) error {
+	var res []schema.GroupResource
+	if g.incomplete != nil {
+		res = g.incomplete()
+	}
+	for _, gr := range related {
+		if g.cover == nil || slices.Contains(res, gr) {
+			continue
+		}
+		if ok, _ := g.cover(gr, ""); !ok {
+			res = append(res, gr)
+		}
+	}
+	if len(res) == 0 {
+		return nil
+	}
+	slices.SortFunc(res, compareGR)
+	return &IncompleteError{Resources: res}
+}
+
+// Stats counts what the graph holds.
+func (g *Graph) Stats() Stats {
+	g.g.mu.RLock()
+	defer g.g.mu.RUnlock()
+	n := 0
+	for _, set := range g.g.objs {
+		n += len(set)
+	}
+	return Stats{Objects: n, Edges: g.g.edges, SelectorEdges: g.g.selEdges, Selectors: g.g.nSelectors,
+		Missing: len(g.g.missing), Unresolved: g.g.nPending, Events: g.g.events}
+}

@@ -1,0 +1,259 @@
+package refs
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// Rule says where the objects of one resource name other objects. A rule is data: a
+// JSONPath expression evaluated on each object of From, and how its values name targets.
+// The built-in rules (BuiltinRules) are written in the same form.
+//
+// The values of Path are read in one of three ways:
+//
+//   - names: with no field names and no Selector, each value is the name of an object of To
+//     ("{.spec.volumes[*].configMap.name}" → configmaps);
+//   - object references: with NameField set, each value is an object whose fields name the
+//     target: NameField its name, NamespaceField its namespace, and either To's resource or,
+//     with KindField, its kind, in the group GroupField names ("apiGroup", "group"; absent
+//     or empty: To.Group) or APIVersionField names ("apiVersion": "apps/v1"); a
+//     cert-manager "{.spec.issuerRef}" has kind, group and name fields;
+//   - label selectors: with Selector set, each value is a selector and the rule's targets
+//     are the objects of To whose labels it matches, kept current as labels change on either
+//     side.
+//
+// Values that are not of the expected shape (a number where a name is expected, a string
+// where an object is) name nothing.
+type Rule struct {
+	// Name identifies the rule; every edge names the rule that made it. Unique in a rule set.
+	Name string
+	// From is the resource holding the references ("" group for the core group). Resource
+	// "*" applies the rule to every resource; its Path may then read only .metadata, which
+	// every storage mode keeps (ownerReferences are such a rule).
+	From schema.GroupResource
+	// Path is the JSONPath expression (kubectl's dialect) that yields the references.
+	Path string
+	// To is the target resource. Leave To.Resource empty when the values name their kind
+	// (KindField); To.Group is then the group of values that name none.
+	To schema.GroupResource
+	// Namespace says where the targets of names and object references are: NamespaceAuto
+	// (the default) places them in the source's namespace when their resource is namespaced
+	// and nowhere otherwise, as the server's discovery says; NamespaceSame and
+	// NamespaceCluster state it without asking. A value's NamespaceField wins when present.
+	// Selectors select in the source's namespace, or in every namespace for a cluster-scoped
+	// source; objects of a cluster-scoped target resource are selected wherever the source is.
+	Namespace NamespaceMode
+
+	// NameField, NamespaceField, KindField, GroupField, APIVersionField and UIDField are
+	// keys of the objects Path yields (object references). UIDField names the UID the target
+	// must have (ownerReferences): a target of that name with another UID is missing.
+	NameField, NamespaceField, KindField, GroupField, APIVersionField, UIDField string
+	// Kinds, for object references that name their kind, lists the kinds the rule follows;
+	// values of other kinds are not references (RBAC subjects of kind User or Group). Empty:
+	// every kind.
+	Kinds []string
+
+	// Selector makes the values label selectors of this form.
+	Selector SelectorForm
+}
+
+// NamespaceMode says in which namespace a rule's targets are.
+type NamespaceMode string
+
+const (
+	// NamespaceAuto: the source's namespace if the target's resource is namespaced, none if
+	// it is cluster-scoped, as discovery describes the resource.
+	NamespaceAuto NamespaceMode = ""
+	// NamespaceSame: the source's namespace.
+	NamespaceSame NamespaceMode = "Same"
+	// NamespaceCluster: the targets are cluster-scoped.
+	NamespaceCluster NamespaceMode = "Cluster"
+)
+
+// SelectorForm is the shape of a label selector a rule reads.
+type SelectorForm string
+
+const (
+	// SelectorNone: the rule's values are names or object references, not selectors.
+	SelectorNone SelectorForm = ""
+	// SelectorMap: a map of label keys to values, all of which must match (a Service's
+	// .spec.selector). An empty or missing map selects nothing.
+	SelectorMap SelectorForm = "Map"
+	// SelectorLabelSelector: a metav1.LabelSelector (matchLabels and matchExpressions). An
+	// empty selector ({}) selects every object; a missing or null one selects nothing.
+	SelectorLabelSelector SelectorForm = "LabelSelector"
+)
+
+// AnyResource, as a rule's From, applies the rule to the objects of every resource.
+var AnyResource = schema.GroupResource{Resource: "*"}
+
+// ErrInvalidRule is matched (errors.Is) by the *RuleError of a rule that cannot be used.
+var ErrInvalidRule = errors.New("refs: invalid rule")
+
+// RuleError names a rule that cannot be used and why. errors.Is(err, ErrInvalidRule) holds;
+// a Path that does not compile also unwraps to its *jsonpath.SyntaxError.
+type RuleError struct {
+	Rule string
+	Err  error
+}
+
+func (e *RuleError) Error() string { return fmt.Sprintf("refs: rule %q: %v", e.Rule, e.Err) }
+
+// Unwrap returns ErrInvalidRule and the cause.
+func (e *RuleError) Unwrap() []error { return []error{ErrInvalidRule, e.Err} }
+
+// ruleKind is how a compiled rule reads its values.
+type ruleKind uint8
+
+const (
+	kindNames ruleKind = iota
+	kindObjects
+	kindSelector
+)
+
+// crule is a validated, compiled rule.
+type crule struct {
+	Rule
+	id   int32
+	toID resID // the interned To resource, noRes when the values name their kind
+	path *jsonpath.Path
+	kind ruleKind
+	// byKind: object references that name their kind.
+	byKind bool
+	kinds  map[string]bool
+	// metaOnly: the path reads only .metadata, which metadata-only objects hold.
+	metaOnly bool
+}
+
+// compileRules validates and compiles a rule set.
+func compileRules(rules []Rule) ([]*crule, error) {
+	out := make([]*crule, 0, len(rules))
+	names := map[string]bool{}
+	for i, r := range rules {
+		c, err := compileRule(r)
+		if err != nil {
+			return nil, err
+		}
+		if names[r.Name] {
+			return nil, &RuleError{Rule: r.Name, Err: errors.New("duplicate name")}
+		}
+		names[r.Name] = true
+		c.id = int32(i)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func compileRule(r Rule) (*crule, error) {
+	fail := func(format string, args ...any) (*crule, error) {
+		return nil, &RuleError{Rule: r.Name, Err: fmt.Errorf(format, args...)}
+	}
+	if r.Name == "" {
+		return fail("empty name")
+	}
+	if r.From.Resource == "" {
+		return fail("no From resource")
+	}
+	p, err := jsonpath.Compile(r.Path)
+	if err != nil {
+		return nil, &RuleError{Rule: r.Name, Err: err}
+	}
+	if p.IsTemplate() {
+		return fail("path %q is a template; a rule needs the values of one expression", r.Path)
+	}
+	c := &crule{Rule: r, path: p, metaOnly: readsOnlyMetadata(p)}
+	if r.From == AnyResource && !c.metaOnly {
+		return fail("a rule for every resource may read only .metadata, not %s", r.Path)
+	}
+	switch r.Namespace {
+	case NamespaceAuto, NamespaceSame, NamespaceCluster:
+	default:
+		return fail("unknown Namespace %q", r.Namespace)
+	}
+	fields := r.NameField != "" || r.NamespaceField != "" || r.KindField != "" || r.GroupField != "" ||
+		r.APIVersionField != "" || r.UIDField != ""
+	switch {
+	case r.Selector != SelectorNone:
+		if r.Selector != SelectorMap && r.Selector != SelectorLabelSelector {
+			return fail("unknown Selector %q", r.Selector)
+		}
+		if fields || len(r.Kinds) > 0 {
+			return fail("a selector rule has no field names or kinds")
+		}
+		if r.To.Resource == "" {
+			return fail("a selector rule needs a To resource")
+		}
+		if r.Namespace != NamespaceAuto {
+			return fail("a selector selects in its own namespace; Namespace does not apply")
+		}
+		c.kind = kindSelector
+	case fields:
+		if r.NameField == "" {
+			return fail("object references need a NameField")
+		}
+		if r.GroupField != "" && r.APIVersionField != "" {
+			return fail("GroupField and APIVersionField exclude each other")
+		}
+		c.kind = kindObjects
+		c.byKind = r.KindField != ""
+		if c.byKind == (r.To.Resource != "") {
+			return fail("give either To.Resource or KindField")
+		}
+		if !c.byKind && (r.GroupField != "" || r.APIVersionField != "" || len(r.Kinds) > 0) {
+			return fail("GroupField, APIVersionField and Kinds need a KindField")
+		}
+		if len(r.Kinds) > 0 {
+			c.kinds = map[string]bool{}
+			for _, k := range r.Kinds {
+				c.kinds[k] = true
+			}
+		}
+	default:
+		if r.To.Resource == "" {
+			return fail("a rule of names needs a To resource")
+		}
+		if len(r.Kinds) > 0 {
+			return fail("Kinds need a KindField")
+		}
+		c.kind = kindNames
+	}
+	if r.To.Resource == "*" {
+		return fail("To cannot be every resource")
+	}
+	return c, nil
+}
+
+// readsOnlyMetadata reports whether p reads nothing but fields under .metadata.
+func readsOnlyMetadata(p *jsonpath.Path) bool {
+	fields := p.Fields()
+	if len(fields) == 0 {
+		return false
+	}
+	for _, f := range fields {
+		if len(f) == 0 || f[0] != "metadata" {
+			return false
+		}
+	}
+	return true
+}
+
+// resourceName is "plural.group", or "plural" for the core group.
+func resourceName(gr schema.GroupResource) string {
+	if gr.Group == "" {
+		return gr.Resource
+	}
+	return gr.Resource + "." + gr.Group
+}
+
+// groupOfAPIVersion returns the group of "group/version" ("" for "v1").
+func groupOfAPIVersion(apiVersion string) string {
+	if i := strings.IndexByte(apiVersion, '/'); i >= 0 {
+		return apiVersion[:i]
+	}
+	return ""
+}

@@ -1,0 +1,179 @@
+package refs
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/jsonpath"
+)
+
+func TestBuiltinRulesAreValidAndNamedOnce(t *testing.T) {
+	rules := BuiltinRules()
+	require.NoError(t, CheckRules(rules))
+	names := map[string]bool{}
+	for _, r := range rules {
+		assert.False(t, names[r.Name], r.Name)
+		names[r.Name] = true
+		if r.Name != "owner" {
+			assert.True(t, strings.HasPrefix(r.Name, resourceName(r.From)+":"), "%s is named after its resource", r.Name)
+		}
+	}
+	// 17 Pod spec references for each of 9 holders, and the rest.
+	assert.Equal(t, 1+9*17+32, len(rules))
+	// Each call returns a new slice: appending to one does not change the next.
+	rules[0].Name = "changed"
+	assert.Equal(t, "owner", BuiltinRules()[0].Name)
+}
+
+func TestRuleValidation(t *testing.T) {
+	w := gr("example.com", "widgets")
+	for _, c := range []struct {
+		name string
+		rule Rule
+		want string
+	}{
+		{"no name", Rule{From: w, Path: "{.a}", To: secrets}, "empty name"},
+		{"no from", Rule{Name: "x", Path: "{.a}", To: secrets}, "no From resource"},
+		{"bad path", Rule{Name: "x", From: w, Path: "{.a", To: secrets}, "syntax error"},
+		{"template", Rule{Name: "x", From: w, Path: "{.a}/{.b}", To: secrets}, "is a template"},
+		{"any resource reads spec", Rule{Name: "x", From: AnyResource, Path: "{.spec.a}", To: secrets}, "may read only .metadata"},
+		{"names without target", Rule{Name: "x", From: w, Path: "{.a}"}, "needs a To resource"},
+		{"kinds without kind field", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Kinds: []string{"Secret"}}, "need a KindField"},
+		{"objects without name", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, NamespaceField: "ns"}, "need a NameField"},
+		{"kind and resource", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, NameField: "name", KindField: "kind"}, "either To.Resource or KindField"},
+		{"neither kind nor resource", Rule{Name: "x", From: w, Path: "{.a}", NameField: "name"}, "either To.Resource or KindField"},
+		{"group without kind", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, NameField: "name", GroupField: "g"}, "need a KindField"},
+		{"group and apiVersion", Rule{Name: "x", From: w, Path: "{.a}", NameField: "name", KindField: "kind", GroupField: "g", APIVersionField: "v"}, "exclude each other"},
+		{"selector fields", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: SelectorMap, NameField: "name"}, "no field names"},
+		{"selector namespace", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: SelectorMap, Namespace: NamespaceSame}, "Namespace does not apply"},
+		{"selector target", Rule{Name: "x", From: w, Path: "{.a}", Selector: SelectorMap}, "needs a To resource"},
+		{"selector form", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: "Set"}, "unknown Selector"},
+		{"namespace mode", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Namespace: "Other"}, "unknown Namespace"},
+		{"every target", Rule{Name: "x", From: w, Path: "{.a}", To: AnyResource}, "cannot be every resource"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckRules([]Rule{c.rule})
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrInvalidRule)
+			assert.Contains(t, err.Error(), c.want)
+			var re *RuleError
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, c.rule.Name, re.Rule)
+		})
+	}
+	var se *jsonpath.SyntaxError
+	assert.True(t, errors.As(CheckRules([]Rule{{Name: "x", From: w, Path: "{.a", To: secrets}}), &se))
+	dup := Rule{Name: "x", From: w, Path: "{.a}", To: secrets}
+	assert.ErrorContains(t, CheckRules([]Rule{dup, dup}), "duplicate name")
+}
+
+// TestObjectFormsReadAlike reads one object as a decoded map, as JSON bytes and (for the
+// metadata rules) as metadata only: the same references.
+func TestObjectFormsReadAlike(t *testing.T) {
+	compiled, err := compileRules(BuiltinRules())
+	require.NoError(t, err)
+	g := newGraph(compiled)
+	info := g.intern(pods)
+	js := []byte(fullPod)
+	dec, err := read(info, obj(t, fullPod))
+	require.NoError(t, err)
+	raw, err := read(info, newRawObject(js))
+	require.NoError(t, err)
+	assert.Equal(t, dec, raw)
+	assert.Len(t, dec.raws, 18)
+
+	// Metadata only: the owner reference, nothing from the spec.
+	pom := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "shop", UID: "p1",
+		Labels:          map[string]string{"app": "web"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-rs", UID: types.UID("rs1")}}}}
+	meta, err := read(info, pom)
+	require.NoError(t, err)
+	require.Len(t, meta.raws, 1)
+	assert.Equal(t, dec.raws[0], meta.raws[0])
+	assert.Equal(t, dec.labels, meta.labels)
+
+	_, err = read(info, "not an object")
+	assert.Error(t, err)
+}
+
+func TestDeletionsByObjectAndTombstone(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	info := tg.g.resource(configMaps)
+	for _, n := range []string{"a", "b", "c"} {
+		tg.put(pods, `{"metadata":{"name":"p-`+n+`","namespace":"ns"},"spec":{"volumes":[{"name":"v","configMap":{"name":"`+n+`"}}]}}`)
+		tg.put(configMaps, `{"metadata":{"name":"`+n+`","namespace":"ns"}}`)
+	}
+	tg.delete(info, obj(t, `{"metadata":{"name":"a","namespace":"ns"}}`))
+	tg.delete(info, cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: obj(t, `{"metadata":{"name":"b","namespace":"ns"}}`)})
+	tg.delete(info, cache.DeletedFinalStateUnknown{Key: "ns/c"}) // no last state
+	tg.delete(info, cache.DeletedFinalStateUnknown{Key: "ns/x/y"})
+	tg.delete(info, "junk")
+	assert.Len(t, tg.Dangling(), 3)
+	assert.Equal(t, 3, tg.Stats().Objects)
+}
+
+func TestRefOf(t *testing.T) {
+	node := discovery.Resource{GVR: schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, GVK: schema.GroupVersionKind{Version: "v1", Kind: "Node"}}
+	assert.Equal(t, ObjectRef{Resource: "nodes", Kind: "Node", Name: "n"}, RefOf(node, "ns", "n"))
+	deploy := discovery.Resource{GVR: schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}, Namespaced: true}
+	assert.Equal(t, "deployments.apps/ns/web", RefOf(deploy, "ns", "web").String())
+}
+
+func TestTreeOfReferrersAndCycles(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	// Two ClusterRoles that aggregate each other: a cycle.
+	tg.put(clusterRoles, `{"metadata":{"name":"a","labels":{"agg":"a"}},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"agg":"b"}}]}}`)
+	tg.put(clusterRoles, `{"metadata":{"name":"b","labels":{"agg":"b"}},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"agg":"a"}}]}}`)
+	tg.put(clusterRoleBindings, `{"metadata":{"name":"bind"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"a"}}`)
+	root := oref(clusterRoles, "", "a")
+	assert.Equal(t, `clusterroles.rbac.authorization.k8s.io/a
+├── [clusterrolebindings.rbac.authorization.k8s.io:role] clusterrolebindings.rbac.authorization.k8s.io/bind
+└── [clusterroles.rbac.authorization.k8s.io:aggregation] clusterroles.rbac.authorization.k8s.io/b
+    └── [clusterroles.rbac.authorization.k8s.io:aggregation] clusterroles.rbac.authorization.k8s.io/a (shown above)
+`, Tree(root, tg.Referrers(root, 0), true).String())
+	// The root as a query names it (a namespace on a cluster-scoped object) still roots the tree.
+	named := oref(clusterRoles, "ignored", "a")
+	tree := Tree(named, tg.References(named, 0), false)
+	assert.Equal(t, `clusterroles.rbac.authorization.k8s.io/ignored/a
+└── [clusterroles.rbac.authorization.k8s.io:aggregation] clusterroles.rbac.authorization.k8s.io/b
+    └── [clusterroles.rbac.authorization.k8s.io:aggregation] clusterroles.rbac.authorization.k8s.io/a (shown above)
+`, tree.String())
+}
+
+// Objects of unexpected shapes name nothing and never fail the graph.
+func TestMalformedObjectsNameNothing(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	for _, c := range []struct {
+		res schema.GroupResource
+		js  string
+	}{
+		{pods, `{"metadata":{"name":"a","namespace":"ns","ownerReferences":{"kind":"x"}},"spec":{"volumes":"none","containers":7}}`},
+		{pods, `{"metadata":{"name":"b","namespace":"ns","ownerReferences":[{"kind":"ReplicaSet","name":"x"},7,null,{"apiVersion":"apps/v1","kind":"","name":"y"}]},
+		  "spec":{"volumes":[{"configMap":{"name":7}},{"configMap":null},{"secret":{"secretName":""}}],"serviceAccountName":["x"],"nodeName":{}}}`},
+		{services, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"selector":{"app":7}}}`},
+		{services, `{"metadata":{"name":"d","namespace":"ns"},"spec":{"selector":"app=web"}}`},
+		{gr("policy", "poddisruptionbudgets"), `{"metadata":{"name":"e","namespace":"ns"},"spec":{"selector":{"matchLabels":{"a":1}}}}`},
+		{gr("policy", "poddisruptionbudgets"), `{"metadata":{"name":"f","namespace":"ns"},"spec":{"selector":{"matchExpressions":[7,{"key":"a","operator":"In","values":[1]}]}}}`},
+		{gr("policy", "poddisruptionbudgets"), `{"metadata":{"name":"g","namespace":"ns"},"spec":{"selector":{"matchExpressions":[{"key":"a","operator":"In","values":[]}]}}}`},
+		{roleBindings, `{"metadata":{"name":"h","namespace":"ns"},"roleRef":"admin","subjects":[{"kind":"ServiceAccount"},{"name":"x"},null]}`},
+		{clusterRoleBindings, `{"metadata":{"name":"i"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"r"},"subjects":[{"kind":"ServiceAccount","name":"no-namespace"}]}`},
+		{gr("autoscaling", "horizontalpodautoscalers"), `{"metadata":{"name":"j","namespace":"ns"},"spec":{"scaleTargetRef":{"kind":"Deployment","name":"web"}}}`},
+	} {
+		tg.put(c.res, c.js)
+	}
+	// b's ReplicaSet owner has no apiVersion, y no kind: only none is read. A ClusterRoleBinding
+	// to a namespaced Role, or to a ServiceAccount without a namespace, names nothing: the
+	// server would not find them either.
+	assert.Empty(t, tg.Dangling())
+	assert.Zero(t, tg.Stats().Edges+tg.Stats().Selectors+tg.Stats().Unresolved)
+	assert.Equal(t, 10, tg.Stats().Objects)
+}

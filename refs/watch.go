@@ -1,0 +1,478 @@
+package refs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/metadataonly"
+)
+
+// Options configures a Graph. The zero value watches every resource but events and
+// Endpoints (DefaultFilter) with the built-in rules, through factories and a discovery client the graph creates.
+type Options struct {
+	// Rules are the rules the graph follows. nil: BuiltinRules(); to add rules for custom
+	// resources, pass append(refs.BuiltinRules(), yours...).
+	Rules []Rule
+	// Filter selects the resources to watch. nil: DefaultFilter (everything but events and
+	// Endpoints).
+	// A reference to a resource the filter leaves out is Unknown, never Missing.
+	Filter *discovery.Filter
+	// Discovery is a shared discovery client, started by its owner. nil: the graph creates
+	// one, shared by its factories, and starts it in Start.
+	Discovery *discovery.Client
+	// Metadata is a shared metadata-only factory, started by its owner, for the resources
+	// whose rules read only metadata (most resources: only their owner references). Its
+	// informers are shared with the owner's own use of the factory. nil: the graph creates
+	// one.
+	Metadata *metadataonly.Factory
+	// Objects is a shared factory for the resources whose rules read fields (Pods,
+	// workloads, bindings, ...), started by its owner; it must keep the fields the rules read
+	// (a compact factory's projection must include every rule's Path). nil: the graph
+	// creates a compact factory projected to what its rules read.
+	Objects *dynamicinformer.Factory
+	// Logger receives the graph's diagnostics and is handed to the factories it creates.
+	// Default: klog.Background().
+	Logger logr.Logger
+}
+
+// DefaultFilter is the filter of Options.Filter nil: every resource but events (of the
+// core group and events.k8s.io), which name everything and are used by nothing, and the
+// deprecated core Endpoints, which EndpointSlices supersede.
+func DefaultFilter() discovery.Filter {
+	return discovery.Filter{ExcludeGroups: []string{"events.k8s.io"}, ExcludeResources: []string{"events", "endpoints"}}
+}
+
+// Graph is a reference graph over a watch-everything set, kept current event by event.
+// Create it with New, start it with Start; its queries (References, Referrers, Dangling,
+// Unreferenced, EmptySelectors, Stats) are safe for concurrent use and answer from memory.
+type Graph struct {
+	g          *graph
+	cover      coverFunc
+	incomplete func() []schema.GroupResource
+
+	cfg    *rest.Config
+	opts   Options
+	logger logr.Logger
+	// fieldResources are the resources some rule reads fields of: watched through Objects.
+	fieldResources []schema.GroupResource
+
+	mu       sync.Mutex
+	started  bool
+	stopped  bool
+	cancel   context.CancelFunc
+	run      *running
+	stopDone chan struct{}
+}
+
+// running is what Start started.
+type running struct {
+	disc     *discovery.Client
+	ownDisc  bool
+	meta     *metadataonly.Factory
+	ownMeta  bool
+	objs     *dynamicinformer.Factory
+	ownObjs  bool
+	sets     []*watchSet
+	unsubs   []func()
+	stopOnce sync.Once
+}
+
+// watchSet is one watch-all set and the graph's handler on it.
+type watchSet struct {
+	informer func(schema.GroupResource) (status informer.Status, ok bool)
+	members  func() []informer.Status
+	synced   func() bool
+	wait     func(context.Context) error
+	stop     func()
+}
+
+// New validates the options and rules and returns a Graph that watches nothing until Start.
+// A rule that cannot be used is a *RuleError (ErrInvalidRule).
+func New(cfg *rest.Config, opts Options) (*Graph, error) {
+	if cfg == nil {
+		return nil, errors.New("refs: nil rest.Config")
+	}
+	if opts.Rules == nil {
+		opts.Rules = BuiltinRules()
+	}
+	rules, err := compileRules(opts.Rules)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Filter == nil {
+		f := DefaultFilter()
+		opts.Filter = &f
+	}
+	logger := opts.Logger
+	if logger.GetSink() == nil {
+		logger = klog.Background()
+	}
+	g := &Graph{g: newGraph(rules), cfg: rest.CopyConfig(cfg), opts: opts, logger: logger.WithName("refs")}
+	g.cover, g.incomplete = g.covers, g.incompleteResources
+	seen := map[schema.GroupResource]bool{}
+	for _, r := range rules {
+		if r.From != AnyResource && !r.metaOnly && !seen[r.From] {
+			seen[r.From] = true
+			g.fieldResources = append(g.fieldResources, r.From)
+		}
+	}
+	slices.SortFunc(g.fieldResources, compareGR)
+	return g, nil
+}
+
+func compareGR(a, b schema.GroupResource) int {
+	return strings.Compare(resourceName(a), resourceName(b))
+}
+
+// projection is what the rules read, for the compact factory the graph creates.
+func (g *Graph) projection() []string {
+	var out []string
+	for _, r := range g.g.rules {
+		if !r.metaOnly {
+			out = append(out, r.Path)
+		}
+	}
+	return out
+}
+
+// Start starts watching: the discovery client and factories the graph created, and two
+// watch-all sets, one of metadata-only informers for the resources whose rules read only
+// metadata and one of the Objects factory for the others, each following CRDs as they come
+// and go. It returns once the sets are created; WaitForSync waits for their lists.
+// Everything stops when ctx ends or on Shutdown. A Graph starts once.
+func (g *Graph) Start(ctx context.Context) error {
+	g.mu.Lock()
+	switch {
+	case g.stopped:
+		g.mu.Unlock()
+		return errors.New("refs: graph shut down")
+	case g.started:
+		g.mu.Unlock()
+		return errors.New("refs: graph already started")
+	}
+	g.started = true
+	ctx, g.cancel = context.WithCancel(ctx)
+	done := make(chan struct{})
+	g.stopDone = done
+	g.mu.Unlock()
+
+	// No lock while discovery and the factories start: queries answer meanwhile.
+	run := &running{}
+	err := g.start(ctx, run)
+	g.mu.Lock()
+	if err == nil && g.stopped {
+		err = errors.New("refs: graph shut down while starting")
+	}
+	if err != nil {
+		g.mu.Unlock()
+		run.stop()
+		close(done)
+		return err
+	}
+	g.run = run
+	g.mu.Unlock()
+	go func() {
+		defer close(done)
+		<-ctx.Done()
+		run.stop()
+	}()
+	return nil
+}
+
+func (g *Graph) start(ctx context.Context, run *running) (err error) {
+	run.disc = g.opts.Discovery
+	if run.disc == nil {
+		if run.disc, err = discovery.New(g.cfg, discovery.Options{Logger: g.logger}); err != nil {
+			return err
+		}
+		run.ownDisc = true
+		if err := run.disc.Start(ctx); err != nil {
+			return fmt.Errorf("refs: discovery: %w", err)
+		}
+	}
+	// Kinds and scopes of every served resource, watched or not, so that references resolve
+	// to resources; subscribe first, then list (an Added for a listed resource is a no-op).
+	run.unsubs = append(run.unsubs, run.disc.Subscribe(func(ev discovery.Event) {
+		switch ev.Type {
+		case discovery.Added, discovery.Changed:
+			g.g.learn(ev.Resource.GVR.GroupResource(), ev.Resource.GVK.Kind, ev.Resource.Namespaced)
+		case discovery.Removed:
+			g.g.forget(ev.Resource.GVR.GroupResource())
+		}
+	}))
+	all, err := run.disc.Resources(ctx, discovery.Filter{})
+	if err != nil && len(all) == 0 {
+		return fmt.Errorf("refs: discovery: %w", err)
+	}
+	for _, r := range all {
+		g.g.learn(r.GVR.GroupResource(), r.GVK.Kind, r.Namespaced)
+	}
+
+	run.meta, run.objs = g.opts.Metadata, g.opts.Objects
+	if run.meta == nil {
+		if run.meta, err = metadataonly.NewFactory(g.cfg, metadataonly.Options{Discovery: run.disc, Logger: g.logger}); err != nil {
+			return err
+		}
+		run.ownMeta = true
+		if err := run.meta.Start(ctx); err != nil {
+			return err
+		}
+	}
+	fieldFilter, metaFilter, anyFields := g.filters()
+	if anyFields && run.objs == nil {
+		run.objs, err = dynamicinformer.NewCompactFactory(g.cfg, dynamicinformer.Options{Discovery: run.disc, Logger: g.logger},
+			dynamicinformer.CompactOptions{Projection: g.projection()})
+		if err != nil {
+			return err
+		}
+		run.ownObjs = true
+		if err := run.objs.Start(ctx); err != nil {
+			return err
+		}
+	}
+	ms, err := newSet(ctx, run.meta, metaFilter, g.handler)
+	if err != nil {
+		return err
+	}
+	run.sets = append(run.sets, ms)
+	if anyFields {
+		fs, err := newSet(ctx, run.objs, fieldFilter, g.handler)
+		if err != nil {
+			return err
+		}
+		run.sets = append(run.sets, fs)
+	}
+	return nil
+}
+
+// stop stops what start started, once, and waits for the factories and discovery client
+// the graph created (their context, the graph's, has ended or is ending).
+func (run *running) stop() {
+	run.stopOnce.Do(func() {
+		for _, u := range run.unsubs {
+			u()
+		}
+		for _, s := range run.sets {
+			s.stop()
+		}
+		if run.ownObjs {
+			run.objs.Shutdown()
+		}
+		if run.ownMeta {
+			run.meta.Shutdown()
+		}
+		if run.ownDisc {
+			run.disc.Wait()
+		}
+	})
+}
+
+// filters splits the watched resources: those some rule reads fields of (in the filter)
+// and the rest.
+func (g *Graph) filters() (fields, rest discovery.Filter, anyFields bool) {
+	user := *g.opts.Filter
+	rest = discovery.Filter{IncludeGroups: user.IncludeGroups, IncludeResources: user.IncludeResources,
+		ExcludeGroups: user.ExcludeGroups, ExcludeResources: slices.Clone(user.ExcludeResources)}
+	fields = discovery.Filter{ExcludeGroups: user.ExcludeGroups, ExcludeResources: user.ExcludeResources}
+	for _, gr := range g.fieldResources {
+		if !user.Matches(discovery.Resource{GVR: gr.WithVersion("")}) {
+			continue
+		}
+		fields.IncludeResources = append(fields.IncludeResources, resourceName(gr))
+		rest.ExcludeResources = append(rest.ExcludeResources, resourceName(gr))
+	}
+	return fields, rest, len(fields.IncludeResources) > 0
+}
+
+func newSet[T informer.Object](ctx context.Context, f *informer.Factory[T], filter discovery.Filter,
+	handler func(discovery.Resource) cache.ResourceEventHandler) (*watchSet, error) {
+	w, err := f.WatchAll(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := w.AddEventHandler(handler)
+	if err != nil {
+		w.Stop()
+		return nil, err
+	}
+	return &watchSet{
+		informer: func(gr schema.GroupResource) (informer.Status, bool) {
+			inf, ok := w.Informer(gr)
+			if !ok {
+				return informer.Status{}, false
+			}
+			return inf.Status(), true
+		},
+		members: func() []informer.Status {
+			var out []informer.Status
+			for _, inf := range w.Informers() {
+				out = append(out, inf.Status())
+			}
+			return out
+		},
+		synced: reg.HasSynced,
+		wait:   w.WaitForSync,
+		stop: func() {
+			w.RemoveEventHandler(reg)
+			w.Stop()
+		},
+	}, nil
+}
+
+// handler is the graph's handler for one member resource of a set.
+func (g *Graph) handler(res discovery.Resource) cache.ResourceEventHandler {
+	info := g.g.learn(res.GVR.GroupResource(), res.GVK.Kind, res.Namespaced)
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { g.upsert(info, obj) },
+		UpdateFunc: func(_, obj any) { g.upsert(info, obj) },
+		DeleteFunc: func(obj any) { g.delete(info, obj) },
+	}
+}
+
+func (g *Graph) upsert(info *resInfo, obj any) {
+	rd, err := read(info, obj)
+	if err != nil {
+		g.logger.Error(err, "Object skipped", "resource", resourceName(info.gr))
+		return
+	}
+	g.g.apply(info, rd)
+}
+
+func (g *Graph) delete(info *resInfo, obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		ns, name, err := cache.SplitMetaNamespaceKey(t.Key)
+		if err != nil {
+			g.logger.Error(err, "Deletion skipped", "resource", resourceName(info.gr), "key", t.Key)
+			return
+		}
+		g.g.remove(info, ns, name)
+		return
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		g.logger.Error(err, "Deletion skipped", "resource", resourceName(info.gr))
+		return
+	}
+	g.g.remove(info, m.GetNamespace(), m.GetName())
+}
+
+// covers tells whether gr's objects in ns are cached completely: a member of a set, synced
+// without selectors over ns, its initial objects handed to the graph.
+func (g *Graph) covers(gr schema.GroupResource, ns string) (bool, string) {
+	sets := g.sets()
+	for _, s := range sets {
+		st, ok := s.informer(gr)
+		if !ok {
+			continue
+		}
+		return coverage(st, ns, s.synced)
+	}
+	return false, resourceName(gr) + " is not watched"
+}
+
+func coverage(st informer.Status, ns string, synced func() bool) (bool, string) {
+	name := resourceName(st.Key.GVR.GroupResource())
+	switch {
+	case st.Key.LabelSelector != "" || st.Key.FieldSelector != "":
+		return false, name + " is watched with a selector"
+	case st.Key.Namespace != "" && st.Key.Namespace != ns:
+		return false, name + " is watched in namespace " + st.Key.Namespace + " only"
+	case st.Phase != informer.PhaseSynced:
+		reason := name + " is " + string(st.Phase)
+		if st.Reason != informer.ReasonNone {
+			reason += " (" + string(st.Reason) + ")"
+		}
+		return false, reason
+	case !synced():
+		return false, name + ": initial objects not all handed to the graph yet"
+	}
+	return true, ""
+}
+
+// incompleteResources lists the members that are not cached completely cluster-wide.
+func (g *Graph) incompleteResources() []schema.GroupResource {
+	sets := g.sets()
+	var out []schema.GroupResource
+	for _, s := range sets {
+		for _, st := range s.members() {
+			if ok, _ := coverage(st, "", s.synced); !ok {
+				out = append(out, st.Key.GVR.GroupResource())
+			}
+		}
+	}
+	slices.SortFunc(out, compareGR)
+	return out
+}
+
+// WaitForSync waits until every watched resource has been listed and its objects handed to
+// the graph. When ctx ends first it returns the sets' *informer.SyncError, or ctx's error.
+// A forbidden or parked resource keeps it waiting: give ctx a deadline, then treat the
+// resources WaitForSync names as Unknown, as the queries do.
+func (g *Graph) WaitForSync(ctx context.Context) error {
+	sets := g.sets()
+	if len(sets) == 0 {
+		return errors.New("refs: graph not started")
+	}
+	for _, s := range sets {
+		if err := s.wait(ctx); err != nil {
+			return err
+		}
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		done := true
+		for _, s := range sets {
+			done = done && s.synced()
+		}
+		if done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("refs: waiting for the graph's handlers: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// sets returns the running watch-all sets (none before Start has set them up).
+func (g *Graph) sets() []*watchSet {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.run == nil {
+		return nil
+	}
+	return g.run.sets
+}
+
+// Shutdown stops what Start started and waits for the factories and discovery client the
+// graph created; shared ones are left to their owners. The graph keeps answering from what
+// it holds. Safe to call more than once; not from a handler of the graph's factories.
+func (g *Graph) Shutdown() {
+	g.mu.Lock()
+	g.stopped = true
+	cancel, done := g.cancel, g.stopDone
+	g.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	if done != nil {
+		<-done
+	}
+}
