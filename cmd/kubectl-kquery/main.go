@@ -133,6 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return nil
 		},
 	}
+	cmd.AddCommand(newRefsCommand(ctx, o, stdout, stderr, &runErr))
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
@@ -163,7 +164,8 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.table.ShowLabels, "show-labels", false, "When printing, show all labels as the last column.")
 	f.StringSliceVarP(&o.table.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one per -L or comma-separated: -L app -L tier or -L app,tier.")
 	f.BoolVar(&o.table.ShowKind, "show-kind", false, "List the resource type for each object (kind/name).")
-	f.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the objects of every namespace, with a NAMESPACE column.")
+	pf := cmd.PersistentFlags() // the refs subcommand reads these too
+	pf.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the objects of every namespace, with a NAMESPACE column.")
 	f.StringVarP(&o.selector, "selector", "l", "", "Label selector, sent to the server: only matching objects are cached (e.g. -l key1=value1,key2=value2).")
 	f.StringVar(&o.fieldSelector, "field-selector", "", "Field selector, sent to the server (e.g. --field-selector status.phase=Running).")
 	f.BoolVarP(&o.watch, "watch", "w", false, "After listing, print the rows that change (and deletions) until Ctrl-C. AGE alone does not count as a change.")
@@ -178,9 +180,9 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.count, "count", false, "Print how many objects match, per resource, instead of the objects.")
 	f.StringVar(&o.groupBy, "group-by", "", "Print how many objects match per value of NAME (an --index name, a built-in index or a JSONPath), instead of the objects.")
 	f.BoolVar(&o.explain, "explain", false, "Print how each query was answered (which index, how many candidates) on stderr.")
-	f.DurationVar(&o.syncTimeout, "sync-timeout", time.Minute, "How long to wait for the initial list of each resource.")
-	f.IntVarP(&o.verbosity, "v", "v", 0, "Log level on stderr: 1 shows how each TYPE resolved, where each resource's columns come from, how each query was answered and informer transitions (parked, retrying, resumed); 2 adds sync progress; 6 and up client-go's requests.")
-	o.config.AddFlags(f)
+	pf.DurationVar(&o.syncTimeout, "sync-timeout", time.Minute, "How long to wait for the initial list of each resource.")
+	pf.IntVarP(&o.verbosity, "v", "v", 0, "Log level on stderr: 1 shows how each TYPE resolved, where each resource's columns come from, how each query was answered and informer transitions (parked, retrying, resumed); 2 adds sync progress; 6 and up client-go's requests.")
+	o.config.AddFlags(pf)
 }
 
 // complete validates the flags and compiles what can be compiled before connecting.

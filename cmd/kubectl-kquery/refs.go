@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/refs"
+)
+
+// refsOptions are the flags of `kquery refs`.
+type refsOptions struct {
+	depth    int
+	uses     bool
+	usedBy   bool
+	dangling bool
+	unused   string
+}
+
+// newRefsCommand is `kubectl kquery refs`: the reference graph of package refs over the
+// whole cluster (every resource a built-in or user rule follows), for one object (what it
+// uses and what uses it, as trees), for dangling references, or for unused objects.
+func newRefsCommand(ctx context.Context, o *options, stdout, stderr io.Writer, runErr *error) *cobra.Command {
+	var ro refsOptions
+	cmd := &cobra.Command{
+		Use:   "refs TYPE/NAME | --dangling | --unused TYPE",
+		Short: "What an object uses and what uses it, dangling references, unused objects",
+		Long: `refs builds kindex's reference graph over the cluster (owner references, the fields of
+built-in resources that name other objects, label selectors) and answers from it:
+
+  kubectl kquery refs deploy/web -n shop     what web uses and what uses it, as trees
+  kubectl kquery refs --dangling             references whose target does not exist
+  kubectl kquery refs --unused configmaps    ConfigMaps nothing uses (services: select no Pod)
+
+A target counts as missing only when its resource is cached completely where it would be;
+otherwise it is unknown, with the reason.`,
+		Args:          cobra.MaximumNArgs(1),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			*runErr = runRefs(ctx, o, ro, args, stdout, stderr)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&ro.depth, "depth", 0, "Follow references this many steps (0: all the way).")
+	f.BoolVar(&ro.uses, "uses", false, "Only what the object uses.")
+	f.BoolVar(&ro.usedBy, "used-by", false, "Only what uses the object.")
+	f.BoolVar(&ro.dangling, "dangling", false, "List references whose target does not exist.")
+	f.StringVar(&ro.unused, "unused", "", "List the objects of TYPE that nothing uses (for a selecting type such as services: those that select nothing).")
+	return cmd
+}
+
+func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, stdout, stderr io.Writer) error {
+	modes := 0
+	for _, on := range []bool{len(args) == 1, ro.dangling, ro.unused != ""} {
+		if on {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return usagef("refs takes one of TYPE/NAME, --dangling or --unused TYPE")
+	}
+	cfg, err := restConfig(o)
+	if err != nil {
+		return err
+	}
+	namespace, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return err
+	}
+	logger := newLogger(stderr, o.verbosity)
+	disc, err := discovery.New(cfg, discovery.Options{Logger: logger})
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	defer func() { cancel(); disc.Wait() }()
+	if err := disc.Start(dctx); err != nil {
+		return err
+	}
+	g, err := refs.New(cfg, refs.Options{Discovery: disc, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if err := g.Start(dctx); err != nil {
+		return err
+	}
+	defer g.Shutdown()
+	wctx, wcancel := context.WithTimeout(ctx, o.syncTimeout)
+	err = g.WaitForSync(wctx)
+	wcancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// Answers about what did not sync come back as unknown: say so and answer.
+		fmt.Fprintf(stderr, "Warning: not every resource synced within %v; answers about them are unknown: %v\n", o.syncTimeout, err)
+	}
+
+	switch {
+	case ro.dangling:
+		n := 0
+		for _, e := range g.Dangling() {
+			fmt.Fprintln(stdout, e.String())
+			n++
+		}
+		if n == 0 {
+			fmt.Fprintln(stderr, "No dangling references.")
+		}
+		return nil
+	case ro.unused != "":
+		res, err := disc.Resolve(ctx, ro.unused)
+		if err != nil {
+			return err
+		}
+		gr := res.GVR.GroupResource()
+		objs, err := g.Unreferenced(gr)
+		if sel, serr := g.EmptySelectors(gr); serr == nil && len(sel) > 0 {
+			objs = append(objs, sel...)
+		}
+		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
+			return err
+		}
+		for _, obj := range objs {
+			if o.allNamespaces || obj.Namespace == "" || obj.Namespace == namespace {
+				fmt.Fprintln(stdout, obj.String())
+			}
+		}
+		if errors.Is(err, refs.ErrIncomplete) {
+			fmt.Fprintf(stderr, "Warning: the answer may be incomplete: %v\n", err)
+		}
+		return nil
+	}
+	typ, name, ok := strings.Cut(args[0], "/")
+	if !ok || typ == "" || name == "" {
+		return usagef("refs takes TYPE/NAME, got %q", args[0])
+	}
+	res, err := disc.Resolve(ctx, typ)
+	if err != nil {
+		return err
+	}
+	obj := refs.RefOf(res, namespace, name)
+	if !ro.usedBy {
+		fmt.Fprintf(stdout, "%s uses:\n%s", obj, refs.Tree(obj, g.References(obj, ro.depth), false))
+	}
+	if !ro.uses {
+		fmt.Fprintf(stdout, "%s is used by:\n%s", obj, refs.Tree(obj, g.Referrers(obj, ro.depth), true))
+	}
+	return nil
+}
