@@ -8,9 +8,10 @@
 // An expression is compiled once into an immutable Path, safe for
 // concurrent use, and evaluated on decoded objects (map[string]any, []any
 // and scalars, as unstructured.Unstructured holds them) without
-// reflection, or on raw JSON bytes through gjson without decoding the
-// document. Both give identical results. Evaluation is bounded, so that
-// expressions and objects from untrusted users cannot stall a process.
+// reflection, or on raw JSON documents (the type JSON) through gjson
+// without decoding them. Both give identical results, through the same
+// methods. Evaluation is bounded, so that expressions and objects from
+// untrusted users cannot stall a process.
 //
 // # Why not client-go's util/jsonpath
 //
@@ -156,10 +157,14 @@
 //
 // # Raw JSON
 //
-// EvalJSON and EachJSON read the document with gjson and produce the same
-// Values as Eval on the decoded document, numbers included: integers that
-// fit int64 are read exactly from their text, not through float64. Input
-// must be valid JSON (invalid input gives unspecified results but never a
-// panic). When an object has duplicate keys the first wins, where
-// Kubernetes' decoders keep the last; API servers do not send duplicates.
+// Eval, AppendEval, Each, Execute and ExecuteString take either a decoded
+// object or a JSON document: jsonpath.JSON(data) evaluates the bytes with
+// gjson, reading only what the expression needs, and produces the same
+// Values as the decoded document, numbers included: integers that fit
+// int64 are read exactly from their text, not through float64. Only the
+// named type selects this (a plain []byte is an unsupported type), so an
+// object can never be mistaken for a document. Input must be valid JSON
+// (invalid input gives unspecified results but never a panic). When an
+// object has duplicate keys the first wins, where Kubernetes' decoders
+// keep the last; API servers do not send duplicates.
 package jsonpath

@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -297,5 +298,9 @@ func appendJSONFloat(dst []byte, f float64, is32 bool) ([]byte, error) {
 }
 
 func unsupported(x any) error {
+	switch x.(type) {
+	case []byte, json.RawMessage:
+		return fmt.Errorf("%w: %T (raw JSON must be passed as jsonpath.JSON)", ErrUnsupportedType, x)
+	}
 	return fmt.Errorf("%w: %T", ErrUnsupportedType, x)
 }

@@ -2,9 +2,9 @@ package jsonpath
 
 // The evaluator is written once, generically, over the two data
 // representations (decoded objects in eval_obj.go, raw JSON in
-// eval_json.go), so that Eval and EvalJSON cannot drift apart. It walks the
-// data depth-first and streams results into a sink; it allocates only
-// where the semantics require buffering (unions, ranges, sorted map keys).
+// eval_json.go), so that the two cannot drift apart. It walks the data
+// depth-first and streams results into a sink; it allocates only where the
+// semantics require buffering (unions, ranges, sorted map keys).
 
 // tree abstracts a data representation whose nodes have type N.
 type tree[N any] interface {

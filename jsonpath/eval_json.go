@@ -7,6 +7,26 @@ import (
 	"github.com/tidwall/gjson"
 )
 
+// JSON is a JSON document in its encoded form, as an API server sends
+// it. Passed to Eval, AppendEval, Each, Execute or ExecuteString in place
+// of a decoded object, it is read with gjson without being decoded: only
+// the parts the expression reads are scanned. The results are those of
+// the same call on the document decoded by encoding/json or Kubernetes'
+// decoders, numbers included: integers that fit int64 are KindInt,
+// read exactly from their text (not through float64), other numbers
+// KindFloat. (When an object has duplicate keys, the first one wins, where
+// those decoders keep the last; API servers do not send duplicates.)
+//
+// Only the type JSON selects this: a []byte or json.RawMessage, as the
+// input or inside a decoded object, is an unsupported type (convert it,
+// jsonpath.JSON(data), without copying). The document must be valid JSON;
+// on invalid JSON the results are unspecified, but evaluation does not
+// panic. Passing a JSON to a method as an interface value makes the Go
+// runtime allocate a copy of the slice header (24 bytes) unless the caller
+// converts it to any once and reuses that; evaluation itself allocates no
+// more than on a decoded object.
+type JSON []byte
+
 // jsonTree evaluates on raw JSON through gjson, without decoding the
 // document: lookups scan only the objects on the path. Nodes are
 // gjson.Results, which refer to the input text.
@@ -129,7 +149,7 @@ func bytesView(data []byte) string {
 	return unsafe.String(unsafe.SliceData(data), len(data))
 }
 
-// detacher makes Values of one EvalJSON call independent of its input:
+// detacher makes Values of one Eval call on JSON independent of its input:
 // strings are cloned, and the raw text of maps and lists is re-pointed
 // into a single private copy of the document, made on first need.
 type detacher struct {

@@ -82,8 +82,8 @@ func evalObj(p *Path, obj any) outcome {
 }
 
 func evalRaw(p *Path, raw []byte) outcome {
-	vs, err := p.EvalJSON(raw)
-	text, terr := p.ExecuteJSONString(raw)
+	vs, err := p.Eval(JSON(raw))
+	text, terr := p.ExecuteString(JSON(raw))
 	return outcome{joined(vs), err != nil, text, terr != nil}
 }
 
@@ -147,8 +147,8 @@ func FuzzCompile(f *testing.F) {
 }
 
 // FuzzEval checks that evaluation never panics on any expression and
-// document, and that Eval on the decoded document and EvalJSON on its
-// text agree.
+// document, and that evaluation on the decoded document and on its text
+// agree.
 func FuzzEval(f *testing.F) {
 	for i, e := range fuzzExprs {
 		f.Add(e, []byte(fuzzDocs[i%len(fuzzDocs)]))
@@ -165,9 +165,9 @@ func FuzzEval(f *testing.F) {
 			return
 		}
 		// Any bytes: no panic.
-		_, err1 := p.EvalJSON(doc)
-		_, err2 := p.ExecuteJSONString(doc)
-		err3 := p.EachJSON(doc, func(v Value) bool { _ = v.String(); _ = v.Interface(); return true })
+		_, err1 := p.Eval(JSON(doc))
+		_, err2 := p.ExecuteString(JSON(doc))
+		err3 := p.Each(JSON(doc), func(v Value) bool { _ = v.String(); _ = v.Interface(); return true })
 		noInternal(t, expr, err1, err2, err3)
 		if !cleanJSON(doc) {
 			return
@@ -178,7 +178,7 @@ func FuzzEval(f *testing.F) {
 		}
 		a, b := evalObj(p, obj), evalRaw(p, doc)
 		if a != b {
-			t.Fatalf("%q on %s:\nEval     %+v\nEvalJSON %+v", expr, doc, a, b)
+			t.Fatalf("%q on %s:\nEval          %+v\nEval on JSON  %+v", expr, doc, a, b)
 		}
 		if g := evalObj(generic(p), obj); g != a {
 			t.Fatalf("%q on %s: generic evaluator %+v != %+v", expr, doc, g, a)

@@ -34,7 +34,7 @@ func (k Kind) String() string {
 // Value is one result of an evaluation. It is a small struct, passed by
 // value; it never boxes scalars. A Value of KindMap or KindList refers to
 // the evaluated data (the map or slice of a decoded object, or the raw
-// JSON text of EvalJSON); it does not copy it. Compare Values by Kind and
+// JSON text of a JSON document); it does not copy it. Compare Values by Kind and
 // String: == panics on Values that hold maps or lists.
 type Value struct {
 	kind Kind
@@ -188,9 +188,10 @@ func (v Value) Interface() any {
 }
 
 // Clone returns a copy of v that shares no memory with the raw JSON it
-// came from. Values passed to the EachJSON callback refer to the caller's
-// buffer; Clone them to keep them after the buffer changes. Values from a
-// decoded object still refer to that object's maps and slices.
+// came from. Values passed to the Each callback for a JSON document refer
+// to the caller's buffer; Clone them to keep them after the buffer
+// changes. Values from a decoded object still refer to that object's maps
+// and slices.
 func (v Value) Clone() Value {
 	v.str = strings.Clone(v.str)
 	return v
