@@ -165,6 +165,8 @@
 // named type selects this (a plain []byte is an unsupported type), so an
 // object can never be mistaken for a document. Input must be valid JSON
 // (invalid input gives unspecified results but never a panic). When an
-// object has duplicate keys the first wins, where Kubernetes' decoders
-// keep the last; API servers do not send duplicates.
+// object has duplicate keys the last one wins, as in encoding/json and
+// Kubernetes' decoders (API servers do not send duplicates, but other
+// sources may): a field lookup stops at the first occurrence of its key
+// only after a quick search of the rest of the object for another.
 package jsonpath

@@ -75,7 +75,7 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 }
 
 // appendJSONRaw re-encodes a raw JSON value canonically: keys sorted
-// (the first of duplicate keys wins, as in lookups), numbers normalized
+// (the last of duplicate keys wins, as in lookups), numbers normalized
 // the way Kubernetes decodes them, strings escaped like encoding/json.
 func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, error) {
 	if r.Type != gjson.JSON {
@@ -119,21 +119,28 @@ func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, er
 	return append(dst, '}'), nil
 }
 
-type member struct {
+type keyValue struct {
 	key string
 	val gjson.Result
 }
 
 // sortedMembers returns the members of a raw JSON object sorted by key,
-// keeping only the first of duplicate keys.
-func sortedMembers(r gjson.Result) []member {
-	var ms []member
+// keeping only the last of duplicate keys.
+func sortedMembers(r gjson.Result) []keyValue {
+	var ms []keyValue
 	r.ForEach(func(k, v gjson.Result) bool {
-		ms = append(ms, member{k.Str, v})
+		ms = append(ms, keyValue{k.Str, v})
 		return true
 	})
-	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	return slices.CompactFunc(ms, func(a, b member) bool { return a.key == b.key })
+	slices.SortStableFunc(ms, func(a, b keyValue) int { return strings.Compare(a.key, b.key) })
+	out := ms[:0]
+	for i := range ms {
+		if i+1 < len(ms) && ms[i+1].key == ms[i].key {
+			continue // a later duplicate follows
+		}
+		out = append(out, ms[i])
+	}
+	return out
 }
 
 // parseRaw parses the raw text of a JSON value.
@@ -193,10 +200,7 @@ func decodeRaw(r gjson.Result, depth int) (any, error) {
 	}
 	m := map[string]any{}
 	r.ForEach(func(k, v gjson.Result) bool {
-		if _, dup := m[k.Str]; dup {
-			return true
-		}
-		var x any
+		var x any // a duplicate key replaces the earlier value
 		x, err = decodeRaw(v, depth+1)
 		m[k.Str] = x
 		return err == nil

@@ -139,7 +139,7 @@ func TestRawJSONIsCanonical(t *testing.T) {
 	cases := []struct{ raw, want string }{
 		{`{"b": 1, "a": [ 1.0, 2e3, -0, 10000000000000000000000 ] }`, `{"a":[1,2000,0,1e+22],"b":1}`},
 		{`{"s": "\u00e9\/\"\\\t\u2028<", "k\u0041": 1}`, `{"kA":1,"s":"é/\"\\\t\u2028\u003c"}`},
-		{`{"dup": 1, "dup": 2}`, `{"dup":1}`},
+		{`{"dup": 1, "dup": 2}`, `{"dup":2}`},
 		{`[true,false,null,"",{},[]]`, `[true,false,null,"",{},[]]`},
 	}
 	for _, c := range cases {
