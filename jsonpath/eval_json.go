@@ -27,46 +27,82 @@ import (
 // more than on a decoded object.
 type JSON []byte
 
-// jsonTree evaluates on raw JSON through gjson, without decoding the
-// document: lookups scan only the objects on the path. Nodes are
-// gjson.Results, which refer to the input text. When an object has
-// duplicate keys, the last one wins, as in encoding/json and Kubernetes'
-// decoders.
+// jsonTree evaluates on raw JSON without decoding the document: lookups
+// scan only the objects on the path, with the scanner of scan.go. Nodes
+// are gjson.Results, which refer to the input text; gjson parses only the
+// values the evaluation selects. When an object has duplicate keys, the
+// last one wins, as in encoding/json and Kubernetes' decoders.
+//
+// The methods that scan charge as they go: a step per member or element,
+// plus its bytes (see itemCost), and they stop as soon as the cost exceeds
+// what the budget has left; parsing a selected value is charged before.
 type jsonTree struct{}
 
 // lookup returns the member of the object n named seg.name. When the name
 // occurs more than once the last occurrence wins, as in encoding/json.
 // The scan stops at the first occurrence unless the rest of the object
 // may hold another (see mayRepeat), so that a document without duplicate
-// keys costs little more than a lookup that keeps the first.
-func (jsonTree) lookup(n gjson.Result, seg *segment) (gjson.Result, bool) {
+// keys costs little more than a lookup that keeps the first. cost is the
+// steps the lookup took, added to cost0; the lookup stops when it exceeds
+// left.
+func (jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.Result, found bool, cost int) {
+	cost = cost0
 	if !n.IsObject() {
-		return gjson.Result{}, false
+		return gjson.Result{}, false, cost
 	}
-	var out gjson.Result
-	found, checked := false, false
-	n.ForEach(func(k, v gjson.Result) bool {
-		if k.Str != seg.name {
-			return true
+	s := n.Raw
+	var val string
+	checked := false
+	for i := 1; ; {
+		k, _, v, next, ok := nextItem(s, i, true)
+		if !ok {
+			break
 		}
-		out, found = v, true
+		c := itemCost(s[i:next])
+		meter.did(c)
+		if cost += c; cost > left {
+			return gjson.Result{}, false, cost
+		}
+		i = next
+		match, kc := keyIs(k, seg.name)
+		if kc > 0 {
+			meter.did(kc)
+			if cost += kc; cost > left {
+				return gjson.Result{}, false, cost
+			}
+		}
+		if !match {
+			continue
+		}
+		val, found = v, true
 		if checked {
-			return true
+			continue
 		}
 		checked = true // from here on, scan to the end
-		return mayRepeat(rest(n.Raw, v.Raw), seg)
-	})
-	return out, found
+		c = len(s[i:]) / scanBytesPerStep
+		if cost += c; cost > left {
+			return gjson.Result{}, false, cost
+		}
+		meter.did(c)
+		if !mayRepeat(s[i:], seg) {
+			break
+		}
+	}
+	if !found {
+		return gjson.Result{}, false, cost
+	}
+	return parse(val, left, cost)
 }
 
-// rest returns the text of obj after its part part (a substring of it),
-// or all of obj if part is not one.
-func rest(obj, part string) string {
-	off := uintptr(unsafe.Pointer(unsafe.StringData(part))) - uintptr(unsafe.Pointer(unsafe.StringData(obj)))
-	if end := off + uintptr(len(part)); off < uintptr(len(obj)) && end <= uintptr(len(obj)) {
-		return obj[end:]
+// parse parses the text of a selected value, charging it after cost0
+// (see lookup).
+func parse(val string, left, cost0 int) (_ gjson.Result, ok bool, cost int) {
+	c := parseCost(val)
+	if cost = cost0 + c; cost > left {
+		return gjson.Result{}, false, cost
 	}
-	return obj
+	meter.did(c)
+	return parseRaw(val), true, cost
 }
 
 // mayRepeat reports whether the text rest, which follows a member named
@@ -97,16 +133,16 @@ func mayRepeat(rest string, seg *segment) bool {
 		}
 		q := i - 1 // the quote before the name
 		for m <= q {
-			key, end, more := nextMember(rest, m)
+			_, at, _, next, ok := nextItem(rest, m, true)
 			switch {
-			case !more:
-				return end == len(rest) // false at the end of the object
-			case key == q:
+			case !ok: // the end of the object, or not JSON
+				return next >= len(rest) || rest[next] != '}'
+			case at == q:
 				return true
 			}
-			m = end
+			m = next
 		}
-		i = m // the occurrence is inside a member's key or value
+		i = max(m, i+1) // the occurrence is inside a member's key or value
 	}
 }
 
@@ -125,96 +161,6 @@ func hasEscape(s string) bool {
 	}
 }
 
-// nextMember scans the member of an object that follows position i of its
-// text s, which is just after a member's value. It returns the positions
-// of the key's opening quote and of the end of the value; more is false
-// at the end of the object (then end is not len(s)) or at anything but a
-// member (then end is len(s)).
-func nextMember(s string, i int) (key, end int, more bool) {
-	i = skipSpace(s, i)
-	if i < len(s) && s[i] == '}' {
-		return 0, i, false
-	}
-	if i >= len(s) || s[i] != ',' {
-		return 0, len(s), false
-	}
-	if key = skipSpace(s, i+1); key >= len(s) || s[key] != '"' {
-		return 0, len(s), false
-	}
-	if i = skipString(s, key); i >= len(s) {
-		return 0, len(s), false
-	}
-	if i = skipSpace(s, i); i >= len(s) || s[i] != ':' {
-		return 0, len(s), false
-	}
-	i = skipSpace(s, i+1)
-	if end = skipValue(s, i); end == i || end >= len(s) {
-		return 0, len(s), false
-	}
-	return key, end, true
-}
-
-// skipSpace returns the position of the first byte at or after i that is
-// not white space.
-func skipSpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the position just after the string that starts at
-// s[i] (a quote), or len(s) if it does not end.
-func skipString(s string, i int) int {
-	for i++; i < len(s); i++ {
-		c := s[i]
-		if c > '\\' {
-			continue
-		}
-		if c == '"' {
-			return i + 1
-		}
-		if c == '\\' {
-			i++
-		}
-	}
-	return len(s)
-}
-
-// skipValue returns the position just after the value that starts at
-// s[i], or i if none does. It expects valid JSON.
-func skipValue(s string, i int) int {
-	if i >= len(s) {
-		return i
-	}
-	switch s[i] {
-	case '"':
-		return skipString(s, i)
-	case '{', '[':
-		depth := 0
-		for ; i < len(s); i++ {
-			switch s[i] {
-			case '"':
-				i = skipString(s, i) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-		}
-		return len(s)
-	}
-	for j := i; j < len(s); j++ { // a number or a literal
-		switch s[j] {
-		case ',', '}', ']', ' ', '\n', '\t', '\r':
-			return j
-		}
-	}
-	return len(s)
-}
-
 // quotedName returns name as a JSON string if no character of it needs
 // escaping, else "". Names longer than 60 bytes get "" too: strings.Index
 // is linear for needles up to 63 bytes only.
@@ -230,73 +176,109 @@ func quotedName(name string) string {
 	return `"` + name + `"`
 }
 
-func (t jsonTree) walk(n gjson.Result, segs []segment) (gjson.Result, int) {
+func (t jsonTree) walk(n gjson.Result, segs []segment, left int) (_ gjson.Result, done, cost int) {
 	for i := range segs {
 		s := &segs[i]
 		var c gjson.Result
 		var ok bool
 		if s.kind == segField {
-			c, ok = t.lookup(n, s)
+			c, ok, cost = t.lookup(n, s, left, cost)
 		} else {
-			c, ok = index(n, s.index)
+			c, ok, cost = index(n, s.index, left, cost)
 		}
-		if !ok {
-			return n, i
+		if !ok || cost > left {
+			return n, i, cost
 		}
 		n = c
 	}
-	return n, len(segs)
+	return n, len(segs), cost
 }
 
 // index returns element i of an array; negative i counts from the end.
-func index(n gjson.Result, i int) (gjson.Result, bool) {
+// Its cost is added to cost0 (see lookup).
+func index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost int) {
+	cost = cost0
 	if !n.IsArray() {
-		return gjson.Result{}, false
+		return gjson.Result{}, false, cost
 	}
-	if i < 0 { // count the elements first, without allocating
+	s := n.Raw
+	if i < 0 { // count the elements first
 		length := 0
-		n.ForEach(func(_, _ gjson.Result) bool { length++; return true })
+		for j := 1; ; length++ {
+			_, _, _, next, ok := nextItem(s, j, false)
+			if !ok {
+				break
+			}
+			c := itemCost(s[j:next])
+			meter.did(c)
+			if cost += c; cost > left {
+				return gjson.Result{}, false, cost
+			}
+			j = next
+		}
 		if i += length; i < 0 {
-			return gjson.Result{}, false
+			return gjson.Result{}, false, cost
 		}
 	}
-	var out gjson.Result
-	found := false
-	k := 0
-	n.ForEach(func(_, v gjson.Result) bool {
+	for j, k := 1, 0; ; k++ {
+		_, _, v, next, ok := nextItem(s, j, false)
+		if !ok {
+			return gjson.Result{}, false, cost
+		}
+		c := itemCost(s[j:next])
+		meter.did(c)
+		if cost += c; cost > left {
+			return gjson.Result{}, false, cost
+		}
 		if k == i {
-			out, found = v, true
-			return false
+			return parse(v, left, cost)
 		}
-		k++
-		return true
-	})
-	return out, found
-}
-
-func (jsonTree) elems(n gjson.Result) ([]gjson.Result, bool) {
-	if !n.IsArray() {
-		return nil, false
+		j = next
 	}
-	return n.Array(), true
 }
 
-func (jsonTree) children(n gjson.Result) []gjson.Result {
+func (jsonTree) elems(n gjson.Result, left int) (_ []gjson.Result, isArray bool, cost int) {
+	if !n.IsArray() {
+		return nil, false, 0
+	}
+	el, cost := items(n.Raw, left)
+	return el, true, cost
+}
+
+// items returns the elements of the array s (its text), and the cost of
+// scanning, parsing and keeping them; it stops when that exceeds left.
+func items(s string, left int) (el []gjson.Result, cost int) {
+	for j := 1; ; {
+		_, _, v, next, ok := nextItem(s, j, false)
+		if !ok {
+			return el, cost
+		}
+		c := keepCost + itemCost(s[j:next]) + parseCost(v)
+		meter.did(c)
+		if cost += c; cost > left {
+			return nil, cost
+		}
+		el = append(el, parseRaw(v))
+		j = next
+	}
+}
+
+func (jsonTree) children(n gjson.Result, left int) ([]gjson.Result, int) {
 	switch {
 	case n.IsArray():
-		return n.Array()
+		return items(n.Raw, left)
 	case n.IsObject():
-		ms := sortedMembers(n)
+		ms, cost := sortedMembers(n.Raw, left)
 		if len(ms) == 0 {
-			return nil
+			return nil, cost
 		}
 		vs := make([]gjson.Result, len(ms))
 		for i := range ms {
 			vs[i] = ms[i].val
 		}
-		return vs
+		return vs, cost
 	}
-	return nil
+	return nil, 0
 }
 
 func (jsonTree) value(n gjson.Result) (Value, error) {
@@ -312,11 +294,11 @@ func (jsonTree) compareLit(n gjson.Result, lit *Value, op cmpOp) (result, ok boo
 	return false, false
 }
 
-func (jsonTree) scan(n gjson.Result) int {
-	if n.Type != gjson.JSON {
-		return 0
+func (jsonTree) convCost(n gjson.Result) int {
+	if n.Type == gjson.Number {
+		return numCost(len(n.Raw))
 	}
-	return len(n.Raw) / scanBytesPerStep
+	return 0
 }
 
 func (jsonTree) check(gjson.Result) error { return nil }
@@ -338,6 +320,7 @@ type detacher struct {
 func (d *detacher) detach(v Value) Value {
 	switch v.kind {
 	case KindString:
+		meter.did(len(v.str) / textBytesPerStep)
 		return v.Clone()
 	case KindMap, KindList:
 		if v.ref != nil || v.str == "" {

@@ -3,6 +3,7 @@ package jsonpath
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/tidwall/gjson"
@@ -224,7 +225,7 @@ func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) ([]Value, erro
 		fn(v)
 		return nil, nil
 	case p.mode == modeWalk:
-		n, done := objTree{}.walk(obj, p.segs)
+		n, done := objTree{}.follow(obj, p.segs)
 		if done < len(p.segs) {
 			return dst, objTree{}.check(n)
 		}
@@ -255,6 +256,7 @@ func (p *Path) evalLinear(obj any, fn func(Value) bool, dst []Value) (_ []Value,
 		r.out = make([]Value, 0, 4)
 	}
 	r.run(p.segs, obj)
+	meter.ran(&r.budget)
 	return r.out, r.budget.err
 }
 
@@ -267,6 +269,7 @@ func (p *Path) evalGeneric(obj any, fn func(Value) bool, dst []Value) (_ []Value
 		s.kind, s.fn = sinkFunc, fn
 	}
 	ev.top(p, obj, &s)
+	meter.ran(&ev.budget)
 	return s.values, ev.budget.err
 }
 
@@ -288,28 +291,61 @@ func (p *Path) appendEvalJSON(dst []Value, doc JSON) ([]Value, error) {
 // nil, are appended to dst and returned.
 func (p *Path) evalJSON(doc JSON, fn func(Value) bool, dst []Value) (_ []Value, err error) {
 	defer recoverInternal(&err)
-	root := gjson.Parse(bytesView(doc))
-	if p.mode == modeWalk && (p.lim.maxSteps < 0 || len(p.segs)+(jsonTree{}).scan(root) <= p.lim.maxSteps) {
-		n, done := jsonTree{}.walk(root, p.segs)
-		if done < len(p.segs) {
-			return dst, nil
-		}
-		var v Value
-		setJSONValue(&v, n)
-		if fn == nil {
-			return append(dst, v), nil
-		}
-		fn(v)
-		return dst, nil
+	if p.mode == modeWalk {
+		return p.walkJSON(doc, fn, dst)
 	}
 	ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
 	ev.budget.init(&p.lim)
-	s := sink[gjson.Result]{kind: sinkSlice, values: dst}
+	s := sink[gjson.Result]{kind: sinkSlice, values: dst, detach: true}
 	if fn != nil {
 		s.kind, s.fn = sinkFunc, fn
 	}
-	ev.top(p, root, &s)
+	if ev.charge(rootCost(doc)) {
+		ev.top(p, gjson.Parse(bytesView(doc)), &s)
+	}
+	meter.ran(&ev.budget)
 	return s.values, ev.budget.err
+}
+
+// rootCost returns the steps parsing the root value of doc costs.
+func rootCost(doc JSON) int {
+	s := bytesView(doc)
+	return parseCost(s[skipSpace(s, 0):])
+}
+
+// walkJSON evaluates a path of fields and indexes (modeWalk) on raw JSON
+// without the evaluator, charging what it would.
+func (p *Path) walkJSON(doc JSON, fn func(Value) bool, dst []Value) ([]Value, error) {
+	left := math.MaxInt
+	if p.lim.maxSteps >= 0 {
+		left = p.lim.maxSteps - len(p.segs) // not negative: see CompileWithOptions
+	}
+	var n gjson.Result
+	var done int
+	cost := rootCost(doc)
+	if cost <= left {
+		n, done, cost = jsonTree{}.walk(gjson.Parse(bytesView(doc)), p.segs, left-cost)
+		cost += rootCost(doc)
+	}
+	if done == len(p.segs) {
+		cost += (jsonTree{}).convCost(n)
+	}
+	if meter != nil {
+		meter.ran(&budget{steps: len(p.segs) + cost})
+	}
+	if cost > left {
+		return dst, &BudgetError{Limit: "steps", Max: p.lim.maxSteps}
+	}
+	if done < len(p.segs) {
+		return dst, nil
+	}
+	var v Value
+	setJSONValue(&v, n)
+	if fn == nil {
+		return append(dst, v), nil
+	}
+	fn(v)
+	return dst, nil
 }
 
 // Execute writes the text output of the expression on obj, a decoded
@@ -340,13 +376,17 @@ func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 		ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
 		ev.budget.init(&p.lim)
 		out := sink[gjson.Result]{kind: sinkText, text: dst}
-		ev.template(p.nodes, gjson.Parse(bytesView(doc)), &out)
+		if ev.charge(rootCost(doc)) {
+			ev.template(p.nodes, gjson.Parse(bytesView(doc)), &out)
+		}
+		meter.ran(&ev.budget)
 		return out.text, ev.budget.err
 	}
 	ev := evaluator[any, objTree]{maxResults: p.lim.maxResults}
 	ev.budget.init(&p.lim)
 	out := sink[any]{kind: sinkText, text: dst}
 	ev.template(p.nodes, obj, &out)
+	meter.ran(&ev.budget)
 	return out.text, ev.budget.err
 }
 

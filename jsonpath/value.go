@@ -150,7 +150,11 @@ func (v Value) appendJSON(dst []byte, b *budget) ([]byte, error) {
 		}
 		return appendJSONRaw(dst, parseRaw(v.str), 0, b)
 	case KindString:
-		return appendJSONString(dst, v.str), nil
+		n := len(dst)
+		if dst = appendJSONString(dst, v.str); !wrote(b, len(dst)-n) {
+			return dst, b.err
+		}
+		return dst, nil
 	case KindFloat:
 		return appendJSONFloat(dst, v.float(), v.f32)
 	case KindInvalid:
@@ -265,8 +269,11 @@ func uintValue(u uint64) Value {
 // decoders do: an integer that fits int64 becomes KindInt exactly,
 // anything else KindFloat. Text that is not a number becomes a string.
 func numberValue(text string) Value {
-	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return intValue(i)
+	meter.did(numCost(len(text)))
+	if len(text) <= 32 { // longer ones are not int64 (ParseInt copies the text on error)
+		if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return intValue(i)
+		}
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil && !isRangeErr(err) {
