@@ -103,6 +103,11 @@
 // Compile rejects expressions longer than Options.MaxLength (4096 bytes
 // by default) and filters and ranges nested deeper than
 // Options.MaxNesting (16), with a *SyntaxError wrapping ErrTooComplex.
+// The length limit applies to the canonical form (Path.String) too, which
+// can be longer than the expression ({..*} prints as {..[*]}, a\.b as
+// ['a.b']): so Compile(p.String()) always succeeds with the options that
+// compiled p, and gives the same String.
+//
 // Each evaluation has a budget of Options.MaxSteps steps (65536) and
 // Options.MaxResults results (16384), and follows data at most
 // MaxDataDepth (10000) levels deep; when one is exhausted, evaluation

@@ -5,7 +5,7 @@ import "fmt"
 // Default limits, used when the corresponding Options field is zero.
 const (
 	// DefaultMaxLength is the default limit on the length of an
-	// expression, in bytes.
+	// expression and of its canonical form, in bytes.
 	DefaultMaxLength = 4096
 	// DefaultMaxNesting is the default limit on how deeply filters and
 	// {range} blocks may nest in an expression.
@@ -40,7 +40,9 @@ const (
 // Options sets the limits of a compiled Path. The zero value selects the
 // defaults, which are suitable for untrusted expressions and objects.
 type Options struct {
-	// MaxLength is the maximum length of the expression in bytes.
+	// MaxLength is the maximum length in bytes of the expression and of
+	// its canonical form (Path.String, which can be longer: {..*} is
+	// {..[*]}), so that the canonical form of any expression compiles.
 	// Zero means DefaultMaxLength; negative means no limit.
 	MaxLength int
 	// MaxNesting is the maximum nesting depth of filters ([?(...)],

@@ -3,7 +3,6 @@ package jsonpath
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/tidwall/gjson"
@@ -61,6 +60,13 @@ func CompileWithOptions(expr string, opts Options) (*Path, error) {
 	path := &Path{lim: lim, nodes: nodes}
 	path.template = len(nodes) != 1 || nodes[0].kind != nodeAction
 	path.canon = string(appendNodes(nil, nodes))
+	if lim.maxLength >= 0 && len(path.canon) > lim.maxLength {
+		// The canonical form can be longer than the expression (..* is
+		// ..[*]); the limit applies to both, so that String compiles.
+		e := p.errorf(0, "the canonical form of the expression is %d bytes, longer than %d", len(path.canon), lim.maxLength)
+		e.cause = ErrTooComplex
+		return nil, e
+	}
 	path.single = !path.template && len(nodes[0].exprs) == 1 && singleValued(&nodes[0].exprs[0])
 	path.fields = fieldsOf(nodes)
 	if !path.template && len(nodes[0].exprs) == 1 {
@@ -90,7 +96,8 @@ func MustCompile(expr string) *Path {
 // String returns the canonical form of the expression: braces, paths
 // relative to the current node written without a root (@ inside filters),
 // simple keys as .name and others as ['key'], wildcards as [*]. Compiling
-// it gives an equivalent Path with the same String.
+// it with the same Options gives an equivalent Path with the same String
+// (Options.MaxLength bounds it too).
 func (p *Path) String() string { return p.canon }
 
 // IsTemplate reports whether the expression is a template: literal text
@@ -316,31 +323,24 @@ func rootCost(doc JSON) int {
 // walkJSON evaluates a path of fields and indexes (modeWalk) on raw JSON
 // without the evaluator, charging what it would.
 func (p *Path) walkJSON(doc JSON, fn func(Value) bool, dst []Value) ([]Value, error) {
-	left := math.MaxInt
-	if p.lim.maxSteps >= 0 {
-		left = p.lim.maxSteps - len(p.segs) // not negative: see CompileWithOptions
-	}
-	var n gjson.Result
-	var done int
-	cost := rootCost(doc)
-	if cost <= left {
-		n, done, cost = jsonTree{}.walk(gjson.Parse(bytesView(doc)), p.segs, left-cost)
-		cost += rootCost(doc)
-	}
-	if done == len(p.segs) {
-		cost += (jsonTree{}).convCost(n)
-	}
-	if meter != nil {
-		meter.ran(&budget{steps: len(p.segs) + cost})
-	}
-	if cost > left {
-		return dst, &BudgetError{Limit: "steps", Max: p.lim.maxSteps}
-	}
-	if done < len(p.segs) {
-		return dst, nil
-	}
+	var b budget
+	b.init(&p.lim)
 	var v Value
-	setJSONValue(&v, n)
+	found := b.charge(len(p.segs)) && b.charge(rootCost(doc))
+	if found {
+		n, done, cost := jsonTree{}.walk(gjson.Parse(bytesView(doc)), p.segs, b.left())
+		found = b.charge(cost) && done == len(p.segs) && b.charge((jsonTree{}).convCost(n))
+		if found {
+			setJSONValue(&v, n)
+			if fn == nil && v.kind == KindString {
+				found = b.charge(len(v.str) / textBytesPerStep) // the copy Eval makes (see detacher)
+			}
+		}
+	}
+	meter.ran(&b)
+	if !found {
+		return dst, b.err
+	}
 	if fn == nil {
 		return append(dst, v), nil
 	}
