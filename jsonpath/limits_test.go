@@ -33,16 +33,21 @@ func TestRecursiveDescentIsBounded(t *testing.T) {
 		"ExecuteJSON":   func() error { _, err := p.ExecuteString(JSON(raw)); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
+			var m workMeter
+			meter = &m
 			start := time.Now()
 			err := run()
 			elapsed := time.Since(start)
+			meter = nil
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, ErrBudgetExceeded), "%v", err)
 			var be *BudgetError
 			require.True(t, errors.As(err, &be))
-			// The time is logged, not asserted: the machines are shared,
-			// and -race slows every step tenfold.
-			t.Logf("%s stopped after %v", name, elapsed)
+			// The steps are asserted; the time is only logged: the
+			// machines are shared, and -race slows every step tenfold.
+			assert.LessOrEqual(t, m.charged, DefaultMaxSteps)
+			assert.LessOrEqual(t, m.work, m.steps)
+			t.Logf("%s stopped after %v, %d steps", name, elapsed, m.charged)
 		})
 	}
 }
