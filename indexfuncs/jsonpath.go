@@ -59,7 +59,7 @@ func JSONPath(expr string) (cache.IndexFunc, error) {
 //     value (nothing when the text is empty).
 //
 // Objects may be *unstructured.Unstructured, map[string]any, anything with RawJSON() (read
-// with gjson, without decoding), *metav1.PartialObjectMetadata or anything else exposing
+// in place, without decoding), *metav1.PartialObjectMetadata or anything else exposing
 // metav1.Object (its metadata is readable under .metadata), or a cache.DeletedFinalStateUnknown
 // holding one of those.
 func FromPath(p *jsonpath.Path) cache.IndexFunc {

@@ -89,10 +89,10 @@ func (b *budget) init(l *limits) {
 const (
 	// textBytesPerStep is how many bytes of output cost a step.
 	textBytesPerStep = 16
-	// scanBytesPerStep is how many bytes of raw JSON cost a step when
-	// gjson parses a member or an element (which also costs a step), or
-	// when a field lookup searches the rest of an object for a duplicate
-	// key. Converting the text of a number costs the same.
+	// scanBytesPerStep is how many bytes of raw JSON cost a step when the
+	// scanner steps over a member or an element (which also costs a
+	// step), or when a field lookup searches the rest of an object for a
+	// duplicate key.
 	scanBytesPerStep = 64
 	// cmpBytesPerStep is how many bytes of two strings a comparison
 	// costs a step.

@@ -8,9 +8,8 @@
 // An expression is compiled once into an immutable Path, safe for
 // concurrent use, and evaluated on decoded objects (map[string]any, []any
 // and scalars, as unstructured.Unstructured holds them) without
-// reflection, or on raw JSON documents (the type JSON) through gjson
-// without decoding them. Both give identical results, through the same
-// methods. Evaluation is bounded, so that expressions and objects from
+// reflection, or on raw JSON documents (the type JSON) in place, without
+// decoding them. Both give identical results, through the same methods. Evaluation is bounded, so that expressions and objects from
 // untrusted users cannot stall a process.
 //
 // # Why not client-go's util/jsonpath
@@ -169,13 +168,16 @@
 // # Raw JSON
 //
 // Eval, AppendEval, Each, Execute and ExecuteString take either a decoded
-// object or a JSON document: jsonpath.JSON(data) evaluates the bytes with
-// gjson, reading only what the expression needs, and produces the same
+// object or a JSON document: jsonpath.JSON(data) is evaluated in place,
+// scanning only the objects and arrays on the expression's paths and
+// parsing (with gjson) only the values it selects, and produces the same
 // Values as the decoded document, numbers included: integers that fit
 // int64 are read exactly from their text, not through float64. Only the
 // named type selects this (a plain []byte is an unsupported type), so an
-// object can never be mistaken for a document. Input must be valid JSON
-// (invalid input gives unspecified results but never a panic). When an
+// object can never be mistaken for a document. Single-valued paths
+// evaluate on a document without allocating, once it is converted to an
+// interface value (which allocates its slice header). Input must be valid
+// JSON (invalid input gives unspecified results but never a panic). When an
 // object has duplicate keys the last one wins, as in encoding/json and
 // Kubernetes' decoders (API servers do not send duplicates, but other
 // sources may): a field lookup stops at the first occurrence of its key

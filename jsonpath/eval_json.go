@@ -9,7 +9,7 @@ import (
 
 // JSON is a JSON document in its encoded form, as an API server sends
 // it. Passed to Eval, AppendEval, Each, Execute or ExecuteString in place
-// of a decoded object, it is read with gjson without being decoded: only
+// of a decoded object, it is read in place without being decoded: only
 // the parts the expression reads are scanned. The results are those of
 // the same call on the document decoded by encoding/json or Kubernetes'
 // decoders, numbers included: integers that fit int64 are KindInt,

@@ -163,10 +163,11 @@ func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
 
 // Each evaluates the expression on obj, a decoded object or a JSON
 // document (see Eval), and calls fn for each value in order, until fn
-// returns false. It does not allocate unless the expression has a union
-// of selectors, a recursive descent, a wildcard on a map or is a
-// template; in particular every SingleValued path evaluates without
-// allocating. Errors are *BudgetError (wrapping ErrBudgetExceeded) and
+// returns false. On a decoded object it does not allocate unless the
+// expression has a union of selectors, a recursive descent, a wildcard on
+// a map or is a template; on either, every SingleValued path evaluates
+// without allocating (see JSON for the conversion of a document to any).
+// Errors are *BudgetError (wrapping ErrBudgetExceeded) and
 // ErrUnsupportedType. The values passed to fn for a JSON document may
 // refer to it: they are valid while it is not modified; Clone those to
 // keep longer.

@@ -17,9 +17,6 @@ import "strings"
 // string, an object or an array.
 var scanClass = [256]uint8{'"': 1, '{': 2, '[': 2, '}': 3, ']': 3}
 
-// stringStop marks the bytes that end a run of plain bytes in a string.
-var stringStop = [256]bool{'"': true, '\\': true}
-
 // skipSpace returns the position of the first byte at or after i that is
 // not white space.
 func skipSpace(s string, i int) int {
@@ -32,48 +29,64 @@ func skipSpace(s string, i int) int {
 // skipString returns the position just after the string that starts at
 // s[i] (a quote), or len(s) if it does not end.
 func skipString(s string, i int) int {
-	i++
+	return endOfString(s, i+1)
+}
+
+// endOfString returns the position just after the quote that ends the
+// string whose contents start at i (after its opening quote), or len(s).
+// It looks for quotes 8 bytes at a time, and then at the backslashes
+// before one: an odd number of them escapes it.
+func endOfString(s string, i int) int {
 	for {
-		i = skipPlain(s, i)
+		for i+8 <= len(s) {
+			w := s[i : i+8]
+			if w[0] == '"' {
+				break
+			}
+			if w[1] == '"' {
+				i++
+				break
+			}
+			if w[2] == '"' {
+				i += 2
+				break
+			}
+			if w[3] == '"' {
+				i += 3
+				break
+			}
+			if w[4] == '"' {
+				i += 4
+				break
+			}
+			if w[5] == '"' {
+				i += 5
+				break
+			}
+			if w[6] == '"' {
+				i += 6
+				break
+			}
+			if w[7] == '"' {
+				i += 7
+				break
+			}
+			i += 8
+		}
+		for i < len(s) && s[i] != '"' {
+			i++
+		}
 		if i >= len(s) {
 			return len(s)
 		}
-		if s[i] == '"' {
-			return i + 1
+		k := i // the opening quote stops this
+		for s[k-1] == '\\' {
+			k--
 		}
-		i += 2 // a backslash and the byte it escapes
-	}
-}
-
-// skipPlain returns the position of the first quote or backslash at or
-// after i, or len(s).
-func skipPlain(s string, i int) int {
-	for i+8 <= len(s) {
-		w := s[i : i+8]
-		switch {
-		case stringStop[w[0]]:
+		if i++; (i-1-k)%2 == 0 {
 			return i
-		case stringStop[w[1]]:
-			return i + 1
-		case stringStop[w[2]]:
-			return i + 2
-		case stringStop[w[3]]:
-			return i + 3
-		case stringStop[w[4]]:
-			return i + 4
-		case stringStop[w[5]]:
-			return i + 5
-		case stringStop[w[6]]:
-			return i + 6
-		case stringStop[w[7]]:
-			return i + 7
 		}
-		i += 8
 	}
-	for i < len(s) && !stringStop[s[i]] {
-		i++
-	}
-	return i
 }
 
 // skipValue returns the position just after the value that starts at
@@ -87,29 +100,110 @@ func skipValue(s string, i int) int {
 		return skipString(s, i)
 	case '{', '[':
 		depth := 0
-		for ; i < len(s); i++ {
-			switch scanClass[s[i]] {
-			case 0:
-				continue
-			case 1:
-				// Inline: the strings of JSON documents are short.
-				for i++; i < len(s); i++ {
-					if c := s[i]; c <= '\\' {
-						if c == '"' {
+		for i < len(s) {
+			// Find the next byte of interest, 8 bytes at a time.
+			for i+8 <= len(s) {
+				w := s[i : i+8]
+				if scanClass[w[0]] != 0 {
+					break
+				}
+				if scanClass[w[1]] != 0 {
+					i++
+					break
+				}
+				if scanClass[w[2]] != 0 {
+					i += 2
+					break
+				}
+				if scanClass[w[3]] != 0 {
+					i += 3
+					break
+				}
+				if scanClass[w[4]] != 0 {
+					i += 4
+					break
+				}
+				if scanClass[w[5]] != 0 {
+					i += 5
+					break
+				}
+				if scanClass[w[6]] != 0 {
+					i += 6
+					break
+				}
+				if scanClass[w[7]] != 0 {
+					i += 7
+					break
+				}
+				i += 8
+			}
+			if i >= len(s) {
+				break
+			}
+			switch c := s[i]; c {
+			case '"':
+				// endOfString, inlined: documents have many short strings.
+				i++
+			str:
+				for {
+					for i+8 <= len(s) {
+						w := s[i : i+8]
+						if w[0] == '"' {
 							break
 						}
-						if c == '\\' {
+						if w[1] == '"' {
 							i++
+							break
 						}
+						if w[2] == '"' {
+							i += 2
+							break
+						}
+						if w[3] == '"' {
+							i += 3
+							break
+						}
+						if w[4] == '"' {
+							i += 4
+							break
+						}
+						if w[5] == '"' {
+							i += 5
+							break
+						}
+						if w[6] == '"' {
+							i += 6
+							break
+						}
+						if w[7] == '"' {
+							i += 7
+							break
+						}
+						i += 8
+					}
+					for i < len(s) && s[i] != '"' {
+						i++
+					}
+					if i >= len(s) {
+						return len(s)
+					}
+					k := i
+					for s[k-1] == '\\' {
+						k--
+					}
+					if i++; (i-1-k)%2 == 0 {
+						break str
 					}
 				}
-			case 2:
+				continue
+			case '{', '[':
 				depth++
-			default:
+			case '}', ']':
 				if depth--; depth == 0 {
 					return i + 1
 				}
 			}
+			i++
 		}
 		return len(s)
 	}
