@@ -11,8 +11,8 @@
 // error.
 //
 // The same function reads every kind of object the front ends cache: unstructured objects
-// (their maps, without reflection), compact objects kept as JSON bytes (with gjson, without
-// decoding), and metadata-only objects (their metadata, under .metadata).
+// (their maps, without reflection), compact objects kept as JSON bytes (read in place, as a
+// jsonpath.JSON, without decoding), and metadata-only objects (their metadata, under .metadata).
 //
 // Builtin returns the metadata indexes every consumer needs: namespace, name, UID, label
 // (key=value), label key, annotation key, owner UID, controller UID and finalizer.
@@ -33,8 +33,8 @@
 // wildcards and filters ("{.spec.containers[*].image}", `{.status.conditions[?(@.type==
 // "Ready")].status}`) it walks more; each allocates only the returned slice (values are
 // evaluated into a pooled buffer) and the text of a number or boolean. Measured on a decoded
-// Pod: 0.3-0.6 us per evaluation (bench/README.query.md). On raw JSON (compact objects) the path is evaluated with gjson
-// over the bytes, without decoding. On a metadata-only object the metadata is first rendered
+// Pod: 0.3-0.6 us per evaluation (bench/README.query.md). On raw JSON (compact objects) the path is
+// evaluated over the bytes, without decoding. On a metadata-only object the metadata is first rendered
 // as a small map (a few allocations) for the path to read; the built-ins read the metadata
 // directly and are the cheaper choice there.
 package indexfuncs

@@ -42,13 +42,17 @@ func JSONPath(expr string) (cache.IndexFunc, error) {
 //     value (nothing when the text is empty).
 //
 // Objects may be *unstructured.Unstructured, map[string]any, anything with RawJSON() (read
-// with gjson, without decoding), *metav1.PartialObjectMetadata or anything else exposing
+// in place, without decoding), *metav1.PartialObjectMetadata or anything else exposing
 // metav1.Object (its metadata is readable under .metadata), or a cache.DeletedFinalStateUnknown
 // holding one of those.
 func FromPath(p *jsonpath.Path) cache.IndexFunc {
 	if p.IsTemplate() {
 		return func(obj any) ([]string, error) {
-			s, err := executeOn(p, obj)
+			in, err := input(obj)
+			if err != nil {
+				return nil, err
+			}
+			s, err := p.ExecuteString(in)
 			if err != nil || s == "" {
 				return nil, err
 			}
@@ -56,10 +60,14 @@ func FromPath(p *jsonpath.Path) cache.IndexFunc {
 		}
 	}
 	return func(obj any) ([]string, error) {
+		in, err := input(obj)
+		if err != nil {
+			return nil, err
+		}
 		// Values are evaluated into a pooled buffer: a path on a decoded object allocates only
 		// the returned slice (and the text of a number).
 		bp := valueBufs.Get().(*[]jsonpath.Value)
-		vals, err := evalOn(p, obj, (*bp)[:0])
+		vals, err := p.AppendEval((*bp)[:0], in)
 		defer func() {
 			clear(vals) // drop references into obj
 			if cap(vals) <= 64 {
@@ -97,65 +105,29 @@ var valueBufs = sync.Pool{New: func() any {
 	return &b
 }}
 
-// evalOn evaluates p on an object of any type FromPath accepts, appending to dst.
-func evalOn(p *jsonpath.Path, obj any, dst []jsonpath.Value) ([]jsonpath.Value, error) {
-	switch o := unwrap(obj).(type) {
-	case *unstructured.Unstructured:
-		return p.AppendEval(dst, o.Object)
-	case map[string]any:
-		return p.AppendEval(dst, o)
-	case RawJSON:
-		return p.EvalJSON(o.RawJSON())
-	default:
-		m, err := metadataMap(o)
-		if err != nil {
-			return nil, err
-		}
-		return p.AppendEval(dst, m)
-	}
-}
-
-// Values evaluates p on an object of any type FromPath accepts and returns its values.
+// Values evaluates p on an object of any type FromPath accepts and returns its values. They
+// do not refer to the bytes of a RawJSON object.
 func Values(p *jsonpath.Path, obj any) ([]jsonpath.Value, error) {
-	var out []jsonpath.Value
-	err := eachOn(p, obj, func(v jsonpath.Value) bool {
-		out = append(out, v.Clone())
-		return true
-	})
-	return out, err
-}
-
-func eachOn(p *jsonpath.Path, obj any, fn func(jsonpath.Value) bool) error {
-	switch o := unwrap(obj).(type) {
-	case *unstructured.Unstructured:
-		return p.Each(o.Object, fn)
-	case map[string]any:
-		return p.Each(o, fn)
-	case RawJSON:
-		return p.EachJSON(o.RawJSON(), fn)
-	default:
-		m, err := metadataMap(o)
-		if err != nil {
-			return err
-		}
-		return p.Each(m, fn)
+	in, err := input(obj)
+	if err != nil {
+		return nil, err
 	}
+	return p.Eval(in)
 }
 
-func executeOn(p *jsonpath.Path, obj any) (string, error) {
+// input returns what p evaluates for an object of any type FromPath accepts: the map of an
+// unstructured object, the bytes of a RawJSON object as a jsonpath.JSON, or the metadata of
+// anything else as a map.
+func input(obj any) (any, error) {
 	switch o := unwrap(obj).(type) {
 	case *unstructured.Unstructured:
-		return p.ExecuteString(o.Object)
+		return o.Object, nil
 	case map[string]any:
-		return p.ExecuteString(o)
+		return o, nil
 	case RawJSON:
-		return p.ExecuteJSONString(o.RawJSON())
+		return jsonpath.JSON(o.RawJSON()), nil
 	default:
-		m, err := metadataMap(o)
-		if err != nil {
-			return "", err
-		}
-		return p.ExecuteString(m)
+		return metadataMap(o)
 	}
 }
 

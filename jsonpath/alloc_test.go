@@ -65,12 +65,15 @@ func TestEachDoesNotAllocate(t *testing.T) {
 			})
 			assert.Zero(t, allocs, "AppendEval")
 			if c.single {
+				// Converted to an interface once: the conversion allocates
+				// a slice header, the evaluation nothing.
+				var doc any = JSON(raw)
 				allocs = testing.AllocsPerRun(200, func() {
-					if err := p.EachJSON(raw, count); err != nil {
+					if err := p.Each(doc, count); err != nil {
 						t.Fatal(err)
 					}
 				})
-				assert.Zero(t, allocs, "EachJSON")
+				assert.Zero(t, allocs, "Each on JSON")
 			}
 		})
 	}

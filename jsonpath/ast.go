@@ -26,6 +26,7 @@ type segment struct {
 	kind     segKind
 	walk     int         // segField, segIndex: length of the run of fields and indexes starting here
 	name     string      // segField
+	quoted   string      // segField: name as a JSON string, "" if it needs escapes (see mayRepeat)
 	index    int         // segIndex
 	slice    sliceSpec   // segSlice
 	branches [][]segment // segUnion: each branch is one selector segment
@@ -56,11 +57,17 @@ func (e *expr) finish() {
 			if i+1 < len(e.segs) {
 				s.walk += e.segs[i+1].walk
 			}
+			if s.kind == segField {
+				s.quoted = quotedName(s.name)
+			}
 		case segUnion:
 			e.hasUnion = true
 			for _, br := range s.branches {
 				if k := br[0].kind; k == segField || k == segIndex {
 					br[0].walk = 1
+				}
+				if br[0].kind == segField {
+					br[0].quoted = quotedName(br[0].name)
 				}
 			}
 		}

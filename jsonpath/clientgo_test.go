@@ -285,9 +285,9 @@ func TestMatchesClientGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gotJSON, err := p.ExecuteJSONString(raw)
+			gotJSON, err := p.ExecuteString(JSON(raw))
 			if err != nil || gotJSON != got {
-				t.Fatalf("ExecuteJSONString = %q, %v; ExecuteString = %q", gotJSON, err, got)
+				t.Fatalf("ExecuteString on JSON = %q, %v; on the object = %q", gotJSON, err, got)
 			}
 			if _, err := evalAll(t, p, obj, raw); err != nil {
 				t.Fatal(err)

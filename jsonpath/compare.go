@@ -31,6 +31,7 @@ func compare(l, r *Value, op cmpOp) bool {
 func order(l, r *Value) (eq bool, c int, ordered bool) {
 	switch {
 	case l.kind == KindString && r.kind == KindString:
+		meter.did(min(len(l.str), len(r.str)) / cmpBytesPerStep)
 		c = strings.Compare(l.str, r.str)
 		return c == 0, c, true
 	case isNumber(l) && isNumber(r):

@@ -8,9 +8,9 @@
 // An expression is compiled once into an immutable Path, safe for
 // concurrent use, and evaluated on decoded objects (map[string]any, []any
 // and scalars, as unstructured.Unstructured holds them) without
-// reflection, or on raw JSON bytes through gjson without decoding the
-// document. Both give identical results. Evaluation is bounded, so that
-// expressions and objects from untrusted users cannot stall a process.
+// reflection, or on raw JSON documents (the type JSON) in place, without
+// decoding them. Both give identical results, through the same methods. Evaluation is bounded, so that expressions and objects from
+// untrusted users cannot stall a process.
 //
 // # Why not client-go's util/jsonpath
 //
@@ -102,13 +102,24 @@
 // Compile rejects expressions longer than Options.MaxLength (4096 bytes
 // by default) and filters and ranges nested deeper than
 // Options.MaxNesting (16), with a *SyntaxError wrapping ErrTooComplex.
-// Each evaluation has a budget of Options.MaxSteps steps (65536: a Pod
-// index expression takes under 100) and Options.MaxResults results
-// (16384), and follows data at most MaxDataDepth (10000) levels deep; when
-// one is exhausted, evaluation stops with a *BudgetError wrapping
-// ErrBudgetExceeded. The defaults stop a hostile expression within a few
-// milliseconds. On raw JSON, scanning costs steps too (one per 64 bytes),
-// so recursive descent over large documents may need a larger budget.
+// The length limit applies to the canonical form (Path.String) too, which
+// can be longer than the expression ({..*} prints as {..[*]}, a\.b as
+// ['a.b']): so Compile(p.String()) always succeeds with the options that
+// compiled p, and gives the same String.
+//
+// Each evaluation has a budget of Options.MaxSteps steps (65536) and
+// Options.MaxResults results (16384), and follows data at most
+// MaxDataDepth (10000) levels deep; when one is exhausted, evaluation
+// stops with a *BudgetError wrapping ErrBudgetExceeded. All work is
+// charged to the budget before it is done, or, for scanning raw JSON, as
+// it is done, in proportion to its cost (see DefaultMaxSteps): sorting the
+// keys of a map, scanning every level of a document, converting long
+// numbers, comparing and printing. With the defaults, any expression on
+// any object, decoded or raw, ends within about 10 ms of CPU or fails with
+// the budget error. A Pod index expression takes fewer than 20 steps on
+// the decoded Pod and a few hundred on its JSON; on raw JSON a field lookup
+// costs about a step per 64 bytes of the object it looks into, so paths
+// through documents of megabytes may need a larger budget.
 //
 // # Differences from client-go
 //
@@ -156,10 +167,19 @@
 //
 // # Raw JSON
 //
-// EvalJSON and EachJSON read the document with gjson and produce the same
-// Values as Eval on the decoded document, numbers included: integers that
-// fit int64 are read exactly from their text, not through float64. Input
-// must be valid JSON (invalid input gives unspecified results but never a
-// panic). When an object has duplicate keys the first wins, where
-// Kubernetes' decoders keep the last; API servers do not send duplicates.
+// Eval, AppendEval, Each, Execute and ExecuteString take either a decoded
+// object or a JSON document: jsonpath.JSON(data) is evaluated in place,
+// scanning only the objects and arrays on the expression's paths and
+// parsing (with gjson) only the values it selects, and produces the same
+// Values as the decoded document, numbers included: integers that fit
+// int64 are read exactly from their text, not through float64. Only the
+// named type selects this (a plain []byte is an unsupported type), so an
+// object can never be mistaken for a document. Single-valued paths
+// evaluate on a document without allocating, once it is converted to an
+// interface value (which allocates its slice header). Input must be valid
+// JSON (invalid input gives unspecified results but never a panic). When an
+// object has duplicate keys the last one wins, as in encoding/json and
+// Kubernetes' decoders (API servers do not send duplicates, but other
+// sources may): a field lookup stops at the first occurrence of its key
+// only after a quick search of the rest of the object for another.
 package jsonpath

@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -16,7 +17,8 @@ import (
 // renders the equivalent map[string]any / []any (which is what kubectl
 // prints), without reflection, and decodes raw JSON values.
 
-// appendJSONAny encodes a value of a decoded object.
+// appendJSONAny encodes a value of a decoded object. The work is charged
+// to b: a step per value, the sorting of keys, and the output.
 func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 	if !b.charge(1) {
 		return dst, b.err
@@ -29,17 +31,31 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 		if depth >= b.depthLimit() {
 			return dst, b.tooDeep()
 		}
+		if !b.charge(len(t)) {
+			return dst, b.err
+		}
 		keys := make([]string, 0, len(t))
+		keyBytes := 0
 		for k := range t {
 			keys = append(keys, k)
+			keyBytes += len(k)
 		}
+		c := sortCost(len(keys), keyBytes)
+		if !b.charge(c) {
+			return dst, b.err
+		}
+		meter.did(len(keys) + c)
 		slices.Sort(keys)
 		dst = append(dst, '{')
 		for i, k := range keys {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
+			n := len(dst)
 			dst = appendJSONString(dst, k)
+			if !wrote(b, len(dst)-n) {
+				return dst, b.err
+			}
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendJSONAny(dst, t[k], depth+1, b); err != nil {
@@ -66,6 +82,9 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 		}
 		return append(dst, ']'), nil
 	}
+	if c := (objTree{}).convCost(x); c > 0 && !b.charge(c) {
+		return dst, b.err
+	}
 	v, ok := valueOf(x)
 	if !ok {
 		return dst, unsupported(x)
@@ -73,17 +92,26 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 	return v.appendJSON(dst, b)
 }
 
+// wrote charges n bytes of output to b.
+func wrote(b *budget, n int) bool {
+	c := n / textBytesPerStep
+	meter.did(c)
+	return c == 0 || b.charge(c)
+}
+
 // appendJSONRaw re-encodes a raw JSON value canonically: keys sorted
-// (the first of duplicate keys wins, as in lookups), numbers normalized
+// (the last of duplicate keys wins, as in lookups), numbers normalized
 // the way Kubernetes decodes them, strings escaped like encoding/json.
+// The work is charged to b: a step per value, the parsing of members and
+// elements, the sorting of keys, and the output.
 func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, error) {
 	if r.Type != gjson.JSON {
-		if !b.charge(1) {
+		if !b.charge(1 + numCost(len(r.Raw))) {
 			return dst, b.err
 		}
 		return jsonScalar(r).appendJSON(dst, b)
 	}
-	if !b.charge(1 + (jsonTree{}).scan(r)) { // gjson scans r to split it
+	if !b.charge(1) {
 		return dst, b.err
 	}
 	if depth >= b.depthLimit() {
@@ -92,24 +120,41 @@ func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, er
 	var err error
 	if r.IsArray() {
 		dst = append(dst, '[')
-		i := 0
-		r.ForEach(func(_, e gjson.Result) bool {
-			if i > 0 {
+		s := r.Raw
+		for j, n := 1, 0; ; n++ {
+			_, _, v, next, ok := nextItem(s, j, false)
+			if !ok {
+				break
+			}
+			c := itemCost(s[j:next]) + parseCost(v)
+			meter.did(c)
+			if !b.charge(c) {
+				return dst, b.err
+			}
+			if n > 0 {
 				dst = append(dst, ',')
 			}
-			i++
-			dst, err = appendJSONRaw(dst, e, depth+1, b)
-			return err == nil
-		})
-		return append(dst, ']'), err
+			if dst, err = appendJSONRaw(dst, parseRaw(v), depth+1, b); err != nil {
+				return dst, err
+			}
+			j = next
+		}
+		return append(dst, ']'), nil
 	}
-	ms := sortedMembers(r)
+	ms, cost := sortedMembers(r.Raw, b.left())
+	if !b.charge(cost) {
+		return dst, b.err
+	}
 	dst = append(dst, '{')
 	for i, m := range ms {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		n := len(dst)
 		dst = appendJSONString(dst, m.key)
+		if !wrote(b, len(dst)-n) {
+			return dst, b.err
+		}
 		dst = append(dst, ':')
 		if dst, err = appendJSONRaw(dst, m.val, depth+1, b); err != nil {
 			return dst, err
@@ -118,21 +163,52 @@ func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, er
 	return append(dst, '}'), nil
 }
 
-type member struct {
+type keyValue struct {
 	key string
 	val gjson.Result
 }
 
-// sortedMembers returns the members of a raw JSON object sorted by key,
-// keeping only the first of duplicate keys.
-func sortedMembers(r gjson.Result) []member {
-	var ms []member
-	r.ForEach(func(k, v gjson.Result) bool {
-		ms = append(ms, member{k.Str, v})
-		return true
-	})
-	slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	return slices.CompactFunc(ms, func(a, b member) bool { return a.key == b.key })
+// sortedMembers returns the members of a raw JSON object (its text) sorted
+// by key, keeping only the last of duplicate keys, and the cost of
+// scanning, parsing and sorting them; it stops when that exceeds left.
+func sortedMembers(s string, left int) (_ []keyValue, cost int) {
+	var ms []keyValue
+	keyBytes := 0
+	for i := 1; ; {
+		k, _, v, next, ok := nextItem(s, i, true)
+		if !ok {
+			break
+		}
+		key, kc := k, 0
+		if len(key) >= 2 {
+			key = key[1 : len(key)-1]
+		}
+		if strings.IndexByte(key, '\\') >= 0 {
+			key, kc = unquoteKey(k), len(k)/textBytesPerStep
+		}
+		c := keepCost + itemCost(s[i:next]) + kc + parseCost(v)
+		meter.did(c)
+		if cost += c; cost > left {
+			return nil, cost
+		}
+		ms = append(ms, keyValue{key, parseRaw(v)})
+		keyBytes += len(key)
+		i = next
+	}
+	c := sortCost(len(ms), keyBytes)
+	if cost += c; cost > left {
+		return nil, cost
+	}
+	meter.did(c)
+	slices.SortStableFunc(ms, func(a, b keyValue) int { return strings.Compare(a.key, b.key) })
+	out := ms[:0]
+	for i := range ms {
+		if i+1 < len(ms) && ms[i+1].key == ms[i].key {
+			continue // a later duplicate follows
+		}
+		out = append(out, ms[i])
+	}
+	return out, cost
 }
 
 // parseRaw parses the raw text of a JSON value.
@@ -192,10 +268,7 @@ func decodeRaw(r gjson.Result, depth int) (any, error) {
 	}
 	m := map[string]any{}
 	r.ForEach(func(k, v gjson.Result) bool {
-		if _, dup := m[k.Str]; dup {
-			return true
-		}
-		var x any
+		var x any // a duplicate key replaces the earlier value
 		x, err = decodeRaw(v, depth+1)
 		m[k.Str] = x
 		return err == nil
@@ -297,5 +370,9 @@ func appendJSONFloat(dst []byte, f float64, is32 bool) ([]byte, error) {
 }
 
 func unsupported(x any) error {
+	switch x.(type) {
+	case []byte, json.RawMessage:
+		return fmt.Errorf("%w: %T (raw JSON must be passed as jsonpath.JSON)", ErrUnsupportedType, x)
+	}
 	return fmt.Errorf("%w: %T", ErrUnsupportedType, x)
 }

@@ -2,34 +2,39 @@ package jsonpath
 
 // The evaluator is written once, generically, over the two data
 // representations (decoded objects in eval_obj.go, raw JSON in
-// eval_json.go), so that Eval and EvalJSON cannot drift apart. It walks the
-// data depth-first and streams results into a sink; it allocates only
-// where the semantics require buffering (unions, ranges, sorted map keys).
+// eval_json.go), so that the two cannot drift apart. It walks the data
+// depth-first and streams results into a sink; it allocates only where the
+// semantics require buffering (unions, ranges, sorted map keys).
 
 // tree abstracts a data representation whose nodes have type N.
+//
+// The methods that may do work proportional to the size of the data take
+// left, the steps the budget has left, and return cost, the steps the work
+// cost (see budget.go). They do no more than left allows: when the cost
+// would exceed it they stop early and return a cost above left, with no
+// results, and the caller's charge fails.
 type tree[N any] interface {
 	// elems returns the elements of n; ok is false if n is not an array.
-	elems(n N) ([]N, bool)
+	elems(n N, left int) (_ []N, ok bool, cost int)
 	// walk follows a run of segField and segIndex segments from n. It
 	// returns the node reached and how many segments it followed; when
 	// that is fewer than len(segs), the node is the one where
 	// segs[done] found nothing.
-	walk(n N, segs []segment) (_ N, done int)
+	walk(n N, segs []segment, left int) (_ N, done, cost int)
 	// children returns the elements of an array, or the member values
 	// of an object in key order; nil for anything else.
-	children(n N) []N
+	children(n N, left int) (_ []N, cost int)
 	// value converts n. (It returns the Value rather than filling a
 	// *Value: a pointer passed to a method of a type parameter escapes,
 	// and would cost an allocation per call.)
 	value(n N) (Value, error)
+	// convCost returns the steps converting n costs beyond the step of
+	// visiting it: the parsing of a number from its text.
+	convCost(n N) int
 	// compareLit compares n (left) with a literal (right); ok is false
 	// if the tree has no fast path for that pair, and the caller then
 	// compares Values.
 	compareLit(n N, lit *Value, op cmpOp) (result, ok bool)
-	// scan returns the steps to charge before navigating into n: the
-	// work of scanning it (raw JSON is scanned byte by byte; decoded
-	// objects cost nothing extra).
-	scan(n N) int
 	// check returns ErrUnsupportedType for a node of an unsupported Go
 	// type; it is called only when navigation into n found nothing.
 	check(n N) error
@@ -55,6 +60,7 @@ type sink[N any] struct {
 	first  Value            // sinkProbe
 	nodes  []N              // sinkCollect
 	text   []byte           // sinkText
+	detach bool             // sinkSlice: strings will be copied (charge them)
 }
 
 type evaluator[N any, T tree[N]] struct {
@@ -73,10 +79,37 @@ func (ev *evaluator[N, T]) fail(err error) {
 
 func (ev *evaluator[N, T]) charge(n int) bool { return ev.budget.charge(n) }
 
-// scanning charges the cost of navigating into n.
-func (ev *evaluator[N, T]) scanning(n N) bool {
-	c := ev.t.scan(n)
-	return c == 0 || ev.charge(c)
+// walk is the tree's walk, charged; ok is false when the budget ran out.
+func (ev *evaluator[N, T]) walk(n N, segs []segment) (_ N, done int, ok bool) {
+	c, done, cost := ev.t.walk(n, segs, ev.budget.left())
+	return c, done, cost == 0 || ev.charge(cost)
+}
+
+// elems is the tree's elems, charged; ok is false when the budget ran out.
+func (ev *evaluator[N, T]) elems(n N) (_ []N, isArray, ok bool) {
+	el, isArray, cost := ev.t.elems(n, ev.budget.left())
+	return el, isArray, cost == 0 || ev.charge(cost)
+}
+
+// children is the tree's children, charged; ok is false when the budget
+// ran out.
+func (ev *evaluator[N, T]) children(n N) (_ []N, ok bool) {
+	ch, cost := ev.t.children(n, ev.budget.left())
+	return ch, cost == 0 || ev.charge(cost)
+}
+
+// value converts n, charged; ok is false on an error (recorded).
+func (ev *evaluator[N, T]) value(n N, dst *Value) (ok bool) {
+	if c := ev.t.convCost(n); c > 0 && !ev.charge(c) {
+		return false
+	}
+	v, err := ev.t.value(n)
+	if err != nil {
+		ev.fail(err)
+		return false
+	}
+	*dst = v
+	return true
 }
 
 // top evaluates a compiled program (see Path) and sends its values to s.
@@ -155,10 +188,13 @@ func (ev *evaluator[N, T]) run(segs []segment, n N, s *sink[N]) bool {
 		seg := &segs[i]
 		rest := segs[i+1:]
 		if seg.walk > 0 { // fields and indexes: follow them in one call
-			if !ev.charge(seg.walk) || !ev.scanning(n) {
+			if !ev.charge(seg.walk) {
 				return false
 			}
-			c, done := ev.t.walk(n, segs[i:i+seg.walk])
+			c, done, ok := ev.walk(n, segs[i:i+seg.walk])
+			if !ok {
+				return false
+			}
 			if done < seg.walk {
 				return ev.missing(c)
 			}
@@ -166,19 +202,25 @@ func (ev *evaluator[N, T]) run(segs []segment, n N, s *sink[N]) bool {
 			i += seg.walk - 1
 			continue
 		}
-		if !ev.charge(1) || !ev.scanning(n) {
+		if !ev.charge(1) {
 			return false
 		}
 		switch seg.kind {
 		case segWildcard:
-			ch := ev.t.children(n)
+			ch, ok := ev.children(n)
+			if !ok {
+				return false
+			}
 			if ch == nil {
 				return ev.missing(n)
 			}
 			return ev.each(ch, rest, s)
 		case segSlice:
-			el, ok := ev.t.elems(n)
+			el, isArray, ok := ev.elems(n)
 			if !ok {
+				return false
+			}
+			if !isArray {
 				return ev.missing(n)
 			}
 			lo, hi := seg.slice.bounds(len(el))
@@ -192,8 +234,11 @@ func (ev *evaluator[N, T]) run(segs []segment, n N, s *sink[N]) bool {
 			}
 			return true
 		case segFilter:
-			el, ok := ev.t.elems(n)
+			el, isArray, ok := ev.elems(n)
 			if !ok {
+				return false
+			}
+			if !isArray {
 				return ev.missing(n)
 			}
 			for _, e := range el {
@@ -250,10 +295,10 @@ func (ev *evaluator[N, T]) each(ns []N, rest []segment, s *sink[N]) bool {
 // (including strings) and empty objects and arrays are not visited, as in
 // kubectl.
 func (ev *evaluator[N, T]) descend(rest []segment, n N, s *sink[N]) bool {
-	if !ev.scanning(n) {
+	ch, ok := ev.children(n)
+	if !ok {
 		return false
 	}
-	ch := ev.t.children(n)
 	if len(ch) == 0 {
 		return ev.missing(n)
 	}
@@ -262,7 +307,7 @@ func (ev *evaluator[N, T]) descend(rest []segment, n N, s *sink[N]) bool {
 		return false
 	}
 	ev.depth++
-	ok := ev.run(rest, n, s)
+	ok = ev.run(rest, n, s)
 	for i := 0; ok && i < len(ch); i++ {
 		ok = ev.charge(1) && ev.descend(rest, ch[i], s)
 	}
@@ -278,10 +323,13 @@ func (ev *evaluator[N, T]) descend(rest []segment, n N, s *sink[N]) bool {
 func (ev *evaluator[N, T]) match(f *filter, e N) bool {
 	if f.fast { // @.path op literal
 		segs := f.left.segs
-		if !ev.charge(len(segs)) || !ev.scanning(e) {
+		if !ev.charge(len(segs)) {
 			return false
 		}
-		c, done := ev.t.walk(e, segs)
+		c, done, ok := ev.walk(e, segs)
+		if !ok {
+			return false
+		}
 		if done < len(segs) {
 			ev.missing(c)
 			return false
@@ -289,9 +337,8 @@ func (ev *evaluator[N, T]) match(f *filter, e N) bool {
 		if res, ok := ev.t.compareLit(c, &f.right.lit, f.op); ok {
 			return res
 		}
-		l, err := ev.t.value(c)
-		if err != nil {
-			ev.fail(err)
+		var l Value
+		if !ev.value(c, &l) {
 			return false
 		}
 		return compare(&l, &f.right.lit, f.op)
@@ -301,6 +348,9 @@ func (ev *evaluator[N, T]) match(f *filter, e N) bool {
 		return ev.operand(&f.left, e, 1, &l) > 0
 	}
 	if ev.operand(&f.left, e, 2, &l) != 1 || ev.operand(&f.right, e, 2, &r) != 1 {
+		return false
+	}
+	if l.kind == KindString && r.kind == KindString && !ev.charge(min(len(l.str), len(r.str))/cmpBytesPerStep) {
 		return false
 	}
 	return compare(&l, &r, f.op)
@@ -314,17 +364,18 @@ func (ev *evaluator[N, T]) operand(x *expr, e N, limit int, dst *Value) int {
 		return 1
 	}
 	if x.simple() { // the common case, @.type: no sink needed
-		if !ev.charge(len(x.segs)) || !ev.scanning(e) {
+		if !ev.charge(len(x.segs)) {
 			return 0
 		}
-		c, done := ev.t.walk(e, x.segs)
+		c, done, ok := ev.walk(e, x.segs)
+		if !ok {
+			return 0
+		}
 		if done < len(x.segs) {
 			ev.missing(c)
 			return 0
 		}
-		var err error
-		if *dst, err = ev.t.value(c); err != nil {
-			ev.fail(err)
+		if !ev.value(c, dst) {
 			return 0
 		}
 		return 1
@@ -341,9 +392,8 @@ func (ev *evaluator[N, T]) emit(n N, s *sink[N]) bool {
 		s.nodes = append(s.nodes, n)
 		return true
 	}
-	v, err := ev.t.value(n)
-	if err != nil {
-		ev.fail(err)
+	var v Value
+	if !ev.value(n, &v) {
 		return false
 	}
 	return ev.emitValue(v, s)
@@ -359,6 +409,9 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			return false
 		}
 		if s.kind == sinkSlice {
+			if s.detach && v.kind == KindString && !ev.charge(len(v.str)/textBytesPerStep) {
+				return false // the copy of the string (see detacher)
+			}
 			s.values = append(s.values, v)
 			return true
 		}
@@ -380,7 +433,10 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			ev.fail(err)
 			return false
 		}
-		return ev.charge((len(s.text) - n) / textBytesPerStep)
+		if v.kind == KindMap || v.kind == KindList {
+			return true // printing charged its output
+		}
+		return wrote(&ev.budget, len(s.text)-n)
 	}
 	return true // sinkCollect receives nodes only (range and union operands are paths)
 }

@@ -7,98 +7,278 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// jsonTree evaluates on raw JSON through gjson, without decoding the
-// document: lookups scan only the objects on the path. Nodes are
-// gjson.Results, which refer to the input text.
+// JSON is a JSON document in its encoded form, as an API server sends
+// it. Passed to Eval, AppendEval, Each, Execute or ExecuteString in place
+// of a decoded object, it is read in place without being decoded: only
+// the parts the expression reads are scanned. The results are those of
+// the same call on the document decoded by encoding/json or Kubernetes'
+// decoders, numbers included: integers that fit int64 are KindInt,
+// read exactly from their text (not through float64), other numbers
+// KindFloat; and when an object has duplicate keys the last one wins, as
+// in those decoders.
 //
-// When an object has duplicate keys, the first one wins (encoding/json
-// and Kubernetes' decoders keep the last); API servers never send
-// duplicate keys.
+// Only the type JSON selects this: a []byte or json.RawMessage, as the
+// input or inside a decoded object, is an unsupported type (convert it,
+// jsonpath.JSON(data), without copying). The document must be valid JSON;
+// on invalid JSON the results are unspecified, but evaluation does not
+// panic. Passing a JSON to a method as an interface value makes the Go
+// runtime allocate a copy of the slice header (24 bytes) unless the caller
+// converts it to any once and reuses that; evaluation itself allocates no
+// more than on a decoded object.
+type JSON []byte
+
+// jsonTree evaluates on raw JSON without decoding the document: lookups
+// scan only the objects on the path, with the scanner of scan.go. Nodes
+// are gjson.Results, which refer to the input text; gjson parses only the
+// values the evaluation selects. When an object has duplicate keys, the
+// last one wins, as in encoding/json and Kubernetes' decoders.
+//
+// The methods that scan charge as they go: a step per member or element,
+// plus its bytes (see itemCost), and they stop as soon as the cost exceeds
+// what the budget has left; parsing a selected value is charged before.
 type jsonTree struct{}
 
-func (jsonTree) lookup(n gjson.Result, key string) (gjson.Result, bool) {
+// lookup returns the member of the object n named seg.name. When the name
+// occurs more than once the last occurrence wins, as in encoding/json.
+// The scan stops at the first occurrence unless the rest of the object
+// may hold another (see mayRepeat), so that a document without duplicate
+// keys costs little more than a lookup that keeps the first. cost is the
+// steps the lookup took, added to cost0; the lookup stops when it exceeds
+// left.
+func (jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.Result, found bool, cost int) {
+	cost = cost0
 	if !n.IsObject() {
-		return gjson.Result{}, false
+		return gjson.Result{}, false, cost
 	}
-	var out gjson.Result
-	found := false
-	n.ForEach(func(k, v gjson.Result) bool {
-		if k.Str == key {
-			out, found = v, true
-			return false
+	s := n.Raw
+	var val string
+	checked := false
+	for i := 1; ; {
+		k, _, v, next, ok := nextItem(s, i, true)
+		if !ok {
+			break
 		}
-		return true
-	})
-	return out, found
+		c := itemCost(s[i:next])
+		meter.did(c)
+		if cost += c; cost > left {
+			return gjson.Result{}, false, cost
+		}
+		i = next
+		match, kc := keyIs(k, seg.name)
+		if kc > 0 {
+			meter.did(kc)
+			if cost += kc; cost > left {
+				return gjson.Result{}, false, cost
+			}
+		}
+		if !match {
+			continue
+		}
+		val, found = v, true
+		if checked {
+			continue
+		}
+		checked = true // from here on, scan to the end
+		c = len(s[i:]) / scanBytesPerStep
+		if cost += c; cost > left {
+			return gjson.Result{}, false, cost
+		}
+		meter.did(c)
+		if !mayRepeat(s[i:], seg) {
+			break
+		}
+	}
+	if !found {
+		return gjson.Result{}, false, cost
+	}
+	return parse(val, left, cost)
 }
 
-func (t jsonTree) walk(n gjson.Result, segs []segment) (gjson.Result, int) {
+// parse parses the text of a selected value, charging it after cost0
+// (see lookup).
+func parse(val string, left, cost0 int) (_ gjson.Result, ok bool, cost int) {
+	c := parseCost(val)
+	if cost = cost0 + c; cost > left {
+		return gjson.Result{}, false, cost
+	}
+	meter.did(c)
+	return parseRaw(val), true, cost
+}
+
+// mayRepeat reports whether the text rest, which follows a member named
+// seg.name in an object, may hold another member of that name. The member
+// must spell the name either as is, so that the quoted name occurs in
+// rest, or with escapes, which, for a name without characters JSON must
+// escape, are \u or \/. mayRepeat searches for those, which is several
+// times faster than scanning the members, and steps over the members of
+// the object only to tell whether an occurrence of the quoted name is a
+// key of the object or lies inside the value of another member.
+func mayRepeat(rest string, seg *segment) bool {
+	if seg.quoted == "" || hasEscape(rest) {
+		return true
+	}
+	// The search is for the name and its closing quote, then for the
+	// opening quote: strings.Index finds candidates by their first byte,
+	// and quotes are frequent in JSON.
+	tail := seg.quoted[1:]
+	m := 0 // rest[:m] is whole members of the object
+	for i := 0; ; {
+		j := strings.Index(rest[i:], tail)
+		if j < 0 {
+			return false
+		}
+		if i += j; i == 0 || rest[i-1] != '"' {
+			i++
+			continue
+		}
+		q := i - 1 // the quote before the name
+		for m <= q {
+			_, at, _, next, ok := nextItem(rest, m, true)
+			switch {
+			case !ok: // the end of the object, or not JSON
+				return next >= len(rest) || rest[next] != '}'
+			case at == q:
+				return true
+			}
+			m = next
+		}
+		i = max(m, i+1) // the occurrence is inside a member's key or value
+	}
+}
+
+// hasEscape reports whether s holds the escape \u or \/.
+func hasEscape(s string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], '\\')
+		if j < 0 || i+j+1 >= len(s) {
+			return false
+		}
+		i += j + 1
+		if c := s[i]; c == 'u' || c == '/' {
+			return true
+		}
+		i++ // the escaped character, which may be a backslash
+	}
+}
+
+// quotedName returns name as a JSON string if no character of it needs
+// escaping, else "". Names longer than 60 bytes get "" too: strings.Index
+// is linear for needles up to 63 bytes only.
+func quotedName(name string) string {
+	if len(name) > 60 {
+		return ""
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < ' ' || c == '"' || c == '\\' {
+			return ""
+		}
+	}
+	return `"` + name + `"`
+}
+
+func (t jsonTree) walk(n gjson.Result, segs []segment, left int) (_ gjson.Result, done, cost int) {
 	for i := range segs {
 		s := &segs[i]
 		var c gjson.Result
 		var ok bool
 		if s.kind == segField {
-			c, ok = t.lookup(n, s.name)
+			c, ok, cost = t.lookup(n, s, left, cost)
 		} else {
-			c, ok = index(n, s.index)
+			c, ok, cost = index(n, s.index, left, cost)
 		}
-		if !ok {
-			return n, i
+		if !ok || cost > left {
+			return n, i, cost
 		}
 		n = c
 	}
-	return n, len(segs)
+	return n, len(segs), cost
 }
 
 // index returns element i of an array; negative i counts from the end.
-func index(n gjson.Result, i int) (gjson.Result, bool) {
+// Its cost is added to cost0 (see lookup).
+func index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost int) {
+	cost = cost0
 	if !n.IsArray() {
-		return gjson.Result{}, false
+		return gjson.Result{}, false, cost
 	}
-	if i < 0 { // count the elements first, without allocating
+	s := n.Raw
+	if i < 0 { // count the elements first
 		length := 0
-		n.ForEach(func(_, _ gjson.Result) bool { length++; return true })
+		for j := 1; ; length++ {
+			_, _, _, next, ok := nextItem(s, j, false)
+			if !ok {
+				break
+			}
+			c := itemCost(s[j:next])
+			meter.did(c)
+			if cost += c; cost > left {
+				return gjson.Result{}, false, cost
+			}
+			j = next
+		}
 		if i += length; i < 0 {
-			return gjson.Result{}, false
+			return gjson.Result{}, false, cost
 		}
 	}
-	var out gjson.Result
-	found := false
-	k := 0
-	n.ForEach(func(_, v gjson.Result) bool {
+	for j, k := 1, 0; ; k++ {
+		_, _, v, next, ok := nextItem(s, j, false)
+		if !ok {
+			return gjson.Result{}, false, cost
+		}
+		c := itemCost(s[j:next])
+		meter.did(c)
+		if cost += c; cost > left {
+			return gjson.Result{}, false, cost
+		}
 		if k == i {
-			out, found = v, true
-			return false
+			return parse(v, left, cost)
 		}
-		k++
-		return true
-	})
-	return out, found
-}
-
-func (jsonTree) elems(n gjson.Result) ([]gjson.Result, bool) {
-	if !n.IsArray() {
-		return nil, false
+		j = next
 	}
-	return n.Array(), true
 }
 
-func (jsonTree) children(n gjson.Result) []gjson.Result {
+func (jsonTree) elems(n gjson.Result, left int) (_ []gjson.Result, isArray bool, cost int) {
+	if !n.IsArray() {
+		return nil, false, 0
+	}
+	el, cost := items(n.Raw, left)
+	return el, true, cost
+}
+
+// items returns the elements of the array s (its text), and the cost of
+// scanning, parsing and keeping them; it stops when that exceeds left.
+func items(s string, left int) (el []gjson.Result, cost int) {
+	for j := 1; ; {
+		_, _, v, next, ok := nextItem(s, j, false)
+		if !ok {
+			return el, cost
+		}
+		c := keepCost + itemCost(s[j:next]) + parseCost(v)
+		meter.did(c)
+		if cost += c; cost > left {
+			return nil, cost
+		}
+		el = append(el, parseRaw(v))
+		j = next
+	}
+}
+
+func (jsonTree) children(n gjson.Result, left int) ([]gjson.Result, int) {
 	switch {
 	case n.IsArray():
-		return n.Array()
+		return items(n.Raw, left)
 	case n.IsObject():
-		ms := sortedMembers(n)
+		ms, cost := sortedMembers(n.Raw, left)
 		if len(ms) == 0 {
-			return nil
+			return nil, cost
 		}
 		vs := make([]gjson.Result, len(ms))
 		for i := range ms {
 			vs[i] = ms[i].val
 		}
-		return vs
+		return vs, cost
 	}
-	return nil
+	return nil, 0
 }
 
 func (jsonTree) value(n gjson.Result) (Value, error) {
@@ -114,11 +294,11 @@ func (jsonTree) compareLit(n gjson.Result, lit *Value, op cmpOp) (result, ok boo
 	return false, false
 }
 
-func (jsonTree) scan(n gjson.Result) int {
-	if n.Type != gjson.JSON {
-		return 0
+func (jsonTree) convCost(n gjson.Result) int {
+	if n.Type == gjson.Number {
+		return numCost(len(n.Raw))
 	}
-	return len(n.Raw) / scanBytesPerStep
+	return 0
 }
 
 func (jsonTree) check(gjson.Result) error { return nil }
@@ -129,7 +309,7 @@ func bytesView(data []byte) string {
 	return unsafe.String(unsafe.SliceData(data), len(data))
 }
 
-// detacher makes Values of one EvalJSON call independent of its input:
+// detacher makes Values of one Eval call on JSON independent of its input:
 // strings are cloned, and the raw text of maps and lists is re-pointed
 // into a single private copy of the document, made on first need.
 type detacher struct {
@@ -140,6 +320,7 @@ type detacher struct {
 func (d *detacher) detach(v Value) Value {
 	switch v.kind {
 	case KindString:
+		meter.did(len(v.str) / textBytesPerStep)
 		return v.Clone()
 	case KindMap, KindList:
 		if v.ref != nil || v.str == "" {

@@ -54,7 +54,7 @@ func (r *objRunner) run(segs []segment, n any) bool {
 			if !r.budget.charge(seg.walk) {
 				return false
 			}
-			c, done := objTree{}.walk(n, segs[i:i+seg.walk])
+			c, done := objTree{}.follow(n, segs[i:i+seg.walk])
 			if done < seg.walk {
 				return r.missing(c)
 			}
@@ -70,7 +70,11 @@ func (r *objRunner) run(segs []segment, n any) bool {
 		case segWildcard:
 			l, ok := n.([]any)
 			if !ok {
-				if l = (objTree{}).children(n); l == nil {
+				var cost int
+				if l, cost = (objTree{}).children(n, r.budget.left()); cost > 0 && !r.budget.charge(cost) {
+					return false
+				}
+				if l == nil {
 					return r.missing(n)
 				}
 			}
@@ -145,7 +149,7 @@ func (r *objRunner) eachWalk(l []any, rest []segment) bool {
 			}
 		} else {
 			var done int
-			if c, done = (objTree{}).walk(c, rest); done < len(rest) {
+			if c, done = (objTree{}).follow(c, rest); done < len(rest) {
 				if !r.missing(c) {
 					return false
 				}
@@ -185,7 +189,7 @@ func (r *objRunner) match(f *filter, e any) bool {
 		}
 	} else {
 		var done int
-		if c, done = (objTree{}).walk(e, segs); done < len(segs) {
+		if c, done = (objTree{}).follow(e, segs); done < len(segs) {
 			r.missing(c)
 			return false
 		}
@@ -200,6 +204,9 @@ func (r *objRunner) match(f *filter, e any) bool {
 			return res
 		}
 	}
+	if cost := (objTree{}).convCost(c); cost > 0 && !r.budget.charge(cost) {
+		return false
+	}
 	var l Value
 	if err := (objTree{}).valueInto(c, &l); err != nil {
 		r.fail(err)
@@ -210,6 +217,11 @@ func (r *objRunner) match(f *filter, e any) bool {
 
 func (r *objRunner) emit(n any) bool {
 	// As the evaluator's emit: convert, then count.
+	if _, ok := n.(string); !ok {
+		if cost := (objTree{}).convCost(n); cost > 0 && !r.budget.charge(cost) {
+			return false
+		}
+	}
 	if r.fn == nil { // build the value in its slot (see setValue)
 		r.out = append(r.out, Value{})
 		if err := (objTree{}).valueInto(n, &r.out[len(r.out)-1]); err != nil {

@@ -1,13 +1,18 @@
 package jsonpath
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // objTree evaluates on decoded objects: map[string]any, []any and the
 // scalar types an unstructured.Unstructured holds. Nodes are the any
 // values themselves, so navigation neither allocates nor reflects.
 type objTree struct{}
 
-func (objTree) walk(n any, segs []segment) (any, int) {
+// follow follows a run of segField and segIndex segments from n (see
+// tree.walk).
+func (objTree) follow(n any, segs []segment) (any, int) {
 	for i := range segs {
 		s := &segs[i]
 		if s.kind == segField {
@@ -38,42 +43,61 @@ func (objTree) walk(n any, segs []segment) (any, int) {
 	return n, len(segs)
 }
 
-func (objTree) elems(n any) ([]any, bool) {
-	l, ok := n.([]any)
-	return l, ok
+// walk is follow for the tree interface: on decoded objects following a
+// segment costs only the step the caller charged for it.
+func (t objTree) walk(n any, segs []segment, _ int) (any, int, int) {
+	c, done := t.follow(n, segs)
+	return c, done, 0
 }
 
-func (objTree) children(n any) []any {
+func (objTree) elems(n any, _ int) ([]any, bool, int) {
+	l, ok := n.([]any)
+	return l, ok, 0
+}
+
+func (objTree) children(n any, left int) ([]any, int) {
 	switch t := n.(type) {
 	case []any:
-		return t
+		return t, 0
 	case map[string]any:
-		return sortedValues(t)
+		return sortedValues(t, left)
 	}
-	return nil
+	return nil, 0
 }
 
-// sortedValues returns the values of m in key order (nil if m is empty).
-func sortedValues(m map[string]any) []any {
+// sortedValues returns the values of m in key order (nil if m is empty),
+// and the cost of collecting and sorting the keys; it does nothing if that
+// exceeds left.
+func sortedValues(m map[string]any, left int) ([]any, int) {
 	switch len(m) {
 	case 0:
-		return nil
+		return nil, 0
 	case 1:
 		for _, v := range m {
-			return []any{v}
+			return []any{v}, 1
 		}
+	}
+	cost := len(m)
+	if cost > left {
+		return nil, cost
 	}
 	var buf [16]string
 	keys := buf[:0]
+	keyBytes := 0
 	for k := range m {
 		keys = append(keys, k)
+		keyBytes += len(k)
 	}
+	if cost += sortCost(len(keys), keyBytes); cost > left {
+		return nil, cost
+	}
+	meter.did(cost)
 	slices.Sort(keys)
 	vs := make([]any, len(keys))
 	for i, k := range keys {
 		vs[i] = m[k]
 	}
-	return vs
+	return vs, cost
 }
 
 func (objTree) value(n any) (Value, error) {
@@ -112,7 +136,12 @@ func (objTree) compareLit(n any, lit *Value, op cmpOp) (result, ok bool) {
 	return false, false
 }
 
-func (objTree) scan(any) int { return 0 }
+func (objTree) convCost(n any) int {
+	if num, ok := n.(json.Number); ok {
+		return numCost(len(num))
+	}
+	return 0
+}
 
 func (objTree) check(n any) error {
 	if _, ok := valueOf(n); !ok {

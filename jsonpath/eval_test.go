@@ -248,14 +248,14 @@ func TestExecute(t *testing.T) {
 			got, err := p.ExecuteString(obj)
 			require.NoError(t, err)
 			assert.Equal(t, c.want, got)
-			got, err = p.ExecuteJSONString(raw)
+			got, err = p.ExecuteString(JSON(raw))
 			require.NoError(t, err)
 			assert.Equal(t, c.want, got, "JSON")
 			var b strings.Builder
 			require.NoError(t, p.Execute(&b, obj))
 			assert.Equal(t, c.want, b.String())
 			b.Reset()
-			require.NoError(t, p.ExecuteJSON(&b, raw))
+			require.NoError(t, p.Execute(&b, JSON(raw)))
 			assert.Equal(t, c.want, b.String())
 		})
 	}
@@ -268,7 +268,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk ful
 func TestExecuteWriterError(t *testing.T) {
 	p := MustCompile(`{.a}`)
 	assert.EqualError(t, p.Execute(failingWriter{}, map[string]any{"a": 1}), "disk full")
-	assert.EqualError(t, p.ExecuteJSON(failingWriter{}, []byte(`{"a":1}`)), "disk full")
+	assert.EqualError(t, p.Execute(failingWriter{}, JSON(`{"a":1}`)), "disk full")
 }
 
 func TestGoTypes(t *testing.T) {
@@ -337,7 +337,7 @@ func TestEachStops(t *testing.T) {
 			assert.Equal(t, 2, n, "%s %s", name, expr)
 		}
 		n := 0
-		require.NoError(t, p.EachJSON(raw, func(Value) bool { n++; return n < 2 }))
+		require.NoError(t, p.Each(JSON(raw), func(Value) bool { n++; return n < 2 }))
 		assert.Equal(t, 2, n, "JSON %s", expr)
 	}
 }
@@ -369,7 +369,7 @@ func TestConcurrentUse(t *testing.T) {
 						t.Errorf("%s = %q, %v", p, got, err)
 						return
 					}
-					got, err = p.ExecuteJSONString(raw)
+					got, err = p.ExecuteString(JSON(raw))
 					if err != nil || got != want[j] {
 						t.Errorf("JSON %s = %q, %v", p, got, err)
 						return
@@ -381,16 +381,37 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 }
 
-func TestEvalJSONValuesAreDetached(t *testing.T) {
+func TestJSONValuesAreDetached(t *testing.T) {
 	data := []byte(`{"a": "hello", "m": {"k": "v"}, "l": [1, {"x": "y"}]}`)
-	vs, err := MustCompile(`{.a,.m,.l}`).EvalJSON(data)
+	p := MustCompile(`{.a,.m,.l}`)
+	vs, err := p.Eval(JSON(data))
+	require.NoError(t, err)
+	appended, err := p.AppendEval([]Value{stringValue("first")}, JSON(data))
+	require.NoError(t, err)
+	single, err := MustCompile(`{.a}`).AppendEval(nil, JSON(data))
 	require.NoError(t, err)
 	for i := range data {
 		data[i] = ' '
 	}
 	assert.Equal(t, `string:hello map:{"k":"v"} list:[1,{"x":"y"}]`, joined(vs))
+	assert.Equal(t, `string:first string:hello map:{"k":"v"} list:[1,{"x":"y"}]`, joined(appended))
+	assert.Equal(t, `string:hello`, joined(single))
 	assert.Equal(t, map[string]any{"k": "v"}, vs[1].Interface())
 	assert.Equal(t, []any{int64(1), map[string]any{"x": "y"}}, vs[2].Interface())
+}
+
+// TestOnlyJSONIsRawJSON checks that raw JSON is recognized by its type
+// only: bytes of another type are an unsupported value, with a hint.
+func TestOnlyJSONIsRawJSON(t *testing.T) {
+	p := MustCompile(`{.a}`)
+	for _, in := range []any{[]byte(`{"a":1}`), json.RawMessage(`{"a":1}`), map[string]any{"a": []byte("x")}} {
+		_, err := p.ExecuteString(in)
+		require.ErrorIs(t, err, ErrUnsupportedType, "%T", in)
+		assert.Contains(t, err.Error(), "jsonpath.JSON")
+	}
+	got, err := p.ExecuteString(JSON(`{"a":1}`))
+	require.NoError(t, err)
+	assert.Equal(t, "1", got)
 }
 
 func TestInvalidJSONDoesNotPanic(t *testing.T) {
@@ -399,11 +420,11 @@ func TestInvalidJSONDoesNotPanic(t *testing.T) {
 	for _, in := range inputs {
 		for _, expr := range paths {
 			p := MustCompile(expr)
-			_, err := p.EvalJSON([]byte(in))
+			_, err := p.Eval(JSON(in))
 			assert.False(t, errors.Is(err, ErrInternal), "%q on %q: %v", expr, in, err)
-			_, err = p.ExecuteJSONString([]byte(in))
+			_, err = p.ExecuteString(JSON(in))
 			assert.False(t, errors.Is(err, ErrInternal), "%q on %q: %v", expr, in, err)
-			if vs, err := p.EvalJSON([]byte(in)); err == nil {
+			if vs, err := p.Eval(JSON(in)); err == nil {
 				for _, v := range vs {
 					_ = v.String()
 					_ = v.Interface()

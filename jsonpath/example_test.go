@@ -87,12 +87,12 @@ func ExamplePath_ExecuteString() {
 	// web=nginx:1.27 sidecar=envoy:1.31
 }
 
-func ExamplePath_EvalJSON() {
+func ExampleJSON() {
 	// Raw JSON is evaluated without decoding it; integers keep their
 	// precision.
 	data := []byte(`{"spec": {"size": 9007199254740993, "ratio": 1.5, "tags": ["a", "b"]}}`)
 	p := jsonpath.MustCompile(`{.spec.size,.spec.ratio,.spec.tags}`)
-	values, _ := p.EvalJSON(data)
+	values, _ := p.Eval(jsonpath.JSON(data))
 	for _, v := range values {
 		fmt.Printf("%s %s %T\n", v.Kind(), v, v.Interface())
 	}

@@ -3,7 +3,9 @@ package jsonpath
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -35,36 +37,26 @@ var fuzzDocs = []string{
 }
 
 // cleanJSON reports whether doc is JSON that encoding/json and gjson read
-// identically: valid, valid UTF-8, and without duplicate keys (gjson keeps
-// the first, encoding/json the last).
+// identically: valid, valid UTF-8, and (to keep the comparison fast) not
+// nested more than 100 deep. Duplicate keys are fine: the last wins in
+// both.
 func cleanJSON(doc []byte) bool {
 	if !json.Valid(doc) || !utf8.Valid(doc) {
 		return false
 	}
-	var dup func(r gjson.Result, depth int) bool
-	dup = func(r gjson.Result, depth int) bool {
+	var deep func(r gjson.Result, depth int) bool
+	deep = func(r gjson.Result, depth int) bool {
 		if depth > 100 {
 			return true
 		}
 		found := false
-		seen := map[string]bool{}
-		r.ForEach(func(k, v gjson.Result) bool {
-			if r.IsObject() {
-				if seen[k.Str] {
-					found = true
-					return false
-				}
-				seen[k.Str] = true
-			}
-			if v.Type == gjson.JSON && dup(v, depth+1) {
-				found = true
-				return false
-			}
-			return true
+		r.ForEach(func(_, v gjson.Result) bool {
+			found = v.Type == gjson.JSON && deep(v, depth+1)
+			return !found
 		})
 		return found
 	}
-	return !dup(gjson.ParseBytes(doc), 0)
+	return !deep(gjson.ParseBytes(doc), 0)
 }
 
 // outcome is everything an evaluation produces, for comparisons.
@@ -82,8 +74,8 @@ func evalObj(p *Path, obj any) outcome {
 }
 
 func evalRaw(p *Path, raw []byte) outcome {
-	vs, err := p.EvalJSON(raw)
-	text, terr := p.ExecuteJSONString(raw)
+	vs, err := p.Eval(JSON(raw))
+	text, terr := p.ExecuteString(JSON(raw))
 	return outcome{joined(vs), err != nil, text, terr != nil}
 }
 
@@ -122,9 +114,7 @@ func FuzzCompile(f *testing.F) {
 			return
 		}
 		canon := p.String()
-		opts := fuzzOptions
-		opts.MaxLength = -1 // the canonical form may be longer
-		q, err := CompileWithOptions(canon, opts)
+		q, err := CompileWithOptions(canon, fuzzOptions)
 		if err != nil {
 			t.Fatalf("%q: canonical form %q does not compile: %v", expr, canon, err)
 		}
@@ -147,8 +137,8 @@ func FuzzCompile(f *testing.F) {
 }
 
 // FuzzEval checks that evaluation never panics on any expression and
-// document, and that Eval on the decoded document and EvalJSON on its
-// text agree.
+// document, and that evaluation on the decoded document and on its text
+// agree.
 func FuzzEval(f *testing.F) {
 	for i, e := range fuzzExprs {
 		f.Add(e, []byte(fuzzDocs[i%len(fuzzDocs)]))
@@ -158,6 +148,9 @@ func FuzzEval(f *testing.F) {
 	f.Add(`{.spec.items[?(@.weight>2)].name}`, raw)
 	f.Add(`{..}`, []byte(`{"a":[{"b":{}},[],[[1]]]}`))
 	f.Add(`{.a}`, []byte(`{"a":1,"a":2}`))
+	for i, d := range dupDocs {
+		f.Add(dupExprs[i%len(dupExprs)], []byte(d))
+	}
 	f.Add(`{.a[*]}`, []byte(`{"a":[1,2`))
 	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
 		p, err := CompileWithOptions(expr, fuzzOptions)
@@ -165,9 +158,9 @@ func FuzzEval(f *testing.F) {
 			return
 		}
 		// Any bytes: no panic.
-		_, err1 := p.EvalJSON(doc)
-		_, err2 := p.ExecuteJSONString(doc)
-		err3 := p.EachJSON(doc, func(v Value) bool { _ = v.String(); _ = v.Interface(); return true })
+		_, err1 := p.Eval(JSON(doc))
+		_, err2 := p.ExecuteString(JSON(doc))
+		err3 := p.Each(JSON(doc), func(v Value) bool { _ = v.String(); _ = v.Interface(); return true })
 		noInternal(t, expr, err1, err2, err3)
 		if !cleanJSON(doc) {
 			return
@@ -178,10 +171,94 @@ func FuzzEval(f *testing.F) {
 		}
 		a, b := evalObj(p, obj), evalRaw(p, doc)
 		if a != b {
-			t.Fatalf("%q on %s:\nEval     %+v\nEvalJSON %+v", expr, doc, a, b)
+			t.Fatalf("%q on %s:\nEval          %+v\nEval on JSON  %+v", expr, doc, a, b)
 		}
 		if g := evalObj(generic(p), obj); g != a {
 			t.Fatalf("%q on %s: generic evaluator %+v != %+v", expr, doc, g, a)
+		}
+	})
+}
+
+// FuzzBudget checks the budget on any expression, document and step
+// limit: evaluation does not panic; no evaluation charges more steps than
+// its budget; the work done, measured where it is done (see meter), never
+// exceeds the steps charged, so that no work escapes the budget; and the
+// canonical form of the expression compiles, with the same options, to
+// the same canonical form.
+func FuzzBudget(f *testing.F) {
+	keys := func(n int) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+		}
+		return "{" + b.String()[1:] + "}"
+	}
+	long := strings.Repeat("7", 300)
+	seeds := []struct{ expr, doc string }{
+		{`{.c[0,0,0][0,0,0][?(@.*)]}`, `{"c":[[[` + keys(200) + `]]]}`},
+		{`{.c[0,0,0][0,0,0][?(@..*)]}`, `{"c":[[[` + keys(200) + `]]]}`},
+		{`{.c[0,0,0][?(@.*==1)]}`, `{"c":[[` + keys(200) + `]]}`},
+		{`{.m.*}`, `{"m":` + keys(300) + `}`},
+		{`{.m}{.m}`, `{"m":` + keys(300) + `}`},
+		{`{..*}`, `{"m":` + keys(100) + `,"n":[[[[1]]]]}`},
+		{`{.a.a.a.a.a.a}`, strings.Repeat(`{"a":`, 6) + `"` + strings.Repeat("x", 2000) + `"` + strings.Repeat("}", 6)},
+		{`{.c[0,0,0,0][0,0,0,0]}`, `{"c":[[` + long + `]]}`},
+		{`{.c[0,0][?(@>1)]}`, `{"c":[[` + long + `,1.` + long + `]]}`},
+		{`{.c[0,0,0][?(@.a==@.b)].a}`, `{"c":[[{"a":"` + strings.Repeat("s", 3000) + `","b":"` + strings.Repeat("s", 3000) + `"}]]}`},
+		{`{@,@,@,@}`, `"` + strings.Repeat("r", 3000) + `"`},
+		{`{range .c[0,0,0]}{@}{"\n"}{end}`, `{"c":[` + keys(100) + `]}`},
+		{`{.a[*]}`, `{"a":[` + strings.Repeat("0,", 3000) + `0]}`},
+		{`{.a[-1]}`, `{"a":[` + strings.Repeat("0,", 3000) + `0]}`},
+		{`{.a}`, `{"a":1,"a":{"b":2},"\u0061":3}`},
+		{strings.Repeat("{..*}", 10), `[[[]]]`},
+	}
+	for i, s := range seeds {
+		f.Add(s.expr, []byte(s.doc), uint16(i*997))
+	}
+	for i, e := range fuzzExprs {
+		f.Add(e, []byte(fuzzDocs[i%len(fuzzDocs)]), uint16(i*131))
+	}
+	f.Fuzz(func(t *testing.T, expr string, doc []byte, steps uint16) {
+		opts := Options{MaxSteps: 1 + int(steps)%20000, MaxResults: 500}
+		p, err := CompileWithOptions(expr, opts)
+		if err != nil {
+			return
+		}
+		q, err := CompileWithOptions(p.String(), opts)
+		if err != nil {
+			t.Fatalf("%q: canonical form %q does not compile: %v", expr, p.String(), err)
+		}
+		if q.String() != p.String() {
+			t.Fatalf("%q: canonical form %q recompiles as %q", expr, p.String(), q.String())
+		}
+		inputs := []any{JSON(doc)}
+		if cleanJSON(doc) {
+			var obj any
+			if k8sjson.Unmarshal(doc, &obj) == nil {
+				inputs = append(inputs, obj)
+			}
+		}
+		for _, in := range inputs {
+			for name, eval := range map[string]func() error{
+				"Eval":          func() error { _, err := p.Eval(in); return err },
+				"Each":          func() error { return p.Each(in, func(Value) bool { return true }) },
+				"ExecuteString": func() error { _, err := p.ExecuteString(in); return err },
+				"generic Eval":  func() error { _, err := generic(p).Eval(in); return err },
+			} {
+				var m workMeter
+				meter = &m
+				err := eval()
+				meter = nil
+				if err != nil && !errors.Is(err, ErrBudgetExceeded) && !errors.Is(err, ErrUnsupportedType) {
+					t.Fatalf("%s %q on %.200q (%T): %v", name, expr, doc, in, err)
+				}
+				if m.charged > opts.MaxSteps {
+					t.Fatalf("%s %q on %.200q (%T): %d steps charged, more than %d", name, expr, doc, in, m.charged, opts.MaxSteps)
+				}
+				if m.work > m.steps {
+					t.Fatalf("%s %q on %.200q (%T): %d steps of work for %d charged", name, expr, doc, in, m.work, m.steps)
+				}
+			}
 		}
 	})
 }

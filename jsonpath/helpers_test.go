@@ -58,11 +58,11 @@ func evalAll(tb testing.TB, p *Path, obj any, raw []byte) ([]Value, error) {
 	if len(avs) > 0 {
 		avs = avs[1:]
 	}
-	jvs, jerr := p.EvalJSON(raw)
+	jvs, jerr := p.Eval(JSON(raw))
 	var each []Value
 	eerr := p.Each(obj, func(v Value) bool { each = append(each, v); return true })
 	var jeach []Value
-	jeerr := p.EachJSON(raw, func(v Value) bool { jeach = append(jeach, v.Clone()); return true })
+	jeerr := p.Each(JSON(raw), func(v Value) bool { jeach = append(jeach, v.Clone()); return true })
 	want := joined(vs)
 	for name, got := range map[string][]Value{"generic Eval": gvs, "AppendEval": avs, "EvalJSON": jvs, "Each": each, "EachJSON": jeach} {
 		if joined(got) != want {

@@ -214,6 +214,24 @@ func TestCompileLimits(t *testing.T) {
 		_, err = CompileWithOptions("{.abc}", Options{MaxLength: 5})
 		assert.True(t, errors.Is(err, ErrTooComplex))
 	})
+	t.Run("canonical length", func(t *testing.T) {
+		// {..*} prints as {..[*]}: 800 of them are 4,000 bytes, and their
+		// canonical form 5,600, which could not be compiled again.
+		expr := strings.Repeat("{..*}", 800)
+		_, err := Compile(expr)
+		require.True(t, errors.Is(err, ErrTooComplex), "%v", err)
+		assert.Contains(t, err.Error(), "canonical form")
+		p, err := CompileWithOptions(expr, Options{MaxLength: -1})
+		require.NoError(t, err)
+		assert.Len(t, p.String(), 5600)
+		// Up to the limit, the canonical form compiles with the defaults.
+		expr = strings.Repeat("{..*}", DefaultMaxLength/7)
+		p, err = Compile(expr)
+		require.NoError(t, err)
+		q, err := Compile(p.String())
+		require.NoError(t, err)
+		assert.Equal(t, p.String(), q.String())
+	})
 	t.Run("nesting", func(t *testing.T) {
 		nest := func(n int) string {
 			return "{.a" + strings.Repeat("[?(@.a", n) + strings.Repeat(")]", n) + "}"

@@ -60,6 +60,13 @@ func CompileWithOptions(expr string, opts Options) (*Path, error) {
 	path := &Path{lim: lim, nodes: nodes}
 	path.template = len(nodes) != 1 || nodes[0].kind != nodeAction
 	path.canon = string(appendNodes(nil, nodes))
+	if lim.maxLength >= 0 && len(path.canon) > lim.maxLength {
+		// The canonical form can be longer than the expression (..* is
+		// ..[*]); the limit applies to both, so that String compiles.
+		e := p.errorf(0, "the canonical form of the expression is %d bytes, longer than %d", len(path.canon), lim.maxLength)
+		e.cause = ErrTooComplex
+		return nil, e
+	}
 	path.single = !path.template && len(nodes[0].exprs) == 1 && singleValued(&nodes[0].exprs[0])
 	path.fields = fieldsOf(nodes)
 	if !path.template && len(nodes[0].exprs) == 1 {
@@ -89,7 +96,8 @@ func MustCompile(expr string) *Path {
 // String returns the canonical form of the expression: braces, paths
 // relative to the current node written without a root (@ inside filters),
 // simple keys as .name and others as ['key'], wildcards as [*]. Compiling
-// it gives an equivalent Path with the same String.
+// it with the same Options gives an equivalent Path with the same String
+// (Options.MaxLength bounds it too).
 func (p *Path) String() string { return p.canon }
 
 // IsTemplate reports whether the expression is a template: literal text
@@ -122,34 +130,52 @@ func (p *Path) Fields() [][]string {
 	return out
 }
 
-// Eval evaluates the expression on a decoded object and returns its
-// values in order (a template returns one string, its text output). A
-// missing field is not an error: it yields no values.
+// Eval evaluates the expression on obj and returns its values in order
+// (a template returns one string, its text output). A missing field is
+// not an error: it yields no values.
 //
-// obj and everything in it must be nil, bool, string, int64, float64,
+// obj is a decoded object or a raw JSON document of type JSON. A decoded
+// object and everything in it must be nil, bool, string, int64, float64,
 // map[string]any or []any, which is what unstructured.Unstructured and
 // encoding/json produce; int, int8, int16, int32, uint types, float32 and
 // json.Number are tolerated (numbers become KindInt or KindFloat). Other
 // types make evaluation fail with ErrUnsupportedType when it has to look
 // into them. Maps and lists in results refer to obj; they are not copied.
+// A JSON document is read without being decoded (see JSON), and the
+// values Eval returns do not refer to it.
 func (p *Path) Eval(obj any) ([]Value, error) {
+	if doc, ok := obj.(JSON); ok {
+		return p.appendEvalJSON(nil, doc)
+	}
 	return p.evalObj(obj, nil, nil)
 }
 
 // AppendEval is Eval appending the values to dst. With a dst of enough
 // capacity it does not allocate when Each would not: index functions can
-// reuse one buffer for every object.
+// reuse one buffer for every object. Like Eval's, the values it appends
+// do not refer to a JSON document.
 func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
+	if doc, ok := obj.(JSON); ok {
+		return p.appendEvalJSON(dst, doc)
+	}
 	return p.evalObj(obj, nil, dst)
 }
 
-// Each evaluates the expression on a decoded object (see Eval) and calls
-// fn for each value in order, until fn returns false. It does not
-// allocate unless the expression has a union of selectors, a recursive
-// descent, a wildcard on a map or is a template; in particular every
-// SingleValued path evaluates without allocating. Errors are
-// *BudgetError (wrapping ErrBudgetExceeded) and ErrUnsupportedType.
+// Each evaluates the expression on obj, a decoded object or a JSON
+// document (see Eval), and calls fn for each value in order, until fn
+// returns false. On a decoded object it does not allocate unless the
+// expression has a union of selectors, a recursive descent, a wildcard on
+// a map or is a template; on either, every SingleValued path evaluates
+// without allocating (see JSON for the conversion of a document to any).
+// Errors are *BudgetError (wrapping ErrBudgetExceeded) and
+// ErrUnsupportedType. The values passed to fn for a JSON document may
+// refer to it: they are valid while it is not modified; Clone those to
+// keep longer.
 func (p *Path) Each(obj any, fn func(Value) bool) error {
+	if doc, ok := obj.(JSON); ok {
+		_, err := p.evalJSON(doc, fn, nil)
+		return err
+	}
 	if p.keys == nil {
 		_, err := p.evalObj(obj, fn, nil)
 		return err
@@ -207,7 +233,7 @@ func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) ([]Value, erro
 		fn(v)
 		return nil, nil
 	case p.mode == modeWalk:
-		n, done := objTree{}.walk(obj, p.segs)
+		n, done := objTree{}.follow(obj, p.segs)
 		if done < len(p.segs) {
 			return dst, objTree{}.check(n)
 		}
@@ -238,6 +264,7 @@ func (p *Path) evalLinear(obj any, fn func(Value) bool, dst []Value) (_ []Value,
 		r.out = make([]Value, 0, 4)
 	}
 	r.run(p.segs, obj)
+	meter.ran(&r.budget)
 	return r.out, r.budget.err
 }
 
@@ -250,64 +277,84 @@ func (p *Path) evalGeneric(obj any, fn func(Value) bool, dst []Value) (_ []Value
 		s.kind, s.fn = sinkFunc, fn
 	}
 	ev.top(p, obj, &s)
+	meter.ran(&ev.budget)
 	return s.values, ev.budget.err
 }
 
-// EvalJSON evaluates the expression on a JSON document, without decoding
-// the parts of it the expression does not read, and returns the same
-// values Eval returns for the decoded document. Integers that fit int64
-// are KindInt exactly (no float64 rounding), other numbers KindFloat. The
-// values do not refer to data. data must be valid JSON (as an API server
-// sends it); on invalid JSON the results are unspecified, but EvalJSON
-// does not panic.
-func (p *Path) EvalJSON(data []byte) ([]Value, error) {
-	vs, err := p.evalJSON(data, nil)
-	d := detacher{view: bytesView(data)}
-	for i := range vs {
-		vs[i] = d.detach(vs[i])
+// appendEvalJSON is AppendEval on a JSON document: the values appended
+// are detached from it.
+func (p *Path) appendEvalJSON(dst []Value, doc JSON) ([]Value, error) {
+	n := len(dst)
+	dst, err := p.evalJSON(doc, nil, dst)
+	if len(dst) > n {
+		d := detacher{view: bytesView(doc)}
+		for i := n; i < len(dst); i++ {
+			dst[i] = d.detach(dst[i])
+		}
 	}
-	return vs, err
+	return dst, err
 }
 
-// EachJSON is Each on a JSON document (see EvalJSON). The values passed
-// to fn may refer to data: they are valid while data is not modified;
-// Clone those to keep longer.
-func (p *Path) EachJSON(data []byte, fn func(Value) bool) error {
-	_, err := p.evalJSON(data, fn)
-	return err
-}
-
-func (p *Path) evalJSON(data []byte, fn func(Value) bool) (_ []Value, err error) {
+// evalJSON evaluates on a JSON document; results go to fn, or, if fn is
+// nil, are appended to dst and returned.
+func (p *Path) evalJSON(doc JSON, fn func(Value) bool, dst []Value) (_ []Value, err error) {
 	defer recoverInternal(&err)
-	root := gjson.Parse(bytesView(data))
-	if p.mode == modeWalk && (p.lim.maxSteps < 0 || len(p.segs)+(jsonTree{}).scan(root) <= p.lim.maxSteps) {
-		n, done := jsonTree{}.walk(root, p.segs)
-		if done < len(p.segs) {
-			return nil, nil
-		}
-		var v Value
-		setJSONValue(&v, n)
-		if fn == nil {
-			return []Value{v}, nil
-		}
-		fn(v)
-		return nil, nil
+	if p.mode == modeWalk {
+		return p.walkJSON(doc, fn, dst)
 	}
 	ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
 	ev.budget.init(&p.lim)
-	s := sink[gjson.Result]{kind: sinkSlice}
+	s := sink[gjson.Result]{kind: sinkSlice, values: dst, detach: true}
 	if fn != nil {
 		s.kind, s.fn = sinkFunc, fn
 	}
-	ev.top(p, root, &s)
+	if ev.charge(rootCost(doc)) {
+		ev.top(p, gjson.Parse(bytesView(doc)), &s)
+	}
+	meter.ran(&ev.budget)
 	return s.values, ev.budget.err
 }
 
-// Execute writes the text output of the expression on a decoded object
-// to w, as kubectl -o jsonpath does: literal text as is, the values of
-// each {...} separated by spaces (strings unquoted, numbers as fmt prints
-// them, maps and lists as compact JSON), {range} bodies once per value.
-// Nothing is written if evaluation fails.
+// rootCost returns the steps parsing the root value of doc costs.
+func rootCost(doc JSON) int {
+	s := bytesView(doc)
+	return parseCost(s[skipSpace(s, 0):])
+}
+
+// walkJSON evaluates a path of fields and indexes (modeWalk) on raw JSON
+// without the evaluator, charging what it would.
+func (p *Path) walkJSON(doc JSON, fn func(Value) bool, dst []Value) ([]Value, error) {
+	var b budget
+	b.init(&p.lim)
+	var v Value
+	found := b.charge(len(p.segs)) && b.charge(rootCost(doc))
+	if found {
+		n, done, cost := jsonTree{}.walk(gjson.Parse(bytesView(doc)), p.segs, b.left())
+		found = b.charge(cost) && done == len(p.segs) && b.charge((jsonTree{}).convCost(n))
+		if found {
+			setJSONValue(&v, n)
+			if fn == nil && v.kind == KindString {
+				found = b.charge(len(v.str) / textBytesPerStep) // the copy Eval makes (see detacher)
+			}
+		}
+	}
+	meter.ran(&b)
+	if !found {
+		return dst, b.err
+	}
+	if fn == nil {
+		return append(dst, v), nil
+	}
+	fn(v)
+	return dst, nil
+}
+
+// Execute writes the text output of the expression on obj, a decoded
+// object or a JSON document (see Eval), to w, as kubectl -o jsonpath
+// does: literal text as is, the values of each {...} separated by spaces
+// (strings unquoted, numbers as fmt prints them, maps and lists as
+// compact JSON), {range} bodies once per value. Nothing is written if
+// evaluation fails.
 func (p *Path) Execute(w io.Writer, obj any) error {
 	b, err := p.appendExecute(nil, obj)
 	if err != nil {
@@ -317,44 +364,30 @@ func (p *Path) Execute(w io.Writer, obj any) error {
 	return err
 }
 
-// ExecuteString returns the text output of the expression on a decoded
-// object (see Execute).
+// ExecuteString returns the text output of the expression on obj (see
+// Execute).
 func (p *Path) ExecuteString(obj any) (string, error) {
 	b, err := p.appendExecute(nil, obj)
 	return string(b), err
 }
 
-// ExecuteJSON is Execute on a JSON document.
-func (p *Path) ExecuteJSON(w io.Writer, data []byte) error {
-	b, err := p.appendExecuteJSON(nil, data)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
-}
-
-// ExecuteJSONString is ExecuteString on a JSON document.
-func (p *Path) ExecuteJSONString(data []byte) (string, error) {
-	b, err := p.appendExecuteJSON(nil, data)
-	return string(b), err
-}
-
 func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 	defer recoverInternal(&err)
+	if doc, ok := obj.(JSON); ok {
+		ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
+		ev.budget.init(&p.lim)
+		out := sink[gjson.Result]{kind: sinkText, text: dst}
+		if ev.charge(rootCost(doc)) {
+			ev.template(p.nodes, gjson.Parse(bytesView(doc)), &out)
+		}
+		meter.ran(&ev.budget)
+		return out.text, ev.budget.err
+	}
 	ev := evaluator[any, objTree]{maxResults: p.lim.maxResults}
 	ev.budget.init(&p.lim)
 	out := sink[any]{kind: sinkText, text: dst}
 	ev.template(p.nodes, obj, &out)
-	return out.text, ev.budget.err
-}
-
-func (p *Path) appendExecuteJSON(dst []byte, data []byte) (_ []byte, err error) {
-	defer recoverInternal(&err)
-	ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
-	ev.budget.init(&p.lim)
-	out := sink[gjson.Result]{kind: sinkText, text: dst}
-	ev.template(p.nodes, gjson.Parse(bytesView(data)), &out)
+	meter.ran(&ev.budget)
 	return out.text, ev.budget.err
 }
 

@@ -11,7 +11,7 @@ func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
 		switch nd.kind {
 		case nodeText:
 			out.text = append(out.text, nd.text...)
-			if !ev.charge(1 + len(nd.text)/textBytesPerStep) {
+			if !ev.charge(1) || !wrote(&ev.budget, len(nd.text)) {
 				return false
 			}
 		case nodeAction:

@@ -34,7 +34,7 @@ func (k Kind) String() string {
 // Value is one result of an evaluation. It is a small struct, passed by
 // value; it never boxes scalars. A Value of KindMap or KindList refers to
 // the evaluated data (the map or slice of a decoded object, or the raw
-// JSON text of EvalJSON); it does not copy it. Compare Values by Kind and
+// JSON text of a JSON document); it does not copy it. Compare Values by Kind and
 // String: == panics on Values that hold maps or lists.
 type Value struct {
 	kind Kind
@@ -150,7 +150,11 @@ func (v Value) appendJSON(dst []byte, b *budget) ([]byte, error) {
 		}
 		return appendJSONRaw(dst, parseRaw(v.str), 0, b)
 	case KindString:
-		return appendJSONString(dst, v.str), nil
+		n := len(dst)
+		if dst = appendJSONString(dst, v.str); !wrote(b, len(dst)-n) {
+			return dst, b.err
+		}
+		return dst, nil
 	case KindFloat:
 		return appendJSONFloat(dst, v.float(), v.f32)
 	case KindInvalid:
@@ -188,9 +192,10 @@ func (v Value) Interface() any {
 }
 
 // Clone returns a copy of v that shares no memory with the raw JSON it
-// came from. Values passed to the EachJSON callback refer to the caller's
-// buffer; Clone them to keep them after the buffer changes. Values from a
-// decoded object still refer to that object's maps and slices.
+// came from. Values passed to the Each callback for a JSON document refer
+// to the caller's buffer; Clone them to keep them after the buffer
+// changes. Values from a decoded object still refer to that object's maps
+// and slices.
 func (v Value) Clone() Value {
 	v.str = strings.Clone(v.str)
 	return v
@@ -264,8 +269,11 @@ func uintValue(u uint64) Value {
 // decoders do: an integer that fits int64 becomes KindInt exactly,
 // anything else KindFloat. Text that is not a number becomes a string.
 func numberValue(text string) Value {
-	if i, err := strconv.ParseInt(text, 10, 64); err == nil {
-		return intValue(i)
+	meter.did(numCost(len(text)))
+	if len(text) <= 32 { // longer ones are not int64 (ParseInt copies the text on error)
+		if i, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return intValue(i)
+		}
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil && !isRangeErr(err) {

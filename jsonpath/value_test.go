@@ -42,7 +42,7 @@ func TestValueMethods(t *testing.T) {
 	for _, c := range cases {
 		for name, vs := range map[string]func() ([]Value, error){
 			"Eval":     func() ([]Value, error) { return p(c.expr).Eval(obj) },
-			"EvalJSON": func() ([]Value, error) { return p(c.expr).EvalJSON(raw) },
+			"EvalJSON": func() ([]Value, error) { return p(c.expr).Eval(JSON(raw)) },
 		} {
 			got, err := vs()
 			require.NoError(t, err)
@@ -139,20 +139,20 @@ func TestRawJSONIsCanonical(t *testing.T) {
 	cases := []struct{ raw, want string }{
 		{`{"b": 1, "a": [ 1.0, 2e3, -0, 10000000000000000000000 ] }`, `{"a":[1,2000,0,1e+22],"b":1}`},
 		{`{"s": "\u00e9\/\"\\\t\u2028<", "k\u0041": 1}`, `{"kA":1,"s":"é/\"\\\t\u2028\u003c"}`},
-		{`{"dup": 1, "dup": 2}`, `{"dup":1}`},
+		{`{"dup": 1, "dup": 2}`, `{"dup":2}`},
 		{`[true,false,null,"",{},[]]`, `[true,false,null,"",{},[]]`},
 	}
 	for _, c := range cases {
-		vs, err := MustCompile(`{@}`).EvalJSON([]byte(c.raw))
+		vs, err := MustCompile(`{@}`).Eval(JSON(c.raw))
 		require.NoError(t, err)
 		require.Len(t, vs, 1)
 		assert.Equal(t, c.want, vs[0].String(), c.raw)
-		got, err := MustCompile(`{@}`).ExecuteJSONString([]byte(c.raw))
+		got, err := MustCompile(`{@}`).ExecuteString(JSON(c.raw))
 		require.NoError(t, err)
 		assert.Equal(t, c.want, got)
 	}
 	// Numbers keep full precision.
-	vs, err := MustCompile(`{.a[*]}`).EvalJSON([]byte(`{"a":[9223372036854775807,-9223372036854775808,9223372036854775808,1.5e300,0.1]}`))
+	vs, err := MustCompile(`{.a[*]}`).Eval(JSON(`{"a":[9223372036854775807,-9223372036854775808,9223372036854775808,1.5e300,0.1]}`))
 	require.NoError(t, err)
 	assert.Equal(t, []any{int64(math.MaxInt64), int64(math.MinInt64), 9223372036854775808.0, 1.5e300, 0.1},
 		[]any{vs[0].Interface(), vs[1].Interface(), vs[2].Interface(), vs[3].Interface(), vs[4].Interface()})

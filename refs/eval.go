@@ -97,7 +97,7 @@ func (s *source) values(p *jsonpath.Path) []jsonpath.Value {
 		s.buf, err = p.AppendEval(s.buf[:0], o)
 	case indexfuncs.RawJSON:
 		// On the bytes, without decoding the object; the values do not refer to the bytes.
-		s.buf, err = p.EvalJSON(o.RawJSON())
+		s.buf, err = p.AppendEval(s.buf[:0], jsonpath.JSON(o.RawJSON()))
 	default:
 		if s.meta == nil {
 			m, merr := meta.Accessor(s.obj)

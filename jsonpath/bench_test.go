@@ -1,0 +1,71 @@
+package jsonpath
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// Benchmarks of evaluation on the Pod fixture, decoded and as compact raw
+// JSON (as an API server sends it). bench/ compares with client-go.
+//
+//	go test -run '^$' -bench . -benchmem ./jsonpath/
+
+var benchCases = []struct{ name, expr string }{
+	{"nodeName", `{.spec.nodeName}`},
+	{"metadataName", `{.metadata.name}`},
+	{"images", `{.spec.containers[*].image}`},
+	{"readyFilter", `{.status.conditions[?(@.type=="Ready")].status}`},
+	{"dottedLabel", `{.metadata.labels['app.kubernetes.io/name']}`},
+	{"labels", `{.metadata.labels.*}`},
+	{"template", `{.metadata.namespace}/{.metadata.name}`},
+}
+
+var benchSink int
+
+func BenchmarkEval(b *testing.B) {
+	raw, obj := fixture(b, "pod")
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		b.Fatal(err)
+	}
+	var doc any = JSON(compact.Bytes()) // converted once: a slice in an interface is allocated
+	count := func(v Value) bool { benchSink += int(v.Kind()); return true }
+	for _, c := range benchCases {
+		p := MustCompile(c.expr)
+		b.Run(c.name+"/Each", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Each(obj, count); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/AppendEval", func(b *testing.B) {
+			b.ReportAllocs()
+			buf := make([]Value, 0, 8)
+			for b.Loop() {
+				var err error
+				if buf, err = p.AppendEval(buf[:0], obj); err != nil || len(buf) == 0 {
+					b.Fatal(buf, err)
+				}
+			}
+		})
+		b.Run(c.name+"/EachJSON", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := p.Each(doc, count); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/EvalJSON", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if vs, err := p.Eval(doc); err != nil || len(vs) == 0 {
+					b.Fatal(vs, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,158 @@
+package jsonpath
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostileCase is an expression and an object built to make evaluation
+// expensive, decoded (obj) or raw (raw), or both.
+type hostileCase struct {
+	name string
+	expr string
+	obj  any
+	raw  []byte
+}
+
+// unionOf returns a union of n zeros: [0,0,...].
+func unionOf(n int) string {
+	return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]"
+}
+
+// keyMap returns a map of n keys k0, k1, ... with integer values, decoded
+// and as JSON.
+func keyMap(n int) (map[string]any, string) {
+	m := make(map[string]any, n)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := 0; i < n; i++ {
+		k := "k" + strconv.Itoa(i)
+		m[k] = int64(i)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:%d", k, i)
+	}
+	b.WriteByte('}')
+	return m, b.String()
+}
+
+// hostileCases are the attacks on the budget the package once let
+// through, each of which ran for seconds to minutes, and others of the
+// same kinds.
+func hostileCases() []hostileCase {
+	var cs []hostileCase
+	// A filter probe stops after one value or two, but visiting a map's
+	// members sorts its keys first: unions multiply the probes.
+	m10k, j10k := keyMap(10000)
+	m110k, j110k := keyMap(110000) // about 1.5 MB of JSON
+	for _, f := range []string{"[?(@.*)]", "[?(@..*)]", "[?(@.*==1)]"} {
+		expr := "{.c" + unionOf(100) + unionOf(100) + f + "}"
+		cs = append(cs,
+			hostileCase{"probe " + f + " 10k keys", expr, map[string]any{"c": []any{[]any{[]any{m10k}}}}, []byte(`{"c":[[[` + j10k + `]]]}`)},
+			hostileCase{"probe " + f + " 110k keys", expr, map[string]any{"c": []any{[]any{[]any{m110k}}}}, []byte(`{"c":[[[` + j110k + `]]]}`)})
+	}
+	m100k, j100k := keyMap(100000)
+	cs = append(cs, hostileCase{"wildcard on 100k keys", "{.m.*}", map[string]any{"m": m100k}, []byte(`{"m":` + j100k + `}`)})
+	cs = append(cs, hostileCase{"printing 100k keys", "{.m}", map[string]any{"m": m100k}, []byte(`{"m":` + j100k + `}`)})
+	cs = append(cs, hostileCase{"printing 10k keys, 100 times", "{.c" + unionOf(100) + "}", map[string]any{"c": []any{m10k}}, []byte(`{"c":[` + j10k + `]}`)})
+	cs = append(cs, hostileCase{"descent over 100k keys", "{..*}", map[string]any{"m": m100k}, []byte(`{"m":` + j100k + `}`)})
+
+	// On raw JSON, each level of a walk scans the object it looks into:
+	// 2,000 levels over 1.4 MB.
+	deep := strings.Repeat(`{"a":`, 2000) + `"` + strings.Repeat("x", 1400000) + `"` + strings.Repeat("}", 2000)
+	cs = append(cs, hostileCase{"raw walk 2000 levels deep", "{" + strings.Repeat(".a", 2000) + "}", nil, []byte(deep)})
+	cs = append(cs, hostileCase{"raw walk 2000 levels deep, in a filter", "{.z[?(@" + strings.Repeat(".a", 1900) + ")]}", nil, []byte(`{"z":[` + deep + `]}`)})
+
+	// Arrays of small elements: every element is parsed.
+	dense := "[" + strings.Repeat("0,", 700000) + "0]"
+	cs = append(cs, hostileCase{"raw array of 700k numbers", "{.a[*]}", nil, []byte(`{"a":` + dense + `}`)})
+	cs = append(cs, hostileCase{"raw array of 700k numbers, last", "{.a[-1]}", nil, []byte(`{"a":` + dense + `}`)})
+
+	// Work proportional to the size of a value, repeated by unions.
+	big := strings.Repeat("1", 1000000)
+	bigStr := strings.Repeat("s", 1000000)
+	cs = append(cs,
+		hostileCase{"number of 1M digits, 10k times", "{.c" + unionOf(100) + unionOf(100) + "}",
+			map[string]any{"c": []any{[]any{json.Number(big)}}}, []byte(`{"c":[[` + big + `]]}`)},
+		hostileCase{"number of 1M digits in filters", "{.c" + unionOf(100) + unionOf(100) + "[?(@>1)]}",
+			map[string]any{"c": []any{[]any{[]any{json.Number(big)}}}}, []byte(`{"c":[[[` + big + `]]]}`)},
+		hostileCase{"comparing strings of 1 MB", "{.c" + unionOf(100) + unionOf(100) + "[?(@.a==@.b)]}",
+			map[string]any{"c": []any{[]any{[]any{map[string]any{"a": bigStr, "b": strings.Clone(bigStr)}}}}},
+			[]byte(`{"c":[[[{"a":"` + bigStr + `","b":"` + bigStr + `"}]]]}`)},
+		hostileCase{"the root string of 1 MB, 1000 times", "{" + strings.TrimSuffix(strings.Repeat("@,", 1000), ",") + "}",
+			bigStr, []byte(`"` + bigStr + `"`)},
+		hostileCase{"printing a string of 1 MB, 1000 times", strings.Repeat("{@}", 1000), bigStr, []byte(`"` + bigStr + `"`)},
+		hostileCase{"ranges printing 10k keys", "{range .c" + unionOf(100) + "}{@}{@}{@}{end}",
+			map[string]any{"c": []any{m10k}}, []byte(`{"c":[` + j10k + `]}`)},
+	)
+	return cs
+}
+
+// measure evaluates p on in every way and returns the first error, with
+// the meter's readings.
+func measure(p *Path, in any) (err error, m workMeter) {
+	meter = &m
+	defer func() { meter = nil }()
+	if p.IsTemplate() {
+		_, err = p.ExecuteString(in)
+		return err, m
+	}
+	_, err = p.Eval(in)
+	if e := p.Each(in, func(Value) bool { return true }); err == nil {
+		err = e
+	}
+	if _, e := p.ExecuteString(in); err == nil {
+		err = e
+	}
+	return err, m
+}
+
+// TestHostileInputsAreBounded checks that each attack either completes or
+// stops with a budget error, within the steps of its budget, and that the
+// work done (measured where it is done) does not exceed the steps
+// charged: with the default budget, every evaluation ends within
+// milliseconds. Times are logged, not asserted.
+func TestHostileInputsAreBounded(t *testing.T) {
+	for _, c := range hostileCases() {
+		p, err := Compile(c.expr)
+		require.NoError(t, err, c.name)
+		type input struct {
+			kind string
+			obj  any
+		}
+		var ins []input
+		if c.obj != nil {
+			ins = append(ins, input{"decoded", c.obj})
+		}
+		if c.raw != nil {
+			ins = append(ins, input{"raw", JSON(c.raw)})
+		}
+		for _, in := range ins {
+			t.Run(c.name+"/"+in.kind, func(t *testing.T) {
+				start, cpu := time.Now(), cpuTime()
+				err, m := measure(p, in.obj)
+				elapsed, cpu := time.Since(start), cpuTime()-cpu
+				if err != nil {
+					require.True(t, errors.Is(err, ErrBudgetExceeded), "%v", err)
+				}
+				evals := 3
+				if p.IsTemplate() {
+					evals = 1
+				}
+				assert.LessOrEqual(t, m.charged, evals*DefaultMaxSteps, "steps charged")
+				assert.LessOrEqual(t, m.work, m.steps+evals*(1+len(c.raw)/scanBytesPerStep), "work beyond the steps charged")
+				t.Logf("%s/%s: %d evaluations in %v (%v of CPU, %.0f ns a step): %d steps charged, %d of work, error: %v",
+					c.name, in.kind, evals, elapsed, cpu, float64(cpu)/float64(max(m.steps, 1)), m.charged, m.work, err)
+			})
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package jsonpath
+
+import "strings"
+
+// A scanner over JSON text. Raw JSON is navigated with it rather than with
+// gjson's ForEach, which converts every value it passes over (numbers to
+// float64, which takes milliseconds for a number of a million digits;
+// escaped strings to new strings) before the evaluator can charge for
+// them: the scanner only skips values, and only the values the evaluator
+// selects, charged first, are parsed by gjson.
+//
+// The scanner expects valid JSON. On invalid JSON it returns arbitrary
+// parts of its input, but it never panics and its work is linear in the
+// length of the input.
+
+// scanClass classifies bytes for skipping: the bytes that open or close a
+// string, an object or an array.
+var scanClass = [256]uint8{'"': 1, '{': 2, '[': 2, '}': 3, ']': 3}
+
+// skipSpace returns the position of the first byte at or after i that is
+// not white space.
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the position just after the string that starts at
+// s[i] (a quote), or len(s) if it does not end.
+func skipString(s string, i int) int {
+	return endOfString(s, i+1)
+}
+
+// endOfString returns the position just after the quote that ends the
+// string whose contents start at i (after its opening quote), or len(s).
+// It looks for quotes 8 bytes at a time, and then at the backslashes
+// before one: an odd number of them escapes it.
+func endOfString(s string, i int) int {
+	for {
+		for i+8 <= len(s) {
+			w := s[i : i+8]
+			if w[0] == '"' {
+				break
+			}
+			if w[1] == '"' {
+				i++
+				break
+			}
+			if w[2] == '"' {
+				i += 2
+				break
+			}
+			if w[3] == '"' {
+				i += 3
+				break
+			}
+			if w[4] == '"' {
+				i += 4
+				break
+			}
+			if w[5] == '"' {
+				i += 5
+				break
+			}
+			if w[6] == '"' {
+				i += 6
+				break
+			}
+			if w[7] == '"' {
+				i += 7
+				break
+			}
+			i += 8
+		}
+		for i < len(s) && s[i] != '"' {
+			i++
+		}
+		if i >= len(s) {
+			return len(s)
+		}
+		k := i // the opening quote stops this
+		for s[k-1] == '\\' {
+			k--
+		}
+		if i++; (i-1-k)%2 == 0 {
+			return i
+		}
+	}
+}
+
+// skipValue returns the position just after the value that starts at
+// s[i], or i if none does.
+func skipValue(s string, i int) int {
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '"':
+		return skipString(s, i)
+	case '{', '[':
+		depth := 0
+		for i < len(s) {
+			// Find the next byte of interest, 8 bytes at a time.
+			for i+8 <= len(s) {
+				w := s[i : i+8]
+				if scanClass[w[0]] != 0 {
+					break
+				}
+				if scanClass[w[1]] != 0 {
+					i++
+					break
+				}
+				if scanClass[w[2]] != 0 {
+					i += 2
+					break
+				}
+				if scanClass[w[3]] != 0 {
+					i += 3
+					break
+				}
+				if scanClass[w[4]] != 0 {
+					i += 4
+					break
+				}
+				if scanClass[w[5]] != 0 {
+					i += 5
+					break
+				}
+				if scanClass[w[6]] != 0 {
+					i += 6
+					break
+				}
+				if scanClass[w[7]] != 0 {
+					i += 7
+					break
+				}
+				i += 8
+			}
+			if i >= len(s) {
+				break
+			}
+			switch c := s[i]; c {
+			case '"':
+				// endOfString, inlined: documents have many short strings.
+				i++
+			str:
+				for {
+					for i+8 <= len(s) {
+						w := s[i : i+8]
+						if w[0] == '"' {
+							break
+						}
+						if w[1] == '"' {
+							i++
+							break
+						}
+						if w[2] == '"' {
+							i += 2
+							break
+						}
+						if w[3] == '"' {
+							i += 3
+							break
+						}
+						if w[4] == '"' {
+							i += 4
+							break
+						}
+						if w[5] == '"' {
+							i += 5
+							break
+						}
+						if w[6] == '"' {
+							i += 6
+							break
+						}
+						if w[7] == '"' {
+							i += 7
+							break
+						}
+						i += 8
+					}
+					for i < len(s) && s[i] != '"' {
+						i++
+					}
+					if i >= len(s) {
+						return len(s)
+					}
+					k := i
+					for s[k-1] == '\\' {
+						k--
+					}
+					if i++; (i-1-k)%2 == 0 {
+						break str
+					}
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return len(s)
+	}
+	for j := i; j < len(s); j++ { // a number or a literal
+		switch s[j] {
+		case ',', '}', ']', ':', ' ', '\n', '\t', '\r':
+			return j
+		}
+	}
+	return len(s)
+}
+
+// nextItem scans the next member of an object or element of an array in
+// its text s, from position i: just after the opening bracket or after the
+// previous item. key is the member's key as written, quotes included, and
+// at its position; val is the value's text. ok is false at the end of the
+// container (next is then the position of the closing bracket), or at
+// anything that is not an item.
+func nextItem(s string, i int, object bool) (key string, at int, val string, next int, ok bool) {
+	i = skipSpace(s, i)
+	if i < len(s) && s[i] == ',' {
+		i = skipSpace(s, i+1)
+	}
+	if object {
+		if i >= len(s) || s[i] != '"' {
+			return "", 0, "", i, false
+		}
+		at = i
+		end := skipString(s, i)
+		key = s[i:end]
+		if i = skipSpace(s, end); i < len(s) && s[i] == ':' {
+			i = skipSpace(s, i+1)
+		}
+	}
+	end := skipValue(s, i)
+	if end == i || s[i] == '}' || s[i] == ']' {
+		return "", 0, "", i, false
+	}
+	return key, at, s[i:end], end, true
+}
+
+// keyIs reports whether a key as written (see nextItem) is name, and the
+// steps decoding its escapes cost, if it has any.
+func keyIs(written, name string) (bool, int) {
+	if len(written) < 2 {
+		return false, 0
+	}
+	inner := written[1 : len(written)-1]
+	if strings.IndexByte(inner, '\\') < 0 {
+		return inner == name, 0
+	}
+	if len(inner) < len(name) { // escapes only make keys longer
+		return false, 0
+	}
+	return unquoteKey(written) == name, len(written) / textBytesPerStep
+}
+
+// unquoteKey returns a key as written (see nextItem), its escapes decoded
+// the way gjson decodes them.
+func unquoteKey(written string) string {
+	return parseRaw(written).Str
+}
+
+// numCost returns the steps converting the text of a number of n bytes
+// costs: nothing for the numbers of real objects; for a long one, strconv
+// takes tens of nanoseconds a digit.
+func numCost(n int) int {
+	if n <= 32 {
+		return 0
+	}
+	return n / 2
+}
+
+// parseCost returns the steps that parsing the text of a value with gjson
+// costs beyond its scanning: converting a number, or unescaping a string.
+func parseCost(val string) int {
+	if val == "" {
+		return 0
+	}
+	switch c := val[0]; {
+	case c == '"':
+		if strings.IndexByte(val, '\\') >= 0 {
+			return len(val) / textBytesPerStep
+		}
+	case c == '-' || '0' <= c && c <= '9':
+		return numCost(len(val))
+	}
+	return 0
+}
