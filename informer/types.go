@@ -141,6 +141,15 @@ type Status struct {
 	// kindex_callback_failures_total.
 	CallbackErrors    int64
 	LastCallbackError error
+	// ServingFromSnapshot is true while the cache holds the objects of a snapshot
+	// (Options.SnapshotDir) and the informer is not current with the server yet: reads
+	// answer from the snapshot, Phase is Syncing. SnapshotTime is when the snapshot the
+	// informer started from was taken (zero if it did not start from one; its age is
+	// time.Since(SnapshotTime)) and SnapshotResourceVersion the resourceVersion it was
+	// consistent with.
+	ServingFromSnapshot     bool
+	SnapshotTime            time.Time
+	SnapshotResourceVersion string
 }
 
 func (s Status) String() string {
