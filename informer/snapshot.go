@@ -257,14 +257,14 @@ func (s *snapState) write(why string) {
 	start := time.Now()
 	sn := s.cfg.snapshotter
 	skipped := 0
+	var buf []byte
 	err := snapshot.Write(s.path, snapshot.Meta{Identity: s.identity, ResourceVersion: strconv.FormatUint(rv, 10), Time: start},
 		len(items), func(i int) []byte {
-			b, ok := sn.SnapshotBytes(items[i])
-			if !ok {
+			var ok bool
+			if buf, ok = sn.AppendSnapshot(buf[:0], items[i]); !ok {
 				skipped++
-				return []byte("{}")
 			}
-			return b
+			return buf
 		}, snapshot.Options{Key: s.cfg.key})
 	took := time.Since(start)
 	s.lastWrite.Store(int64(took))

@@ -9,11 +9,11 @@ type Snapshotter interface {
 	// resource (managedFields kept, projection): a snapshot written with other options is
 	// not used.
 	SnapshotIdentity() string
-	// SnapshotBytes returns the bytes of a stored item, shared (not to be modified), or
-	// false for an item the mode cannot write.
-	SnapshotBytes(item any) ([]byte, bool)
-	// SnapshotDecode turns bytes from SnapshotBytes back into a stored item; data is not
-	// retained.
+	// AppendSnapshot appends the record of a stored item to dst, or returns false for an
+	// item the mode cannot write.
+	AppendSnapshot(dst []byte, item any) ([]byte, bool)
+	// SnapshotDecode turns a record from AppendSnapshot back into a stored item; data is
+	// not retained.
 	SnapshotDecode(data []byte) (any, error)
 	// SnapshotList returns the list object the mode's ListerWatcher would return for items
 	// (from SnapshotDecode) at resourceVersion rv.
