@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -275,4 +276,113 @@ func TestSnapshotNeedsCompactMode(t *testing.T) {
 	_, err := dynamicinformer.NewFactory(cp.AdminConfig(), dynamicinformer.Options{SnapshotDir: t.TempDir()})
 	require.ErrorContains(t, err, "SnapshotDir")
 	_ = informer.DefaultSnapshotInterval
+}
+
+// snapshotMod returns the modification time of the snapshot in dir (zero if none).
+func snapshotMod(t *testing.T, dir string) time.Time {
+	t.Helper()
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".snap") {
+			info, err := f.Info()
+			require.NoError(t, err)
+			return info.ModTime()
+		}
+	}
+	return time.Time{}
+}
+
+// A running informer writes its snapshot in the background every SnapshotInterval when
+// something changed, and not when nothing did.
+func TestSnapshotWrittenInBackground(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 2)
+	dir := t.TempDir()
+	fx := startCompact(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: dir, SnapshotInterval: 200 * time.Millisecond})
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	testenv.Eventually(t, 10*time.Second, func() bool { return !snapshotMod(t, dir).IsZero() }, "first snapshot written")
+	first := snapshotMod(t, dir)
+	time.Sleep(600 * time.Millisecond)
+	require.Equal(t, first, snapshotMod(t, dir), "no change, no write")
+	churn(t, ctx, cms, "new", "o0", "o1")
+	testenv.Eventually(t, 10*time.Second, func() bool { return snapshotMod(t, dir).After(first) }, "rewritten after a change")
+	// Kill the process without a clean shutdown: the file on disk is the background one.
+	// (Simulated by copying it away before Shutdown writes again.)
+	bg := t.TempDir()
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(bg, f.Name()), b, 0o600))
+	}
+	fx.f.Shutdown()
+	fx2, inf2, _ := restart(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: bg}, "configmaps")
+	waitSync(t, inf2)
+	cacheEquals(t, ctx, inf2, cms)
+	lists, _ := fx2.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Zero(t, lists)
+}
+
+// TestSnapshotRestartCost measures a cold sync against a restart from a snapshot with
+// KINDEX_SNAPSHOT_E2E=<objects> ConfigMaps of about 4 KB each.
+func TestSnapshotRestartCost(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("KINDEX_SNAPSHOT_E2E"))
+	if n == 0 {
+		t.Skip("set KINDEX_SNAPSHOT_E2E=<objects> to measure")
+	}
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	data := map[string]string{"blob": strings.Repeat("x", 4000)}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("c", i)}, Data: data}, metav1.CreateOptions{})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+
+	start := time.Now()
+	fx := startCompact(t, opts)
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	cold := time.Since(start)
+	coldLists, _ := fx.rec.Count(path)
+	start = time.Now()
+	fx.f.Shutdown()
+	write := time.Since(start)
+
+	start = time.Now()
+	fx2 := startCompact(t, opts)
+	inf2, err := fx2.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	testenv.Eventually(t, 60*time.Second, inf2.Queryable, "queryable")
+	queryable := time.Since(start)
+	require.Len(t, must(inf2.List(nil)), n)
+	waitSync(t, inf2)
+	synced := time.Since(start)
+	lists, _ := fx2.rec.Count(path)
+	t.Logf("%d ConfigMaps: cold sync %v (%d LIST); shutdown with snapshot write %v; restart: queryable %v, synced %v (%.3fx cold; %d LIST)",
+		n, cold.Round(time.Millisecond), coldLists, write.Round(time.Millisecond), queryable.Round(time.Millisecond),
+		synced.Round(time.Millisecond), float64(synced)/float64(cold), lists)
+	require.Zero(t, lists)
 }

@@ -29,8 +29,9 @@ import (
 const DefaultSnapshotInterval = 5 * time.Minute
 
 // snapshotQuiet is how long a watch from a snapshot's resourceVersion must stay open
-// without an error before the informer counts as current (see Options.SnapshotDir).
-var snapshotQuiet = time.Second
+// without an error before the informer counts as current ("Warm restart" in the package
+// documentation).
+var snapshotQuiet = 250 * time.Millisecond
 
 var secretsGR = schema.GroupResource{Resource: "secrets"}
 
