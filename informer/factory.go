@@ -98,7 +98,8 @@ type Options[T Object] struct {
 	// SnapshotKey or SnapshotKeyFile is set (or SnapshotPlainSecrets).
 	SnapshotDir string
 	// SnapshotInterval is how often an informer whose objects changed writes its snapshot
-	// in the background (it also writes one when it stops cleanly). Default
+	// in the background (it also writes one when it stops cleanly, so the last Release and
+	// Shutdown take as long as that write: about 90 ms per 10,000 objects of 4 KB). Default
 	// DefaultSnapshotInterval (5 minutes).
 	SnapshotInterval time.Duration
 	// SnapshotKey encrypts snapshots with AES-GCM (16, 24 or 32 bytes: AES-128, -192 or
