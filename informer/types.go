@@ -132,7 +132,8 @@ type Status struct {
 	LastSyncTime time.Time
 	// Objects is the number of objects in the cache.
 	Objects int
-	// Lists counts completed lists (initial list, relists after 410 or a restart, resumes).
+	// Lists counts completed lists (initial list, relists after 410 or a restart, resumes;
+	// a snapshot loaded at start counts as one, although it made no request).
 	Lists int
 	// CallbackErrors counts calls of the caller's code for this informer that failed: a
 	// handler that panicked (the notification was skipped), a transform that failed,
