@@ -396,3 +396,26 @@ func TestSnapshotRestartCost(t *testing.T) {
 		synced.Round(time.Millisecond), float64(synced)/float64(cold), lists)
 	require.Zero(t, lists)
 }
+
+// Releasing the last reference writes the snapshot; acquiring the informer again in the
+// same factory starts from it, without a LIST.
+func TestSnapshotReleaseAndReacquire(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 3)
+	fx := startCompact(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()})
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	inf.Release()
+	churn(t, ctx, cms, "new", "o0", "o1")
+	inf, err = fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	defer inf.Release()
+	waitSync(t, inf)
+	cacheEquals(t, ctx, inf, cms)
+	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Equal(t, 1, lists, "only the first acquisition listed")
+	require.False(t, inf.Status().SnapshotTime.IsZero())
+}

@@ -101,6 +101,7 @@ type snapState struct {
 	dirty     atomic.Bool   // something was applied since the last write
 	everSync  atomic.Bool   // the informer has been current since it started
 	writeMu   sync.Mutex    // one write at a time
+	loopOn    atomic.Bool   // the background writer was started
 	loopDone  chan struct{}
 	lastWrite atomic.Int64 // nanoseconds the last write took, for tests and logs
 }
@@ -293,6 +294,7 @@ func (e *entry) startSnapshots() {
 	if e.snap == nil || e.snap.refused {
 		return
 	}
+	e.snap.loopOn.Store(true)
 	go e.snap.loop(e.ctx)
 }
 
@@ -301,7 +303,9 @@ func (e *entry) finishSnapshots() {
 	if e.snap == nil || e.snap.refused {
 		return
 	}
-	<-e.snap.loopDone
+	if e.snap.loopOn.Load() {
+		<-e.snap.loopDone
+	}
 	e.snap.write("stop")
 }
 
