@@ -230,7 +230,6 @@ func TestSnapshotSecretsNeedEncryption(t *testing.T) {
 }
 
 // A snapshot is only used by the informer it was written for: another selector lists.
-// (An informer with no objects writes no snapshot: it knows no resourceVersion.)
 // A snapshot file of another resource copied in its place is ignored with one log line.
 func TestSnapshotOfAnotherInformerNotUsed(t *testing.T) {
 	ns := cp.Namespace(t)
@@ -418,4 +417,21 @@ func TestSnapshotReleaseAndReacquire(t *testing.T) {
 	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
 	require.Equal(t, 1, lists, "only the first acquisition listed")
 	require.False(t, inf.Status().SnapshotTime.IsZero())
+}
+
+// An informer with no object writes a snapshot too (at its list's resourceVersion) and
+// resumes from it without a LIST, seeing what was created meanwhile.
+func TestSnapshotOfEmptyInformer(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir(), FieldSelector: "metadata.name=o0"}
+	snapshotOnce(t, opts, "configmaps")
+	createConfigMaps(t, cms, 2)
+	fx, inf, ev := restart(t, opts, "configmaps")
+	waitSync(t, inf)
+	testenv.Eventually(t, 10*time.Second, func() bool { a, _, _ := ev.get(); return len(a) == 1 }, "o0 added")
+	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Zero(t, lists)
+	require.Equal(t, map[string]string{"o0": must(cms.Get(ctx, "o0", metav1.GetOptions{})).GetResourceVersion()}, nameRVs(must(inf.List(nil))))
 }

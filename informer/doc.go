@@ -193,10 +193,11 @@
 // cleanly (release of the last reference, Shutdown, end of the factory's context). The store
 // is read under the dispatch lock only to copy its item pointers (items are immutable);
 // encoding, encryption and I/O happen outside it. The resourceVersion written is the highest
-// one the processing loop has applied, a lower bound of the cache's true position (the
-// reflector may have received more, still queued): a resumed watch can only replay events
-// the cache has not seen, never skip one. An informer that holds no object knows no
-// resourceVersion and writes no snapshot. Resource versions are compared as numbers, which
+// one the cache is known to be consistent with: that of the run's first list once applied,
+// or of a later change the processing loop applied. It is a lower bound of the cache's true
+// position (the reflector may have received more, still queued; a relist after 410 counts
+// only through its objects): a resumed watch can only replay events the cache has not seen,
+// never skip one. Resource versions are compared as numbers, which
 // every kube-apiserver version uses; a server whose versions are not numbers disables
 // snapshots with one log line.
 //

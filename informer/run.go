@@ -32,7 +32,8 @@ type run struct {
 	clock   *runClock
 	done    chan struct{} // closed when the reflector and the processing loop have ended
 	started time.Time
-	snap    *snapRun // the run starts from a snapshot (snapshot.go)
+	snap    *snapRun    // the run starts from a snapshot (snapshot.go)
+	slw     *snapshotLW // with snapshots on (snapshot.go)
 
 	mu     sync.Mutex
 	park   *parkInfo

@@ -15,11 +15,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kindex/kindex/internal/snapshot"
 	"github.com/kindex/kindex/internal/storage"
@@ -203,14 +205,19 @@ func (s *snapState) applied(deltas cache.Deltas) {
 			}
 			continue
 		}
-		for {
-			cur := s.appliedRV.Load()
-			if n <= cur || s.appliedRV.CompareAndSwap(cur, n) {
-				break
-			}
-		}
+		s.raise(n)
 	}
 	s.dirty.Store(true)
+}
+
+// raise makes rv the applied resourceVersion if it is higher.
+func (s *snapState) raise(rv uint64) {
+	for {
+		cur := s.appliedRV.Load()
+		if rv <= cur || s.appliedRV.CompareAndSwap(cur, rv) {
+			return
+		}
+	}
 }
 
 // loop writes a snapshot every interval while the informer changed and is current.
@@ -325,37 +332,57 @@ type snapRun struct {
 
 func (sr *snapRun) markCurrent() { sr.once.Do(func() { close(sr.current) }) }
 
-// snapshotLW returns the ListerWatcher of r: inner, or for the entry's first run with a
-// usable snapshot, a snapshotLW whose first List is the snapshot.
+// snapshotLW returns the ListerWatcher of r: inner without snapshots; else a snapshotLW
+// that records the resourceVersion of the run's first list and, for the entry's first run
+// with a usable snapshot, answers that list with the snapshot.
 func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
 	s := e.snap
-	if s == nil || s.refused || !s.used.CompareAndSwap(false, true) {
+	if s == nil || s.refused {
 		return inner
+	}
+	r.slw = &snapshotLW{inner: inner}
+	if !s.used.CompareAndSwap(false, true) {
+		return r.slw
 	}
 	items, meta, ok := s.load()
 	if !ok {
-		return inner
+		return r.slw
 	}
 	rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
 	s.appliedRV.Store(rv)
 	r.snap = &snapRun{meta: meta, current: make(chan struct{})}
 	list := s.cfg.snapshotter.SnapshotList(items, meta.ResourceVersion)
 	e.update(func(st *Status) { st.SnapshotTime, st.SnapshotResourceVersion = meta.Time, meta.ResourceVersion })
-	return &snapshotLW{inner: inner, first: list, sr: r.snap}
+	r.slw.first, r.slw.sr = list, r.snap
+	return r.slw
 }
 
-// snapshotLW answers the reflector's first List with a snapshot (no request) and passes
-// every later call to inner. It declines watch-list, so that the reflector calls List
-// first: a watch-list would re-send everything. It marks the run current once a watch is
-// established (snapshotWatch).
+// snapshotLW records the resourceVersion of the first list of a run: once that list is
+// applied, the cache is consistent with it (an informer with no object has no other).
+// With a snapshot (sr set), it also answers the reflector's first List with the snapshot
+// (no request) and passes every later call to inner; it then declines watch-list, so that
+// the reflector calls List first (a watch-list would re-send everything), and marks the run
+// current once a watch is established (snapshotWatch). Without one, it keeps inner's
+// watch-list support.
 type snapshotLW struct {
-	inner cache.ListerWatcherWithContext
-	mu    sync.Mutex
-	first runtime.Object // nil once served
-	sr    *snapRun
+	inner   cache.ListerWatcherWithContext
+	mu      sync.Mutex
+	first   runtime.Object // nil once served
+	firstRV string         // of the run's first list
+	listed  bool
+	sr      *snapRun
 }
 
-func (lw *snapshotLW) IsWatchListSemanticsUnSupported() bool { return true }
+func (lw *snapshotLW) IsWatchListSemanticsUnSupported() bool {
+	return lw.sr != nil || watchlist.DoesClientNotSupportWatchListSemantics(lw.inner)
+}
+
+// firstListRV returns the resourceVersion of the run's first list ("" if none yet).
+func (lw *snapshotLW) firstListRV() string {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.firstRV
+}
 
 func (lw *snapshotLW) List(opts metav1.ListOptions) (runtime.Object, error) {
 	return lw.ListWithContext(context.Background(), opts)
@@ -370,16 +397,27 @@ func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptio
 	first := lw.first
 	lw.first = nil
 	lw.mu.Unlock()
-	if first != nil {
-		return first, nil
+	obj := first
+	if obj == nil {
+		var err error
+		if obj, err = lw.inner.ListWithContext(ctx, opts); err != nil {
+			return nil, err
+		}
 	}
-	return lw.inner.ListWithContext(ctx, opts)
+	if m, err := meta.ListAccessor(obj); err == nil {
+		lw.mu.Lock()
+		if !lw.listed {
+			lw.listed, lw.firstRV = true, m.GetResourceVersion()
+		}
+		lw.mu.Unlock()
+	}
+	return obj, nil
 }
 
 func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	w, err := lw.inner.WatchWithContext(ctx, opts)
-	if err != nil {
-		return nil, err
+	if err != nil || lw.sr == nil {
+		return w, err
 	}
 	select {
 	case <-lw.sr.current:
@@ -453,6 +491,12 @@ func (w *snapshotWatch) Stop() {
 // serves from the snapshot until the watch is established. It returns false if the run
 // ended first.
 func (r *run) waitCurrent() bool {
+	if r.slw != nil {
+		if rv, err := strconv.ParseUint(r.slw.firstListRV(), 10, 64); err == nil {
+			r.e.snap.raise(rv)
+			r.e.snap.dirty.Store(true) // even with no object: the version is news
+		}
+	}
 	if r.snap == nil {
 		return true
 	}
