@@ -111,3 +111,32 @@ func TestSnapshotCost(t *testing.T) {
 	}
 	_ = fmt.Sprint()
 }
+
+// FuzzSnapshotDecode: any record is an object or an error, never a panic, and an object's
+// cheap getters stay within its bytes.
+func FuzzSnapshotDecode(f *testing.F) {
+	m := &Mode{dec: mustDecoder(f, Options{})}
+	obj, err := m.dec.DecodeObject(podJSON(f, 3))
+	require.NoError(f, err)
+	rec, _ := m.AppendSnapshot(nil, obj)
+	f.Add(rec)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		it, err := m.SnapshotDecode(data)
+		if err != nil {
+			return
+		}
+		o := it.(*Object)
+		_ = o.StoreKey()
+		_ = o.GetNamespace()
+		_ = o.GetName()
+		_ = o.GetResourceVersion()
+		_ = o.GetUID()
+		_ = o.RawJSON()
+		_ = o.GetLabels()
+		_ = o.GetAnnotations()
+		_ = o.GetOwnerReferences()
+		_ = o.GetCreationTimestamp()
+		_, _ = o.Unstructured()
+	})
+}
