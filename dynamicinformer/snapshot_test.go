@@ -435,3 +435,37 @@ func TestSnapshotOfEmptyInformer(t *testing.T) {
 	require.Zero(t, lists)
 	require.Equal(t, map[string]string{"o0": must(cms.Get(ctx, "o0", metav1.GetOptions{})).GetResourceVersion()}, nameRVs(must(inf.List(nil))))
 }
+
+// While the watch from the snapshot's resourceVersion is not established, the informer
+// serves the snapshot (queryable, ServingFromSnapshot) but is not synced.
+func TestSnapshotServedWhileNotCurrent(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 3)
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	snapshotOnce(t, opts, "configmaps")
+
+	fx := startCompact(t, opts)
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	fx.rec.Hold(path)
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	testenv.Eventually(t, 10*time.Second, inf.ServingFromSnapshot, "serving from the snapshot")
+	require.True(t, inf.Queryable())
+	require.False(t, inf.HasSynced())
+	st := inf.Status()
+	require.Equal(t, informer.PhaseSyncing, st.Phase)
+	require.NotEmpty(t, st.SnapshotResourceVersion)
+	require.Less(t, time.Since(st.SnapshotTime), time.Minute)
+	require.Len(t, must(inf.List(nil)), 3)
+	shortCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	require.Error(t, inf.WaitForSync(shortCtx), "WaitForSync waits for the server")
+
+	fx.rec.Release()
+	waitSync(t, inf)
+	require.False(t, inf.ServingFromSnapshot())
+	lists, _ := fx.rec.Count(path)
+	require.Zero(t, lists)
+}
