@@ -46,6 +46,8 @@ type config struct {
 	Transform     cache.TransformFunc
 	// AccessRecheckInterval caps the re-check backoff of informers parked on a 403.
 	AccessRecheckInterval time.Duration
+	// snapshot is the Snapshot options, validated; nil when snapshots are off (snapshot.go).
+	snapshot *snapshotConfig
 }
 
 // core is the type-erased factory.

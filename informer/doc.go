@@ -163,6 +163,59 @@
 // dangling; without such an informer, or when the kind does not resolve, the reference is
 // unknown: a cache that does not hold every candidate cannot prove an owner absent.
 //
+// # Warm restart
+//
+// With Options.SnapshotDir (compact mode only: its objects are bytes already), each informer
+// keeps a snapshot file of its objects and of the resourceVersion they are consistent with
+// (file format: internal/snapshot; one file per resource, namespace, selectors and storage
+// options, whose identity is checked on load). On start with a valid snapshot:
+//
+//   - The reflector's first List is answered from the file, without a request: handlers
+//     receive its objects as adds, reads answer at once, and Status.ServingFromSnapshot,
+//     SnapshotTime and SnapshotResourceVersion say so (Informer.Queryable,
+//     Informer.ServingFromSnapshot). The phase stays Syncing: HasSynced and WaitForSync wait
+//     for the server.
+//   - The reflector then WATCHes from the saved resourceVersion: no LIST. The informer is
+//     current (Synced) once that watch was accepted: its first event is not an error, or it
+//     stayed open 250 ms without one (the apiserver answers a watch from a compacted
+//     resourceVersion with a 410 error event at once, from its watch cache or from etcd;
+//     a bookmark would be a better signal, but the apiserver sends none at the start of a
+//     plain watch). The events since the saved version are being delivered from then on.
+//   - If the server answers 410 Gone, the reflector relists for real. The relist is a
+//     Replace against the cache, which holds the snapshot: objects whose resourceVersion did
+//     not change are not announced, changed ones are updates, new ones adds, and vanished
+//     ones deletes with a DeletedFinalStateUnknown tombstone: handlers see the differences,
+//     never a delete-all and re-add. Synced then follows the watch after that relist.
+//
+// A snapshot is written in the background every Options.SnapshotInterval when the informer
+// changed since the last write (rate-limited, not incremental: each write is a whole file,
+// about 90 ms per 10,000 Pods of 4 KB on a 2-core machine), and when the informer stops
+// cleanly (release of the last reference, Shutdown, end of the factory's context). The store
+// is read under the dispatch lock only to copy its item pointers (items are immutable);
+// encoding, encryption and I/O happen outside it. The resourceVersion written is the highest
+// one the cache is known to be consistent with: that of the run's first list once applied,
+// or of a later change the processing loop applied. It is a lower bound of the cache's true
+// position (the reflector may have received more, still queued; a relist after 410 counts
+// only through its objects): a resumed watch can only replay events the cache has not seen,
+// never skip one. Resource versions are compared as numbers, which
+// every kube-apiserver version uses; a server whose versions are not numbers disables
+// snapshots with one log line.
+//
+// A snapshot is used only when everything checks: format version, identity, SHA-256 of the
+// whole file, each record's bounds; with a key, every 64 KiB frame's AES-GCM tag. Anything
+// else is ignored with one log line and the informer lists as usual. Records carry the
+// compact object's layout, so loading is a copy rather than a decode (about 1 s per
+// 100,000 Pods of 4 KB, I/O and checksum included); the JSON is not parsed again. So a
+// plaintext snapshot is as trustworthy as its directory (created 0700, files 0600):
+// whoever can write there can feed the cache. Encrypted snapshots are authenticated too.
+// Unencrypted snapshots of Secrets are Secrets on disk: an informer on secrets refuses to
+// read or write one unless a key is set (Options.SnapshotKey, SnapshotKeyFile) or
+// Options.SnapshotPlainSecrets says otherwise.
+//
+// A user Transform is not applied again to objects loaded from a snapshot (they were
+// stored after it), but it is applied to objects of a relist as usual: it must be
+// idempotent, as Options.Transform already requires.
+//
 // # Concurrency
 //
 // No kindex lock is held across network I/O, handler calls, handler factories or status

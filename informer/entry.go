@@ -48,6 +48,7 @@ type entry struct {
 	idx       indexSet
 	callbacks callbackErrors
 	queryOpts store.QueryOptions // built once (newQueryOptions)
+	snap      *snapState         // nil without Options.SnapshotDir (snapshot.go)
 
 	refs    int           // guarded by the registry's lock
 	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed
@@ -70,6 +71,7 @@ func newEntry(c *core, key Key, t storage.Target) *entry {
 	}
 	e.metrics = c.metrics.forEntry(key)
 	e.queryOpts = e.newQueryOptions()
+	e.snap = newSnapState(e)
 	e.transform = c.mode.Transform(forgiving(c.opts.Transform, e.transformFailed))
 	if c.ownerIndex.Load() {
 		e.ensureOwnerIndex() // the store is empty: nothing to backfill
@@ -86,7 +88,10 @@ func newEntry(c *core, key Key, t storage.Target) *entry {
 	return e
 }
 
-func (e *entry) start() { go e.supervise() }
+func (e *entry) start() {
+	e.startSnapshots()
+	go e.supervise()
+}
 
 // stop ends the entry: its runs, reflector and processing loop (waited for), its handlers
 // (their goroutines end after the call in progress), and frees the cache. Idempotent.
@@ -94,6 +99,7 @@ func (e *entry) stop() {
 	e.stopOnce.Do(func() {
 		e.cancel()
 		<-e.supDone
+		e.finishSnapshots()
 		e.dispatchMu.Lock()
 		e.stopped = true
 		for l := range e.listeners {
@@ -208,6 +214,7 @@ func (e *entry) runSynced(r *run) {
 	e.update(func(st *Status) {
 		st.Phase = PhaseSynced
 		st.LastSyncTime = now
+		st.ServingFromSnapshot = false
 	})
 }
 

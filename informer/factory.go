@@ -87,6 +87,28 @@ type Options[T Object] struct {
 	// expression that does not compile fails NewFactory (ErrInvalidIndex, with the
 	// *jsonpath.SyntaxError).
 	Indexes map[string]string
+	// SnapshotDir, if set, makes every informer keep a snapshot of its objects in this
+	// directory (created 0700 if missing; files 0600), one file per resource, namespace,
+	// selectors and storage options, and start from it: see "Warm restart" in the package
+	// documentation. Only storage modes that keep objects as bytes can (the compact mode of
+	// dynamicinformer.NewCompactFactory); NewFactory fails for the others.
+	//
+	// Unencrypted snapshots of Secrets are Secrets on disk, readable by whoever can read the
+	// file. An informer on secrets therefore neither reads nor writes a snapshot unless
+	// SnapshotKey or SnapshotKeyFile is set (or SnapshotPlainSecrets).
+	SnapshotDir string
+	// SnapshotInterval is how often an informer whose objects changed writes its snapshot
+	// in the background (it also writes one when it stops cleanly, so the last Release and
+	// Shutdown take as long as that write: about 90 ms per 10,000 objects of 4 KB). Default
+	// DefaultSnapshotInterval (5 minutes).
+	SnapshotInterval time.Duration
+	// SnapshotKey encrypts snapshots with AES-GCM (16, 24 or 32 bytes: AES-128, -192 or
+	// -256); SnapshotKeyFile reads the key from a file holding those raw bytes. A snapshot
+	// written with another key, or without one, is ignored.
+	SnapshotKey     []byte
+	SnapshotKeyFile string
+	// SnapshotPlainSecrets lets informers on secrets read and write unencrypted snapshots.
+	SnapshotPlainSecrets bool
 }
 
 // Factory creates shared informers on demand and owns their lifetime. Informers of the same
@@ -131,6 +153,10 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	}
 	if mode == nil {
 		return nil, errors.New("kindex: nil storage mode")
+	}
+	if c.snapshot, err = newSnapshotConfig(mode, opts.SnapshotDir, opts.SnapshotInterval, opts.SnapshotKey,
+		opts.SnapshotKeyFile, opts.SnapshotPlainSecrets); err != nil {
+		return nil, err
 	}
 	logger := opts.Logger // the zero Logger discards, as logr.Discard() does
 	m, err := newMetrics(opts.Registerer)

@@ -32,6 +32,8 @@ type run struct {
 	clock   *runClock
 	done    chan struct{} // closed when the reflector and the processing loop have ended
 	started time.Time
+	snap    *snapRun    // the run starts from a snapshot (snapshot.go)
+	slw     *snapshotLW // with snapshots on (snapshot.go)
 
 	mu     sync.Mutex
 	park   *parkInfo
@@ -53,7 +55,7 @@ func newRun(e *entry) *run {
 		}),
 		onReplace: e.listed,
 	}
-	lw := &classifyingLW{inner: e.core.mode.ListerWatcher(e.target), hooks: r}
+	lw := &classifyingLW{inner: e.snapshotLW(r, e.core.mode.ListerWatcher(e.target)), hooks: r}
 	r.refl = cache.NewReflectorWithOptions(lw, e.core.mode.ExampleObject(), r.fifo, cache.ReflectorOptions{
 		Logger:          &logger,
 		Name:            e.key.String(),
@@ -100,7 +102,9 @@ func (r *run) processLoop() {
 			if !ok {
 				return nil
 			}
-			return r.e.apply(deltas, isInInitialList)
+			err := r.e.apply(deltas, isInInitialList)
+			r.e.snapshotApplied(deltas)
+			return err
 		})
 		if errors.Is(err, cache.ErrFIFOClosed) {
 			return
@@ -120,8 +124,9 @@ func (r *run) watchSynced() {
 	case <-r.ctx.Done():
 		return
 	}
-	if r.fifo.HasSynced() && r.ctx.Err() == nil {
+	if r.fifo.HasSynced() && r.ctx.Err() == nil && r.waitCurrent() {
 		r.e.runSynced(r)
+		r.e.snapshotSynced()
 	}
 }
 

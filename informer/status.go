@@ -48,7 +48,8 @@ func (e *entry) update(mut func(st *Status)) {
 	mut(&c.st)
 	cur := c.st
 	significant := cur.Phase != prev.Phase || cur.Reason != prev.Reason ||
-		!cur.LastErrorTime.Equal(prev.LastErrorTime) || !cur.LastSyncTime.Equal(prev.LastSyncTime)
+		!cur.LastErrorTime.Equal(prev.LastErrorTime) || !cur.LastSyncTime.Equal(prev.LastSyncTime) ||
+		cur.ServingFromSnapshot != prev.ServingFromSnapshot
 	var wake chan struct{}
 	if significant {
 		wake = c.changed

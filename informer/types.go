@@ -132,7 +132,8 @@ type Status struct {
 	LastSyncTime time.Time
 	// Objects is the number of objects in the cache.
 	Objects int
-	// Lists counts completed lists (initial list, relists after 410 or a restart, resumes).
+	// Lists counts completed lists (initial list, relists after 410 or a restart, resumes;
+	// a snapshot loaded at start counts as one, although it made no request).
 	Lists int
 	// CallbackErrors counts calls of the caller's code for this informer that failed: a
 	// handler that panicked (the notification was skipped), a transform that failed,
@@ -141,6 +142,15 @@ type Status struct {
 	// kindex_callback_failures_total.
 	CallbackErrors    int64
 	LastCallbackError error
+	// ServingFromSnapshot is true while the cache holds the objects of a snapshot
+	// (Options.SnapshotDir) and the informer is not current with the server yet: reads
+	// answer from the snapshot, Phase is Syncing. SnapshotTime is when the snapshot the
+	// informer started from was taken (zero if it did not start from one; its age is
+	// time.Since(SnapshotTime)) and SnapshotResourceVersion the resourceVersion it was
+	// consistent with.
+	ServingFromSnapshot     bool
+	SnapshotTime            time.Time
+	SnapshotResourceVersion string
 }
 
 func (s Status) String() string {

@@ -1,0 +1,471 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
+)
+
+// events records what a handler was told, by kind, as "name" or "name@rv" for updates.
+type events struct {
+	mu                    sync.Mutex
+	adds, updates, delete []string
+}
+
+func (ev *events) handler() cache.ResourceEventHandler {
+	name := func(o any) string {
+		key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(o)
+		return key[strings.LastIndex(key, "/")+1:]
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(o any) {
+			ev.mu.Lock()
+			ev.adds = append(ev.adds, name(o))
+			ev.mu.Unlock()
+		},
+		UpdateFunc: func(_, o any) {
+			ev.mu.Lock()
+			ev.updates = append(ev.updates, name(o))
+			ev.mu.Unlock()
+		},
+		DeleteFunc: func(o any) {
+			ev.mu.Lock()
+			ev.delete = append(ev.delete, name(o))
+			ev.mu.Unlock()
+		},
+	}
+}
+
+func (ev *events) get() (adds, updates, deletes []string) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	s := func(in []string) []string { out := append([]string{}, in...); sort.Strings(out); return out }
+	return s(ev.adds), s(ev.updates), s(ev.delete)
+}
+
+func startCompact(t *testing.T, opts dynamicinformer.Options) *fixture {
+	t.Helper()
+	f, rec, log := testsupport.StartFactory(t, cp.AdminConfig(), opts, func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
+	})
+	return &fixture{f: f, rec: rec, log: log}
+}
+
+// snapshotOnce runs a compact factory with opts until resource is synced, then shuts it
+// down cleanly (which writes the snapshot).
+func snapshotOnce(t *testing.T, opts dynamicinformer.Options, resource string) {
+	t.Helper()
+	fx := startCompact(t, opts)
+	inf, err := fx.f.Informer(context.Background(), resource)
+	require.NoError(t, err)
+	waitSync(t, inf)
+	fx.f.Shutdown()
+}
+
+// restart starts a compact factory with opts and an event recorder on resource.
+func restart(t *testing.T, opts dynamicinformer.Options, resource string) (*fixture, *dynamicinformer.Informer, *events) {
+	t.Helper()
+	fx := startCompact(t, opts)
+	inf, err := fx.f.Informer(context.Background(), resource)
+	require.NoError(t, err)
+	ev := &events{}
+	_, err = inf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+	return fx, inf, ev
+}
+
+func createConfigMaps(t *testing.T, ri dynamic.ResourceInterface, n int) {
+	t.Helper()
+	for i := range n {
+		_, err := ri.Create(context.Background(), toUnstructured(t, &corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)}}), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+}
+
+// A restart within the watch window serves the snapshot at once, makes no LIST, and
+// handlers see the snapshot's objects as adds and then exactly the changes made while the
+// process was down.
+func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 5)
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	snapshotOnce(t, opts, "configmaps")
+
+	churn(t, ctx, cms, "new", "o0", "o1") // while the process is down
+
+	start := time.Now()
+	fx, inf, ev := restart(t, opts, "configmaps")
+	testenv.Eventually(t, 10*time.Second, inf.Queryable, "queryable from the snapshot")
+	t.Logf("queryable %v after start", time.Since(start))
+	waitSync(t, inf)
+	t.Logf("synced %v after start", time.Since(start))
+	cacheEquals(t, ctx, inf, cms)
+	st := inf.Status()
+	require.False(t, st.SnapshotTime.IsZero(), "%+v", st)
+	require.False(t, st.ServingFromSnapshot)
+	lists, watches := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Zero(t, lists, "LIST requests on restart")
+	require.GreaterOrEqual(t, watches, 1)
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		a, u, d := ev.get()
+		return len(a) == 6 && len(u) == 1 && len(d) == 1
+	}, "events")
+	a, u, d := ev.get()
+	require.Equal(t, []string{"new", "o0", "o1", "o2", "o3", "o4"}, a)
+	require.Equal(t, []string{"o0"}, u)
+	require.Equal(t, []string{"o1"}, d)
+}
+
+// After an etcd compaction, the watch from the snapshot's resourceVersion gets 410: the
+// informer relists once and handlers get exactly the differences with the snapshot.
+// Pod templates have no watch cache here (TestMain), so the 410 is certain. Not parallel:
+// the compaction affects every watch.
+func TestSnapshotRestartAfterCompaction(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	pts := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}).Namespace(ns)
+	for i := range 5 {
+		_, err := pts.Create(ctx, toUnstructured(t, &corev1.PodTemplate{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
+			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
+		}), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	snapshotOnce(t, opts, "podtemplates")
+	l, err := pts.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	oldRV := l.GetResourceVersion()
+
+	churn(t, ctx, pts, "missed", "o0", "o1")
+	_, err = cp.CompactEtcd(ctx)
+	require.NoError(t, err)
+	cs := cp.Clientset(t)
+	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, oldRV) },
+		"the apiserver answers 410 for the snapshot's resourceVersion")
+
+	fx, inf, ev := restart(t, opts, "podtemplates")
+	waitSync(t, inf)
+	cacheEquals(t, ctx, inf, pts)
+	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/podtemplates")
+	require.Equal(t, 1, lists, "one relist after the 410")
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		a, u, d := ev.get()
+		return len(a) == 6 && len(u) == 1 && len(d) == 1
+	}, "events")
+	time.Sleep(500 * time.Millisecond) // nothing more may come
+	a, u, d := ev.get()
+	// The five objects of the snapshot, then the one created while down; one update, one
+	// delete: o2, o3 and o4 did not change and are not re-announced.
+	require.Equal(t, []string{"missed", "o0", "o1", "o2", "o3", "o4"}, a)
+	require.Equal(t, []string{"o0"}, u)
+	require.Equal(t, []string{"o1"}, d)
+}
+
+// An informer on secrets neither writes nor reads a snapshot without encryption; with a
+// key it does, and the file is not plaintext.
+func TestSnapshotSecretsNeedEncryption(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	secrets := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "secrets"}).Namespace(ns)
+	_, err := secrets.Create(ctx, toUnstructured(t, &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: metav1.ObjectMeta{Name: "s"},
+		StringData: map[string]string{"password": "hunter2-very-secret"}}), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	plain := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	fx := startCompact(t, plain)
+	inf, err := fx.f.Informer(ctx, "secrets")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	fx.f.Shutdown()
+	files, err := os.ReadDir(plain.SnapshotDir)
+	require.NoError(t, err)
+	require.Empty(t, files, "no unencrypted snapshot of Secrets")
+	require.Equal(t, 1, fx.log.Count("Snapshots of Secrets are refused"), "%s", fx.log)
+
+	keyFile := filepath.Join(t.TempDir(), "key")
+	require.NoError(t, os.WriteFile(keyFile, []byte("0123456789abcdef0123456789abcdef"), 0o600))
+	enc := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir(), SnapshotKeyFile: keyFile}
+	snapshotOnce(t, enc, "secrets")
+	files, err = os.ReadDir(enc.SnapshotDir)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	raw, err := os.ReadFile(filepath.Join(enc.SnapshotDir, files[0].Name()))
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), "password")
+	info, err := files[0].Info()
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	fx2, inf2, _ := restart(t, enc, "secrets")
+	waitSync(t, inf2)
+	lists, _ := fx2.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
+	require.Zero(t, lists, "the encrypted snapshot was used")
+}
+
+// A snapshot is only used by the informer it was written for: another selector lists.
+// A snapshot file of another resource copied in its place is ignored with one log line.
+func TestSnapshotOfAnotherInformerNotUsed(t *testing.T) {
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 3)
+	dir := t.TempDir()
+	snapshotOnce(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: dir}, "configmaps")
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+
+	other := dynamicinformer.Options{Namespace: ns, SnapshotDir: dir, FieldSelector: "metadata.name=o0"}
+	fx, inf, _ := restart(t, other, "configmaps")
+	waitSync(t, inf)
+	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Equal(t, 1, lists)
+	require.Len(t, must(inf.List(nil)), 1)
+	fx.f.Shutdown()
+
+	// Put the configmaps snapshot where the selector's informer looks for its own.
+	files, err = os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	first, _ := os.ReadFile(filepath.Join(dir, files[0].Name()))
+	for _, f := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f.Name()), first, 0o600))
+	}
+	fx2, inf2, _ := restart(t, other, "configmaps")
+	waitSync(t, inf2)
+	fx3, inf3, _ := restart(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: dir}, "configmaps")
+	waitSync(t, inf3)
+	l2, _ := fx2.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	l3, _ := fx3.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	// One of the two found the other's snapshot in its file, ignored it and listed; the
+	// other found its own.
+	require.Equal(t, 1, l2+l3, "lists %d and %d", l2, l3)
+	require.Equal(t, 1, fx2.log.Count("Snapshot ignored")+fx3.log.Count("Snapshot ignored"), "%s\n%s", fx2.log, fx3.log)
+	require.Len(t, must(inf2.List(nil)), 1)
+	require.Len(t, must(inf3.List(nil)), 3)
+}
+
+// Modes that do not keep objects as bytes cannot write snapshots: NewFactory says so.
+func TestSnapshotNeedsCompactMode(t *testing.T) {
+	_, err := dynamicinformer.NewFactory(cp.AdminConfig(), dynamicinformer.Options{SnapshotDir: t.TempDir()})
+	require.ErrorContains(t, err, "SnapshotDir")
+	_ = informer.DefaultSnapshotInterval
+}
+
+// snapshotMod returns the modification time of the snapshot in dir (zero if none).
+func snapshotMod(t *testing.T, dir string) time.Time {
+	t.Helper()
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, f := range files {
+		if strings.HasSuffix(f.Name(), ".snap") {
+			info, err := f.Info()
+			require.NoError(t, err)
+			return info.ModTime()
+		}
+	}
+	return time.Time{}
+}
+
+// A running informer writes its snapshot in the background every SnapshotInterval when
+// something changed, and not when nothing did.
+func TestSnapshotWrittenInBackground(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 2)
+	dir := t.TempDir()
+	fx := startCompact(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: dir, SnapshotInterval: 200 * time.Millisecond})
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	testenv.Eventually(t, 10*time.Second, func() bool { return !snapshotMod(t, dir).IsZero() }, "first snapshot written")
+	first := snapshotMod(t, dir)
+	time.Sleep(600 * time.Millisecond)
+	require.Equal(t, first, snapshotMod(t, dir), "no change, no write")
+	churn(t, ctx, cms, "new", "o0", "o1")
+	testenv.Eventually(t, 10*time.Second, func() bool { return snapshotMod(t, dir).After(first) }, "rewritten after a change")
+	// Kill the process without a clean shutdown: the file on disk is the background one.
+	// (Simulated by copying it away before Shutdown writes again.)
+	bg := t.TempDir()
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(bg, f.Name()), b, 0o600))
+	}
+	fx.f.Shutdown()
+	fx2, inf2, _ := restart(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: bg}, "configmaps")
+	waitSync(t, inf2)
+	cacheEquals(t, ctx, inf2, cms)
+	lists, _ := fx2.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Zero(t, lists)
+}
+
+// TestSnapshotRestartCost measures a cold sync against a restart from a snapshot with
+// KINDEX_SNAPSHOT_E2E=<objects> ConfigMaps of about 4 KB each.
+func TestSnapshotRestartCost(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("KINDEX_SNAPSHOT_E2E"))
+	if n == 0 {
+		t.Skip("set KINDEX_SNAPSHOT_E2E=<objects> to measure")
+	}
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	data := map[string]string{"blob": strings.Repeat("x", 4000)}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range next {
+				_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("c", i)}, Data: data}, metav1.CreateOptions{})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+
+	fx := startCompact(t, opts)
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	start := time.Now() // from the informer's creation: discovery and factory start excluded
+	waitSync(t, inf)
+	cold := time.Since(start)
+	coldLists, _ := fx.rec.Count(path)
+	start = time.Now()
+	fx.f.Shutdown()
+	write := time.Since(start)
+
+	if prof := os.Getenv("KINDEX_SNAPSHOT_PROFILE"); prof != "" {
+		f, err := os.Create(prof)
+		require.NoError(t, err)
+		require.NoError(t, pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+	fx2 := startCompact(t, opts)
+	inf2, err := fx2.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	start = time.Now()
+	for !inf2.Queryable() {
+		require.Less(t, time.Since(start), time.Minute, "not queryable")
+		time.Sleep(time.Millisecond)
+	}
+	queryable := time.Since(start)
+	require.Len(t, must(inf2.List(nil)), n)
+	waitSync(t, inf2)
+	synced := time.Since(start)
+	lists, _ := fx2.rec.Count(path)
+	t.Logf("%d ConfigMaps: cold sync %v (%d LIST); shutdown with snapshot write %v; restart: queryable %v, synced %v (%.3fx cold; %d LIST)",
+		n, cold.Round(time.Millisecond), coldLists, write.Round(time.Millisecond), queryable.Round(time.Millisecond),
+		synced.Round(time.Millisecond), float64(synced)/float64(cold), lists)
+	require.Zero(t, lists)
+}
+
+// Releasing the last reference writes the snapshot; acquiring the informer again in the
+// same factory starts from it, without a LIST.
+func TestSnapshotReleaseAndReacquire(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 3)
+	fx := startCompact(t, dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()})
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	inf.Release()
+	churn(t, ctx, cms, "new", "o0", "o1")
+	inf, err = fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	defer inf.Release()
+	waitSync(t, inf)
+	cacheEquals(t, ctx, inf, cms)
+	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Equal(t, 1, lists, "only the first acquisition listed")
+	require.False(t, inf.Status().SnapshotTime.IsZero())
+}
+
+// An informer with no object writes a snapshot too (at its list's resourceVersion) and
+// resumes from it without a LIST, seeing what was created meanwhile.
+func TestSnapshotOfEmptyInformer(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir(), FieldSelector: "metadata.name=o0"}
+	snapshotOnce(t, opts, "configmaps")
+	createConfigMaps(t, cms, 2)
+	fx, inf, ev := restart(t, opts, "configmaps")
+	waitSync(t, inf)
+	testenv.Eventually(t, 10*time.Second, func() bool { a, _, _ := ev.get(); return len(a) == 1 }, "o0 added")
+	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Zero(t, lists)
+	require.Equal(t, map[string]string{"o0": must(cms.Get(ctx, "o0", metav1.GetOptions{})).GetResourceVersion()}, nameRVs(must(inf.List(nil))))
+}
+
+// While the watch from the snapshot's resourceVersion is not established, the informer
+// serves the snapshot (queryable, ServingFromSnapshot) but is not synced.
+func TestSnapshotServedWhileNotCurrent(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 3)
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	snapshotOnce(t, opts, "configmaps")
+
+	fx := startCompact(t, opts)
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	fx.rec.Hold(path)
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	testenv.Eventually(t, 10*time.Second, inf.ServingFromSnapshot, "serving from the snapshot")
+	require.True(t, inf.Queryable())
+	require.False(t, inf.HasSynced())
+	st := inf.Status()
+	require.Equal(t, informer.PhaseSyncing, st.Phase)
+	require.NotEmpty(t, st.SnapshotResourceVersion)
+	require.Less(t, time.Since(st.SnapshotTime), time.Minute)
+	require.Len(t, must(inf.List(nil)), 3)
+	shortCtx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	require.Error(t, inf.WaitForSync(shortCtx), "WaitForSync waits for the server")
+
+	fx.rec.Release()
+	waitSync(t, inf)
+	require.False(t, inf.ServingFromSnapshot())
+	lists, _ := fx.rec.Count(path)
+	require.Zero(t, lists)
+}

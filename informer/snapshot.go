@@ -1,0 +1,517 @@
+package informer
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/watchlist"
+
+	"github.com/kindex/kindex/internal/snapshot"
+	"github.com/kindex/kindex/internal/storage"
+)
+
+// DefaultSnapshotInterval is Options.SnapshotInterval's default.
+const DefaultSnapshotInterval = 5 * time.Minute
+
+// snapshotQuiet is how long a watch from a snapshot's resourceVersion must stay open
+// without an error before the informer counts as current ("Warm restart" in the package
+// documentation).
+var snapshotQuiet = 250 * time.Millisecond
+
+var secretsGR = schema.GroupResource{Resource: "secrets"}
+
+// snapshotConfig is the validated form of the Snapshot options.
+type snapshotConfig struct {
+	dir           string
+	interval      time.Duration
+	key           []byte
+	plainSecrets  bool
+	snapshotter   storage.Snapshotter
+	minWriteDelay time.Duration
+}
+
+// newSnapshotConfig validates the Snapshot options; nil when snapshots are off.
+func newSnapshotConfig(mode storage.Mode, dir string, interval time.Duration, key []byte, keyFile string, plainSecrets bool) (*snapshotConfig, error) {
+	if dir == "" {
+		if key != nil || keyFile != "" {
+			return nil, errors.New("kindex: SnapshotKey or SnapshotKeyFile without SnapshotDir")
+		}
+		return nil, nil
+	}
+	s, ok := mode.(storage.Snapshotter)
+	if !ok {
+		return nil, fmt.Errorf("kindex: Options.SnapshotDir: the %s storage mode cannot write snapshots (only the compact mode keeps objects as bytes)", mode.Name())
+	}
+	if interval < 0 {
+		return nil, fmt.Errorf("kindex: SnapshotInterval must not be negative, got %v", interval)
+	}
+	if interval == 0 {
+		interval = DefaultSnapshotInterval
+	}
+	if key != nil && keyFile != "" {
+		return nil, errors.New("kindex: set SnapshotKey or SnapshotKeyFile, not both")
+	}
+	if keyFile != "" {
+		var err error
+		if key, err = snapshot.ReadKeyFile(keyFile); err != nil {
+			return nil, fmt.Errorf("kindex: %w", err)
+		}
+	}
+	if key != nil {
+		switch len(key) {
+		case 16, 24, 32:
+		default:
+			return nil, fmt.Errorf("kindex: SnapshotKey must have 16, 24 or 32 bytes, got %d", len(key))
+		}
+		key = append([]byte(nil), key...)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("kindex: Options.SnapshotDir: %w", err)
+	}
+	return &snapshotConfig{dir: dir, interval: interval, key: key, plainSecrets: plainSecrets, snapshotter: s}, nil
+}
+
+// snapState is one entry's snapshot file: its identity, what was applied since the last
+// write, and the background writer.
+type snapState struct {
+	e        *entry
+	cfg      *snapshotConfig
+	identity string
+	path     string
+	refused  bool // a Secret informer without encryption: neither read nor written
+
+	used      atomic.Bool   // the first run has been built (the snapshot is only read once)
+	appliedRV atomic.Uint64 // the highest resourceVersion applied (0: unknown)
+	badRV     atomic.Bool   // a resourceVersion was not a number: never write
+	dirty     atomic.Bool   // something was applied since the last write
+	everSync  atomic.Bool   // the informer has been current since it started
+	writeMu   sync.Mutex    // one write at a time
+	loopOn    atomic.Bool   // the background writer was started
+	loopDone  chan struct{}
+	lastWrite atomic.Int64 // nanoseconds the last write took, for tests and logs
+}
+
+func newSnapState(e *entry) *snapState {
+	cfg := e.core.opts.snapshot
+	if cfg == nil {
+		return nil
+	}
+	k := e.key
+	identity := strings.Join([]string{
+		"kindex informer snapshot",
+		"group=" + k.GVR.Group, "version=" + k.GVR.Version, "resource=" + k.GVR.Resource,
+		"namespace=" + k.Namespace, "labelSelector=" + k.LabelSelector, "fieldSelector=" + k.FieldSelector,
+		"mode=" + k.Mode, cfg.snapshotter.SnapshotIdentity(),
+	}, "\n")
+	sum := sha256.Sum256([]byte(identity))
+	name := fmt.Sprintf("%s_%s_%s_%s.snap", safeName(k.GVR.Group), safeName(k.GVR.Version), safeName(k.GVR.Resource), hex.EncodeToString(sum[:8]))
+	s := &snapState{e: e, cfg: cfg, identity: identity, path: filepath.Join(cfg.dir, name), loopDone: make(chan struct{})}
+	if k.GVR.GroupResource() == secretsGR && cfg.key == nil && !cfg.plainSecrets {
+		s.refused = true
+		e.logger.Info("Snapshots of Secrets are refused without encryption (Options.SnapshotKey or SnapshotKeyFile; SnapshotPlainSecrets overrides): this informer neither reads nor writes one")
+	}
+	return s
+}
+
+func safeName(s string) string {
+	if s == "" {
+		return "core"
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// load reads the snapshot; ok false (with at most one log line) when there is none usable.
+func (s *snapState) load() (items []any, meta snapshot.Meta, ok bool) {
+	start := time.Now()
+	r, err := snapshot.Open(s.path, s.identity, snapshot.Options{Key: s.cfg.key})
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			s.e.logger.V(1).Info("No snapshot to start from", "path", s.path)
+		} else {
+			s.e.logger.Info("Snapshot ignored", "path", s.path, "err", err.Error())
+		}
+		return nil, meta, false
+	}
+	defer func() { _ = r.Close() }()
+	meta = r.Meta()
+	if _, err := strconv.ParseUint(meta.ResourceVersion, 10, 64); err != nil {
+		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", "resourceVersion "+strconv.Quote(meta.ResourceVersion)+" is not a number")
+		return nil, meta, false
+	}
+	items = make([]any, 0, min(r.Count(), 1<<20))
+	for {
+		b, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			var obj any
+			if obj, err = s.cfg.snapshotter.SnapshotDecode(b); err == nil {
+				items = append(items, obj)
+				continue
+			}
+		}
+		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", err.Error())
+		return nil, meta, false
+	}
+	s.e.logger.V(1).Info("Loaded a snapshot", "objects", len(items), "resourceVersion", meta.ResourceVersion,
+		"age", time.Since(meta.Time).Round(time.Second).String(), "took", time.Since(start).String())
+	return items, meta, true
+}
+
+// applied records what the processing loop applied, after it was applied: the snapshot's
+// resourceVersion is the highest one applied, a lower bound of what the cache is
+// consistent with (see Options.SnapshotDir).
+func (s *snapState) applied(deltas cache.Deltas) {
+	for _, d := range deltas {
+		obj := d.Object
+		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = t.Obj
+		}
+		o, ok := obj.(interface{ GetResourceVersion() string })
+		if !ok {
+			continue
+		}
+		rv := o.GetResourceVersion()
+		if rv == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(rv, 10, 64)
+		if err != nil {
+			if s.badRV.CompareAndSwap(false, true) {
+				s.e.logger.Info("Snapshots disabled: the server's resourceVersions are not numbers", "resourceVersion", rv)
+			}
+			continue
+		}
+		s.raise(n)
+	}
+	s.dirty.Store(true)
+}
+
+// raise makes rv the applied resourceVersion if it is higher.
+func (s *snapState) raise(rv uint64) {
+	for {
+		cur := s.appliedRV.Load()
+		if rv <= cur || s.appliedRV.CompareAndSwap(cur, rv) {
+			return
+		}
+	}
+}
+
+// loop writes a snapshot every interval while the informer changed and is current.
+func (s *snapState) loop(ctx context.Context) {
+	defer close(s.loopDone)
+	t := time.NewTicker(s.cfg.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if s.e.isSynced() {
+				s.write("interval")
+			}
+		}
+	}
+}
+
+// write writes the snapshot if something changed since the last one. The store is read
+// under the entry's dispatch lock only to copy the item pointers (items are immutable);
+// encoding and I/O happen outside it.
+func (s *snapState) write(why string) {
+	if s.refused || s.badRV.Load() || !s.everSync.Load() {
+		return
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if !s.dirty.Load() {
+		return
+	}
+	e := s.e
+	e.dispatchMu.Lock()
+	if e.stopped {
+		e.dispatchMu.Unlock()
+		return
+	}
+	s.dirty.Store(false)
+	rv := s.appliedRV.Load()
+	items := e.store.List()
+	e.dispatchMu.Unlock()
+	if rv == 0 {
+		s.dirty.Store(true)
+		return
+	}
+	start := time.Now()
+	sn := s.cfg.snapshotter
+	skipped := 0
+	var buf []byte
+	err := snapshot.Write(s.path, snapshot.Meta{Identity: s.identity, ResourceVersion: strconv.FormatUint(rv, 10), Time: start},
+		len(items), func(i int) []byte {
+			var ok bool
+			if buf, ok = sn.AppendSnapshot(buf[:0], items[i]); !ok {
+				skipped++
+			}
+			return buf
+		}, snapshot.Options{Key: s.cfg.key})
+	took := time.Since(start)
+	s.lastWrite.Store(int64(took))
+	if err == nil && skipped > 0 {
+		err = fmt.Errorf("%d items of another type", skipped)
+		_ = os.Remove(s.path)
+	}
+	if err != nil {
+		s.dirty.Store(true)
+		e.logger.Info("Cannot write a snapshot", "path", s.path, "err", err.Error())
+		return
+	}
+	e.logger.V(2).Info("Wrote a snapshot", "why", why, "objects", len(items), "resourceVersion", rv, "took", took.String())
+}
+
+// isSynced reports whether the current run is synced.
+func (e *entry) isSynced() bool {
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	return e.synced
+}
+
+// startSnapshots starts the background writer.
+func (e *entry) startSnapshots() {
+	if e.snap == nil || e.snap.refused {
+		return
+	}
+	e.snap.loopOn.Store(true)
+	go e.snap.loop(e.ctx)
+}
+
+// finishSnapshots writes the last snapshot on a clean stop; the runs have ended.
+func (e *entry) finishSnapshots() {
+	if e.snap == nil || e.snap.refused {
+		return
+	}
+	if e.snap.loopOn.Load() {
+		<-e.snap.loopDone
+	}
+	e.snap.write("stop")
+}
+
+// snapshotApplied is called by the processing loop after each applied change.
+func (e *entry) snapshotApplied(deltas cache.Deltas) {
+	if e.snap != nil {
+		e.snap.applied(deltas)
+	}
+}
+
+// snapRun is a run that starts from a snapshot.
+type snapRun struct {
+	meta    snapshot.Meta
+	current chan struct{} // closed once the informer is current with the server
+	once    sync.Once
+}
+
+func (sr *snapRun) markCurrent() { sr.once.Do(func() { close(sr.current) }) }
+
+// snapshotLW returns the ListerWatcher of r: inner without snapshots; else a snapshotLW
+// that records the resourceVersion of the run's first list and, for the entry's first run
+// with a usable snapshot, answers that list with the snapshot.
+func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.ListerWatcherWithContext {
+	s := e.snap
+	if s == nil || s.refused {
+		return inner
+	}
+	r.slw = &snapshotLW{inner: inner}
+	if !s.used.CompareAndSwap(false, true) {
+		return r.slw
+	}
+	items, meta, ok := s.load()
+	if !ok {
+		return r.slw
+	}
+	rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
+	s.appliedRV.Store(rv)
+	r.snap = &snapRun{meta: meta, current: make(chan struct{})}
+	list := s.cfg.snapshotter.SnapshotList(items, meta.ResourceVersion)
+	e.update(func(st *Status) { st.SnapshotTime, st.SnapshotResourceVersion = meta.Time, meta.ResourceVersion })
+	r.slw.first, r.slw.sr = list, r.snap
+	return r.slw
+}
+
+// snapshotLW records the resourceVersion of the first list of a run: once that list is
+// applied, the cache is consistent with it (an informer with no object has no other).
+// With a snapshot (sr set), it also answers the reflector's first List with the snapshot
+// (no request) and passes every later call to inner; it then declines watch-list, so that
+// the reflector calls List first (a watch-list would re-send everything), and marks the run
+// current once a watch is established (snapshotWatch). Without one, it keeps inner's
+// watch-list support.
+type snapshotLW struct {
+	inner   cache.ListerWatcherWithContext
+	mu      sync.Mutex
+	first   runtime.Object // nil once served
+	firstRV string         // of the run's first list
+	listed  bool
+	sr      *snapRun
+}
+
+func (lw *snapshotLW) IsWatchListSemanticsUnSupported() bool {
+	return lw.sr != nil || watchlist.DoesClientNotSupportWatchListSemantics(lw.inner)
+}
+
+// firstListRV returns the resourceVersion of the run's first list ("" if none yet).
+func (lw *snapshotLW) firstListRV() string {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	return lw.firstRV
+}
+
+func (lw *snapshotLW) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return lw.ListWithContext(context.Background(), opts)
+}
+
+func (lw *snapshotLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
+	return lw.WatchWithContext(context.Background(), opts)
+}
+
+func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	lw.mu.Lock()
+	first := lw.first
+	lw.first = nil
+	lw.mu.Unlock()
+	obj := first
+	if obj == nil {
+		var err error
+		if obj, err = lw.inner.ListWithContext(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
+	if m, err := meta.ListAccessor(obj); err == nil {
+		lw.mu.Lock()
+		if !lw.listed {
+			lw.listed, lw.firstRV = true, m.GetResourceVersion()
+		}
+		lw.mu.Unlock()
+	}
+	return obj, nil
+}
+
+func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	w, err := lw.inner.WatchWithContext(ctx, opts)
+	if err != nil || lw.sr == nil {
+		return w, err
+	}
+	select {
+	case <-lw.sr.current:
+		return w, nil
+	default:
+	}
+	return newSnapshotWatch(w, lw.sr), nil
+}
+
+// snapshotWatch forwards a watch and marks the run current when its first event is not an
+// error, or when it stayed open snapshotQuiet without one: the server answers a watch from
+// a compacted resourceVersion with an error event at once (410 Gone).
+type snapshotWatch struct {
+	inner   watch.Interface
+	out     chan watch.Event
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func newSnapshotWatch(inner watch.Interface, sr *snapRun) *snapshotWatch {
+	w := &snapshotWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
+	go func() {
+		defer close(w.out)
+		timer := time.NewTimer(snapshotQuiet)
+		defer timer.Stop()
+		in := inner.ResultChan()
+		decided := false
+		for {
+			var ev watch.Event
+			var ok bool
+			select {
+			case ev, ok = <-in:
+			case <-timer.C:
+				if !decided {
+					decided = true
+					sr.markCurrent()
+				}
+				continue
+			case <-w.stopped:
+				return
+			}
+			if !ok {
+				return
+			}
+			if !decided {
+				decided = true
+				if ev.Type != watch.Error {
+					sr.markCurrent()
+				}
+			}
+			select {
+			case w.out <- ev:
+			case <-w.stopped:
+				return
+			}
+		}
+	}()
+	return w
+}
+
+func (w *snapshotWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *snapshotWatch) Stop() {
+	w.once.Do(func() {
+		close(w.stopped)
+		w.inner.Stop()
+	})
+}
+
+// waitCurrent is called once r's initial list (the snapshot) was applied: the informer
+// serves from the snapshot until the watch is established. It returns false if the run
+// ended first.
+func (r *run) waitCurrent() bool {
+	if r.slw != nil {
+		if rv, err := strconv.ParseUint(r.slw.firstListRV(), 10, 64); err == nil {
+			r.e.snap.raise(rv)
+			r.e.snap.dirty.Store(true) // even with no object: the version is news
+		}
+	}
+	if r.snap == nil {
+		return true
+	}
+	r.e.update(func(st *Status) { st.ServingFromSnapshot = true })
+	select {
+	case <-r.snap.current:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+// snapshotSynced is called after a run synced: snapshots may be written from now on.
+func (e *entry) snapshotSynced() {
+	if e.snap != nil {
+		e.snap.everSync.Store(true)
+	}
+}

@@ -1,0 +1,13 @@
+package informer
+
+// ServingFromSnapshot reports whether the informer answers from a snapshot it started
+// from and is not current with the server yet (Status.ServingFromSnapshot).
+func (i *Informer[T]) ServingFromSnapshot() bool { return i.h.e.Status().ServingFromSnapshot }
+
+// Queryable reports whether reads answer from a complete set of objects: the informer is
+// synced, or it serves a snapshot (possibly stale, see Status.SnapshotTime) while it
+// catches up. HasSynced and WaitForSync wait for the server.
+func (i *Informer[T]) Queryable() bool {
+	st := i.h.e.Status()
+	return st.ServingFromSnapshot || !st.LastSyncTime.IsZero()
+}

@@ -1,0 +1,39 @@
+// Package snapshot is the file format of kindex's warm restarts: one file per informer
+// holding its objects as the bytes the compact storage mode keeps, and the resourceVersion
+// they are consistent with, so that a restarted informer can serve them at once and resume
+// with a WATCH from that resourceVersion instead of a LIST.
+//
+// # Layout
+//
+// A file is a plaintext header followed by a body:
+//
+//	header: magic "KXSNAP\r\n" | version uint16 | flags uint16 | nonce prefix [4]byte
+//	body:   identity hash [32]byte | len uint32 + resourceVersion | unix nanoseconds int64 |
+//	        object count uint64 | count × (len uint32 + object bytes) | SHA-256 [32]byte
+//
+// All integers are big-endian. The SHA-256 covers the header and everything in the body
+// before it. The identity hash is the SHA-256 of the caller's identity string (resource,
+// namespace, selectors, storage options): a file written for something else is rejected.
+//
+// With a key (flag 1) the body is sealed with AES-GCM in frames of at most 64 KiB of
+// plaintext, each "len uint32 | ciphertext"; the high bit of len marks the last frame.
+// Frame i uses the nonce "prefix | i as uint64" (the prefix is random per file) and the
+// header plus a last-frame byte as additional data, so frames cannot be reordered,
+// dropped, moved between files or cut off at a frame boundary without failing to open.
+// Reading and writing stream: neither ever holds more than one frame and one object.
+//
+// # Trust
+//
+// Open and Reader.Next check everything they read against bounds before using it, and the
+// checksum (and, encrypted, every frame's tag) before the last object is accepted: a
+// caller must not use any object until Next has returned io.EOF. Every failure wraps
+// ErrInvalid; a file for another identity also wraps ErrIdentity, and a wrong key or a
+// tampered encrypted file ErrDecrypt.
+//
+// # Atomicity
+//
+// Write creates a temporary file in the target's directory with mode 0600, writes, syncs,
+// renames it over the target and syncs the directory: a crash at any point leaves either
+// the previous file or the new one, never a mix. Temporary files a crash left behind are
+// removed by the next Write to the same target.
+package snapshot

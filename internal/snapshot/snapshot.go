@@ -1,0 +1,535 @@
+package snapshot
+
+import (
+	"bufio"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Version is the format version this package writes and reads.
+const Version = 1
+
+const (
+	magic       = "KXSNAP\r\n"
+	headerLen   = len(magic) + 2 + 2 + 4
+	flagEncrypt = 1
+	frameSize   = 64 << 10
+	lastFrame   = 1 << 31
+	// MaxObject bounds one object's length; larger lengths are corruption.
+	MaxObject = 64 << 20
+	maxRV     = 1 << 10
+	tmpPrefix = ".tmp-"
+)
+
+var (
+	// ErrInvalid is wrapped by every error about a file's content: bad magic or version,
+	// truncation, a checksum mismatch, a bound exceeded, another identity, a wrong key.
+	ErrInvalid = errors.New("snapshot: invalid file")
+	// ErrIdentity (with ErrInvalid): the file was written for another identity.
+	ErrIdentity = errors.New("snapshot: written for another informer")
+	// ErrDecrypt (with ErrInvalid): the file is encrypted and cannot be opened with the
+	// key given (or without one), or an encrypted frame was altered.
+	ErrDecrypt = errors.New("snapshot: cannot decrypt")
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Meta is what a snapshot says about its objects.
+type Meta struct {
+	// Identity names what the objects are of; Open refuses a file written for another.
+	Identity string
+	// ResourceVersion is the version the objects are consistent with.
+	ResourceVersion string
+	// Time is when the objects were taken.
+	Time time.Time
+}
+
+// Options are the encryption key (nil: plaintext). AES-128, -192 or -256 by its length.
+type Options struct {
+	Key []byte
+}
+
+func (o Options) aead() (cipher.AEAD, error) {
+	if o.Key == nil {
+		return nil, nil
+	}
+	b, err := aes.NewCipher(o.Key)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: key: %w", err)
+	}
+	return cipher.NewGCM(b)
+}
+
+// ReadKeyFile reads a key from a file holding 16, 24 or 32 raw bytes (one trailing newline
+// is tolerated). Text encodings (hex, base64) are not decoded.
+func ReadKeyFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: key file: %w", err)
+	}
+	if n := len(b); n == 17 || n == 25 || n == 33 {
+		if b[n-1] == '\n' {
+			b = b[:n-1]
+		}
+	}
+	switch len(b) {
+	case 16, 24, 32:
+		return b, nil
+	}
+	return nil, fmt.Errorf("snapshot: key file %s: want 16, 24 or 32 bytes, got %d", path, len(b))
+}
+
+// Write writes count objects, next(0) ... next(count-1), with m to path atomically (see
+// the package doc). next's bytes are only read during the call.
+func Write(path string, m Meta, count int, next func(i int) []byte, o Options) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	removeStale(dir, base)
+	f, err := os.CreateTemp(dir, tmpPrefix+base+"-*")
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(f.Name())
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err = writeTo(f, m, count, next, o); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// removeStale removes temporary files an interrupted Write of base left in dir.
+func removeStale(dir, base string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), tmpPrefix+base+"-") {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// writeTo writes the whole file to w.
+func writeTo(w io.Writer, m Meta, count int, next func(i int) []byte, o Options) error {
+	aead, err := o.aead()
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, frameSize)
+	hdr := make([]byte, 0, headerLen)
+	hdr = append(hdr, magic...)
+	hdr = binary.BigEndian.AppendUint16(hdr, Version)
+	var flags uint16
+	var prefix [4]byte
+	if aead != nil {
+		flags |= flagEncrypt
+		if _, err := rand.Read(prefix[:]); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	hdr = binary.BigEndian.AppendUint16(hdr, flags)
+	hdr = append(hdr, prefix[:]...)
+	if _, err := bw.Write(hdr); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	sum := sha256.New()
+	sum.Write(hdr)
+	var body io.Writer = bw
+	var fw *frameWriter
+	if aead != nil {
+		fw = &frameWriter{w: bw, aead: aead, ad: hdr, prefix: prefix, buf: make([]byte, 0, frameSize)}
+		body = fw
+	}
+	out := io.MultiWriter(body, sum)
+	var scratch [8]byte
+	put := func(b []byte) error {
+		_, err := out.Write(b)
+		return err
+	}
+	put32 := func(v uint32) error { binary.BigEndian.PutUint32(scratch[:4], v); return put(scratch[:4]) }
+	put64 := func(v uint64) error { binary.BigEndian.PutUint64(scratch[:], v); return put(scratch[:]) }
+	id := sha256.Sum256([]byte(m.Identity))
+	if len(m.ResourceVersion) > maxRV {
+		return fmt.Errorf("snapshot: resourceVersion of %d bytes", len(m.ResourceVersion))
+	}
+	if err := errors.Join(put(id[:]), put32(uint32(len(m.ResourceVersion))), put([]byte(m.ResourceVersion)),
+		put64(uint64(m.Time.UnixNano())), put64(uint64(count))); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	for i := range count {
+		b := next(i)
+		if len(b) > MaxObject {
+			return fmt.Errorf("snapshot: object %d has %d bytes, more than %d", i, len(b), MaxObject)
+		}
+		if err := put32(uint32(len(b))); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		if err := put(b); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	// The checksum itself is part of the body but not of what it sums.
+	if _, err := body.Write(sum.Sum(nil)); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	if fw != nil {
+		if err := fw.close(); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return nil
+}
+
+// frameWriter seals the body in frames (see the package doc).
+type frameWriter struct {
+	w      io.Writer
+	aead   cipher.AEAD
+	ad     []byte
+	prefix [4]byte
+	n      uint64
+	buf    []byte
+	out    []byte
+}
+
+func (f *frameWriter) Write(p []byte) (int, error) {
+	total := len(p)
+	for len(p) > 0 {
+		if len(f.buf) == frameSize {
+			if err := f.flush(false); err != nil {
+				return 0, err
+			}
+		}
+		k := min(frameSize-len(f.buf), len(p))
+		f.buf = append(f.buf, p[:k]...)
+		p = p[k:]
+	}
+	return total, nil
+}
+
+func (f *frameWriter) flush(last bool) error {
+	nonce := frameNonce(f.prefix, f.n)
+	f.n++
+	f.out = f.aead.Seal(f.out[:0], nonce, f.buf, frameAD(f.ad, last))
+	n := uint32(len(f.out))
+	if last {
+		n |= lastFrame
+	}
+	var l [4]byte
+	binary.BigEndian.PutUint32(l[:], n)
+	if _, err := f.w.Write(l[:]); err != nil {
+		return err
+	}
+	_, err := f.w.Write(f.out)
+	f.buf = f.buf[:0]
+	return err
+}
+
+func (f *frameWriter) close() error { return f.flush(true) }
+
+func frameNonce(prefix [4]byte, n uint64) []byte {
+	nonce := make([]byte, 12)
+	copy(nonce, prefix[:])
+	binary.BigEndian.PutUint64(nonce[4:], n)
+	return nonce
+}
+
+func frameAD(hdr []byte, last bool) []byte {
+	ad := make([]byte, len(hdr)+1)
+	copy(ad, hdr)
+	if last {
+		ad[len(hdr)] = 1
+	}
+	return ad
+}
+
+// Reader reads a snapshot file object by object.
+type Reader struct {
+	f      *os.File
+	body   io.Reader
+	sum    hash.Hash
+	meta   Meta
+	count  uint64
+	read   uint64
+	done   bool
+	buf    []byte
+	lenBuf [8]byte
+}
+
+// Open opens path and reads its header and meta, checking the format version, the
+// identity and (encrypted) the key. The objects follow with Next. A file encrypted without
+// a key given, or plaintext when a key is given, is refused (ErrDecrypt).
+func Open(path, identity string, o Options) (*Reader, error) {
+	aead, err := o.aead()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newReader(f, identity, aead)
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	r.f = f
+	return r, nil
+}
+
+func newReader(in io.Reader, identity string, aead cipher.AEAD) (*Reader, error) {
+	br := bufio.NewReaderSize(in, frameSize)
+	hdr := make([]byte, headerLen)
+	if _, err := io.ReadFull(br, hdr); err != nil {
+		return nil, invalid("header: %v", err)
+	}
+	if string(hdr[:len(magic)]) != magic {
+		return nil, invalid("not a snapshot")
+	}
+	if v := binary.BigEndian.Uint16(hdr[len(magic):]); v != Version {
+		return nil, invalid("format version %d, want %d", v, Version)
+	}
+	flags := binary.BigEndian.Uint16(hdr[len(magic)+2:])
+	if flags&^flagEncrypt != 0 {
+		return nil, invalid("unknown flags %#x", flags)
+	}
+	encrypted := flags&flagEncrypt != 0
+	if encrypted != (aead != nil) {
+		if encrypted {
+			return nil, fmt.Errorf("%w: %w: the file is encrypted and no key was given", ErrInvalid, ErrDecrypt)
+		}
+		return nil, fmt.Errorf("%w: %w: the file is not encrypted and a key was given", ErrInvalid, ErrDecrypt)
+	}
+	r := &Reader{sum: sha256.New(), body: br}
+	r.sum.Write(hdr)
+	if encrypted {
+		var prefix [4]byte
+		copy(prefix[:], hdr[len(magic)+4:])
+		r.body = &frameReader{r: br, aead: aead, ad: hdr, prefix: prefix}
+	}
+	var id [32]byte
+	if err := r.full(id[:]); err != nil {
+		return nil, err
+	}
+	if want := sha256.Sum256([]byte(identity)); id != want {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, ErrIdentity)
+	}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	if n > maxRV {
+		return nil, invalid("resourceVersion of %d bytes", n)
+	}
+	rv := make([]byte, n)
+	if err := r.full(rv); err != nil {
+		return nil, err
+	}
+	ns, err := r.u64()
+	if err != nil {
+		return nil, err
+	}
+	if r.count, err = r.u64(); err != nil {
+		return nil, err
+	}
+	r.meta = Meta{Identity: identity, ResourceVersion: string(rv), Time: time.Unix(0, int64(ns))}
+	return r, nil
+}
+
+// Meta returns the snapshot's meta (Identity is the one Open was given and matched).
+func (r *Reader) Meta() Meta { return r.meta }
+
+// Count returns the number of objects the file says it holds (not trusted until Next has
+// returned io.EOF: use it as a hint only, bounded by the caller).
+func (r *Reader) Count() uint64 { return r.count }
+
+// Next returns the next object's bytes, valid until the next call, or io.EOF after the
+// last one once the checksum matched. Any other error means the file is invalid: discard
+// every object read from it.
+func (r *Reader) Next() ([]byte, error) {
+	if r.done {
+		return nil, io.EOF
+	}
+	if r.read == r.count {
+		var got [32]byte
+		want := r.sum.Sum(nil)
+		if _, err := io.ReadFull(r.body, got[:]); err != nil {
+			return nil, wrapInvalid("checksum", err)
+		}
+		if string(got[:]) != string(want) {
+			return nil, invalid("checksum mismatch")
+		}
+		var one [1]byte
+		if n, err := io.ReadFull(r.body, one[:]); n != 0 {
+			return nil, invalid("data after the checksum")
+		} else if err != io.EOF {
+			return nil, wrapInvalid("after the checksum", err)
+		}
+		if fr, ok := r.body.(*frameReader); ok && !fr.last {
+			return nil, invalid("missing last frame")
+		}
+		r.done = true
+		return nil, io.EOF
+	}
+	n, err := r.u32()
+	if err != nil {
+		return nil, err
+	}
+	if n > MaxObject {
+		return nil, invalid("object of %d bytes", n)
+	}
+	if cap(r.buf) < int(n) {
+		r.buf = make([]byte, n)
+	}
+	r.buf = r.buf[:n]
+	if err := r.full(r.buf); err != nil {
+		return nil, err
+	}
+	r.read++
+	return r.buf, nil
+}
+
+// Close closes the file.
+func (r *Reader) Close() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Close()
+}
+
+func (r *Reader) full(b []byte) error {
+	if _, err := io.ReadFull(r.body, b); err != nil {
+		return wrapInvalid("truncated", err)
+	}
+	r.sum.Write(b)
+	return nil
+}
+
+func (r *Reader) u32() (uint32, error) {
+	if err := r.full(r.lenBuf[:4]); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint32(r.lenBuf[:4]), nil
+}
+
+func (r *Reader) u64() (uint64, error) {
+	if err := r.full(r.lenBuf[:]); err != nil {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(r.lenBuf[:]), nil
+}
+
+// wrapInvalid returns err if it is an ErrInvalid already, else wraps it in one.
+func wrapInvalid(what string, err error) error {
+	if errors.Is(err, ErrInvalid) {
+		return err
+	}
+	return fmt.Errorf("%w: %s: %w", ErrInvalid, what, unexpected(err))
+}
+
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// frameReader opens the frames of an encrypted body as they are read.
+type frameReader struct {
+	r      io.Reader
+	aead   cipher.AEAD
+	ad     []byte
+	prefix [4]byte
+	n      uint64
+	in     []byte
+	plain  []byte
+	off    int
+	last   bool
+	err    error
+}
+
+func (f *frameReader) Read(p []byte) (int, error) {
+	for f.off == len(f.plain) {
+		if f.err != nil {
+			return 0, f.err
+		}
+		if f.last {
+			return 0, io.EOF
+		}
+		f.err = f.next()
+	}
+	k := copy(p, f.plain[f.off:])
+	f.off += k
+	return k, nil
+}
+
+func (f *frameReader) next() error {
+	var l [4]byte
+	if _, err := io.ReadFull(f.r, l[:]); err != nil {
+		return invalid("truncated frame: %v", unexpected(err))
+	}
+	n := binary.BigEndian.Uint32(l[:])
+	last := n&lastFrame != 0
+	n &^= lastFrame
+	if n > frameSize+uint32(f.aead.Overhead()) || n < uint32(f.aead.Overhead()) {
+		return invalid("frame of %d bytes", n)
+	}
+	if cap(f.in) < int(n) {
+		f.in = make([]byte, n)
+	}
+	f.in = f.in[:n]
+	if _, err := io.ReadFull(f.r, f.in); err != nil {
+		return invalid("truncated frame: %v", unexpected(err))
+	}
+	plain, err := f.aead.Open(f.plain[:0], frameNonce(f.prefix, f.n), f.in, frameAD(f.ad, last))
+	if err != nil {
+		return fmt.Errorf("%w: %w: frame %d", ErrInvalid, ErrDecrypt, f.n)
+	}
+	f.n++
+	f.plain, f.off, f.last = plain, 0, last
+	if last {
+		var one [1]byte
+		if k, _ := io.ReadFull(f.r, one[:]); k != 0 {
+			return invalid("data after the last frame")
+		}
+	}
+	return nil
+}

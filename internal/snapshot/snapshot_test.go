@@ -1,0 +1,205 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var testKey = bytes.Repeat([]byte{7}, 32)
+
+func sample(n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = fmt.Appendf(nil, `{"metadata":{"name":"o%d","resourceVersion":"%d"},"data":%q}`, i, i+1, bytes.Repeat([]byte("x"), i*37%300))
+	}
+	return out
+}
+
+func write(t testing.TB, path string, m Meta, objs [][]byte, o Options) {
+	t.Helper()
+	require.NoError(t, Write(path, m, len(objs), func(i int) []byte { return objs[i] }, o))
+}
+
+// readAll reads every object of path, or fails.
+func readAll(path, identity string, o Options) (Meta, [][]byte, error) {
+	r, err := Open(path, identity, o)
+	if err != nil {
+		return Meta{}, nil, err
+	}
+	defer r.Close()
+	var out [][]byte
+	for {
+		b, err := r.Next()
+		if err == io.EOF {
+			return r.Meta(), out, nil
+		}
+		if err != nil {
+			return Meta{}, nil, err
+		}
+		out = append(out, bytes.Clone(b))
+	}
+}
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+		o    Options
+	}{
+		{"empty", 0, Options{}},
+		{"plain", 50, Options{}},
+		{"encrypted", 50, Options{Key: testKey}},
+		{"encrypted many frames", 2000, Options{Key: testKey[:16]}},
+		{"encrypted empty", 0, Options{Key: testKey}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s")
+			objs := sample(tc.n)
+			now := time.Unix(1700000000, 123)
+			write(t, path, Meta{Identity: "id", ResourceVersion: "12345", Time: now}, objs, tc.o)
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+			m, got, err := readAll(path, "id", tc.o)
+			require.NoError(t, err)
+			assert.Equal(t, "12345", m.ResourceVersion)
+			assert.True(t, now.Equal(m.Time))
+			assert.Equal(t, len(objs), len(got))
+			for i := range objs {
+				require.Equal(t, objs[i], got[i])
+			}
+			if tc.o.Key != nil && tc.n > 0 {
+				raw, _ := os.ReadFile(path)
+				assert.False(t, bytes.Contains(raw, []byte(`"name":"o1"`)), "plaintext in an encrypted file")
+			}
+		})
+	}
+}
+
+func TestSnapshotIdentityAndKeyMismatch(t *testing.T) {
+	dir := t.TempDir()
+	plain, enc := filepath.Join(dir, "p"), filepath.Join(dir, "e")
+	write(t, plain, Meta{Identity: "pods", ResourceVersion: "1"}, sample(3), Options{})
+	write(t, enc, Meta{Identity: "pods", ResourceVersion: "1"}, sample(3), Options{Key: testKey})
+
+	_, _, err := readAll(plain, "pods?labelSelector=a", Options{})
+	assert.ErrorIs(t, err, ErrIdentity)
+	assert.ErrorIs(t, err, ErrInvalid)
+	_, _, err = readAll(enc, "other", Options{Key: testKey})
+	assert.ErrorIs(t, err, ErrIdentity)
+
+	_, _, err = readAll(enc, "pods", Options{})
+	assert.ErrorIs(t, err, ErrDecrypt, "encrypted, no key")
+	_, _, err = readAll(plain, "pods", Options{Key: testKey})
+	assert.ErrorIs(t, err, ErrDecrypt, "plain, key given")
+	wrong := bytes.Repeat([]byte{8}, 32)
+	_, _, err = readAll(enc, "pods", Options{Key: wrong})
+	assert.ErrorIs(t, err, ErrDecrypt, "wrong key")
+	assert.ErrorIs(t, err, ErrInvalid)
+}
+
+// Every truncation and every single-byte change of a sample is rejected, never a panic.
+func TestSnapshotCorruptionAtEveryOffset(t *testing.T) {
+	for _, o := range []Options{{}, {Key: testKey}} {
+		t.Run(fmt.Sprintf("encrypted=%v", o.Key != nil), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "s")
+			write(t, path, Meta{Identity: "id", ResourceVersion: "77"}, sample(3), o)
+			good, err := os.ReadFile(path)
+			require.NoError(t, err)
+			bad := filepath.Join(dir, "bad")
+			for i := 0; i < len(good); i++ {
+				require.NoError(t, os.WriteFile(bad, good[:i], 0o600))
+				_, _, err := readAll(bad, "id", o)
+				require.ErrorIs(t, err, ErrInvalid, "truncated at %d of %d", i, len(good))
+				for _, x := range []byte{0x01, 0x80, 0xff} {
+					c := bytes.Clone(good)
+					c[i] ^= x
+					require.NoError(t, os.WriteFile(bad, c, 0o600))
+					_, _, err = readAll(bad, "id", o)
+					require.ErrorIs(t, err, ErrInvalid, "byte %d ^ %#x of %d", i, x, len(good))
+				}
+			}
+			require.NoError(t, os.WriteFile(bad, append(bytes.Clone(good), 0), 0o600))
+			_, _, err = readAll(bad, "id", o)
+			require.ErrorIs(t, err, ErrInvalid, "trailing byte")
+		})
+	}
+}
+
+// failingWriter fails after n bytes, as a process killed mid-write stops.
+type failingWriter struct {
+	f *os.File
+	n int
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k, _ := w.f.Write(p[:w.n])
+		w.n = 0
+		return k, errors.New("killed")
+	}
+	w.n -= len(p)
+	return w.f.Write(p)
+}
+
+// A write cut half way (the temporary file left as a killed process leaves it) does not
+// touch the previous snapshot, and the next Write removes the leftover.
+func TestSnapshotInterruptedWriteKeepsPrevious(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	write(t, path, Meta{Identity: "id", ResourceVersion: "1"}, sample(10), Options{})
+	tmp, err := os.CreateTemp(dir, tmpPrefix+"s-*")
+	require.NoError(t, err)
+	objs := sample(1000)
+	err = writeTo(&failingWriter{f: tmp, n: 20000}, Meta{Identity: "id", ResourceVersion: "2"}, len(objs), func(i int) []byte { return objs[i] }, Options{})
+	require.Error(t, err)
+	require.NoError(t, tmp.Close())
+
+	m, got, err := readAll(path, "id", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "1", m.ResourceVersion)
+	assert.Len(t, got, 10)
+	_, _, err = readAll(tmp.Name(), "id", Options{})
+	assert.ErrorIs(t, err, ErrInvalid, "the cut file itself is invalid")
+
+	write(t, path, Meta{Identity: "id", ResourceVersion: "3"}, sample(2), Options{})
+	_, err = os.Stat(tmp.Name())
+	assert.True(t, os.IsNotExist(err), "leftover removed")
+}
+
+func TestSnapshotKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "k")
+	require.NoError(t, os.WriteFile(p, append(bytes.Clone(testKey), '\n'), 0o600))
+	k, err := ReadKeyFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, testKey, k)
+	require.NoError(t, os.WriteFile(p, []byte("short"), 0o600))
+	_, err = ReadKeyFile(p)
+	assert.Error(t, err)
+}
+
+func FuzzSnapshotOpen(f *testing.F) {
+	dir := f.TempDir()
+	path := filepath.Join(dir, "s")
+	write(f, path, Meta{Identity: "id", ResourceVersion: "5"}, sample(3), Options{})
+	good, _ := os.ReadFile(path)
+	f.Add(good)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(t.TempDir(), "f")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Skip()
+		}
+		_, _, _ = readAll(p, "id", Options{})
+	})
+}
