@@ -46,6 +46,8 @@ type config struct {
 	Transform     cache.TransformFunc
 	// AccessRecheckInterval caps the re-check backoff of informers parked on a 403.
 	AccessRecheckInterval time.Duration
+	// Shard is Options.Shard.
+	Shard Shard
 }
 
 // core is the type-erased factory.
@@ -59,6 +61,10 @@ type core struct {
 	disc    Discovery
 	access  accessChecker
 	reg     *registry
+	// probeShard asks the server whether it honours a target's shard selector (shard.go).
+	probeShard shardProber
+	// shards maps each shard selector keyFor built to its Shard, for the client-side filter.
+	shards sync.Map
 
 	handlers sync.WaitGroup // handler goroutines of every entry
 
