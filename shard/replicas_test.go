@@ -273,12 +273,18 @@ func TestShardReplicasHandoff(t *testing.T) {
 	killed := time.Now()
 	g.remove("r1").stop(true)
 	var covered time.Duration
+	missesAfter := 0 // samples with an object missing once the range was covered again
 	require.Eventually(t, func() bool {
-		if g.missing(all) == 0 && covered == 0 {
+		miss := g.missing(all) > 0
+		if !miss && covered == 0 {
 			covered = time.Since(killed)
 		}
-		return g.settled(2)
+		if miss && covered != 0 {
+			missesAfter++
+		}
+		return covered != 0 && g.settled(2)
 	}, 30*time.Second, 20*time.Millisecond, "2 replicas settle")
+	assert.Zero(t, missesAfter, "no object missing once the dead replica's range is covered")
 	if covered == 0 {
 		covered = time.Since(killed)
 	}
