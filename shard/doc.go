@@ -9,9 +9,11 @@
 // clock: keep clocks within a fraction of the LeaseDuration). The assignment is a function
 // of the sorted live identities alone, so every member that sees the same Leases computes
 // the same one: the hash space [0, 2^64) split into N equal contiguous ranges, the i-th
-// to the i-th identity (Split). A member that stops cleanly deletes its Lease, so that
-// the others take over within a RenewPeriod; one that dies keeps its range until its
-// Lease expires.
+// to the i-th identity (Split). A member that stops calls Member.Leave first: its Lease is
+// marked leaving, the others take its range into their assignment, and it releases what
+// it holds as they hold it synced (make-before-break again); then Run's end deletes the
+// Lease. A member stopped without Leave deletes its Lease, and its range is uncovered
+// until the others have synced it; one that dies keeps its range until its Lease expires.
 //
 // An Informer holds one resource's objects of the assignment and follows it,
 // make-before-break: on a change it acquires an informer of the new range (a separate
@@ -19,7 +21,9 @@
 // to sync, publishes what it holds synced in its Lease (HeldAnnotation), and releases the
 // old informer only when the part of the old range it gives up is held synced by other
 // members, as their Leases say. So on a healthy group every object is held by at least one
-// synced replica at every moment, and by exactly one once the handoff is over. The window
+// synced replica at every moment, and by exactly one once the handoff is over. With several
+// Informers on one Member (several resources), the Lease publishes the ranges every one of
+// them holds synced. The window
 // where an object is held twice is one sync of the new range plus a RenewPeriod.
 //
 // Why two informers during a handoff rather than one informer whose range is widened and

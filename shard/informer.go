@@ -106,11 +106,15 @@ func (s *Informer[T]) close() {
 	if s.disp != nil {
 		s.disp.close()
 	}
-	s.m.SetHeld(informer.Shard{})
+	s.m.forget(s)
 }
 
 // reconcile makes one step towards holding exactly the assignment.
 func (s *Informer[T]) reconcile(ctx context.Context) error {
+	if s.m.Leaving() {
+		s.drain()
+		return nil
+	}
 	target, ok := s.m.Assignment()
 	if !ok {
 		return nil
@@ -156,7 +160,7 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 	}
 	curSynced := cur.synced
 	s.mu.Unlock()
-	s.m.SetHeld(held)
+	s.m.setHeld(s, held)
 	if !curSynced {
 		return nil
 	}
@@ -186,9 +190,36 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 		p.inf.Release()
 	}
 	if len(drop) > 0 {
-		s.m.SetHeld(target)
+		s.m.setHeld(s, target)
 	}
 	return nil
+}
+
+// drain is reconcile while the Member leaves: it releases every piece the other members
+// hold synced (and every piece not synced yet, which holds nothing), and publishes the rest.
+func (s *Informer[T]) drain() {
+	cover := s.m.OthersHeld()
+	held := informer.Shard{Field: s.m.Field()}
+	var drop []*piece[T]
+	s.mu.Lock()
+	kept := s.pieces[:0]
+	for _, p := range s.pieces {
+		if !p.synced || (len(cover.Ranges) > 0 && cover.Covers(p.shard)) {
+			drop = append(drop, p)
+			continue
+		}
+		kept = append(kept, p)
+		held = held.Union(p.shard)
+	}
+	s.pieces = kept
+	s.mu.Unlock()
+	for _, p := range drop {
+		if s.disp != nil {
+			s.disp.remove(p)
+		}
+		p.inf.Release()
+	}
+	s.m.setHeld(s, held)
 }
 
 // WaitForSync waits until the informer of the Member's first assignment is synced.

@@ -29,6 +29,9 @@ const (
 	// synced ("start-last" in hex, comma-separated). Other members read it to decide when a
 	// range they are giving up is covered (make-before-break).
 	HeldAnnotation = "kindex.io/shard-held"
+	// LeavingAnnotation marks the Lease of a member that is leaving (Member.Leave): the
+	// others leave it out of the assignment but count what it still holds.
+	LeavingAnnotation = "kindex.io/shard-leaving"
 )
 
 // Options configures a Member.
@@ -66,8 +69,9 @@ type Member struct {
 	members  []string // live identities, sorted
 	assigned informer.Shard
 	known    bool
-	held     informer.Shard            // what this replica holds synced (SetHeld)
+	held     map[any]informer.Shard    // what each Informer of this replica holds synced
 	others   map[string]informer.Shard // what the other live members hold synced
+	leaving  bool                      // Leave was called
 	changed  chan struct{}
 	kick     chan struct{}
 	crash    bool // tests: end Run without deleting the Lease, as a killed process would
@@ -108,7 +112,8 @@ func New(o Options) (*Member, error) {
 	if o.RenewPeriod <= 0 || o.RenewPeriod >= o.LeaseDuration {
 		return nil, fmt.Errorf("shard: RenewPeriod %v must be positive and shorter than LeaseDuration %v", o.RenewPeriod, o.LeaseDuration)
 	}
-	return &Member{o: o, changed: make(chan struct{}), kick: make(chan struct{}, 1), others: map[string]informer.Shard{}}, nil
+	return &Member{o: o, changed: make(chan struct{}), kick: make(chan struct{}, 1), others: map[string]informer.Shard{},
+		held: map[any]informer.Shard{}}, nil
 }
 
 // Identity is Options.Identity.
@@ -140,11 +145,48 @@ func Split(field informer.ShardField, n int) []informer.Shard {
 }
 
 // Assignment returns the shard this replica owns now and true, or false before the member
-// has seen the group (its first renewal).
+// has seen the group (its first renewal) and while it leaves (it owns nothing).
 func (m *Member) Assignment() (informer.Shard, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.assigned, m.known
+	if !m.known || m.assigned.IsZero() {
+		return informer.Shard{}, false
+	}
+	return m.assigned, true
+}
+
+// Leave hands this replica's ranges over before it stops, make-before-break: the Lease is
+// marked leaving, the other members take its ranges into their assignment, and each of its
+// Informers releases a range once other members hold it synced. Leave returns when nothing
+// is held any more (then cancel Run's context: the Lease is deleted), or ctx's error if
+// ctx ends first, which it does for the last member of a group: nobody can take over.
+func (m *Member) Leave(ctx context.Context) error {
+	m.mu.Lock()
+	m.leaving = true
+	m.mu.Unlock()
+	m.kickRenew()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		m.mu.Lock()
+		left := len(m.published().Ranges) == 0 && m.known && m.assigned.IsZero()
+		m.mu.Unlock()
+		if left {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Leaving reports whether Leave was called.
+func (m *Member) Leaving() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaving
 }
 
 // Owns reports whether an object whose Field is value (its UID, or its namespace) is this
@@ -154,7 +196,7 @@ func (m *Member) Assignment() (informer.Shard, bool) {
 func (m *Member) Owns(value string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.known && m.assigned.Matches(value)
+	return m.known && !m.assigned.IsZero() && m.assigned.Matches(value)
 }
 
 // Members returns the live identities of the group, sorted, as this member last saw them.
@@ -172,18 +214,62 @@ func (m *Member) Changed() <-chan struct{} {
 	return m.changed
 }
 
-// SetHeld publishes what this replica holds synced; the Lease is updated at once.
-func (m *Member) SetHeld(s informer.Shard) {
+// setHeld records what one Informer of this replica (owner) holds synced; the Lease is
+// updated at once when what the replica publishes changes. An owner that holds nothing
+// synced yet makes the replica publish nothing: see published.
+func (m *Member) setHeld(owner any, s informer.Shard) {
 	m.mu.Lock()
-	same := m.held.Equal(s)
-	m.held = s.Normalize()
+	before := m.published()
+	m.held[owner] = s.Normalize()
+	changed := !before.Equal(m.published())
 	m.mu.Unlock()
-	if !same {
-		select {
-		case m.kick <- struct{}{}:
-		default:
+	if changed {
+		m.kickRenew()
+	}
+}
+
+// forget drops a stopped Informer from what the replica publishes.
+func (m *Member) forget(owner any) {
+	m.mu.Lock()
+	delete(m.held, owner)
+	m.mu.Unlock()
+	m.kickRenew()
+}
+
+func (m *Member) kickRenew() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// published is what the replica holds synced for every one of its Informers: the
+// intersection of theirs (a range is another member's to drop only when it is held for
+// every resource). Called with m.mu held.
+func (m *Member) published() informer.Shard {
+	var out informer.Shard
+	first := true
+	for _, s := range m.held {
+		if first {
+			out, first = s, false
+			continue
+		}
+		out = intersect(out, s)
+	}
+	return out
+}
+
+// intersect is the part of the hash space both a and b hold (empty Ranges for none).
+func intersect(a, b informer.Shard) informer.Shard {
+	var out []informer.ShardRange
+	for _, x := range a.Normalize().Ranges {
+		for _, y := range b.Normalize().Ranges {
+			if lo, hi := max(x.Start, y.Start), min(x.Last, y.Last); lo <= hi {
+				out = append(out, informer.ShardRange{Start: lo, Last: hi})
+			}
 		}
 	}
+	return informer.Shard{Field: a.Field, Ranges: out}.Normalize()
 }
 
 // OthersHeld returns the union of what the other live members hold synced, as published
@@ -238,7 +324,8 @@ func (m *Member) Run(ctx context.Context) error {
 func (m *Member) renew(ctx context.Context) error {
 	leases := m.o.Client.CoordinationV1().Leases(m.o.Namespace)
 	m.mu.Lock()
-	held := formatHeld(m.held)
+	held := formatHeld(m.published())
+	leaving := strconv.FormatBool(m.leaving)
 	m.mu.Unlock()
 	now := metav1.NewMicroTime(time.Now())
 	secs := int32(m.o.LeaseDuration / time.Second)
@@ -247,7 +334,7 @@ func (m *Member) renew(ctx context.Context) error {
 	if apierrors.IsNotFound(err) {
 		l = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: m.leaseName(), Labels: map[string]string{GroupLabel: m.o.Group},
-				Annotations: map[string]string{HeldAnnotation: held}},
+				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
 		}
 		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
@@ -260,6 +347,7 @@ func (m *Member) renew(ctx context.Context) error {
 		l.Annotations = map[string]string{}
 	}
 	l.Annotations[HeldAnnotation] = held
+	l.Annotations[LeavingAnnotation] = leaving
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &id, &secs, &now
 	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 	return err
@@ -273,7 +361,13 @@ func (m *Member) observe(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
-	live := []string{m.o.Identity}
+	m.mu.Lock()
+	leaving := m.leaving
+	m.mu.Unlock()
+	var live []string // the members the assignment is split between
+	if !leaving {
+		live = append(live, m.o.Identity)
+	}
 	others := map[string]informer.Shard{}
 	for _, l := range list.Items {
 		s := l.Spec
@@ -283,15 +377,19 @@ func (m *Member) observe(ctx context.Context) error {
 		if s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second).Before(now) {
 			continue // expired: a replica that died
 		}
-		live = append(live, *s.HolderIdentity)
+		if l.Annotations[LeavingAnnotation] != "true" {
+			live = append(live, *s.HolderIdentity)
+		}
 		if h, err := parseHeld(m.o.Field, l.Annotations[HeldAnnotation]); err == nil {
 			others[*s.HolderIdentity] = h
 		}
 	}
 	slices.Sort(live)
 	live = slices.Compact(live)
-	idx := slices.Index(live, m.o.Identity)
-	assigned := Split(m.o.Field, len(live))[idx]
+	var assigned informer.Shard // none while leaving
+	if idx := slices.Index(live, m.o.Identity); idx >= 0 {
+		assigned = Split(m.o.Field, len(live))[idx]
+	}
 
 	m.mu.Lock()
 	membersChanged := !slices.Equal(live, m.members)

@@ -376,3 +376,47 @@ func TestShardBalance(t *testing.T) {
 		})
 	}
 }
+
+// TestShardGracefulLeave: a replica that leaves with Member.Leave hands its range over
+// before it stops: no object is missing from the union at any sampled moment.
+func TestShardGracefulLeave(t *testing.T) {
+	cp := gated
+	ns := cp.Namespace(t)
+	all := bulkConfigMaps(t, cp, ns, 600)
+	g := newGroup(t, cp, ns)
+	for _, id := range []string{"r0", "r1", "r2"} {
+		g.add(id)
+	}
+	require.Eventually(t, func() bool { return g.settled(3) }, 30*time.Second, 50*time.Millisecond, "3 replicas settle")
+	g.checkExactlyOnce(all)
+
+	stop := make(chan struct{})
+	var misses []time.Duration
+	var samples int
+	var sampled sync.WaitGroup
+	sampled.Add(1)
+	go func() { defer sampled.Done(); misses, samples = g.sample(all, stop) }()
+	start := time.Now()
+	g.mu.Lock()
+	leaver := g.replicas["r1"]
+	g.mu.Unlock()
+	ctx := waitCtx(t, 30*time.Second)
+	require.NoError(t, leaver.m.Leave(ctx))
+	left := time.Since(start)
+	assert.False(t, leaver.m.Owns(string(firstUID(all))), "a leaving member owns nothing")
+	assert.Empty(t, leaver.held(), "the leaver holds nothing once Leave returns")
+	g.remove("r1").stop(false)
+	require.Eventually(t, func() bool { return g.settled(2) }, 30*time.Second, 50*time.Millisecond, "2 replicas settle")
+	close(stop)
+	sampled.Wait()
+	t.Logf("leave: handed over in %v; %d samples of the union, %d with an object missing", left.Round(time.Millisecond), samples, len(misses))
+	assert.Empty(t, misses, "no gap while a replica leaves")
+	g.checkExactlyOnce(all)
+}
+
+func firstUID(all map[types.UID]bool) types.UID {
+	for u := range all {
+		return u
+	}
+	return ""
+}

@@ -39,3 +39,20 @@ func TestShardHeldAnnotation(t *testing.T) {
 	_, err = parseHeld(informer.ShardByUID, "zz")
 	assert.Error(t, err)
 }
+
+// TestShardPublishedIsTheIntersection: a replica publishes a range as held only when each
+// of its Informers holds it synced; one that holds nothing yet makes it publish nothing.
+func TestShardPublishedIsTheIntersection(t *testing.T) {
+	m := &Member{held: map[any]informer.Shard{}, kick: make(chan struct{}, 1)}
+	halves := Split(informer.ShardByUID, 2)
+	whole := halves[0].Union(halves[1])
+	a, b := new(int), new(int)
+	m.setHeld(a, whole)
+	assert.True(t, m.published().Equal(whole))
+	m.setHeld(b, informer.Shard{})
+	assert.Empty(t, m.published().Ranges, "b holds nothing synced yet")
+	m.setHeld(b, halves[1])
+	assert.True(t, m.published().Equal(halves[1]))
+	m.forget(b)
+	assert.True(t, m.published().Equal(whole))
+}

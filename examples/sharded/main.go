@@ -94,7 +94,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sharded: %v\n", err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// The replica outlives ctx (Ctrl-C, SIGTERM) by the time it takes to hand its range
+	// over (Member.Leave), at most one Lease duration.
+	stopped := ctx
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	if err := f.Start(ctx); err != nil {
 		fmt.Fprintf(stderr, "sharded: %v\n", err)
@@ -117,6 +120,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stderr, "sharded: %v\n", err)
 			return 1
+		case <-stopped.Done():
+			leaveCtx, done := context.WithTimeout(ctx, *lease)
+			if err := m.Leave(leaveCtx); err != nil {
+				fmt.Fprintf(stderr, "sharded: range not handed over (the last replica?): %v\n", err)
+			}
+			done()
+			cancel()
+			<-errs
+			<-errs
+			return 0
 		case <-tick.C:
 			report(stdout, *identity, m, inf)
 		}
