@@ -104,3 +104,47 @@ func TestShardWithoutSelectorIsUnchanged(t *testing.T) {
 	assert.Empty(t, inf.Key().Shard)
 	var _ *unstructured.Unstructured = objs[0]
 }
+
+// TestShardByNamespace: a namespace shard keeps every object of a namespace together, on
+// both paths.
+func TestShardByNamespace(t *testing.T) {
+	for _, side := range []struct {
+		name string
+		cp   *testenv.ControlPlane
+		want informer.ShardFilter
+	}{{"server", gated, informer.ShardFilterServer}, {"client", plain, informer.ShardFilterClient}} {
+		t.Run(side.name, func(t *testing.T) {
+			cp := side.cp
+			var nss []string
+			for range 6 {
+				ns := cp.Namespace(t)
+				configMaps(t, cp, ns, "n", 3)
+				nss = append(nss, ns)
+			}
+			f := startFactory(t, cp, dynamicinformer.Options{}, dynamicinformer.NewFactory)
+			ctx := waitCtx(t, 30*time.Second)
+			half := Split(informer.ShardByNamespace, 2)[0]
+			inf, err := f.Informer(ctx, "configmaps", informer.WithShard(half))
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.WaitForSync(ctx))
+			assert.Equal(t, side.want, inf.Status().ShardFilter)
+			objs, err := inf.List(nil)
+			require.NoError(t, err)
+			got := map[string]int{}
+			for _, o := range objs {
+				got[o.GetNamespace()]++
+			}
+			for _, ns := range nss {
+				if half.Matches(ns) {
+					assert.Equal(t, 3, got[ns], ns)
+				} else {
+					assert.Zero(t, got[ns], ns)
+				}
+			}
+			for ns := range got {
+				assert.True(t, half.Matches(ns), "no object of namespace %q outside the shard", ns)
+			}
+		})
+	}
+}
