@@ -371,20 +371,13 @@ func (lw *shardLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 	if err != nil {
 		return obj, nil // the reflector reports what it cannot read
 	}
-	kept := items[:0:0]
-	for i, it := range items {
-		if !lw.m.match(it) {
-			if kept == nil {
-				kept = make([]runtime.Object, 0, len(items))
-				kept = append(kept, items[:i]...)
-			}
-			continue
-		}
-		if kept != nil {
+	kept := make([]runtime.Object, 0, len(items))
+	for _, it := range items {
+		if lw.m.match(it) {
 			kept = append(kept, it)
 		}
 	}
-	if kept != nil {
+	if len(kept) != len(items) {
 		if err := meta.SetList(obj, kept); err != nil {
 			return nil, fmt.Errorf("kindex: filter a list by shard: %w", err)
 		}
