@@ -371,6 +371,7 @@ func TestShardBalance(t *testing.T) {
 					for _, r := range g.all() {
 						r.stop(false)
 					}
+					assert.Empty(t, g.f.Statuses(), "stopped replicas release every informer")
 				})
 			}
 		})
