@@ -72,6 +72,7 @@ type Member struct {
 	held     map[any]informer.Shard    // what each Informer of this replica holds synced
 	others   map[string]informer.Shard // what the other live members hold synced
 	leaving  bool                      // Leave was called
+	observed int                       // Lease lists seen
 	changed  chan struct{}
 	kick     chan struct{}
 	crash    bool // tests: end Run without deleting the Lease, as a killed process would
@@ -145,7 +146,8 @@ func Split(field informer.ShardField, n int) []informer.Shard {
 }
 
 // Assignment returns the shard this replica owns now and true, or false before the member
-// has seen the group (its first renewal) and while it leaves (it owns nothing).
+// has seen the group (one RenewPeriod after Run starts: the first list of Leases may miss
+// replicas started together) and while it leaves (it owns nothing).
 func (m *Member) Assignment() (informer.Shard, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -394,7 +396,11 @@ func (m *Member) observe(ctx context.Context) error {
 	m.mu.Lock()
 	membersChanged := !slices.Equal(live, m.members)
 	changed := membersChanged || !m.known || !assigned.Equal(m.assigned) || !sameShards(others, m.others)
-	m.members, m.assigned, m.known, m.others = live, assigned, true, others
+	// The first list may miss replicas started at the same moment: the assignment is known
+	// from the second on, one RenewPeriod later, so that replicas started together do not
+	// each take, and list, the whole space first.
+	m.observed++
+	m.members, m.assigned, m.known, m.others = live, assigned, m.observed >= 2, others
 	var wake chan struct{}
 	if changed {
 		wake = m.changed

@@ -3,8 +3,12 @@ package shard
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/metadataonly"
 )
 
@@ -44,6 +49,7 @@ type group struct {
 	cp       *testenv.ControlPlane
 	ns       string
 	f        *metadataonly.Factory
+	received atomic.Int64 // response bytes of the factory's ConfigMap requests
 	mu       sync.Mutex
 	replicas map[string]*replica
 }
@@ -68,8 +74,37 @@ func (g *group) remove(id string) *replica {
 }
 
 func newGroup(t *testing.T, cp *testenv.ControlPlane, ns string) *group {
-	return &group{t: t, cp: cp, ns: ns, replicas: map[string]*replica{},
-		f: startFactory(t, cp, metadataonly.Options{}, metadataonly.NewFactory)}
+	g := &group{t: t, cp: cp, ns: ns, replicas: map[string]*replica{}}
+	cfg := cp.AdminConfig()
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingRT{rt: rt, n: &g.received} })
+	g.f, _, _ = testsupport.StartFactory(t, cfg, metadataonly.Options{Logger: (&testsupport.Lines{}).Logger(0)}, metadataonly.NewFactory)
+	return g
+}
+
+// countingRT counts the response bytes the factory's informers receive (lists, watches,
+// probes).
+type countingRT struct {
+	rt http.RoundTripper
+	n  *atomic.Int64
+}
+
+func (c countingRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(r)
+	if err == nil && strings.Contains(r.URL.Path, "/configmaps") {
+		resp.Body = &countingBody{ReadCloser: resp.Body, n: c.n}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	k, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(k))
+	return k, err
 }
 
 // add starts a replica. Replicas share one factory: informers of different shards are
@@ -365,8 +400,8 @@ func TestShardBalance(t *testing.T) {
 						assert.Equal(t, within(a, all), r.held(), "%s holds its assignment", r.id)
 						worst = max(worst, float64(k)*float64(n)/float64(len(all)))
 					}
-					t.Logf("%s N=%d: objects per replica %v of %d; largest = %.3f/N of the total; settled in %v",
-						side.name, n, per, len(all), worst, synced.Round(time.Millisecond))
+					t.Logf("%s N=%d: objects per replica %v of %d; largest = %.3f/N of the total; settled in %v; %d KiB received by the N replicas together",
+						side.name, n, per, len(all), worst, synced.Round(time.Millisecond), g.received.Load()/1024)
 					assert.LessOrEqual(t, worst, 1.15, "largest replica within 1.15/N (target 1.1/N)")
 					for _, r := range g.all() {
 						r.stop(false)
