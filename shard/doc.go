@@ -9,7 +9,10 @@
 // clock: keep clocks within a fraction of the LeaseDuration). The assignment is a function
 // of the sorted live identities alone, so every member that sees the same Leases computes
 // the same one: the hash space [0, 2^64) split into N equal contiguous ranges, the i-th
-// to the i-th identity (Split). A member that stops calls Member.Leave first: its Lease is
+// to the i-th identity (Split). A member takes its first assignment from its second list of
+// Leases, one RenewPeriod after Run starts, so that replicas started together do not each
+// take (and list) the whole space first. A replica being stopped should call Member.Leave
+// first (examples/sharded does on SIGTERM): its Lease is
 // marked leaving, the others take its range into their assignment, and it releases what
 // it holds as they hold it synced (make-before-break again); then Run's end deletes the
 // Lease. A member stopped without Leave deletes its Lease, and its range is uncovered
