@@ -48,6 +48,8 @@ type config struct {
 	AccessRecheckInterval time.Duration
 	// snapshot is the Snapshot options, validated; nil when snapshots are off (snapshot.go).
 	snapshot *snapshotConfig
+	// Shard is Options.Shard.
+	Shard Shard
 }
 
 // core is the type-erased factory.
@@ -61,6 +63,10 @@ type core struct {
 	disc    Discovery
 	access  accessChecker
 	reg     *registry
+	// probeShard asks the server whether it honours a target's shard selector (shard.go).
+	probeShard shardProber
+	// shards maps each shard selector keyFor built to its Shard, for the client-side filter.
+	shards sync.Map
 
 	handlers sync.WaitGroup // handler goroutines of every entry
 

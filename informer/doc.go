@@ -67,6 +67,10 @@
 //     context, and returns so that the reflector exits without retrying or logging. It keeps
 //     client-go's watch-list support by answering IsWatchListSemanticsUnSupported from the
 //     wrapped ListerWatcher.
+//   - shardLW (shard.go): for an informer with a Shard, between the mode's ListerWatcher and
+//     classifyingLW: it sends nothing itself (the mode's requests carry ShardSelector), asks
+//     the server once per run whether it filters (Status.ShardFilter), and drops listed
+//     objects and watch events outside the shard, so results do not depend on the answer.
 //   - listener (processor.go): one goroutine and one unbounded FIFO per handler: a slow
 //     handler delays only itself. A new handler first gets the cached objects as adds.
 //   - registry (registry.go): keys (GVR, mode, namespace, selectors) to live entries;

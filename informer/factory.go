@@ -81,6 +81,10 @@ type Options[T Object] struct {
 	// IndexJSONPath bounds the JSONPath expressions of indexes (Indexes, AddIndex), evaluated
 	// on every object added or changed. The zero value is jsonpath's defaults.
 	IndexJSONPath jsonpath.Options
+	// Shard, if set, makes every informer of the factory hold only the objects whose
+	// metadata.uid (or namespace) hashes into the shard's ranges; WithShard overrides it
+	// for one informer. See Shard for how the server and kindex share the filtering.
+	Shard Shard
 	// Indexes are JSONPath indexes (name -> expression, AddIndex's dialect) registered on
 	// every informer as it starts, before its first list, for the informer's whole life: a
 	// reference queries them by name without adding them, and cannot remove them. An
@@ -139,6 +143,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 		ResyncPeriod:          opts.ResyncPeriod,
 		AccessRecheckInterval: opts.AccessRecheckInterval,
 		Transform:             typedTransform(opts.Transform),
+		Shard:                 opts.Shard,
 	}
 	if err := validateConfig(&c); err != nil {
 		return nil, err
@@ -171,6 +176,9 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	}
 	core := newCore(mode, c, in, logger.WithName("kindex"), m, opts.Discovery, access)
 	core.ownerIndex.Store(opts.OwnerIndex)
+	if core.probeShard, err = newShardProber(cfg); err != nil {
+		return nil, err
+	}
 	core.paths.opts, core.indexOpts = opts.QueryJSONPath, opts.IndexJSONPath
 	if _, err := jsonpath.CompileWithOptions("{.x}", opts.QueryJSONPath); err != nil {
 		return nil, fmt.Errorf("kindex: Options.QueryJSONPath: %w", err)

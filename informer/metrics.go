@@ -108,6 +108,9 @@ func (m *metrics) forEntry(k Key) *entryMetrics {
 	if k.FieldSelector != "" {
 		sel += ";" + k.FieldSelector
 	}
+	if k.Shard != "" {
+		sel += ";" + k.Shard
+	}
 	values := []string{resourceName(k.GVR.GroupResource()), k.GVR.Version, k.Namespace, sel, k.Mode}
 	labels := prometheus.Labels{}
 	for i, name := range entryLabels {

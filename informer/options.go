@@ -41,6 +41,9 @@ func validateConfig(o *config) error {
 		sel[gr] = Selectors{Label: l, Field: f}
 	}
 	o.Selectors = sel
+	if _, err := o.Shard.selector(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -61,6 +64,7 @@ type callOptions struct {
 	namespace *string
 	label     *string
 	field     *string
+	shard     *Shard
 }
 
 // Option overrides a factory default for one informer.
@@ -111,6 +115,18 @@ func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, storage.Targe
 			return Key{}, storage.Target{}, err
 		}
 	}
-	key := Key{GVR: res.GVR, Mode: c.mode.Name(), Namespace: ns, LabelSelector: label, FieldSelector: field}
-	return key, storage.Target{Resource: res, Namespace: ns, LabelSelector: label, FieldSelector: field}, nil
+	sh := c.opts.Shard
+	if co.shard != nil {
+		sh = *co.shard
+	}
+	sel, err := sh.selector()
+	if err != nil {
+		return Key{}, storage.Target{}, err
+	}
+	if sel != "" {
+		c.shards.Store(sel, sh.Normalize())
+	}
+	key := Key{GVR: res.GVR, Mode: c.mode.Name(), Namespace: ns, LabelSelector: label, FieldSelector: field, Shard: sel}
+	return key, storage.Target{Resource: res, Namespace: ns, LabelSelector: label, FieldSelector: field,
+		ShardSelector: sel}, nil
 }

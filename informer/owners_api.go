@@ -83,7 +83,8 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 // exist, garbage-collector style, sorted by resource, namespace and name. Each owner
 // reference is resolved through discovery (apiVersion and kind to a resource) and checked
 // against the factory's informers of that resource (any version) that are synced and have no
-// label or field selector: an owner of a namespaced dependent is looked for in the
+// label or field selector and no shard (a shard's informer does not hold the other shards'
+// owners): an owner of a namespaced dependent is looked for in the
 // dependent's namespace (an informer of that namespace or of all namespaces), a
 // cluster-scoped owner anywhere. Found: the object is not an orphan. Not found: the
 // reference is Dangling. No such informer, or no such resource: the reference is Unknown,
@@ -98,7 +99,7 @@ func (f *Factory[T]) Orphans(ctx context.Context) ([]Orphan[T], error) {
 	entries := f.c.ownerEntries()
 	ck := &ownerChecker{c: f.c, complete: map[schema.GroupResource][]*entry{}, resolved: map[schema.GroupVersionKind]resolution{}}
 	for _, e := range entries {
-		if e.key.LabelSelector == "" && e.key.FieldSelector == "" && e.Status().Phase == PhaseSynced {
+		if e.key.LabelSelector == "" && e.key.FieldSelector == "" && e.key.Shard == "" && e.Status().Phase == PhaseSynced {
 			gr := e.key.GVR.GroupResource()
 			ck.complete[gr] = append(ck.complete[gr], e)
 		}

@@ -55,7 +55,7 @@ func newRun(e *entry) *run {
 		}),
 		onReplace: e.listed,
 	}
-	lw := &classifyingLW{inner: e.snapshotLW(r, e.core.mode.ListerWatcher(e.target)), hooks: r}
+	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.target))), hooks: r}
 	r.refl = cache.NewReflectorWithOptions(lw, e.core.mode.ExampleObject(), r.fifo, cache.ReflectorOptions{
 		Logger:          &logger,
 		Name:            e.key.String(),

@@ -26,6 +26,7 @@ type Key struct {
 	Namespace     string // "" for all namespaces and for cluster-scoped resources
 	LabelSelector string // canonical form ("" selects everything)
 	FieldSelector string // canonical form
+	Shard         string // the shard selector (Shard.Selector), "" for none
 }
 
 func (k Key) String() string {
@@ -40,6 +41,9 @@ func (k Key) String() string {
 	}
 	if k.FieldSelector != "" {
 		b.WriteString(" fields=" + k.FieldSelector)
+	}
+	if k.Shard != "" {
+		b.WriteString(" shard=" + k.Shard)
 	}
 	b.WriteString(" (" + k.Mode + ")")
 	return b.String()
@@ -151,6 +155,12 @@ type Status struct {
 	ServingFromSnapshot     bool
 	SnapshotTime            time.Time
 	SnapshotResourceVersion string
+	// ShardFilter says who applies the informer's Shard: ShardFilterServer when the
+	// apiserver honoured the shard selector (its list echoed it in ListMeta.ShardInfo),
+	// ShardFilterClient when it did not (feature gate ShardedListAndWatch off, an older
+	// server) and kindex filters every listed object and watch event itself, "" without a
+	// shard or before the first list of a run.
+	ShardFilter ShardFilter
 }
 
 func (s Status) String() string {

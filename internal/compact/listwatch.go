@@ -84,6 +84,7 @@ type ListerWatcher struct {
 	path   []string
 	label  string
 	field  string
+	shard  string
 	stream *Decoder // non-nil: streaming lists (StreamingLists)
 }
 
@@ -106,7 +107,8 @@ func NewListerWatcher(client rest.Interface, t storage.Target) *ListerWatcher {
 		path = append(path, "namespaces", t.Namespace)
 	}
 	path = append(path, gvr.Resource)
-	return &ListerWatcher{client: client, path: path, label: t.LabelSelector, field: t.FieldSelector}
+	return &ListerWatcher{client: client, path: path, label: t.LabelSelector, field: t.FieldSelector,
+		shard: t.ShardSelector}
 }
 
 // StreamingLists returns a copy of lw that lists with one streamed, consistent request
@@ -190,4 +192,5 @@ func (lw *ListerWatcher) Watch(opts metav1.ListOptions) (watch.Interface, error)
 func (lw *ListerWatcher) apply(o *metav1.ListOptions) {
 	o.LabelSelector = lw.label
 	o.FieldSelector = lw.field
+	o.ShardSelector = lw.shard
 }

@@ -15,12 +15,16 @@ type Target struct {
 	Namespace     string // "" for all namespaces or a cluster-scoped resource
 	LabelSelector string
 	FieldSelector string
+	// ShardSelector is sent as ListOptions.ShardSelector ("" for none): see
+	// informer.Shard.
+	ShardSelector string
 }
 
 // Apply sets the target's selectors on list or watch options.
 func (t Target) Apply(o *metav1.ListOptions) {
 	o.LabelSelector = t.LabelSelector
 	o.FieldSelector = t.FieldSelector
+	o.ShardSelector = t.ShardSelector
 }
 
 // Config is what the informer core tells a storage mode when it is built: the factory's

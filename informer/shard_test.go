@@ -1,0 +1,71 @@
+package informer
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/sharding"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestShardSelectorForm(t *testing.T) {
+	tests := []struct {
+		name  string
+		shard Shard
+		want  string
+	}{
+		{"zero", Shard{}, ""},
+		{"whole space", Shard{Ranges: []ShardRange{FullRange}},
+			"shardRange(object.metadata.uid, '0x0000000000000000', '0x10000000000000000')"},
+		{"first half", Shard{Ranges: []ShardRange{{0, 1<<63 - 1}}},
+			"shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"},
+		{"merged and sorted", Shard{Field: ShardByNamespace, Ranges: []ShardRange{{1 << 63, math.MaxUint64}, {10, 20}, {21, 30}}},
+			"shardRange(object.metadata.namespace, '0x000000000000000a', '0x000000000000001f') || " +
+				"shardRange(object.metadata.namespace, '0x8000000000000000', '0x10000000000000000')"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.shard.selector()
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	_, err := Shard{Field: "object.metadata.name", Ranges: []ShardRange{FullRange}}.selector()
+	assert.Error(t, err)
+	_, err = Shard{Ranges: []ShardRange{{5, 4}}}.selector()
+	assert.Error(t, err)
+}
+
+func TestShardMatchesTheServersHash(t *testing.T) {
+	half := Shard{Ranges: []ShardRange{{0, 1<<63 - 1}}}
+	other := Shard{Ranges: []ShardRange{{1 << 63, math.MaxUint64}}}
+	sel := sharding.NewSelector(half.requirements()...)
+	m := newShardMatcher(half)
+	for i := range 200 {
+		uid := types.UID("uid-" + string(rune('a'+i%26)) + string(rune('a'+i/26)))
+		u := &unstructured.Unstructured{}
+		u.SetUID(uid)
+		want, err := sel.Matches(u)
+		require.NoError(t, err)
+		assert.Equal(t, want, half.Matches(string(uid)), uid)
+		assert.Equal(t, want, m.match(u), uid)
+		assert.Equal(t, want, m.match(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{UID: uid}}), uid)
+		assert.NotEqual(t, half.Matches(string(uid)), other.Matches(string(uid)), "exactly one of two halves")
+	}
+}
+
+func TestShardCoversAndUnion(t *testing.T) {
+	a := Shard{Ranges: []ShardRange{{0, 99}}}
+	b := Shard{Ranges: []ShardRange{{100, 199}}}
+	u := a.Union(b)
+	assert.Equal(t, []ShardRange{{0, 199}}, u.Ranges)
+	assert.True(t, u.Covers(a))
+	assert.True(t, u.Covers(Shard{Ranges: []ShardRange{{50, 150}}}))
+	assert.False(t, a.Covers(b))
+	assert.False(t, a.Covers(Shard{Ranges: []ShardRange{{50, 150}}}))
+	assert.True(t, Shard{Ranges: []ShardRange{{0, math.MaxUint64}}}.Equal(Shard{Field: ShardByUID, Ranges: []ShardRange{{0, 10}, {11, math.MaxUint64}}}))
+}

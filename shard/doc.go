@@ -1,0 +1,44 @@
+// Package shard lets N replicas of a program split a resource's objects between them, on
+// the API server's terms: the hash ranges of ListOptions.ShardSelector (Kubernetes 1.36+,
+// feature gate ShardedListAndWatch; kindex filters itself where the server does not, see
+// informer.Shard) and membership by coordination.k8s.io Leases.
+//
+// A Member keeps its replica's Lease "<Group>-<Identity>" in a namespace, renewing it every
+// RenewPeriod, and lists the group's Leases as often. The live members are those whose
+// Lease has not expired (renewTime + leaseDurationSeconds after now, on this replica's
+// clock: keep clocks within a fraction of the LeaseDuration). The assignment is a function
+// of the sorted live identities alone, so every member that sees the same Leases computes
+// the same one: the hash space [0, 2^64) split into N equal contiguous ranges, the i-th
+// to the i-th identity (Split). A member takes its first assignment from its second list of
+// Leases, one RenewPeriod after Run starts, so that replicas started together do not each
+// take (and list) the whole space first. A replica being stopped should call Member.Leave
+// first (examples/sharded does on SIGTERM): its Lease is
+// marked leaving, the others take its range into their assignment, and it releases what
+// it holds as they hold it synced (make-before-break again); then Run's end deletes the
+// Lease. A member stopped without Leave deletes its Lease, and its range is uncovered
+// until the others have synced it; one that dies keeps its range until its Lease expires.
+//
+// An Informer holds one resource's objects of the assignment and follows it,
+// make-before-break: on a change it acquires an informer of the new range (a separate
+// informer of the factory, with informer.WithShard) while keeping the old one, waits for it
+// to sync, publishes what it holds synced in its Lease (HeldAnnotation), and releases the
+// old informer only when the part of the old range it gives up is held synced by other
+// members, as their Leases say. So on a healthy group every object is held by at least one
+// synced replica at every moment, and by exactly one once the handoff is over. With several
+// Informers on one Member (several resources), the Lease publishes the ranges every one of
+// them holds synced. The window
+// where an object is held twice is one sync of the new range plus a RenewPeriod.
+//
+// Why two informers during a handoff rather than one informer whose range is widened and
+// narrowed: a kindex informer's list and watch are fixed by its key (resource, namespace,
+// selectors, shard), which makes sharing and release exact; a new range is a new list and
+// watch anyway (the server filters by it), and releasing the old informer frees its cache
+// at once. The cost is that the objects both ranges share are held twice for one sync.
+//
+// Handlers (InformerOptions.Handler) see the union: an object that enters the replica's
+// shard arrives as an add, one that leaves it (handed to another replica) as a delete, as
+// if it had been created and deleted; Member.Owns says whether a UID is the replica's
+// own under the current assignment. A query across shards (a count, a "who owns x")
+// needs every replica's answer: ask each, or merge their published results; no replica
+// sees the others' objects.
+package shard

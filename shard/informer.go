@@ -1,0 +1,437 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/mailbox"
+)
+
+// InformerOptions configures an Informer.
+type InformerOptions struct {
+	// Options are passed to every informer.Factory.Informer call (namespace, selectors);
+	// the shard is the Informer's to set.
+	Options []informer.Option
+	// Handler, if set, sees the union of what the replica holds: an object entering the
+	// replica's shard as an add, leaving it (a handoff to another replica, or a deletion) as
+	// a delete, and changes as updates, each object once even while two informers hold it
+	// during a handoff. Calls come from one goroutine, in order. To deliver deletes for
+	// objects that leave, the Informer keeps a reference to the last object delivered per
+	// UID (shared with the cache in the unstructured and metadata modes; in the compact mode
+	// the decoded object is kept).
+	Handler cache.ResourceEventHandler
+	// Poll is how often the Informer re-checks sync states besides the Member's changes.
+	// Default 100 ms.
+	Poll time.Duration
+}
+
+// Informer holds one resource's objects of the Member's shard and follows its
+// assignment, make-before-break: when the assignment changes it acquires an informer of
+// the new shard from the factory and keeps the old one until the new one is synced and
+// the rest of the old shard is held synced by other members (their Leases say so). Only
+// then does it release the old informer. So, on a healthy group, every object is held by
+// at least one synced replica at every moment; during a handoff an object may be held by
+// two replicas (and, within one replica, by two informers: twice the memory of the moving
+// part for the time of one sync). A replica that dies leaves its range uncovered until
+// its Lease expires and the others have synced it.
+type Informer[T informer.Object] struct {
+	m    *Member
+	f    *informer.Factory[T]
+	res  string
+	o    InformerOptions
+	disp *dispatcher[T]
+
+	mu     sync.Mutex
+	pieces []*piece[T]
+	synced chan struct{} // closed once the assignment's informer is synced
+	closed bool
+}
+
+// piece is one informer of one shard.
+type piece[T informer.Object] struct {
+	shard  informer.Shard
+	inf    *informer.Informer[T]
+	synced bool
+}
+
+// NewInformer returns an Informer of resource (what a user types: "pods", "widgets.example.com")
+// from f, following m. f must be started; Run does the work.
+func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource string, o InformerOptions) *Informer[T] {
+	if o.Poll <= 0 {
+		o.Poll = 100 * time.Millisecond
+	}
+	s := &Informer[T]{m: m, f: f, res: resource, o: o, synced: make(chan struct{})}
+	if o.Handler != nil {
+		s.disp = newDispatcher[T](o.Handler)
+	}
+	return s
+}
+
+// Run follows the Member's assignment until ctx ends, then releases every informer it
+// holds (handlers get no deletes for that). It returns ctx's error, or the first error
+// acquiring an informer.
+func (s *Informer[T]) Run(ctx context.Context) error {
+	defer s.close()
+	tick := time.NewTicker(s.o.Poll)
+	defer tick.Stop()
+	for {
+		changed := s.m.Changed()
+		if err := s.reconcile(ctx); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Informer[T]) close() {
+	s.mu.Lock()
+	ps := s.pieces
+	s.pieces, s.closed = nil, true
+	s.mu.Unlock()
+	for _, p := range ps {
+		p.inf.Release()
+	}
+	if s.disp != nil {
+		s.disp.close()
+	}
+	s.m.forget(s)
+}
+
+// reconcile makes one step towards holding exactly the assignment.
+func (s *Informer[T]) reconcile(ctx context.Context) error {
+	if s.m.Leaving() {
+		s.drain()
+		return nil
+	}
+	target, ok := s.m.Assignment()
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	var cur *piece[T]
+	for _, p := range s.pieces {
+		if p.shard.Equal(target) {
+			cur = p
+		}
+	}
+	s.mu.Unlock()
+	if cur == nil {
+		opts := append(append([]informer.Option{}, s.o.Options...), informer.WithShard(target))
+		inf, err := s.f.Informer(ctx, s.res, opts...)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("shard: informer for %s: %w", target, err)
+		}
+		cur = &piece[T]{shard: target.Normalize(), inf: inf}
+		if s.disp != nil {
+			if _, err := inf.AddEventHandler(s.disp.handler(cur)); err != nil {
+				inf.Release()
+				return err
+			}
+		}
+		s.mu.Lock()
+		s.pieces = append(s.pieces, cur)
+		s.mu.Unlock()
+	}
+	// Sync states, then what is held synced, published for the other members.
+	held := informer.Shard{Field: target.Field}
+	s.mu.Lock()
+	for _, p := range s.pieces {
+		if !p.synced && p.inf.Status().Phase == informer.PhaseSynced && p.inf.HasSynced() {
+			p.synced = true
+		}
+		if p.synced {
+			held = held.Union(p.shard)
+		}
+	}
+	curSynced := cur.synced
+	s.mu.Unlock()
+	s.m.setHeld(s, held)
+	if !curSynced {
+		return nil
+	}
+	s.mu.Lock()
+	select {
+	case <-s.synced:
+	default:
+		close(s.synced)
+	}
+	// Break: drop every other piece whose objects the assignment or other members hold.
+	cover := target.Union(s.m.OthersHeld())
+	var drop []*piece[T]
+	kept := s.pieces[:0]
+	for _, p := range s.pieces {
+		if p != cur && cover.Covers(p.shard) {
+			drop = append(drop, p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	s.pieces = kept
+	s.mu.Unlock()
+	for _, p := range drop {
+		if s.disp != nil {
+			s.disp.remove(p)
+		}
+		p.inf.Release()
+	}
+	if len(drop) > 0 {
+		s.m.setHeld(s, target)
+	}
+	return nil
+}
+
+// drain is reconcile while the Member leaves: it releases every piece the other members
+// hold synced (and every piece not synced yet, which holds nothing), and publishes the rest.
+func (s *Informer[T]) drain() {
+	cover := s.m.OthersHeld()
+	held := informer.Shard{Field: s.m.Field()}
+	var drop []*piece[T]
+	s.mu.Lock()
+	kept := s.pieces[:0]
+	for _, p := range s.pieces {
+		if !p.synced || (len(cover.Ranges) > 0 && cover.Covers(p.shard)) {
+			drop = append(drop, p)
+			continue
+		}
+		kept = append(kept, p)
+		held = held.Union(p.shard)
+	}
+	s.pieces = kept
+	s.mu.Unlock()
+	for _, p := range drop {
+		if s.disp != nil {
+			s.disp.remove(p)
+		}
+		p.inf.Release()
+	}
+	s.m.setHeld(s, held)
+}
+
+// WaitForSync waits until the informer of the Member's first assignment is synced.
+func (s *Informer[T]) WaitForSync(ctx context.Context) error {
+	select {
+	case <-s.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Held returns what the replica holds synced now: its assignment once settled, the union
+// of the old and new shards during a handoff.
+func (s *Informer[T]) Held() informer.Shard {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var h informer.Shard
+	for _, p := range s.pieces {
+		if p.synced {
+			h = h.Union(p.shard)
+		}
+	}
+	return h
+}
+
+// Settled reports whether the replica holds exactly its assignment, synced.
+func (s *Informer[T]) Settled() bool {
+	target, ok := s.m.Assignment()
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pieces) == 1 && s.pieces[0].synced && s.pieces[0].shard.Equal(target)
+}
+
+// List returns the objects the replica holds synced, each once (by UID), read-only.
+func (s *Informer[T]) List() ([]T, error) {
+	s.mu.Lock()
+	ps := make([]*piece[T], 0, len(s.pieces))
+	for _, p := range s.pieces {
+		if p.synced {
+			ps = append(ps, p)
+		}
+	}
+	s.mu.Unlock()
+	if len(ps) == 1 {
+		return ps[0].inf.List(nil)
+	}
+	seen := map[types.UID]struct{}{}
+	var out []T
+	var errs []error
+	for _, p := range ps {
+		objs, err := p.inf.List(nil)
+		if err != nil {
+			if errors.Is(err, informer.ErrReleased) {
+				continue // dropped meanwhile: its objects are held by the others
+			}
+			errs = append(errs, err)
+			continue
+		}
+		for _, o := range objs {
+			if _, ok := seen[o.GetUID()]; !ok {
+				seen[o.GetUID()] = struct{}{}
+				out = append(out, o)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Informers returns the informers the replica holds now (one once settled, two during a
+// handoff), for queries; they stay valid until the next handoff releases them (then
+// calls fail with informer.ErrReleased).
+func (s *Informer[T]) Informers() []*informer.Informer[T] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*informer.Informer[T], 0, len(s.pieces))
+	for _, p := range s.pieces {
+		out = append(out, p.inf)
+	}
+	return out
+}
+
+// dispatcher merges the events of a replica's informers into one stream (see
+// InformerOptions.Handler).
+type dispatcher[T informer.Object] struct {
+	mu      sync.Mutex
+	objs    map[types.UID]*heldObj[T]
+	removed map[*piece[T]]bool
+	user    cache.ResourceEventHandler
+	box     *mailbox.Mailbox[func()]
+}
+
+type heldObj[T informer.Object] struct {
+	last T
+	in   []*piece[T]
+}
+
+func newDispatcher[T informer.Object](h cache.ResourceEventHandler) *dispatcher[T] {
+	return &dispatcher[T]{objs: map[types.UID]*heldObj[T]{}, removed: map[*piece[T]]bool{}, user: h,
+		box: mailbox.New(func(fn func()) { fn() }, mailbox.Options[func()]{})}
+}
+
+func (d *dispatcher[T]) close() { d.box.Close() }
+
+func (d *dispatcher[T]) handler(p *piece[T]) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, _ bool) { d.upsert(p, obj) },
+		UpdateFunc: func(_, obj any) { d.upsert(p, obj) },
+		DeleteFunc: func(obj any) { d.deleted(p, obj) },
+	}
+}
+
+// push queues a call of the user's handler: calls happen on the mailbox's goroutine, in
+// order, never under d.mu.
+func (d *dispatcher[T]) push(call func(cache.ResourceEventHandler)) {
+	u := d.user
+	d.box.Push(func() { call(u) })
+}
+
+func (d *dispatcher[T]) upsert(p *piece[T], obj any) {
+	o, ok := obj.(T)
+	if !ok {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.removed[p] {
+		return
+	}
+	h := d.objs[o.GetUID()]
+	if h == nil {
+		d.objs[o.GetUID()] = &heldObj[T]{last: o, in: []*piece[T]{p}}
+		d.push(func(u cache.ResourceEventHandler) { u.OnAdd(o, false) })
+		return
+	}
+	if !containsPiece(h.in, p) {
+		h.in = append(h.in, p)
+	}
+	if h.last.GetResourceVersion() == o.GetResourceVersion() {
+		return // the same version through the other informer of a handoff
+	}
+	old := h.last
+	h.last = o
+	d.push(func(u cache.ResourceEventHandler) { u.OnUpdate(old, o) })
+}
+
+func (d *dispatcher[T]) deleted(p *piece[T], obj any) {
+	var uid types.UID
+	switch o := obj.(type) {
+	case T:
+		uid = o.GetUID()
+	case cache.DeletedFinalStateUnknown:
+		t, ok := o.Obj.(T)
+		if !ok {
+			return
+		}
+		uid = t.GetUID()
+	default:
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.removed[p] {
+		return
+	}
+	h := d.objs[uid]
+	if h == nil {
+		return
+	}
+	h.in = deletePiece(h.in, p)
+	if len(h.in) == 0 {
+		delete(d.objs, uid)
+		d.push(func(u cache.ResourceEventHandler) { u.OnDelete(obj) })
+	}
+}
+
+// remove forgets a released piece: objects no other piece holds are deleted.
+func (d *dispatcher[T]) remove(p *piece[T]) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.removed[p] = true
+	for uid, h := range d.objs {
+		if !containsPiece(h.in, p) {
+			continue
+		}
+		h.in = deletePiece(h.in, p)
+		if len(h.in) == 0 {
+			delete(d.objs, uid)
+			last := h.last
+			d.push(func(u cache.ResourceEventHandler) { u.OnDelete(last) })
+		}
+	}
+}
+
+func containsPiece[T informer.Object](ps []*piece[T], p *piece[T]) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+func deletePiece[T informer.Object](ps []*piece[T], p *piece[T]) []*piece[T] {
+	out := ps[:0]
+	for _, q := range ps {
+		if q != p {
+			out = append(out, q)
+		}
+	}
+	return out
+}

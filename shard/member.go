@@ -1,0 +1,459 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kindex/kindex/informer"
+)
+
+const (
+	// GroupLabel is the label every member's Lease carries, with Options.Group as value.
+	GroupLabel = "kindex.io/shard-group"
+	// HeldAnnotation is the annotation in which a member publishes the hash ranges it holds
+	// synced ("start-last" in hex, comma-separated). Other members read it to decide when a
+	// range they are giving up is covered (make-before-break).
+	HeldAnnotation = "kindex.io/shard-held"
+	// LeavingAnnotation marks the Lease of a member that is leaving (Member.Leave): the
+	// others leave it out of the assignment but count what it still holds.
+	LeavingAnnotation = "kindex.io/shard-leaving"
+)
+
+// Options configures a Member.
+type Options struct {
+	// Client creates, renews, lists and deletes Leases (coordination.k8s.io/v1) in
+	// Namespace. Required.
+	Client kubernetes.Interface
+	// Namespace holds the group's Leases. Required.
+	Namespace string
+	// Group names the set of replicas that split the hash space: the Lease name prefix and
+	// the value of GroupLabel. Default "kindex".
+	Group string
+	// Identity is this replica's name, unique in the group (a Pod name). Required; the
+	// Lease is "<Group>-<Identity>".
+	Identity string
+	// Field is what is hashed. Default informer.ShardByUID.
+	Field informer.ShardField
+	// LeaseDuration is how long a Lease stays valid without renewal: how long a replica that
+	// died without deleting its Lease keeps its range. Whole seconds; default 15 s, at
+	// least 1 s.
+	LeaseDuration time.Duration
+	// RenewPeriod is how often a member renews its Lease and lists the others. Default
+	// LeaseDuration/3; must be shorter than LeaseDuration.
+	RenewPeriod time.Duration
+	// Logger receives one line per membership change. The zero Logger discards.
+	Logger logr.Logger
+}
+
+// Member is one replica of a group: it keeps its own Lease, reads the others', and derives
+// the group's assignment. It is safe for concurrent use.
+type Member struct {
+	o Options
+
+	mu       sync.Mutex
+	members  []string // live identities, sorted
+	assigned informer.Shard
+	known    bool
+	held     map[any]informer.Shard    // what each Informer of this replica holds synced
+	others   map[string]informer.Shard // what the other live members hold synced
+	leaving  bool                      // Leave was called
+	observed int                       // Lease lists seen
+	changed  chan struct{}
+	kick     chan struct{}
+	crash    bool // tests: end Run without deleting the Lease, as a killed process would
+}
+
+// New validates o and returns a Member that does nothing until Run.
+func New(o Options) (*Member, error) {
+	if o.Client == nil {
+		return nil, errors.New("shard: Options.Client is nil")
+	}
+	if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("shard: invalid Namespace %q: %v", o.Namespace, errs)
+	}
+	if o.Group == "" {
+		o.Group = "kindex"
+	}
+	if o.Identity == "" {
+		return nil, errors.New("shard: Options.Identity is empty")
+	}
+	if errs := validation.IsDNS1123Subdomain(o.Group + "-" + o.Identity); len(errs) > 0 {
+		return nil, fmt.Errorf("shard: Lease name %q: %v", o.Group+"-"+o.Identity, errs)
+	}
+	if o.Field == "" {
+		o.Field = informer.ShardByUID
+	}
+	if o.Field != informer.ShardByUID && o.Field != informer.ShardByNamespace {
+		return nil, fmt.Errorf("shard: invalid Field %q", o.Field)
+	}
+	if o.LeaseDuration == 0 {
+		o.LeaseDuration = 15 * time.Second
+	}
+	if o.LeaseDuration < time.Second {
+		return nil, fmt.Errorf("shard: LeaseDuration %v is shorter than 1s", o.LeaseDuration)
+	}
+	if o.RenewPeriod == 0 {
+		o.RenewPeriod = o.LeaseDuration / 3
+	}
+	if o.RenewPeriod <= 0 || o.RenewPeriod >= o.LeaseDuration {
+		return nil, fmt.Errorf("shard: RenewPeriod %v must be positive and shorter than LeaseDuration %v", o.RenewPeriod, o.LeaseDuration)
+	}
+	return &Member{o: o, changed: make(chan struct{}), kick: make(chan struct{}, 1), others: map[string]informer.Shard{},
+		held: map[any]informer.Shard{}}, nil
+}
+
+// Identity is Options.Identity.
+func (m *Member) Identity() string { return m.o.Identity }
+
+// Field is what the group hashes.
+func (m *Member) Field() informer.ShardField { return m.o.Field }
+
+// Split divides the hash space into n contiguous, equal ranges (the last one takes the
+// remainder), in order: what member i of n sorted identities is assigned.
+func Split(field informer.ShardField, n int) []informer.Shard {
+	if n <= 0 {
+		return nil
+	}
+	out := make([]informer.Shard, n)
+	var step uint64 // 2^64 / n; unused for n == 1 (the whole space)
+	if n > 1 {
+		step, _ = bits.Div64(1, 0, uint64(n))
+	}
+	for i := range n {
+		start := uint64(i) * step
+		last := start + step - 1
+		if i == n-1 {
+			last = math.MaxUint64
+		}
+		out[i] = informer.Shard{Field: field, Ranges: []informer.ShardRange{{Start: start, Last: last}}}
+	}
+	return out
+}
+
+// Assignment returns the shard this replica owns now and true, or false before the member
+// has seen the group (one RenewPeriod after Run starts: the first list of Leases may miss
+// replicas started together) and while it leaves (it owns nothing).
+func (m *Member) Assignment() (informer.Shard, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.known || m.assigned.IsZero() {
+		return informer.Shard{}, false
+	}
+	return m.assigned, true
+}
+
+// Leave hands this replica's ranges over before it stops, make-before-break: the Lease is
+// marked leaving, the other members take its ranges into their assignment, and each of its
+// Informers releases a range once other members hold it synced. Leave returns when nothing
+// is held any more (then cancel Run's context: the Lease is deleted), or ctx's error if
+// ctx ends first, which it does for the last member of a group: nobody can take over.
+func (m *Member) Leave(ctx context.Context) error {
+	m.mu.Lock()
+	m.leaving = true
+	m.mu.Unlock()
+	m.kickRenew()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		m.mu.Lock()
+		left := len(m.published().Ranges) == 0 && m.known && m.assigned.IsZero()
+		m.mu.Unlock()
+		if left {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Leaving reports whether Leave was called.
+func (m *Member) Leaving() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaving
+}
+
+// Owns reports whether an object whose Field is value (its UID, or its namespace) is this
+// replica's own under the current assignment. During a handoff the replica may still hold
+// objects it no longer owns (Informer.Held says what it holds); exactly one live member
+// owns each value once the members agree on who is live.
+func (m *Member) Owns(value string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.known && !m.assigned.IsZero() && m.assigned.Matches(value)
+}
+
+// Members returns the live identities of the group, sorted, as this member last saw them.
+func (m *Member) Members() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.members)
+}
+
+// Changed returns a channel closed at the next change of the assignment or of what the
+// other members hold.
+func (m *Member) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
+
+// setHeld records what one Informer of this replica (owner) holds synced; the Lease is
+// updated at once when what the replica publishes changes. An owner that holds nothing
+// synced yet makes the replica publish nothing: see published.
+func (m *Member) setHeld(owner any, s informer.Shard) {
+	m.mu.Lock()
+	before := m.published()
+	m.held[owner] = s.Normalize()
+	changed := !before.Equal(m.published())
+	m.mu.Unlock()
+	if changed {
+		m.kickRenew()
+	}
+}
+
+// forget drops a stopped Informer from what the replica publishes.
+func (m *Member) forget(owner any) {
+	m.mu.Lock()
+	delete(m.held, owner)
+	m.mu.Unlock()
+	m.kickRenew()
+}
+
+func (m *Member) kickRenew() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// published is what the replica holds synced for every one of its Informers: the
+// intersection of theirs (a range is another member's to drop only when it is held for
+// every resource). Called with m.mu held.
+func (m *Member) published() informer.Shard {
+	var out informer.Shard
+	first := true
+	for _, s := range m.held {
+		if first {
+			out, first = s, false
+			continue
+		}
+		out = intersect(out, s)
+	}
+	return out
+}
+
+// intersect is the part of the hash space both a and b hold (empty Ranges for none).
+func intersect(a, b informer.Shard) informer.Shard {
+	var out []informer.ShardRange
+	for _, x := range a.Normalize().Ranges {
+		for _, y := range b.Normalize().Ranges {
+			if lo, hi := max(x.Start, y.Start), min(x.Last, y.Last); lo <= hi {
+				out = append(out, informer.ShardRange{Start: lo, Last: hi})
+			}
+		}
+	}
+	return informer.Shard{Field: a.Field, Ranges: out}.Normalize()
+}
+
+// OthersHeld returns the union of what the other live members hold synced, as published
+// in their Leases.
+func (m *Member) OthersHeld() informer.Shard {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := informer.Shard{Field: m.o.Field}
+	for _, s := range m.others {
+		u = u.Union(s)
+	}
+	return u
+}
+
+func (m *Member) leaseName() string { return m.o.Group + "-" + m.o.Identity }
+
+// Run keeps the Lease until ctx ends, then deletes it so that the others take the range
+// over at once (a replica that dies without deleting it keeps its range until the Lease
+// expires). It returns ctx's error, or an error if the first renewal fails for a reason
+// other than ctx.
+func (m *Member) Run(ctx context.Context) error {
+	tick := time.NewTicker(m.o.RenewPeriod)
+	defer tick.Stop()
+	first := true
+	for {
+		if err := m.renew(ctx); err != nil {
+			if first && ctx.Err() == nil {
+				return fmt.Errorf("shard: Lease %s/%s: %w", m.o.Namespace, m.leaseName(), err)
+			}
+			m.o.Logger.V(1).Info("Cannot renew the shard Lease", "lease", m.leaseName(), "err", err)
+		} else if err := m.observe(ctx); err != nil {
+			m.o.Logger.V(1).Info("Cannot list the shard Leases", "err", err)
+		}
+		first = false
+		select {
+		case <-ctx.Done():
+			m.mu.Lock()
+			crash := m.crash
+			m.mu.Unlock()
+			if !crash {
+				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				_ = m.o.Client.CoordinationV1().Leases(m.o.Namespace).Delete(dctx, m.leaseName(), metav1.DeleteOptions{})
+				cancel()
+			}
+			return ctx.Err()
+		case <-tick.C:
+		case <-m.kick:
+		}
+	}
+}
+
+func (m *Member) renew(ctx context.Context) error {
+	leases := m.o.Client.CoordinationV1().Leases(m.o.Namespace)
+	m.mu.Lock()
+	held := formatHeld(m.published())
+	leaving := strconv.FormatBool(m.leaving)
+	m.mu.Unlock()
+	now := metav1.NewMicroTime(time.Now())
+	secs := int32(m.o.LeaseDuration / time.Second)
+	id := m.o.Identity
+	l, err := leases.Get(ctx, m.leaseName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		l = &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: m.leaseName(), Labels: map[string]string{GroupLabel: m.o.Group},
+				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
+		}
+		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	if l.Annotations == nil {
+		l.Annotations = map[string]string{}
+	}
+	l.Annotations[HeldAnnotation] = held
+	l.Annotations[LeavingAnnotation] = leaving
+	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &id, &secs, &now
+	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
+	return err
+}
+
+// observe lists the group's Leases and recomputes the membership and assignment.
+func (m *Member) observe(ctx context.Context) error {
+	list, err := m.o.Client.CoordinationV1().Leases(m.o.Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.o.Group})
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	leaving := m.leaving
+	m.mu.Unlock()
+	var live []string // the members the assignment is split between
+	if !leaving {
+		live = append(live, m.o.Identity)
+	}
+	others := map[string]informer.Shard{}
+	for _, l := range list.Items {
+		s := l.Spec
+		if s.HolderIdentity == nil || *s.HolderIdentity == m.o.Identity || s.RenewTime == nil || s.LeaseDurationSeconds == nil {
+			continue
+		}
+		if s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second).Before(now) {
+			continue // expired: a replica that died
+		}
+		if l.Annotations[LeavingAnnotation] != "true" {
+			live = append(live, *s.HolderIdentity)
+		}
+		if h, err := parseHeld(m.o.Field, l.Annotations[HeldAnnotation]); err == nil {
+			others[*s.HolderIdentity] = h
+		}
+	}
+	slices.Sort(live)
+	live = slices.Compact(live)
+	var assigned informer.Shard // none while leaving
+	if idx := slices.Index(live, m.o.Identity); idx >= 0 {
+		assigned = Split(m.o.Field, len(live))[idx]
+	}
+
+	m.mu.Lock()
+	membersChanged := !slices.Equal(live, m.members)
+	changed := membersChanged || !m.known || !assigned.Equal(m.assigned) || !sameShards(others, m.others)
+	// The first list may miss replicas started at the same moment: the assignment is known
+	// from the second on, one RenewPeriod later, so that replicas started together do not
+	// each take, and list, the whole space first.
+	m.observed++
+	m.members, m.assigned, m.known, m.others = live, assigned, m.observed >= 2, others
+	var wake chan struct{}
+	if changed {
+		wake = m.changed
+		m.changed = make(chan struct{})
+	}
+	m.mu.Unlock()
+	if membersChanged {
+		m.o.Logger.Info("Shard membership changed", "members", live, "assigned", assigned.String())
+	}
+	if wake != nil {
+		close(wake)
+	}
+	return nil
+}
+
+func sameShards(a, b map[string]informer.Shard) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		w, ok := b[k]
+		if !ok || !v.Equal(w) {
+			return false
+		}
+	}
+	return true
+}
+
+// formatHeld is the HeldAnnotation form of s: "start-last" pairs in hex, comma-separated.
+func formatHeld(s informer.Shard) string {
+	parts := make([]string, 0, len(s.Ranges))
+	for _, r := range s.Normalize().Ranges {
+		parts = append(parts, strconv.FormatUint(r.Start, 16)+"-"+strconv.FormatUint(r.Last, 16))
+	}
+	return strings.Join(parts, ",")
+}
+
+func parseHeld(field informer.ShardField, v string) (informer.Shard, error) {
+	s := informer.Shard{Field: field}
+	if v == "" {
+		return s, nil
+	}
+	for _, p := range strings.Split(v, ",") {
+		a, b, ok := strings.Cut(p, "-")
+		if !ok {
+			return s, fmt.Errorf("shard: malformed range %q", p)
+		}
+		start, err1 := strconv.ParseUint(a, 16, 64)
+		last, err2 := strconv.ParseUint(b, 16, 64)
+		if err := errors.Join(err1, err2); err != nil {
+			return s, err
+		}
+		s.Ranges = append(s.Ranges, informer.ShardRange{Start: start, Last: last})
+	}
+	return s.Normalize(), nil
+}
