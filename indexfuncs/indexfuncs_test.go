@@ -149,3 +149,28 @@ func keys(m map[string][]string) []string {
 	}
 	return out
 }
+
+func TestValuesOfEveryObjectType(t *testing.T) {
+	p := jsonpath.MustCompile("{.spec.containers[*].image}")
+	buf := []byte(podJSON)
+	for name, obj := range map[string]any{
+		"unstructured": decoded(t),
+		"map":          decoded(t).Object,
+		"raw JSON":     raw(buf),
+	} {
+		vs, err := indexfuncs.Values(p, obj)
+		require.NoError(t, err, name)
+		if name == "raw JSON" {
+			for i := range buf {
+				buf[i] = ' ' // values do not refer to the bytes of a RawJSON object
+			}
+		}
+		got := make([]string, len(vs))
+		for i, v := range vs {
+			got[i] = v.String()
+		}
+		assert.Equal(t, []string{"nginx:1", "envoy:2", "nginx:1"}, got, name)
+	}
+	_, err := indexfuncs.Values(p, 42)
+	assert.ErrorIs(t, err, indexfuncs.ErrUnsupportedObject)
+}

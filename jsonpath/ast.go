@@ -27,6 +27,7 @@ type segment struct {
 	walk     int         // segField, segIndex: length of the run of fields and indexes starting here
 	name     string      // segField
 	quoted   string      // segField: name as a JSON string, "" if it needs escapes (see mayRepeat)
+	anchor   int         // segField: the position in quoted of its rarest byte (see mayRepeat)
 	index    int         // segIndex
 	slice    sliceSpec   // segSlice
 	branches [][]segment // segUnion: each branch is one selector segment
@@ -58,7 +59,7 @@ func (e *expr) finish() {
 				s.walk += e.segs[i+1].walk
 			}
 			if s.kind == segField {
-				s.quoted = quotedName(s.name)
+				s.quoted, s.anchor = quotedName(s.name)
 			}
 		case segUnion:
 			e.hasUnion = true
@@ -67,7 +68,7 @@ func (e *expr) finish() {
 					br[0].walk = 1
 				}
 				if br[0].kind == segField {
-					br[0].quoted = quotedName(br[0].name)
+					br[0].quoted, br[0].anchor = quotedName(br[0].name)
 				}
 			}
 		}

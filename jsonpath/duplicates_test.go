@@ -77,7 +77,11 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 // the first occurrence of a key only when the rest of the object cannot
 // hold another.
 func TestMayRepeat(t *testing.T) {
-	seg := func(name string) *segment { return &segment{kind: segField, name: name, quoted: quotedName(name)} }
+	seg := func(name string) *segment {
+		s := &segment{kind: segField, name: name}
+		s.quoted, s.anchor = quotedName(name)
+		return s
+	}
 	cases := []struct {
 		rest, name string
 		want       bool
@@ -96,7 +100,8 @@ func TestMayRepeat(t *testing.T) {
 		{`,"b":"\"\\\n"}`, "a", false},
 		{`,"b":"x\\u"}`, "a", false}, // an escaped backslash, then u
 		{`,"p\/q":1}`, "p/q", true},
-		{`,"b":1}`, `a"b`, true},    // names that need escapes always rescan
+		{`,"b":1}`, `a"b`, true}, // names that need escapes always rescan
+		{`,"b":"` + strings.Repeat("x", 1000) + `"}`, strings.Repeat("x", 40), true}, // too many near misses: rescan
 		{`,"x":"y"a"}`, "a", false}, // not valid JSON: any answer, but an answer
 		{`}`, "a", false},
 		{`}  `, "a", false},

@@ -117,21 +117,12 @@ func mayRepeat(rest string, seg *segment) bool {
 	if seg.quoted == "" || hasEscape(rest) {
 		return true
 	}
-	// The search is for the name and its closing quote, then for the
-	// opening quote: strings.Index finds candidates by their first byte,
-	// and quotes are frequent in JSON.
-	tail := seg.quoted[1:]
-	m := 0 // rest[:m] is whole members of the object
+	m, fails := 0, 0 // rest[:m] is whole members of the object
 	for i := 0; ; {
-		j := strings.Index(rest[i:], tail)
-		if j < 0 {
-			return false
+		q := find(rest, i, seg.quoted, seg.anchor, &fails)
+		if q < 0 {
+			return q == -2 // then scan the members
 		}
-		if i += j; i == 0 || rest[i-1] != '"' {
-			i++
-			continue
-		}
-		q := i - 1 // the quote before the name
 		for m <= q {
 			_, at, _, next, ok := nextItem(rest, m, true)
 			switch {
@@ -142,8 +133,31 @@ func mayRepeat(rest string, seg *segment) bool {
 			}
 			m = next
 		}
-		i = max(m, i+1) // the occurrence is inside a member's key or value
+		i = max(m, q+1) // the occurrence is inside a member's key or value
 	}
+}
+
+// find returns the position of the first occurrence of needle in s at or
+// after i, or -1; or -2 once *fails, the candidates it rejected in s,
+// exceed a sixteenth of s (on hostile input only). It finds candidates with strings.IndexByte by the
+// byte of needle at anchor, chosen to be a rare one: strings.Index finds
+// them by the first byte, a quote, the most frequent byte of JSON.
+func find(s string, i int, needle string, anchor int, fails *int) int {
+	c := needle[anchor]
+	for i += anchor; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], c)
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if at := i - anchor; at+len(needle) <= len(s) && s[at:at+len(needle)] == needle {
+			return at
+		}
+		if *fails++; *fails > 16+len(s)/16 {
+			return -2
+		}
+	}
+	return -1
 }
 
 // hasEscape reports whether s holds the escape \u or \/.
@@ -162,18 +176,44 @@ func hasEscape(s string) bool {
 }
 
 // quotedName returns name as a JSON string if no character of it needs
-// escaping, else "". Names longer than 60 bytes get "" too: strings.Index
-// is linear for needles up to 63 bytes only.
-func quotedName(name string) string {
+// escaping, else "" (names longer than 60 bytes too, to bound the cost of
+// comparing candidates), and the position in it of the byte least likely
+// to occur in a Kubernetes object (see byteRank).
+func quotedName(name string) (quoted string, anchor int) {
 	if len(name) > 60 {
-		return ""
+		return "", 0
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < ' ' || c == '"' || c == '\\' {
-			return ""
+			return "", 0
 		}
 	}
-	return `"` + name + `"`
+	quoted = `"` + name + `"`
+	for i := 1; i < len(quoted); i++ {
+		if byteRank(quoted[i]) < byteRank(quoted[anchor]) {
+			anchor = i
+		}
+	}
+	return quoted, anchor
+}
+
+// byteRank ranks bytes by how often they occur in the JSON of Kubernetes
+// objects, roughly: quotes and punctuation most, then lowercase letters
+// in the order of English, then digits, then the rest (upper case
+// letters, mostly).
+func byteRank(c byte) int {
+	const lower = "zqjxkvbpygfwmucdlhrsnioate" // rare first
+	switch {
+	case c == '"' || c == ':' || c == ',' || c == ' ':
+		return 100
+	case 'a' <= c && c <= 'z':
+		return 10 + strings.IndexByte(lower, c)
+	case '0' <= c && c <= '9':
+		return 20
+	case c == '.' || c == '-' || c == '/' || c == '_':
+		return 15
+	}
+	return 0
 }
 
 func (t jsonTree) walk(n gjson.Result, segs []segment, left int) (_ gjson.Result, done, cost int) {

@@ -72,6 +72,12 @@ func hostileCases() []hostileCase {
 	cs = append(cs, hostileCase{"raw walk 2000 levels deep", "{" + strings.Repeat(".a", 2000) + "}", nil, []byte(deep)})
 	cs = append(cs, hostileCase{"raw walk 2000 levels deep, in a filter", "{.z[?(@" + strings.Repeat(".a", 1900) + ")]}", nil, []byte(`{"z":[` + deep + `]}`)})
 
+	// A key that nearly occurs at every byte of the rest of its object,
+	// searched for a duplicate.
+	xs := strings.Repeat("x", 40)
+	cs = append(cs, hostileCase{"raw lookup, near misses", "{.c" + unionOf(100) + "['" + xs + "']}", nil,
+		[]byte(`{"c":[{"` + xs + `":1,"b":"` + strings.Repeat("x", 1000000) + `"}]}`)})
+
 	// Arrays of small elements: every element is parsed.
 	dense := "[" + strings.Repeat("0,", 700000) + "0]"
 	cs = append(cs, hostileCase{"raw array of 700k numbers", "{.a[*]}", nil, []byte(`{"a":` + dense + `}`)})
