@@ -140,9 +140,13 @@ func TestSharedFactoryAndDiscovery(t *testing.T) {
 
 // Not parallel: goleak sees every goroutine.
 func TestShutdownLeavesNoGoroutines(t *testing.T) {
-	// Warm up the shared HTTP/2 connection before the snapshot.
+	// Warm up the shared HTTP/2 connection before the snapshot. client-go caches transports
+	// per configuration for the whole process, and a connection one of them opened stays
+	// idle in that cache after the graph stops: its reader is the transport's, not the
+	// graph's, so it is left out of the check.
 	_ = cp.Clientset(t)
 	ignore := goleak.IgnoreCurrent()
+	idleConns := goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*clientConnReadLoop).run")
 	g, err := refs.New(cp.AdminConfig(), refs.Options{})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -153,7 +157,7 @@ func TestShutdownLeavesNoGoroutines(t *testing.T) {
 	assert.Positive(t, g.Stats().Objects)
 	g.Shutdown()
 	cancel()
-	goleak.VerifyNone(t, ignore)
+	goleak.VerifyNone(t, ignore, idleConns)
 
 	// Ending the context stops it too.
 	g, err = refs.New(cp.AdminConfig(), refs.Options{})
@@ -162,5 +166,5 @@ func TestShutdownLeavesNoGoroutines(t *testing.T) {
 	require.NoError(t, g.Start(ctx))
 	cancel()
 	g.Shutdown()
-	goleak.VerifyNone(t, ignore)
+	goleak.VerifyNone(t, ignore, idleConns)
 }
