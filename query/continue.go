@@ -50,7 +50,7 @@ func DecodeContinue(q Query, source string) (string, error) {
 	if q.Continue == "" {
 		return "", nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(q.Continue)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(q.Continue) // one spelling per token
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("%w: not a token (%w)", ErrInvalidContinue, err)
