@@ -1,6 +1,6 @@
 package bench
 
-// Benchmarks of kindex's indexes and queries (results: README.query.md):
+// Benchmarks of kindex's indexes and queries (results: README.md, "Indexes and queries"):
 //
 //   - BenchmarkQueryLookup: lookup latency on 100,000 realistic unstructured Pods in kindex's
 //     store with five JSONPath indexes (indexfuncs), against client-go's Indexer with the

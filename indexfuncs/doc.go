@@ -33,7 +33,7 @@
 // wildcards and filters ("{.spec.containers[*].image}", `{.status.conditions[?(@.type==
 // "Ready")].status}`) it walks more; each allocates only the returned slice (values are
 // evaluated into a pooled buffer) and the text of a number or boolean. Measured on a decoded
-// Pod: 0.3-0.6 us per evaluation (bench/README.query.md). On raw JSON (compact objects) the path is
+// Pod: 0.3-0.6 us per evaluation (bench/README.md, "Indexes and queries"). On raw JSON (compact objects) the path is
 // evaluated over the bytes, without decoding. On a metadata-only object the metadata is first rendered
 // as a small map (a few allocations) for the path to read; the built-ins read the metadata
 // directly and are the cheaper choice there.
