@@ -89,7 +89,10 @@ type core struct {
 	shutdown  bool
 	watchAlls map[*watchAll]struct{}
 	unsub     func()
-	stopOnce  sync.Once
+	stopping  atomic.Bool   // stop has begun (stopAs)
+	stopped   chan struct{} // closed when stop is done
+	// watcherDone is closed when the goroutine that follows the factory's context ends.
+	watcherDone chan struct{}
 }
 
 func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *metrics, disc Discovery, access accessChecker) *core {
@@ -103,7 +106,8 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 		in.HealthyRun = time.Minute
 	}
 	c := &core{mode: mode, opts: opts, in: in, logger: logger, metrics: m, disc: disc, access: access,
-		reg: newRegistry(), watchAlls: map[*watchAll]struct{}{}}
+		reg: newRegistry(), watchAlls: map[*watchAll]struct{}{}, stopped: make(chan struct{}),
+		watcherDone: make(chan struct{})}
 	return c
 }
 
@@ -124,6 +128,7 @@ func (c *core) start(ctx context.Context) error {
 	c.mu.Unlock()
 	if c.in.StartDiscovery != nil {
 		if err := c.in.StartDiscovery(c.ctx); err != nil {
+			close(c.watcherDone) // no watcher was started
 			c.stop()
 			return fmt.Errorf("kindex: start discovery: %w", err)
 		}
@@ -134,19 +139,33 @@ func (c *core) start(ctx context.Context) error {
 	c.mu.Lock()
 	c.unsub = unsub
 	c.mu.Unlock()
-	// The factory's lifetime is ctx's: when it ends, everything stops. (After Shutdown this
-	// goroutine returns at once: stop has run.)
+	// The factory's lifetime is ctx's: when it ends, everything stops. Shutdown cancels ctx
+	// too, and waits for this goroutine, which then has nothing to do.
 	go func() {
+		defer close(c.watcherDone)
 		<-c.ctx.Done()
-		c.stop()
+		c.stopAs(true)
 	}()
 	return nil
 }
 
 // stop shuts everything down and waits for every goroutine the factory started, handler
 // goroutines included.
-func (c *core) stop() {
-	c.stopOnce.Do(func() {
+func (c *core) stop() { c.stopAs(false) }
+
+// stopAs is stop; watcher is set when the goroutine that follows the factory's context
+// calls it, which must not wait for itself. The first caller stops everything; a later or
+// concurrent one waits until that is done (the watcher does not wait: whoever stops waits
+// for it).
+func (c *core) stopAs(watcher bool) {
+	if !c.stopping.CompareAndSwap(false, true) {
+		if !watcher {
+			<-c.stopped
+		}
+		return
+	}
+	defer close(c.stopped)
+	func() {
 		c.mu.Lock()
 		c.shutdown = true
 		started := c.started
@@ -158,6 +177,9 @@ func (c *core) stop() {
 			return
 		}
 		cancel()
+		if !watcher {
+			<-c.watcherDone
+		}
 		if unsub != nil {
 			unsub()
 		}
@@ -170,7 +192,7 @@ func (c *core) stop() {
 		if c.in.WaitDiscovery != nil {
 			c.in.WaitDiscovery()
 		}
-	})
+	}()
 }
 
 func (c *core) context() (context.Context, error) {
