@@ -3,6 +3,7 @@ package crcache
 import (
 	"testing"
 
+	"github.com/kindex/kindex/query"
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
@@ -89,13 +90,15 @@ func TestPlanFor(t *testing.T) {
 }
 
 func TestContinueTokens(t *testing.T) {
+	q := query.Query{Namespace: "ns", Scan: true}
+	podGVK := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
 	for _, key := range []string{"ns/name", "name", "a-b/c"} {
-		got, err := decodeContinue(encodeContinue(key))
+		got, err := decodeContinue(q, podGVK, encodeContinue(q, podGVK, key))
 		assert.NoError(t, err)
 		assert.Equal(t, key, got)
 	}
-	for _, bad := range []string{"!", "bm9wZQ", encodeContinue("")[:4]} {
-		_, err := decodeContinue(bad)
+	for _, bad := range []string{"!", "bm9wZQ", encodeContinue(q, podGVK, "x")[:4]} {
+		_, err := decodeContinue(q, podGVK, bad)
 		assert.Error(t, err, bad)
 	}
 	// (namespace, name) order, not the order of the keys as strings.

@@ -2,7 +2,6 @@ package crcache
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -87,10 +87,6 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	listOpts := client.ListOptions{}
 	listOpts.ApplyOptions(opts)
-	after, err := decodeContinue(listOpts.Continue)
-	if err != nil {
-		return err
-	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
 		return err
@@ -128,6 +124,10 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	if listOpts.LabelSelector != nil && !listOpts.LabelSelector.Empty() {
 		q.Labels = listOpts.LabelSelector
 	}
+	after, err := decodeContinue(q, gvk, listOpts.Continue)
+	if err != nil {
+		return err
+	}
 	var items []item
 	for _, s := range scope {
 		got, err := s.queryItems(ctx, q)
@@ -151,7 +151,7 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	if listOpts.Limit > 0 && int64(len(items)) > listOpts.Limit {
 		rest := int64(len(items)) - listOpts.Limit
 		items = items[:listOpts.Limit]
-		next = encodeContinue(items[len(items)-1].Key())
+		next = encodeContinue(q, gvk, items[len(items)-1].Key())
 		remaining = &rest
 	}
 	noCopy := len(scope) == 1 && scope[0].config().noCopy
@@ -349,21 +349,15 @@ func splitKey(k string) (string, string) {
 	return "", k
 }
 
-// Continue tokens name the last key returned, so that a page starts after it in whatever the
-// cache holds when it is asked for.
-const continuePrefix = "crcache1:"
-
-func encodeContinue(key string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(continuePrefix + key))
+// Continue tokens are package query's (query.EncodeContinue): they name the last key
+// returned, so that a page starts after it in whatever the cache holds when it is asked for,
+// and they are bound to the list's query and kind, so that a token of another list is
+// refused (query.ErrInvalidContinue, an ErrInvalidQuery) instead of starting somewhere.
+func encodeContinue(q query.Query, gvk schema.GroupVersionKind, key string) string {
+	return query.EncodeContinue(q, "crcache "+gvk.String(), key)
 }
 
-func decodeContinue(token string) (string, error) {
-	if token == "" {
-		return "", nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || !strings.HasPrefix(string(b), continuePrefix) || len(b) == len(continuePrefix) {
-		return "", fmt.Errorf("crcache: invalid continue token %q: %w", token, query.ErrInvalidQuery)
-	}
-	return string(b[len(continuePrefix):]), nil
+func decodeContinue(q query.Query, gvk schema.GroupVersionKind, token string) (string, error) {
+	q.Continue = token
+	return query.DecodeContinue(q, "crcache "+gvk.String())
 }
