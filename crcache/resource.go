@@ -61,71 +61,53 @@ func (p *plan) transformFor(ns string) func(any) (any, error) {
 
 // compactFactory returns the resource's compact factory, creating and starting it.
 func (r *resource) compactFactory() (*informer.Factory[*unstructured.Unstructured], error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.down {
-		return nil, informer.ErrShutdown
-	}
-	if r.compact != nil {
-		return r.compact, nil
-	}
-	opts := dynamicinformer.Options{
-		ResyncPeriod:      r.c.resync,
-		KeepManagedFields: r.c.kopts.KeepManagedFields,
-		Logger:            r.c.kopts.Logger,
-		Registerer:        r.c.kopts.Registerer,
-		Discovery:         r.c.disc,
-	}
-	if r.plan.hasTransform() {
-		opts.Transform = r.transformUnstructured
-	}
-	ctx, err := r.c.startedContext()
-	if err != nil {
-		return nil, err
-	}
-	f, err := dynamicinformer.NewCompactFactory(r.c.cfg, opts, dynamicinformer.CompactOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Start(ctx); err != nil {
-		return nil, err
-	}
-	r.compact = f
-	return f, nil
+	return startOnce(r, &r.compact, func(opts informer.Options[*unstructured.Unstructured]) (*informer.Factory[*unstructured.Unstructured], error) {
+		if r.plan.hasTransform() {
+			opts.Transform = r.transformUnstructured
+		}
+		return dynamicinformer.NewCompactFactory(r.c.cfg, opts, dynamicinformer.CompactOptions{})
+	})
 }
 
 // metaFactory returns the resource's metadata-only factory, creating and starting it.
 func (r *resource) metaFactory() (*informer.Factory[*metav1.PartialObjectMetadata], error) {
+	return startOnce(r, &r.meta, func(opts informer.Options[*metav1.PartialObjectMetadata]) (*informer.Factory[*metav1.PartialObjectMetadata], error) {
+		if r.plan.hasTransform() {
+			opts.Transform = r.transformMetadata
+		}
+		return metadataonly.NewFactory(r.c.cfg, opts)
+	})
+}
+
+// startOnce returns *slot, or builds it with the cache's options, starts it in the cache's
+// context and keeps it there, under the resource's lock.
+func startOnce[T informer.Object](r *resource, slot **informer.Factory[T], build func(informer.Options[T]) (*informer.Factory[T], error)) (*informer.Factory[T], error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.down {
 		return nil, informer.ErrShutdown
 	}
-	if r.meta != nil {
-		return r.meta, nil
-	}
-	opts := metadataonly.Options{
-		ResyncPeriod:      r.c.resync,
-		KeepManagedFields: r.c.kopts.KeepManagedFields,
-		Logger:            r.c.kopts.Logger,
-		Registerer:        r.c.kopts.Registerer,
-		Discovery:         r.c.disc,
-	}
-	if r.plan.hasTransform() {
-		opts.Transform = r.transformMetadata
+	if *slot != nil {
+		return *slot, nil
 	}
 	ctx, err := r.c.startedContext()
 	if err != nil {
 		return nil, err
 	}
-	f, err := metadataonly.NewFactory(r.c.cfg, opts)
+	f, err := build(informer.Options[T]{
+		ResyncPeriod:      r.c.resync,
+		KeepManagedFields: r.c.kopts.KeepManagedFields,
+		Logger:            r.c.kopts.Logger,
+		Registerer:        r.c.kopts.Registerer,
+		Discovery:         r.c.disc,
+	})
 	if err != nil {
 		return nil, err
 	}
 	if err := f.Start(ctx); err != nil {
 		return nil, err
 	}
-	r.meta = f
+	*slot = f
 	return f, nil
 }
 
