@@ -39,8 +39,8 @@ type CompactOptions struct {
 
 // NewCompactFactory returns a factory whose informers keep each object as its JSON bytes
 // (managedFields cut, unless Options.KeepManagedFields) instead of a decoded map: about a
-// tenth of the memory of client-go's dynamic informer, and a sync about six times faster,
-// in about 1.1x the time the apiserver takes to serve the same LIST: list and watch bodies
+// tenth of the memory of client-go's dynamic informer, and a sync five to six times faster,
+// in 1.1-1.3x the time the apiserver takes to serve the same LIST (bench/README.md): list and watch bodies
 // are split into objects without building maps, and the initial list is one consistent LIST
 // decoded while it streams (see CompactOptions.WatchList).
 //

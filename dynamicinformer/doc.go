@@ -18,7 +18,7 @@
 //     before decoding (Options.KeepManagedFields keeps them) and decodes each object once
 //     with kindex's decoder: about a third of client-go's sync time and under half its heap.
 //   - NewCompactFactory keeps each object as its JSON bytes and decodes on every read: a
-//     tenth of the heap, and a sync about six times faster than client-go's. Its initial
+//     tenth of the heap, and a sync five to six times faster than client-go's. Its initial
 //     list is one consistent LIST decoded as it streams, which costs the apiserver about
 //     half the CPU time of watch-list (CompactOptions.WatchList).
 //   - NewClientGoFactory uses client-go's dynamic client and decoder, for comparison and as
