@@ -30,10 +30,18 @@
 //     conditions are JSONPath ones visits every object in scope: it must set Scan.
 //   - Scan: every object in scope (n) is a candidate.
 //   - Order and paging: results are in (namespace, name) order, or by the values of the
-//     index SortBy names. A page of L is selected from the m matches after the continue
-//     token's position with a bounded heap, O(m log L), and only the page is sorted; every
-//     match is still visited. The continue token holds the position of the last result
-//     returned: a page starts after it in the current content, so objects present (and
+//     index SortBy names. A page of L from m matches among the n objects a walk in order
+//     ranges over (the scope in (namespace, name) order, every object of the index in value
+//     order) is produced one of two ways, whichever costs less: read in order from the
+//     store's ordered trees from the continue token's position, checking each object against
+//     every indexed condition until L+1 match, about (L+1)·n/m visits, taken when
+//     m² > (L+1)·n; or selected from the driver's m candidates with a bounded heap,
+//     O(m log L). At n = 100,000 a page of 100 from 50,000 matches takes about 0.1 ms either
+//     way it is sorted. The (namespace, name) order is always kept (about 27 bytes per
+//     object); an index is ordered from the first query that sorts by it on (about 1 µs per
+//     entry, once; then a few pointer moves per change). A query with JSONPath conditions,
+//     labels or AnyOf visits every match. The continue token holds the position of the
+//     last result returned: a page starts after it in the current content, so objects present (and
 //     unchanged) throughout are returned exactly once across pages while the set changes,
 //     objects added behind the cursor are not seen, and objects removed before their page
 //     are not returned.

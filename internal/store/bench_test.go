@@ -60,18 +60,36 @@ func BenchmarkStorePage(b *testing.B) {
 		"by-node-ds": {Conditions: []query.Condition{half}, Limit: 100, SortBy: "node", Descending: true},
 	} {
 		b.Run(name, func(b *testing.B) {
+			// The first query that sorts by an index orders it (once): not a page's cost.
+			if _, _, _, err := s.Query(ctx, q, QueryOptions{}); err != nil {
+				b.Fatal(err)
+			}
 			var lat []time.Duration
 			for b.Loop() {
 				start := time.Now()
 				items, next, plan, err := s.Query(ctx, q, QueryOptions{})
 				lat = append(lat, time.Since(start))
-				if err != nil || len(items) != 100 || next == "" || plan.Matched < 50_000 {
+				if err != nil || len(items) != 100 || next == "" || plan.Matched < 101 {
 					b.Fatal(err, len(items), plan.Matched)
 				}
 			}
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
 		})
+	}
+}
+
+// BenchmarkStoreOrderIndex100k is what the first query that sorts by an index pays once:
+// ordering its 100,000 entries.
+func BenchmarkStoreOrderIndex100k(b *testing.B) {
+	s := benchStore(b, 100_000)
+	for b.Loop() {
+		b.StopTimer()
+		s.mu.Lock()
+		s.indexes["node"].ordered = nil
+		s.mu.Unlock()
+		b.StartTimer()
+		s.ensureOrdered("node")
 	}
 }
 

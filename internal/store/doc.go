@@ -13,6 +13,9 @@
 //     store; and each object's record keeps the values every index gave it, so any condition
 //     is checked on a candidate without another lookup, and an update unindexes the old
 //     values without calling the index function again.
+//   - Records are kept in (namespace, name) order, and an index a query sorts by keeps its
+//     (value, record) pairs in sort order, so that a page is read in order rather than
+//     selected from every match when that is cheaper (ordered.go).
 //   - Key lists are shaped for the sizes values have: one key inline (UIDs, names), a slice
 //     for a few, a map beyond 16.
 //

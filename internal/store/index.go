@@ -2,7 +2,10 @@ package store
 
 import (
 	"sync"
+
 	"sync/atomic"
+
+	"github.com/google/btree"
 )
 
 // IndexFunc computes the values an object is indexed under. It has the shape of client-go's
@@ -21,6 +24,7 @@ type recordSet map[*record]struct{}
 // (at most splitAt: a namespaced lookup filters them, a bounded cost), and are split into a
 // list per namespace when a value has more keys in several namespaces.
 type valueEntry struct {
+	sv      sortValue // the value's sort value, once the index is ordered
 	total   int
 	ns      string              // byNS == nil: the namespace of the first key
 	multiNS bool                // byNS == nil: some key is in another namespace than ns
@@ -104,6 +108,9 @@ type index struct {
 
 	slot    int                    // where records keep this index's values
 	byValue map[string]*valueEntry // value -> keys
+	// ordered holds the (value, record) pairs in sort order, from the first query that
+	// sorts by the index on (see ordered.go); nil until then.
+	ordered *btree.BTreeG[vitem]
 
 	errs    atomic.Int64
 	errMu   sync.Mutex
@@ -164,16 +171,28 @@ func (ix *index) add(rec *record, ns string, values []string) {
 		e := ix.byValue[v]
 		if e == nil {
 			e = &valueEntry{}
+			if ix.ordered != nil {
+				e.sv = newSortValue([]string{v}, false)
+			}
 			ix.byValue[v] = e
 		}
-		e.insert(rec, ns)
+		if e.insert(rec, ns) && ix.ordered != nil {
+			ix.ordered.ReplaceOrInsert(vitem{e, rec})
+		}
 	}
 }
 
 // remove unindexes rec (of namespace ns) from values, the values add was given.
 func (ix *index) remove(rec *record, ns string, values []string) {
 	for _, v := range values {
-		if e := ix.byValue[v]; e != nil && e.remove(rec, ns) && e.total == 0 {
+		e := ix.byValue[v]
+		if e == nil {
+			continue
+		}
+		if ix.ordered != nil {
+			ix.ordered.Delete(vitem{e, rec}) // before remove, which clears an emptied entry
+		}
+		if e.remove(rec, ns) && e.total == 0 {
 			delete(ix.byValue, v)
 		}
 	}

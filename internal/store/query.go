@@ -69,6 +69,9 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 		// Only indexed conditions: the page is selected during the walk, under the lock,
 		// holding q.Limit results at most, never the whole match set.
 		sel = &pageSel{o: o, after: after, hasAfter: hasAfter, limit: q.Limit}
+		if o.byValue {
+			s.ensureOrdered(sortKey)
+		}
 		hits, plan, err = s.candidates(ctx, pq.q, pq.indexed, sortKey, sel)
 	} else {
 		hits, plan, err = s.matchAll(ctx, pq, sortKey)
@@ -389,6 +392,10 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 			return nil, w.plan, &IndexNotFoundError{Name: group}
 		}
 		w.groupSlot = ix.slot
+		w.gix = ix
+	}
+	if sel != nil && s.orderedPage(w, ns, allNS, best, q.SortBy) {
+		return w.result()
 	}
 	if w.driver < 0 {
 		w.plan.Driver = "scan"
@@ -434,8 +441,9 @@ type walker struct {
 	conds     []*matcher
 	ixs       []*index
 	ixbuf     [4]*index
-	driver    int // -1: a scan
-	groupSlot int // -1: no group index
+	driver    int    // -1: a scan
+	groupSlot int    // -1: no group index
+	gix       *index // the group index, if any
 	dix       *index
 	dm        *matcher
 	plan      query.Plan

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/google/btree"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -25,6 +26,8 @@ type Store struct {
 
 	mu    sync.RWMutex
 	items map[string]*record
+	// byKey holds the records in (namespace, name) order (ordered.go).
+	byKey *btree.BTreeG[*record]
 	// byNS holds the records by namespace ("" for cluster-scoped objects) once the store
 	// holds more than one namespace; until then every record is in namespace oneNS, and
 	// byNS is nil: a namespaced informer, the common case, pays no set (see inNamespace).
@@ -75,6 +78,7 @@ func New(opts Options) *Store {
 	return &Store{
 		keyFunc: opts.KeyFunc,
 		items:   map[string]*record{},
+		byKey:   newKeyTree(),
 		indexes: map[string]*index{},
 	}
 }
@@ -161,6 +165,7 @@ func (s *Store) put(key string, obj any) {
 		rec = &record{key: key, obj: obj}
 		s.addToNamespace(rec, ns)
 		s.items[key] = rec
+		s.byKey.ReplaceOrInsert(rec)
 	}
 	for _, ix := range s.indexes {
 		values := ix.compute(obj)
@@ -220,6 +225,7 @@ func (s *Store) del(key string) {
 		ix.remove(rec, ns, rec.valuesOf(ix.slot))
 	}
 	delete(s.items, key)
+	s.byKey.Delete(rec)
 	if set := s.byNS[ns]; set != nil {
 		delete(set, rec)
 		if len(set) == 0 {
