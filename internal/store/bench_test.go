@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
 	"time"
+
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/query"
 )
@@ -100,6 +103,24 @@ func BenchmarkStoreCountBy100k(b *testing.B) {
 		by, err := s.CountBy(ctx, query.Query{}, "node", QueryOptions{})
 		if err != nil || len(by) != 1000 {
 			b.Fatal(err, len(by))
+		}
+	}
+}
+
+// BenchmarkClientGoByIndex100k is client-go's indexer on the objects of benchStore: the
+// equality lookup BenchmarkStoreQuery100k/eq answers (100 matches, unsorted).
+func BenchmarkClientGoByIndex100k(b *testing.B) {
+	ix := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"node": cache.IndexFunc(field("node"))})
+	for i := range 100_000 {
+		o := obj(fmt.Sprintf("ns-%d", i%100), fmt.Sprintf("o-%d", i), int64(i%5), fmt.Sprintf("node-%d", i%1000), nil)
+		if err := ix.Add(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if got, err := ix.ByIndex("node", "node-7"); err != nil || len(got) != 100 {
+			b.Fatal(err, len(got))
 		}
 	}
 }

@@ -16,8 +16,10 @@
 //   - Records are kept in (namespace, name) order, and an index a query sorts by keeps its
 //     (value, record) pairs in sort order, so that a page is read in order rather than
 //     selected from every match when that is cheaper (ordered.go).
-//   - Key lists are shaped for the sizes values have: one key inline (UIDs, names), a slice
-//     for a few, a map beyond 16.
+//   - Key lists are shaped for the sizes values have: one key inline (UIDs, names), a sorted
+//     slice for a few, a B-tree beyond 16; all in (namespace, name) order, so that an
+//     equality lookup or a scan returns its results in the order a query promises without
+//     sorting them (a sort of the match set was most of an equality query's time).
 //
 // Store is not a cache.Indexer: kindex's informer core writes it from its own processing
 // loop and reads it through its query planner; a RealFIFO uses it as KnownObjects. Objects

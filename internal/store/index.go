@@ -1,6 +1,8 @@
 package store
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
 	"sync/atomic"
@@ -17,19 +19,28 @@ type IndexFunc func(obj any) ([]string, error)
 // no lookup in items to reach the object).
 type recordSet map[*record]struct{}
 
-// valueEntry holds the objects (records) indexed under one value. A namespaced lookup must not read other
-// namespaces' keys, yet splitting every value's keys by namespace costs a map and a list per
-// (value, namespace) pair, which for values spread thinly over namespaces (node names) is
-// one per object. So the keys stay in one list while they are in one namespace or few
-// (at most splitAt: a namespaced lookup filters them, a bounded cost), and are split into a
-// list per namespace when a value has more keys in several namespaces.
+// valueEntry holds the objects (records) indexed under one value, in (namespace, name)
+// order. A namespaced lookup must not read other namespaces' keys, yet splitting every
+// value's keys by namespace costs a map entry and a list per (value, namespace) pair, which
+// for values spread thinly over namespaces (node names) is one per object. So the keys stay
+// in one list while they are in one namespace or few (at most splitAt: a namespaced lookup
+// filters them, a bounded cost), and are split into a list per namespace when a value has
+// more keys in several namespaces; the lists are then also kept in namespace order, so that
+// a lookup across namespaces reads them in (namespace, name) order without a map lookup.
 type valueEntry struct {
 	sv      sortValue // the value's sort value, once the index is ordered
 	total   int
-	ns      string              // byNS == nil: the namespace of the first key
-	multiNS bool                // byNS == nil: some key is in another namespace than ns
-	keys    keyList             // byNS == nil: the keys
-	byNS    map[string]*keyList // the keys by namespace, once split
+	ns      string             // byNS == nil: the namespace of the first key
+	multiNS bool               // byNS == nil: some key is in another namespace than ns
+	keys    keyList            // byNS == nil: the keys
+	byNS    map[string]*nsKeys // the keys by namespace, once split
+	nsOrder []*nsKeys          // byNS's lists, in namespace order
+}
+
+// nsKeys is the keys of one namespace under a split value.
+type nsKeys struct {
+	ns   string
+	keys keyList
 }
 
 // splitAt is the most keys in several namespaces one list holds.
@@ -38,12 +49,7 @@ const splitAt = 64
 // insert adds a record (of namespace ns); it reports whether it was new.
 func (e *valueEntry) insert(rec *record, ns string) bool {
 	if e.byNS != nil {
-		kl := e.byNS[ns]
-		if kl == nil {
-			kl = &keyList{}
-			e.byNS[ns] = kl
-		}
-		if !kl.add(rec) {
+		if !e.listOf(ns).keys.add(rec) {
 			return false
 		}
 		e.total++
@@ -63,17 +69,24 @@ func (e *valueEntry) insert(rec *record, ns string) bool {
 	return true
 }
 
+// listOf returns the list of namespace ns of a split value, creating it.
+func (e *valueEntry) listOf(ns string) *nsKeys {
+	nk := e.byNS[ns]
+	if nk == nil {
+		nk = &nsKeys{ns: ns}
+		e.byNS[ns] = nk
+		i, _ := slices.BinarySearchFunc(e.nsOrder, ns, func(a *nsKeys, ns string) int { return strings.Compare(a.ns, ns) })
+		e.nsOrder = slices.Insert(e.nsOrder, i, nk)
+	}
+	return nk
+}
+
 // split moves the keys into one list per namespace.
 func (e *valueEntry) split() {
-	e.byNS = map[string]*keyList{}
-	e.keys.each(func(rec *record) {
-		ns := NamespaceOf(rec.key)
-		kl := e.byNS[ns]
-		if kl == nil {
-			kl = &keyList{}
-			e.byNS[ns] = kl
-		}
-		kl.add(rec)
+	e.byNS = map[string]*nsKeys{}
+	e.keys.each(func(rec *record) bool {
+		e.listOf(NamespaceOf(rec.key)).keys.add(rec)
+		return true
 	})
 	e.keys, e.ns, e.multiNS = keyList{}, "", false
 }
@@ -82,12 +95,13 @@ func (e *valueEntry) split() {
 func (e *valueEntry) remove(rec *record, ns string) bool {
 	switch {
 	case e.byNS != nil:
-		kl := e.byNS[ns]
-		if kl == nil || !kl.remove(rec) {
+		nk := e.byNS[ns]
+		if nk == nil || !nk.keys.remove(rec) {
 			return false
 		}
-		if kl.n == 0 {
+		if nk.keys.n == 0 {
 			delete(e.byNS, ns)
+			e.nsOrder = slices.DeleteFunc(e.nsOrder, func(x *nsKeys) bool { return x == nk })
 		}
 	case !e.multiNS && ns != e.ns:
 		return false
@@ -206,8 +220,8 @@ func (e *valueEntry) count(ns string, allNS bool) int {
 	case allNS:
 		return e.total
 	case e.byNS != nil:
-		if kl := e.byNS[ns]; kl != nil {
-			return kl.n
+		if nk := e.byNS[ns]; nk != nil {
+			return nk.keys.n
 		}
 		return 0
 	case !e.multiNS:
@@ -217,33 +231,36 @@ func (e *valueEntry) count(ns string, allNS bool) int {
 		return 0
 	}
 	n := 0
-	e.keys.each(func(rec *record) {
+	e.keys.each(func(rec *record) bool {
 		if NamespaceOf(rec.key) == ns {
 			n++
 		}
+		return true
 	})
 	return n
 }
 
-// each calls fn for every record of e in scope.
+// each calls fn for every record of e in scope, in (namespace, name) order.
 func (e *valueEntry) each(ns string, allNS bool, fn func(rec *record)) {
+	all := func(rec *record) bool { fn(rec); return true }
 	switch {
 	case e == nil:
 	case e.byNS != nil && allNS:
-		for _, kl := range e.byNS {
-			kl.each(fn)
+		for _, nk := range e.nsOrder {
+			nk.keys.each(all)
 		}
 	case e.byNS != nil:
-		if kl := e.byNS[ns]; kl != nil {
-			kl.each(fn)
+		if nk := e.byNS[ns]; nk != nil {
+			nk.keys.each(all)
 		}
 	case allNS || (!e.multiNS && ns == e.ns):
-		e.keys.each(fn)
+		e.keys.each(all)
 	case e.multiNS:
-		e.keys.each(func(rec *record) {
+		e.keys.each(func(rec *record) bool {
 			if NamespaceOf(rec.key) == ns {
 				fn(rec)
 			}
+			return true
 		})
 	}
 }

@@ -3,11 +3,14 @@ package store
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kindex/kindex/query"
 )
@@ -38,7 +41,8 @@ func TestOrderedWalkAgreesWithModel(t *testing.T) {
 			node = "third"
 		}
 		ns := []string{"a", "bb", "a-b", "c"}[i%4]
-		require.NoError(t, s.Add(obj(ns, fmt.Sprintf("o%04d", rng.IntN(5000)), size, node, nil)))
+		team := map[string]string{"team": []string{"x", "y"}[rng.IntN(2)]}
+		require.NoError(t, s.Add(obj(ns, fmt.Sprintf("o%04d", rng.IntN(5000)), size, node, team)))
 	}
 	conds := map[string]struct {
 		c       []query.Condition
@@ -55,44 +59,55 @@ func TestOrderedWalkAgreesWithModel(t *testing.T) {
 				sortBy string
 				desc   bool
 			}{{"", false}, {"size", false}, {"size", true}} {
-				for _, limit := range []int{1, 10, 333} {
-					name := fmt.Sprintf("%s/ns=%q/sort=%q/desc=%v/limit=%d", cname, ns, o.sortBy, o.desc, limit)
-					t.Run(name, func(t *testing.T) {
-						q := query.Query{Namespace: ns, Conditions: cond.c, SortBy: o.sortBy, Descending: o.desc, Limit: limit}
-						var want []string
-						for _, k := range s.ListKeys() {
-							if ns != "" && NamespaceOf(k) != ns {
-								continue
+				for _, limit := range []int{0, 1, 10, 333} {
+					for _, team := range []bool{false, true} {
+						name := fmt.Sprintf("%s/ns=%q/sort=%q/desc=%v/limit=%d/team=%v", cname, ns, o.sortBy, o.desc, limit, team)
+						t.Run(name, func(t *testing.T) {
+							q := query.Query{Namespace: ns, Conditions: cond.c, SortBy: o.sortBy, Descending: o.desc, Limit: limit}
+							opts := QueryOptions{}
+							if team {
+								// A label selector is checked after the walk: the match set is
+								// collected whole, and paged from it.
+								q.Labels = labels.SelectorFromSet(labels.Set{"team": "x"})
+								opts.Labels = func(o any) map[string]string { return o.(*unstructured.Unstructured).GetLabels() }
 							}
-							ob, _, _ := s.GetByKey(k)
-							if modelMatches(ob, cond.c) {
-								want = append(want, k)
+							var want []string
+							for _, k := range s.ListKeys() {
+								if ns != "" && NamespaceOf(k) != ns {
+									continue
+								}
+								ob, _, _ := s.GetByKey(k)
+								if modelMatches(ob, cond.c) && (!team || ob.(*unstructured.Unstructured).GetLabels()["team"] == "x") {
+									want = append(want, k)
+								}
 							}
-						}
-						want = modelOrder(s, want, o.sortBy, o.desc)
-						var got []string
-						for page := 0; ; page++ {
-							require.Less(t, page, 2000)
-							items, next, plan, err := s.Query(ctx, q, QueryOptions{})
-							require.NoError(t, err)
-							require.LessOrEqual(t, len(items), limit)
-							if page == 0 && ns == "" && limit == 10 {
-								assert.Equal(t, cond.ordered, strings.HasPrefix(plan.Driver, "order("), plan.Driver)
+							want = modelOrder(s, want, o.sortBy, o.desc)
+							var got []string
+							for page := 0; ; page++ {
+								require.Less(t, page, 2000)
+								items, next, plan, err := s.Query(ctx, q, opts)
+								require.NoError(t, err)
+								if limit > 0 {
+									require.LessOrEqual(t, len(items), limit)
+								}
+								if page == 0 && ns == "" && limit == 10 && !team {
+									assert.Equal(t, cond.ordered, strings.HasPrefix(plan.Driver, "order("), plan.Driver)
+								}
+								got = append(got, keys(items)...)
+								if next == "" {
+									break
+								}
+								q.Continue = next
 							}
-							got = append(got, keys(items)...)
-							if next == "" {
-								break
+							if want == nil {
+								want = []string{}
 							}
-							q.Continue = next
-						}
-						if want == nil {
-							want = []string{}
-						}
-						if got == nil {
-							got = []string{}
-						}
-						assert.Equal(t, want, got)
-					})
+							if got == nil {
+								got = []string{}
+							}
+							assert.Equal(t, want, got)
+						})
+					}
 				}
 			}
 		}
@@ -130,4 +145,59 @@ func containsString(vs []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// A key list keeps its records in (namespace, name) order through every shape (inline, sorted
+// slice, B-tree) while records come and go, and so does a value split by namespace.
+func TestKeyListsStayOrdered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var kl keyList
+	e := &valueEntry{}
+	model := map[string]*record{}
+	recs := map[string]*record{}
+	for step := range 4000 {
+		ns := []string{"a", "a-b", "bb", "z"}[rng.IntN(4)]
+		key := fmt.Sprintf("%s/o%d", ns, rng.IntN(120))
+		rec := recs[key]
+		if rec == nil {
+			rec = &record{key: key}
+			recs[key] = rec
+		}
+		if _, in := model[key]; in && rng.IntN(2) == 0 {
+			require.True(t, kl.remove(rec))
+			require.True(t, e.remove(rec, ns))
+			delete(model, key)
+		} else {
+			assert.Equal(t, !in, kl.add(rec))
+			assert.Equal(t, !in, e.insert(rec, ns))
+			model[key] = rec
+		}
+		if step%97 != 0 {
+			continue
+		}
+		want := make([]string, 0, len(model))
+		for k := range model {
+			want = append(want, k)
+		}
+		slices.SortFunc(want, compareKeys)
+		var got, gotE []string
+		kl.each(func(r *record) bool { got = append(got, r.key); return true })
+		e.each("", true, func(r *record) { gotE = append(gotE, r.key) })
+		if len(want) == 0 {
+			want = nil
+		}
+		require.Equal(t, want, got, "key list at step %d", step)
+		require.Equal(t, want, gotE, "value entry at step %d", step)
+		require.Equal(t, len(model), kl.n)
+		var inA []string
+		e.each("a-b", false, func(r *record) { inA = append(inA, r.key) })
+		var wantA []string
+		for _, k := range want {
+			if NamespaceOf(k) == "a-b" {
+				wantA = append(wantA, k)
+			}
+		}
+		require.Equal(t, wantA, inA)
+		require.Equal(t, len(wantA), e.count("a-b", false))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -64,6 +65,7 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 	}
 	var hits []Item
 	var plan query.Plan
+	var sorted bool // hits are in (namespace, name) order
 	var sel *pageSel
 	if q.Limit > 0 && len(pq.paths) == 0 && !pq.labels && len(pq.groups) == 0 {
 		// Only indexed conditions: the page is selected during the walk, under the lock,
@@ -72,9 +74,9 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 		if o.byValue {
 			s.ensureOrdered(sortKey)
 		}
-		hits, plan, err = s.candidates(ctx, pq.q, pq.indexed, sortKey, sel)
+		hits, plan, _, err = s.candidates(ctx, pq.q, pq.indexed, sortKey, sel)
 	} else {
-		hits, plan, err = s.matchAll(ctx, pq, sortKey)
+		hits, plan, sorted, err = s.matchAll(ctx, pq, sortKey)
 	}
 	if err != nil {
 		var nf *IndexNotFoundError
@@ -97,10 +99,30 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 		return out, next, plan, nil
 	}
 	if !o.byValue && !hasAfter && (q.Limit <= 0 || len(hits) <= q.Limit) {
-		// The whole match set is the page: sort it in place, nothing to select.
-		sortItemsByKey(hits)
+		// The whole match set is the page: sort it in place (if the walk did not produce
+		// it in order), nothing to select.
+		if !sorted {
+			sortItemsByKey(hits)
+		}
 		plan.Matched = len(hits)
 		return hits, "", plan, nil
+	}
+	if !o.byValue && sorted {
+		// In order already: the page is the first Limit after the position.
+		if hasAfter {
+			i, _ := slices.BinarySearchFunc(hits, after.key, func(h Item, key string) int { return compareKeys(h.Key, key) })
+			for i < len(hits) && hits[i].Key == after.key {
+				i++
+			}
+			hits = hits[i:]
+		}
+		plan.Matched = len(hits)
+		next := ""
+		if q.Limit > 0 && len(hits) > q.Limit {
+			hits = hits[:q.Limit]
+			next = encodeContinue(position{key: hits[len(hits)-1].Key}, q, opts.Scope)
+		}
+		return hits, next, plan, nil
 	}
 	ranks := make([]ranked, 0, len(hits))
 	for _, h := range hits {
@@ -141,7 +163,7 @@ func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (in
 			return n, plan, err
 		}
 	}
-	hits, plan, err := s.matchAll(ctx, pq, "")
+	hits, plan, _, err := s.matchAll(ctx, pq, "")
 	return len(hits), plan, err
 }
 
@@ -176,7 +198,7 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 		}
 		return out, nil
 	}
-	hits, _, err := s.matchAll(ctx, pq, key)
+	hits, _, _, err := s.matchAll(ctx, pq, key)
 	if err != nil {
 		var nf *IndexNotFoundError
 		if errors.As(err, &nf) && nf.Name == key {
@@ -259,7 +281,7 @@ func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
 
 // matchAll is matches for a query with AnyOf groups too: the union of each group's matches
 // (each planned on its own), every object once.
-func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, error) {
+func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, bool, error) {
 	if len(pq.groups) == 0 {
 		return s.matches(ctx, pq, group)
 	}
@@ -268,9 +290,9 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 	seen := map[string]bool{}
 	drivers := make([]string, 0, len(pq.groups))
 	for _, g := range pq.groups {
-		hits, p, err := s.matches(ctx, g, group)
+		hits, p, _, err := s.matches(ctx, g, group)
 		if err != nil {
-			return nil, p, err
+			return nil, p, false, err
 		}
 		plan.Candidates += p.Candidates
 		drivers = append(drivers, p.Driver)
@@ -283,21 +305,21 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 	}
 	plan.Driver = "any(" + strings.Join(drivers, " | ") + ")"
 	plan.Matched = len(out)
-	return out, plan, nil
+	return out, plan, false, nil
 }
 
-// matches returns what satisfies pq, in no particular order, with the values of the store
-// index group if set.
-func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, error) {
-	candidates, plan, err := s.candidates(ctx, pq.q, pq.indexed, group, nil)
+// matches returns what satisfies pq, with the values of the store index group if set; it
+// reports whether they are in (namespace, name) order.
+func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, bool, error) {
+	candidates, plan, sorted, err := s.candidates(ctx, pq.q, pq.indexed, group, nil)
 	if err != nil {
-		return nil, plan, err
+		return nil, plan, false, err
 	}
 	matched := candidates[:0]
 	for i, h := range candidates {
 		if len(pq.paths) > 0 && i%64 == 0 || i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, plan, err
+				return nil, plan, false, err
 			}
 		}
 		if pq.labels && !pq.q.Labels.Matches(labels.Set(pq.opts.Labels(h.Obj))) {
@@ -309,7 +331,7 @@ func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item
 		matched = append(matched, h)
 	}
 	plan.Matched = len(matched)
-	return matched, plan, nil
+	return matched, plan, sorted, nil
 }
 
 // countFromSizes answers a count from the sizes the store keeps when pq allows it: no
@@ -363,7 +385,7 @@ func safeValues(fn IndexFunc, obj any) (values []string, err error) {
 
 // candidates picks the driver and returns the objects that pass every indexed condition.
 // Index conditions are checked under the read lock; everything else is left to the caller.
-func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string, sel *pageSel) ([]Item, query.Plan, error) {
+func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string, sel *pageSel) ([]Item, query.Plan, bool, error) {
 	w := &walker{ctx: ctx, conds: conds, driver: -1, groupSlot: -1, sel: sel}
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
@@ -373,7 +395,7 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 	for i, m := range conds {
 		ix, ok := s.indexes[m.key]
 		if !ok {
-			return nil, w.plan, &IndexNotFoundError{Name: m.cond.Index}
+			return nil, w.plan, false, &IndexNotFoundError{Name: m.cond.Index}
 		}
 		w.ixs = append(w.ixs, ix)
 		if !m.cond.Op.Positive() {
@@ -384,32 +406,27 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 		}
 	}
 	if w.driver < 0 && !q.Scan {
-		return nil, w.plan, query.ErrScanRequired
+		return nil, w.plan, false, query.ErrScanRequired
 	}
 	if group != "" {
 		ix, ok := s.indexes[group]
 		if !ok {
-			return nil, w.plan, &IndexNotFoundError{Name: group}
+			return nil, w.plan, false, &IndexNotFoundError{Name: group}
 		}
 		w.groupSlot = ix.slot
 		w.gix = ix
 	}
 	if sel != nil && s.orderedPage(w, ns, allNS, best, q.SortBy) {
-		return w.result()
+		return w.result(false)
 	}
 	if w.driver < 0 {
+		// A scan, in (namespace, name) order.
 		w.plan.Driver = "scan"
-		if allNS {
-			for _, rec := range s.items {
-				w.visit(rec)
-			}
-		} else {
-			_, recs := s.inNamespace(ns)
-			for rec := range recs {
-				w.visit(rec)
-			}
-		}
-		return w.result()
+		s.walkKeys(ns, allNS, "", false, func(rec *record) bool {
+			w.visit(rec)
+			return w.stopped == nil
+		})
+		return w.result(true)
 	}
 	if sel == nil {
 		w.out = make([]Item, 0, best)
@@ -418,7 +435,9 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 	w.dix, w.dm = w.ixs[w.driver], conds[w.driver]
 	switch w.dm.cond.Op {
 	case query.Equal:
+		// One value's list: in (namespace, name) order.
 		w.dix.byValue[w.dm.cond.Values[0]].each(ns, allNS, w.visitDriven)
+		return w.result(true)
 	case query.In:
 		for v := range w.dm.set {
 			w.dix.byValue[v].each(ns, allNS, w.visitDriven)
@@ -430,7 +449,7 @@ func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher,
 			}
 		}
 	}
-	return w.result()
+	return w.result(false)
 }
 
 // walker is one candidate walk, under the store's read lock: the records the driver lists
@@ -498,11 +517,13 @@ func (w *walker) visitDriven(rec *record) {
 	w.visit(rec)
 }
 
-func (w *walker) result() ([]Item, query.Plan, error) {
+// result is the walk's outcome; sorted says whether the walk visited records in
+// (namespace, name) order.
+func (w *walker) result(sorted bool) ([]Item, query.Plan, bool, error) {
 	if w.stopped != nil {
-		return nil, w.plan, w.stopped
+		return nil, w.plan, false, w.stopped
 	}
-	return w.out, w.plan, nil
+	return w.out, w.plan, sorted && w.sel == nil, nil
 }
 
 // estimate returns how many entries a positive condition reads from its index in scope.
