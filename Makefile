@@ -91,6 +91,11 @@ demo-kubeconfig:
 # The comparison harness (bench/harness): one control plane, N seeded pods (BENCH_N, default
 # 20000) and N/10 custom resources, every subject measured BENCH_RUNS times in fresh child
 # processes. Prints the table and writes bench/results/compare-<N>.{json,md} (not committed).
-.PHONY: bench-compare
+.PHONY: bench-compare bench-scale
 bench-compare: controlplane
 	$(GO) run ./bench/cmd/compare -n $(or $(BENCH_N),20000) -runs $(or $(BENCH_RUNS),3) $(BENCH_FLAGS)
+
+# One process, 150,000 Pods: the compact mode with five JSONPath indexes against the
+# apiserver's JSON LIST of the same objects (sync time, heap held, peak RSS).
+bench-scale: controlplane
+	$(GO) run ./bench/cmd/compare -n $(or $(BENCH_N),150000) -m -1 -runs $(or $(BENCH_RUNS),2) -subjects apiserver-list-json,kindex-compact,kindex-compact-indexed $(BENCH_FLAGS)
