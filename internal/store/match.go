@@ -23,7 +23,8 @@ type matcher struct {
 	set   map[string]bool // In
 }
 
-func newMatcher(c query.Condition) (*matcher, error) {
+// newMatcher validates c into m (a new matcher if m is nil).
+func newMatcher(c query.Condition, m *matcher) (*matcher, error) {
 	// The condition's shape is query's to check (Condition.Validate); its JSONPath is
 	// compiled by QueryOptions.PathFunc with the cache's limits, so a stand-in path is
 	// validated here instead of compiling it twice.
@@ -40,7 +41,10 @@ func newMatcher(c query.Condition) (*matcher, error) {
 		}
 		return nil, err
 	}
-	m := &matcher{cond: c}
+	if m == nil {
+		m = &matcher{}
+	}
+	*m = matcher{cond: c}
 	switch c.Op {
 	case query.In:
 		m.set = make(map[string]bool, len(c.Values))

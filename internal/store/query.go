@@ -74,7 +74,7 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 		if o.byValue {
 			s.ensureOrdered(sortKey)
 		}
-		hits, plan, _, err = s.candidates(ctx, pq.q, pq.indexed, sortKey, sel)
+		hits, plan, _, err = s.candidates(ctx, pq, sortKey, sel)
 	} else {
 		hits, plan, sorted, err = s.matchAll(ctx, pq, sortKey)
 	}
@@ -227,6 +227,10 @@ type prepared struct {
 	labels  bool // q.Labels selects something
 	// groups are the AND queries whose union answers q.AnyOf: q's conditions plus a group's.
 	groups []*prepared
+	// What a query of a few conditions needs, in the same allocation.
+	mbuf   [2]matcher
+	ixbuf  [2]*matcher
+	walker walker
 }
 
 func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
@@ -248,8 +252,13 @@ func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
 		return pq, nil
 	}
 	pq := &prepared{q: q, opts: opts, labels: q.Labels != nil && !q.Labels.Empty()}
-	for _, c := range q.Conditions {
-		m, err := newMatcher(c)
+	pq.indexed = pq.ixbuf[:0]
+	for i, c := range q.Conditions {
+		var m *matcher
+		if i < len(pq.mbuf) {
+			m = &pq.mbuf[i]
+		}
+		m, err := newMatcher(c, m)
 		if err != nil {
 			return nil, err
 		}
@@ -311,7 +320,7 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 // matches returns what satisfies pq, with the values of the store index group if set; it
 // reports whether they are in (namespace, name) order.
 func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item, query.Plan, bool, error) {
-	candidates, plan, sorted, err := s.candidates(ctx, pq.q, pq.indexed, group, nil)
+	candidates, plan, sorted, err := s.candidates(ctx, pq, group, nil)
 	if err != nil {
 		return nil, plan, false, err
 	}
@@ -385,8 +394,10 @@ func safeValues(fn IndexFunc, obj any) (values []string, err error) {
 
 // candidates picks the driver and returns the objects that pass every indexed condition.
 // Index conditions are checked under the read lock; everything else is left to the caller.
-func (s *Store) candidates(ctx context.Context, q query.Query, conds []*matcher, group string, sel *pageSel) ([]Item, query.Plan, bool, error) {
-	w := &walker{ctx: ctx, conds: conds, driver: -1, groupSlot: -1, sel: sel}
+func (s *Store) candidates(ctx context.Context, pq *prepared, group string, sel *pageSel) ([]Item, query.Plan, bool, error) {
+	q, conds := pq.q, pq.indexed
+	w := &pq.walker
+	*w = walker{ctx: ctx, conds: conds, driver: -1, groupSlot: -1, sel: sel}
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
 	defer s.mu.RUnlock()

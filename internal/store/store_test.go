@@ -190,7 +190,7 @@ func brute(s *Store, q query.Query) []string {
 		o, _, _ := s.GetByKey(k)
 		ok := true
 		for _, c := range q.Conditions {
-			m, _ := newMatcher(c)
+			m, _ := newMatcher(c, nil)
 			values, _ := field(c.Index)(o)
 			ok = ok && m.match(values)
 		}
@@ -202,7 +202,7 @@ func brute(s *Store, q query.Query) []string {
 			for _, g := range q.AnyOf {
 				all := true
 				for _, c := range g {
-					m, _ := newMatcher(c)
+					m, _ := newMatcher(c, nil)
 					values, _ := field(c.Index)(o)
 					all = all && m.match(values)
 				}
