@@ -76,7 +76,7 @@ func BenchmarkReads(b *testing.B) {
 		new  func() (*dynamicinformer.Factory, error)
 	}{
 		{"compact", func() (*dynamicinformer.Factory, error) {
-			return dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{})
+			return dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{Spans: true})
 		}},
 		{"unstructured", func() (*dynamicinformer.Factory, error) {
 			return dynamicinformer.NewFactory(cp.AdminConfig(), dynamicinformer.Options{Namespace: ns})

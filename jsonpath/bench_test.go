@@ -23,6 +23,21 @@ var benchCases = []struct{ name, expr string }{
 
 var benchSink int
 
+// BenchmarkBuildSpans is what keeping a document's spans costs once (the Pod of BenchmarkEval).
+func BenchmarkBuildSpans(b *testing.B) {
+	raw, _ := fixture(b, "pod")
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, raw); err != nil {
+		b.Fatal(err)
+	}
+	var buf Spans
+	b.SetBytes(int64(compact.Len()))
+	for b.Loop() {
+		buf = BuildSpans(buf[:0], compact.Bytes(), 0)
+	}
+	b.ReportMetric(float64(len(buf)/2), "spans")
+}
+
 func BenchmarkEval(b *testing.B) {
 	raw, obj := fixture(b, "pod")
 	var compact bytes.Buffer
@@ -56,6 +71,15 @@ func BenchmarkEval(b *testing.B) {
 			for b.Loop() {
 				if err := p.Each(doc, count); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(c.name+"/EvalIndexedJSON", func(b *testing.B) {
+			b.ReportAllocs()
+			var ix any = IndexedJSON{Doc: compact.Bytes(), Spans: BuildSpans(nil, compact.Bytes(), 0)}
+			for b.Loop() {
+				if vs, err := p.Eval(ix); err != nil || len(vs) == 0 {
+					b.Fatal(vs, err)
 				}
 			}
 		})

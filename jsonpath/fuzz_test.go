@@ -162,6 +162,10 @@ func FuzzEval(f *testing.F) {
 		_, err2 := p.ExecuteString(JSON(doc))
 		err3 := p.Each(JSON(doc), func(v Value) bool { _ = v.String(); _ = v.Interface(); return true })
 		noInternal(t, expr, err1, err2, err3)
+		// Spans that do not describe the document: no panic either.
+		wrong := IndexedJSON{Doc: doc, Spans: Spans{0, uint32(len(doc) / 2), 1, 1, 3, 2, 5, 1 << 31}}
+		_, err4 := p.Eval(wrong)
+		noInternal(t, expr, err4)
 		if !cleanJSON(doc) {
 			return
 		}
@@ -172,6 +176,12 @@ func FuzzEval(f *testing.F) {
 		a, b := evalObj(p, obj), evalRaw(p, doc)
 		if a != b {
 			t.Fatalf("%q on %s:\nEval          %+v\nEval on JSON  %+v", expr, doc, a, b)
+		}
+		for _, min := range []int{1, 8} {
+			vs, err := p.Eval(IndexedJSON{Doc: doc, Spans: BuildSpans(nil, doc, min)})
+			if c := (outcome{joined(vs), err != nil, a.text, a.tErr}); c != a {
+				t.Fatalf("%q on %s: Eval on IndexedJSON (spans from %d bytes) %+v != %+v", expr, doc, min, c, a)
+			}
 		}
 		if g := evalObj(generic(p), obj); g != a {
 			t.Fatalf("%q on %s: generic evaluator %+v != %+v", expr, doc, g, a)
@@ -231,7 +241,7 @@ func FuzzBudget(f *testing.F) {
 		if q.String() != p.String() {
 			t.Fatalf("%q: canonical form %q recompiles as %q", expr, p.String(), q.String())
 		}
-		inputs := []any{JSON(doc)}
+		inputs := []any{JSON(doc), IndexedJSON{Doc: doc, Spans: BuildSpans(nil, doc, 1)}}
 		if cleanJSON(doc) {
 			var obj any
 			if k8sjson.Unmarshal(doc, &obj) == nil {

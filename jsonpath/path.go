@@ -144,8 +144,11 @@ func (p *Path) Fields() [][]string {
 // A JSON document is read without being decoded (see JSON), and the
 // values Eval returns do not refer to it.
 func (p *Path) Eval(obj any) ([]Value, error) {
-	if doc, ok := obj.(JSON); ok {
+	switch doc := obj.(type) {
+	case JSON:
 		return p.appendEvalJSON(nil, doc)
+	case IndexedJSON:
+		return p.appendEvalIndexed(nil, doc)
 	}
 	return p.evalObj(obj, nil, nil)
 }
@@ -155,8 +158,11 @@ func (p *Path) Eval(obj any) ([]Value, error) {
 // reuse one buffer for every object. Like Eval's, the values it appends
 // do not refer to a JSON document.
 func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
-	if doc, ok := obj.(JSON); ok {
+	switch doc := obj.(type) {
+	case JSON:
 		return p.appendEvalJSON(dst, doc)
+	case IndexedJSON:
+		return p.appendEvalIndexed(dst, doc)
 	}
 	return p.evalObj(obj, nil, dst)
 }
@@ -172,8 +178,16 @@ func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
 // refer to it: they are valid while it is not modified; Clone those to
 // keep longer.
 func (p *Path) Each(obj any, fn func(Value) bool) error {
-	if doc, ok := obj.(JSON); ok {
+	switch doc := obj.(type) {
+	case JSON:
 		_, err := p.evalJSON(doc, fn, nil)
+		return err
+	case IndexedJSON:
+		if p.mode != modeWalk {
+			_, err := p.evalJSON(doc.Doc, fn, nil)
+			return err
+		}
+		_, err := p.walkSpans(doc, fn, nil)
 		return err
 	}
 	if p.keys == nil {
@@ -295,6 +309,25 @@ func (p *Path) appendEvalJSON(dst []Value, doc JSON) ([]Value, error) {
 	return dst, err
 }
 
+// appendEvalIndexed is AppendEval on an indexed document.
+func (p *Path) appendEvalIndexed(dst []Value, doc IndexedJSON) (_ []Value, err error) {
+	if p.mode != modeWalk {
+		return p.appendEvalJSON(dst, doc.Doc)
+	}
+	n := len(dst)
+	func() {
+		defer recoverInternal(&err)
+		dst, err = p.walkSpans(doc, nil, dst)
+	}()
+	if len(dst) > n {
+		d := detacher{view: bytesView(doc.Doc)}
+		for i := n; i < len(dst); i++ {
+			dst[i] = d.detach(dst[i])
+		}
+	}
+	return dst, err
+}
+
 // evalJSON evaluates on a JSON document; results go to fn, or, if fn is
 // nil, are appended to dst and returned.
 func (p *Path) evalJSON(doc JSON, fn func(Value) bool, dst []Value) (_ []Value, err error) {
@@ -373,6 +406,9 @@ func (p *Path) ExecuteString(obj any) (string, error) {
 
 func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 	defer recoverInternal(&err)
+	if doc, ok := obj.(IndexedJSON); ok {
+		obj = doc.Doc
+	}
 	if doc, ok := obj.(JSON); ok {
 		ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
 		ev.budget.init(&p.lim)

@@ -2,6 +2,8 @@ package compact
 
 import (
 	"sync"
+
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // The per-object step shared by every decoder: scan one JSON object once (validating it
@@ -46,6 +48,10 @@ type scratch struct {
 	info  objInfo
 	w     writer
 	text  []byte
+	// out and spans hold an object's bytes and spans while its spans are found
+	// (Options.Spans), before the object's own allocation is made.
+	out   []byte
+	spans jsonpath.Spans
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -55,7 +61,7 @@ func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 // putScratch returns s to the pool without keeping a reference to the input.
 func putScratch(s *scratch) {
 	s.w.src = nil
-	if cap(s.w.segs) > 4096 || cap(s.meta) > 4096 || cap(s.top) > 4096 {
+	if cap(s.w.segs) > 4096 || cap(s.meta) > 4096 || cap(s.top) > 4096 || cap(s.out) > 1<<20 || cap(s.spans) > 1<<16 {
 		return // an unusual object: let it go
 	}
 	scratchPool.Put(s)
@@ -149,12 +155,17 @@ func (s *scratch) memberText(b []byte, idx int) string {
 // client-go does for the items of typed lists, which the API server sends without them).
 // The result is a new allocation of the exact size, with the span of the metadata object
 // that counts in it (empty when there is none).
-func (s *scratch) emit(b []byte, start, end, depth int, keep bool, proj *projection, inject string, extra int) (out []byte, meta span, err error) {
+//
+// With a non-nil dst, the output is appended to dst[:0] instead (extra is then ignored).
+func (s *scratch) emit(b []byte, start, end, depth int, keep bool, proj *projection, inject string, extra int, dst []byte) (out []byte, meta span, err error) {
 	cut := !keep && s.info.anyMF
 	doInject := inject != "" && s.memberText(b, s.info.kind) == "" && s.memberText(b, s.info.apiVersion) == ""
 	if !cut && !doInject && proj == nil {
 		if k := s.info.lastMeta; k >= 0 && b[s.top[k].valStart] == '{' {
 			meta = span{s.top[k].valStart - start, s.top[k].valEnd - start}
+		}
+		if dst != nil {
+			return append(dst[:0], b[start:end]...), meta, nil
 		}
 		out = make([]byte, end-start, end-start+extra)
 		copy(out, b[start:end])
@@ -224,6 +235,9 @@ func (s *scratch) emit(b []byte, start, end, depth int, keep bool, proj *project
 		}
 	}
 	w.lit("}")
+	if dst != nil {
+		return w.appendTo(dst[:0]), meta, nil
+	}
 	return w.bytes(extra), meta, nil
 }
 
@@ -307,7 +321,11 @@ func (w *writer) lit(s string) {
 
 // bytes returns the output in a new allocation with extra bytes of capacity after it.
 func (w *writer) bytes(extra int) []byte {
-	out := make([]byte, 0, w.n+extra)
+	return w.appendTo(make([]byte, 0, w.n+extra))
+}
+
+// appendTo appends the output to out.
+func (w *writer) appendTo(out []byte) []byte {
 	for _, sg := range w.segs {
 		if sg.lit != "" {
 			out = append(out, sg.lit...)

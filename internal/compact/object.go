@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/kindex/kindex/jsonpath"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,6 +48,12 @@ type Object struct {
 	// lazy getters scan only metadata.
 	metaStart, metaEnd uint32
 	flags              uint8
+	// spanPad and nspans place the object's spans (Options.Spans) at the end of the
+	// allocation, after the key text and spanPad bytes that align them: nspans pairs of
+	// uint32 (jsonpath.Spans). They fit in the header's padding: no byte more per object
+	// without spans.
+	spanPad uint8
+	nspans  uint16
 }
 
 const (
@@ -72,13 +80,34 @@ func (o *Object) RawJSON() []byte {
 	return o.json()
 }
 
+// Spans returns the extents of the object's larger objects and arrays (Options.Spans), a
+// view of its allocation (nil without): with RawJSON they make a jsonpath.IndexedJSON, on
+// which a path of fields and indexes steps over them.
+func (o *Object) Spans() jsonpath.Spans {
+	if o == nil || o.nspans == 0 {
+		return nil
+	}
+	full := o.raw[:cap(o.raw)]
+	at := len(full) - 8*int(o.nspans)
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&full[at])), 2*int(o.nspans))
+}
+
+// EvalInput returns what JSONPath evaluates on for this object: its JSON with its spans
+// (jsonpath.IndexedJSON) when it has spans, else its JSON (jsonpath.JSON).
+func (o *Object) EvalInput() any {
+	if sp := o.Spans(); sp != nil {
+		return jsonpath.IndexedJSON{Doc: o.json(), Spans: sp}
+	}
+	return jsonpath.JSON(o.RawJSON())
+}
+
 // json returns raw without the key text behind it (capped, so that appending to the result
 // cannot overwrite the key text).
 func (o *Object) json() []byte { return o.raw[:len(o.raw):len(o.raw)] }
 
 // keyText returns the key text after the JSON, a view of the immutable allocation.
 func (o *Object) keyText() string {
-	t := o.raw[len(o.raw):cap(o.raw)]
+	t := o.raw[len(o.raw) : cap(o.raw)-8*int(o.nspans)-int(o.spanPad)]
 	if len(t) == 0 {
 		return ""
 	}

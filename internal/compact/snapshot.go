@@ -55,7 +55,8 @@ func (m *Mode) AppendSnapshot(dst []byte, item any) ([]byte, bool) {
 	if !ok || o == nil {
 		return dst, false
 	}
-	dst = append(dst, o.raw[:cap(o.raw)]...)
+	dst = append(dst, o.raw...)
+	dst = append(dst, o.keyText()...) // spans are not kept: a loaded object has none
 	for _, v := range []uint32{o.nsEnd, o.keyEnd, o.rvEnd, o.metaStart, o.metaEnd, uint32(len(o.raw))} {
 		dst = binary.BigEndian.AppendUint32(dst, v)
 	}

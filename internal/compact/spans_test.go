@@ -1,0 +1,71 @@
+package compact
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kindex/kindex/jsonpath"
+)
+
+// Objects decoded with Options.Spans carry the spans of their own JSON, keep every getter
+// and their key, evaluate JSONPath to the same values with and without the spans, and
+// survive a snapshot round trip (which keeps no spans).
+func TestObjectSpans(t *testing.T) {
+	plain, err := NewDecoder(Options{})
+	require.NoError(t, err)
+	spanned, err := NewDecoder(Options{Spans: true})
+	require.NoError(t, err)
+	paths := []string{`{.spec.nodeName}`, `{.status.phase}`, `{.metadata.name}`, `{.metadata.labels}`,
+		`{.spec.containers[0].image}`, `{.spec.containers[*].image}`, `{.status.conditions[?(@.type=="Ready")].status}`,
+		`{.spec.volumes[1].name}`, `{.metadata.uid}`, `{.nope.nope}`}
+	m := &Mode{}
+	for i := range 30 {
+		data := podJSON(t, i)
+		a, err := plain.DecodeObject(data)
+		require.NoError(t, err)
+		b, err := spanned.DecodeObject(data)
+		require.NoError(t, err)
+		require.Equal(t, a.RawJSON(), b.RawJSON())
+		assert.Nil(t, a.Spans())
+		require.NotEmpty(t, b.Spans(), "a realistic Pod has values of 512 bytes and more")
+		assert.Equal(t, jsonpath.BuildSpans(nil, b.RawJSON(), spanSize), b.Spans())
+		assert.Equal(t, a.StoreKey(), b.StoreKey())
+		assert.Equal(t, a.GetUID(), b.GetUID())
+		assert.Equal(t, a.GetResourceVersion(), b.GetResourceVersion())
+		assert.Equal(t, a.GetNamespace(), b.GetNamespace())
+		assert.Equal(t, a.GetLabels(), b.GetLabels())
+		_, indexed := b.EvalInput().(jsonpath.IndexedJSON)
+		assert.True(t, indexed)
+		for _, expr := range paths {
+			p := jsonpath.MustCompile(expr)
+			want, werr := p.Eval(jsonpath.JSON(a.RawJSON()))
+			got, gerr := p.Eval(b.EvalInput())
+			assert.Equal(t, werr, gerr, expr)
+			assert.Equal(t, want, got, expr)
+		}
+		rec, ok := m.AppendSnapshot(nil, b)
+		require.True(t, ok)
+		back, err := m.SnapshotDecode(rec)
+		require.NoError(t, err)
+		c := back.(*Object)
+		assert.Equal(t, b.RawJSON(), c.RawJSON())
+		assert.Equal(t, b.StoreKey(), c.StoreKey())
+		assert.Equal(t, b.GetUID(), c.GetUID())
+		assert.Nil(t, c.Spans())
+		testingAllocs(t, b)
+	}
+}
+
+// The getters that are free stay free with spans.
+func testingAllocs(t *testing.T, o *Object) {
+	t.Helper()
+	n := testing.AllocsPerRun(10, func() {
+		_ = o.StoreKey()
+		_ = o.GetUID()
+		_ = o.Spans()
+		_ = o.RawJSON()
+	})
+	assert.Zero(t, n)
+}
