@@ -1,0 +1,160 @@
+package typedjson
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// Structs. Keys match field names exactly (case-sensitively); a key that matches no field
+// is skipped (validated, not decoded); a key that repeats decodes into the same field
+// again, as with encoding/json.
+
+// field is a JSON field of a struct plan.
+type field struct {
+	name   string
+	offset uintptr // in the struct, or in the target of the last embedded pointer
+	embeds []embed // embedded pointers on the way to the field, outermost first
+	plan   *plan
+	quoted bool
+}
+
+// embed is an embedded pointer to a struct on the way to a promoted field.
+type embed struct {
+	offset   uintptr // in the struct, or in the target of the previous embedded pointer
+	elem     reflect.Type
+	exported bool // a nil unexported one cannot be set: an error, as with encoding/json
+}
+
+type structPlan struct {
+	t      reflect.Type
+	fields []field // in the order encoding/json writes them
+	// table finds a field by its name without hashing all of it: open addressing on
+	// keyHash, each slot 1 + a field's number, 0 if free.
+	table []uint32
+}
+
+func (b *builder) structDec(t reflect.Type) decFunc {
+	sp := &structPlan{t: t}
+	for _, fi := range jsonFields(t) {
+		f := field{name: fi.name, plan: b.plan(fi.typ), quoted: fi.quoted}
+		cur := t
+		for k, idx := range fi.index {
+			sf := cur.Field(idx)
+			if k == len(fi.index)-1 {
+				f.offset += sf.Offset
+				break
+			}
+			if sf.Type.Kind() == reflect.Pointer {
+				f.embeds = append(f.embeds, embed{offset: f.offset + sf.Offset, elem: sf.Type.Elem(), exported: sf.IsExported()})
+				f.offset = 0
+				cur = sf.Type.Elem()
+			} else {
+				f.offset += sf.Offset
+				cur = sf.Type
+			}
+		}
+		sp.fields = append(sp.fields, f)
+	}
+	size := 8
+	for size < 2*len(sp.fields) {
+		size *= 2
+	}
+	sp.table = make([]uint32, size)
+	for k, f := range sp.fields {
+		h := keyHash([]byte(f.name))
+		for sp.table[h&uint32(size-1)] != 0 {
+			h++
+		}
+		sp.table[h&uint32(size-1)] = uint32(k + 1)
+	}
+	return sp.dec
+}
+
+// keyHash hashes a key by its length and four of its bytes.
+func keyHash(b []byte) uint32 {
+	n := len(b)
+	if n == 0 {
+		return 0
+	}
+	h := uint32(n)*0x9e3779b1 ^ uint32(b[0])*0x85ebca6b ^ uint32(b[n-1])*0xc2b2ae35 ^
+		uint32(b[n/2])*0x27d4eb2f ^ uint32(b[n/4])*0x165667b1
+	return h ^ h>>15
+}
+
+// lookup returns the field named key, nil if there is none.
+func (sp *structPlan) lookup(key []byte) *field {
+	mask := uint32(len(sp.table) - 1)
+	for h := keyHash(key); ; h++ {
+		k := sp.table[h&mask]
+		if k == 0 {
+			return nil
+		}
+		if f := &sp.fields[k-1]; f.name == string(key) {
+			return f
+		}
+	}
+}
+
+func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
+	data := d.data
+	if i >= len(data) || data[i] != '{' {
+		return d.nullOr(sp.t, i)
+	}
+	if err := d.enter(i); err != nil {
+		return i, err
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		d.depth--
+		return i + 1, nil
+	}
+	for {
+		var err error
+		if i, err = d.objectKey(i); err != nil {
+			return i, err
+		}
+		key, end, err := d.str(i + 1)
+		if err != nil {
+			return end, err
+		}
+		f := sp.lookup(key)
+		if i, err = d.colon(end); err != nil {
+			return i, err
+		}
+		if f == nil {
+			i, err = d.skip(i)
+		} else {
+			i, err = d.field(f, p, i)
+			if err != nil {
+				err = inField(err, sp.t, f.name)
+			}
+		}
+		if err != nil {
+			return i, err
+		}
+		var more bool
+		if i, more, err = d.next(i, '}'); err != nil || !more {
+			return i, err
+		}
+	}
+}
+
+// field decodes the value at i into field f of the struct at p.
+func (d *decoder) field(f *field, p unsafe.Pointer, i int) (int, error) {
+	for _, e := range f.embeds {
+		pp := (*unsafe.Pointer)(unsafe.Add(p, e.offset))
+		if *pp == nil {
+			if !e.exported {
+				return i, fmt.Errorf("json: cannot set embedded pointer to unexported struct: %v", e.elem)
+			}
+			*pp = reflect.New(e.elem).UnsafePointer()
+		}
+		p = *pp
+	}
+	p = unsafe.Add(p, f.offset)
+	if f.quoted {
+		return d.quoted(f.plan.t, p, i)
+	}
+	return f.plan.dec(d, p, i)
+}
