@@ -13,6 +13,8 @@ type decoder struct {
 	depth int // open objects and arrays
 	hops  int // interfaces followed to the pointers they hold, without reading input
 	buf   []byte
+	// scratch holds a buffer for each slice type (by slicePlan.id), its elements zero.
+	scratch []*sliceHeader
 	// arena holds the bytes of the short strings decoded in this call (see str).
 	arena []byte
 }

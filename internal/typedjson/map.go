@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"strconv"
 	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Maps. Keys may be strings, integers (the key's text in decimal) or types whose pointer
@@ -45,19 +48,24 @@ func mapKeyOf(kt reflect.Type) mapKey {
 	return keyInvalid
 }
 
-var (
-	mapStringString = reflect.TypeFor[map[string]string]()
-	mapStringAny    = reflect.TypeFor[map[string]any]()
-)
+// typedMaps are common map types decoded without reflection (map types with the same
+// underlying type share the code).
+var typedMaps = map[reflect.Type]func(elem *plan) decFunc{
+	reflect.TypeFor[map[string]string](): func(*plan) decFunc { return mapOf[string]((*decoder).stringValue) },
+	reflect.TypeFor[map[string]any]():    func(*plan) decFunc { return mapOf[string]((*decoder).anyValue) },
+	reflect.TypeFor[map[corev1.ResourceName]resource.Quantity](): func(*plan) decFunc {
+		return mapOf[corev1.ResourceName]((*decoder).quantityValue)
+	},
+	reflect.TypeFor[map[string][]byte](): mapWith[string, []byte],
+}
 
 func (b *builder) mapDec(t reflect.Type) decFunc {
-	switch t {
-	case mapStringString:
-		return mapOf((*decoder).stringValue)
-	case mapStringAny:
-		return mapOf((*decoder).anyValue)
-	}
 	kind := mapKeyOf(t.Key())
+	if kind == keyString {
+		if typed := typedMaps[reflect.MapOf(t.Key(), t.Elem())]; typed != nil {
+			return typed(b.plan(t.Elem()))
+		}
+	}
 	elem := b.plan(t.Elem())
 	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		data := d.data
@@ -71,33 +79,44 @@ func (b *builder) mapDec(t reflect.Type) decFunc {
 		if i >= len(data) || data[i] != '{' || kind == keyInvalid {
 			return d.mismatch(t, i)
 		}
+		i, empty, err := d.open(i, '}')
 		mv := reflect.NewAt(t, p).Elem()
+		if err != nil || (empty && !mv.IsNil()) {
+			return i, err
+		}
 		if mv.IsNil() {
 			mv.Set(reflect.MakeMap(t))
+		}
+		if empty {
+			return i, nil
 		}
 		kv := reflect.New(t.Key())
 		ev := reflect.New(t.Elem()).Elem()
 		ep := ev.Addr().UnsafePointer()
-		return d.members(i, func(start int, key []byte, i int) (int, error) {
-			if err := d.mapKey(kind, kv, data[start:i], key); err != nil {
-				return i, err
-			}
-			i, err := d.colon(i)
+		for more := true; more; {
+			start := i
+			key, vi, err := d.key(i)
 			if err != nil {
-				return i, err
+				return vi, err
+			}
+			if err := d.mapKey(kind, kv, data[start:], key); err != nil {
+				return vi, err
 			}
 			ev.SetZero()
-			if i, err = elem.dec(d, ep, i); err != nil {
+			if i, err = elem.dec(d, ep, vi); err != nil {
 				return i, err
 			}
 			mv.SetMapIndex(kv.Elem(), ev)
-			return i, nil
-		})
+			if i, more, err = d.next(i, '}'); err != nil {
+				return i, err
+			}
+		}
+		return i, nil
 	}
 }
 
-// mapKey sets *kv (kv a pointer) to the map key of kind for the object key key (raw is
-// its JSON text, quotes included).
+// mapKey sets *kv (kv a pointer) to the map key of kind for the object key key; raw
+// starts with its JSON text.
 func (d *decoder) mapKey(kind mapKey, kv reflect.Value, raw, key []byte) error {
 	kt := kv.Type().Elem()
 	switch kind {
@@ -106,13 +125,13 @@ func (d *decoder) mapKey(kind mapKey, kv reflect.Value, raw, key []byte) error {
 	case keyInt:
 		n, err := strconv.ParseInt(view(key), 10, 64)
 		if err != nil || kv.Elem().OverflowInt(n) {
-			return &json.UnmarshalTypeError{Value: "number " + string(key), Type: kt, Offset: int64(len(raw))}
+			return &json.UnmarshalTypeError{Value: "number " + string(key), Type: kt}
 		}
 		kv.Elem().SetInt(n)
 	case keyUint:
 		n, err := strconv.ParseUint(view(key), 10, 64)
 		if err != nil || kv.Elem().OverflowUint(n) {
-			return &json.UnmarshalTypeError{Value: "number " + string(key), Type: kt, Offset: int64(len(raw))}
+			return &json.UnmarshalTypeError{Value: "number " + string(key), Type: kt}
 		}
 		kv.Elem().SetUint(n)
 	case keyText:
@@ -120,75 +139,101 @@ func (d *decoder) mapKey(kind mapKey, kv reflect.Value, raw, key []byte) error {
 		return kv.Interface().(encoding.TextUnmarshaler).UnmarshalText(append([]byte(nil), key...))
 	case keyJSON:
 		kv.Elem().SetZero()
-		return kv.Interface().(json.Unmarshaler).UnmarshalJSON(raw)
+		return kv.Interface().(json.Unmarshaler).UnmarshalJSON(raw[:quotedLen(raw)])
 	}
 	return nil
 }
 
-// mapOf decodes into a map[string]V, without reflection.
-func mapOf[V any](value func(d *decoder, i int) (V, int, error)) decFunc {
+// quotedLen returns the length of the JSON string (valid) that starts raw.
+func quotedLen(raw []byte) int {
+	for j := 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(raw)
+}
+
+// mapOf decodes into a map[K]V (K a string type without methods), decoding each value
+// with value.
+func mapOf[K ~string, V any](value func(d *decoder, i int) (V, int, error)) decFunc {
 	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
-		data := d.data
-		if i < len(data) && data[i] == 'n' {
-			end, err := d.literal(i, "null")
-			if err == nil {
-				*(*map[string]V)(p) = nil
-			}
-			return end, err
-		}
-		if i >= len(data) || data[i] != '{' {
-			return d.mismatch(reflect.TypeFor[map[string]V](), i)
-		}
-		m := *(*map[string]V)(p)
-		if m == nil {
-			m = make(map[string]V)
-			*(*map[string]V)(p) = m
-		}
-		return d.members(i, func(_ int, key []byte, i int) (int, error) {
-			k := d.string(key)
-			i, err := d.colon(i)
-			if err != nil {
+		m, i, more, err := openMap[K, V](d, p, i)
+		for more {
+			var key []byte
+			if key, i, err = d.key(i); err != nil {
 				return i, err
 			}
-			v, end, err := value(d, i)
-			if err != nil {
-				return end, err
+			k := K(d.string(key))
+			var v V
+			if v, i, err = value(d, i); err != nil {
+				return i, err
 			}
 			m[k] = v
-			return end, nil
-		})
+			if i, more, err = d.next(i, '}'); err != nil {
+				return i, err
+			}
+		}
+		return i, err
 	}
 }
 
-// members reads the object whose '{' is at i, calling member for each key: start is the
-// offset of its opening quote, key the key unescaped (valid until the next key is read),
-// and i the offset after its closing quote; member reads the ':' and the value and
-// returns the offset after it.
-func (d *decoder) members(i int, member func(start int, key []byte, i int) (int, error)) (int, error) {
-	if err := d.enter(i); err != nil {
-		return i, err
+// mapWith decodes into a map[K]V (K a string type without methods), decoding each value
+// with the element's plan into a zeroed V, then storing it.
+func mapWith[K ~string, V any](elem *plan) decFunc {
+	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
+		m, i, more, err := openMap[K, V](d, p, i)
+		if !more {
+			return i, err
+		}
+		v := new(V)
+		for more {
+			var key []byte
+			if key, i, err = d.key(i); err != nil {
+				return i, err
+			}
+			k := K(d.string(key))
+			var zero V
+			*v = zero
+			if i, err = elem.dec(d, unsafe.Pointer(v), i); err != nil {
+				return i, err
+			}
+			m[k] = *v
+			if i, more, err = d.next(i, '}'); err != nil {
+				return i, err
+			}
+		}
+		return i, nil
 	}
+}
+
+// openMap starts decoding the value at i into the map[K]V at p: for null it sets the map
+// to nil; for an object it makes the map if it is nil and returns it, with more true
+// unless the object is empty and i the offset of its first key; any other value is an
+// error.
+func openMap[K comparable, V any](d *decoder, p unsafe.Pointer, i int) (map[K]V, int, bool, error) {
 	data := d.data
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		d.depth--
-		return i + 1, nil
+	mp := (*map[K]V)(p)
+	if i < len(data) && data[i] == 'n' {
+		end, err := d.literal(i, "null")
+		if err == nil {
+			*mp = nil
+		}
+		return nil, end, false, err
 	}
-	for {
-		var err error
-		if i, err = d.objectKey(i); err != nil {
-			return i, err
-		}
-		key, end, err := d.str(i + 1)
-		if err != nil {
-			return end, err
-		}
-		if i, err = member(i, key, end); err != nil {
-			return i, err
-		}
-		var more bool
-		if i, more, err = d.next(i, '}'); err != nil || !more {
-			return i, err
-		}
+	if i >= len(data) || data[i] != '{' {
+		end, err := d.mismatch(reflect.TypeFor[map[K]V](), i)
+		return nil, end, false, err
 	}
+	i, empty, err := d.open(i, '}')
+	if err != nil {
+		return nil, i, false, err
+	}
+	if *mp == nil {
+		*mp = make(map[K]V)
+	}
+	return *mp, i, !empty, nil
 }

@@ -11,12 +11,13 @@ import (
 // the value's bytes, whatever the value (null included), once they are known to be valid
 // JSON, as with encoding/json.
 func unmarshalerDec(t reflect.Type) decFunc {
+	w := typeWord(reflect.PointerTo(t))
 	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		end, err := d.skip(i)
 		if err != nil {
 			return end, err
 		}
-		u := reflect.NewAt(t, p).Interface().(json.Unmarshaler)
+		u := pointerAny(w, p).(json.Unmarshaler)
 		return end, u.UnmarshalJSON(d.data[i:end])
 	}
 }
@@ -25,6 +26,7 @@ func unmarshalerDec(t reflect.Type) decFunc {
 // string goes to the method, unescaped; null is decoded as for t's kind (other); any
 // other value is an error.
 func textDec(t reflect.Type, other decFunc) decFunc {
+	w := typeWord(reflect.PointerTo(t))
 	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		data := d.data
 		if i < len(data) && data[i] == '"' {
@@ -36,7 +38,7 @@ func textDec(t reflect.Type, other decFunc) decFunc {
 			if rewrite {
 				s = unescape(nil, s) // the method's own: it may keep it (wrongly) or decode JSON itself
 			}
-			u := reflect.NewAt(t, p).Interface().(encoding.TextUnmarshaler)
+			u := pointerAny(w, p).(encoding.TextUnmarshaler)
 			return end + 1, u.UnmarshalText(s)
 		}
 		if i < len(data) && data[i] == 'n' {

@@ -357,6 +357,35 @@ func (d *decoder) skipArray(i int) (int, error) {
 	}
 }
 
+// open enters the object or array whose bracket is at i and returns the offset of its
+// first key or element, or, if it is empty, the offset after it with empty true.
+func (d *decoder) open(i int, closing byte) (next int, empty bool, err error) {
+	if err := d.enter(i); err != nil {
+		return i, false, err
+	}
+	i = skipSpace(d.data, i+1)
+	if i < len(d.data) && d.data[i] == closing {
+		d.depth--
+		return i + 1, true, nil
+	}
+	return i, false, nil
+}
+
+// key reads the key that starts at i and the ':' after it: it returns the key unescaped
+// (a view, valid until the next key is read) and the offset of the value.
+func (d *decoder) key(i int) ([]byte, int, error) {
+	i, err := d.objectKey(i)
+	if err != nil {
+		return nil, i, err
+	}
+	key, end, err := d.str(i + 1)
+	if err != nil {
+		return nil, end, err
+	}
+	i, err = d.colon(end)
+	return key, i, err
+}
+
 // objectKey checks that a key starts at i (its opening quote).
 func (d *decoder) objectKey(i int) (int, error) {
 	data := d.data

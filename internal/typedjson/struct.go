@@ -17,6 +17,7 @@ type field struct {
 	embeds []embed // embedded pointers on the way to the field, outermost first
 	plan   *plan
 	quoted bool
+	plain  bool // name has only bytes that stand for themselves in a JSON string
 }
 
 // embed is an embedded pointer to a struct on the way to a promoted field.
@@ -37,7 +38,10 @@ type structPlan struct {
 func (b *builder) structDec(t reflect.Type) decFunc {
 	sp := &structPlan{t: t}
 	for _, fi := range jsonFields(t) {
-		f := field{name: fi.name, plan: b.plan(fi.typ), quoted: fi.quoted}
+		f := field{name: fi.name, plan: b.plan(fi.typ), quoted: fi.quoted, plain: true}
+		for k := 0; k < len(f.name); k++ {
+			f.plain = f.plain && plain[f.name[k]]
+		}
 		cur := t
 		for k, idx := range fi.index {
 			sf := cur.Field(idx)
@@ -82,8 +86,14 @@ func keyHash(b []byte) uint32 {
 	return h ^ h>>15
 }
 
-// lookup returns the field named key, nil if there is none.
-func (sp *structPlan) lookup(key []byte) *field {
+// lookup returns the field named key, nil if there is none. Objects written by
+// encoding/json (and the API server) list their members in field order, so the field
+// after the previous key's (*next) is tried first.
+func (sp *structPlan) lookup(key []byte, next *int) *field {
+	if k := *next; k < len(sp.fields) && sp.fields[k].name == string(key) {
+		*next = k + 1
+		return &sp.fields[k]
+	}
 	mask := uint32(len(sp.table) - 1)
 	for h := keyHash(key); ; h++ {
 		k := sp.table[h&mask]
@@ -91,6 +101,7 @@ func (sp *structPlan) lookup(key []byte) *field {
 			return nil
 		}
 		if f := &sp.fields[k-1]; f.name == string(key) {
+			*next = int(k)
 			return f
 		}
 	}
@@ -101,37 +112,48 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 	if i >= len(data) || data[i] != '{' {
 		return d.nullOr(sp.t, i)
 	}
-	if err := d.enter(i); err != nil {
+	i, empty, err := d.open(i, '}')
+	if err != nil || empty {
 		return i, err
 	}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		d.depth--
-		return i + 1, nil
-	}
+	fields := sp.fields
+	next := 0 // the field expected next
 	for {
-		var err error
-		if i, err = d.objectKey(i); err != nil {
-			return i, err
-		}
-		key, end, err := d.str(i + 1)
-		if err != nil {
-			return end, err
-		}
-		f := sp.lookup(key)
-		if i, err = d.colon(end); err != nil {
-			return i, err
+		// The key: first compared in place with the name of the field expected next,
+		// which is usually it, else read and looked up.
+		var f *field
+		if k := next; k < len(fields) && fields[k].plain && i < len(data) && data[i] == '"' {
+			f = &fields[k]
+			if e := i + 1 + len(f.name); e < len(data) && data[e] == '"' && string(data[i+1:e]) == f.name {
+				next++
+				i, err = d.colon(e + 1)
+			} else {
+				f = nil
+			}
 		}
 		if f == nil {
-			i, err = d.skip(i)
-		} else {
-			i, err = d.field(f, p, i)
-			if err != nil {
-				err = inField(err, sp.t, f.name)
+			var key []byte
+			key, i, err = d.key(i)
+			if err == nil {
+				f = sp.lookup(key, &next)
 			}
 		}
 		if err != nil {
 			return i, err
+		}
+		if f == nil {
+			i, err = d.skip(i)
+		} else if i, err = d.field(f, p, i); err != nil {
+			err = inField(err, sp.t, f.name)
+		}
+		if err != nil {
+			return i, err
+		}
+		if i < len(data) && data[i] == ',' {
+			if i++; i < len(data) && data[i] != '"' {
+				i = skipSpace(data, i)
+			}
+			continue
 		}
 		var more bool
 		if i, more, err = d.next(i, '}'); err != nil || !more {
