@@ -16,10 +16,10 @@ import (
 // second decoding by encoding/json (metav1.Time, MicroTime and intstr.IntOrString: half a
 // microsecond and three allocations a call) or its copy of the input (resource.Quantity):
 // a timestamp string that time.Parse accepts, an IntOrString's string or int32, a
-// quantity string that resource.ParseQuantity accepts. Anything else (null, escapes in a
-// timestamp or quantity, other values, parse errors) goes to the method itself, so the
-// results and errors are the method's; TestSpecialTypes and FuzzSpecial check that against
-// the methods.
+// quantity string that resource.ParseQuantity accepts. Anything else (null, strings with
+// escapes, other values, parse errors) goes to the method itself, so the
+// results and errors are the method's; TestSpecialTypes and FuzzUnmarshal check that
+// against the methods.
 
 var (
 	timeType        = reflect.TypeFor[metav1.Time]()
@@ -83,12 +83,14 @@ func intOrStringDec(method decFunc) decFunc {
 		data := d.data
 		v := (*intstr.IntOrString)(p)
 		if i < len(data) && data[i] == '"' {
-			s, end, err := d.str(i + 1)
+			end, rewrite, err := d.scanString(i + 1)
 			if err != nil {
 				return end, err
 			}
-			v.Type, v.StrVal = intstr.String, d.string(s)
-			return end, nil
+			if !rewrite {
+				v.Type, v.StrVal = intstr.String, d.string(data[i+1:end])
+				return end + 1, nil
+			}
 		}
 		if d.isNumberStart(i) {
 			end, isInt, err := d.scanNumber(i)

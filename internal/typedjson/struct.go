@@ -18,6 +18,9 @@ type field struct {
 	plan   *plan
 	quoted bool
 	plain  bool // name has only bytes that stand for themselves in a JSON string
+	// str: a string field (of a string type without methods, not json.Number) at offset
+	// of the struct itself, decoded in the loop rather than by its plan.
+	str bool
 }
 
 // embed is an embedded pointer to a struct on the way to a promoted field.
@@ -58,6 +61,9 @@ func (b *builder) structDec(t reflect.Type) decFunc {
 				cur = sf.Type
 			}
 		}
+		ft := fi.typ
+		f.str = ft.Kind() == reflect.String && ft != numberType && len(f.embeds) == 0 && !f.quoted &&
+			!reflect.PointerTo(ft).Implements(unmarshalerType) && !reflect.PointerTo(ft).Implements(textUnmarshalerType)
 		sp.fields = append(sp.fields, f)
 	}
 	size := 8
@@ -143,6 +149,11 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		}
 		if f == nil {
 			i, err = d.skip(i)
+		} else if f.str && i < len(data) && data[i] == '"' {
+			var s []byte
+			if s, i, err = d.str(i + 1); err == nil {
+				*(*string)(unsafe.Add(p, f.offset)) = d.string(s)
+			}
 		} else if i, err = d.field(f, p, i); err != nil {
 			err = inField(err, sp.t, f.name)
 		}
