@@ -13,8 +13,8 @@ import (
 
 	"github.com/kindex/kindex/indexfuncs"
 	"github.com/kindex/kindex/internal/storage"
-	"github.com/kindex/kindex/internal/typedjson"
 	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/internal/typedjson"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
