@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
@@ -14,6 +15,7 @@ import (
 // Run with:
 //
 //	go test -run='^$' -bench=DecodePod -benchmem -count=6 ./internal/typedjson/
+//	go test -run='^$' -bench=DecodePodBest -benchtime=300x ./internal/typedjson/
 //
 // BenchmarkDecodePod decodes distinct realistic Pods (podgen_test.go) one at a time into a
 // new corev1.Pod with encoding/json, sigs.k8s.io/json (Kubernetes' serializer) and this
@@ -41,20 +43,22 @@ var benchPods = sync.OnceValues(func() (stored, full [][]byte) {
 	return stored, full
 })
 
+var benchDecoders = []struct {
+	name string
+	fn   func([]byte) error
+}{
+	{"encoding-json", func(data []byte) error { var p corev1.Pod; return json.Unmarshal(data, &p) }},
+	{"sigs-json", func(data []byte) error {
+		var p corev1.Pod
+		return sigsjson.UnmarshalCaseSensitivePreserveInts(data, &p)
+	}},
+	{"unstructured", func(data []byte) error { _, err := jsondecode.Object(data); return err }},
+	{"typedjson", func(data []byte) error { var p corev1.Pod; return Unmarshal(data, &p) }},
+}
+
 func BenchmarkDecodePod(b *testing.B) {
 	stored, full := benchPods()
-	decoders := []struct {
-		name string
-		fn   func([]byte) error
-	}{
-		{"encoding-json", func(data []byte) error { var p corev1.Pod; return json.Unmarshal(data, &p) }},
-		{"sigs-json", func(data []byte) error {
-			var p corev1.Pod
-			return sigsjson.UnmarshalCaseSensitivePreserveInts(data, &p)
-		}},
-		{"unstructured", func(data []byte) error { _, err := jsondecode.Object(data); return err }},
-		{"typedjson", func(data []byte) error { var p corev1.Pod; return Unmarshal(data, &p) }},
-	}
+	decoders := benchDecoders
 	for _, set := range []struct {
 		name string
 		pods [][]byte
@@ -81,4 +85,34 @@ func BenchmarkDecodePod(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkDecodePodBest decodes the stored Pods in batches of 50, each decoder in turn,
+// and reports each decoder's best batch (ns per Pod) and the ratio of typedjson's to the
+// unstructured decode's: on a shared machine, where other work stretches some batches,
+// the best of a few hundred is what the decoders themselves cost. Each iteration is one
+// round of batches; run it with -benchtime=300x.
+func BenchmarkDecodePodBest(b *testing.B) {
+	stored, _ := benchPods()
+	const batch = 50
+	best := make([]time.Duration, len(benchDecoders))
+	n := 0
+	for b.Loop() {
+		for k, dec := range benchDecoders {
+			start := time.Now()
+			for range batch {
+				if err := dec.fn(stored[n%len(stored)]); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			if d := time.Since(start); best[k] == 0 || d < best[k] {
+				best[k] = d
+			}
+		}
+	}
+	for k, dec := range benchDecoders {
+		b.ReportMetric(float64(best[k].Nanoseconds())/batch, dec.name+"-ns/pod")
+	}
+	b.ReportMetric(float64(best[3])/float64(best[2]), "typed/unstructured")
 }
