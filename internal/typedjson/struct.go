@@ -132,7 +132,11 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 			f = &fields[k]
 			if e := i + 1 + len(f.name); e < len(data) && data[e] == '"' && string(data[i+1:e]) == f.name {
 				next++
-				i, err = d.colon(e + 1)
+				if e+2 < len(data) && data[e+1] == ':' && data[e+2] > ' ' {
+					i = e + 2
+				} else {
+					i, err = d.colon(e + 1)
+				}
 			} else {
 				f = nil
 			}
@@ -153,6 +157,10 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 			var s []byte
 			if s, i, err = d.str(i + 1); err == nil {
 				*(*string)(unsafe.Add(p, f.offset)) = d.string(s)
+			}
+		} else if len(f.embeds) == 0 && !f.quoted {
+			if i, err = f.plan.dec(d, unsafe.Add(p, f.offset), i); err != nil {
+				err = inField(err, sp.t, f.name)
 			}
 		} else if i, err = d.field(f, p, i); err != nil {
 			err = inField(err, sp.t, f.name)
