@@ -22,7 +22,7 @@ func (a *access) newTyped() (runtime.Object, error) {
 //   - typed: the stored JSON bytes are decoded straight into out, never through a map, by
 //     kindex's typed decoder (internal/typedjson), which has the semantics of
 //     apimachinery's JSON decoder (sigs.k8s.io/json: case-sensitive keys, integers kept as
-//     int64) at about a fifth of its cost;
+//     int64) at about a quarter of its cost;
 //   - unstructured: kindex decodes the bytes into a new map;
 //   - metadata: from the compact store, only metadata is decoded from the bytes; from a
 //     metadata-only informer, the cached object is deep-copied (shared instead when

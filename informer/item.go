@@ -105,9 +105,9 @@ func (it Item[T]) Object() (T, error) {
 // (sigs.k8s.io/json: object keys match field names case-sensitively, numbers decoded into
 // an interface are int64 when they are integers). In compact mode it decodes the stored
 // bytes straight into v, without an intermediate map, with kindex's typed decoder
-// (internal/typedjson): about 14 µs (27 µs of CPU, garbage collection included) for a
-// 4.5 KB stored Pod, a fifth of sigs.k8s.io/json's cost and two thirds of the decode to
-// unstructured that Object does (internal/typedjson/doc.go has the measurements). An
+// (internal/typedjson): about 21 µs (14 µs at best) for a 4.5 KB stored Pod, a quarter
+// of sigs.k8s.io/json's cost and two thirds of the decode to unstructured that Object
+// does (internal/typedjson/doc.go has the measurements). An
 // unstructured object is converted field by field (runtime.DefaultUnstructuredConverter);
 // a metadata-only object is encoded and decoded. Fields v lacks are ignored; v is the
 // caller's, free to modify.

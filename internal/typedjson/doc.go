@@ -66,29 +66,31 @@
 // machinery it costs more than the decode to map[string]any that kindex's compact mode
 // does with internal/jsondecode: encoding/json validates the whole input in a first pass,
 // then decodes it byte by byte through its scanner's state machine, finds struct fields
-// by hashing each key, and calls UnmarshalJSON methods that decode again. No maintained
-// library has sigs.k8s.io/json's semantics (case-sensitive keys, integers preserved);
-// encoding/json/v2 and the fast third-party decoders differ in both, and in what they do
-// with invalid UTF-8, duplicate keys and methods.
+// by hashing each key, and calls UnmarshalJSON methods that decode again. The semantics
+// to keep are sigs.k8s.io/json's, down to invalid UTF-8, duplicate keys and methods, which
+// this package's tests check value for value; another decoder would have to be made to
+// match them and checked the same way.
 //
 // Measured on the same realistic Pods (podgen_test.go), as the compact mode stores them
 // (managedFields cut, 4.5 KB of JSON), into a new corev1.Pod (into map[string]any for the
-// unstructured decode), on a 2-core Xeon shared with other work, Go 1.26. "best" is the
-// best batch of 50 among 300 rounds (BenchmarkDecodePodBest, what the decoder itself
-// costs); "CPU" the process's CPU time per Pod, garbage collection included, median of six
-// runs of BenchmarkDecodePod (the machine's load made its wall times meaningless):
+// unstructured decode), on a 2-core Xeon shared with other work (load average about 8),
+// Go 1.26: ns/op and the process's CPU time per Pod, garbage collection included, medians
+// of three runs of BenchmarkDecodePod; "best", the best batch of 50 among 300 rounds
+// (BenchmarkDecodePodBest: what the decoder costs when other work does not interfere):
 //
-//	                             best      CPU      B/op   allocs/op
-//	encoding/json               70 µs    129 µs    16,031     231
-//	sigs.k8s.io/json            67 µs    110 µs    16,284     244
-//	unstructured (jsondecode)   20 µs     42 µs    20,578     178   what Item.Object decodes with
-//	typedjson                 13.6 µs     27 µs    10,624      51
+//	                           ns/op     CPU     best      B/op   allocs/op
+//	encoding/json             117 µs  107 µs    70 µs    16,032     231
+//	sigs.k8s.io/json           93 µs   93 µs    68 µs    16,284     244
+//	unstructured (jsondecode)  31 µs   36 µs    20 µs    20,557     178   (Item.Object's)
+//	typedjson                  21 µs   24 µs  13.6 µs    10,624      51
 //
-// typedjson takes 0.68 of the unstructured decode's time (best) and 0.66 of its CPU time,
-// a fifth of sigs.k8s.io/json's, with half the allocated bytes and a quarter of the
-// allocations. With managedFields kept (7.7 KB), which typedjson decodes as the bytes
-// they are (metav1.FieldsV1 keeps its raw JSON) and the unstructured decode as 131 maps:
-// 47 µs of CPU against 81 µs (sigs.k8s.io/json 163 µs), 13,921 B against 42,576.
+// typedjson takes 0.68 of the unstructured decode's time (0.66 of its CPU time, 0.68 at
+// best), a quarter of sigs.k8s.io/json's, with half the allocated bytes and a quarter of
+// the allocations. With managedFields kept (7.7 KB), which typedjson decodes as the bytes
+// they are (metav1.FieldsV1 keeps its raw JSON) and the unstructured decode as 131 maps,
+// it took 47 µs of CPU against 81 µs (sigs.k8s.io/json 163 µs) in a run at load 16, with
+// 13,921 allocated bytes against 42,576. In kindex's reads benchmark (bench/README.md),
+// where the cache holds 5,000 Pods, Item.DecodeInto costs a third of Item.Object.
 //
 // What remains is mostly the allocations any decoder into these types makes (a
 // ResourceList is a map of at least 600 bytes, a Pod 51 objects) and the scan itself: a
