@@ -14,6 +14,7 @@ import (
 	"github.com/kindex/kindex/indexfuncs"
 	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/internal/typedjson"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
@@ -100,10 +101,16 @@ func (it Item[T]) Object() (T, error) {
 }
 
 // DecodeInto decodes the object into v, a pointer to a typed struct (&corev1.Pod{}) or to
-// anything encoding/json decodes into. In compact mode it decodes the stored bytes straight
-// into v, without an intermediate map; an unstructured object is converted field by field
-// (runtime.DefaultUnstructuredConverter); a metadata-only object is encoded and decoded.
-// Fields v lacks are ignored; v is the caller's, free to modify.
+// anything encoding/json decodes into, as Kubernetes' JSON serializer decodes
+// (sigs.k8s.io/json: object keys match field names case-sensitively, numbers decoded into
+// an interface are int64 when they are integers). In compact mode it decodes the stored
+// bytes straight into v, without an intermediate map, with kindex's typed decoder
+// (internal/typedjson): about 21 µs (14 µs at best) for a 4.5 KB stored Pod, a quarter
+// of sigs.k8s.io/json's cost and two thirds of the decode to unstructured that Object
+// does (internal/typedjson/doc.go has the measurements). An
+// unstructured object is converted field by field (runtime.DefaultUnstructuredConverter);
+// a metadata-only object is encoded and decoded. Fields v lacks are ignored; v is the
+// caller's, free to modify.
 func (it Item[T]) DecodeInto(v any) error {
 	if v == nil {
 		return &DecodeError{Key: it.key, Err: fmt.Errorf("nil target")}
@@ -111,7 +118,7 @@ func (it Item[T]) DecodeInto(v any) error {
 	var err error
 	switch o := it.obj.(type) {
 	case rawJSON:
-		err = json.Unmarshal(o.RawJSON(), v)
+		err = typedjson.Unmarshal(o.RawJSON(), v)
 	case *unstructured.Unstructured:
 		err = runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, v)
 	default:

@@ -1,0 +1,57 @@
+package informer
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// rawItem stands for a compact-mode object: its JSON bytes.
+type rawItem []byte
+
+func (r rawItem) RawJSON() []byte { return r }
+
+const decodePod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","Labels":{"x":"y"},` +
+	`"labels":{"app":"a"},"creationTimestamp":"2026-01-02T03:04:05Z"},"spec":{"containers":[{"name":"c","image":"i",` +
+	`"ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"250m"}},` +
+	`"readinessProbe":{"httpGet":{"port":"http","path":"/"}}}],"priority":7},"status":{"phase":"Running"}}`
+
+// In compact mode DecodeInto decodes the bytes as Kubernetes' serializer does
+// (sigs.k8s.io/json), not as encoding/json: keys match case-sensitively, and integers in
+// interfaces are int64.
+func TestItemDecodeIntoCompact(t *testing.T) {
+	it := Item[obj]{key: "ns/p", obj: rawItem(decodePod)}
+
+	var got, want corev1.Pod
+	require.NoError(t, it.DecodeInto(&got))
+	require.NoError(t, sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(decodePod), &want))
+	assert.True(t, reflect.DeepEqual(want, got), "as sigs.k8s.io/json decodes it")
+	assert.Equal(t, map[string]string{"app": "a"}, got.Labels, `"Labels" is not "labels"`)
+	var folded corev1.Pod
+	require.NoError(t, json.Unmarshal([]byte(decodePod), &folded))
+	assert.NotEqual(t, folded.Labels, got.Labels, "encoding/json would have matched \"Labels\" too")
+
+	var m map[string]any
+	require.NoError(t, it.DecodeInto(&m))
+	assert.Equal(t, int64(7), m["spec"].(map[string]any)["priority"])
+
+	bad := Item[obj]{key: "ns/bad", obj: rawItem(`{"metadata":{"name":1}}`)}
+	err := bad.DecodeInto(&got)
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "ns/bad", de.Key)
+	var te *json.UnmarshalTypeError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "metadata.name", te.Field)
+
+	var meta metav1.PartialObjectMetadata
+	require.Error(t, Item[obj]{key: "x", obj: rawItem(`{"metadata":`)}.DecodeInto(&meta))
+	assert.True(t, errors.As(Item[obj]{key: "x", obj: rawItem(`{}`)}.DecodeInto(nil), &de))
+}

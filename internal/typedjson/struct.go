@@ -1,0 +1,201 @@
+package typedjson
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+)
+
+// Structs. Keys match field names exactly (case-sensitively); a key that matches no field
+// is skipped (validated, not decoded); a key that repeats decodes into the same field
+// again, as with encoding/json.
+
+// field is a JSON field of a struct plan.
+type field struct {
+	name   string
+	offset uintptr // in the struct, or in the target of the last embedded pointer
+	embeds []embed // embedded pointers on the way to the field, outermost first
+	plan   *plan
+	quoted bool
+	plain  bool // name has only bytes that stand for themselves in a JSON string
+	// str: a string field (of a string type without methods, not json.Number) at offset
+	// of the struct itself, decoded in the loop rather than by its plan.
+	str bool
+}
+
+// embed is an embedded pointer to a struct on the way to a promoted field.
+type embed struct {
+	offset   uintptr // in the struct, or in the target of the previous embedded pointer
+	elem     reflect.Type
+	exported bool // a nil unexported one cannot be set: an error, as with encoding/json
+}
+
+type structPlan struct {
+	t      reflect.Type
+	fields []field // in the order encoding/json writes them
+	// table finds a field by its name without hashing all of it: open addressing on
+	// keyHash, each slot 1 + a field's number, 0 if free.
+	table []uint32
+}
+
+func (b *builder) structDec(t reflect.Type) decFunc {
+	sp := &structPlan{t: t}
+	for _, fi := range jsonFields(t) {
+		f := field{name: fi.name, plan: b.plan(fi.typ), quoted: fi.quoted, plain: true}
+		for k := 0; k < len(f.name); k++ {
+			f.plain = f.plain && plain[f.name[k]]
+		}
+		cur := t
+		for k, idx := range fi.index {
+			sf := cur.Field(idx)
+			if k == len(fi.index)-1 {
+				f.offset += sf.Offset
+				break
+			}
+			if sf.Type.Kind() == reflect.Pointer {
+				f.embeds = append(f.embeds, embed{offset: f.offset + sf.Offset, elem: sf.Type.Elem(), exported: sf.IsExported()})
+				f.offset = 0
+				cur = sf.Type.Elem()
+			} else {
+				f.offset += sf.Offset
+				cur = sf.Type
+			}
+		}
+		ft := fi.typ
+		f.str = ft.Kind() == reflect.String && ft != numberType && len(f.embeds) == 0 && !f.quoted &&
+			!reflect.PointerTo(ft).Implements(unmarshalerType) && !reflect.PointerTo(ft).Implements(textUnmarshalerType)
+		sp.fields = append(sp.fields, f)
+	}
+	size := 8
+	for size < 2*len(sp.fields) {
+		size *= 2
+	}
+	sp.table = make([]uint32, size)
+	for k, f := range sp.fields {
+		h := keyHash([]byte(f.name))
+		for sp.table[h&uint32(size-1)] != 0 {
+			h++
+		}
+		sp.table[h&uint32(size-1)] = uint32(k + 1)
+	}
+	return sp.dec
+}
+
+// keyHash hashes a key by its length and four of its bytes.
+func keyHash(b []byte) uint32 {
+	n := len(b)
+	if n == 0 {
+		return 0
+	}
+	h := uint32(n)*0x9e3779b1 ^ uint32(b[0])*0x85ebca6b ^ uint32(b[n-1])*0xc2b2ae35 ^
+		uint32(b[n/2])*0x27d4eb2f ^ uint32(b[n/4])*0x165667b1
+	return h ^ h>>15
+}
+
+// lookup returns the field named key, nil if there is none. Objects written by
+// encoding/json (and the API server) list their members in field order, so the field
+// after the previous key's (*next) is tried first.
+func (sp *structPlan) lookup(key []byte, next *int) *field {
+	if k := *next; k < len(sp.fields) && sp.fields[k].name == string(key) {
+		*next = k + 1
+		return &sp.fields[k]
+	}
+	mask := uint32(len(sp.table) - 1)
+	for h := keyHash(key); ; h++ {
+		k := sp.table[h&mask]
+		if k == 0 {
+			return nil
+		}
+		if f := &sp.fields[k-1]; f.name == string(key) {
+			*next = int(k)
+			return f
+		}
+	}
+}
+
+func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
+	data := d.data
+	if i >= len(data) || data[i] != '{' {
+		return d.nullOr(sp.t, i)
+	}
+	i, empty, err := d.open(i, '}')
+	if err != nil || empty {
+		return i, err
+	}
+	fields := sp.fields
+	next := 0 // the field expected next
+	for {
+		// The key: first compared in place with the name of the field expected next,
+		// which is usually it, else read and looked up.
+		var f *field
+		if k := next; k < len(fields) && fields[k].plain && i < len(data) && data[i] == '"' {
+			f = &fields[k]
+			if e := i + 1 + len(f.name); e < len(data) && data[e] == '"' && string(data[i+1:e]) == f.name {
+				next++
+				if e+2 < len(data) && data[e+1] == ':' && data[e+2] > ' ' {
+					i = e + 2
+				} else {
+					i, err = d.colon(e + 1)
+				}
+			} else {
+				f = nil
+			}
+		}
+		if f == nil {
+			var key []byte
+			key, i, err = d.key(i)
+			if err == nil {
+				f = sp.lookup(key, &next)
+			}
+		}
+		if err != nil {
+			return i, err
+		}
+		if f == nil {
+			i, err = d.skip(i)
+		} else if f.str && i < len(data) && data[i] == '"' {
+			var s []byte
+			if s, i, err = d.str(i + 1); err == nil {
+				*(*string)(unsafe.Add(p, f.offset)) = d.string(s)
+			}
+		} else if len(f.embeds) == 0 && !f.quoted {
+			if i, err = f.plan.dec(d, unsafe.Add(p, f.offset), i); err != nil {
+				err = inField(err, sp.t, f.name)
+			}
+		} else if i, err = d.field(f, p, i); err != nil {
+			err = inField(err, sp.t, f.name)
+		}
+		if err != nil {
+			return i, err
+		}
+		if i < len(data) && data[i] == ',' {
+			if i++; i < len(data) && data[i] != '"' {
+				i = skipSpace(data, i)
+			}
+			continue
+		}
+		var more bool
+		if i, more, err = d.next(i, '}'); err != nil || !more {
+			return i, err
+		}
+	}
+}
+
+// field decodes the value at i into field f of the struct at p.
+func (d *decoder) field(f *field, p unsafe.Pointer, i int) (int, error) {
+	for _, e := range f.embeds {
+		pp := (*unsafe.Pointer)(unsafe.Add(p, e.offset))
+		if *pp == nil {
+			if !e.exported {
+				return i, fmt.Errorf("json: cannot set embedded pointer to unexported struct: %v", e.elem)
+			}
+			*pp = reflect.New(e.elem).UnsafePointer()
+		}
+		p = *pp
+	}
+	p = unsafe.Add(p, f.offset)
+	if f.quoted {
+		return d.quoted(f.plan.t, p, i)
+	}
+	return f.plan.dec(d, p, i)
+}
