@@ -127,6 +127,8 @@ func (s server) config(opts *harness.Options) (*rest.Config, func(), error) {
 	}
 	opts.APIServer = "kube-apiserver " + testenv.KubeAPIServerVersion + ", etcd " + testenv.EtcdVersion + " (internal/testenv)"
 	opts.ServerPIDs = cp.PIDs
+	opts.Parent.CompactEtcd = func(ctx context.Context) error { _, err := cp.CompactEtcd(ctx); return err }
+	opts.Parent.RestartAPIServer = func(ctx context.Context) error { return cp.RestartAPIServer(ctx, syscall.SIGTERM) }
 	return cp.AdminConfig(), cp.Stop, nil
 }
 
