@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -68,7 +69,7 @@ func (s *warmSubject) Prepare(ctx context.Context, cfg *rest.Config, gvr schema.
 		}
 		for i := range goneDeletes {
 			p := harness.ExtraPod(ns, fmt.Sprint("restart-gone-", i), i)
-			if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			if _, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 				return err
 			}
 		}
@@ -107,6 +108,7 @@ func (s *warmSubject) Between(ctx context.Context, env harness.ParentEnv, gvr sc
 		return err
 	}
 	pods := cs.CoreV1().Pods(ns)
+	now := metav1.DeleteOptions{GracePeriodSeconds: new(int64)} // no kubelet confirms a graceful delete
 	for i := range goneUpdates {
 		p, err := pods.Get(ctx, harness.PodName(i), metav1.GetOptions{})
 		if err != nil {
@@ -121,7 +123,7 @@ func (s *warmSubject) Between(ctx context.Context, env harness.ParentEnv, gvr sc
 		}
 	}
 	for i := range goneDeletes {
-		if err := pods.Delete(ctx, fmt.Sprint("restart-gone-", i), metav1.DeleteOptions{}); err != nil {
+		if err := pods.Delete(ctx, fmt.Sprint("restart-gone-", i), now); err != nil {
 			return err
 		}
 	}
@@ -188,7 +190,6 @@ func (s *warmSubject) Sync(ctx context.Context, cfg *rest.Config, gvr schema.Gro
 	<-done
 	st := inf.Status()
 	count := st.Objects
-	s.snapshot = int(st.Objects) // the restart within the window changes nothing
 	release := func() { inf.Release(); stop() }
 	if s.gone {
 		count -= goneAdds // the extra pods are not part of the seed
@@ -199,7 +200,7 @@ func (s *warmSubject) Sync(ctx context.Context, cfg *rest.Config, gvr schema.Gro
 				return
 			}
 			for i := range goneAdds {
-				_ = cs.CoreV1().Pods(ns).Delete(context.Background(), fmt.Sprint("restart-new-", i), metav1.DeleteOptions{})
+				_ = cs.CoreV1().Pods(ns).Delete(context.Background(), fmt.Sprint("restart-new-", i), metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 			}
 		}
 		release = func() { inf.Release(); stop(); s.cleanup() }
