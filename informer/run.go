@@ -61,7 +61,11 @@ func newRun(e *entry) *run {
 		}),
 		onReplace: e.listed,
 	}
-	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.target))), hooks: r}
+	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.target))), hooks: r,
+		known: func(key string) (any, bool) {
+			obj, ok, err := e.store.GetByKey(key)
+			return obj, ok && err == nil
+		}}
 	r.refl = cache.NewReflectorWithOptions(lw, e.core.mode.ExampleObject(), r.fifo, cache.ReflectorOptions{
 		Logger:          &logger,
 		Name:            e.key.String(),
