@@ -30,7 +30,8 @@ var (
 	// nothing yet must wait before counting as current. A watch served from the
 	// apiserver's watch cache has its events since the snapshot queued before it is
 	// accepted; one served from etcd (a resource without a watch cache) gets them from
-	// etcd's catch-up of new watchers, which runs every 100 ms.
+	// etcd's catch-up of new watchers, which runs every 100 ms. On a loaded machine the
+	// wait grows with the probe's round trip (four of them).
 	snapshotFirstEvent = 120 * time.Millisecond
 )
 
@@ -130,7 +131,7 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, r
 				settle = min(max(res.rtt, settleMin), quiet)
 				wait := settle
 				if !d.any {
-					wait = max(settle, firstEvent-time.Since(start))
+					wait = max(settle, firstEvent-time.Since(start), 4*res.rtt)
 				}
 				arm(wait)
 			case <-timerC:

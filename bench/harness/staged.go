@@ -88,4 +88,8 @@ type WarmFigures struct {
 	// Changes the number of objects changed while the process was down (0: none made).
 	Events  int `json:"events"`
 	Changes int `json:"changes"`
+	// Adds, Updates and Deletes split Events.
+	Adds    int `json:"adds"`
+	Updates int `json:"updates"`
+	Deletes int `json:"deletes"`
 }

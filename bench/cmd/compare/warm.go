@@ -208,19 +208,20 @@ func (s *warmSubject) Sync(ctx context.Context, cfg *rest.Config, gvr schema.Gro
 	return int(count), release, nil
 }
 
-// Annotate reports the restart's figures; with gone, once the handlers received what the
-// changes should give (or 10 s passed), and 500 ms more for anything beyond.
+// Annotate reports the restart's figures once the handler received the snapshot's adds
+// and what the changes should give (or 10 s passed), and 500 ms more for anything beyond.
 func (s *warmSubject) Annotate(m *harness.Measurement) {
 	w := &harness.WarmFigures{QueryableSeconds: s.queryable.Seconds()}
 	if s.gone {
 		w.Changes = goneUpdates + goneDeletes + goneAdds
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) && s.events() < w.Changes {
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(500 * time.Millisecond)
 	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && (int(s.adds.Load()) < s.snapshot || s.events() < w.Changes) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
 	w.Events = s.events()
+	w.Adds, w.Updates, w.Deletes = int(s.adds.Load())-s.snapshot, int(s.updates.Load()), int(s.deletes.Load())
 	m.Warm = w
 }
 
