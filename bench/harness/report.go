@@ -139,7 +139,10 @@ func warmTable(p func(string, ...any), d Dataset) {
 			p("| subject | queryable s | synced s | x cold | LISTs | events / changes | heap held | RSS before | peak RSS | peak/heap |\n")
 			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		}
-		ev := fmt.Sprintf("%d / %d", m.Warm.Events, m.Warm.Changes)
+		ev := "no handler"
+		if m.Warm.Changes > 0 || m.Warm.Events > 0 {
+			ev = fmt.Sprintf("%d / %d", m.Warm.Events, m.Warm.Changes)
+		}
 		p("| %s | %.3f | %.3f (%.3f-%.3f) | %s | %d | %s | %s | %s | %s | %s |\n", s.Name, m.Warm.QueryableSeconds, m.Seconds, s.MinSeconds, s.MaxSeconds,
 			x(ratio(m.Seconds, cold)), m.ListRequests, ev, mb(float64(m.HeapBytes)), mb(float64(m.RSSBeforeBytes)), mb(float64(m.PeakRSSBytes)),
 			x(ratio(float64(m.PeakRSSBytes-m.RSSBeforeBytes), float64(m.HeapBytes))))
