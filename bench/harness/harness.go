@@ -176,13 +176,22 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) (*Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// Optional is a subject measured only when named in Options.Subjects (one that is slow to
+// measure and adds little to the default report).
+type Optional interface {
+	Optional() bool
+}
+
 func selectSubjects(names []string) ([]string, error) {
-	var all []string
+	var all, defaults []string
 	for _, s := range Subjects() {
 		all = append(all, s.Name())
+		if o, ok := s.(Optional); !ok || !o.Optional() {
+			defaults = append(defaults, s.Name())
+		}
 	}
 	if len(names) == 0 {
-		return all, nil
+		return defaults, nil
 	}
 	for _, n := range names {
 		if !slices.Contains(all, n) {
