@@ -18,11 +18,13 @@ import (
 // afterwards.
 type Staged interface {
 	Subject
+	// Check runs in the parent first: an error wrapping ErrNotSupported when env or gvr
+	// lacks what the subject needs (nothing is prepared then).
+	Check(env ParentEnv, gvr schema.GroupVersionResource) error
 	// Prepare runs in the first child.
 	Prepare(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, namespace string) error
 	// Between runs in the parent, after Prepare's child exited and before Sync's started:
-	// changes made while "the process is down". It returns an error wrapping
-	// ErrNotSupported when env lacks what it needs.
+	// changes made while "the process is down".
 	Between(ctx context.Context, env ParentEnv, gvr schema.GroupVersionResource, namespace string) error
 }
 
@@ -61,6 +63,9 @@ func ExtraPod(namespace, name string, i int) *corev1.Pod {
 
 // runStaged measures a Staged subject once: prepare child, Between, measured child.
 func (m *measurer) runStaged(ctx context.Context, s Staged, d Dataset, run int) childRun {
+	if err := s.Check(m.opts.Parent, d.GVR); err != nil {
+		return childRun{notSupported: isNotSupported(err), err: err}
+	}
 	dir, err := os.MkdirTemp("", "kindex-harness-"+s.Name()+"-")
 	if err != nil {
 		return childRun{err: err}

@@ -67,11 +67,23 @@ func newWarmFactory(ctx context.Context, cfg *rest.Config, ns string) (*dynamici
 		dynamicinformer.CompactOptions{})
 }
 
+// Check refuses the restart after 410 on other resources than pods, and without the
+// harness's own control plane (it compacts etcd and restarts kube-apiserver).
+func (s *warmSubject) Check(env harness.ParentEnv, gvr schema.GroupVersionResource) error {
+	if !s.gone {
+		return nil
+	}
+	if gvr != harness.PodsGVR {
+		return fmt.Errorf("%w: changes are made to pods only", harness.ErrNotSupported)
+	}
+	if env.CompactEtcd == nil || env.RestartAPIServer == nil {
+		return fmt.Errorf("%w: needs the harness's own control plane (not -server)", harness.ErrNotSupported)
+	}
+	return nil
+}
+
 func (s *warmSubject) Prepare(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) error {
 	if s.gone {
-		if gvr != harness.PodsGVR {
-			return fmt.Errorf("%w: changes are made to pods only", harness.ErrNotSupported)
-		}
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return err
@@ -108,9 +120,6 @@ func (s *warmSubject) Prepare(ctx context.Context, cfg *rest.Config, gvr schema.
 func (s *warmSubject) Between(ctx context.Context, env harness.ParentEnv, gvr schema.GroupVersionResource, ns string) error {
 	if !s.gone {
 		return nil
-	}
-	if env.CompactEtcd == nil || env.RestartAPIServer == nil {
-		return fmt.Errorf("%w: needs the harness's own control plane (not -server)", harness.ErrNotSupported)
 	}
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
