@@ -242,8 +242,14 @@
 // Options.SnapshotPlainSecrets says otherwise.
 //
 // A user Transform is not applied again to objects loaded from a snapshot (they were
-// stored after it), but it is applied to objects of a relist as usual: it must be
-// idempotent, as Options.Transform already requires.
+// stored after it), nor to the items of a relist answered with the cached object; it is
+// applied to the other objects of a relist as usual: it must be idempotent, as
+// Options.Transform already requires.
+//
+// Measured in the comparison harness on 100,000 Pods (bench/README.md, "Warm restart"): a
+// restart within the watch window is queryable and synced in 0.8 s, 0.045x the cold sync of
+// the same run, with no LIST; after a 410, handlers get exactly one event per object that
+// changed while the process was down.
 //
 // # Concurrency
 //
