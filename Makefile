@@ -90,7 +90,9 @@ demo-kubeconfig:
 
 # The comparison harness (bench/harness): one control plane, N seeded pods (BENCH_N, default
 # 20000) and N/10 custom resources, every subject measured BENCH_RUNS times in fresh child
-# processes. Prints the table and writes bench/results/compare-<N>.{json,md} (not committed).
+# processes (restarts from a snapshot in two: one writes it, one restarts; the restart after
+# 410 restarts kube-apiserver once per run). Prints the table and writes
+# bench/results/compare-<N>.{json,md} (not committed).
 .PHONY: bench-compare bench-scale
 bench-compare: controlplane
 	$(GO) run ./bench/cmd/compare -n $(or $(BENCH_N),20000) -runs $(or $(BENCH_RUNS),3) $(BENCH_FLAGS)

@@ -135,6 +135,9 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
 			old, exists, err := e.store.Get(d.Object)
 			if err == nil && exists {
+				if d.Type == cache.Replaced && old == d.Object {
+					continue // a relist answered with the cached object: nothing changed
+				}
 				if err := e.store.Update(d.Object); err != nil {
 					return err
 				}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
+
+	"github.com/kindex/kindex/internal/storage"
 )
 
 // op is the kind of request a list/watch error came from.
@@ -61,6 +63,9 @@ type lwHooks interface {
 type classifyingLW struct {
 	inner cache.ListerWatcherWithContext
 	hooks lwHooks
+	// known, if set, is the cache's lookup, passed to lists (storage.WithKnownObjects) so
+	// that a relist can answer unchanged objects with the cached ones.
+	known func(key string) (any, bool)
 }
 
 var (
@@ -83,7 +88,11 @@ func (lw *classifyingLW) IsWatchListSemanticsUnSupported() bool {
 }
 
 func (lw *classifyingLW) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	obj, err := lw.inner.ListWithContext(ctx, opts)
+	lctx := ctx
+	if lw.known != nil {
+		lctx = storage.WithKnownObjects(ctx, lw.known)
+	}
+	obj, err := lw.inner.ListWithContext(lctx, opts)
 	if err != nil {
 		if lw.hooks.failed(ctx, opList, err) {
 			<-ctx.Done()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,6 +36,11 @@ type run struct {
 	snap    *snapRun    // the run starts from a snapshot (snapshot.go)
 	slw     *snapshotLW // with snapshots on (snapshot.go)
 
+	// replacedApplied counts the objects of lists (Replaced deltas) the processing loop
+	// applied; progress is signalled after each change applied in a snapshot run.
+	replacedApplied atomic.Int64
+	progress        chan struct{}
+
 	mu     sync.Mutex
 	park   *parkInfo
 	listOK bool // a LIST succeeded in this run
@@ -44,7 +50,7 @@ func newRun(e *entry) *run {
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := reflectorLogger(e.logger)
 	ctx = klog.NewContext(ctx, logger)
-	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), started: time.Now()}
+	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), started: time.Now(), progress: make(chan struct{}, 1)}
 	r.clock = newRunClock(ctx)
 	r.fifo = &countingFIFO{
 		RealFIFO: cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
@@ -55,7 +61,11 @@ func newRun(e *entry) *run {
 		}),
 		onReplace: e.listed,
 	}
-	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.target))), hooks: r}
+	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.target))), hooks: r,
+		known: func(key string) (any, bool) {
+			obj, ok, err := e.store.GetByKey(key)
+			return obj, ok && err == nil
+		}}
 	r.refl = cache.NewReflectorWithOptions(lw, e.core.mode.ExampleObject(), r.fifo, cache.ReflectorOptions{
 		Logger:          &logger,
 		Name:            e.key.String(),
@@ -104,6 +114,17 @@ func (r *run) processLoop() {
 			}
 			err := r.e.apply(deltas, isInInitialList)
 			r.e.snapshotApplied(deltas)
+			if r.snap != nil {
+				for _, d := range deltas {
+					if d.Type == cache.Replaced {
+						r.replacedApplied.Add(1)
+					}
+				}
+				select {
+				case r.progress <- struct{}{}:
+				default:
+				}
+			}
 			return err
 		})
 		if errors.Is(err, cache.ErrFIFOClosed) {
@@ -196,16 +217,25 @@ func (r *run) streamFailed(err error) {
 	}
 }
 
-// countingFIFO counts the lists the reflector applies (Replace calls).
+// countingFIFO counts the lists the reflector applies (Replace calls) and the objects
+// they queue.
 type countingFIFO struct {
 	*cache.RealFIFO
 	onReplace func()
+	replaced  atomic.Int64
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
 	f.onReplace()
-	return f.RealFIFO.Replace(items, rv)
+	err := f.RealFIFO.Replace(items, rv)
+	if err == nil {
+		f.replaced.Add(int64(len(items)))
+	}
+	return err
 }
+
+// replacedQueued returns how many objects the lists have queued (Replaced deltas).
+func (f *countingFIFO) replacedQueued() int64 { return f.replaced.Load() }
 
 // isNoMatch reports a discovery miss: the resource is not served.
 func isNoMatch(err error) bool { return meta.IsNoMatchError(err) }

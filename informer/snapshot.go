@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
+	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/internal/snapshot"
 	"github.com/kindex/kindex/internal/storage"
@@ -29,11 +30,6 @@ import (
 
 // DefaultSnapshotInterval is Options.SnapshotInterval's default.
 const DefaultSnapshotInterval = 5 * time.Minute
-
-// snapshotQuiet is how long a watch from a snapshot's resourceVersion must stay open
-// without an error before the informer counts as current ("Warm restart" in the package
-// documentation).
-var snapshotQuiet = 250 * time.Millisecond
 
 var secretsGR = schema.GroupResource{Resource: "secrets"}
 
@@ -326,11 +322,26 @@ func (e *entry) snapshotApplied(deltas cache.Deltas) {
 // snapRun is a run that starts from a snapshot.
 type snapRun struct {
 	meta    snapshot.Meta
-	current chan struct{} // closed once the informer is current with the server
+	current chan struct{} // closed once the watch has been found current with the server
 	once    sync.Once
+	// probe asks the server for its current resourceVersion without a LIST (nil when the
+	// mode's ListerWatcher cannot).
+	probe  func(context.Context) (string, error)
+	logger klog.Logger
+	// Set before current is closed: what the cache must have applied before the run counts
+	// as synced. targetRV is the highest resourceVersion of the objects the watch handed to
+	// the reflector when it was found current; targetReplaced the number of objects the
+	// run's lists had queued (a relist after 410 included).
+	targetRV       uint64
+	targetReplaced int64
 }
 
-func (sr *snapRun) markCurrent() { sr.once.Do(func() { close(sr.current) }) }
+func (sr *snapRun) markCurrent(rv uint64, replaced int64) {
+	sr.once.Do(func() {
+		sr.targetRV, sr.targetReplaced = rv, replaced
+		close(sr.current)
+	})
+}
 
 // snapshotLW returns the ListerWatcher of r: inner without snapshots; else a snapshotLW
 // that records the resourceVersion of the run's first list and, for the entry's first run
@@ -340,7 +351,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 	if s == nil || s.refused {
 		return inner
 	}
-	r.slw = &snapshotLW{inner: inner}
+	r.slw = &snapshotLW{inner: inner, replaced: r.fifo.replacedQueued}
 	if !s.used.CompareAndSwap(false, true) {
 		return r.slw
 	}
@@ -350,7 +361,10 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 	}
 	rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
 	s.appliedRV.Store(rv)
-	r.snap = &snapRun{meta: meta, current: make(chan struct{})}
+	r.snap = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger}
+	if p, ok := inner.(storage.ResourceVersionProber); ok {
+		r.snap.probe = p.CurrentResourceVersion
+	}
 	list := s.cfg.snapshotter.SnapshotList(items, meta.ResourceVersion)
 	e.update(func(st *Status) { st.SnapshotTime, st.SnapshotResourceVersion = meta.Time, meta.ResourceVersion })
 	r.slw.first, r.slw.sr = list, r.snap
@@ -371,6 +385,8 @@ type snapshotLW struct {
 	firstRV string         // of the run's first list
 	listed  bool
 	sr      *snapRun
+	// replaced returns how many objects the run's lists have queued so far.
+	replaced func() int64
 }
 
 func (lw *snapshotLW) IsWatchListSemanticsUnSupported() bool {
@@ -424,89 +440,7 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 		return w, nil
 	default:
 	}
-	return newSnapshotWatch(w, lw.sr), nil
-}
-
-// snapshotWatch forwards a watch and marks the run current when its first event is not an
-// error, or when it stayed open snapshotQuiet without one: the server answers a watch from
-// a compacted resourceVersion with an error event at once (410 Gone).
-type snapshotWatch struct {
-	inner   watch.Interface
-	out     chan watch.Event
-	stopped chan struct{}
-	once    sync.Once
-}
-
-func newSnapshotWatch(inner watch.Interface, sr *snapRun) *snapshotWatch {
-	w := &snapshotWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
-	go func() {
-		defer close(w.out)
-		timer := time.NewTimer(snapshotQuiet)
-		defer timer.Stop()
-		in := inner.ResultChan()
-		decided := false
-		for {
-			var ev watch.Event
-			var ok bool
-			select {
-			case ev, ok = <-in:
-			case <-timer.C:
-				if !decided {
-					decided = true
-					sr.markCurrent()
-				}
-				continue
-			case <-w.stopped:
-				return
-			}
-			if !ok {
-				return
-			}
-			if !decided {
-				decided = true
-				if ev.Type != watch.Error {
-					sr.markCurrent()
-				}
-			}
-			select {
-			case w.out <- ev:
-			case <-w.stopped:
-				return
-			}
-		}
-	}()
-	return w
-}
-
-func (w *snapshotWatch) ResultChan() <-chan watch.Event { return w.out }
-
-func (w *snapshotWatch) Stop() {
-	w.once.Do(func() {
-		close(w.stopped)
-		w.inner.Stop()
-	})
-}
-
-// waitCurrent is called once r's initial list (the snapshot) was applied: the informer
-// serves from the snapshot until the watch is established. It returns false if the run
-// ended first.
-func (r *run) waitCurrent() bool {
-	if r.slw != nil {
-		if rv, err := strconv.ParseUint(r.slw.firstListRV(), 10, 64); err == nil {
-			r.e.snap.raise(rv)
-			r.e.snap.dirty.Store(true) // even with no object: the version is news
-		}
-	}
-	if r.snap == nil {
-		return true
-	}
-	r.e.update(func(st *Status) { st.ServingFromSnapshot = true })
-	select {
-	case <-r.snap.current:
-		return true
-	case <-r.ctx.Done():
-		return false
-	}
+	return newSnapshotWatch(ctx, w, lw.sr, lw.replaced), nil
 }
 
 // snapshotSynced is called after a run synced: snapshots may be written from now on.

@@ -1,6 +1,8 @@
 package informer
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/internal/storage"
 )
@@ -66,12 +69,13 @@ func TestSnapshotConfigValidation(t *testing.T) {
 	}
 }
 
-// A watch from a snapshot's resourceVersion makes the informer current on its first event
-// unless that is an error (410), or after the quiet period without one.
+// A watch from a snapshot's resourceVersion makes the run current once it delivered an
+// object at or beyond the probe's resourceVersion, or stayed quiet after the probe's
+// answer; never after an error event (410); after the quiet period without a probe or when
+// the probe fails. The run's targets are what the watch had forwarded.
 func TestSnapshotWatchMarksCurrent(t *testing.T) {
-	old := snapshotQuiet
-	snapshotQuiet = 100 * time.Millisecond
-	defer func() { snapshotQuiet = old }()
+	oldQuiet, oldSettle := snapshotQuiet, snapshotSettleMin
+	defer func() { snapshotQuiet, snapshotSettleMin = oldQuiet, oldSettle }()
 	current := func(sr *snapRun) bool {
 		select {
 		case <-sr.current:
@@ -80,45 +84,97 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 			return false
 		}
 	}
-	obj := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: "5"}}
+	waitCurrent := func(t *testing.T, sr *snapRun) {
+		t.Helper()
+		select {
+		case <-sr.current:
+		case <-time.After(10 * time.Second):
+			t.Fatal("not current")
+		}
+	}
+	obj := func(rv string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "a", ResourceVersion: rv}}
+	}
+	replaced := func() int64 { return 7 }
+	// probeAt returns a probe that answers rv once released.
+	probeAt := func(rv string) (func(context.Context) (string, error), chan struct{}) {
+		release := make(chan struct{})
+		return func(ctx context.Context) (string, error) {
+			select {
+			case <-release:
+				return rv, nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}, release
+	}
 
-	t.Run("event", func(t *testing.T) {
-		sr := &snapRun{current: make(chan struct{})}
+	t.Run("event at the probe's version", func(t *testing.T) {
+		snapshotQuiet, snapshotSettleMin = time.Hour, time.Hour // only the event can decide
+		probe, release := probeAt("10")
+		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(fw, sr)
+		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
 		defer w.Stop()
-		go fw.Modify(obj)
-		ev := <-w.ResultChan()
-		assert.Equal(t, watch.Modified, ev.Type)
-		assert.True(t, current(sr))
+		go fw.Modify(obj("5"))
+		<-w.ResultChan()
+		close(release)
+		go fw.Modify(obj("10"))
+		<-w.ResultChan()
+		waitCurrent(t, sr)
+		assert.Equal(t, uint64(10), sr.targetRV)
+		assert.Equal(t, int64(7), sr.targetReplaced)
+	})
+	t.Run("quiet after the probe", func(t *testing.T) {
+		snapshotQuiet, snapshotSettleMin = time.Hour, 10*time.Millisecond
+		probe, release := probeAt("10")
+		sr := &snapRun{current: make(chan struct{}), probe: probe}
+		fw := watch.NewFake()
+		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		defer w.Stop()
+		go fw.Add(obj("6"))
+		<-w.ResultChan()
+		assert.False(t, current(sr), "no decision before the probe answered")
+		close(release)
+		waitCurrent(t, sr)
+		assert.Equal(t, uint64(6), sr.targetRV, "what was forwarded must be applied first")
 	})
 	t.Run("error first", func(t *testing.T) {
-		sr := &snapRun{current: make(chan struct{})}
+		snapshotQuiet, snapshotSettleMin = 50*time.Millisecond, 10*time.Millisecond
+		probe, release := probeAt("10")
+		close(release)
+		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(fw, sr)
+		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
 		defer w.Stop()
 		go fw.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired})
 		ev := <-w.ResultChan()
 		assert.Equal(t, watch.Error, ev.Type)
-		time.Sleep(3 * snapshotQuiet)
-		assert.False(t, current(sr), "a 410 is not current, even after the quiet period")
+		time.Sleep(5 * snapshotQuiet) // nothing to await: the run must stay not current
+		assert.False(t, current(sr), "a 410 is not current, whatever the probe says")
 	})
-	t.Run("quiet", func(t *testing.T) {
+	t.Run("no probe: quiet period", func(t *testing.T) {
+		snapshotQuiet = 50 * time.Millisecond
 		sr := &snapRun{current: make(chan struct{})}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(fw, sr)
+		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
 		defer w.Stop()
-		assert.False(t, current(sr))
-		select {
-		case <-sr.current:
-		case <-time.After(5 * time.Second):
-			t.Fatal("not current after the quiet period")
-		}
+		waitCurrent(t, sr)
+	})
+	t.Run("probe fails: quiet period", func(t *testing.T) {
+		snapshotQuiet, snapshotSettleMin = 50*time.Millisecond, time.Hour
+		sr := &snapRun{current: make(chan struct{}), logger: klog.Background(),
+			probe: func(context.Context) (string, error) { return "", errors.New("no watch-list here") }}
+		fw := watch.NewFake()
+		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		defer w.Stop()
+		waitCurrent(t, sr)
 	})
 	t.Run("closed early", func(t *testing.T) {
+		snapshotQuiet = 50 * time.Millisecond
 		sr := &snapRun{current: make(chan struct{})}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(fw, sr)
+		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
 		fw.Stop()
 		for range w.ResultChan() {
 		}

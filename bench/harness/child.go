@@ -52,6 +52,14 @@ type Measurement struct {
 	Gzip bool `json:"gzip,omitempty"`
 	// Requests lists the subject's requests, e.g. to show whether watch-list was used.
 	Requests []string `json:"requests,omitempty"`
+	// ListRequests is the number of LIST requests the subject made on the resource's
+	// collection (GETs without watch=true), as sent on the wire.
+	ListRequests int `json:"list_requests"`
+	// RSSBeforeBytes is the child's resident set (VmRSS) right before Sync: what the
+	// process held before the subject's cache.
+	RSSBeforeBytes int64 `json:"rss_before_bytes,omitempty"`
+	// Warm holds the figures of a restart subject (Annotator), nil for others.
+	Warm *WarmFigures `json:"warm,omitempty"`
 	// ServerCPUSeconds is the CPU time the apiserver and etcd spent while the child ran
 	// (Options.ServerPIDs; 0 when unknown). The child's start and its heap readings are
 	// included, but the server is idle during them: on a 2-core machine the server's CPU
@@ -71,7 +79,13 @@ type childRequest struct {
 	// HeapProfile, if set, is where the child writes a heap profile of what the subject
 	// holds after the Sync (sampled every 4 KB allocated, which slows the Sync down).
 	HeapProfile string `json:"heap_profile,omitempty"`
+	// Phase is phasePrepare for a Staged subject's first child, else "".
+	Phase string `json:"phase,omitempty"`
+	// StateDir is a Staged subject's directory (StateDir).
+	StateDir string `json:"state_dir,omitempty"`
 }
+
+const phasePrepare = "prepare"
 
 // childResult is what a child writes on stdout, after resultPrefix.
 type childResult struct {
@@ -178,6 +192,19 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 		return nil, err
 	}
 	cfg := req.Config.restConfig()
+	if req.StateDir != "" {
+		ctx = context.WithValue(ctx, stateDirKey{}, req.StateDir)
+	}
+	if req.Phase == phasePrepare {
+		s, ok := subject.(Staged)
+		if !ok {
+			return nil, fmt.Errorf("%s is not a staged subject", req.Subject)
+		}
+		if err := s.Prepare(ctx, cfg, req.GVR, req.Namespace); err != nil {
+			return nil, err
+		}
+		return &Measurement{}, nil
+	}
 	var mt meter
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return mt.wrap(rt) })
 
@@ -185,6 +212,7 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 		runtime.MemProfileRate = 4 << 10
 	}
 	before := heapAfterGC()
+	rssBefore := procStatus("VmRSS:")
 	stopProfile := func() error { return nil }
 	if req.CPUProfile != "" {
 		if stopProfile, err = startCPUProfile(req.CPUProfile); err != nil {
@@ -212,15 +240,20 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 	}
 	requests, gzip := mt.snapshot()
 	m := &Measurement{
-		Count:        count,
-		Seconds:      end.elapsed.Seconds(),
-		HeapBytes:    int64(after.HeapAlloc) - int64(before.HeapAlloc),
-		AllocBytes:   end.totalAlloc - before.TotalAlloc,
-		CPUSeconds:   (end.cpu - cpuBefore).Seconds(),
-		PeakRSSBytes: end.peakRSS,
-		BodyBytes:    mt.bytes.Load(),
-		Gzip:         gzip,
-		Requests:     requests,
+		Count:          count,
+		Seconds:        end.elapsed.Seconds(),
+		HeapBytes:      int64(after.HeapAlloc) - int64(before.HeapAlloc),
+		AllocBytes:     end.totalAlloc - before.TotalAlloc,
+		CPUSeconds:     (end.cpu - cpuBefore).Seconds(),
+		PeakRSSBytes:   end.peakRSS,
+		BodyBytes:      mt.bytes.Load(),
+		Gzip:           gzip,
+		Requests:       requests,
+		ListRequests:   countLists(requests, req.GVR, req.Namespace),
+		RSSBeforeBytes: rssBefore,
+	}
+	if a, ok := subject.(Annotator); ok {
+		a.Annotate(m)
 	}
 	if count > 0 {
 		m.HeapPerObject = float64(m.HeapBytes) / float64(count)
@@ -270,19 +303,24 @@ func cpuTime() time.Duration {
 }
 
 // peakRSS is VmHWM from /proc/self/status in bytes, or 0 where there is none.
-func peakRSS() int64 {
+func peakRSS() int64 { return procStatus("VmHWM:") }
+
+// procStatus is the field (a size in kB) of /proc/self/status in bytes, or 0.
+func procStatus(field string) int64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
 	}
 	defer func() { _ = f.Close() }()
-	return parseVmHWM(f)
+	return parseStatusField(f, field)
 }
 
-func parseVmHWM(r io.Reader) int64 {
+func parseVmHWM(r io.Reader) int64 { return parseStatusField(r, "VmHWM:") }
+
+func parseStatusField(r io.Reader, field string) int64 {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
 				return 0
@@ -360,4 +398,32 @@ func parseStatCPU(stat string) time.Duration {
 		return 0
 	}
 	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+// countLists counts the LIST requests on gvr's collection in namespace among requests (as
+// recorded by meter: "GET /path?query -> status").
+func countLists(requests []string, gvr schema.GroupVersionResource, namespace string) int {
+	path := "/" + strings.Join(resourcePath(gvr, namespace), "/")
+	n := 0
+	for _, r := range requests {
+		target, ok := strings.CutPrefix(r, "GET ")
+		if !ok {
+			continue
+		}
+		target, _, _ = strings.Cut(target, " ")
+		p, q, _ := strings.Cut(target, "?")
+		if p != path {
+			continue
+		}
+		watching := false
+		for _, kv := range strings.Split(q, "&") {
+			if kv == "watch=true" || kv == "watch=1" {
+				watching = true
+			}
+		}
+		if !watching {
+			n++
+		}
+	}
+	return n
 }

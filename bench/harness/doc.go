@@ -55,4 +55,16 @@
 //   - client-go-metadata: metadatainformer, PartialObjectMetadata over protobuf.
 //
 // Other subjects (kindex's front ends) plug in with Register; see Subject.
+//
+// # Restarts
+//
+// A Staged subject is measured after a preparation, for restarts from a snapshot: a first
+// child runs Prepare (a cold sync that writes the snapshot), the parent runs Between
+// (changes made while "the process is down"; ParentEnv can compact etcd and restart
+// kube-apiserver, so that the snapshot falls out of the watch window), and a fresh child
+// runs the measured Sync; both children share StateDir. An Annotator adds figures of its own
+// (WarmFigures: time to queryable, handler events against changes). Every measurement
+// counts the LIST requests on the resource's collection as sent on the wire (GETs without
+// watch=true) and the RSS before the Sync, so that the report can give a restart's peak RSS
+// against the heap it holds. A subject marked Optional is measured only when named.
 package harness

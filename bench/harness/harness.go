@@ -57,6 +57,8 @@ type Options struct {
 	// ServerPIDs, if set, returns the processes serving the apiserver (kube-apiserver and
 	// etcd, on this machine); their CPU time during each child is reported as server CPU.
 	ServerPIDs func() []int
+	// Parent is what Staged subjects may do between their children (Config is set by Run).
+	Parent ParentEnv
 }
 
 func (o *Options) defaults() error {
@@ -130,6 +132,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) (*Report, error) {
 		datasets = append(datasets, Dataset{Resource: "databases." + crdGroup, GVR: DatabasesGVR, Count: opts.M})
 	}
 	rep.Machine = thisMachine()
+	opts.Parent.Config = cfg
 	m := &measurer{opts: opts, cfg: ccfg, logf: logf}
 	if !opts.NoWarmup {
 		for _, d := range datasets {
@@ -173,13 +176,22 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) (*Report, error) {
 	return rep, errors.Join(errs...)
 }
 
+// Optional is a subject measured only when named in Options.Subjects (one that is slow to
+// measure and adds little to the default report).
+type Optional interface {
+	Optional() bool
+}
+
 func selectSubjects(names []string) ([]string, error) {
-	var all []string
+	var all, defaults []string
 	for _, s := range Subjects() {
 		all = append(all, s.Name())
+		if o, ok := s.(Optional); !ok || !o.Optional() {
+			defaults = append(defaults, s.Name())
+		}
 	}
 	if len(names) == 0 {
-		return all, nil
+		return defaults, nil
 	}
 	for _, n := range names {
 		if !slices.Contains(all, n) {
@@ -198,8 +210,19 @@ type measurer struct {
 }
 
 func (m *measurer) run(ctx context.Context, subject string, d Dataset, run int) childRun {
+	if s, err := lookup(subject); err == nil {
+		if st, ok := s.(Staged); ok {
+			return m.runStaged(ctx, st, d, run)
+		}
+	}
+	return m.runWith(ctx, subject, d, run, "")
+}
+
+// runWith runs one measured child, with a Staged subject's directory.
+func (m *measurer) runWith(ctx context.Context, subject string, d Dataset, run int, stateDir string) childRun {
 	req := childRequest{
 		Subject: subject, Config: m.cfg, GVR: d.GVR, Namespace: m.opts.Namespace, Timeout: m.opts.ChildTimeout,
+		StateDir: stateDir,
 	}
 	if m.opts.CPUProfileDir != "" {
 		req.CPUProfile = filepath.Join(m.opts.CPUProfileDir, fmt.Sprintf("%s-%s-%d.pprof", subject, d.Resource, run))

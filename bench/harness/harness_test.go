@@ -171,3 +171,18 @@ func TestParseStatCPU(t *testing.T) {
 		t.Fatalf("processesCPU(self) = %v", got)
 	}
 }
+
+// LIST requests are GETs of the resource's collection without watch=true: watches,
+// watch-list probes and other paths do not count.
+func TestCountLists(t *testing.T) {
+	reqs := []string{
+		"GET /api/v1/namespaces/ns/pods?limit=500&resourceVersion=0 -> 200 OK (application/json)",
+		"GET /api/v1/namespaces/ns/pods?allowWatchBookmarks=true&resourceVersion=5&watch=true -> 200 OK (application/json)",
+		"GET /api/v1/namespaces/ns/pods?fieldSelector=metadata.name%3Da&sendInitialEvents=true&watch=true -> 200 OK",
+		"GET /api/v1/namespaces/ns/pods -> 200 OK",
+		"GET /api/v1/namespaces/other/pods -> 200 OK",
+		"GET /api/v1 -> 200 OK",
+		"POST /api/v1/namespaces/ns/pods -> 201 Created",
+	}
+	require.Equal(t, 2, countLists(reqs, PodsGVR, "ns"))
+}

@@ -108,8 +108,45 @@ func (r *Report) Markdown() string {
 				m.CPUSeconds, s.MinCPUSeconds, s.MaxCPUSeconds, x(s.CPUVsDynamic), serverCPU(m.ServerCPUSeconds),
 				mb(float64(m.AllocBytes)), mb(float64(m.PeakRSSBytes)), mb(float64(m.BodyBytes)))
 		}
+		warmTable(p, d)
 	}
 	return b.String()
+}
+
+// WarmBaseline names the subject a restart's time is compared with: the cold sync of the
+// same storage mode (registered by bench/cmd/compare).
+const WarmBaseline = "kindex-compact"
+
+// warmTable renders the restart subjects of d, if any.
+func warmTable(p func(string, ...any), d Dataset) {
+	var cold float64
+	for _, s := range d.Subjects {
+		if s.Name == WarmBaseline && len(s.Runs) > 0 {
+			cold = s.Median.Seconds
+		}
+	}
+	header := false
+	for _, s := range d.Subjects {
+		m := s.Median
+		if len(s.Runs) == 0 || m.Warm == nil {
+			continue
+		}
+		if !header {
+			header = true
+			p("\n**%s, restarts from a snapshot.** Medians. queryable/synced s = from the start of the restart until reads answer / until synced; "+
+				"x cold = synced time / `%s`'s sync time; LISTs = LIST requests on the wire; events = handler events after the snapshot's adds, "+
+				"changes = objects changed while down; peak/heap = (peak RSS - RSS before the restart) / heap held after it.\n\n", d.Resource, WarmBaseline)
+			p("| subject | queryable s | synced s | x cold | LISTs | events / changes | heap held | RSS before | peak RSS | peak/heap |\n")
+			p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		}
+		ev := "no handler"
+		if m.Warm.Changes > 0 || m.Warm.Events > 0 {
+			ev = fmt.Sprintf("%d / %d", m.Warm.Events, m.Warm.Changes)
+		}
+		p("| %s | %.3f | %.3f (%.3f-%.3f) | %s | %d | %s | %s | %s | %s | %s |\n", s.Name, m.Warm.QueryableSeconds, m.Seconds, s.MinSeconds, s.MaxSeconds,
+			x(ratio(m.Seconds, cold)), m.ListRequests, ev, mb(float64(m.HeapBytes)), mb(float64(m.RSSBeforeBytes)), mb(float64(m.PeakRSSBytes)),
+			x(ratio(float64(m.PeakRSSBytes-m.RSSBeforeBytes), float64(m.HeapBytes))))
+	}
 }
 
 func serverCPU(v float64) string {

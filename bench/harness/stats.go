@@ -47,6 +47,23 @@ func (r *SubjectResult) summarize(resource string) {
 		PeakRSSBytes:     int64(median(col(func(m Measurement) float64 { return float64(m.PeakRSSBytes) }))),
 		BodyBytes:        int64(median(col(func(m Measurement) float64 { return float64(m.BodyBytes) }))),
 		Gzip:             slices.ContainsFunc(r.Runs, func(m Measurement) bool { return m.Gzip }),
+		RSSBeforeBytes:   int64(median(col(func(m Measurement) float64 { return float64(m.RSSBeforeBytes) }))),
+	}
+	r.Median.ListRequests = int(slices.Max(col(func(m Measurement) float64 { return float64(m.ListRequests) })))
+	if first.Warm != nil {
+		w := func(f func(*WarmFigures) float64) float64 {
+			return median(col(func(m Measurement) float64 {
+				if m.Warm == nil {
+					return 0
+				}
+				return f(m.Warm)
+			}))
+		}
+		r.Median.Warm = &WarmFigures{
+			QueryableSeconds: w(func(x *WarmFigures) float64 { return x.QueryableSeconds }),
+			Events:           int(slices.Max(col(func(m Measurement) float64 { return float64(m.Warm.Events) }))),
+			Changes:          first.Warm.Changes,
+		}
 	}
 	r.MinSeconds, r.MaxSeconds = slices.Min(secs), slices.Max(secs)
 	r.MinHeapPerObject, r.MaxHeapPerObject = slices.Min(perObj), slices.Max(perObj)

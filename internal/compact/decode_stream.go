@@ -230,6 +230,8 @@ type listStream struct {
 	meta             []byte // the last metadata member (a copy)
 
 	items    []*Object
+	known    Known  // non-nil: reuse unchanged known objects (DecodeListFromReusing)
+	reused   int    // items that were known objects
 	hasItems bool   // the last "items" member is an array (DecodeList's itemsAt >= 0)
 	inject   string // what the items of that array were given
 	injected []bool // which items got inject
@@ -435,13 +437,16 @@ func (st *listStream) item(off int64) (int64, error) {
 	var o decoded
 	end, err := in.scan(off, func(b []byte, i int) (int, error) {
 		var err error
-		o, err = st.d.decodeAt(b, i, 2, st.s, st.inject)
+		o, err = st.decodeItem(b, i)
 		return o.end, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("list item %d: %w", len(st.items), err)
 	}
 	st.items = append(st.items, o.obj)
+	if o.reused {
+		st.reused++
+	}
 	st.injected = append(st.injected, st.injectedItem(in.buf[:in.n], int(off-in.base), o.obj))
 	size := int(end - off)
 	st.itemHint = size + size/2 + 64

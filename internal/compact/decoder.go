@@ -90,8 +90,9 @@ func (d *Decoder) DecodeObject(data []byte) (*Object, error) {
 
 // decoded is one object decoded by decodeAt, with the index after it.
 type decoded struct {
-	obj *Object
-	end int
+	obj    *Object
+	end    int
+	reused bool // obj is a known object (DecodeListFromReusing)
 }
 
 // decodeAt decodes the object starting at b[i] ('{', with depth containers around it).

@@ -39,7 +39,11 @@
 // consistent request whose body DecodeListFrom decodes while it arrives, holding one item
 // at a time, never the body: on kube-apiserver 1.37 that costs the apiserver about half
 // the CPU time of the watch-list stream (ListerWatcher has the details). ERROR events
-// decode into a *metav1.Status, so a 410 Gone makes the Reflector relist.
+// decode into a *metav1.Status, so a 410 Gone makes the Reflector relist. A relist whose
+// context carries the cache's objects (storage.WithKnownObjects, which the informer core
+// sets) is decoded by DecodeListFromReusing: unchanged items are the cached objects. A
+// ListerWatcher also learns the server's current resourceVersion without a LIST
+// (CurrentResourceVersion), for the informer's warm restarts.
 //
 // Mode implements storage.Mode: it stores *Object and hands handlers and queries
 // an *unstructured.Unstructured decoded from the bytes (Mode.Object), so that the dynamic

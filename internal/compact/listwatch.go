@@ -145,7 +145,8 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOp
 	return list, nil
 }
 
-// streamList makes one LIST and decodes its body as it arrives. The Reflector's first list
+// streamList makes one LIST and decodes its body as it arrives; with the cache's objects in
+// ctx (storage.WithKnownObjects: a relist), unchanged items are the cached objects. The Reflector's first list
 // asks for resourceVersion "0" (any cached state, possibly stale) in pages of 500; here it
 // becomes a consistent read ("") of everything at once. A continuation (a page after a
 // continue token, which a streaming lister never asks for) is left as it is.
@@ -164,6 +165,9 @@ func (lw *ListerWatcher) streamList(ctx context.Context, opts metav1.ListOptions
 		return nil, err
 	}
 	defer func() { _ = body.Close() }()
+	if known := storage.KnownObjectsFrom(ctx); known != nil {
+		return lw.stream.DecodeListFromReusing(body, known)
+	}
 	return lw.stream.DecodeListFrom(body)
 }
 

@@ -85,9 +85,10 @@ func (m *Mode) SnapshotDecode(data []byte) (any, error) {
 		rawLen == 0 || body[0] != '{' || flags&^(flagManagedFields|flagTransformed) != 0 {
 		return nil, malformed("snapshot record: inconsistent layout")
 	}
-	buf := make([]byte, len(body))
-	copy(buf, body)
-	return &Object{raw: buf[:rawLen], nsEnd: nsEnd, keyEnd: keyEnd, rvEnd: rvEnd,
+	// append rather than make and copy: the allocation is not zeroed before the copy. The
+	// capacity is cut to the record, whose key text must end where the slice does.
+	buf := append([]byte(nil), body...)
+	return &Object{raw: buf[:rawLen:len(body)], nsEnd: nsEnd, keyEnd: keyEnd, rvEnd: rvEnd,
 		metaStart: metaStart, metaEnd: metaEnd, flags: flags}, nil
 }
 

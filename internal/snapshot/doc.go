@@ -9,10 +9,12 @@
 //
 //	header: magic "KXSNAP\r\n" | version uint16 | flags uint16 | nonce prefix [4]byte
 //	body:   identity hash [32]byte | len uint32 + resourceVersion | unix nanoseconds int64 |
-//	        object count uint64 | count × (len uint32 + object bytes) | SHA-256 [32]byte
+//	        object count uint64 | count × (len uint32 + object bytes) | CRC-32C [4]byte
 //
-// All integers are big-endian. The SHA-256 covers the header and everything in the body
-// before it. The identity hash is the SHA-256 of the caller's identity string (resource,
+// All integers are big-endian. The checksum (CRC-32C, Castagnoli, in format version 2;
+// a SHA-256 [32]byte in version 1, which is still read) covers the header and everything
+// in the body before it. It detects damage (torn writes, bad disks), not tampering: the
+// directory is trusted, and encrypted files are authenticated by AES-GCM. The identity hash is the SHA-256 of the caller's identity string (resource,
 // namespace, selectors, storage options): a file written for something else is rejected.
 //
 // With a key (flag 1) the body is sealed with AES-GCM in frames of at most 64 KiB of

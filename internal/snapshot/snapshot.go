@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,8 +18,26 @@ import (
 	"time"
 )
 
-// Version is the format version this package writes and reads.
-const Version = 1
+// Version is the format version this package writes. It reads it and version 1, whose
+// checksum is a SHA-256 instead of a CRC-32C (see the package doc).
+const Version = 2
+
+// versionSHA256 is the first format version: the same layout with a SHA-256 checksum.
+const versionSHA256 = 1
+
+// readBuffer is the reader's buffer: objects up to this size are returned as views of it,
+// without a copy.
+const readBuffer = 1 << 20
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// newSum returns the checksum of format version v.
+func newSum(v uint16) hash.Hash {
+	if v == versionSHA256 {
+		return sha256.New()
+	}
+	return crc32.New(castagnoli)
+}
 
 const (
 	magic       = "KXSNAP\r\n"
@@ -168,7 +187,7 @@ func writeTo(w io.Writer, m Meta, count int, next func(i int) []byte, o Options)
 	if _, err := bw.Write(hdr); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	sum := sha256.New()
+	sum := newSum(Version)
 	sum.Write(hdr)
 	var body io.Writer = bw
 	var fw *frameWriter
@@ -284,7 +303,8 @@ func frameAD(hdr []byte, last bool) []byte {
 // Reader reads a snapshot file object by object.
 type Reader struct {
 	f      *os.File
-	body   io.Reader
+	fr     *frameReader // encrypted: what body reads from
+	body   *bufio.Reader
 	sum    hash.Hash
 	meta   Meta
 	count  uint64
@@ -316,7 +336,7 @@ func Open(path, identity string, o Options) (*Reader, error) {
 }
 
 func newReader(in io.Reader, identity string, aead cipher.AEAD) (*Reader, error) {
-	br := bufio.NewReaderSize(in, frameSize)
+	br := bufio.NewReaderSize(in, readBuffer)
 	hdr := make([]byte, headerLen)
 	if _, err := io.ReadFull(br, hdr); err != nil {
 		return nil, invalid("header: %v", err)
@@ -324,8 +344,9 @@ func newReader(in io.Reader, identity string, aead cipher.AEAD) (*Reader, error)
 	if string(hdr[:len(magic)]) != magic {
 		return nil, invalid("not a snapshot")
 	}
-	if v := binary.BigEndian.Uint16(hdr[len(magic):]); v != Version {
-		return nil, invalid("format version %d, want %d", v, Version)
+	version := binary.BigEndian.Uint16(hdr[len(magic):])
+	if version != Version && version != versionSHA256 {
+		return nil, invalid("format version %d, want %d or %d", version, versionSHA256, Version)
 	}
 	flags := binary.BigEndian.Uint16(hdr[len(magic)+2:])
 	if flags&^flagEncrypt != 0 {
@@ -338,12 +359,13 @@ func newReader(in io.Reader, identity string, aead cipher.AEAD) (*Reader, error)
 		}
 		return nil, fmt.Errorf("%w: %w: the file is not encrypted and a key was given", ErrInvalid, ErrDecrypt)
 	}
-	r := &Reader{sum: sha256.New(), body: br}
+	r := &Reader{sum: newSum(version), body: br}
 	r.sum.Write(hdr)
 	if encrypted {
 		var prefix [4]byte
 		copy(prefix[:], hdr[len(magic)+4:])
-		r.body = &frameReader{r: br, aead: aead, ad: hdr, prefix: prefix}
+		r.fr = &frameReader{r: br, aead: aead, ad: hdr, prefix: prefix}
+		r.body = bufio.NewReaderSize(r.fr, readBuffer)
 	}
 	var id [32]byte
 	if err := r.full(id[:]); err != nil {
@@ -389,12 +411,12 @@ func (r *Reader) Next() ([]byte, error) {
 		return nil, io.EOF
 	}
 	if r.read == r.count {
-		var got [32]byte
 		want := r.sum.Sum(nil)
-		if _, err := io.ReadFull(r.body, got[:]); err != nil {
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(r.body, got); err != nil {
 			return nil, wrapInvalid("checksum", err)
 		}
-		if string(got[:]) != string(want) {
+		if string(got) != string(want) {
 			return nil, invalid("checksum mismatch")
 		}
 		var one [1]byte
@@ -403,7 +425,7 @@ func (r *Reader) Next() ([]byte, error) {
 		} else if err != io.EOF {
 			return nil, wrapInvalid("after the checksum", err)
 		}
-		if fr, ok := r.body.(*frameReader); ok && !fr.last {
+		if fr, ok := r.frames(); ok && !fr.last {
 			return nil, invalid("missing last frame")
 		}
 		r.done = true
@@ -416,6 +438,17 @@ func (r *Reader) Next() ([]byte, error) {
 	if n > MaxObject {
 		return nil, invalid("object of %d bytes", n)
 	}
+	if int(n) <= r.body.Size() {
+		// A view of the read buffer: no copy.
+		b, err := r.body.Peek(int(n))
+		if err != nil {
+			return nil, wrapInvalid("truncated", err)
+		}
+		r.sum.Write(b)
+		_, _ = r.body.Discard(int(n))
+		r.read++
+		return b, nil
+	}
 	if cap(r.buf) < int(n) {
 		r.buf = make([]byte, n)
 	}
@@ -426,6 +459,9 @@ func (r *Reader) Next() ([]byte, error) {
 	r.read++
 	return r.buf, nil
 }
+
+// frames returns the frame reader of an encrypted body.
+func (r *Reader) frames() (*frameReader, bool) { return r.fr, r.fr != nil }
 
 // Close closes the file.
 func (r *Reader) Close() error {

@@ -1,6 +1,10 @@
 package storage
 
-import "k8s.io/apimachinery/pkg/runtime"
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+)
 
 // Snapshotter is implemented by storage modes whose stored items can be written to a
 // snapshot file and read back without the server (the compact mode: its items are bytes).
@@ -18,4 +22,14 @@ type Snapshotter interface {
 	// SnapshotList returns the list object the mode's ListerWatcher would return for items
 	// (from SnapshotDecode) at resourceVersion rv.
 	SnapshotList(items []any, rv string) runtime.Object
+}
+
+// ResourceVersionProber is implemented by ListerWatchers that can learn the server's
+// current resourceVersion for their target without a LIST (the compact mode's, with a
+// watch that sends no object). The informer core uses it to decide when a watch resumed
+// from a snapshot has delivered what changed while the process was down.
+type ResourceVersionProber interface {
+	// CurrentResourceVersion returns a resourceVersion at least as recent as every change
+	// the server had accepted when the call began.
+	CurrentResourceVersion(ctx context.Context) (string, error)
 }

@@ -1,0 +1,228 @@
+package informer
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// When a watch resumed from a snapshot counts as current ("Warm restart" in the package
+// documentation). The watch was accepted once its response arrived without an error
+// event: the apiserver answers a watch from a compacted resourceVersion with a 410 error
+// event at once. The events since the snapshot's version follow at once too, but a plain
+// watch sends no marker after them; so the run asks the server for its current
+// resourceVersion P without a LIST (storage.ResourceVersionProber) after the watch was
+// accepted, and the watch is current once it delivered an event at or beyond P, or, when
+// nothing that recent changed, once it stayed quiet for settle after the answer: the
+// events from before P were on their way before the probe was even sent.
+var (
+	// snapshotQuiet is how long a watch must stay open without an error before it counts
+	// as current when there is no probe or the probe failed; also the longest settle.
+	snapshotQuiet = 250 * time.Millisecond
+	// snapshotSettleMin is the shortest settle after the probe's answer; the settle is
+	// otherwise the probe's round trip (a loaded server or machine delays both alike).
+	snapshotSettleMin = 20 * time.Millisecond
+	// snapshotFirstEvent is how long after the watch was accepted a watch that delivered
+	// nothing yet must wait before counting as current. A watch served from the
+	// apiserver's watch cache has its events since the snapshot queued before it is
+	// accepted; one served from etcd (a resource without a watch cache) gets them from
+	// etcd's catch-up of new watchers, which runs every 100 ms. On a loaded machine the
+	// wait grows with the probe's round trip (four of them).
+	snapshotFirstEvent = 120 * time.Millisecond
+)
+
+// probeResult is the answer of a snapRun's probe.
+type probeResult struct {
+	rv  uint64
+	err error
+	rtt time.Duration
+}
+
+// snapshotWatch forwards a watch of a snapshot run and decides when the run is current
+// (see snapshotQuiet): it then records what the cache must have applied (snapRun's
+// targets) and closes the run's current channel.
+type snapshotWatch struct {
+	inner   watch.Interface
+	out     chan watch.Event
+	stopped chan struct{}
+	once    sync.Once
+}
+
+func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, replaced func() int64) *snapshotWatch {
+	w := &snapshotWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
+	pctx, cancel := context.WithCancel(ctx)
+	probed := make(chan probeResult, 1)
+	start := time.Now()
+	quiet, settleMin, firstEvent := snapshotQuiet, snapshotSettleMin, snapshotFirstEvent
+	if sr.probe != nil {
+		go func() {
+			s, err := sr.probe(pctx)
+			res := probeResult{err: err, rtt: time.Since(start)}
+			if err == nil {
+				res.rv, res.err = strconv.ParseUint(s, 10, 64)
+			}
+			probed <- res
+		}()
+	}
+	go func() {
+		defer close(w.out)
+		defer cancel()
+		d := decider{sr: sr, replaced: replaced, cancel: cancel}
+		var timer *time.Timer
+		var timerC <-chan time.Time
+		arm := func(after time.Duration) {
+			if timer == nil {
+				timer = time.NewTimer(after)
+				timerC = timer.C
+				return
+			}
+			timer.Reset(after)
+		}
+		defer func() {
+			if timer != nil {
+				timer.Stop()
+			}
+		}()
+		settle := quiet
+		if sr.probe == nil {
+			arm(settle)
+		}
+		in := inner.ResultChan()
+		for {
+			select {
+			case ev, ok := <-in:
+				if !ok {
+					return
+				}
+				rv := d.seen(ev)
+				select {
+				case w.out <- ev:
+				case <-w.stopped:
+					return
+				}
+				if d.done {
+					continue
+				}
+				if d.probeRV > 0 && rv >= d.probeRV {
+					d.current()
+					continue
+				}
+				if timerC != nil {
+					arm(settle) // quiet means no event for settle
+				}
+			case res := <-probed:
+				if d.done {
+					continue
+				}
+				if res.err != nil {
+					sr.logger.V(2).Info("Cannot learn the server's resourceVersion without a LIST; waiting for a quiet watch", "err", res.err.Error())
+					arm(max(0, quiet-time.Since(start)))
+					continue
+				}
+				d.probeRV = res.rv
+				if d.maxRV >= d.probeRV {
+					d.current()
+					continue
+				}
+				settle = min(max(res.rtt, settleMin), quiet)
+				wait := settle
+				if !d.any {
+					wait = max(settle, firstEvent-time.Since(start), 4*res.rtt)
+				}
+				arm(wait)
+			case <-timerC:
+				if !d.done {
+					d.current()
+				}
+			case <-w.stopped:
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// decider is the state of one snapshotWatch's decision.
+type decider struct {
+	sr       *snapRun
+	replaced func() int64
+	cancel   context.CancelFunc
+	done     bool   // decided: current, or not (an error event)
+	maxRV    uint64 // the highest resourceVersion of an object forwarded
+	any      bool   // an event was forwarded
+	probeRV  uint64 // the probe's answer (0: none yet)
+}
+
+// seen notes an event about to be forwarded and returns its resourceVersion (0 if none):
+// an error before the decision means the watch was not accepted (410 Gone: the reflector
+// relists, and the next watch decides).
+func (d *decider) seen(ev watch.Event) uint64 {
+	d.any = true
+	if ev.Type == watch.Error {
+		if !d.done {
+			d.done = true
+			d.cancel()
+		}
+		return 0
+	}
+	a, err := meta.Accessor(ev.Object)
+	if err != nil {
+		return 0
+	}
+	rv, err := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return 0
+	}
+	if ev.Type != watch.Bookmark && rv > d.maxRV {
+		d.maxRV = rv
+	}
+	return rv
+}
+
+func (d *decider) current() {
+	d.done = true
+	d.cancel()
+	d.sr.markCurrent(d.maxRV, d.replaced())
+}
+
+func (w *snapshotWatch) ResultChan() <-chan watch.Event { return w.out }
+
+func (w *snapshotWatch) Stop() {
+	w.once.Do(func() {
+		close(w.stopped)
+		w.inner.Stop()
+	})
+}
+
+// waitCurrent is called once r's initial list (the snapshot) was applied: the informer
+// serves from the snapshot until the watch is current and what it delivered until then
+// has been applied. It returns false if the run ended first.
+func (r *run) waitCurrent() bool {
+	if r.slw != nil {
+		if rv, err := strconv.ParseUint(r.slw.firstListRV(), 10, 64); err == nil {
+			r.e.snap.raise(rv)
+			r.e.snap.dirty.Store(true) // even with no object: the version is news
+		}
+	}
+	if r.snap == nil {
+		return true
+	}
+	r.e.update(func(st *Status) { st.ServingFromSnapshot = true })
+	select {
+	case <-r.snap.current:
+	case <-r.ctx.Done():
+		return false
+	}
+	for r.e.snap.appliedRV.Load() < r.snap.targetRV || r.replacedApplied.Load() < r.snap.targetReplaced {
+		select {
+		case <-r.progress:
+		case <-r.ctx.Done():
+			return false
+		}
+	}
+	return true
+}
