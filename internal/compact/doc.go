@@ -23,7 +23,7 @@
 // Reflector and the FIFO read on every operation), written after the JSON in the same
 // allocation so that the getters, and the store key (StoreKey), are views that cost
 // nothing, and where its metadata is; every other field is read from the bytes when asked.
-// An object therefore costs two allocations: a 48-byte header, and its bytes.
+// An object therefore costs two allocations: a 64-byte header, and its bytes.
 //
 // The requests are client-go's: NewClient builds a rest client from the caller's
 // rest.Config with this package's negotiated serializer, and ListerWatcher makes the

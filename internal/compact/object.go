@@ -46,6 +46,9 @@ type Object struct {
 	// lazy getters scan only metadata.
 	metaStart, metaEnd uint32
 	flags              uint8
+	// z is the dictionary raw was compressed with (Options.Compress), nil if raw is the
+	// JSON itself. metaStart and metaEnd are then offsets in the decompressed JSON.
+	z *dictionary
 }
 
 const (
@@ -64,16 +67,32 @@ var (
 )
 
 // RawJSON returns the object's JSON. The bytes are shared: do not modify them. kindex's
-// JSONPath index functions evaluate on them directly (indexfuncs.RawJSON).
+// JSONPath index functions evaluate on them directly (indexfuncs.RawJSON). A compressed
+// object (Options.Compress) is decompressed, into new bytes unless it was the last one its
+// dictionary decompressed; should that fail (see ErrCorrupt: never for objects of this
+// package), RawJSON returns nil, which no JSON reader accepts: JSON reports the error.
 func (o *Object) RawJSON() []byte {
-	if o == nil {
-		return nil
-	}
-	return o.json()
+	b, _ := o.JSON()
+	return b
 }
 
+// JSON returns the object's JSON as RawJSON does, with the error of a compressed object
+// that does not decompress (wrapping ErrCorrupt).
+func (o *Object) JSON() ([]byte, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if o.z != nil {
+		return o.z.inflate(o.raw)
+	}
+	return o.json(), nil
+}
+
+// Compressed reports whether the object's JSON is kept compressed (Options.Compress).
+func (o *Object) Compressed() bool { return o != nil && o.z != nil }
+
 // json returns raw without the key text behind it (capped, so that appending to the result
-// cannot overwrite the key text).
+// cannot overwrite the key text): the JSON of an uncompressed object.
 func (o *Object) json() []byte { return o.raw[:len(o.raw):len(o.raw)] }
 
 // keyText returns the key text after the JSON, a view of the immutable allocation.
@@ -100,7 +119,7 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	if o == nil || len(o.raw) == 0 {
 		return []byte("null"), nil
 	}
-	return o.json(), nil
+	return o.JSON()
 }
 
 // Unstructured decodes the object into a new *unstructured.Unstructured, exactly as
@@ -110,7 +129,11 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 	if o == nil || len(o.raw) == 0 {
 		return &unstructured.Unstructured{Object: map[string]any{}}, nil
 	}
-	return decodeMap(o.json(), o.describe)
+	b, err := o.JSON()
+	if err != nil {
+		return nil, err
+	}
+	return decodeMap(b, o.describe)
 }
 
 func (o *Object) describe() string {
@@ -310,7 +333,11 @@ func (o *Object) update(fn func(u *unstructured.Unstructured)) {
 // withoutManagedFields returns a copy whose bytes have no metadata.managedFields, or nil if
 // the bytes cannot be scanned.
 func (o *Object) withoutManagedFields() *Object {
-	n, err := (&Decoder{}).DecodeObject(o.json())
+	b, err := o.JSON()
+	if err != nil {
+		return nil
+	}
+	n, err := (&Decoder{}).DecodeObject(b)
 	if err != nil {
 		return nil
 	}
@@ -330,10 +357,14 @@ func fromUnstructured(u *unstructured.Unstructured, d *Decoder) (*Object, error)
 // metaField returns the value of metadata.<key> (the last such key of the last metadata,
 // as decoding would keep), or nil.
 func (o *Object) metaField(key string) []byte {
-	if o == nil || o.metaEnd <= o.metaStart || int(o.metaEnd) > len(o.raw) {
+	if o == nil || o.metaEnd <= o.metaStart {
 		return nil
 	}
-	b := o.raw[o.metaStart:o.metaEnd]
+	b, _ := o.JSON()
+	if int(o.metaEnd) > len(b) {
+		return nil
+	}
+	b = b[o.metaStart:o.metaEnd]
 	if b[0] != '{' {
 		return nil
 	}
@@ -353,7 +384,7 @@ func (o *Object) topString(key string) string {
 	if o == nil {
 		return ""
 	}
-	b := o.raw
+	b, _ := o.JSON()
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return ""
