@@ -15,7 +15,7 @@ import (
 // cut) compresses to about 300 bytes (doc.go has the measurements).
 //
 // The compressor of an informer (Mode.Transform makes one per call) first collects
-// samples: the objects it sees until they add up to dictBytes, or dictSamples of them. They
+// samples: the objects it sees until they add up to 32 KiB, or 16 of them (dictLimits). They
 // stay uncompressed. It then builds the dictionary, once: an encoder and a decoder over the
 // same immutable bytes. Every later object is compressed with it and points to it, so that
 // it always decompresses with the dictionary it was compressed with, whatever happens to
@@ -27,12 +27,16 @@ import (
 // decompresses it. The dictionary remembers its last decompression (one object), so that
 // the index functions the store runs on an object one after the other decompress it once.
 
+// dictLimits say when a compressor builds its dictionary: once its samples add up to bytes,
+// or there are samples of them. bytes also bounds the dictionary's size (the last sample is
+// cut).
+type dictLimits struct{ bytes, samples int }
+
+// defaultDictLimits: 32 KiB, or 16 objects. On realistic Pods, 8 Pods (32 KiB) compress
+// each Pod to 315 bytes where one Pod (4 KiB) gives 396 and 16 (64 KiB) 308 (doc.go).
+var defaultDictLimits = dictLimits{bytes: 32 << 10, samples: 16}
+
 const (
-	// dictBytes bounds a dictionary's size: the samples are concatenated until they reach
-	// it (the last one is cut).
-	dictBytes = 32 << 10
-	// dictSamples is the most objects a dictionary is made of.
-	dictSamples = 16
 	// maxCompressed is the largest JSON that is compressed; larger objects stay as they are,
 	// and the decoder refuses to produce more than this (a corrupted frame cannot make it
 	// allocate more).
@@ -43,7 +47,8 @@ const (
 
 // compressor compresses the objects of one informer. Safe for concurrent use.
 type compressor struct {
-	dict atomic.Pointer[dictionary] // nil until built
+	limits dictLimits
+	dict   atomic.Pointer[dictionary] // nil until built
 
 	mu      sync.Mutex
 	samples [][]byte // the JSON of the objects seen before the dictionary (shared, immutable)
@@ -92,12 +97,16 @@ func (c *compressor) sample(raw []byte) *dictionary {
 	}
 	c.samples = append(c.samples, raw)
 	c.size += len(raw)
-	if c.size < dictBytes && len(c.samples) < dictSamples {
+	limits := c.limits
+	if limits.bytes <= 0 || limits.samples <= 0 {
+		limits = defaultDictLimits
+	}
+	if c.size < limits.bytes && len(c.samples) < limits.samples {
 		return nil
 	}
-	content := make([]byte, 0, min(c.size, dictBytes))
+	content := make([]byte, 0, min(c.size, limits.bytes))
 	for _, s := range c.samples {
-		content = append(content, s[:min(len(s), dictBytes-len(content))]...)
+		content = append(content, s[:min(len(s), limits.bytes-len(content))]...)
 	}
 	c.samples, c.size = nil, 0
 	d, err := newDictionary(content)

@@ -23,6 +23,7 @@ type Mode struct {
 	client     rest.Interface
 	streamList bool
 	compress   bool
+	dict       dictLimits // zero: defaultDictLimits (tests set smaller ones)
 }
 
 var _ storage.Mode = (*Mode)(nil)
@@ -142,7 +143,7 @@ func (m *Mode) Transform(user cache.TransformFunc) cache.TransformFunc {
 	}
 	var compress cache.TransformFunc
 	if m.compress {
-		c := &compressor{}
+		c := &compressor{limits: m.dict}
 		compress = func(obj any) (any, error) {
 			if o, ok := obj.(*Object); ok {
 				return c.compress(o), nil

@@ -116,7 +116,7 @@ func (o *Object) StoreKey() string {
 
 // MarshalJSON returns the object's JSON (shared bytes: do not modify them).
 func (o *Object) MarshalJSON() ([]byte, error) {
-	if o == nil || len(o.raw) == 0 {
+	if o == nil || len(o.raw) == 0 && o.z == nil {
 		return []byte("null"), nil
 	}
 	return o.JSON()
@@ -126,7 +126,7 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 // client-go's dynamic client decodes JSON (integers as int64). Every call decodes; the
 // caller owns the result.
 func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
-	if o == nil || len(o.raw) == 0 {
+	if o == nil || len(o.raw) == 0 && o.z == nil {
 		return &unstructured.Unstructured{Object: map[string]any{}}, nil
 	}
 	b, err := o.JSON()
