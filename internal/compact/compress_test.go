@@ -214,9 +214,11 @@ func TestFreeGettersDoNotDecompress(t *testing.T) {
 		_ = o.GetResourceVersion()
 		_ = o.GetUID()
 		_ = o.StoreKey()
-		_, _ = cache.MetaNamespaceKeyFunc(o)
 	}
 	free()
+	key, err := cache.MetaNamespaceKeyFunc(o) // client-go's key function: the getters
+	require.NoError(t, err)
+	assert.Equal(t, key, o.StoreKey())
 	assert.Nil(t, o.z.last.Load(), "the key getters decompressed the object")
 	assert.Equal(t, "default", o.GetNamespace())
 	assert.Equal(t, "default/"+o.GetName(), o.StoreKey())
