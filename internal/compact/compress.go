@@ -2,6 +2,8 @@ package compact
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -15,11 +17,12 @@ import (
 // cut) compresses to about 300 bytes (doc.go has the measurements).
 //
 // The compressor of an informer (Mode.Transform makes one per call) first collects
-// samples: the objects it sees until they add up to 32 KiB, or 16 of them (dictLimits). They
-// stay uncompressed. It then builds the dictionary, once: an encoder and a decoder over the
-// same immutable bytes. Every later object is compressed with it and points to it, so that
-// it always decompresses with the dictionary it was compressed with, whatever happens to
-// the informer afterwards (the dictionary lives as long as an object needs it).
+// samples: the objects it sees until they add up to 32 KiB, or 16 of them (dictLimits).
+// They stay uncompressed. It then builds the dictionary, once: immutable bytes with a
+// decoder of their own (encoders come from a pool shared by every dictionary: encoders).
+// Every later object is compressed with it and points to it, so that it always decompresses
+// with the dictionary it was compressed with, whatever happens to the informer afterwards
+// (the dictionary lives as long as an object needs it).
 //
 // Only the JSON is compressed: the key text (namespace, name, resourceVersion, uid) stays
 // after it in the same allocation, so the key getters and StoreKey stay free. Reading the
@@ -56,11 +59,10 @@ type compressor struct {
 	failed  bool // building the dictionary failed: objects stay uncompressed
 }
 
-// dictionary is an immutable compression dictionary with its encoder and decoder.
-// zstd's EncodeAll and DecodeAll are safe for concurrent use.
+// dictionary is an immutable compression dictionary with its decoder (zstd's DecodeAll is
+// safe for concurrent use). Its objects are compressed by encoders of the process's pool.
 type dictionary struct {
 	content []byte
-	enc     *zstd.Encoder
 	dec     *zstd.Decoder
 	last    atomic.Pointer[inflated]
 }
@@ -118,20 +120,8 @@ func (c *compressor) sample(raw []byte) *dictionary {
 	return d
 }
 
-// newDictionary builds the encoder and decoder of content. Measured on realistic Pods
-// (doc.go): SpeedFastest compresses within a few percent of the better levels for a
-// fraction of their time, because the dictionary, not the search, finds the matches.
+// newDictionary builds the decoder of content (about 60 KB once used, with lowmem).
 func newDictionary(content []byte) (*dictionary, error) {
-	enc, err := zstd.NewWriter(nil,
-		zstd.WithEncoderLevel(zstd.SpeedFastest),
-		zstd.WithEncoderDictRaw(0, content),
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithWindowSize(encoderWindow),
-		zstd.WithLowerEncoderMem(true),
-		zstd.WithEncoderCRC(true))
-	if err != nil {
-		return nil, err
-	}
 	dec, err := zstd.NewReader(nil,
 		zstd.WithDecoderDictRaw(0, content),
 		zstd.WithDecoderLowmem(true),
@@ -139,7 +129,7 @@ func newDictionary(content []byte) (*dictionary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dictionary{content: content, enc: enc, dec: dec}, nil
+	return &dictionary{content: content, dec: dec}, nil
 }
 
 // compress returns o compressed with d, in one allocation with its key text, or o if the
@@ -147,10 +137,13 @@ func newDictionary(content []byte) (*dictionary, error) {
 func (d *dictionary) compress(o *Object) *Object {
 	plain := o.json()
 	keys := o.keyText()
-	buf := getCompressBuffer()
-	defer putCompressBuffer(buf)
-	z := d.enc.EncodeAll(plain, (*buf)[:0])
-	*buf = z
+	enc, err := encoders.get(d)
+	if err != nil {
+		return o // cannot happen with valid options: the object stays uncompressed
+	}
+	defer encoders.put(enc)
+	z := enc.enc.EncodeAll(plain, enc.buf[:0])
+	enc.buf = z
 	if len(z) >= len(plain) {
 		return o
 	}
@@ -184,12 +177,76 @@ func (d *dictionary) inflate(raw []byte) ([]byte, error) {
 	return out, nil
 }
 
-var compressBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+// encoders is the process's pool of zstd encoders, shared by every dictionary. An encoder
+// set to a dictionary holds about 800 KB (the match tables of the fast level, twice: for
+// EncodeAll and for streams, and their copies of the dictionary's state): one per
+// dictionary would cost that per informer, for the whole life of the informer, where a
+// pool costs it per compression running at once. Switching an encoder to another
+// dictionary rebuilds its tables (tens of microseconds), so get prefers an encoder set to
+// the dictionary already: an informer syncing keeps its encoder.
+var encoders = encoderPool{max: min(4, max(2, runtime.GOMAXPROCS(0)))}
 
-func getCompressBuffer() *[]byte { return compressBuffers.Get().(*[]byte) }
+type encoderPool struct {
+	mu   sync.Mutex
+	free []*pooledEncoder
+	max  int
+}
 
-func putCompressBuffer(b *[]byte) {
-	if cap(*b) <= 1<<20 {
-		compressBuffers.Put(b)
+// pooledEncoder is an encoder, the dictionary it is set to, and an output buffer.
+type pooledEncoder struct {
+	enc  *zstd.Encoder
+	dict *dictionary
+	buf  []byte
+}
+
+// get returns an encoder set to d, for the caller's exclusive use until put.
+func (p *encoderPool) get(d *dictionary) (*pooledEncoder, error) {
+	p.mu.Lock()
+	var e *pooledEncoder
+	for i := len(p.free) - 1; i >= 0; i-- {
+		if p.free[i].dict == d {
+			e = p.free[i]
+			p.free = slices.Delete(p.free, i, i+1)
+			p.mu.Unlock()
+			return e, nil
+		}
+	}
+	if n := len(p.free); n > 0 {
+		e = p.free[n-1]
+		p.free = p.free[:n-1]
+	}
+	p.mu.Unlock()
+	if e == nil {
+		// SpeedFastest: measured on realistic Pods (doc.go), it compresses within a few
+		// percent of the better levels for a fraction of their time, because the
+		// dictionary, not the search, finds the matches.
+		enc, err := zstd.NewWriter(nil,
+			zstd.WithEncoderLevel(zstd.SpeedFastest),
+			zstd.WithEncoderDictRaw(0, d.content),
+			zstd.WithEncoderConcurrency(1),
+			zstd.WithWindowSize(encoderWindow),
+			zstd.WithLowerEncoderMem(true),
+			zstd.WithEncoderCRC(true))
+		if err != nil {
+			return nil, err
+		}
+		return &pooledEncoder{enc: enc, dict: d}, nil
+	}
+	if err := e.enc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(0, d.content)); err != nil {
+		return nil, err
+	}
+	e.dict = d
+	return e, nil
+}
+
+// put returns e to the pool, or drops it when the pool is full.
+func (p *encoderPool) put(e *pooledEncoder) {
+	if cap(e.buf) > 1<<20 {
+		e.buf = nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) < p.max {
+		p.free = append(p.free, e)
 	}
 }

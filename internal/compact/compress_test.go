@@ -340,3 +340,49 @@ func TestConcurrentReadsOfCompressedObjects(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestEncoderPoolAcrossDictionaries: compressions with several dictionaries at once, from
+// several goroutines, share the pool's encoders (switching them between dictionaries) and
+// every object still decompresses to its JSON with its own dictionary.
+func TestEncoderPoolAcrossDictionaries(t *testing.T) {
+	d := &Decoder{}
+	pods := make([]*Object, 60)
+	for i := range pods {
+		pods[i] = mustDecode(t, d, podJSON(t, i))
+	}
+	// Four informers, each with a dictionary of a different pod.
+	cs := make([]*compressor, 4)
+	for i := range cs {
+		cs[i] = &compressor{limits: oneSample}
+		cs[i].compress(pods[i])
+	}
+	var wg sync.WaitGroup
+	out := make([][]*Object, len(cs))
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := cs[g%len(cs)]
+			var mine []*Object
+			for i := range pods {
+				mine = append(mine, c.compress(pods[(i+g)%len(pods)]))
+			}
+			if g < len(cs) {
+				out[g] = mine
+			}
+		}()
+	}
+	wg.Wait()
+	for g, objs := range out {
+		for i, o := range objs {
+			require.True(t, o.Compressed())
+			require.True(t, o.z == cs[g].dict.Load())
+			forget(o)
+			require.Equal(t, pods[(i+g)%len(pods)].RawJSON(), o.RawJSON(), "informer %d, pod %d", g, i)
+		}
+	}
+	encoders.mu.Lock()
+	pooled := len(encoders.free)
+	encoders.mu.Unlock()
+	assert.LessOrEqual(t, pooled, encoders.max, "the pool stays bounded")
+}
