@@ -134,14 +134,22 @@ func newDictionary(content []byte) (*dictionary, error) {
 
 // compress returns o compressed with d, in one allocation with its key text, or o if the
 // compressed form is not smaller.
-func (d *dictionary) compress(o *Object) *Object {
+func (d *dictionary) compress(o *Object) (out *Object) {
 	plain := o.json()
 	keys := o.keyText()
 	enc, err := encoders.get(d)
 	if err != nil {
 		return o // cannot happen with valid options: the object stays uncompressed
 	}
-	defer encoders.put(enc)
+	defer func() {
+		if recover() != nil {
+			// The encoder panicked (it documents no panic on any input): the object stays
+			// uncompressed and the encoder is dropped, not pooled.
+			out = o
+			return
+		}
+		encoders.put(enc)
+	}()
 	z := enc.enc.EncodeAll(plain, enc.buf[:0])
 	enc.buf = z
 	if len(z) >= len(plain) {
@@ -165,7 +173,7 @@ func (d *dictionary) inflate(raw []byte) ([]byte, error) {
 	if l := d.last.Load(); l != nil && l.src == &raw[0] && l.n == len(raw) {
 		return l.json, nil
 	}
-	out, err := d.dec.DecodeAll(raw, nil)
+	out, err := d.decodeAll(raw)
 	if err != nil {
 		return nil, fmt.Errorf("compact: %w: %w", ErrCorrupt, err)
 	}
@@ -175,6 +183,17 @@ func (d *dictionary) inflate(raw []byte) ([]byte, error) {
 	out = out[:len(out):len(out)]
 	d.last.Store(&inflated{src: &raw[0], n: len(raw), json: out})
 	return out, nil
+}
+
+// decodeAll decompresses raw, turning a panic of the decoder (it documents none, on any
+// input) into an error.
+func (d *dictionary) decodeAll(raw []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("zstd decoder panic: %v", r)
+		}
+	}()
+	return d.dec.DecodeAll(raw, nil)
 }
 
 // encoders is the process's pool of zstd encoders, shared by every dictionary. An encoder

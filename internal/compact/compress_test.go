@@ -386,3 +386,52 @@ func TestEncoderPoolAcrossDictionaries(t *testing.T) {
 	encoders.mu.Unlock()
 	assert.LessOrEqual(t, pooled, encoders.max, "the pool stays bounded")
 }
+
+// FuzzCompress: any object the decoder accepts round-trips through compression with a
+// dictionary of realistic pods (RawJSON equals its JSON, the key getters are unchanged), and
+// any change to its compressed bytes gives an error wrapping ErrCorrupt or the same JSON,
+// never a panic.
+func FuzzCompress(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), uint16(0), byte(1))
+	}
+	f.Add(podJSON(f, 7), uint16(40), byte(0x80))
+	d := &Decoder{}
+	c := &compressor{limits: dictLimits{bytes: 1 << 15, samples: 2}}
+	c.compress(mustDecode(f, d, podJSON(f, 0)))
+	c.compress(mustDecode(f, d, podJSON(f, 1)))
+	if c.dict.Load() == nil {
+		f.Fatal("no dictionary")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, at uint16, flip byte) {
+		o, err := d.DecodeObject(data)
+		if err != nil {
+			return
+		}
+		z := c.compress(o)
+		forget(z)
+		if !bytes.Equal(o.RawJSON(), z.RawJSON()) {
+			t.Fatalf("round trip: %q", data)
+		}
+		if z.StoreKey() != o.StoreKey() || z.GetUID() != o.GetUID() || z.GetResourceVersion() != o.GetResourceVersion() {
+			t.Fatal("key text changed")
+		}
+		if !z.Compressed() || flip == 0 {
+			return
+		}
+		raw := bytes.Clone(z.raw)
+		raw[int(at)%len(raw)] ^= flip
+		bad := *z
+		bad.raw = append(raw, z.keyText()...)[:len(raw)]
+		forget(&bad)
+		b, err := bad.JSON()
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error %v does not wrap ErrCorrupt", err)
+		}
+		if err == nil && !bytes.Equal(b, o.RawJSON()) {
+			t.Fatalf("a changed byte decompressed to other JSON without an error")
+		}
+		_ = bad.GetLabels()
+		_, _ = bad.Unstructured()
+	})
+}
