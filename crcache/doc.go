@@ -72,7 +72,7 @@
 //
 // # Costs
 //
-// Memory: a fraction of controller-runtime's cache (0.08x for realistic Pods); see
+// Memory: a fraction of controller-runtime's cache (0.054x for realistic Pods); see
 // README.md for measurements. Compression takes most of it: a Pod's 4.4 KB of JSON are
 // kept as about 0.3-0.4 KB. Its price is CPU: the initial sync compresses every object
 // once, and every read other than of the object's key (namespace, name, resourceVersion,
