@@ -27,8 +27,10 @@ import (
 // Only the JSON is compressed: the key text (namespace, name, resourceVersion, uid) stays
 // after it in the same allocation, so the key getters and StoreKey stay free. Reading the
 // JSON (RawJSON, Unstructured, MarshalJSON, the metadata getters other than the key ones)
-// decompresses it. The dictionary remembers its last decompression (one object), so that
-// the index functions the store runs on an object one after the other decompress it once.
+// decompresses it. The dictionary remembers its last few decompressions (recentSize
+// objects, and the object it compressed last), so that the index functions the store runs
+// on an object one after the other decompress it once, even while handlers decompress
+// other objects.
 
 // dictLimits say when a compressor builds its dictionary: once its samples add up to bytes,
 // or there are samples of them. bytes also bounds the dictionary's size (the last sample is
@@ -64,8 +66,17 @@ type compressor struct {
 type dictionary struct {
 	content []byte
 	dec     *zstd.Decoder
-	last    atomic.Pointer[inflated]
+	// recent holds the last decompressions (and compressions), written round robin at
+	// next; inflations counts decompressions (for tests and measurements).
+	recent     [recentSize]atomic.Pointer[inflated]
+	next       atomic.Uint32
+	inflations atomic.Int64
 }
+
+// recentSize is how many decompressed objects a dictionary keeps: a few, so that the
+// index functions run on one object (by the store, under its lock) still find it while
+// other goroutines (handlers, readers) decompress others.
+const recentSize = 4
 
 // inflated is a decompressed object: src is the first byte of its compressed form (which it
 // keeps alive, so the address cannot be reused while it is cached), n its length.
@@ -161,7 +172,7 @@ func (d *dictionary) compress(o *Object) (out *Object) {
 	n := &Object{raw: raw, nsEnd: o.nsEnd, keyEnd: o.keyEnd, rvEnd: o.rvEnd,
 		metaStart: o.metaStart, metaEnd: o.metaEnd, flags: o.flags, z: d}
 	// The store reads the object right away (its indexes): remember its JSON.
-	d.last.Store(&inflated{src: &raw[0], n: len(raw), json: plain})
+	d.remember(&inflated{src: &raw[0], n: len(raw), json: plain})
 	return n
 }
 
@@ -170,9 +181,12 @@ func (d *dictionary) inflate(raw []byte) ([]byte, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("compact: %w: empty compressed object", ErrCorrupt)
 	}
-	if l := d.last.Load(); l != nil && l.src == &raw[0] && l.n == len(raw) {
-		return l.json, nil
+	for i := range d.recent {
+		if l := d.recent[i].Load(); l != nil && l.src == &raw[0] && l.n == len(raw) {
+			return l.json, nil
+		}
 	}
+	d.inflations.Add(1)
 	out, err := d.decodeAll(raw)
 	if err != nil {
 		return nil, fmt.Errorf("compact: %w: %w", ErrCorrupt, err)
@@ -181,8 +195,20 @@ func (d *dictionary) inflate(raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("compact: %w: not a JSON object", ErrCorrupt)
 	}
 	out = out[:len(out):len(out)]
-	d.last.Store(&inflated{src: &raw[0], n: len(raw), json: out})
+	d.remember(&inflated{src: &raw[0], n: len(raw), json: out})
 	return out, nil
+}
+
+// remember keeps in as one of the recent decompressions.
+func (d *dictionary) remember(in *inflated) {
+	d.recent[(d.next.Add(1)-1)%recentSize].Store(in)
+}
+
+// forget empties the recent decompressions (tests: the next read decompresses).
+func (d *dictionary) forget() {
+	for i := range d.recent {
+		d.recent[i].Store(nil)
+	}
 }
 
 // decodeAll decompresses raw, turning a panic of the decoder (it documents none, on any

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/indexfuncs"
 )
 
 // compressedPods decodes n realistic pods with d and passes them through a compressing
@@ -37,7 +39,7 @@ var oneSample = dictLimits{bytes: 1 << 15, samples: 1}
 // decompresses.
 func forget(o *Object) {
 	if o.z != nil {
-		o.z.last.Store(nil)
+		o.z.forget()
 	}
 }
 
@@ -215,11 +217,12 @@ func TestFreeGettersDoNotDecompress(t *testing.T) {
 		_ = o.GetUID()
 		_ = o.StoreKey()
 	}
+	before := o.z.inflations.Load()
 	free()
 	key, err := cache.MetaNamespaceKeyFunc(o) // client-go's key function: the getters
 	require.NoError(t, err)
 	assert.Equal(t, key, o.StoreKey())
-	assert.Nil(t, o.z.last.Load(), "the key getters decompressed the object")
+	assert.Equal(t, before, o.z.inflations.Load(), "the key getters decompressed the object")
 	assert.Equal(t, "default", o.GetNamespace())
 	assert.Equal(t, "default/"+o.GetName(), o.StoreKey())
 	if !raceEnabled {
@@ -227,7 +230,7 @@ func TestFreeGettersDoNotDecompress(t *testing.T) {
 	}
 	// Other reads decompress, once for a run of reads of the same object.
 	_ = o.GetLabels()
-	require.NotNil(t, o.z.last.Load())
+	require.Equal(t, before+1, o.z.inflations.Load())
 	if !raceEnabled {
 		assert.Equal(t, 0.0, testing.AllocsPerRun(100, func() { _ = o.RawJSON() }), "the last decompression is reused")
 	}
@@ -434,4 +437,56 @@ func FuzzCompress(f *testing.F) {
 		_ = bad.GetLabels()
 		_, _ = bad.Unstructured()
 	})
+}
+
+// TestIndexesDecompressOnce: the index functions the store runs on an object at ingest, one
+// after the other, decompress it at most once: not at all right after the transform
+// compressed it (it remembers the JSON it compressed), once when it was forgotten, and
+// still once while other goroutines decompress other objects in between.
+func TestIndexesDecompressOnce(t *testing.T) {
+	d := &Decoder{}
+	tr := (&Mode{dec: d, compress: true, dict: oneSample}).Transform(nil)
+	var fns []func(obj any) ([]string, error)
+	for _, expr := range []string{"{.spec.nodeName}", "{.spec.containers[*].image}", "{.status.phase}",
+		"{.metadata.labels.app\\.kubernetes\\.io/name}", "{.status.containerStatuses[*].restartCount}"} {
+		fn, err := indexfuncs.JSONPath(expr)
+		require.NoError(t, err)
+		fns = append(fns, fn)
+	}
+	index := func(o *Object) {
+		for _, fn := range fns {
+			vals, err := fn(o)
+			require.NoError(t, err)
+			_ = vals
+		}
+	}
+	var objs []*Object
+	for i := range 10 {
+		out, err := tr(mustDecode(t, d, podJSON(t, i)))
+		require.NoError(t, err)
+		objs = append(objs, out.(*Object))
+	}
+	o := objs[9]
+	require.True(t, o.Compressed())
+	dict := o.z
+	n := dict.inflations.Load()
+	index(o)
+	assert.Equal(t, n, dict.inflations.Load(), "right after compression: no decompression")
+	forget(o)
+	index(o)
+	assert.Equal(t, n+1, dict.inflations.Load(), "once for five index functions")
+
+	// Others decompressing at the same time (handlers): still about once per object.
+	forget(o)
+	n = dict.inflations.Load()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, other := range objs[1:4] {
+			_ = other.RawJSON()
+		}
+	}()
+	index(o)
+	<-done
+	assert.LessOrEqual(t, dict.inflations.Load()-n, int64(4), "one for the indexes, three for the others")
 }

@@ -95,13 +95,15 @@
 //     garbage afterwards;
 //   - read cost: decompressing a Pod takes 6-10 µs and allocates its 4.9 KB (RawJSON);
 //     a metadata getter on a compressed Pod costs 8 µs instead of 1.6, an index function
-//     18 µs instead of 7, a decode into a map 39 µs instead of 27 (same run). Reads of the
-//     object the dictionary decompressed last cost nothing more (the index functions the
-//     store runs on an object, one after the other, decompress it once);
-//   - memory besides the objects: 86 KB per informer with a dictionary (the dictionary,
-//     its decoder, its last decompression), and a pool of encoders shared by the process
-//     (at most min(4, GOMAXPROCS), each about 0.8 MB, 1.7 MB once switched between
-//     dictionaries), where an encoder per informer would cost 0.9 MB each.
+//     18 µs instead of 7, a decode into a map 39 µs instead of 27 (same run). Reads of an
+//     object the dictionary compressed or decompressed among its last four cost nothing
+//     more: the index functions the store runs on an object, one after the other,
+//     decompress it at most once (TestIndexesDecompressOnce);
+//   - memory besides the objects: about 87 KB per informer with a dictionary (the
+//     dictionary, its decoder, its last few decompressions), and a pool of encoders
+//     shared by the process (at most min(4, GOMAXPROCS), each about 0.8 MB, 1.7 MB once
+//     switched between dictionaries), where an encoder per informer would cost 0.9 MB
+//     each.
 //
 // The sync cost in a cache, against the apiserver's LIST, is in bench/README.md
 // (kindex-compact-compressed) and crcache/README.md.

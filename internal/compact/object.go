@@ -31,9 +31,9 @@ import (
 // GetNamespace, GetName, GetResourceVersion, GetUID and StoreKey stay free. Every other
 // read decompresses the JSON first (RawJSON, JSON, MarshalJSON, Unstructured, the other
 // getters): for a 4.3 KB Pod about 7-10 µs and one allocation of its size (doc.go has the
-// measurement), except that reads of the object its dictionary decompressed last reuse
-// that JSON (so the index functions run on an object one after the other decompress it
-// once).
+// measurement), except that reads of an object among the last few its dictionary
+// compressed or decompressed reuse that JSON (so the index functions run on an object one
+// after the other decompress it once).
 //
 // Setters never panic. Each decodes the object, applies the same setter of
 // *unstructured.Unstructured and re-encodes it into new bytes (so copies sharing the old
