@@ -30,7 +30,7 @@ import (
 // A compressed object (Options.Compress, compress.go) keeps the key text uncompressed:
 // GetNamespace, GetName, GetResourceVersion, GetUID and StoreKey stay free. Every other
 // read decompresses the JSON first (RawJSON, JSON, MarshalJSON, Unstructured, the other
-// getters): for a 4.3 KB Pod about 7-10 µs and one allocation of its size (doc.go has the
+// getters): for a 4.3 KB Pod about 6-10 µs and one allocation of its size (doc.go has the
 // measurement), except that reads of an object among the last few its dictionary
 // compressed or decompressed reuse that JSON (so the index functions run on an object one
 // after the other decompress it once).
@@ -42,10 +42,10 @@ import (
 // object whose bytes cannot be decoded (impossible for objects from this package's
 // decoders) does nothing.
 type Object struct {
-	// raw is the JSON (compressed if z is set). Its capacity extends over the key text, in the same allocation:
-	// namespace, "/" (only after a namespace), name, resourceVersion, uid. The getters and
-	// StoreKey return views of that text, so an object costs one allocation for its bytes
-	// and one for this header, and no string of its own.
+	// raw is the JSON (compressed if z is set). Its capacity extends over the key text, in
+	// the same allocation: namespace, "/" (only after a namespace), name, resourceVersion,
+	// uid. The getters and StoreKey return views of that text, so an object costs one
+	// allocation for its bytes and one for this header, and no string of its own.
 	raw []byte
 	// nsEnd, keyEnd and rvEnd end the namespace, the "namespace/name" key and the
 	// resourceVersion in the key text; the uid runs from rvEnd to its end.
@@ -76,8 +76,8 @@ var (
 
 // RawJSON returns the object's JSON. The bytes are shared: do not modify them. kindex's
 // JSONPath index functions evaluate on them directly (indexfuncs.RawJSON). A compressed
-// object (Options.Compress) is decompressed, into new bytes unless it was the last one its
-// dictionary decompressed; should that fail (see ErrCorrupt: never for objects of this
+// object (Options.Compress) is decompressed, into new bytes unless it is among the last
+// few its dictionary compressed or decompressed; should that fail (see ErrCorrupt: never for objects of this
 // package), RawJSON returns nil, which no JSON reader accepts: JSON reports the error.
 func (o *Object) RawJSON() []byte {
 	b, _ := o.JSON()
