@@ -77,8 +77,9 @@ var (
 // RawJSON returns the object's JSON. The bytes are shared: do not modify them. kindex's
 // JSONPath index functions evaluate on them directly (indexfuncs.RawJSON). A compressed
 // object (Options.Compress) is decompressed, into new bytes unless it is among the last
-// few its dictionary compressed or decompressed; should that fail (see ErrCorrupt: never for objects of this
-// package), RawJSON returns nil, which no JSON reader accepts: JSON reports the error.
+// few its dictionary compressed or decompressed; should that fail (see ErrCorrupt: never
+// for objects of this package), RawJSON returns nil, which no JSON reader accepts: JSON
+// reports the error.
 func (o *Object) RawJSON() []byte {
 	b, _ := o.JSON()
 	return b
