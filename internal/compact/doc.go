@@ -105,8 +105,9 @@
 //     switched between dictionaries), where an encoder per informer would cost 0.9 MB
 //     each.
 //
-// The sync cost in a cache, against the apiserver's LIST, is in bench/README.md
-// (kindex-compact-compressed) and crcache/README.md.
+// In a cache, against the apiserver's LIST (bench/README.md, kindex-compact-compressed;
+// crcache/README.md): 20,000 Pods held 0.8 KB each instead of 5.1 KB, for 17-33 µs more
+// client CPU per Pod at sync and a sync in 1.37x the LIST against 1.26x uncompressed.
 //
 // # What is hand-written, and why
 //
