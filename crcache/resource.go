@@ -65,7 +65,9 @@ func (r *resource) compactFactory() (*informer.Factory[*unstructured.Unstructure
 		if r.plan.hasTransform() {
 			opts.Transform = r.transformUnstructured
 		}
-		return dynamicinformer.NewCompactFactory(r.c.cfg, opts, dynamicinformer.CompactOptions{})
+		return dynamicinformer.NewCompactFactory(r.c.cfg, opts, dynamicinformer.CompactOptions{
+			Compress: !r.c.kopts.DisableCompression,
+		})
 	})
 }
 

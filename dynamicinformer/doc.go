@@ -20,7 +20,10 @@
 //   - NewCompactFactory keeps each object as its JSON bytes and decodes on every read: a
 //     tenth of the heap, and a sync five to six times faster than client-go's. Its initial
 //     list is one consistent LIST decoded as it streams, which costs the apiserver about
-//     half the CPU time of watch-list (CompactOptions.WatchList).
+//     half the CPU time of watch-list (CompactOptions.WatchList). CompactOptions.Compress
+//     also keeps each object's JSON zstd-compressed against a dictionary of its informer:
+//     a realistic Pod in a sixth of the heap again, for a compression per object at sync
+//     and a decompression per read.
 //   - NewClientGoFactory uses client-go's dynamic client and decoder, for comparison and as
 //     a fallback.
 //

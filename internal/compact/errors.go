@@ -15,6 +15,11 @@ var ErrMalformed = errors.New("malformed JSON")
 // on an item that is not a compact or unstructured object.
 var ErrUnsupported = errors.New("unsupported type")
 
+// ErrCorrupt is wrapped when a compressed object (Options.Compress) does not decompress: its
+// bytes were changed in memory. Compressed objects come only from this package, so it
+// should never be seen; it is an error rather than a crash or wrong JSON.
+var ErrCorrupt = errors.New("corrupt compressed object")
+
 // SyntaxError is invalid JSON at a byte offset of the input (the list body, the watch
 // frame or the object). errors.Is(err, ErrMalformed) is true for it.
 type SyntaxError struct {

@@ -22,6 +22,8 @@ type Mode struct {
 	dec        *Decoder
 	client     rest.Interface
 	streamList bool
+	compress   bool
+	dict       dictLimits // zero: defaultDictLimits (tests set smaller ones)
 }
 
 var _ storage.Mode = (*Mode)(nil)
@@ -36,7 +38,7 @@ func New(cfg *rest.Config, opts Options) (*Mode, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mode{dec: dec, client: client, streamList: opts.StreamList}, nil
+	return &Mode{dec: dec, client: client, streamList: opts.StreamList, compress: opts.Compress}, nil
 }
 
 // CheckPath returns a *ProjectionError (ErrNotProjected) if p reads a field the mode's
@@ -95,6 +97,10 @@ func (m *Mode) Object(item any) (any, error) {
 //     and event, more than the dynamic mode spends: prefer Projection to drop fields. Each
 //     object goes through user once even though client-go applies transforms twice to
 //     watch-list objects (user must be idempotent anyway).
+//   - compression (Options.Compress): each call makes a compressor of its own, so each
+//     informer (the informer core calls Transform once per informer) gets a dictionary of
+//     its own objects. It runs last, on what the store will hold; compressed objects pass
+//     through, so the transform stays idempotent.
 //
 // Values other than *Object (tombstones) pass through to user unchanged.
 func (m *Mode) Transform(user cache.TransformFunc) cache.TransformFunc {
@@ -135,7 +141,17 @@ func (m *Mode) Transform(user cache.TransformFunc) cache.TransformFunc {
 			return n, nil
 		}
 	}
-	return storage.ComposeTransforms(strip, apply)
+	var compress cache.TransformFunc
+	if m.compress {
+		c := &compressor{limits: m.dict}
+		compress = func(obj any) (any, error) {
+			if o, ok := obj.(*Object); ok {
+				return c.compress(o), nil
+			}
+			return obj, nil
+		}
+	}
+	return storage.ComposeTransforms(strip, apply, compress)
 }
 
 // encode turns a user transform's result back into a compact object.

@@ -23,11 +23,19 @@ import (
 // share its bytes. Getters are safe for concurrent use.
 //
 // Costs per call: GetNamespace, GetName, GetResourceVersion, GetUID, StoreKey and RawJSON
-// are free (no allocation: views of the object's one allocation). The other getters scan the bytes up to metadata and decode one field
-// (well under a microsecond for a Pod's labels, with an allocation for the result).
-// Unstructured decodes the whole object into maps every time it is called, about as costly
-// as client-go's own decoding (roughly 100-200 µs for a 4 KB Pod); its result is not
-// retained.
+// are free (no allocation: views of the object's one allocation). The other getters scan
+// the bytes up to metadata and decode one field (well under a microsecond for a Pod's
+// labels, with an allocation for the result). Unstructured decodes the whole object into
+// maps every time it is called, about as costly as client-go's own decoding (roughly
+// 100-200 µs for a 4 KB Pod); its result is not retained.
+//
+// A compressed object (Options.Compress, compress.go) keeps the key text uncompressed:
+// GetNamespace, GetName, GetResourceVersion, GetUID and StoreKey stay free. Every other
+// read decompresses the JSON first (RawJSON, JSON, MarshalJSON, Unstructured, the other
+// getters): for a 4.3 KB Pod about 6-10 µs and one allocation of its size (doc.go has the
+// measurement), except that reads of an object among the last few its dictionary
+// compressed or decompressed reuse that JSON (so the index functions run on an object one
+// after the other decompress it once).
 //
 // Setters never panic. Each decodes the object, applies the same setter of
 // *unstructured.Unstructured and re-encodes it into new bytes (so copies sharing the old
@@ -36,10 +44,10 @@ import (
 // object whose bytes cannot be decoded (impossible for objects from this package's
 // decoders) does nothing.
 type Object struct {
-	// raw is the JSON. Its capacity extends over the key text, in the same allocation:
-	// namespace, "/" (only after a namespace), name, resourceVersion, uid. The getters and
-	// StoreKey return views of that text, so an object costs one allocation for its bytes
-	// and one for this header, and no string of its own.
+	// raw is the JSON (compressed if z is set). Its capacity extends over the key text, in
+	// the same allocation: namespace, "/" (only after a namespace), name, resourceVersion,
+	// uid. The getters and StoreKey return views of that text, so an object costs one
+	// allocation for its bytes and one for this header, and no string of its own.
 	raw []byte
 	// nsEnd, keyEnd and rvEnd end the namespace, the "namespace/name" key and the
 	// resourceVersion in the key text; the uid runs from rvEnd to its end.
@@ -54,6 +62,9 @@ type Object struct {
 	// without spans.
 	spanPad uint8
 	nspans  uint16
+	// z is the dictionary raw was compressed with (Options.Compress), nil if raw is the
+	// JSON itself. metaStart and metaEnd are then offsets in the decompressed JSON.
+	z *dictionary
 }
 
 const (
@@ -72,12 +83,14 @@ var (
 )
 
 // RawJSON returns the object's JSON. The bytes are shared: do not modify them. kindex's
-// JSONPath index functions evaluate on them directly (indexfuncs.RawJSON).
+// JSONPath index functions evaluate on them directly (indexfuncs.RawJSON). A compressed
+// object (Options.Compress) is decompressed, into new bytes unless it is among the last
+// few its dictionary compressed or decompressed; should that fail (see ErrCorrupt: never
+// for objects of this package), RawJSON returns nil, which no JSON reader accepts: JSON
+// reports the error.
 func (o *Object) RawJSON() []byte {
-	if o == nil {
-		return nil
-	}
-	return o.json()
+	b, _ := o.JSON()
+	return b
 }
 
 // Spans returns the extents of the object's larger objects and arrays (Options.Spans), a
@@ -101,8 +114,23 @@ func (o *Object) EvalInput() any {
 	return jsonpath.JSON(o.RawJSON())
 }
 
+// JSON returns the object's JSON as RawJSON does, with the error of a compressed object
+// that does not decompress (wrapping ErrCorrupt).
+func (o *Object) JSON() ([]byte, error) {
+	if o == nil {
+		return nil, nil
+	}
+	if o.z != nil {
+		return o.z.inflate(o.raw)
+	}
+	return o.json(), nil
+}
+
+// Compressed reports whether the object's JSON is kept compressed (Options.Compress).
+func (o *Object) Compressed() bool { return o != nil && o.z != nil }
+
 // json returns raw without the key text behind it (capped, so that appending to the result
-// cannot overwrite the key text).
+// cannot overwrite the key text): the JSON of an uncompressed object.
 func (o *Object) json() []byte { return o.raw[:len(o.raw):len(o.raw)] }
 
 // keyText returns the key text after the JSON, a view of the immutable allocation.
@@ -126,20 +154,24 @@ func (o *Object) StoreKey() string {
 
 // MarshalJSON returns the object's JSON (shared bytes: do not modify them).
 func (o *Object) MarshalJSON() ([]byte, error) {
-	if o == nil || len(o.raw) == 0 {
+	if o == nil || len(o.raw) == 0 && o.z == nil {
 		return []byte("null"), nil
 	}
-	return o.json(), nil
+	return o.JSON()
 }
 
 // Unstructured decodes the object into a new *unstructured.Unstructured, exactly as
 // client-go's dynamic client decodes JSON (integers as int64). Every call decodes; the
 // caller owns the result.
 func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
-	if o == nil || len(o.raw) == 0 {
+	if o == nil || len(o.raw) == 0 && o.z == nil {
 		return &unstructured.Unstructured{Object: map[string]any{}}, nil
 	}
-	return decodeMap(o.json(), o.describe)
+	b, err := o.JSON()
+	if err != nil {
+		return nil, err
+	}
+	return decodeMap(b, o.describe)
 }
 
 func (o *Object) describe() string {
@@ -339,7 +371,11 @@ func (o *Object) update(fn func(u *unstructured.Unstructured)) {
 // withoutManagedFields returns a copy whose bytes have no metadata.managedFields, or nil if
 // the bytes cannot be scanned.
 func (o *Object) withoutManagedFields() *Object {
-	n, err := (&Decoder{}).DecodeObject(o.json())
+	b, err := o.JSON()
+	if err != nil {
+		return nil
+	}
+	n, err := (&Decoder{}).DecodeObject(b)
 	if err != nil {
 		return nil
 	}
@@ -359,10 +395,14 @@ func fromUnstructured(u *unstructured.Unstructured, d *Decoder) (*Object, error)
 // metaField returns the value of metadata.<key> (the last such key of the last metadata,
 // as decoding would keep), or nil.
 func (o *Object) metaField(key string) []byte {
-	if o == nil || o.metaEnd <= o.metaStart || int(o.metaEnd) > len(o.raw) {
+	if o == nil || o.metaEnd <= o.metaStart {
 		return nil
 	}
-	b := o.raw[o.metaStart:o.metaEnd]
+	b, _ := o.JSON()
+	if int(o.metaEnd) > len(b) {
+		return nil
+	}
+	b = b[o.metaStart:o.metaEnd]
 	if b[0] != '{' {
 		return nil
 	}
@@ -382,7 +422,7 @@ func (o *Object) topString(key string) string {
 	if o == nil {
 		return ""
 	}
-	b := o.raw
+	b, _ := o.JSON()
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return ""

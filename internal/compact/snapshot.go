@@ -49,15 +49,23 @@ func (p *projection) writeTo(b *strings.Builder) {
 const snapshotTrailer = 6*4 + 1
 
 // AppendSnapshot appends an *Object's snapshot record to dst: its JSON, its key text and
-// its layout, so that SnapshotDecode rebuilds it with one copy instead of a decode.
+// its layout, so that SnapshotDecode rebuilds it with one copy instead of a decode. A
+// compressed object (Options.Compress) is written decompressed: a record never depends on
+// the dictionary of the process that wrote it. The loading informer's transform
+// compresses the objects again, with a dictionary of its own. An object that does not
+// decompress (ErrCorrupt) is not written.
 func (m *Mode) AppendSnapshot(dst []byte, item any) ([]byte, bool) {
 	o, ok := item.(*Object)
 	if !ok || o == nil {
 		return dst, false
 	}
-	dst = append(dst, o.raw...)
-	dst = append(dst, o.keyText()...) // spans are not kept: a loaded object has none
-	for _, v := range []uint32{o.nsEnd, o.keyEnd, o.rvEnd, o.metaStart, o.metaEnd, uint32(len(o.raw))} {
+	raw, err := o.JSON()
+	if err != nil {
+		return dst, false
+	}
+	dst = append(dst, raw...)
+	dst = append(dst, o.keyText()...)
+	for _, v := range []uint32{o.nsEnd, o.keyEnd, o.rvEnd, o.metaStart, o.metaEnd, uint32(len(raw))} {
 		dst = binary.BigEndian.AppendUint32(dst, v)
 	}
 	return append(dst, o.flags), true

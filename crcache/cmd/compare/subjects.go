@@ -18,18 +18,23 @@ import (
 )
 
 const (
-	subjectCRDefault   = "controller-runtime"
-	subjectCRStripMF   = "controller-runtime-strip-mf"
-	subjectCrcache     = "crcache"
-	subjectCrcacheKeep = "crcache-keep-mf"
+	subjectCRDefault    = "controller-runtime"
+	subjectCRStripMF    = "controller-runtime-strip-mf"
+	subjectCrcache      = "crcache"
+	subjectCrcachePlain = "crcache-uncompressed"
+	subjectCrcacheKeep  = "crcache-keep-mf"
 )
 
-var defaultSubjects = []string{subjectCRDefault, subjectCRStripMF, subjectCrcache, subjectCrcacheKeep}
+// defaultSubjects: the apiserver's LIST (the floor of any sync, from bench/harness),
+// controller-runtime's cache with and without managedFields, crcache (compressed, its
+// default), uncompressed, and keeping managedFields.
+var defaultSubjects = []string{harness.SubjectListJSON, subjectCRDefault, subjectCRStripMF, subjectCrcache, subjectCrcachePlain, subjectCrcacheKeep}
 
 func init() {
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCRDefault, SyncFunc: crSync(nil)})
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCRStripMF, SyncFunc: crSync(cache.TransformStripManagedFields())})
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcache, SyncFunc: crcacheSync(crcache.Options{})})
+	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcachePlain, SyncFunc: crcacheSync(crcache.Options{DisableCompression: true})})
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcacheKeep, SyncFunc: crcacheSync(crcache.Options{KeepManagedFields: true})})
 }
 
