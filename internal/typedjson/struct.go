@@ -125,10 +125,9 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 	fields := sp.fields
 	next := 0 // the field expected next
 	for {
-		// The key: first compared in place with the name of the field expected next,
-		// which is usually it, else read and looked up.
-		// Fields left out (omitempty) are passed over: the key is compared with the next
-		// few fields' names in order.
+		// The key: first compared in place with the names of the field expected next and
+		// the few after it (those left out by omitempty are passed over), one of which is
+		// usually it, else read and looked up.
 		var f *field
 		if i < len(data) && data[i] == '"' {
 			for k := next; k < len(fields) && k < next+maxAhead; k++ {
