@@ -73,24 +73,35 @@
 //
 // Measured on the same realistic Pods (podgen_test.go), as the compact mode stores them
 // (managedFields cut, 4.5 KB of JSON), into a new corev1.Pod (into map[string]any for the
-// unstructured decode), on a 2-core Xeon shared with other work (load average about 8),
-// Go 1.26: ns/op and the process's CPU time per Pod, garbage collection included, medians
-// of three runs of BenchmarkDecodePod; "best", the best batch of 50 among 300 rounds
-// (BenchmarkDecodePodBest: what the decoder costs when other work does not interfere):
+// unstructured decode), on a 2-core Xeon shared with other work (load average about 6),
+// Go 1.26: the process's CPU time per Pod, garbage collection included, medians of three
+// runs of
 //
-//	                           ns/op     CPU     best      B/op   allocs/op
-//	encoding/json             117 µs  107 µs    70 µs    16,032     231
-//	sigs.k8s.io/json           93 µs   93 µs    68 µs    16,284     244
-//	unstructured (jsondecode)  31 µs   36 µs    20 µs    20,557     178   (Item.Object's)
-//	typedjson                  21 µs   24 µs  13.6 µs    10,624      51
+//	go test -run='^$' -bench='DecodePod$/stored' -benchmem -count=3 ./internal/typedjson/
 //
-// typedjson takes 0.68 of the unstructured decode's time (0.66 of its CPU time, 0.68 at
-// best), a quarter of sigs.k8s.io/json's, with half the allocated bytes and a quarter of
-// the allocations. With managedFields kept (7.7 KB), which typedjson decodes as the bytes
-// they are (metav1.FieldsV1 keeps its raw JSON) and the unstructured decode as 131 maps,
-// it took 47 µs of CPU against 81 µs (sigs.k8s.io/json 163 µs) in a run at load 16, with
-// 13,921 allocated bytes against 42,576. In kindex's reads benchmark (bench/README.md),
-// where the cache holds 5,000 Pods, Item.DecodeInto costs a third of Item.Object.
+// and "best", the best batch of 50 among 300 rounds (what the decoder costs when other
+// work does not interfere) of
+//
+//	go test -run='^$' -bench=DecodePodBest -benchtime=300x ./internal/typedjson/
+//
+// The wall time per Pod (ns/op) of these runs is left out: other work stretched it to two
+// to five times the CPU time, differently from one sub-benchmark to the next.
+//
+//	                             CPU      best      B/op   allocs/op
+//	encoding/json             107 µs     69 µs    16,032     231
+//	sigs.k8s.io/json          128 µs     67 µs    16,284     244
+//	unstructured (jsondecode)  43 µs   20.2 µs    20,560     178   (Item.Object's)
+//	typedjson                  23 µs   12.5 µs    10,624      51
+//
+// typedjson takes 0.53 of the unstructured decode's CPU time and 0.62 of its time at best
+// (0.62 to 0.66 in six runs of BenchmarkDecodePodBest), a fifth of sigs.k8s.io/json's,
+// with half the allocated bytes and a quarter of the allocations. With managedFields kept
+// (7.7 KB), which typedjson decodes as the bytes they are (metav1.FieldsV1 keeps its raw
+// JSON) and the unstructured decode as 131 maps, it took 47 µs of CPU against 81 µs
+// (sigs.k8s.io/json 163 µs) in a run at load 16, with 13,921 allocated bytes against
+// 42,576 (measured before keys were compared with the fields after the next). In kindex's
+// reads benchmark (bench/README.md), where the cache holds 5,000 Pods, Item.DecodeInto
+// costs a third of Item.Object.
 //
 // What remains is mostly the allocations any decoder into these types makes (a
 // ResourceList is a map of at least 600 bytes, a Pod 51 objects) and the scan itself: a
@@ -105,7 +116,8 @@
 // fields by encoding/json's rules, with their offsets and an open-addressing table of
 // their names. Keys are matched without a string or a hash in the common case: objects
 // written by encoding/json (the API server's) list their members in field order, so the
-// key is first compared in place with the name of the field after the previous key's.
+// key is first compared in place with the names of the field after the previous key's and
+// of the seven after it (fields left out by omitempty are passed over this way).
 // Strings are copied once, into chunks of 1 KB shared by the short strings of a call (one
 // allocation for about twenty strings). An array decoded into a nil slice is decoded into a
 // scratch buffer of the decoder first and then copied into a slice of its exact length: one

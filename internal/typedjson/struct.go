@@ -125,20 +125,25 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 	fields := sp.fields
 	next := 0 // the field expected next
 	for {
-		// The key: first compared in place with the name of the field expected next,
-		// which is usually it, else read and looked up.
+		// The key: first compared in place with the names of the field expected next and
+		// the few after it (those left out by omitempty are passed over), one of which is
+		// usually it, else read and looked up.
 		var f *field
-		if k := next; k < len(fields) && fields[k].plain && i < len(data) && data[i] == '"' {
-			f = &fields[k]
-			if e := i + 1 + len(f.name); e < len(data) && data[e] == '"' && string(data[i+1:e]) == f.name {
-				next++
-				if e+2 < len(data) && data[e+1] == ':' && data[e+2] > ' ' {
-					i = e + 2
-				} else {
-					i, err = d.colon(e + 1)
+		if i < len(data) && data[i] == '"' {
+			for k := next; k < len(fields) && k < next+maxAhead; k++ {
+				c := &fields[k]
+				if !c.plain {
+					break
 				}
-			} else {
-				f = nil
+				if e := i + 1 + len(c.name); e < len(data) && data[e] == '"' && string(data[i+1:e]) == c.name {
+					f, next = c, k+1
+					if e+2 < len(data) && data[e+1] == ':' && data[e+2] > ' ' {
+						i = e + 2
+					} else {
+						i, err = d.colon(e + 1)
+					}
+					break
+				}
 			}
 		}
 		if f == nil {
@@ -180,6 +185,10 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		}
 	}
 }
+
+// maxAhead is how many fields, from the one expected next, a key is compared with in
+// place before it is looked up.
+const maxAhead = 8
 
 // field decodes the value at i into field f of the struct at p.
 func (d *decoder) field(f *field, p unsafe.Pointer, i int) (int, error) {
