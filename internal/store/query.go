@@ -43,6 +43,9 @@ type Item struct {
 //
 // What each condition costs is written once, in package query's documentation.
 func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
+	if items, plan, ok, err := s.queryEqual(q, opts); ok || err != nil {
+		return items, "", plan, err
+	}
 	pq, err := prepare(q, opts)
 	if err != nil {
 		return nil, "", query.Plan{}, err
@@ -147,6 +150,43 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 		next = encodeContinue(page[len(page)-1].pos, q, opts.Scope)
 	}
 	return out, next, plan, nil
+}
+
+// queryEqual answers the most common query, one equality on an index and nothing else,
+// without preparing it: one value's list, already in (namespace, name) order, is the
+// result. It reports false, without error, for any other query (or a page that would need a
+// continue token), which then takes the general path.
+func (s *Store) queryEqual(q query.Query, opts QueryOptions) ([]Item, query.Plan, bool, error) {
+	if len(q.Conditions) != 1 || len(q.AnyOf) != 0 || q.Continue != "" || q.SortBy != "" || q.Descending ||
+		q.Limit < 0 || q.Labels != nil && !q.Labels.Empty() {
+		return nil, query.Plan{}, false, nil
+	}
+	c := &q.Conditions[0]
+	if c.Op != query.Equal || c.Index == "" || c.Path != "" || len(c.Values) != 1 {
+		return nil, query.Plan{}, false, nil
+	}
+	key := c.Index
+	if opts.Resolve != nil {
+		var err error
+		if key, err = opts.Resolve(c.Index); err != nil {
+			return nil, query.Plan{}, false, err
+		}
+	}
+	ns, allNS := q.Namespace, q.Namespace == ""
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ix, ok := s.indexes[key]
+	if !ok {
+		return nil, query.Plan{}, false, &IndexNotFoundError{Name: c.Index}
+	}
+	e := ix.byValue[c.Values[0]]
+	n := e.count(ns, allNS)
+	if q.Limit > 0 && n > q.Limit {
+		return nil, query.Plan{}, false, nil
+	}
+	out := make([]Item, 0, n)
+	e.each(ns, allNS, func(rec *record) { out = append(out, Item{Key: rec.key, Obj: rec.obj}) })
+	return out, query.Plan{Driver: c.String(), Candidates: len(out), Matched: len(out)}, true, nil
 }
 
 // Count returns how many objects match q (Limit and Continue are ignored). A query with
