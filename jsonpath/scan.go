@@ -252,11 +252,15 @@ func keyIs(written, name string) (bool, int) {
 		return false, 0
 	}
 	inner := written[1 : len(written)-1]
-	if strings.IndexByte(inner, '\\') < 0 {
-		return inner == name, 0
-	}
 	if len(inner) < len(name) { // escapes only make keys longer
 		return false, 0
+	}
+	if len(inner) == len(name) && inner != name {
+		// Equal lengths: an escape would make the key decode shorter than name.
+		return false, 0
+	}
+	if strings.IndexByte(inner, '\\') < 0 {
+		return inner == name, 0
 	}
 	return unquoteKey(written) == name, len(written) / textBytesPerStep
 }

@@ -32,12 +32,12 @@ type Options struct {
 	// resourceVersion. See ListerWatcher for why. It does not change what a Decoder does.
 	StreamList bool
 	// Spans records, with each object, the extents of its objects and arrays of at least
-	// 512 bytes (jsonpath.Spans; Object.EvalInput), so that JSONPath paths of fields and
+	// 256 bytes (jsonpath.Spans; Object.EvalInput), so that JSONPath paths of fields and
 	// indexes (index functions, Item.Eval) step over them instead of scanning: on the Pods
-	// of the benchmarks, reading {.spec.nodeName} goes from several microseconds to a few
-	// hundred nanoseconds. It costs one more scan and copy of each object as it is decoded
-	// and 8 bytes per span (about 10 spans, 80 bytes, for a Pod); informers with JSONPath
-	// indexes turn it on.
+	// of the reads benchmark, Item.Eval({.spec.nodeName}) goes from 8.2 to 1.3 µs per
+	// result (bench/README.md). It costs one more scan and copy of each object as it is
+	// decoded and 8 bytes per span (a few dozen per Pod); informers with JSONPath indexes
+	// turn it on. 256 bytes: 512 measured 10% slower reads, 128 no faster.
 	Spans bool
 	// Compress keeps each object's JSON zstd-compressed with a dictionary of its informer,
 	// made of the first objects the informer stores (compress.go): a realistic Pod's 4.3 KB
@@ -51,7 +51,7 @@ type Options struct {
 }
 
 // spanSize is the size from which an object's objects and arrays get a span.
-const spanSize = 512
+const spanSize = 256
 
 // Decoder turns Kubernetes JSON (LIST bodies, watch frames, single objects) into compact
 // objects. It is safe for concurrent use.
