@@ -359,19 +359,27 @@ func rootCost(doc JSON) int {
 func (p *Path) walkJSON(doc JSON, fn func(Value) bool, dst []Value) ([]Value, error) {
 	var b budget
 	b.init(&p.lim)
-	var v Value
+	var n gjson.Result
 	found := b.charge(len(p.segs)) && b.charge(rootCost(doc))
 	if found {
-		n, done, cost := jsonTree{}.walk(gjson.Parse(bytesView(doc)), p.segs, b.left())
-		found = b.charge(cost) && done == len(p.segs) && b.charge((jsonTree{}).convCost(n))
-		if found {
-			setJSONValue(&v, n)
-			if fn == nil && v.kind == KindString {
-				found = b.charge(len(v.str) / textBytesPerStep) // the copy Eval makes (see detacher)
-			}
+		var done, cost int
+		n, done, cost = jsonTree{}.walk(gjson.Parse(bytesView(doc)), p.segs, b.left())
+		found = b.charge(cost) && done == len(p.segs)
+	}
+	return deliverWalked(&b, found, n, fn, dst)
+}
+
+// deliverWalked ends a walk on raw JSON that reached n (if found): it charges converting n
+// and, for Eval, copying a string, then hands the value to fn or appends it to dst.
+func deliverWalked(b *budget, found bool, n gjson.Result, fn func(Value) bool, dst []Value) ([]Value, error) {
+	var v Value
+	if found = found && b.charge((jsonTree{}).convCost(n)); found {
+		setJSONValue(&v, n)
+		if fn == nil && v.kind == KindString {
+			found = b.charge(len(v.str) / textBytesPerStep) // the copy Eval makes (see detacher)
 		}
 	}
-	meter.ran(&b)
+	meter.ran(b)
 	if !found {
 		return dst, b.err
 	}

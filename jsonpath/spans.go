@@ -123,7 +123,6 @@ func (p *Path) walkSpans(d IndexedJSON, fn func(Value) bool, dst []Value) ([]Val
 	s := bytesView(d.Doc)
 	var b budget
 	b.init(&p.lim)
-	var v Value
 	found := b.charge(len(p.segs)) && b.charge(rootCost(d.Doc))
 	at := skipSpace(s, 0)
 	for i := 0; found && i < len(p.segs); i++ {
@@ -134,29 +133,15 @@ func (p *Path) walkSpans(d IndexedJSON, fn func(Value) bool, dst []Value) ([]Val
 			at, found = d.Spans.element(s, at, seg.index, &b)
 		}
 	}
+	var n gjson.Result
 	if found {
 		end, _ := d.Spans.skipValue(s, at)
 		val := s[at:end]
-		var n gjson.Result
 		if n, found, _ = parse(val, b.left(), 0); found {
-			found = b.charge(parseCost(val)) && b.charge((jsonTree{}).convCost(n))
-		}
-		if found {
-			setJSONValue(&v, n)
-			if fn == nil && v.kind == KindString {
-				found = b.charge(len(v.str) / textBytesPerStep) // the copy Eval makes (see detacher)
-			}
+			found = b.charge(parseCost(val))
 		}
 	}
-	meter.ran(&b)
-	if !found {
-		return dst, b.err
-	}
-	if fn == nil {
-		return append(dst, v), nil
-	}
-	fn(v)
-	return dst, nil
+	return deliverWalked(&b, found, n, fn, dst)
 }
 
 // member returns the position of the value of the member named name of the object at s[i]

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/kindex/kindex/internal/testsupport/podgen"
 )
 
 // Run with:
@@ -29,7 +31,7 @@ func benchPods() [][]byte {
 	podsOnce.Do(func() {
 		pods = make([][]byte, retainedN)
 		for i := range pods {
-			pods[i] = genPodJSON(i)
+			pods[i] = podgen.GenPodJSON(i)
 			podBytes += len(pods[i])
 		}
 	})

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kindex/kindex/internal/testsupport/podgen"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -182,18 +184,18 @@ func TestRealistic(t *testing.T) {
 	objs := map[string][]byte{
 		"deployment":   []byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"annotations":{"deployment.kubernetes.io/revision":"3","kubectl.kubernetes.io/last-applied-configuration":"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"annotations\":{},\"name\":\"web\",\"namespace\":\"default\"}}\n"},"creationTimestamp":"2026-01-02T03:04:05Z","generation":3,"name":"web","namespace":"default","resourceVersion":"918273","uid":"3f1c2e4a-8b9d-4e0f-a1b2-c3d4e5f60718"},"spec":{"progressDeadlineSeconds":600,"replicas":3,"revisionHistoryLimit":10,"selector":{"matchLabels":{"app":"web"}},"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"},"type":"RollingUpdate"},"template":{"metadata":{"creationTimestamp":null,"labels":{"app":"web"}},"spec":{"containers":[{"image":"nginx:1.27","imagePullPolicy":"IfNotPresent","name":"nginx","ports":[{"containerPort":80,"protocol":"TCP"}],"resources":{"limits":{"cpu":"500m","memory":"128Mi"}},"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","restartPolicy":"Always","schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}}},"status":{"availableReplicas":3,"conditions":[{"lastTransitionTime":"2026-01-02T03:04:07Z","lastUpdateTime":"2026-01-02T03:04:07Z","message":"Deployment has minimum availability.","reason":"MinimumReplicasAvailable","status":"True","type":"Available"}],"observedGeneration":3,"readyReplicas":3,"replicas":3,"updatedReplicas":3}}`),
 		"crd-odd-keys": []byte(`{"apiVersion":"example.com/v1alpha1","kind":"Widget","metadata":{"name":"w","namespace":"ns","labels":{"":"empty-key","a.b/c":"d","ünï":"cödé","k\u00e9y":"\ud83d\ude00"}},"spec":{"size":3,"ratio":0.25,"big":123456789012345678901234,"max":9223372036854775807,"min":-9223372036854775808,"tiny":1e-300,"exp":1E+2,"negzero":-0,"negzerof":-0.0,"one":1.0,"nested":[[[]],{},[{"":{}}]],"dup":1,"dup":"two","nil":null,"t":true,"f":false,"esc":"line\nbreak\ttab \"quoted\" back\\slash \/ \u0001 \u001f","html":"<a href=\"x\">&amp;</a>","ws" : [ 1 , 2 ] }, "status" : { } }`),
-		"list":         []byte(`{"apiVersion":"v1","kind":"PodList","metadata":{"resourceVersion":"42","continue":"eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NDIsInN0YXJ0IjoieCJ9","remainingItemCount":1234},"items":[` + string(genPodJSON(1)) + `,` + string(genPodJSON(2)) + `]}`),
-		"watch-event":  []byte(`{"type":"MODIFIED","object":` + string(genPodJSON(3)) + `}`),
+		"list":         []byte(`{"apiVersion":"v1","kind":"PodList","metadata":{"resourceVersion":"42","continue":"eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NDIsInN0YXJ0IjoieCJ9","remainingItemCount":1234},"items":[` + string(podgen.GenPodJSON(1)) + `,` + string(podgen.GenPodJSON(2)) + `]}`),
+		"watch-event":  []byte(`{"type":"MODIFIED","object":` + string(podgen.GenPodJSON(3)) + `}`),
 		"pretty": func() []byte {
 			var v any
-			require.NoError(t, json.Unmarshal(genPodJSON(4), &v))
+			require.NoError(t, json.Unmarshal(podgen.GenPodJSON(4), &v))
 			b, err := json.MarshalIndent(v, "", "  ")
 			require.NoError(t, err)
 			return b
 		}(),
 	}
 	for i := 0; i < 50; i++ {
-		objs[fmt.Sprint("pod-", i)] = genPodJSON(i * 37)
+		objs[fmt.Sprint("pod-", i)] = podgen.GenPodJSON(i * 37)
 	}
 	for name, data := range objs {
 		t.Run(name, func(t *testing.T) {
@@ -213,7 +215,7 @@ func TestRealistic(t *testing.T) {
 
 // TestPodSize keeps the benchmark object honest.
 func TestPodSize(t *testing.T) {
-	b := genPodJSON(0)
+	b := podgen.GenPodJSON(0)
 	var p struct {
 		Metadata struct {
 			ManagedFields json.RawMessage `json:"managedFields"`
@@ -228,7 +230,7 @@ func TestPodSize(t *testing.T) {
 // TestResultsIndependent: results own their maps and slices; mutating one result
 // changes no other, and strings stay intact after the input is overwritten.
 func TestResultsIndependent(t *testing.T) {
-	data := genPodJSON(7)
+	data := podgen.GenPodJSON(7)
 	orig := append([]byte(nil), data...)
 	var d Decoder
 	a, err := d.Object(data)
@@ -262,7 +264,7 @@ func FuzzObject(f *testing.F) {
 	for _, s := range tricky {
 		f.Add([]byte(s))
 	}
-	f.Add(genPodJSON(0))
+	f.Add(podgen.GenPodJSON(0))
 	f.Add([]byte(`{"a":[1,2.5,-0,"x\u00e9\ud83d\ude00",{"b":null,"c":true}],"d":1e400}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want, wantErr := referenceObject(data)
@@ -288,7 +290,7 @@ func FuzzObject(f *testing.F) {
 func TestDecoderFootprint(t *testing.T) {
 	in := make([][]byte, 500)
 	for i := range in {
-		in[i] = genPodJSON(i)
+		in[i] = podgen.GenPodJSON(i)
 	}
 	before := heapAfterGC()
 	d := new(Decoder)
@@ -309,7 +311,7 @@ func TestConcurrent(t *testing.T) {
 	in := make([][]byte, 64)
 	want := make([]map[string]any, len(in))
 	for i := range in {
-		in[i] = genPodJSON(i)
+		in[i] = podgen.GenPodJSON(i)
 		var err error
 		want[i], err = referenceObject(in[i])
 		require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kindex/kindex/internal/testsupport/podgen"
+
 	corev1 "k8s.io/api/core/v1"
 	sigsjson "sigs.k8s.io/json"
 
@@ -28,7 +30,7 @@ const benchPodCount = 1000
 
 var benchPods = sync.OnceValues(func() (stored, full [][]byte) {
 	for i := range benchPodCount {
-		p := genPod(i)
+		p := podgen.GenPod(i)
 		b, err := json.Marshal(p)
 		if err != nil {
 			panic(err)

@@ -3,6 +3,8 @@ package typedjson
 import (
 	"testing"
 
+	"github.com/kindex/kindex/internal/testsupport/podgen"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -15,7 +17,7 @@ func FuzzUnmarshal(f *testing.F) {
 			f.Add([]byte(in))
 		}
 	}
-	f.Add(genPodJSON(1))
+	f.Add(podgen.GenPodJSON(1))
 	for _, b := range randomObjects(f, func() any { return new(corev1.Pod) }, 7, 2) {
 		f.Add(b)
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/kindex/kindex/internal/testsupport/podgen"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -127,8 +129,8 @@ func TestRandomObjects(t *testing.T) {
 
 func TestRealisticPods(t *testing.T) {
 	for i := range 50 {
-		full := genPodJSON(i)
-		p := genPod(i)
+		full := podgen.GenPodJSON(i)
+		p := podgen.GenPod(i)
 		p.ManagedFields = nil
 		stored, err := json.Marshal(p)
 		if err != nil {
@@ -150,7 +152,7 @@ func TestRealisticPods(t *testing.T) {
 // Objects cut short, or with a byte changed, fail or succeed as with sigs.k8s.io/json.
 func TestDamagedObjects(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	b := genPodJSON(3)
+	b := podgen.GenPodJSON(3)
 	for i := range 400 {
 		var d []byte
 		switch i % 3 {

@@ -1,4 +1,6 @@
-package jsondecode
+// Package podgen generates realistic Pods for tests and benchmarks (the decoders' and the
+// typed decoder's share one generator, so that their figures are on the same objects).
+package podgen
 
 import (
 	"encoding/json"
@@ -50,8 +52,8 @@ const genFieldsStatus = `{"f:status":{"f:conditions":{"k:{\"type\":\"ContainersR
 
 var genBase = time.Date(2026, 1, 12, 8, 0, 0, 0, time.UTC)
 
-// genPod returns pod i as an API server serves it.
-func genPod(i int) *corev1.Pod {
+// GenPod returns pod i as an API server serves it.
+func GenPod(i int) *corev1.Pod {
 	app := genApps[i%len(genApps)]
 	rsHash := genID(10, "rs/"+app)
 	rsName := app + "-" + rsHash
@@ -171,9 +173,9 @@ func genPod(i int) *corev1.Pod {
 	return p
 }
 
-// genPodJSON returns pod i as compact JSON.
-func genPodJSON(i int) []byte {
-	b, err := json.Marshal(genPod(i))
+// GenPodJSON returns pod i as compact JSON.
+func GenPodJSON(i int) []byte {
+	b, err := json.Marshal(GenPod(i))
 	if err != nil {
 		panic(err)
 	}
