@@ -31,31 +31,41 @@ type Spans []uint32
 const DefaultSpanSize = 256
 
 // BuildSpans returns the spans of the objects and arrays of doc of at least minSize bytes
-// (DefaultSpanSize if minSize <= 0), appended to dst. Documents over 4 GiB, and invalid
-// JSON, get no spans (then evaluation scans, as on a JSON). It scans doc once.
+// (DefaultSpanSize if minSize <= 0), appended to dst. An object's span also says whether its
+// keys are unique (as written, without escapes): a lookup in it can then stop at the first
+// match instead of reading on for a later duplicate. Documents of 2 GiB or more, and
+// invalid JSON, get no spans (then evaluation scans, as on a JSON). It scans doc once.
 func BuildSpans(dst Spans, doc JSON, minSize int) Spans {
 	if minSize <= 0 {
 		minSize = DefaultSpanSize
 	}
-	if uint64(len(doc)) >= 1<<32 {
+	if uint64(len(doc)) >= uniqueKeys {
 		return dst
 	}
 	s := bytesView(doc)
 	n0 := len(dst)
 	var stack [64]uint32 // positions of the open brackets, and of the pairs reserved for them
-	var slot [64]int
+	var slot, keysFrom [64]int
+	var kbuf [128]uint64
+	keys := kbuf[:0] // the hashes of the keys of the open objects, innermost last
 	depth := 0
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '"':
-			i = skipString(s, i) - 1
+			end := skipString(s, i)
+			if depth > 0 && s[stack[depth-1]] == '{' {
+				if j := skipSpace(s, end); j < len(s) && s[j] == ':' {
+					keys = append(keys, keyHash(s[i:end]))
+				}
+			}
+			i = end - 1
 		case '{', '[':
 			if depth == len(stack) { // deeper than kept: skip it whole
 				end := skipValue(s, i)
 				i = end - 1
 				continue
 			}
-			stack[depth], slot[depth] = uint32(i), len(dst)
+			stack[depth], slot[depth], keysFrom[depth] = uint32(i), len(dst), len(keys)
 			dst = append(dst, uint32(i), 0) // reserved: spans stay in order of their starts
 			depth++
 		case '}', ']':
@@ -65,8 +75,13 @@ func BuildSpans(dst Spans, doc JSON, minSize int) Spans {
 			depth--
 			start, at := stack[depth], slot[depth]
 			if i+1-int(start) >= minSize {
-				dst[at+1] = uint32(i + 1) // the others keep end 0: dropped below
+				end := uint32(i + 1) // the others keep end 0: dropped below
+				if s[start] == '{' && distinct(keys[keysFrom[depth]:]) {
+					end |= uniqueKeys
+				}
+				dst[at+1] = end
 			}
+			keys = keys[:keysFrom[depth]]
 		}
 	}
 	if depth != 0 {
@@ -81,8 +96,55 @@ func BuildSpans(dst Spans, doc JSON, minSize int) Spans {
 	return out
 }
 
-// end returns the end of the value that starts at s[i] if a span records it.
-func (sp Spans) end(s string, i int) (int, bool) {
+// uniqueKeys marks, in a span's end, an object whose keys are unique.
+const uniqueKeys = 1 << 31
+
+// escapedKey is the hash of every key with an escape: such keys are never proven unique.
+const escapedKey = 0
+
+// keyHash hashes a key as written, quotes included (FNV-1a), or returns escapedKey.
+func keyHash(written string) uint64 {
+	h := uint64(14695981039346656037)
+	for k := 0; k < len(written); k++ {
+		c := written[k]
+		if c == '\\' {
+			return escapedKey
+		}
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	if h == escapedKey {
+		h = 1
+	}
+	return h
+}
+
+// distinct reports whether the hashes are all different and none is escapedKey: then the
+// keys they hash are unique. Equal hashes of different keys only lose the early stop.
+func distinct(hs []uint64) bool {
+	if len(hs) > 64 {
+		return false // unusual: not worth proving
+	}
+	var table [128]uint64
+	for _, h := range hs {
+		if h == escapedKey {
+			return false
+		}
+		for k := h % 128; ; k = (k + 1) % 128 {
+			if table[k] == h {
+				return false
+			}
+			if table[k] == 0 {
+				table[k] = h
+				break
+			}
+		}
+	}
+	return true
+}
+
+// end returns the end of the value that starts at s[i] if a span records it, and whether
+// the span says the keys of that object are unique.
+func (sp Spans) end(s string, i int) (end int, unique bool, ok bool) {
 	n := len(sp) / 2
 	lo, hi := 0, n
 	for lo < hi {
@@ -94,18 +156,19 @@ func (sp Spans) end(s string, i int) (int, bool) {
 		}
 	}
 	if lo < n && int(sp[2*lo]) == i {
-		if e := int(sp[2*lo+1]); e > i && e <= len(s) {
-			return e, true
+		e := sp[2*lo+1]
+		if end := int(e &^ uniqueKeys); end > i && end <= len(s) {
+			return end, e&uniqueKeys != 0, true
 		}
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // skipValueSpans is skipValue, stepping over a recorded object or array in one move; jumped
 // reports whether it did.
 func (sp Spans) skipValue(s string, i int) (end int, jumped bool) {
 	if i < len(s) && (s[i] == '{' || s[i] == '[') {
-		if e, ok := sp.end(s, i); ok {
+		if e, _, ok := sp.end(s, i); ok {
 			return e, true
 		}
 	}
@@ -150,6 +213,7 @@ func (sp Spans) member(s string, i int, name string, b *budget) (int, bool) {
 	if i >= len(s) || s[i] != '{' {
 		return 0, false
 	}
+	_, unique, _ := sp.end(s, i) // unique keys: the first match is the only one
 	found, val := false, 0
 	for i++; ; {
 		i = skipSpace(s, i)
@@ -181,6 +245,9 @@ func (sp Spans) member(s string, i int, name string, b *budget) (int, bool) {
 		}
 		if match {
 			found, val = true, start
+			if unique {
+				break
+			}
 		}
 		i = end
 	}
