@@ -20,13 +20,6 @@ type RawJSON interface {
 	RawJSON() []byte
 }
 
-// EvalInput is implemented by objects that give JSONPath a better input than their bytes
-// alone: the compact storage's objects with spans hand out a jsonpath.IndexedJSON, on which
-// paths of fields and indexes step over large values instead of scanning them.
-type EvalInput interface {
-	EvalInput() any
-}
-
 // JSONPath compiles expr (kubectl's dialect, with or without braces) and returns an index
 // function over it. A compile error is a *jsonpath.SyntaxError with the byte offset.
 func JSONPath(expr string) (cache.IndexFunc, error) {
@@ -131,8 +124,8 @@ func input(obj any) (any, error) {
 		return o.Object, nil
 	case map[string]any:
 		return o, nil
-	case EvalInput:
-		return o.EvalInput(), nil
+	case jsonpath.Source:
+		return o, nil // read with its spans, no conversion (compact objects)
 	case RawJSON:
 		return jsonpath.JSON(o.RawJSON()), nil
 	default:

@@ -145,6 +145,8 @@ func (p *Path) Fields() [][]string {
 // values Eval returns do not refer to it.
 func (p *Path) Eval(obj any) ([]Value, error) {
 	switch doc := obj.(type) {
+	case Source:
+		return p.appendEvalSource(nil, doc)
 	case JSON:
 		return p.appendEvalJSON(nil, doc)
 	case IndexedJSON:
@@ -159,6 +161,8 @@ func (p *Path) Eval(obj any) ([]Value, error) {
 // do not refer to a JSON document.
 func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
 	switch doc := obj.(type) {
+	case Source:
+		return p.appendEvalSource(dst, doc)
 	case JSON:
 		return p.appendEvalJSON(dst, doc)
 	case IndexedJSON:
@@ -178,6 +182,15 @@ func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
 // refer to it: they are valid while it is not modified; Clone those to
 // keep longer.
 func (p *Path) Each(obj any, fn func(Value) bool) error {
+	if src, ok := obj.(Source); ok {
+		doc := src.JSONSource()
+		if doc.Spans == nil || p.mode != modeWalk {
+			_, err := p.evalJSON(doc.Doc, fn, nil)
+			return err
+		}
+		_, err := p.walkSpans(doc, fn, nil)
+		return err
+	}
 	switch doc := obj.(type) {
 	case JSON:
 		_, err := p.evalJSON(doc, fn, nil)
@@ -200,6 +213,24 @@ func (p *Path) Each(obj any, fn func(Value) bool) error {
 		fn(v)
 	}
 	return err
+}
+
+// appendEvalSource is AppendEval on a Source.
+func (p *Path) appendEvalSource(dst []Value, src Source) ([]Value, error) {
+	doc := src.JSONSource()
+	if doc.Spans == nil {
+		return p.appendEvalJSON(dst, doc.Doc)
+	}
+	return p.appendEvalIndexed(dst, doc)
+}
+
+// fromSource returns the document of a Source, anything else as it is (for Execute, whose
+// evaluation allocates anyway).
+func fromSource(obj any) any {
+	if src, ok := obj.(Source); ok {
+		return src.JSONSource().Doc
+	}
+	return obj
 }
 
 // lookupKeys evaluates a path of fields only (most index expressions)
@@ -414,6 +445,7 @@ func (p *Path) ExecuteString(obj any) (string, error) {
 
 func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 	defer recoverInternal(&err)
+	obj = fromSource(obj)
 	if doc, ok := obj.(IndexedJSON); ok {
 		obj = doc.Doc
 	}

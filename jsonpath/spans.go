@@ -21,6 +21,14 @@ type IndexedJSON struct {
 	Spans Spans
 }
 
+// Source is implemented by values that hold a JSON document, with or without spans (kindex's
+// compact objects). Eval, AppendEval, Each and Execute read a Source as the IndexedJSON it
+// returns (a JSON when it has no spans), without the caller converting that to an interface
+// value, which would allocate.
+type Source interface {
+	JSONSource() IndexedJSON
+}
+
 // Spans lists, in document order, the start and end offsets of a document's objects and
 // arrays at least a minimum size long: pairs (start, end), Doc[start] the opening bracket,
 // Doc[end-1] the closing one.

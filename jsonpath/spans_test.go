@@ -36,3 +36,31 @@ func TestIndexedJSONDuplicateKeys(t *testing.T) {
 	_, unique, ok = sp.end(docs["repeated"], strings.Index(docs["repeated"], `{"pad"`))
 	assert.True(t, ok && !unique, "an object with a repeated key is not")
 }
+
+type testSource IndexedJSON
+
+func (s testSource) JSONSource() IndexedJSON { return IndexedJSON(s) }
+
+// A Source evaluates as the document it returns, with or without spans, in every method.
+func TestSource(t *testing.T) {
+	doc := JSON(`{"spec":{"pad":"` + strings.Repeat("x", 300) + `","node":"a","list":[1,2]}}`)
+	for _, src := range []Source{testSource{Doc: doc}, testSource{Doc: doc, Spans: BuildSpans(nil, doc, 16)}} {
+		for _, expr := range []string{`{.spec.node}`, `{.spec.list[*]}`, `{.spec.nope}`} {
+			p := MustCompile(expr)
+			want, _ := p.Eval(doc)
+			got, err := p.Eval(src)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, expr)
+			app, err := p.AppendEval(nil, src)
+			require.NoError(t, err)
+			assert.Equal(t, want, app, expr)
+			var each []Value
+			require.NoError(t, p.Each(src, func(v Value) bool { each = append(each, v.Clone()); return true }))
+			assert.Equal(t, len(want), len(each), expr)
+			wt, _ := p.ExecuteString(doc)
+			gt, err := p.ExecuteString(src)
+			require.NoError(t, err)
+			assert.Equal(t, wt, gt, expr)
+		}
+	}
+}

@@ -32,7 +32,7 @@ type Options struct {
 	// resourceVersion. See ListerWatcher for why. It does not change what a Decoder does.
 	StreamList bool
 	// Spans records, with each object, the extents of its objects and arrays of at least
-	// 256 bytes (jsonpath.Spans; Object.EvalInput), so that JSONPath paths of fields and
+	// 256 bytes (jsonpath.Spans; Object.JSONSource), so that JSONPath paths of fields and
 	// indexes (index functions, Item.Eval) step over them instead of scanning: on the Pods
 	// of the reads benchmark, Item.Eval({.spec.nodeName}) goes from 8.2 to 1.3 µs per
 	// result (bench/README.md). It costs one more scan and copy of each object as it is

@@ -80,6 +80,7 @@ var (
 	_ schema.ObjectKind             = (*Object)(nil)
 	_ json.Marshaler                = (*Object)(nil)
 	_ interface{ RawJSON() []byte } = (*Object)(nil)
+	_ jsonpath.Source               = (*Object)(nil)
 )
 
 // RawJSON returns the object's JSON. The bytes are shared: do not modify them. kindex's
@@ -105,13 +106,15 @@ func (o *Object) Spans() jsonpath.Spans {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&full[at])), 2*int(o.nspans))
 }
 
-// EvalInput returns what JSONPath evaluates on for this object: its JSON with its spans
-// (jsonpath.IndexedJSON) when it has spans, else its JSON (jsonpath.JSON).
-func (o *Object) EvalInput() any {
+// JSONSource returns the object's JSON with its spans (jsonpath.Source): JSONPath reads the
+// object as a jsonpath.IndexedJSON, or as its JSON when it has no spans (a compressed
+// object is decompressed; one that does not decompress gives nil, which evaluates to
+// nothing).
+func (o *Object) JSONSource() jsonpath.IndexedJSON {
 	if sp := o.Spans(); sp != nil {
 		return jsonpath.IndexedJSON{Doc: o.json(), Spans: sp}
 	}
-	return jsonpath.JSON(o.RawJSON())
+	return jsonpath.IndexedJSON{Doc: o.RawJSON()}
 }
 
 // JSON returns the object's JSON as RawJSON does, with the error of a compressed object

@@ -36,12 +36,12 @@ func TestObjectSpans(t *testing.T) {
 		assert.Equal(t, a.GetResourceVersion(), b.GetResourceVersion())
 		assert.Equal(t, a.GetNamespace(), b.GetNamespace())
 		assert.Equal(t, a.GetLabels(), b.GetLabels())
-		_, indexed := b.EvalInput().(jsonpath.IndexedJSON)
-		assert.True(t, indexed)
+		assert.NotNil(t, b.JSONSource().Spans)
+		assert.Nil(t, a.JSONSource().Spans)
 		for _, expr := range paths {
 			p := jsonpath.MustCompile(expr)
 			want, werr := p.Eval(jsonpath.JSON(a.RawJSON()))
-			got, gerr := p.Eval(b.EvalInput())
+			got, gerr := p.Eval(b)
 			assert.Equal(t, werr, gerr, expr)
 			assert.Equal(t, want, got, expr)
 		}
