@@ -34,7 +34,7 @@ type Options struct {
 	// Spans records, with each object, the extents of its objects and arrays of at least
 	// 256 bytes (jsonpath.Spans; Object.JSONSource), so that JSONPath paths of fields and
 	// indexes (index functions, Item.Eval) step over them instead of scanning: on the Pods
-	// of the reads benchmark, Item.Eval({.spec.nodeName}) goes from 8.2 to 1.3 µs per
+	// of the reads benchmark, Item.Eval({.spec.nodeName}) goes from 8.2 to about 1.1 µs per
 	// result (bench/README.md). It costs one more scan and copy of each object as it is
 	// decoded and 8 bytes per span (a few dozen per Pod); informers with JSONPath indexes
 	// turn it on. 256 bytes: 512 measured 10% slower reads, 128 no faster.
