@@ -51,11 +51,17 @@ func BenchmarkStoreQuery100k(b *testing.B) {
 	}
 }
 
-// BenchmarkStorePage is a page of 100 from a 50,000-object match set on 100,000 objects, in
+// BenchmarkStorePage is a page of 100 from a 60% match set on 100,000 and 150,000 objects, in
 // (namespace, name) order and sorted by an indexed value, each with its continue token; the
 // p99 of single pages is reported. `go test -run '^$' -bench StorePage ./internal/store`.
 func BenchmarkStorePage(b *testing.B) {
-	s := benchStore(b, 100_000)
+	for _, n := range []int{100_000, 150_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchPages(b, n) })
+	}
+}
+
+func benchPages(b *testing.B, n int) {
+	s := benchStore(b, n)
 	half := query.Condition{Index: "size", Op: query.LessThan, Values: []string{"3"}} // sizes 0-2 of 0-4
 	for name, q := range map[string]query.Query{
 		"key-order":  {Conditions: []query.Condition{half}, Limit: 100},
