@@ -87,23 +87,32 @@ func parseUint(lit []byte) (uint64, bool) {
 	return n, true
 }
 
-func intDec(t reflect.Type) decFunc {
-	size := t.Size()
+// numDec returns the decoder of a number type: store parses a number literal (isInt: it has
+// no fraction or exponent) into the value at p and reports whether it fits; null is left to
+// nullOr.
+func numDec(t reflect.Type, store func(p unsafe.Pointer, lit []byte, isInt bool) bool) decFunc {
 	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		if !d.isNumberStart(i) {
 			return d.nullOr(t, i)
 		}
-		end, _, err := d.scanNumber(i)
+		end, isInt, err := d.scanNumber(i)
 		if err != nil {
 			return end, err
 		}
 		lit := d.data[i:end]
-		n, ok := parseInt(lit)
-		if !ok || !storeInt(p, size, n) {
+		if !store(p, lit, isInt) {
 			return end, d.rangeErr(lit, t, end)
 		}
 		return end, nil
 	}
+}
+
+func intDec(t reflect.Type) decFunc {
+	size := t.Size()
+	return numDec(t, func(p unsafe.Pointer, lit []byte, _ bool) bool {
+		n, ok := parseInt(lit)
+		return ok && storeInt(p, size, n)
+	})
 }
 
 // storeInt stores n in the signed integer of size bytes at p, if it fits.
@@ -132,21 +141,10 @@ func storeInt(p unsafe.Pointer, size uintptr, n int64) bool {
 
 func uintDec(t reflect.Type) decFunc {
 	size := t.Size()
-	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
-		if !d.isNumberStart(i) {
-			return d.nullOr(t, i)
-		}
-		end, _, err := d.scanNumber(i)
-		if err != nil {
-			return end, err
-		}
-		lit := d.data[i:end]
+	return numDec(t, func(p unsafe.Pointer, lit []byte, _ bool) bool {
 		n, ok := parseUint(lit)
-		if !ok || !storeUint(p, size, n) {
-			return end, d.rangeErr(lit, t, end)
-		}
-		return end, nil
-	}
+		return ok && storeUint(p, size, n)
+	})
 }
 
 // storeUint stores n in the unsigned integer of size bytes at p, if it fits.
@@ -175,26 +173,18 @@ func storeUint(p unsafe.Pointer, size uintptr, n uint64) bool {
 
 func floatDec(t reflect.Type) decFunc {
 	bits := t.Bits()
-	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
-		if !d.isNumberStart(i) {
-			return d.nullOr(t, i)
-		}
-		end, isInt, err := d.scanNumber(i)
-		if err != nil {
-			return end, err
-		}
-		lit := d.data[i:end]
+	return numDec(t, func(p unsafe.Pointer, lit []byte, isInt bool) bool {
 		f, ok := parseFloat(lit, isInt, bits)
 		if !ok {
-			return end, d.rangeErr(lit, t, end)
+			return false
 		}
 		if bits == 32 {
 			*(*float32)(p) = float32(f)
 		} else {
 			*(*float64)(p) = f
 		}
-		return end, nil
-	}
+		return true
+	})
 }
 
 // parseFloat parses a number literal as strconv.ParseFloat(lit, bits) does. Integers of
