@@ -37,7 +37,7 @@
 //     every indexed condition until L+1 match, about (L+1)·n/m visits, taken when
 //     m² > (L+1)·n; or selected from the driver's m candidates with a bounded heap,
 //     O(m log L). At n = 100,000 a page of 100 from 50,000 matches takes about 0.1 ms either
-//     way it is sorted. The (namespace, name) order is always kept (about 27 bytes per
+//     way it is sorted. The (namespace, name) order is always kept (about 13 bytes per
 //     object); an index is ordered from the first query that sorts by it on (about 1 µs per
 //     entry, once; then a few pointer moves per change). A query with JSONPath conditions,
 //     labels or AnyOf visits every match. The continue token holds the position of the

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -129,4 +130,39 @@ func BenchmarkClientGoByIndex100k(b *testing.B) {
 			b.Fatal(err, len(got))
 		}
 	}
+}
+
+// BenchmarkStoreTreeMemory reports what the ordered structures hold on 100,000 objects: the
+// (namespace, name) tree per object, and an ordered index per (value, object) pair
+// (heap after GC, built again each iteration).
+func BenchmarkStoreTreeMemory(b *testing.B) {
+	s := benchStore(b, 100_000)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var keyTree, ordered float64
+	for b.Loop() {
+		before := heap()
+		t := newKeyTree()
+		for _, rec := range s.items {
+			t.ReplaceOrInsert(rec)
+		}
+		mid := heap()
+		s.mu.Lock()
+		s.indexes["node"].ordered = nil
+		s.indexes["node"].makeOrdered()
+		s.mu.Unlock()
+		after := heap()
+		s.mu.Lock()
+		s.indexes["node"].ordered = nil // without: the next iteration's baseline holds it
+		s.mu.Unlock()
+		keyTree = float64(mid-before) / 100_000
+		ordered = float64(after-mid) / 100_000
+		runtime.KeepAlive(t)
+	}
+	b.ReportMetric(keyTree, "key-tree-B/object")
+	b.ReportMetric(ordered, "ordered-B/pair")
 }

@@ -73,10 +73,7 @@ func (s *Store) ensureOrdered(name string) {
 func (s *Store) walkKeys(ns string, allNS bool, after string, hasAfter bool, visit func(*record) bool) {
 	start := ""
 	if !allNS {
-		start = ns + "/"
-		if ns == "" {
-			start = ""
-		}
+		start = ns + "/" // before every name of ns
 	}
 	if hasAfter && compareKeys(after, start) > 0 {
 		start = after
@@ -138,42 +135,29 @@ func (s *Store) walkValues(ix *index, o order, after position, hasAfter bool, vi
 // descendValues walks the values of ix from the largest (or from after's value) down, each
 // value's records in (namespace, name) order.
 func (s *Store) descendValues(ix *index, after position, hasAfter bool, step func(vitem) bool, more *bool) {
-	var cur vitem // the first entry of the value being walked
-	var found bool
-	if hasAfter {
-		// The rest of after's value, then the smaller ones.
-		pivot := vitem{&valueEntry{sv: after.val}, &record{key: after.key}}
-		ix.ordered.AscendGreaterOrEqual(pivot, func(it vitem) bool {
-			if it.e.sv.s != after.val.s {
-				return false
-			}
-			return step(it)
+	// records walks one value's records in (namespace, name) order from key on.
+	records := func(sv sortValue, key string) {
+		ix.ordered.AscendGreaterOrEqual(vitem{&valueEntry{sv: sv}, &record{key: key}}, func(it vitem) bool {
+			return it.e.sv.s == sv.s && step(it)
 		})
-		if !*more {
-			return
-		}
-		cur, found = vitem{&valueEntry{sv: after.val}, &record{key: ""}}, true
+	}
+	var cur sortValue // the value being walked
+	if hasAfter {
+		cur = after.val // the rest of after's value, then the smaller ones
+		records(cur, after.key)
 	} else {
 		max, ok := ix.ordered.Max()
 		if !ok {
 			return
 		}
-		cur, found = vitem{max.e, &record{key: ""}}, true
-		ix.ordered.AscendGreaterOrEqual(cur, func(it vitem) bool {
-			if it.e != max.e {
-				return false
-			}
-			return step(it)
-		})
-		if !*more {
-			return
-		}
+		cur = max.e.sv
+		records(cur, "")
 	}
-	for found && *more {
-		// The largest value below cur's: the first item below (value, "").
+	for *more {
+		// The largest value below cur: the first item at or below (cur, "") of another value.
 		var next *valueEntry
-		ix.ordered.DescendLessOrEqual(cur, func(it vitem) bool {
-			if it.e.sv.s == cur.e.sv.s {
+		ix.ordered.DescendLessOrEqual(vitem{&valueEntry{sv: cur}, &record{}}, func(it vitem) bool {
+			if it.e.sv.s == cur.s {
 				return true
 			}
 			next = it.e
@@ -182,13 +166,8 @@ func (s *Store) descendValues(ix *index, after position, hasAfter bool, step fun
 		if next == nil {
 			return
 		}
-		cur = vitem{next, &record{key: ""}}
-		ix.ordered.AscendGreaterOrEqual(cur, func(it vitem) bool {
-			if it.e != next {
-				return false
-			}
-			return step(it)
-		})
+		cur = next.sv
+		records(cur, "")
 	}
 }
 

@@ -54,15 +54,8 @@ func register[T informer.Object](name string, newFactory func(*rest.Config, stri
 			if err != nil {
 				return 0, nil, err
 			}
-			fctx, cancel := context.WithCancel(context.Background())
-			stop := func() { cancel(); f.Shutdown() }
-			if err := f.Start(fctx); err != nil {
-				stop()
-				return 0, nil, err
-			}
-			inf, err := f.InformerForGVR(ctx, gvr)
+			inf, stop, err := startInformer(ctx, f, gvr)
 			if err != nil {
-				stop()
 				return 0, nil, err
 			}
 			if err := inf.WaitForSync(ctx); err != nil {
@@ -73,4 +66,21 @@ func register[T informer.Object](name string, newFactory func(*rest.Config, stri
 			return inf.Status().Objects, func() { inf.Release(); stop() }, nil
 		},
 	})
+}
+
+// startInformer starts f and returns its informer for gvr, not yet synced, and the function
+// that stops the factory (the caller releases the informer first).
+func startInformer[T informer.Object](ctx context.Context, f *informer.Factory[T], gvr schema.GroupVersionResource) (*informer.Informer[T], func(), error) {
+	fctx, cancel := context.WithCancel(context.Background())
+	stop := func() { cancel(); f.Shutdown() }
+	if err := f.Start(fctx); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	inf, err := f.InformerForGVR(ctx, gvr)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return inf, stop, nil
 }

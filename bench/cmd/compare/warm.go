@@ -162,15 +162,8 @@ func (s *warmSubject) Sync(ctx context.Context, cfg *rest.Config, gvr schema.Gro
 	if err != nil {
 		return 0, nil, err
 	}
-	fctx, cancel := context.WithCancel(context.Background())
-	stop := func() { cancel(); f.Shutdown() }
-	if err := f.Start(fctx); err != nil {
-		stop()
-		return 0, nil, err
-	}
-	inf, err := f.InformerForGVR(ctx, gvr)
+	inf, stop, err := startInformer(ctx, f, gvr)
 	if err != nil {
-		stop()
 		return 0, nil, err
 	}
 	if s.handler {
