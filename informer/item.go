@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kindex/kindex/indexfuncs"
-	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/internal/store"
 	"github.com/kindex/kindex/internal/typedjson"
 	"github.com/kindex/kindex/jsonpath"
@@ -32,9 +31,9 @@ import (
 // decodes the whole object; DecodeInto decodes straight into the caller's type. In the
 // unstructured and metadata modes every accessor reads the decoded object and Raw is nil.
 type Item[T Object] struct {
-	key  string
-	obj  any // the stored item
-	mode storage.Mode
+	key string
+	obj any   // the stored item
+	c   *core // for its storage mode
 }
 
 // rawJSON is what the compact mode stores.
@@ -93,7 +92,7 @@ func (it Item[T]) Eval(p *jsonpath.Path) ([]jsonpath.Value, error) {
 // call; otherwise the cached object itself, shared and read-only). An object that cannot be
 // decoded is a *DecodeError.
 func (it Item[T]) Object() (T, error) {
-	obj, err := objectAs[T](it.mode, it.obj)
+	obj, err := objectAs[T](it.c.mode, it.obj)
 	if err != nil {
 		return obj, &DecodeError{Key: it.key, Err: err}
 	}
@@ -150,7 +149,7 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 	if !exists {
 		return Item[T]{}, notFound(i.h.e.key.GVR, name)
 	}
-	return Item[T]{key: key, obj: obj, mode: i.h.c.mode}, nil
+	return Item[T]{key: key, obj: obj, c: i.h.c}, nil
 }
 
 // ListItems is List without decoding: every cached object in namespace ns ("" for all),
@@ -168,7 +167,7 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 	out := make([]Item[T], len(objs))
 	for k, o := range objs {
 		key, _ := store.KeyFunc(o)
-		out[k] = Item[T]{key: key, obj: o, mode: i.h.c.mode}
+		out[k] = Item[T]{key: key, obj: o, c: i.h.c}
 	}
 	return out, nil
 }
@@ -177,14 +176,16 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 // result an Item.
 func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[Item[T]], error) {
 	var res query.Result[Item[T]]
-	items, next, plan, err := i.query(ctx, q)
+	if i.h.released.Load() {
+		return res, ErrReleased
+	}
+	c := i.h.c
+	items, next, plan, err := store.QueryAs(ctx, i.h.e.store, q, i.h.e.queryOpts, func(key string, obj any) Item[T] {
+		return Item[T]{key: key, obj: obj, c: c}
+	})
 	if err != nil {
 		return res, err
 	}
-	res.Items = make([]Item[T], len(items))
-	for k, it := range items {
-		res.Items[k] = Item[T]{key: it.Key, obj: it.Obj, mode: i.h.c.mode}
-	}
-	res.Continue, res.Plan = next, plan
+	res.Items, res.Continue, res.Plan = items, next, plan
 	return res, nil
 }

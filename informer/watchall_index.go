@@ -146,7 +146,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		res.Plan.Candidates += plan.Candidates
 		res.Plan.Matched += plan.Matched
 		for _, it := range items {
-			res.Items = append(res.Items, ResourceItem[T]{Resource: m.res, Item: Item[T]{key: it.Key, obj: it.Obj, mode: w.wa.c.mode}})
+			res.Items = append(res.Items, ResourceItem[T]{Resource: m.res, Item: Item[T]{key: it.Key, obj: it.Obj, c: w.wa.c}})
 		}
 		if next != "" {
 			res.Continue = encodeSetContinue(q, name, next)

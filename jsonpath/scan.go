@@ -259,6 +259,13 @@ func keyIs(written, name string) (bool, int) {
 		// Equal lengths: an escape would make the key decode shorter than name.
 		return false, 0
 	}
+	if len(inner) > len(name) && len(name) > 0 {
+		// Only an escape can make it decode to name, and the first byte of what it decodes
+		// to is its own unless it is a backslash (or a control byte, which ends the key).
+		if c := inner[0]; c != '\\' && c >= ' ' && c != name[0] {
+			return false, 0
+		}
+	}
 	if strings.IndexByte(inner, '\\') < 0 {
 		return inner == name, 0
 	}

@@ -43,9 +43,34 @@ type Item struct {
 //
 // What each condition costs is written once, in package query's documentation.
 func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
-	if items, plan, ok, err := s.queryEqual(q, opts); ok || err != nil {
+	if items, plan, ok, err := queryEqual(s, q, opts, newItem); ok || err != nil {
 		return items, "", plan, err
 	}
+	return s.query(ctx, q, opts)
+}
+
+// QueryAs is Query with each result made by conv from its key and object, so that a caller
+// handing out its own result type builds one slice, not two. conv runs under the store's
+// read lock: it must not call the store.
+func QueryAs[R any](ctx context.Context, s *Store, q query.Query, opts QueryOptions, conv func(key string, obj any) R) ([]R, string, query.Plan, error) {
+	if items, plan, ok, err := queryEqual(s, q, opts, conv); ok || err != nil {
+		return items, "", plan, err
+	}
+	items, next, plan, err := s.query(ctx, q, opts)
+	if err != nil {
+		return nil, "", plan, err
+	}
+	out := make([]R, len(items))
+	for i, it := range items {
+		out[i] = conv(it.Key, it.Obj)
+	}
+	return out, next, plan, nil
+}
+
+func newItem(key string, obj any) Item { return Item{Key: key, Obj: obj} }
+
+// query is Query's general path.
+func (s *Store) query(ctx context.Context, q query.Query, opts QueryOptions) ([]Item, string, query.Plan, error) {
 	pq, err := prepare(q, opts)
 	if err != nil {
 		return nil, "", query.Plan{}, err
@@ -156,7 +181,7 @@ func (s *Store) Query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 // without preparing it: one value's list, already in (namespace, name) order, is the
 // result. It reports false, without error, for any other query (or a page that would need a
 // continue token), which then takes the general path.
-func (s *Store) queryEqual(q query.Query, opts QueryOptions) ([]Item, query.Plan, bool, error) {
+func queryEqual[R any](s *Store, q query.Query, opts QueryOptions, conv func(key string, obj any) R) ([]R, query.Plan, bool, error) {
 	if len(q.Conditions) != 1 || len(q.AnyOf) != 0 || q.Continue != "" || q.SortBy != "" || q.Descending ||
 		q.Limit < 0 || q.Labels != nil && !q.Labels.Empty() {
 		return nil, query.Plan{}, false, nil
@@ -184,8 +209,8 @@ func (s *Store) queryEqual(q query.Query, opts QueryOptions) ([]Item, query.Plan
 	if q.Limit > 0 && n > q.Limit {
 		return nil, query.Plan{}, false, nil
 	}
-	out := make([]Item, 0, n)
-	e.each(ns, allNS, func(rec *record) { out = append(out, Item{Key: rec.key, Obj: rec.obj}) })
+	out := make([]R, 0, n)
+	e.each(ns, allNS, func(rec *record) { out = append(out, conv(rec.key, rec.obj)) })
 	return out, query.Plan{Driver: c.String(), Candidates: len(out), Matched: len(out)}, true, nil
 }
 
