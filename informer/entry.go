@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,6 +131,7 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 	if e.stopped {
 		return nil
 	}
+	var errs []error // one change that fails does not stop the others of a batch
 	for _, d := range deltas {
 		switch d.Type {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
@@ -139,7 +141,8 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 					continue // a relist answered with the cached object: nothing changed
 				}
 				if err := e.store.Update(d.Object); err != nil {
-					return err
+					errs = append(errs, err)
+					continue
 				}
 				if d.Type == cache.Replaced && sameResourceVersion(old, d.Object) {
 					// A relist found the object unchanged: not an update (client-go's shared
@@ -150,14 +153,16 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 				continue
 			}
 			if err := e.store.Add(d.Object); err != nil {
-				return err
+				errs = append(errs, err)
+				continue
 			}
 			e.objects.Add(1)
 			e.distribute(notification{kind: noteAdd, obj: d.Object, initial: isInInitialList})
 		case cache.Deleted:
 			_, exists, _ := e.store.Get(d.Object)
 			if err := e.store.Delete(d.Object); err != nil {
-				return err
+				errs = append(errs, err)
+				continue
 			}
 			if exists {
 				e.objects.Add(-1)
@@ -166,7 +171,7 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 		}
 	}
 	e.metrics.setObjects(e.objects.Load())
-	return nil
+	return errors.Join(errs...)
 }
 
 // sameResourceVersion reports whether a and b carry the same, non-empty resourceVersion.

@@ -74,3 +74,24 @@ func TestResyncRedeliversAsUpdates(t *testing.T) {
 	require.NoError(t, err)
 	eventually(t, func() bool { return updates.Load() >= 2 }, "resyncs delivered")
 }
+
+// A change that cannot be applied (an item without a key) does not stop the rest of its
+// batch: the FIFO hands out up to 1,000 changes at once.
+func TestApplyKeepsGoingPastABadChange(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	good := newObj("ns", "good", nil)
+	err = inf.h.e.apply(cache.Deltas{
+		{Type: cache.Added, Object: "not an object"},
+		{Type: cache.Added, Object: good},
+		{Type: cache.Deleted, Object: 42},
+	}, false)
+	require.Error(t, err)
+	got, err := inf.Get("ns", "good")
+	require.NoError(t, err, "the change after the bad one was applied")
+	assert.Equal(t, "good", got.GetName())
+}
