@@ -169,7 +169,7 @@
 //
 // # Warm restart
 //
-// With Options.SnapshotDir (compact mode only: its objects are bytes already), each informer
+// With Options.SnapshotDir (the compact and metadata-only modes), each informer
 // keeps a snapshot file of its objects and of the resourceVersion they are consistent with
 // (file format: internal/snapshot; one file per resource, namespace, selectors and storage
 // options, whose identity is checked on load). On start with a valid snapshot:
@@ -228,10 +228,14 @@
 //
 // A snapshot is used only when everything checks: format version, identity, the CRC-32C of
 // the whole file, each record's bounds; with a key, every 64 KiB frame's AES-GCM tag.
-// Anything else is ignored with one log line and the informer lists as usual. Records carry
-// the compact object's layout, so loading is one copy per object, from a 1 MiB read buffer
-// into the object's own allocation, rather than a decode; the JSON is not parsed again
-// (figures in bench/README.md, "Warm restart"). The checksum is there to catch a damaged
+// Anything else is ignored with one log line and the informer lists as usual. Compact
+// records carry the compact object's layout, so loading is one copy per object, from a 1 MiB
+// read buffer into the object's own allocation, rather than a decode; the JSON is not
+// parsed again (figures in bench/README.md, "Warm restart"). Metadata-only records are the
+// objects' JSON, decoded on load by kindex's typed decoder (a metadata object is a few
+// hundred bytes: a few microseconds each); the metadata mode's relist after 410 decodes
+// every item, as any list of that mode does, and the same comparison of resourceVersions
+// keeps unchanged objects from being announced. The checksum is there to catch a damaged
 // file (a torn write, a bad disk), not an attacker: a plaintext snapshot is as trustworthy
 // as its directory (created 0700, files 0600), since whoever can write there can feed the
 // cache whatever the checksum, and CRC-32C (hardware-accelerated, about ten times faster

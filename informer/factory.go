@@ -94,8 +94,9 @@ type Options[T Object] struct {
 	// SnapshotDir, if set, makes every informer keep a snapshot of its objects in this
 	// directory (created 0700 if missing; files 0600), one file per resource, namespace,
 	// selectors and storage options, and start from it: see "Warm restart" in the package
-	// documentation. Only storage modes that keep objects as bytes can (the compact mode of
-	// dynamicinformer.NewCompactFactory); NewFactory fails for the others.
+	// documentation. The compact mode (dynamicinformer.NewCompactFactory) and the
+	// metadata-only mode (metadataonly.NewFactory) can; NewFactory fails for the others
+	// (the unstructured mode: re-encoding its maps would cost what a LIST saves).
 	//
 	// Unencrypted snapshots of Secrets are Secrets on disk, readable by whoever can read the
 	// file. An informer on secrets therefore neither reads nor writes a snapshot unless

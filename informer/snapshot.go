@@ -53,7 +53,7 @@ func newSnapshotConfig(mode storage.Mode, dir string, interval time.Duration, ke
 	}
 	s, ok := mode.(storage.Snapshotter)
 	if !ok {
-		return nil, fmt.Errorf("kindex: Options.SnapshotDir: the %s storage mode cannot write snapshots (only the compact mode keeps objects as bytes)", mode.Name())
+		return nil, fmt.Errorf("kindex: Options.SnapshotDir: the %s storage mode cannot write snapshots (the compact and metadata-only modes can)", mode.Name())
 	}
 	if interval < 0 {
 		return nil, fmt.Errorf("kindex: SnapshotInterval must not be negative, got %v", interval)

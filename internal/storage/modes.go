@@ -27,16 +27,18 @@ func NewDynamicMode(client dynamic.Interface, sc Config) Mode {
 }
 
 // NewMetadataMode returns the storage mode of metadataonly: the metadata client (protobuf
-// PartialObjectMetadata), objects stored as received.
+// PartialObjectMetadata), objects stored as received. It writes snapshots (Snapshotter,
+// metadata_snapshot.go) and probes the server's resourceVersion (ResourceVersionProber).
 func NewMetadataMode(client metadata.Interface, sc Config) Mode {
-	return &clientMode{name: "metadata", example: &metav1.PartialObjectMetadata{}, keep: sc.KeepManagedFields,
-		lw: func(t Target) cache.ListerWatcherWithContext {
-			var ri metadata.ResourceInterface = client.Resource(t.Resource.GVR)
-			if t.Resource.Namespaced && t.Namespace != "" {
-				ri = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
-			}
-			return clientListerWatcher(t, ri.List, ri.Watch, client)
-		}}
+	m := &metadataMode{clientMode: clientMode{name: "metadata", example: &metav1.PartialObjectMetadata{}, keep: sc.KeepManagedFields}}
+	m.lw = func(t Target) cache.ListerWatcherWithContext {
+		var ri metadata.ResourceInterface = client.Resource(t.Resource.GVR)
+		if t.Resource.Namespaced && t.Namespace != "" {
+			ri = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
+		}
+		return &probingLW{ListerWatcherWithContext: clientListerWatcher(t, ri.List, ri.Watch, client), watch: ri.Watch}
+	}
+	return m
 }
 
 // clientMode is a mode on a client-go client that decodes: objects are stored as received.
