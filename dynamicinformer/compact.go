@@ -72,23 +72,30 @@ type CompactOptions struct {
 // a decode and an encode per object: prefer CompactOptions.Projection to shrink objects.
 func NewCompactFactory(cfg *rest.Config, opts Options, copts CompactOptions) (*Factory, error) {
 	return informer.New(cfg, opts, func(cfg *rest.Config, sc storage.Config) (storage.Mode, error) {
-		var indexes []*jsonpath.Path
-		projection := copts.Projection
-		if copts.ProjectIndexes {
-			if projection == nil {
-				projection = []string{} // projection on, whatever the indexes
-			}
-			for _, name := range slices.Sorted(maps.Keys(sc.Indexes)) {
-				indexes = append(indexes, sc.Indexes[name])
-			}
-		}
-		m, err := compact.New(cfg, compact.Options{
-			KeepManagedFields: sc.KeepManagedFields, Projection: projection, ProjectPaths: indexes,
-			StreamList: !copts.WatchList, Compress: copts.Compress, Spans: !copts.Compress && (copts.Spans || len(sc.Indexes) > 0),
-		})
+		m, err := compact.New(cfg, compactModeOptions(sc, copts))
 		if err != nil {
 			return nil, err // keep a typed nil *compact.Mode out of the interface
 		}
 		return m, nil
 	})
+}
+
+// compactModeOptions are the compact mode's options for the factory's storage config and
+// copts: the projection (with the indexes' paths when ProjectIndexes), and spans when asked
+// for or when the factory has indexes, unless objects are compressed.
+func compactModeOptions(sc storage.Config, copts CompactOptions) compact.Options {
+	var indexes []*jsonpath.Path
+	projection := copts.Projection
+	if copts.ProjectIndexes {
+		if projection == nil {
+			projection = []string{} // projection on, whatever the indexes
+		}
+		for _, name := range slices.Sorted(maps.Keys(sc.Indexes)) {
+			indexes = append(indexes, sc.Indexes[name])
+		}
+	}
+	return compact.Options{
+		KeepManagedFields: sc.KeepManagedFields, Projection: projection, ProjectPaths: indexes,
+		StreamList: !copts.WatchList, Compress: copts.Compress, Spans: !copts.Compress && (copts.Spans || len(sc.Indexes) > 0),
+	}
 }
