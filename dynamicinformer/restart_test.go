@@ -17,24 +17,8 @@ import (
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
-
-// churn creates one object, updates another and deletes a third, for configmaps and
-// widgets alike, through the dynamic client.
-func churn(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface, create, update, del string) {
-	t.Helper()
-	obj, err := ri.Get(ctx, update, metav1.GetOptions{})
-	require.NoError(t, err)
-	obj.SetLabels(map[string]string{"updated": fmt.Sprint(time.Now().UnixNano())})
-	_, err = ri.Update(ctx, obj, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	require.NoError(t, ri.Delete(ctx, del, metav1.DeleteOptions{}))
-	obj.SetName(create)
-	obj.SetResourceVersion("")
-	obj.SetUID("")
-	_, err = ri.Create(ctx, obj, metav1.CreateOptions{})
-	require.NoError(t, err)
-}
 
 // serverState lists ri and returns name -> resourceVersion.
 func serverState(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface) map[string]string {
@@ -96,15 +80,15 @@ func TestAPIServerRestartKeepsCacheExact(t *testing.T) {
 			_, err = wInf.AddEventHandler(wDel.handler())
 			require.NoError(t, err)
 
-			churn(t, ctx, cms, "before", "o0", "o1")
-			churn(t, ctx, ws, "before", "o0", "o1")
+			testsupport.Churn(t, ctx, cms, "before", "o0", "o1")
+			testsupport.Churn(t, ctx, ws, "before", "o0", "o1")
 			require.NoError(t, cp.StopAPIServer(sig))
 			startCtx, cancel := context.WithTimeout(ctx, 90*time.Second)
 			defer cancel()
 			require.NoError(t, cp.StartAPIServer(startCtx))
 			// Right away, while the informers are still backing off.
-			churn(t, ctx, cms, "after", "o2", "o3")
-			churn(t, ctx, ws, "after", "o2", "o3")
+			testsupport.Churn(t, ctx, cms, "after", "o2", "o3")
+			testsupport.Churn(t, ctx, ws, "after", "o2", "o3")
 
 			cacheEquals(t, ctx, cmInf, cms)
 			cacheEquals(t, ctx, wInf, ws)
@@ -168,7 +152,7 @@ func TestCompactionForcesRelist(t *testing.T) {
 	path := "/api/v1/namespaces/" + ns + "/podtemplates"
 	fx.rec.Hold(path)
 	require.Equal(t, 1, fx.rec.Cut(path))
-	churn(t, ctx, pts, "missed", "o0", "o1")
+	testsupport.Churn(t, ctx, pts, "missed", "o0", "o1")
 	_, err = cp.CompactEtcd(ctx)
 	require.NoError(t, err)
 	cs := cp.Clientset(t)

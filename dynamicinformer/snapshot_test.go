@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,50 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 )
-
-// events records what a handler was told, by kind, as "name" or "name@rv" for updates.
-type events struct {
-	mu                    sync.Mutex
-	adds, updates, delete []string
-}
-
-func (ev *events) handler() cache.ResourceEventHandler {
-	name := func(o any) string {
-		key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(o)
-		return key[strings.LastIndex(key, "/")+1:]
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) {
-			ev.mu.Lock()
-			ev.adds = append(ev.adds, name(o))
-			ev.mu.Unlock()
-		},
-		UpdateFunc: func(_, o any) {
-			ev.mu.Lock()
-			ev.updates = append(ev.updates, name(o))
-			ev.mu.Unlock()
-		},
-		DeleteFunc: func(o any) {
-			ev.mu.Lock()
-			ev.delete = append(ev.delete, name(o))
-			ev.mu.Unlock()
-		},
-	}
-}
-
-func (ev *events) get() (adds, updates, deletes []string) {
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
-	s := func(in []string) []string { out := append([]string{}, in...); sort.Strings(out); return out }
-	return s(ev.adds), s(ev.updates), s(ev.delete)
-}
 
 func startCompact(t *testing.T, opts dynamicinformer.Options) *fixture {
 	t.Helper()
@@ -85,13 +46,13 @@ func snapshotOnce(t *testing.T, opts dynamicinformer.Options, resource string) {
 }
 
 // restart starts a compact factory with opts and an event recorder on resource.
-func restart(t *testing.T, opts dynamicinformer.Options, resource string) (*fixture, *dynamicinformer.Informer, *events) {
+func restart(t *testing.T, opts dynamicinformer.Options, resource string) (*fixture, *dynamicinformer.Informer, *testsupport.Events) {
 	t.Helper()
 	fx := startCompact(t, opts)
 	inf, err := fx.f.Informer(context.Background(), resource)
 	require.NoError(t, err)
-	ev := &events{}
-	_, err = inf.AddEventHandler(ev.handler())
+	ev := &testsupport.Events{}
+	_, err = inf.AddEventHandler(ev.Handler())
 	require.NoError(t, err)
 	return fx, inf, ev
 }
@@ -116,7 +77,7 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
 	snapshotOnce(t, opts, "configmaps")
 
-	churn(t, ctx, cms, "new", "o0", "o1") // while the process is down
+	testsupport.Churn(t, ctx, cms, "new", "o0", "o1") // while the process is down
 
 	start := time.Now()
 	fx, inf, ev := restart(t, opts, "configmaps")
@@ -132,10 +93,10 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	require.Zero(t, lists, "LIST requests on restart")
 	require.GreaterOrEqual(t, watches, 1)
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		a, u, d := ev.get()
+		a, u, d := ev.Get()
 		return len(a) == 6 && len(u) == 1 && len(d) == 1
 	}, "events")
-	a, u, d := ev.get()
+	a, u, d := ev.Get()
 	require.Equal(t, []string{"new", "o0", "o1", "o2", "o3", "o4"}, a)
 	require.Equal(t, []string{"o0"}, u)
 	require.Equal(t, []string{"o1"}, d)
@@ -163,7 +124,7 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 	require.NoError(t, err)
 	oldRV := l.GetResourceVersion()
 
-	churn(t, ctx, pts, "missed", "o0", "o1")
+	testsupport.Churn(t, ctx, pts, "missed", "o0", "o1")
 	_, err = cp.CompactEtcd(ctx)
 	require.NoError(t, err)
 	cs := cp.Clientset(t)
@@ -176,11 +137,11 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/podtemplates")
 	require.Equal(t, 1, lists, "one relist after the 410")
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		a, u, d := ev.get()
+		a, u, d := ev.Get()
 		return len(a) == 6 && len(u) == 1 && len(d) == 1
 	}, "events")
 	time.Sleep(500 * time.Millisecond) // nothing more may come
-	a, u, d := ev.get()
+	a, u, d := ev.Get()
 	// The five objects of the snapshot, then the one created while down; one update, one
 	// delete: o2, o3 and o4 did not change and are not re-announced.
 	require.Equal(t, []string{"missed", "o0", "o1", "o2", "o3", "o4"}, a)
@@ -310,7 +271,7 @@ func TestSnapshotWrittenInBackground(t *testing.T) {
 	first := snapshotMod(t, dir)
 	time.Sleep(600 * time.Millisecond)
 	require.Equal(t, first, snapshotMod(t, dir), "no change, no write")
-	churn(t, ctx, cms, "new", "o0", "o1")
+	testsupport.Churn(t, ctx, cms, "new", "o0", "o1")
 	testenv.Eventually(t, 10*time.Second, func() bool { return snapshotMod(t, dir).After(first) }, "rewritten after a change")
 	// Kill the process without a clean shutdown: the file on disk is the background one.
 	// (Simulated by copying it away before Shutdown writes again.)
@@ -409,7 +370,7 @@ func TestSnapshotReleaseAndReacquire(t *testing.T) {
 	require.NoError(t, err)
 	waitSync(t, inf)
 	inf.Release()
-	churn(t, ctx, cms, "new", "o0", "o1")
+	testsupport.Churn(t, ctx, cms, "new", "o0", "o1")
 	inf, err = fx.f.Informer(ctx, "configmaps")
 	require.NoError(t, err)
 	defer inf.Release()
@@ -431,7 +392,7 @@ func TestSnapshotOfEmptyInformer(t *testing.T) {
 	createConfigMaps(t, cms, 2)
 	fx, inf, ev := restart(t, opts, "configmaps")
 	waitSync(t, inf)
-	testenv.Eventually(t, 10*time.Second, func() bool { a, _, _ := ev.get(); return len(a) == 1 }, "o0 added")
+	testenv.Eventually(t, 10*time.Second, func() bool { a, _, _ := ev.Get(); return len(a) == 1 }, "o0 added")
 	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
 	require.Zero(t, lists)
 	require.Equal(t, map[string]string{"o0": must(cms.Get(ctx, "o0", metav1.GetOptions{})).GetResourceVersion()}, nameRVs(must(inf.List(nil))))

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,69 +13,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/metadataonly"
 )
 
-// events records what a handler was told, by kind, as object names.
-type events struct {
-	mu                     sync.Mutex
-	adds, updates, deletes []string
-}
-
-func (ev *events) handler() cache.ResourceEventHandler {
-	name := func(o any) string {
-		key, _ := cache.DeletionHandlingMetaNamespaceKeyFunc(o)
-		return key[strings.LastIndex(key, "/")+1:]
-	}
-	add := func(to *[]string, o any) {
-		ev.mu.Lock()
-		*to = append(*to, name(o))
-		ev.mu.Unlock()
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { add(&ev.adds, o) },
-		UpdateFunc: func(_, o any) { add(&ev.updates, o) },
-		DeleteFunc: func(o any) { add(&ev.deletes, o) },
-	}
-}
-
-func (ev *events) get() (adds, updates, deletes []string) {
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
-	s := func(in []string) []string { out := append([]string{}, in...); sort.Strings(out); return out }
-	return s(ev.adds), s(ev.updates), s(ev.deletes)
-}
-
-// objectStore is what the churn needs of a typed client.
-type objectStore[T any] interface {
-	Get(context.Context, string, metav1.GetOptions) (T, error)
-	Update(context.Context, T, metav1.UpdateOptions) (T, error)
-	Create(context.Context, T, metav1.CreateOptions) (T, error)
-	Delete(context.Context, string, metav1.DeleteOptions) error
-	Watch(context.Context, metav1.ListOptions) (watch.Interface, error)
-}
-
-// churnObjects updates update (a label), deletes del and creates create (a copy of update).
-func churnObjects[T metav1.Object](t *testing.T, c objectStore[T], create, update, del string) {
-	t.Helper()
-	ctx := context.Background()
-	o, err := c.Get(ctx, update, metav1.GetOptions{})
-	require.NoError(t, err)
-	o.SetLabels(map[string]string{"updated": fmt.Sprint(time.Now().UnixNano())})
-	o, err = c.Update(ctx, o, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	require.NoError(t, c.Delete(ctx, del, metav1.DeleteOptions{}))
-	o.SetName(create)
-	o.SetResourceVersion("")
-	o.SetUID("")
-	_, err = c.Create(ctx, o, metav1.CreateOptions{})
-	require.NoError(t, err)
-}
+var (
+	configMapsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	podTemplatesGVR = schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}
+)
 
 // snapshotOnce syncs resource with opts and shuts the factory down cleanly, which writes
 // the snapshot; it returns the snapshot file.
@@ -95,28 +42,31 @@ func snapshotOnce(t *testing.T, opts metadataonly.Options, resource string) stri
 }
 
 // restartWithHandler starts a factory with opts and an event recorder on resource.
-func restartWithHandler(t *testing.T, opts metadataonly.Options, resource string) (*fixture, *metadataonly.Informer, *events) {
+func restartWithHandler(t *testing.T, opts metadataonly.Options, resource string) (*fixture, *metadataonly.Informer, *testsupport.Events) {
 	t.Helper()
 	fx := start(t, nil, opts)
 	inf, err := fx.f.Informer(context.Background(), resource)
 	require.NoError(t, err)
-	ev := &events{}
-	_, err = inf.AddEventHandler(ev.handler())
+	ev := &testsupport.Events{}
+	_, err = inf.AddEventHandler(ev.Handler())
 	require.NoError(t, err)
 	return fx, inf, ev
 }
 
-// cacheMatches waits until the cache holds exactly want (name -> resourceVersion).
-func cacheMatches(t *testing.T, inf *metadataonly.Informer, want func() map[string]string) {
+// cacheMatches waits until the cache holds exactly what ri lists (name -> resourceVersion).
+func cacheMatches(t *testing.T, inf *metadataonly.Informer, ri dynamic.ResourceInterface) {
 	t.Helper()
-	var w, got map[string]string
+	var want, got map[string]string
 	testenv.Eventually(t, 30*time.Second, func() bool {
-		w, got = want(), map[string]string{}
+		want, got = map[string]string{}, map[string]string{}
+		for _, o := range must(ri.List(context.Background(), metav1.ListOptions{})).Items {
+			want[o.GetName()] = o.GetResourceVersion()
+		}
 		for _, o := range must(inf.List(nil)) {
 			got[o.Name] = o.ResourceVersion
 		}
-		return fmt.Sprint(w) == fmt.Sprint(got)
-	}, "cache differs from the server: want %v, got %v", w, got)
+		return fmt.Sprint(want) == fmt.Sprint(got)
+	}, "cache differs from the server: want %v, got %v", want, got)
 }
 
 // A metadata-only informer restarted within the watch window serves its snapshot at once,
@@ -137,18 +87,12 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 
-	churnObjects(t, cms, "new", "o0", "o1") // while the process is down
+	testsupport.Churn(t, ctx, cp.Dynamic(t).Resource(configMapsGVR).Namespace(ns), "new", "o0", "o1") // while the process is down
 
 	fx, inf, ev := restartWithHandler(t, opts, "configmaps")
 	testenv.Eventually(t, 10*time.Second, inf.Queryable, "queryable from the snapshot")
 	waitSync(t, inf)
-	cacheMatches(t, inf, func() map[string]string {
-		out := map[string]string{}
-		for _, o := range must(cms.List(ctx, metav1.ListOptions{})).Items {
-			out[o.Name] = o.ResourceVersion
-		}
-		return out
-	})
+	cacheMatches(t, inf, cp.Dynamic(t).Resource(configMapsGVR).Namespace(ns))
 	o2, err := inf.Get(ns, "o2")
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{"i": "2"}, o2.Labels, "labels come back from the snapshot")
@@ -174,10 +118,10 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	require.Zero(t, streamed, "watch-list requests on restart")
 
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		a, u, d := ev.get()
+		a, u, d := ev.Get()
 		return len(a) == 6 && len(u) == 1 && len(d) == 1
 	}, "events")
-	a, u, d := ev.get()
+	a, u, d := ev.Get()
 	require.Equal(t, []string{"new", "o0", "o1", "o2", "o3", "o4"}, a)
 	require.Equal(t, []string{"o0"}, u)
 	require.Equal(t, []string{"o1"}, d)
@@ -200,7 +144,7 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 	snapshotOnce(t, opts, "podtemplates")
 	oldRV := must(pts.List(ctx, metav1.ListOptions{})).ResourceVersion
 
-	churnObjects(t, pts, "missed", "o0", "o1")
+	testsupport.Churn(t, ctx, cp.Dynamic(t).Resource(podTemplatesGVR).Namespace(ns), "missed", "o0", "o1")
 	_, err := cp.CompactEtcd(ctx)
 	require.NoError(t, err)
 	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, pts.Watch, oldRV) },
@@ -208,17 +152,11 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 
 	fx, inf, ev := restartWithHandler(t, opts, "podtemplates")
 	waitSync(t, inf)
-	cacheMatches(t, inf, func() map[string]string {
-		out := map[string]string{}
-		for _, o := range must(pts.List(ctx, metav1.ListOptions{})).Items {
-			out[o.Name] = o.ResourceVersion
-		}
-		return out
-	})
+	cacheMatches(t, inf, cp.Dynamic(t).Resource(podTemplatesGVR).Namespace(ns))
 	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/podtemplates")
 	require.Equal(t, 1, lists, "one relist after the 410")
 	testenv.Eventually(t, 10*time.Second, func() bool {
-		a, u, d := ev.get()
+		a, u, d := ev.Get()
 		return len(a) == 6 && len(u) == 1 && len(d) == 1
 	}, "events")
 	// Nothing more may come: a second relist or a re-announcement would add events. Wait
@@ -227,8 +165,8 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}},
 		metav1.CreateOptions{})
 	require.NoError(t, err)
-	testenv.Eventually(t, 10*time.Second, func() bool { a, _, _ := ev.get(); return len(a) == 7 }, "the marker's add")
-	a, u, d := ev.get()
+	testenv.Eventually(t, 10*time.Second, func() bool { a, _, _ := ev.Get(); return len(a) == 7 }, "the marker's add")
+	a, u, d := ev.Get()
 	// The five objects of the snapshot, the one created while down and the marker; o2, o3
 	// and o4 did not change and are not re-announced.
 	require.Equal(t, []string{"missed", "o0", "o1", "o2", "o3", "o4", "zz-marker"}, a)
@@ -260,7 +198,7 @@ func TestSnapshotOfAnotherModeNotUsed(t *testing.T) {
 	defer cancel()
 	require.NoError(t, f.Start(fctx))
 	defer f.Shutdown()
-	cinf, err := f.InformerForGVR(ctx, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"})
+	cinf, err := f.InformerForGVR(ctx, configMapsGVR)
 	require.NoError(t, err)
 	defer cinf.Release()
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
