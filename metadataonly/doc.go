@@ -26,6 +26,12 @@
 // and queried as in dynamicinformer: Informer.AddIndex("team", "{.metadata.labels.team}"),
 // Informer.Query.
 //
+// Options.SnapshotDir makes informers survive their process (see "Warm restart" in package
+// informer): each keeps a file of its objects' metadata and, on start, serves it at once and
+// resumes with a WATCH from the saved resourceVersion instead of a LIST; the metadata client
+// probes the server's resourceVersion as the compact mode does. A garbage collector that
+// restarts therefore does not list every resource of the cluster again.
+//
 // Objects returned by List and Get and passed to handlers are shared: treat them as
 // read-only.
 package metadataonly
