@@ -1,6 +1,7 @@
 package main
 
-// Restart subjects: the compact mode restarting from a snapshot (Options.SnapshotDir).
+// Restart subjects: the compact mode (and, optionally, the metadata-only mode) restarting
+// from a snapshot (Options.SnapshotDir).
 // Each is measured in two children (harness.Staged): the first syncs cold and writes the
 // snapshot on a clean Shutdown, the second restarts from it and is measured.
 
@@ -20,6 +21,8 @@ import (
 
 	"github.com/kindex/kindex/bench/harness"
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/metadataonly"
 )
 
 // What kindex-compact-restart-410 changes while the process is down.
@@ -30,10 +33,19 @@ const (
 )
 
 func init() {
-	harness.Register(&warmSubject{name: "kindex-compact-restart"})
-	harness.Register(&warmSubject{name: "kindex-compact-restart-410", gone: true, handler: true})
+	compactF := func(ctx context.Context, cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, SnapshotDir: harness.StateDir(ctx)},
+			dynamicinformer.CompactOptions{})
+	}
+	metadataF := func(ctx context.Context, cfg *rest.Config, ns string) (*metadataonly.Factory, error) {
+		return metadataonly.NewFactory(cfg, metadataonly.Options{Namespace: ns, SnapshotDir: harness.StateDir(ctx)})
+	}
+	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart", newFactory: compactF})
+	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410", gone: true, handler: true, newFactory: compactF})
 	// Optional: a second kube-apiserver restart per run.
-	harness.Register(&warmSubject{name: "kindex-compact-restart-410-nohandler", gone: true, optional: true})
+	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-nohandler", gone: true, optional: true, newFactory: compactF})
+	// Optional: the metadata-only mode's restart within the watch window.
+	harness.Register(&warmSubject[metadataonly.Object]{name: "kindex-metadata-restart", optional: true, newFactory: metadataF})
 }
 
 // warmSubject restarts from a snapshot. Without gone, nothing changes while it is down
@@ -43,11 +55,12 @@ func init() {
 // restart relists. With handler, an event handler counts what the restart announces: the
 // compact front end decodes every object it hands a handler (the snapshot's included), so
 // its garbage shows in the RSS; the subjects without one show the restart's own memory.
-type warmSubject struct {
-	name     string
-	gone     bool
-	handler  bool
-	optional bool
+type warmSubject[T informer.Object] struct {
+	name       string
+	gone       bool
+	handler    bool
+	optional   bool
+	newFactory func(ctx context.Context, cfg *rest.Config, ns string) (*informer.Factory[T], error)
 
 	queryable time.Duration
 	snapshot  int // objects the snapshot held
@@ -57,19 +70,14 @@ type warmSubject struct {
 	cleanup   func()
 }
 
-func (s *warmSubject) Name() string { return s.name }
+func (s *warmSubject[T]) Name() string { return s.name }
 
 // Optional keeps the subject out of the default list (harness.Optional).
-func (s *warmSubject) Optional() bool { return s.optional }
-
-func newWarmFactory(ctx context.Context, cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
-	return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, SnapshotDir: harness.StateDir(ctx)},
-		dynamicinformer.CompactOptions{})
-}
+func (s *warmSubject[T]) Optional() bool { return s.optional }
 
 // Check refuses the restart after 410 on other resources than pods, and without the
 // harness's own control plane (it compacts etcd and restarts kube-apiserver).
-func (s *warmSubject) Check(env harness.ParentEnv, gvr schema.GroupVersionResource) error {
+func (s *warmSubject[T]) Check(env harness.ParentEnv, gvr schema.GroupVersionResource) error {
 	if !s.gone {
 		return nil
 	}
@@ -82,7 +90,7 @@ func (s *warmSubject) Check(env harness.ParentEnv, gvr schema.GroupVersionResour
 	return nil
 }
 
-func (s *warmSubject) Prepare(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) error {
+func (s *warmSubject[T]) Prepare(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) error {
 	if s.gone {
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
@@ -95,7 +103,7 @@ func (s *warmSubject) Prepare(ctx context.Context, cfg *rest.Config, gvr schema.
 			}
 		}
 	}
-	f, err := newWarmFactory(ctx, cfg, ns)
+	f, err := s.newFactory(ctx, cfg, ns)
 	if err != nil {
 		return err
 	}
@@ -117,7 +125,7 @@ func (s *warmSubject) Prepare(ctx context.Context, cfg *rest.Config, gvr schema.
 	return nil
 }
 
-func (s *warmSubject) Between(ctx context.Context, env harness.ParentEnv, gvr schema.GroupVersionResource, ns string) error {
+func (s *warmSubject[T]) Between(ctx context.Context, env harness.ParentEnv, gvr schema.GroupVersionResource, ns string) error {
 	if !s.gone {
 		return nil
 	}
@@ -156,9 +164,9 @@ func (s *warmSubject) Between(ctx context.Context, env harness.ParentEnv, gvr sc
 	return env.RestartAPIServer(ctx)
 }
 
-func (s *warmSubject) Sync(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
+func (s *warmSubject[T]) Sync(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
 	start := time.Now()
-	f, err := newWarmFactory(ctx, cfg, ns)
+	f, err := s.newFactory(ctx, cfg, ns)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -223,7 +231,7 @@ func (s *warmSubject) Sync(ctx context.Context, cfg *rest.Config, gvr schema.Gro
 
 // Annotate reports the restart's figures once the handler received the snapshot's adds
 // and what the changes should give (or 10 s passed), and 500 ms more for anything beyond.
-func (s *warmSubject) Annotate(m *harness.Measurement) {
+func (s *warmSubject[T]) Annotate(m *harness.Measurement) {
 	w := &harness.WarmFigures{QueryableSeconds: s.queryable.Seconds()}
 	if !s.handler {
 		m.Warm = w
@@ -243,6 +251,6 @@ func (s *warmSubject) Annotate(m *harness.Measurement) {
 }
 
 // events is the handler events beyond the snapshot's adds.
-func (s *warmSubject) events() int {
+func (s *warmSubject[T]) events() int {
 	return int(s.adds.Load()) - s.snapshot + int(s.updates.Load()) + int(s.deletes.Load())
 }
