@@ -59,16 +59,41 @@ func (m *metadataMode) SnapshotDecode(data []byte) (any, error) {
 	return o, nil
 }
 
-// SnapshotList returns a *metav1.PartialObjectMetadataList of items at resourceVersion rv.
+// SnapshotList returns a list of items (*metav1.PartialObjectMetadata) at resourceVersion
+// rv. Its items are the decoded objects themselves: metav1.PartialObjectMetadataList holds
+// values, which the list and then the reflector (meta.ExtractListWithAlloc) would copy.
 func (m *metadataMode) SnapshotList(items []any, rv string) runtime.Object {
-	l := &metav1.PartialObjectMetadataList{Items: make([]metav1.PartialObjectMetadata, 0, len(items))}
+	l := &metadataList{Items: make([]*metav1.PartialObjectMetadata, 0, len(items))}
 	l.ResourceVersion = rv
 	for _, it := range items {
 		if o, ok := it.(*metav1.PartialObjectMetadata); ok {
-			l.Items = append(l.Items, *o)
+			l.Items = append(l.Items, o)
 		}
 	}
 	return l
+}
+
+// metadataList is a list of metadata objects held by pointer.
+type metadataList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []*metav1.PartialObjectMetadata `json:"items"`
+}
+
+// DeepCopyObject copies the list and its items.
+func (l *metadataList) DeepCopyObject() runtime.Object {
+	if l == nil {
+		return nil
+	}
+	c := &metadataList{TypeMeta: l.TypeMeta}
+	l.ListMeta.DeepCopyInto(&c.ListMeta)
+	if l.Items != nil {
+		c.Items = make([]*metav1.PartialObjectMetadata, len(l.Items))
+		for i, o := range l.Items {
+			c.Items[i] = o.DeepCopy()
+		}
+	}
+	return c
 }
 
 // probingLW is a client ListerWatcher that can also learn the server's current

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,10 +38,15 @@ func TestMetadataSnapshotRoundTrip(t *testing.T) {
 
 	_, ok = m.AppendSnapshot(nil, "not an object")
 	require.False(t, ok)
-	l, ok := m.SnapshotList([]any{got, got}, "42").(*metav1.PartialObjectMetadataList)
-	require.True(t, ok)
-	require.Equal(t, "42", l.ResourceVersion)
-	require.Len(t, l.Items, 2)
+	list := m.SnapshotList([]any{got, got}, "42")
+	lm, err := meta.ListAccessor(list)
+	require.NoError(t, err)
+	require.Equal(t, "42", lm.GetResourceVersion())
+	items, err := meta.ExtractListWithAlloc(list) // as the reflector reads a list
+	require.NoError(t, err)
+	require.Len(t, items, 2)
+	require.Same(t, got, items[0], "the decoded objects themselves, not copies")
+	require.Equal(t, list, list.DeepCopyObject())
 	require.Contains(t, m.SnapshotIdentity(), "keepManagedFields=false")
 }
 

@@ -94,6 +94,23 @@ const (
 	maxArenaString = 128
 )
 
+// chunkSize is the size of a new arena chunk for a string whose bytes b are being copied:
+// arenaChunk, or less when b is a view of the input and fewer bytes remain from it to the
+// end of the input: the strings still to come are no longer than the input they are
+// written in, so a small document (an object's metadata) gets a chunk no larger than
+// itself rather than a kilobyte mostly unused.
+func (d *decoder) chunkSize(b []byte) int {
+	if len(d.data) == 0 {
+		return arenaChunk
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(d.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	if p < start || p-start > uintptr(len(d.data)) {
+		return arenaChunk // unescaped into d.buf: no position
+	}
+	return max(len(b), min(arenaChunk, len(d.data)-int(p-start)))
+}
+
 // string returns a string with the bytes of b (a view of the input or of d.buf).
 func (d *decoder) string(b []byte) string {
 	n := len(b)
@@ -104,7 +121,7 @@ func (d *decoder) string(b []byte) string {
 		return string(b)
 	}
 	if len(d.arena)+n > cap(d.arena) {
-		d.arena = make([]byte, 0, arenaChunk)
+		d.arena = make([]byte, 0, d.chunkSize(b))
 	}
 	start := len(d.arena)
 	d.arena = append(d.arena, b...)
