@@ -1,6 +1,8 @@
 package jsonpath
 
 import (
+	"strings"
+
 	"github.com/tidwall/gjson"
 )
 
@@ -222,6 +224,7 @@ func (sp Spans) member(s string, i int, name string, b *budget) (int, bool) {
 		return 0, false
 	}
 	_, unique, _ := sp.end(s, i) // unique keys: the first match is the only one
+	plain := strings.IndexByte(name, '\\') < 0
 	found, val := false, 0
 	for i++; ; {
 		i = skipSpace(s, i)
@@ -232,13 +235,26 @@ func (sp Spans) member(s string, i int, name string, b *budget) (int, bool) {
 			break
 		}
 		from := i
-		kend := skipString(s, i)
-		match, kc := keyIs(s[i:kend], name)
+		kend := endOfString(s, i+1)
+		var match bool
+		var kc int
+		switch n := kend - i - 2; {
+		case n == len(name) && plain:
+			match = s[i+1:kend-1] == name // a key as long as name with an escape is shorter
+		case n >= len(name):
+			match, kc = keyIs(s[i:kend], name)
+		}
 		if i = skipSpace(s, kend); i < len(s) && s[i] == ':' {
 			i = skipSpace(s, i+1)
 		}
 		start := i
-		end, jumped := sp.skipValue(s, i)
+		var end int
+		var jumped bool
+		if i < len(s) && s[i] == '"' {
+			end = endOfString(s, i+1)
+		} else {
+			end, jumped = sp.skipValue(s, i)
+		}
 		if end == i {
 			break
 		}
