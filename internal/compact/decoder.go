@@ -32,12 +32,14 @@ type Options struct {
 	// resourceVersion. See ListerWatcher for why. It does not change what a Decoder does.
 	StreamList bool
 	// Spans records, with each object, the extents of its objects and arrays of at least
-	// 256 bytes (jsonpath.Spans; Object.JSONSource), so that JSONPath paths of fields and
+	// 128 bytes (jsonpath.Spans; Object.JSONSource), so that JSONPath paths of fields and
 	// indexes (index functions, Item.Eval) step over them instead of scanning: on the Pods
-	// of the reads benchmark, Item.Eval({.spec.nodeName}) goes from 8.2 to about 1.1 µs per
+	// of the reads benchmark, Item.Eval({.spec.nodeName}) goes from 8.2 to about 0.8 µs per
 	// result (bench/README.md). It costs one more scan and copy of each object as it is
-	// decoded and 8 bytes per span (a few dozen per Pod); informers with JSONPath indexes
-	// turn it on. From 256 bytes: from 512, the reads benchmark measured 1.46 µs against 1.33.
+	// decoded and 8 bytes per span (19 for a realistic Pod, 150 bytes); informers with
+	// JSONPath indexes turn it on. From 128 bytes: from 256 (12 spans per Pod), the reads
+	// benchmark measured 0.88-1.11 µs against 0.65-0.90 in alternating runs, a Pod's
+	// volumes (about 230 bytes) being scanned; from 512, 1.46 µs against 1.33 for 256.
 	Spans bool
 	// Compress keeps each object's JSON zstd-compressed with a dictionary of its informer,
 	// made of the first objects the informer stores (compress.go): a realistic Pod's 4.3 KB
@@ -51,7 +53,7 @@ type Options struct {
 }
 
 // spanSize is the size from which an object's objects and arrays get a span.
-const spanSize = 256
+const spanSize = 128
 
 // Decoder turns Kubernetes JSON (LIST bodies, watch frames, single objects) into compact
 // objects. It is safe for concurrent use.
