@@ -117,7 +117,7 @@ func (d *Decoder) Value(data []byte) (any, error) {
 	v, i, err := d.value(i, 0, 0)
 	if err == nil {
 		if i = skipSpace(data, i); i < len(data) {
-			err = d.errAt(i, "invalid character "+quoteChar(data[i])+" after top-level value")
+			err = d.errAt(i, "invalid character "+QuoteChar(data[i])+" after top-level value")
 		}
 	}
 	d.reset()
@@ -171,7 +171,8 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-func quoteChar(c byte) string {
+// QuoteChar quotes a byte for a syntax error message as encoding/json does.
+func QuoteChar(c byte) string {
 	switch c {
 	case '\'':
 		return `'\''`
@@ -182,12 +183,70 @@ func quoteChar(c byte) string {
 	return "'" + s[1:len(s)-1] + "'"
 }
 
+// eofMessage is the message of a syntax error at the end of the input.
+const eofMessage = "unexpected end of JSON input"
+
+// ScanNumber scans the JSON number that starts at data[i] (a '-' or a digit) and returns
+// the position just after it and whether it is an integer (neither fraction nor exponent).
+// On a syntax error it returns the error's position and encoding/json's message for it;
+// msg is empty otherwise. kindex's typed decoder (internal/typedjson) shares it.
+func ScanNumber(data []byte, i int) (end int, isInt bool, msg string) {
+	if i < len(data) && data[i] == '-' {
+		i++
+	}
+	if i >= len(data) {
+		return len(data), false, eofMessage
+	}
+	switch c := data[i]; {
+	case c == '0':
+		i++
+	case '1' <= c && c <= '9':
+		i++
+		for i < len(data) && data[i]-'0' <= 9 {
+			i++
+		}
+	default:
+		return i, false, "invalid character " + QuoteChar(c) + " in numeric literal"
+	}
+	isInt = true
+	if i < len(data) && data[i] == '.' {
+		isInt = false
+		i++
+		if i >= len(data) {
+			return len(data), false, eofMessage
+		}
+		if data[i]-'0' > 9 {
+			return i, false, "invalid character " + QuoteChar(data[i]) + " after decimal point in numeric literal"
+		}
+		for i < len(data) && data[i]-'0' <= 9 {
+			i++
+		}
+	}
+	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
+		isInt = false
+		i++
+		if i < len(data) && (data[i] == '+' || data[i] == '-') {
+			i++
+		}
+		if i >= len(data) {
+			return len(data), false, eofMessage
+		}
+		if data[i]-'0' > 9 {
+			return i, false, "invalid character " + QuoteChar(data[i]) + " in exponent of numeric literal"
+		}
+		for i < len(data) && data[i]-'0' <= 9 {
+			i++
+		}
+	}
+	return i, isInt, ""
+}
+
 func (d *Decoder) errAt(i int, msg string) error {
 	return &SyntaxError{Offset: int64(i), msg: msg}
 }
 
 func (d *Decoder) errEOF() error {
-	return &SyntaxError{Offset: int64(len(d.data)), msg: "unexpected end of JSON input"}
+	return &SyntaxError{Offset: int64(len(d.data)), msg: eofMessage}
 }
 
 // value decodes the value that starts at i and returns it with the offset after it.
@@ -233,7 +292,7 @@ func (d *Decoder) value(i int, parent, key uint32) (any, int, error) {
 		if c == '-' || c >= '0' && c <= '9' {
 			return d.number(i)
 		}
-		return nil, i, d.errAt(i, "invalid character "+quoteChar(c)+" looking for beginning of value")
+		return nil, i, d.errAt(i, "invalid character "+QuoteChar(c)+" looking for beginning of value")
 	}
 }
 
@@ -244,7 +303,7 @@ func (d *Decoder) errLiteral(i int, lit string) error {
 			break
 		}
 		if data[i+j] != lit[j] {
-			return d.errAt(i+j, "invalid character "+quoteChar(data[i+j])+" in literal "+lit+" (expecting "+quoteChar(lit[j])+")")
+			return d.errAt(i+j, "invalid character "+QuoteChar(data[i+j])+" in literal "+lit+" (expecting "+QuoteChar(lit[j])+")")
 		}
 	}
 	return d.errEOF()
@@ -269,7 +328,7 @@ func (d *Decoder) object(i int, parent uint32) (any, int, error) {
 			return nil, i, d.errEOF()
 		}
 		if data[i] != '"' {
-			return nil, i, d.errAt(i, "invalid character "+quoteChar(data[i])+" looking for beginning of object key string")
+			return nil, i, d.errAt(i, "invalid character "+QuoteChar(data[i])+" looking for beginning of object key string")
 		}
 		key, k, j, err := d.str(i+1, true, predSlot(parent, prev))
 		if err != nil {
@@ -285,7 +344,7 @@ func (d *Decoder) object(i int, parent uint32) (any, int, error) {
 		} else if i = skipSpace(data, i); i >= len(data) {
 			return nil, i, d.errEOF()
 		} else if data[i] != ':' {
-			return nil, i, d.errAt(i, "invalid character "+quoteChar(data[i])+" after object key")
+			return nil, i, d.errAt(i, "invalid character "+QuoteChar(data[i])+" after object key")
 		} else {
 			i++
 		}
@@ -310,7 +369,7 @@ func (d *Decoder) object(i int, parent uint32) (any, int, error) {
 		if data[i] == '}' {
 			break
 		}
-		return nil, i, d.errAt(i, "invalid character "+quoteChar(data[i])+" after object key:value pair")
+		return nil, i, d.errAt(i, "invalid character "+QuoteChar(data[i])+" after object key:value pair")
 	}
 	// Every member is read: make the map at its final size. A duplicate key counts
 	// twice in the size hint; the last value wins, as in encoding/json.
@@ -360,7 +419,7 @@ func (d *Decoder) array(i int, parent, key uint32) (any, int, error) {
 		if data[i] == ']' {
 			break
 		}
-		return nil, i, d.errAt(i, "invalid character "+quoteChar(data[i])+" after array element")
+		return nil, i, d.errAt(i, "invalid character "+QuoteChar(data[i])+" after array element")
 	}
 	a := make([]any, len(d.vals)-base)
 	copy(a, d.vals[base:])
@@ -424,7 +483,7 @@ func (d *Decoder) str(i int, key bool, slot uint32) (string, int, int, error) {
 		if c == '\\' {
 			break
 		}
-		return "", -1, i, d.errAt(i, "invalid character "+quoteChar(c)+" in string literal")
+		return "", -1, i, d.errAt(i, "invalid character "+QuoteChar(c)+" in string literal")
 	}
 	// Slow path: unescape into d.esc, from the first byte that needs it on, the way
 	// encoding/json does.
@@ -476,11 +535,11 @@ func (d *Decoder) str(i int, key bool, slot uint32) (string, int, int, error) {
 				d.esc = utf8.AppendRune(d.esc, r)
 				continue
 			default:
-				return "", -1, i, d.errAt(i+1, "invalid character "+quoteChar(e)+" in string escape code")
+				return "", -1, i, d.errAt(i+1, "invalid character "+QuoteChar(e)+" in string escape code")
 			}
 			i += 2
 		case c < 0x20:
-			return "", -1, i, d.errAt(i, "invalid character "+quoteChar(c)+" in string literal")
+			return "", -1, i, d.errAt(i, "invalid character "+QuoteChar(c)+" in string literal")
 		case c < utf8.RuneSelf:
 			d.esc = append(d.esc, c)
 			i++
@@ -502,7 +561,7 @@ func (d *Decoder) hex4(i int) (rune, error) {
 		}
 		h := unhex(data[j])
 		if h < 0 {
-			return 0, d.errAt(j, "invalid character "+quoteChar(data[j])+" in \\u hexadecimal character escape")
+			return 0, d.errAt(j, "invalid character "+QuoteChar(data[j])+" in \\u hexadecimal character escape")
 		}
 		r = r<<4 | h
 	}
@@ -542,52 +601,9 @@ func peekU4(s []byte) (rune, bool) {
 func (d *Decoder) number(i int) (any, int, error) {
 	data := d.data
 	start := i
-	if data[i] == '-' {
-		i++
-		if i >= len(data) {
-			return nil, i, d.errEOF()
-		}
-	}
-	switch c := data[i]; {
-	case c == '0':
-		i++
-	case '1' <= c && c <= '9':
-		i++
-		for i < len(data) && data[i]-'0' <= 9 {
-			i++
-		}
-	default:
-		return nil, i, d.errAt(i, "invalid character "+quoteChar(c)+" in numeric literal")
-	}
-	isInt := true
-	if i < len(data) && data[i] == '.' {
-		isInt = false
-		i++
-		if i >= len(data) {
-			return nil, i, d.errEOF()
-		}
-		if data[i]-'0' > 9 {
-			return nil, i, d.errAt(i, "invalid character "+quoteChar(data[i])+" after decimal point in numeric literal")
-		}
-		for i < len(data) && data[i]-'0' <= 9 {
-			i++
-		}
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		isInt = false
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		if i >= len(data) {
-			return nil, i, d.errEOF()
-		}
-		if data[i]-'0' > 9 {
-			return nil, i, d.errAt(i, "invalid character "+quoteChar(data[i])+" in exponent of numeric literal")
-		}
-		for i < len(data) && data[i]-'0' <= 9 {
-			i++
-		}
+	i, isInt, msg := ScanNumber(data, i)
+	if msg != "" {
+		return nil, i, &SyntaxError{Offset: int64(i), msg: msg}
 	}
 	lit := data[start:i]
 	if isInt {

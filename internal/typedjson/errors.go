@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+
+	"github.com/kindex/kindex/internal/jsondecode"
 )
 
 // SyntaxError is returned for malformed JSON. Offset is the byte offset in the input at
@@ -37,16 +39,8 @@ func (d *decoder) errEOF() error {
 	return &SyntaxError{Offset: int64(len(d.data)), msg: "unexpected end of JSON input"}
 }
 
-func quoteChar(c byte) string {
-	switch c {
-	case '\'':
-		return `'\''`
-	case '"':
-		return `'"'`
-	}
-	s := strconv.Quote(string(rune(c)))
-	return "'" + s[1:len(s)-1] + "'"
-}
+// quoteChar quotes a byte for a syntax error message as encoding/json does.
+var quoteChar = jsondecode.QuoteChar
 
 // mismatch validates the value at i and reports that it cannot be stored in a t (or a
 // syntax error, if it is not a value).

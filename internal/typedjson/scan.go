@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/kindex/kindex/internal/jsondecode"
 )
 
 // The scanner: every function takes the offset of the first byte of what it reads and
@@ -204,57 +206,14 @@ func (d *decoder) literal(i int, lit string) (int, error) {
 }
 
 // scanNumber reads the number that starts at i (a '-' or a digit, or an error). isInt is
-// true when it has neither fraction nor exponent.
+// true when it has neither fraction nor exponent. The grammar and its error messages are
+// jsondecode's (the unstructured decode of the compact mode).
 func (d *decoder) scanNumber(i int) (end int, isInt bool, err error) {
-	data := d.data
-	if i < len(data) && data[i] == '-' {
-		i++
+	end, isInt, msg := jsondecode.ScanNumber(d.data, i)
+	if msg != "" {
+		return end, false, d.syntaxErr(end, msg)
 	}
-	if i >= len(data) {
-		return i, false, d.errEOF()
-	}
-	switch c := data[i]; {
-	case c == '0':
-		i++
-	case '1' <= c && c <= '9':
-		i++
-		for i < len(data) && data[i]-'0' <= 9 {
-			i++
-		}
-	default:
-		return i, false, d.syntaxErr(i, "invalid character "+quoteChar(c)+" in numeric literal")
-	}
-	isInt = true
-	if i < len(data) && data[i] == '.' {
-		isInt = false
-		i++
-		if i >= len(data) {
-			return i, false, d.errEOF()
-		}
-		if data[i]-'0' > 9 {
-			return i, false, d.syntaxErr(i, "invalid character "+quoteChar(data[i])+" after decimal point in numeric literal")
-		}
-		for i < len(data) && data[i]-'0' <= 9 {
-			i++
-		}
-	}
-	if i < len(data) && (data[i] == 'e' || data[i] == 'E') {
-		isInt = false
-		i++
-		if i < len(data) && (data[i] == '+' || data[i] == '-') {
-			i++
-		}
-		if i >= len(data) {
-			return i, false, d.errEOF()
-		}
-		if data[i]-'0' > 9 {
-			return i, false, d.syntaxErr(i, "invalid character "+quoteChar(data[i])+" in exponent of numeric literal")
-		}
-		for i < len(data) && data[i]-'0' <= 9 {
-			i++
-		}
-	}
-	return i, isInt, nil
+	return end, isInt, nil
 }
 
 // validNumber reports whether s is exactly one JSON number.
