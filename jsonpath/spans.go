@@ -40,7 +40,7 @@ type Spans []uint32
 // bytes full of brackets and short strings takes a few hundred nanoseconds to scan, a span
 // a binary search; much smaller values are scanned about as fast as a span is looked up,
 // and each span costs 8 bytes (kindex's compact objects keep theirs: 19 for a realistic
-// Pod at this size, 12 at 256 bytes).
+// Pod at this size, 12 at 256 bytes; BenchmarkSpansPerPod in internal/compact).
 const DefaultSpanSize = 128
 
 // BuildSpans returns the spans of the objects and arrays of doc of at least minSize bytes

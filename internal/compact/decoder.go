@@ -36,10 +36,11 @@ type Options struct {
 	// indexes (index functions, Item.Eval) step over them instead of scanning: on the Pods
 	// of the reads benchmark, Item.Eval({.spec.nodeName}) goes from 8.2 to about 0.8 µs per
 	// result (bench/README.md). It costs one more scan and copy of each object as it is
-	// decoded and 8 bytes per span (19 for a realistic Pod, 150 bytes); informers with
-	// JSONPath indexes turn it on. From 128 bytes: from 256 (12 spans per Pod), the reads
-	// benchmark measured 0.88-1.11 µs against 0.65-0.90 in alternating runs, a Pod's
-	// volumes (about 230 bytes) being scanned; from 512, 1.46 µs against 1.33 for 256.
+	// decoded and 8 bytes per span (19 for a realistic Pod, 151 bytes: BenchmarkSpansPerPod);
+	// informers with JSONPath indexes turn it on. From 128 bytes: from 256 (12 spans per
+	// Pod), BenchmarkReads in ./bench measured 0.88-1.11 µs against 0.65-0.90 in alternating
+	// runs, a Pod's volumes (about 230 bytes) being scanned; from 512, 1.46 µs against 1.33
+	// for 256.
 	Spans bool
 	// Compress keeps each object's JSON zstd-compressed with a dictionary of its informer,
 	// made of the first objects the informer stores (compress.go): a realistic Pod's 4.3 KB

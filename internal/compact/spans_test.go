@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kindex/kindex/internal/testsupport/podgen"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -68,4 +69,32 @@ func testingAllocs(t *testing.T, o *Object) {
 		_ = o.RawJSON()
 	})
 	assert.Zero(t, n)
+}
+
+// BenchmarkSpansPerPod reports how many spans the realistic Pods of podgen keep (stored
+// form, managedFields cut) at the compact mode's span size and at 256 bytes, and their
+// bytes per Pod: what Options.Spans costs in memory.
+//
+//	go test -run '^$' -bench SpansPerPod -benchtime 1x ./internal/compact/
+func BenchmarkSpansPerPod(b *testing.B) {
+	d, err := NewDecoder(Options{Spans: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const pods = 1000
+	var spans, at256 int
+	for b.Loop() {
+		spans, at256 = 0, 0
+		for i := range pods {
+			o, err := d.DecodeObject(podgen.GenPodJSON(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			spans += len(o.Spans()) / 2
+			at256 += len(jsonpath.BuildSpans(nil, o.RawJSON(), 256)) / 2
+		}
+	}
+	b.ReportMetric(float64(spans)/pods, "spans/pod")
+	b.ReportMetric(float64(8*spans)/pods, "span-bytes/pod")
+	b.ReportMetric(float64(at256)/pods, "spans-at-256/pod")
 }
