@@ -39,6 +39,10 @@ type Item[T Object] struct {
 // rawJSON is what the compact mode stores.
 type rawJSON interface{ RawJSON() []byte }
 
+// sharedJSON is a compact-mode object whose JSON is never modified (compact.Object's
+// SharedJSON: nil when it is compressed).
+type sharedJSON interface{ SharedJSON() []byte }
+
 // Key is the object's cache key: "namespace/name", or "name" if cluster-scoped.
 func (it Item[T]) Key() string { return it.key }
 
@@ -104,9 +108,9 @@ func (it Item[T]) Object() (T, error) {
 // (sigs.k8s.io/json: object keys match field names case-sensitively, numbers decoded into
 // an interface are int64 when they are integers). In compact mode it decodes the stored
 // bytes straight into v, without an intermediate map, with kindex's typed decoder
-// (internal/typedjson): about 21 µs (14 µs at best) for a 4.5 KB stored Pod, a quarter
-// of sigs.k8s.io/json's cost and two thirds of the decode to unstructured that Object
-// does (internal/typedjson/doc.go has the measurements). An
+// (internal/typedjson; its doc and bench/README.md have the measurements): its
+// strings are views of the cached bytes (unless the cache compresses them), which a kept
+// v keeps alive, as it would copies of them. An
 // unstructured object is converted field by field (runtime.DefaultUnstructuredConverter);
 // a metadata-only object is encoded and decoded. Fields v lacks are ignored; v is the
 // caller's, free to modify.
@@ -117,6 +121,11 @@ func (it Item[T]) DecodeInto(v any) error {
 	var err error
 	switch o := it.obj.(type) {
 	case rawJSON:
+		if s, ok := o.(sharedJSON); ok && s.SharedJSON() != nil {
+			// The cache's bytes are never modified: strings of v can be views of them.
+			err = typedjson.UnmarshalShared(s.SharedJSON(), v)
+			break
+		}
 		err = typedjson.Unmarshal(o.RawJSON(), v)
 	case *unstructured.Unstructured:
 		err = runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, v)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,11 @@ import (
 type rawItem []byte
 
 func (r rawItem) RawJSON() []byte { return r }
+
+// sharedItem is an uncompressed compact-mode object, whose bytes are never modified.
+type sharedItem struct{ rawItem }
+
+func (s sharedItem) SharedJSON() []byte { return s.rawItem }
 
 const decodePod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","Labels":{"x":"y"},` +
 	`"labels":{"app":"a"},"creationTimestamp":"2026-01-02T03:04:05Z"},"spec":{"containers":[{"name":"c","image":"i",` +
@@ -50,6 +56,18 @@ func TestItemDecodeIntoCompact(t *testing.T) {
 	var te *json.UnmarshalTypeError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, "metadata.name", te.Field)
+
+	// Strings are views of bytes that are never modified, copies of those that may be.
+	view := func(s string, b []byte) bool {
+		p, start := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		return p >= start && p < start+uintptr(len(b))
+	}
+	shared := sharedItem{rawItem(decodePod)}
+	var sp corev1.Pod
+	require.NoError(t, Item[obj]{key: "ns/p", obj: shared}.DecodeInto(&sp))
+	assert.True(t, reflect.DeepEqual(want, sp))
+	assert.True(t, view(sp.Spec.Containers[0].Image, shared.rawItem), "a view of the shared bytes")
+	assert.False(t, view(got.Spec.Containers[0].Image, it.obj.(rawItem)), "a copy of bytes that are not shared")
 
 	var meta metav1.PartialObjectMetadata
 	require.Error(t, Item[obj]{key: "x", obj: rawItem(`{"metadata":`)}.DecodeInto(&meta))

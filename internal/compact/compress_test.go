@@ -209,6 +209,7 @@ func TestFreeGettersDoNotDecompress(t *testing.T) {
 	_, out := compressedPods(t, &Decoder{}, oneSample, 3)
 	o := out[2]
 	require.True(t, o.Compressed())
+	require.Nil(t, o.SharedJSON(), "a compressed object's JSON is decompressed into reused buffers: not shared")
 	forget(o)
 	free := func() {
 		_ = o.GetNamespace()

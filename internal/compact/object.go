@@ -129,6 +129,17 @@ func (o *Object) JSON() ([]byte, error) {
 	return o.json(), nil
 }
 
+// SharedJSON returns the object's JSON when it is the object's own memory, which nothing
+// modifies while anything refers to it (an uncompressed object: RawJSON), so that a
+// decoder may give out views of it (typedjson.UnmarshalShared); nil for a compressed
+// object, whose JSON is decompressed into buffers that are reused.
+func (o *Object) SharedJSON() []byte {
+	if o == nil || o.z != nil {
+		return nil
+	}
+	return o.json()
+}
+
 // Compressed reports whether the object's JSON is kept compressed (Options.Compress).
 func (o *Object) Compressed() bool { return o != nil && o.z != nil }
 

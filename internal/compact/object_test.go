@@ -281,6 +281,8 @@ func TestKeyTextSharesTheAllocation(t *testing.T) {
 			assert.Equal(t, c.rv, o.GetResourceVersion(), c.data)
 			assert.Equal(t, c.uid, string(o.GetUID()), c.data)
 			assert.Equal(t, len(o.RawJSON()), cap(o.RawJSON()), "RawJSON is capped")
+			assert.Equal(t, unsafe.SliceData(o.RawJSON()), unsafe.SliceData(o.SharedJSON()), "an uncompressed object shares its own bytes")
+			assert.Equal(t, len(o.RawJSON()), len(o.SharedJSON()))
 			_ = append(o.RawJSON(), "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...)
 			assert.Equal(t, c.key, o.StoreKey(), "after an append to RawJSON")
 			assert.Equal(t, c.uid, string(o.GetUID()), "after an append to RawJSON")

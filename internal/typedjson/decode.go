@@ -17,6 +17,8 @@ type decoder struct {
 	scratch []*sliceHeader
 	// arena holds the bytes of the short strings decoded in this call (see str).
 	arena []byte
+	// shared: strings may be views of data (UnmarshalShared).
+	shared bool
 }
 
 var pool = sync.Pool{New: func() any { return new(decoder) }}
@@ -33,7 +35,16 @@ const maxKeptBuf = 64 << 10
 //
 // The input is not retained (UnmarshalJSON and UnmarshalText methods receive views of
 // it, as with encoding/json) and may be modified once Unmarshal returns.
-func Unmarshal(data []byte, v any) error {
+func Unmarshal(data []byte, v any) error { return unmarshal(data, v, false) }
+
+// UnmarshalShared is Unmarshal for input that is never modified again, such as an object
+// a cache holds as bytes: the strings of the result that need no unescaping are views of
+// data rather than copies, so that decoding copies none of their bytes, and they keep
+// data alive as long as they are used. Modifying data afterwards changes those strings
+// (which Go assumes never happens): use Unmarshal for a buffer that is reused.
+func UnmarshalShared(data []byte, v any) error { return unmarshal(data, v, true) }
+
+func unmarshal(data []byte, v any, shared bool) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		// encoding/json checks the input first.
@@ -48,7 +59,7 @@ func Unmarshal(data []byte, v any) error {
 		return &json.InvalidUnmarshalError{Type: reflect.TypeOf(v)}
 	}
 	d := pool.Get().(*decoder)
-	d.data, d.depth, d.hops = data, 0, 0
+	d.data, d.depth, d.hops, d.shared = data, 0, 0, shared
 	i, err := d.intoPointer(rv.Type(), rv.UnsafePointer(), skipSpace(data, 0))
 	if err == nil {
 		err = d.end(i)
@@ -103,19 +114,29 @@ func (d *decoder) chunkSize(b []byte) int {
 	if len(d.data) == 0 {
 		return arenaChunk
 	}
-	start := uintptr(unsafe.Pointer(unsafe.SliceData(d.data)))
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	if p < start || p-start > uintptr(len(d.data)) {
+	if !d.inInput(b) {
 		return arenaChunk // unescaped into d.buf: no position
 	}
-	return max(len(b), min(arenaChunk, len(d.data)-int(p-start)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(d.data)))
+	return max(len(b), min(arenaChunk, len(d.data)-int(at)))
 }
 
-// string returns a string with the bytes of b (a view of the input or of d.buf).
+// inInput reports whether b, not empty, is a view of the input (rather than of d.buf).
+func (d *decoder) inInput(b []byte) bool {
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(d.data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return p >= start && p-start < uintptr(len(d.data))
+}
+
+// string returns a string with the bytes of b (a view of the input or of d.buf): a view
+// of the input itself when it is shared.
 func (d *decoder) string(b []byte) string {
 	n := len(b)
 	if n == 0 {
 		return ""
+	}
+	if d.shared && d.inInput(b) {
+		return unsafe.String(&b[0], n)
 	}
 	if n > maxArenaString {
 		return string(b)

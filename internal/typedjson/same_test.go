@@ -8,21 +8,27 @@ import (
 	sigsjson "sigs.k8s.io/json"
 )
 
-// sameAsSigs decodes data with sigs.k8s.io/json.UnmarshalCaseSensitivePreserveInts and
-// with Unmarshal, each into a new value from newV, and returns why they disagree ("" if
-// they do not): one fails and the other does not, or both succeed with values that are
-// not reflect.DeepEqual.
+// sameAsSigs decodes data with sigs.k8s.io/json.UnmarshalCaseSensitivePreserveInts, with
+// Unmarshal and with UnmarshalShared, each into a new value from newV, and returns why
+// they disagree ("" if they do not): one fails and another does not, or they succeed with
+// values that are not reflect.DeepEqual.
 func sameAsSigs(data []byte, newV func() any) string {
-	want, got := newV(), newV()
+	want := newV()
 	werr := sigsjson.UnmarshalCaseSensitivePreserveInts(data, want)
-	gerr := Unmarshal(data, got)
-	switch {
-	case werr != nil && gerr == nil:
-		return fmt.Sprintf("sigs.k8s.io/json fails (%v), Unmarshal does not", werr)
-	case werr == nil && gerr != nil:
-		return fmt.Sprintf("Unmarshal fails (%v), sigs.k8s.io/json does not", gerr)
-	case werr == nil && !reflect.DeepEqual(want, got):
-		return fmt.Sprintf("values differ:\nwant %#v\ngot  %#v", reflect.ValueOf(want).Elem(), reflect.ValueOf(got).Elem())
+	for _, dec := range []struct {
+		name string
+		fn   func([]byte, any) error
+	}{{"Unmarshal", Unmarshal}, {"UnmarshalShared", UnmarshalShared}} {
+		got := newV()
+		gerr := dec.fn(data, got)
+		switch {
+		case werr != nil && gerr == nil:
+			return fmt.Sprintf("sigs.k8s.io/json fails (%v), %s does not", werr, dec.name)
+		case werr == nil && gerr != nil:
+			return fmt.Sprintf("%s fails (%v), sigs.k8s.io/json does not", dec.name, gerr)
+		case werr == nil && !reflect.DeepEqual(want, got):
+			return fmt.Sprintf("values of %s differ:\nwant %#v\ngot  %#v", dec.name, reflect.ValueOf(want).Elem(), reflect.ValueOf(got).Elem())
+		}
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package typedjson
 
 import (
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"unsafe"
@@ -33,6 +34,10 @@ type embed struct {
 type structPlan struct {
 	t      reflect.Type
 	fields []field // in the order encoding/json writes them
+	// words holds, for each field, the first eight bytes a key that names it starts with
+	// (the name and its closing quote, masked when shorter), in a slice of their own so
+	// that comparing a key with the next few fields reads one cache line.
+	words []keyWord
 	// table finds a field by its name without hashing all of it: open addressing on
 	// keyHash, each slot 1 + a field's number, 0 if free.
 	table []uint32
@@ -65,6 +70,7 @@ func (b *builder) structDec(t reflect.Type) decFunc {
 		f.str = ft.Kind() == reflect.String && ft != numberType && len(f.embeds) == 0 && !f.quoted &&
 			!reflect.PointerTo(ft).Implements(unmarshalerType) && !reflect.PointerTo(ft).Implements(textUnmarshalerType)
 		sp.fields = append(sp.fields, f)
+		sp.words = append(sp.words, wordOf(f))
 	}
 	size := 8
 	for size < 2*len(sp.fields) {
@@ -79,6 +85,30 @@ func (b *builder) structDec(t reflect.Type) decFunc {
 		sp.table[h&uint32(size-1)] = uint32(k + 1)
 	}
 	return sp.dec
+}
+
+// keyWord is the first eight bytes of a key in the input (after its opening quote) as a
+// little-endian word, with the mask of those that belong to it: the name and its closing
+// quote when the name is shorter than eight bytes, the name's first eight bytes
+// otherwise. A name with bytes that need escaping has mask 0, which no key is compared
+// with in place.
+type keyWord struct{ w, mask uint64 }
+
+func wordOf(f field) keyWord {
+	if !f.plain {
+		return keyWord{}
+	}
+	var b [8]byte
+	n := copy(b[:], f.name)
+	if n < 8 {
+		b[n] = '"'
+		n++
+	}
+	mask := ^uint64(0)
+	if n < 8 {
+		mask = 1<<(8*n) - 1
+	}
+	return keyWord{w: binary.LittleEndian.Uint64(b[:]), mask: mask}
 }
 
 // keyHash hashes a key by its length and four of its bytes.
@@ -129,7 +159,30 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		// the few after it (those left out by omitempty are passed over), one of which is
 		// usually it, else read and looked up.
 		var f *field
-		if i < len(data) && data[i] == '"' {
+		if i+9 <= len(data) && data[i] == '"' {
+			x := binary.LittleEndian.Uint64(data[i+1:])
+			for k := next; k < len(fields) && k < next+maxAhead; k++ {
+				kw := sp.words[k]
+				if kw.mask == 0 {
+					break
+				}
+				if x&kw.mask != kw.w {
+					continue
+				}
+				c := &fields[k]
+				e := i + 1 + len(c.name)
+				if len(c.name) >= 8 && (e >= len(data) || data[e] != '"' || string(data[i+9:e]) != c.name[8:]) {
+					continue
+				}
+				f, next = c, k+1
+				if e+2 < len(data) && data[e+1] == ':' && data[e+2] > ' ' {
+					i = e + 2
+				} else {
+					i, err = d.colon(e + 1)
+				}
+				break
+			}
+		} else if i < len(data) && data[i] == '"' {
 			for k := next; k < len(fields) && k < next+maxAhead; k++ {
 				c := &fields[k]
 				if !c.plain {
