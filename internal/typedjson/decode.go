@@ -19,6 +19,8 @@ type decoder struct {
 	arena []byte
 	// shared: strings may be views of data (UnmarshalShared).
 	shared bool
+	// quantities outlive the call, with the decoder in the pool.
+	quantities quantityCache
 }
 
 var pool = sync.Pool{New: func() any { return new(decoder) }}

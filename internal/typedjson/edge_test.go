@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -339,4 +341,59 @@ func TestSpecialTypes(t *testing.T) {
 		}
 		requireSame(t, []byte(`{"cpu":`+v+`}`), func() any { return new(corev1.ResourceList) })
 	}
+}
+
+// parseUTCSeconds gives what time.Parse(time.RFC3339, s).Local() gives, on every day of
+// years around the leap-year rules and at the edges of each field, and refuses what it
+// does not take (time.Parse decides those).
+func TestParseUTCSeconds(t *testing.T) {
+	check := func(s string) bool {
+		got, ok := parseUTCSeconds([]byte(s))
+		want, err := time.Parse(time.RFC3339, s)
+		if !ok {
+			return false
+		}
+		require.NoError(t, err, "parseUTCSeconds took %q", s)
+		require.True(t, reflect.DeepEqual(want.Local(), got), "%s: %v, want %v", s, got, want.Local())
+		return true
+	}
+	for _, year := range []int{1970, 1999, 2000, 2023, 2024, 2100, 2400, 2999} {
+		for d := time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == year; d = d.AddDate(0, 0, 1) {
+			require.True(t, check(d.Format("2006-01-02")+"T23:59:59Z"))
+			require.True(t, check(d.Format("2006-01-02")+"T00:00:00Z"))
+		}
+	}
+	taken := 0
+	for _, s := range []string{
+		"2024-02-29T00:00:00Z", "2023-02-29T00:00:00Z", "2100-02-29T12:00:00Z", "2024-04-31T00:00:00Z",
+		"2024-13-01T00:00:00Z", "2024-00-01T00:00:00Z", "2024-01-00T00:00:00Z", "2024-01-01T24:00:00Z",
+		"2024-01-01T23:60:00Z", "2024-01-01T23:59:60Z", "1969-12-31T23:59:59Z", "3000-01-01T00:00:00Z",
+		"2024-01-01T00:00:00z", "2024-01-01 00:00:00Z", "2024-01-01T00:00:00+00:00", "2024-1-01T00:00:00Z",
+		"2024-01-01T00:00:0aZ", "+024-01-01T00:00:00Z", "2024-01-01T00:00:00.5Z", "",
+	} {
+		if check(s) {
+			taken++
+		}
+	}
+	require.Equal(t, 1, taken, "only the valid leap day is taken")
+}
+
+// Quantities are remembered between calls, except those held as an *inf.Dec, which two
+// results must not share: changing one in place leaves the other alone.
+func TestQuantityCache(t *testing.T) {
+	data := []byte(`{"a":"250m","b":"99999999999999999999","c":"250m","d":"250"}`)
+	var first, second map[string]resource.Quantity
+	require.NoError(t, Unmarshal(data, &first))
+	require.NoError(t, Unmarshal(data, &second))
+	for k, s := range map[string]string{"a": "250m", "b": "99999999999999999999", "c": "250m", "d": "250"} {
+		want := resource.MustParse(s)
+		require.True(t, reflect.DeepEqual(want, first[k]), k)
+		require.True(t, reflect.DeepEqual(want, second[k]), k)
+	}
+	b := first["b"]
+	b.Add(resource.MustParse("1"))
+	require.Equal(t, "100E", b.String())
+	fresh := second["b"]
+	require.Equal(t, "99999999999999999999", fresh.String(), "the other result's quantity did not change")
+	require.GreaterOrEqual(t, quantityDecOffset, 0, "resource.Quantity still has its *inf.Dec field")
 }
