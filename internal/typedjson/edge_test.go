@@ -397,3 +397,21 @@ func TestQuantityCache(t *testing.T) {
 	require.Equal(t, "99999999999999999999", fresh.String(), "the other result's quantity did not change")
 	require.GreaterOrEqual(t, quantityDecOffset, 0, "resource.Quantity still has its *inf.Dec field")
 }
+
+// Strings are scanned eight bytes at a time to the first byte that needs a look: each
+// such byte (quote, escape, control character, multi-byte or invalid UTF-8), at every
+// offset around the word boundaries, with plain bytes and other such bytes after it,
+// decodes (or fails) as sigs.k8s.io/json decodes it.
+func TestStringScanAtEveryOffset(t *testing.T) {
+	specials := []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, "\x01", "\x1f", "é", "\xff", "\xe2\x82", "😀", `"`}
+	for _, sp := range specials {
+		for before := 0; before <= 18; before++ {
+			for _, after := range []string{"", "abc", "0123456789", `\t` + "é"} {
+				s := strings.Repeat("a", before) + sp + after
+				requireSame(t, []byte(`{"str":"`+s+`","int":1}`), func() any { return new(edge) })
+				requireSame(t, []byte(`["`+s+`"]`), func() any { return new([]string) })
+				requireSame(t, []byte(`{"`+s+`":1}`), func() any { return new(map[string]int) })
+			}
+		}
+	}
+}
