@@ -87,12 +87,16 @@ func (b *builder) structDec(t reflect.Type) decFunc {
 	return sp.dec
 }
 
-// keyWord is the first eight bytes of a key in the input (after its opening quote) as a
-// little-endian word, with the mask of those that belong to it: the name and its closing
-// quote when the name is shorter than eight bytes, the name's first eight bytes
-// otherwise. A name with bytes that need escaping has mask 0, which no key is compared
-// with in place.
-type keyWord struct{ w, mask uint64 }
+// keyWord is what a key that names a field is compared with in place: its first eight
+// bytes in the input (after its opening quote) as a little-endian word, with the mask of
+// those that belong to it (the name and its closing quote when the name is shorter than
+// eight bytes, the name's first eight bytes otherwise), and the rest of a longer name. A
+// name with bytes that need escaping has mask 0, which no key is compared with in place.
+type keyWord struct {
+	w, mask uint64
+	n       int    // length of the name
+	tail    string // the name from its ninth byte, when longer than 8
+}
 
 func wordOf(f field) keyWord {
 	if !f.plain {
@@ -100,15 +104,18 @@ func wordOf(f field) keyWord {
 	}
 	var b [8]byte
 	n := copy(b[:], f.name)
+	kw := keyWord{n: len(f.name), mask: ^uint64(0)}
 	if n < 8 {
 		b[n] = '"'
 		n++
+		if n < 8 {
+			kw.mask = 1<<(8*n) - 1
+		}
+	} else {
+		kw.tail = f.name[8:]
 	}
-	mask := ^uint64(0)
-	if n < 8 {
-		mask = 1<<(8*n) - 1
-	}
-	return keyWord{w: binary.LittleEndian.Uint64(b[:]), mask: mask}
+	kw.w = binary.LittleEndian.Uint64(b[:])
+	return kw
 }
 
 // keyHash hashes a key by its length and four of its bytes.
@@ -162,19 +169,18 @@ func (sp *structPlan) dec(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		if i+9 <= len(data) && data[i] == '"' {
 			x := binary.LittleEndian.Uint64(data[i+1:])
 			for k := next; k < len(fields) && k < next+maxAhead; k++ {
-				kw := sp.words[k]
+				kw := &sp.words[k]
 				if kw.mask == 0 {
 					break
 				}
 				if x&kw.mask != kw.w {
 					continue
 				}
-				c := &fields[k]
-				e := i + 1 + len(c.name)
-				if len(c.name) >= 8 && (e >= len(data) || data[e] != '"' || string(data[i+9:e]) != c.name[8:]) {
+				e := i + 1 + kw.n
+				if kw.n >= 8 && (e >= len(data) || data[e] != '"' || string(data[i+9:e]) != kw.tail) {
 					continue
 				}
-				f, next = c, k+1
+				f, next = &fields[k], k+1
 				if e+2 < len(data) && data[e+1] == ':' && data[e+2] > ' ' {
 					i = e + 2
 				} else {
