@@ -43,6 +43,14 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// needsLook flags (sets the high bit of) each byte of the little-endian word x that is a
+// quote, a backslash, a control character or a byte of a multi-byte sequence, and may flag
+// bytes above a flagged one (a borrow reaches them): the lowest flag is exact.
+func needsLook(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	return ((x - lo*0x20) | ((x ^ lo*'"') - lo) | ((x ^ lo*'\\') - lo) | x) & hi
+}
+
 // scanString reads the string whose opening quote is at i-1. It returns the offset of its
 // closing quote and whether its contents need rewriting (escapes or invalid UTF-8) to be
 // the string encoding/json decodes; when they do not, data[i:end] is the string.
@@ -54,9 +62,7 @@ func (d *decoder) scanString(i int) (end int, rewrite bool, err error) {
 		// high bit set in m) if it is one of those, or if a borrow from a flagged byte
 		// below it reaches it: the lowest flag is exact.
 		for i+8 <= len(data) {
-			x := binary.LittleEndian.Uint64(data[i:])
-			const lo, hi = 0x0101010101010101, 0x8080808080808080
-			if m := ((x - lo*0x20) | ((x ^ lo*'"') - lo) | ((x ^ lo*'\\') - lo) | x) & hi; m != 0 {
+			if m := needsLook(binary.LittleEndian.Uint64(data[i:])); m != 0 {
 				i += bits.TrailingZeros64(m) / 8
 				break
 			}
