@@ -20,7 +20,7 @@ import (
 //	go test -run='^$' -bench=DecodePod -benchmem -count=6 ./internal/typedjson/
 //	go test -run='^$' -bench=DecodePodBest -benchtime=300x ./internal/typedjson/
 //
-// BenchmarkDecodePod decodes distinct realistic Pods (podgen_test.go) one at a time into a
+// BenchmarkDecodePod decodes distinct realistic Pods (internal/testsupport/podgen) one at a time into a
 // new corev1.Pod with encoding/json, sigs.k8s.io/json (Kubernetes' serializer) and this
 // package, into map[string]any with jsondecode, the decoder of Item.Object in the compact
 // mode, and into *unstructured.Unstructured as client-go's dynamic client does

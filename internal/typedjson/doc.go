@@ -71,45 +71,50 @@
 // this package's tests check value for value; another decoder would have to be made to
 // match them and checked the same way.
 //
-// Measured on the same realistic Pods (podgen_test.go), as the compact mode stores them
-// (managedFields cut, 4.5 KB of JSON), into a new corev1.Pod (into map[string]any for the
-// unstructured decode), on a 2-core Xeon shared with other work (load average about 6),
-// Go 1.26: the process's CPU time per Pod, garbage collection included, medians of three
-// runs of
+// Measured on the same realistic Pods (internal/testsupport/podgen), as the compact mode
+// stores them (managedFields cut, 4.5 KB of JSON), into a new corev1.Pod (into
+// map[string]any for the unstructured decode), on a 2-core Xeon shared with other work,
+// Go 1.26, 2026-11-24 02:05 UTC (load average 1.5-1.8): the process's CPU time per Pod,
+// garbage collection included, medians of three runs of
 //
 //	go test -run='^$' -bench='DecodePod$/stored' -benchmem -count=3 ./internal/typedjson/
 //
 // and "best", the best batch of 50 among 300 rounds (what the decoder costs when other
-// work does not interfere) of
+// work does not interfere), medians of three runs of
 //
 //	go test -run='^$' -bench=DecodePodBest -benchtime=300x ./internal/typedjson/
 //
-// The wall time per Pod (ns/op) of these runs is left out: other work stretched it to two
-// to five times the CPU time, differently from one sub-benchmark to the next.
+// The wall time per Pod (ns/op) of these runs is left out: other work stretched it,
+// differently from one sub-benchmark to the next.
 //
-//	                             CPU      best      B/op   allocs/op
-//	encoding/json             107 µs     69 µs    16,032     231
-//	sigs.k8s.io/json          128 µs     67 µs    16,284     244
-//	unstructured (jsondecode)  43 µs   20.2 µs    20,560     178   (Item.Object's)
-//	typedjson                  23 µs   12.5 µs    10,624      51
-//	client-go unstructured              54 µs                       (UnstructuredJSONScheme)
+//	                               CPU      best      B/op   allocs/op
+//	encoding/json               104 µs     70 µs    16,032     231
+//	sigs.k8s.io/json             98 µs     67 µs    16,284     244
+//	unstructured (jsondecode)    38 µs     21 µs    20,557     178   (Item.Object's)
+//	typedjson, Unmarshal         22 µs   11.6 µs    10,633      52
+//	typedjson, UnmarshalShared   18 µs    9.6 µs     8,584      50   (Item.DecodeInto's)
+//	client-go unstructured       94 µs     55 µs    27,827     582   (UnstructuredJSONScheme)
 //
-// typedjson takes 0.53 of the unstructured decode's CPU time and 0.62 of its time at best
-// (0.62 to 0.66 in six runs of BenchmarkDecodePodBest), a fifth of sigs.k8s.io/json's,
-// with half the allocated bytes and a quarter of the allocations. With managedFields kept
+// UnmarshalShared, which Item.DecodeInto uses on the bytes the compact mode holds, takes
+// 0.45-0.46 of the unstructured decode's time at best (three runs) and 0.47 of its CPU
+// time; Unmarshal, which copies the strings, 0.54-0.55 and 0.58; either takes a fifth of
+// sigs.k8s.io/json's time, with half the allocated bytes and a fifth of the allocations,
+// and 0.18-0.21 of the decode to *unstructured.Unstructured that client-go's dynamic client
+// does. On other Pods the ratio to the unstructured decode differs: bench/README.md's
+// reads benchmark, on Pods an API server made (3 KB, more arrays and maps per byte) in a
+// process that holds two 5,000-Pod caches, measures 0.57-0.58 at best and 0.60-0.74
+// overall (Item.DecodeInto against Item.Object, alternating). With managedFields kept
 // (7.7 KB), which typedjson decodes as the bytes they are (metav1.FieldsV1 keeps its raw
-// JSON) and the unstructured decode as 131 maps, it took 47 µs of CPU against 81 µs
-// (sigs.k8s.io/json 163 µs) in a run at load 16, with 13,921 allocated bytes against
-// 42,576 (measured before keys were compared with the fields after the next). In kindex's
-// reads benchmark (bench/README.md), where the cache holds 5,000 Pods, Item.DecodeInto
-// costs 0.5-0.75 of Item.Object. Against the decode to *unstructured.Unstructured that
-// client-go's dynamic client does (UnstructuredJSONScheme: encoding/json into maps, then
-// the unstructured conversion), typedjson takes 0.24 of the time at best (12.7 against
-// 54 µs, 2026-11-23 22:48 UTC, load under 2).
+// JSON) and the unstructured decode as 131 maps, the typed decode gains: 47 µs of CPU
+// against 81 µs (sigs.k8s.io/json 163 µs) in a run at load 16, before the changes of
+// 2026-11-24.
 //
 // What remains is mostly the allocations any decoder into these types makes (a
-// ResourceList is a map of at least 600 bytes, a Pod 51 objects) and the scan itself: a
-// pass that only validates the same bytes takes 4.5 µs.
+// ResourceList is a map of at least 600 bytes, a Pod 50 objects; in a process with a large
+// heap, allocation is 40% of the decode) and the scan itself: a pass that only validates
+// the same bytes takes 4.5 µs. Arrays are decoded into a scratch buffer and copied into a
+// slice of their exact length by reflect.Copy; the runtime's typed copy, reachable only by
+// go:linkname, would save part of that but tie the package to the runtime's internals.
 //
 // # How
 //
@@ -121,9 +126,14 @@
 // their names. Keys are matched without a string or a hash in the common case: objects
 // written by encoding/json (the API server's) list their members in field order, so the
 // key is first compared in place with the names of the field after the previous key's and
-// of the seven after it (fields left out by omitempty are passed over this way).
-// Strings are copied once, into chunks of 1 KB shared by the short strings of a call (one
-// allocation for about twenty strings). An array decoded into a nil slice is decoded into a
+// of the seven after it (fields left out by omitempty are passed over this way), its first
+// eight bytes as one word. Strings are scanned eight bytes at a time to the first byte
+// that needs a look (a quote, an escape, a control or non-ASCII byte). With Unmarshal,
+// strings are copied once, into chunks of 1 KB shared by the short strings of a call (one
+// allocation for about twenty strings); with UnmarshalShared, those without escapes are
+// views of the input. Timestamps in the form the API server writes them
+// ("2006-01-02T15:04:05Z") are converted without time.Parse, and a decoder in the pool
+// remembers the last 32 quantities it parsed. An array decoded into a nil slice is decoded into a
 // scratch buffer of the decoder first and then copied into a slice of its exact length: one
 // allocation, where appending costs log2(n)+1. Maps of the common types
 // (map[string]string, map[string]any, corev1.ResourceList, map[string][]byte) are decoded
@@ -136,6 +146,8 @@
 // type compiles its plan (microseconds to a millisecond for a large type such as
 // CustomResourceDefinition); plans are never dropped, one per type ever decoded. A pooled
 // decoder keeps a scratch buffer per slice type it has decoded, each zeroed and at most
-// 16 KB, and an unescaping buffer of at most 64 KB. A string that outlives the rest of its
-// result keeps its 1 KB chunk alive, as a substring keeps its string.
+// 16 KB, an unescaping buffer of at most 64 KB, and its last 32 quantities (their strings
+// and values; those held as an *inf.Dec are never kept, so that no two results share
+// one). A string that outlives the rest of its result keeps its 1 KB chunk alive (with
+// UnmarshalShared, the whole input), as a substring keeps its string.
 package typedjson
