@@ -113,8 +113,9 @@
 // ResourceList is a map of at least 600 bytes, a Pod 50 objects; in a process with a large
 // heap, allocation is 40% of the decode) and the scan itself: a pass that only validates
 // the same bytes takes 4.5 µs. Arrays are decoded into a scratch buffer and copied into a
-// slice of their exact length by reflect.Copy; the runtime's typed copy, reachable only by
-// go:linkname, would save part of that but tie the package to the runtime's internals.
+// slice of their exact length with reflect (Grow, Copy, Clear: 13% of the decode of the
+// reads benchmark's Pods, which have 16 arrays in 3 KB); the package takes no go:linkname
+// into the runtime to do it more cheaply.
 //
 // # How
 //
