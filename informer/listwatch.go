@@ -126,12 +126,14 @@ type observedWatch struct {
 	inner   watch.Interface
 	out     chan watch.Event
 	stopped chan struct{}
+	done    chan struct{} // closed when the forwarding goroutine has returned
 	once    sync.Once
 }
 
 func newObservedWatch(inner watch.Interface, hooks lwHooks) *observedWatch {
-	w := &observedWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
+	w := &observedWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{}), done: make(chan struct{})}
 	go func() {
+		defer close(w.done)
 		defer close(w.out)
 		in := inner.ResultChan()
 		for {
@@ -160,11 +162,14 @@ func newObservedWatch(inner watch.Interface, hooks lwHooks) *observedWatch {
 
 func (w *observedWatch) ResultChan() <-chan watch.Event { return w.out }
 
+// Stop stops the watch and returns once its forwarding goroutine has, so that nothing of
+// an informer runs after the informer's own shutdown returns.
 func (w *observedWatch) Stop() {
 	w.once.Do(func() {
 		close(w.stopped)
 		w.inner.Stop()
 	})
+	<-w.done
 }
 
 // deadWatch never delivers an event; Stop closes it. It is returned only once the run's

@@ -19,8 +19,9 @@ type decoder struct {
 	arena []byte
 	// shared: strings may be views of data (UnmarshalShared).
 	shared bool
-	// quantities outlive the call, with the decoder in the pool.
-	quantities quantityCache
+	// quantities outlive the call, with the decoder in the pool (made by the first
+	// quantity decoded, so that a decoder that meets none stays small).
+	quantities *quantityCache
 }
 
 var pool = sync.Pool{New: func() any { return new(decoder) }}

@@ -205,6 +205,9 @@ func (d *decoder) quantity(i int) (q resource.Quantity, end int, ok bool, err er
 	if err != nil {
 		return resource.Quantity{}, end, false, nil
 	}
+	if d.quantities == nil {
+		d.quantities = new(quantityCache)
+	}
 	d.quantities.put(str, q)
 	return q, end + 1, true, nil
 }
@@ -219,6 +222,9 @@ type quantityCache [32]struct {
 }
 
 func (c *quantityCache) get(b []byte) (resource.Quantity, bool) {
+	if c == nil {
+		return resource.Quantity{}, false
+	}
 	e := &c[keyHash(b)%uint32(len(c))]
 	if e.s != string(b) || len(b) == 0 {
 		return resource.Quantity{}, false
