@@ -264,6 +264,17 @@ func (wa *watchAll) removeHandler(ah *allHandler) {
 	}
 }
 
+// entries returns the entries of the current members, and whether the set is stopped.
+func (wa *watchAll) entries() ([]*entry, bool) {
+	wa.mu.Lock()
+	defer wa.mu.Unlock()
+	out := make([]*entry, 0, len(wa.members))
+	for _, m := range wa.members {
+		out = append(out, m.h.e)
+	}
+	return out, wa.stopped
+}
+
 func (wa *watchAll) snapshot() []*member {
 	wa.mu.Lock()
 	defer wa.mu.Unlock()

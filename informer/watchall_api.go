@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -95,12 +96,34 @@ func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
 	return &Informer[T]{h: m.view}, true
 }
 
-// WaitForSync waits until every current member is synced; see Factory.WaitForSync.
+// WaitForSync waits until every current member is synced; see Factory.WaitForSync. A
+// member that leaves the set while it waits (its CRD deleted, its resource moved to another
+// version) is not waited for: the wait goes on with the members the set has then. On a
+// stopped set it returns an error for which errors.Is(err, ErrReleased) is true.
 func (w *WatchAll[T]) WaitForSync(ctx context.Context) error {
-	ms := w.wa.snapshot()
-	entries := make([]*entry, 0, len(ms))
-	for _, m := range ms {
-		entries = append(entries, m.h.e)
+	entries, stopped := w.wa.entries()
+	if stopped {
+		return fmt.Errorf("%w: the watch-all set is stopped", ErrReleased)
 	}
-	return waitEntries(ctx, entries, false)
+	for {
+		err := waitEntries(ctx, entries, false)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		now, stopped := w.wa.entries()
+		if stopped || !left(entries, now) {
+			return err
+		}
+		entries = now
+	}
+}
+
+// left reports whether an entry of before is not in now.
+func left(before, now []*entry) bool {
+	for _, e := range before {
+		if !slices.Contains(now, e) {
+			return true
+		}
+	}
+	return false
 }

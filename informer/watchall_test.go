@@ -2,13 +2,16 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -196,4 +199,48 @@ func gather(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// A member that leaves the set while WaitForSync waits for it (its CRD deleted) is not
+// waited for: WaitForSync returns once the remaining members are synced, not with the
+// removed member's "released". Stopping the set still ends the wait with an error.
+func TestWatchAllWaitForSyncOutlivesARemovedMember(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", nil))
+	e.mode.server(gadgets.GVR).setErrors(apierrors.NewInternalError(errors.New("down")), nil)
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	done := make(chan error, 1)
+	go func() { done <- wa.WaitForSync(ctx) }()
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(widgets.GVR.GroupResource())
+		return ok && inf.HasSynced()
+	}, "widgets synced; gadgets cannot list")
+	select {
+	case err := <-done:
+		t.Fatalf("WaitForSync returned %v with gadgets not synced", err)
+	default:
+	}
+	e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: gadgets})
+	select {
+	case err := <-done:
+		require.NoError(t, err, "the removed member is not waited for")
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitForSync still waits for a member that left the set")
+	}
+
+	// A set stopped while WaitForSync waits ends the wait with an error.
+	e.mode.server(gadgets.GVR).setErrors(apierrors.NewInternalError(errors.New("down")), nil)
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: gadgets})
+	eventually(t, func() bool { _, ok := wa.Informer(gadgets.GVR.GroupResource()); return ok }, "gadgets back")
+	go func() { done <- wa.WaitForSync(ctx) }()
+	wa.Stop()
+	select {
+	case err := <-done:
+		require.Error(t, err, "a stopped set is not synced")
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitForSync still waits on a stopped set")
+	}
 }

@@ -33,8 +33,8 @@ func TestRefs(t *testing.T) {
 
 	r := kquery(t, kc, "refs", "pod/web", "--uses")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "configmaps/"+ns+"/used")
-	assert.Contains(t, r.stdout, "configmaps/"+ns+"/gone (Missing")
+	assert.Contains(t, r.stdout, "configmaps/"+ns+"/used", r.stderr)
+	assert.Contains(t, r.stdout, "configmaps/"+ns+"/gone (Missing", r.stderr)
 
 	r = kquery(t, kc, "refs", "cm/used", "--used-by")
 	require.Equal(t, 0, r.code, r.stderr)
