@@ -100,7 +100,11 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 			return ctx.Err()
 		}
 		// Answers about what did not sync come back as unknown: say so and answer.
-		fmt.Fprintf(stderr, "Warning: not every resource synced within %v; answers about them are unknown: %v\n", o.syncTimeout, err)
+		within := ""
+		if errors.Is(err, context.DeadlineExceeded) {
+			within = fmt.Sprintf(" within %v", o.syncTimeout)
+		}
+		fmt.Fprintf(stderr, "Warning: not every resource synced%s; answers about them are unknown: %v\n", within, err)
 	}
 
 	switch {
