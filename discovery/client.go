@@ -216,10 +216,10 @@ func (c *Client) refreshAllTracked(ctx context.Context, track *sync.WaitGroup) e
 }
 
 // refreshGroups runs a per-group round for names, or a full round when that is cheaper or
-// the core group is involved.
-func (c *Client) refreshGroups(ctx context.Context, names []string) error {
+// the core group is involved; a full round counts in track (see refreshAllTracked).
+func (c *Client) refreshGroups(ctx context.Context, names []string, track *sync.WaitGroup) error {
 	if len(names) > maxGroupRounds || slices.Contains(names, "") {
-		return c.refreshAllTracked(ctx, &c.following)
+		return c.refreshAllTracked(ctx, track)
 	}
 	fctx, cancel := context.WithTimeout(c.logContext(ctx), c.opts.RequestTimeout)
 	defer cancel()

@@ -237,3 +237,42 @@ func TestClusterScopedCRD(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, r.Namespaced)
 }
+
+// RecheckGVR corrects a cache that missed a deletion (a client that is not started learns of
+// none): it asks the group's own endpoints, publishes the removal, and answers a miss, with
+// the requests of one per-group round; a resource still served stays.
+func TestRecheckCorrectsAMissedDeletion(t *testing.T) {
+	ctx := context.Background()
+	gone, kept := uniqueCRD(t, "Gizmo"), uniqueCRD(t, "Gadget")
+	kept.group = gone.group
+	crd := cp.InstallCRD(t, gone.build())
+	cp.InstallCRD(t, kept.build())
+	c, rec := newClient(t, cp.AdminConfig(), discovery.Options{})
+	gvr := gone.gr().WithVersion("v1")
+	_, err := c.ResolveGVR(ctx, gvr)
+	require.NoError(t, err)
+	ev := subscribe(t, c)
+
+	cp.DeleteCRD(t, crd.Name)
+	_, err = c.ResolveGVR(ctx, gvr)
+	require.NoError(t, err, "the cache does not know yet")
+	rec.reset()
+	var r discovery.Resource
+	testenv.Eventually(t, bound, func() bool { // the server's own documents may lag by a moment
+		r, err = c.RecheckGVR(ctx, gvr)
+		return meta.IsNoMatchError(err)
+	}, "recheck after the deletion: %v %v", r.GVR, errOf{&err})
+	reqs := rec.discovery()
+	require.NotEmpty(t, reqs)
+	for _, p := range reqs {
+		assert.Contains(t, p, "/apis/"+gone.group, "only the group's own endpoints: %v", reqs)
+	}
+	ev.waitFor(t, gone.gr(), bound, "Removed", func(e timedEvent) bool { return e.Type == discovery.Removed })
+	_, err = c.ResolveGVR(ctx, gvr)
+	assert.True(t, meta.IsNoMatchError(err), "the cache is corrected: %v", err)
+
+	r, err = c.RecheckGVR(ctx, kept.gr().WithVersion("v1"))
+	require.NoError(t, err)
+	assert.Equal(t, kept.kind, r.GVK.Kind)
+	assert.Empty(t, ev.forGR(kept.gr()), "nothing changed for the resource still served")
+}

@@ -84,7 +84,10 @@
 // asynchronously), so a full round can show a group as it was before a change the watch has
 // confirmed. For 30 seconds after an expectation is met, a full round that contradicts it
 // keeps the confirmed state of that group and schedules a per-group round, whose answer is
-// applied as is; events therefore do not flap.
+// applied as is; events therefore do not flap. A round that read the aggregated document
+// just before it was rebuilt, with no watch event after it, would show a deleted CRD until
+// the next resync: RecheckGVR, which the informers call when the server answers 404 for a
+// resource the cache still shows, corrects that from the group's own endpoints.
 //
 // Where the credentials may not list or watch CRDs or APIServices (403), or the server does
 // not serve them, the informer is stopped instead of retrying forever, and the client

@@ -206,7 +206,7 @@ func (f *follower) run(ctx context.Context) {
 			nextResync = clk.Now().Add(f.c.opts.ResyncInterval)
 		}
 		if groups := f.takeDue(now); len(groups) > 0 {
-			if err := f.c.refreshGroups(ctx, groups); err != nil && ctx.Err() == nil {
+			if err := f.c.refreshGroups(ctx, groups, &f.c.following); err != nil && ctx.Err() == nil {
 				f.log.V(1).Info("re-discovery of groups failed; retrying", "groups", groups, "err", err.Error())
 			}
 			f.settle(groups)

@@ -3,6 +3,7 @@ package discovery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -51,6 +52,30 @@ func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource
 	return lookup(ctx, c, "v\x00"+gvr.String(), func(s *snapshot) (Resource, error) {
 		return s.resolveGVR(gvr)
 	})
+}
+
+// RecheckGVR is ResolveGVR with a fresh answer: it re-discovers gvr's group from the
+// server's per-group endpoints (everything, for the core group), applies the answer (with
+// its events) and resolves gvr in the result. Call it when the server contradicts the cache,
+// as when a LIST of a resource discovery still shows is answered NotFound: the aggregated
+// discovery document is rebuilt asynchronously, so a round that ran just after a CRD was
+// deleted can still show it, and no watch event comes later to correct that. Concurrent
+// calls for one group share a round, which runs under the first caller's ctx. A miss is a
+// meta.NoResourceMatchError; an error of the round is returned as is, never as a miss.
+func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
+	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
+		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
+	}
+	if err := c.ensureDiscovered(ctx); err != nil {
+		return Resource{}, err
+	}
+	_, err, _ := c.flights.Do("recheck\x00"+gvr.Group, func() (any, error) {
+		return nil, c.refreshGroups(ctx, []string{gvr.Group}, nil)
+	})
+	if err != nil {
+		return Resource{}, fmt.Errorf("discovery: recheck of %s: %w", gvr.GroupResource(), err)
+	}
+	return c.snap.Load().resolveGVR(gvr)
 }
 
 // ResolveCategory expands a category ("all", "api-extensions", a CRD's categories) to its

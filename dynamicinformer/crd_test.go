@@ -10,10 +10,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
@@ -125,6 +127,40 @@ func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
 	assert.Equal(t, []string{"new0"}, names(must(inf.List(nil))))
 	assert.Equal(t, 1, fx.log.Count("Informer parked", "widgets."+group))
 	assert.Equal(t, 1, fx.log.Count("Informer resuming", "widgets."+group))
+}
+
+// A deletion that discovery's cache missed (here a discovery client that is not started, so
+// no watch tells it; in a started one, a round that read the aggregated document just before
+// the apiserver rebuilt it) does not keep the informer retrying: the server's 404 makes it
+// ask discovery afresh, which corrects the cache, and it parks.
+func TestCRDDeletedBehindDiscoveryParks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	group := testenv.UniqueName(t) + ".kindex.test"
+	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	_, err := cp.Dynamic(t).Resource(gvr).Namespace(ns).Create(ctx, widget(group, "w0", 1), metav1.CreateOptions{})
+	require.NoError(t, err)
+	disc, err := discovery.New(cp.AdminConfig(), discovery.Options{})
+	require.NoError(t, err)
+	fx := start(t, nil, dynamicinformer.Options{Namespace: ns, Discovery: disc})
+	inf, err := fx.f.Informer(ctx, "widgets."+group)
+	require.NoError(t, err)
+	defer inf.Release()
+	waitSync(t, inf)
+	require.Len(t, must(inf.List(nil)), 1)
+
+	cp.DeleteCRD(t, crd.Name)
+	_, err = disc.ResolveGVR(ctx, gvr)
+	require.NoError(t, err, "the client's cache still shows the deleted resource")
+	testenv.Eventually(t, 30*time.Second, func() bool { return inf.Status().Phase == informer.PhaseParked },
+		"parked: %v", inf.Status())
+	st := inf.Status()
+	assert.Equal(t, informer.ReasonNotFound, st.Reason)
+	assert.Equal(t, 0, st.Objects)
+	_, err = disc.ResolveGVR(ctx, gvr)
+	assert.True(t, meta.IsNoMatchError(err), "the recheck corrected discovery's cache: %v", err)
 }
 
 // A CRD deleted while the informer's initial sync is in flight: the informer parks instead

@@ -15,6 +15,10 @@ type Discovery interface {
 	Resolve(ctx context.Context, input string) (discovery.Resource, error)
 	// ResolveGVR resolves a GVR; an empty version means the preferred one.
 	ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (discovery.Resource, error)
+	// RecheckGVR is ResolveGVR with a fresh answer from the server for gvr's group; it is
+	// asked when the server answers NotFound for a resource discovery still shows, so that
+	// a cache that missed a CRD's deletion cannot keep an informer retrying.
+	RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (discovery.Resource, error)
 	// ResolveGVK resolves a GVK; an empty version means the preferred one.
 	ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (discovery.Resource, error)
 	// Resources lists the served resources the filter selects; on a partial failure it

@@ -84,8 +84,10 @@
 //
 //   - 404 when discovery confirms the resource is gone (a deleted CRD): the cache is emptied
 //     and every handler gets a cache.DeletedFinalStateUnknown per object, since the server
-//     deleted them. A 404 while discovery still serves the resource (an apiserver that has
-//     not loaded its CRDs yet after a restart, discovery lagging) is retried with the
+//     deleted them. Each 404 asks discovery afresh (Discovery.RecheckGVR: the group's own
+//     endpoints, not its cache), so a deletion its cache missed cannot keep the informer
+//     retrying until the next resync. A 404 while discovery still serves the resource (an
+//     apiserver that has not loaded its CRDs yet after a restart) is retried with the
 //     reflector's backoff and never empties the cache. Resumes when discovery serves the
 //     resource again (its events, plus re-checks on a capped backoff).
 //   - 403 on list: Forbidden; 403 on watch after a successful list: WatchForbidden (the

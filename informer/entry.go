@@ -348,9 +348,12 @@ func (e *entry) healthy() {
 	})
 }
 
-// confirmGone asks discovery whether the resource is still served: only a definite miss
-// confirms it is gone; an unavailable group or any other error does not.
+// confirmGone asks discovery, afresh, whether the resource is still served: only a definite
+// miss confirms it is gone; an unavailable group or any other error does not. A cached
+// answer would not do: discovery that missed the deletion (a round that read the
+// aggregated document just before it was rebuilt, a client that is not started) would
+// show the resource until its next resync, and the informer would retry until then.
 func (e *entry) confirmGone(ctx context.Context) bool {
-	_, err := e.core.disc.ResolveGVR(ctx, e.key.GVR)
+	_, err := e.core.disc.RecheckGVR(ctx, e.key.GVR)
 	return err != nil && isNoMatch(err)
 }

@@ -219,6 +219,10 @@ type fakeDiscovery struct {
 	res    map[schema.GroupResource]discovery.Resource
 	subs   map[int]func(discovery.Event)
 	nextID int
+	// missed holds resources the server no longer serves although the cache shows them
+	// (a deletion discovery missed): a recheck finds them gone.
+	missed   map[schema.GroupResource]bool
+	rechecks atomic.Int32
 }
 
 func newFakeDiscovery(rs ...discovery.Resource) *fakeDiscovery {
@@ -257,6 +261,27 @@ func (d *fakeDiscovery) ResolveGVR(_ context.Context, gvr schema.GroupVersionRes
 		return discovery.Resource{}, &meta.NoResourceMatchError{PartialResource: gvr}
 	}
 	return r, nil
+}
+
+// RecheckGVR answers as a fresh round would: a missed removal is applied first.
+func (d *fakeDiscovery) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (discovery.Resource, error) {
+	d.rechecks.Add(1)
+	d.mu.Lock()
+	if d.missed[gvr.GroupResource()] {
+		delete(d.res, gvr.GroupResource())
+	}
+	d.mu.Unlock()
+	return d.ResolveGVR(ctx, gvr)
+}
+
+// miss makes the server stop serving r without the cache learning of it.
+func (d *fakeDiscovery) miss(r discovery.Resource) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.missed == nil {
+		d.missed = map[schema.GroupResource]bool{}
+	}
+	d.missed[r.GVR.GroupResource()] = true
 }
 
 func (d *fakeDiscovery) ResolveGVK(_ context.Context, gvk schema.GroupVersionKind) (discovery.Resource, error) {

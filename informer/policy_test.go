@@ -127,10 +127,36 @@ func TestNotFoundWhileDiscoveryServesIsRetriedAndKeepsCache(t *testing.T) {
 	assert.Equal(t, 1, st.Objects)
 	assert.Equal(t, 0, rec.tombstones())
 
+	assert.GreaterOrEqual(t, e.disc.rechecks.Load(), int32(2), "the 404s asked discovery afresh")
+
 	srv.setErrors(nil, nil)
 	eventually(t, func() bool { return inf.Status().Reason == ReasonNone }, "recovered")
 	assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
 	assert.Equal(t, 0, e.logs.count("Informer parked"))
+}
+
+// A 404 for a resource whose removal discovery's cache missed (no event will come): the
+// informer asks discovery afresh, learns the resource is gone, and parks instead of
+// retrying until the cache's next resync.
+func TestNotFoundBehindStaleDiscoveryParks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		ctx := context.Background()
+		srv := e.mode.server(widgets.GVR)
+		srv.add(newObj("ns", "a", nil))
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		require.NoError(t, inf.WaitForSync(ctx))
+
+		e.disc.miss(widgets)
+		srv.setErrors(notFoundErr(), notFoundErr())
+		srv.closeWatches()
+		eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+		assert.Equal(t, ReasonNotFound, inf.Status().Reason)
+		assert.Empty(t, must(inf.List(nil)))
+		assert.Equal(t, 1, e.logs.count("Informer parked"))
+	})
 }
 
 func TestForbiddenParksRechecksAndResumes(t *testing.T) {
