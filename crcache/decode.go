@@ -9,8 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
-
-	"github.com/kindex/kindex/internal/typedjson"
 )
 
 // newTyped returns a new object of the access's Go type.
@@ -20,9 +18,11 @@ func (a *access) newTyped() (runtime.Object, error) {
 
 // decodeInto writes the cached item it into out, an object of the access's kind:
 //   - typed: the stored JSON bytes are decoded straight into out, never through a map, by
-//     kindex's typed decoder (internal/typedjson), which has the semantics of
+//     kindex's typed decoder (informer.Item.DecodeInto), which has the semantics of
 //     apimachinery's JSON decoder (sigs.k8s.io/json: case-sensitive keys, integers kept as
-//     int64) at about a quarter of its cost;
+//     int64) at about a quarter of its cost; where the store keeps the bytes uncompressed
+//     (Options.DisableCompression), out's strings are views of them: an object kept after
+//     the cache dropped it keeps those bytes alive (about the size of its JSON);
 //   - unstructured: kindex decodes the bytes into a new map;
 //   - metadata: from the compact store, only metadata is decoded from the bytes; from a
 //     metadata-only informer, the cached object is deep-copied (shared instead when
@@ -56,10 +56,10 @@ func (a *access) decodeInto(it item, out runtime.Object, noCopy bool) error {
 		if !ok {
 			return fmt.Errorf("crcache: cannot read metadata of %s into a %T", gvk, out)
 		}
-		if raw := it.Raw(); raw != nil {
+		if it.Raw() != nil {
 			*pom = metav1.PartialObjectMetadata{}
-			if err := typedjson.Unmarshal(raw, pom); err != nil {
-				return fmt.Errorf("crcache: decoding metadata of %s: %w", it.Key(), err)
+			if err := it.DecodeInto(pom); err != nil {
+				return fmt.Errorf("crcache: decoding metadata: %w", err)
 			}
 			break
 		}
@@ -83,8 +83,7 @@ func (a *access) decodeInto(it item, out runtime.Object, noCopy bool) error {
 // decodeTyped decodes a compact item's bytes into out, a pointer to a typed struct, after
 // zeroing it (a JSON decode into a used struct would keep fields the object lacks).
 func decodeTyped(it item, out runtime.Object) error {
-	raw := it.Raw()
-	if raw == nil {
+	if it.Raw() == nil {
 		obj, err := it.object()
 		if err != nil {
 			return err
@@ -101,8 +100,8 @@ func decodeTyped(it item, out runtime.Object) error {
 	}
 	e := v.Elem()
 	e.Set(reflect.Zero(e.Type()))
-	if err := typedjson.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("crcache: decoding %s into %T: %w", it.Key(), out, err)
+	if err := it.DecodeInto(out); err != nil {
+		return fmt.Errorf("crcache: decoding into %T: %w", out, err)
 	}
 	return nil
 }

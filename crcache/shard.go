@@ -40,6 +40,10 @@ type item interface {
 	Name() string
 	// Raw is the stored JSON (compact mode) or nil.
 	Raw() []byte
+	// DecodeInto decodes the item into a typed struct (informer.Item.DecodeInto): from
+	// the stored bytes in compact mode, with strings that are views of them when the
+	// store keeps them uncompressed.
+	DecodeInto(v any) error
 	// object decodes the item into the informer's object type (a new object in compact mode;
 	// the cached, shared object in metadata-only mode).
 	object() (runtime.Object, error)
