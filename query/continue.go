@@ -50,8 +50,12 @@ func DecodeContinue(q Query, source string) (string, error) {
 	if q.Continue == "" {
 		return "", nil
 	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(q.Continue) // one spelling per token
+	// One spelling per token: strict padding bits, and no CR or LF, which even the strict
+	// decoder skips.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(q.Continue)
 	switch {
+	case strings.ContainsAny(q.Continue, "\r\n"):
+		return "", fmt.Errorf("%w: not a token (a line break)", ErrInvalidContinue)
 	case err != nil:
 		return "", fmt.Errorf("%w: not a token (%w)", ErrInvalidContinue, err)
 	case len(b) <= 1+continueTagLen:

@@ -60,10 +60,13 @@ func TestContinueTokens(t *testing.T) {
 		"another selector":   {other(func(q *query.Query) { q.Labels = labels.Everything() }), source},
 		"another cache":      {next, "widgets.v1.other.com"},
 		// Valid base64url that is not a token: it used to return the first page.
-		"garbage":          {other(func(q *query.Query) { q.Continue = "Z2FyYmFnZQ" }), source},
-		"long garbage":     {other(func(q *query.Query) { q.Continue = "AQAAAAAAAAAAAAAAAHByb2QvdzE" }), source},
-		"not base64":       {other(func(q *query.Query) { q.Continue = "not a token!" }), source},
-		"padded":           {other(func(q *query.Query) { q.Continue = token + "==" }), source},
+		"garbage":      {other(func(q *query.Query) { q.Continue = "Z2FyYmFnZQ" }), source},
+		"long garbage": {other(func(q *query.Query) { q.Continue = "AQAAAAAAAAAAAAAAAHByb2QvdzE" }), source},
+		"not base64":   {other(func(q *query.Query) { q.Continue = "not a token!" }), source},
+		"padded":       {other(func(q *query.Query) { q.Continue = token + "==" }), source},
+		// Base64 decoders skip line breaks, even Go's strict one: another spelling.
+		"a leading CR":     {other(func(q *query.Query) { q.Continue = "\r" + token }), source},
+		"an inner LF":      {other(func(q *query.Query) { q.Continue = token[:4] + "\n" + token[4:] }), source},
 		"another key":      {other(func(q *query.Query) { q.Continue = retarget(t, token, "prod/w-99") }), source},
 		"truncated":        {other(func(q *query.Query) { q.Continue = token[:len(token)-2] }), source},
 		"unknown version":  {other(func(q *query.Query) { q.Continue = "Ag" + token[2:] }), source},
