@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/maphash"
+	"math/bits"
 	"reflect"
 	"strconv"
 	"sync"
@@ -451,12 +452,15 @@ func (d *Decoder) str(i int, key bool, slot uint32) (string, int, int, error) {
 	data := d.data
 	start := i
 	for {
-		// Eight bytes at a time while none needs a look: a quote, a backslash, a
-		// control character or a byte of a multi-byte sequence.
+		// Eight bytes at a time to the first that needs a look: a quote, a backslash, a
+		// control character or a byte of a multi-byte sequence. A byte is flagged (its
+		// high bit set in m) if it is one of those, or if a borrow from a flagged byte
+		// below it reaches it: the lowest flag is exact.
 		for i+8 <= len(data) {
 			x := binary.LittleEndian.Uint64(data[i:])
 			const lo, hi = 0x0101010101010101, 0x8080808080808080
-			if ((x-lo*0x20)|((x^lo*'"')-lo)|((x^lo*'\\')-lo)|x)&hi != 0 {
+			if m := ((x - lo*0x20) | ((x ^ lo*'"') - lo) | ((x ^ lo*'\\') - lo) | x) & hi; m != 0 {
+				i += bits.TrailingZeros64(m) / 8
 				break
 			}
 			i += 8

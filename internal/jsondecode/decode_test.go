@@ -129,6 +129,23 @@ func TestTricky(t *testing.T) {
 	}
 }
 
+// Every byte that ends the fast scan of a string (a quote, an escape, a control character,
+// a multi-byte or invalid sequence) at every offset of the scanned words, in values and in
+// keys: the scan jumps to the first such byte of a word and must neither skip nor misplace it.
+func TestStringScanAtEveryOffset(t *testing.T) {
+	specials := []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, "\x01", "\x1f", "é", "\xff", "\xe2\x82", "😀", `"`}
+	for _, sp := range specials {
+		for before := 0; before <= 18; before++ {
+			for _, after := range []string{"", "abc", "0123456789", `\t` + "é"} {
+				s := strings.Repeat("a", before) + sp + after
+				checkSame(t, []byte(`{"str":"`+s+`","int":1}`))
+				checkSame(t, []byte(`["`+s+`"]`))
+				checkSame(t, []byte(`{"`+s+`":1}`))
+			}
+		}
+	}
+}
+
 func TestDepth(t *testing.T) {
 	for _, n := range []int{MaxDepth - 1, MaxDepth, MaxDepth + 1, 100_000} {
 		for _, open := range []string{"[", `{"a":`, `[{"a":`} {
