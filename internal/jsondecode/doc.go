@@ -135,5 +135,8 @@
 // Decoding 20,000 such Pods and keeping them all took 4.2-5.7 s with util/json and
 // 2.2-2.8 s with this package in the same runs (collection of the growing heap
 // included). The third-party figures above come from a throwaway module with the
-// same Pods and benchmarks; adding such a dependency is not worth it.
+// same Pods and benchmarks; adding such a dependency is not worth it. Since 2026-11-27 a
+// string's scan jumps to the first byte of a word that needs a look instead of testing
+// the word's bytes one by one: 5-27% less time per Pod for Object in four alternating
+// runs of the binaries before and after (-bench='DecodePod/jsondecode$' -benchtime=5000x).
 package jsondecode
