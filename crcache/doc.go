@@ -13,13 +13,14 @@
 // scheme) or as *unstructured.Unstructured is kept once, in kindex's compact store: each
 // object as its JSON bytes, managedFields cut (Options.KeepManagedFields keeps them),
 // zstd-compressed against a dictionary its informer makes of the first objects it stores
-// (Options.DisableCompression keeps the bytes as they are; see Costs). A typed
-// Get or List decodes the stored bytes straight into the caller's struct (apimachinery's JSON
-// decoder, no intermediate map); an unstructured read decodes them into a new map; a
-// metadata-only read (*metav1.PartialObjectMetadata) decodes only the metadata. The three
-// share one informer, where controller-runtime runs one per kind (controller-runtime#977);
-// a resource read only as metadata gets a metadata-only informer (protobuf, a few hundred
-// bytes per object), as with controller-runtime. Every object a read returns is the
+// (Options.DisableCompression keeps the bytes as they are; see Costs). A typed Get or List
+// decodes the stored bytes straight into the caller's struct (kindex's typed decoder, with
+// the semantics of apimachinery's JSON decoder and no intermediate map); an unstructured
+// read decodes them into a new map; a metadata-only read (*metav1.PartialObjectMetadata)
+// decodes only the metadata. The three share one informer, where controller-runtime runs
+// one per kind (controller-runtime#977); a resource read only as metadata gets a
+// metadata-only informer (protobuf, a few hundred bytes per object), as with
+// controller-runtime. Every object a read returns is the
 // caller's own: decoding is the copy, so UnsafeDisableDeepCopy has no effect on compact
 // reads (it does on metadata-only informers, whose objects are kept decoded).
 //
@@ -79,11 +80,11 @@
 // uid) decompresses the JSON first, 6-10 µs for such a Pod, about as much as the decode
 // that follows. The first objects of each informer, which make its dictionary (at most 16,
 // or 32 KiB), stay uncompressed, and so a resource with a handful of objects is not
-// compressed at all. Options.DisableCompression turns it off. CPU:
-// every read decodes. A typed Get of a Pod costs a JSON decode straight into the struct
-// (5-10 µs for a 2.4 KB Pod; with the decompression 0.65-0.74x, without it 0.45-0.55x of
-// controller-runtime's deep copy, README.md) where controller-runtime's costs a deep copy; a List decodes only the objects it returns, after
-// the selectors and Limit. Handlers receive objects decoded for them (typed handlers:
+// compressed at all. Options.DisableCompression turns it off. CPU: every read decodes. A
+// typed Get of a Pod costs a JSON decode straight into the struct (5-10 µs for a 2.4 KB
+// Pod) where controller-runtime's costs a deep copy: with the decompression 0.65-0.74x the
+// time of that deep copy, without it 0.45-0.55x (README.md). A List decodes only the
+// objects it returns, after the selectors and Limit. Handlers receive objects decoded for them (typed handlers:
 // decoded by kindex into a map, then converted into the Go type), and IndexField functions
 // run on such objects, under the informer's lock, for every object added or changed; an
 // IndexJSONPath index reads the stored JSON instead and is much cheaper.
