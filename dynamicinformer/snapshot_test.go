@@ -189,6 +189,31 @@ func TestSnapshotSecretsNeedEncryption(t *testing.T) {
 	waitSync(t, inf2)
 	lists, _ := fx2.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
 	require.Zero(t, lists, "the encrypted snapshot was used")
+
+	// SnapshotPlainSecrets writes and reads a plaintext one; without it, that file is
+	// refused on read as well (the informer lists).
+	plainOK := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir(), SnapshotPlainSecrets: true}
+	snapshotOnce(t, plainOK, "secrets")
+	files, err = os.ReadDir(plainOK.SnapshotDir)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	raw, err = os.ReadFile(filepath.Join(plainOK.SnapshotDir, files[0].Name()))
+	require.NoError(t, err)
+	require.Contains(t, string(raw), "password", "the plaintext snapshot the option asked for")
+
+	refused := plainOK
+	refused.SnapshotPlainSecrets = false
+	fx3, inf3, _ := restart(t, refused, "secrets")
+	waitSync(t, inf3)
+	lists, _ = fx3.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
+	require.NotZero(t, lists, "the plaintext snapshot was not read")
+	require.Equal(t, 1, fx3.log.Count("Snapshots of Secrets are refused"), "%s", fx3.log)
+	fx3.f.Shutdown()
+
+	fx4, inf4, _ := restart(t, plainOK, "secrets")
+	waitSync(t, inf4)
+	lists, _ = fx4.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
+	require.Zero(t, lists, "with the option, the plaintext snapshot is used")
 }
 
 // A snapshot is only used by the informer it was written for: another selector lists.
