@@ -1,6 +1,7 @@
 package dynamicinformer_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -26,20 +27,25 @@ import (
 // TestQueriesAgreeAcrossStorageModes runs the same indexes and queries over the same
 // ConfigMaps in every storage mode (unstructured on kindex's decoder, unstructured on
 // client-go's, compact, compact projected to its indexes' fields, and metadata-only for the
-// label-based ones), through adds, updates and deletes, and requires every mode to give the
-// answer a model of the ConfigMaps computes: query results, zero-decode items (with a field
-// read by JSONPath and a typed decode), counts and counts per value.
+// metadata-based ones), through adds, updates and deletes, and requires every mode to give
+// the answer a model of the ConfigMaps computes: query results, zero-decode items (with a
+// field read by JSONPath and a typed decode), counts and counts per value. The queries use
+// every operator, OR (AnyOf), prefixes and sort keys in both directions, and existence on a
+// list-valued field (ownerReferences) in its indexed and its filter form.
 func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
 	cs := cp.Clientset(t)
 	model := map[string]cmModel{}
 	for i := range 12 {
-		m := cmModel{color: []string{"red", "green"}[i%2], size: fmt.Sprint(i % 5), tier: []string{"a", "b", "c"}[i%3]}
+		m := cmModel{color: []string{"red", "green"}[i%2], size: fmt.Sprint(i % 5), tier: []string{"a", "b", "c"}[i%3], owned: i%3 == 0}
 		name := fmt.Sprintf("cm-%02d", i)
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"tier": m.tier}},
 			Data:       map[string]string{"color": m.color, "size": m.size},
+		}
+		if m.owned { // no garbage collector runs here: a made-up owner is harmless
+			cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "owner", UID: "uid-owner"}}
 		}
 		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -58,7 +64,8 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 		// Projected to the fields its indexes read: the same answers.
 		"compact-projected": func() (*dynamicinformer.Factory, error) {
 			popts := opts
-			popts.Indexes = map[string]string{"color": "{.data.color}", "size": "{.data.size}", "tier": "{.metadata.labels.tier}"}
+			popts.Indexes = map[string]string{"color": "{.data.color}", "size": "{.data.size}", "tier": "{.metadata.labels.tier}",
+				"owners": ownersPath}
 			return dynamicinformer.NewCompactFactory(cp.AdminConfig(), popts, dynamicinformer.CompactOptions{ProjectIndexes: true})
 		},
 	}
@@ -70,8 +77,23 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 		{Conditions: []query.Condition{query.Has("color")}, Labels: labels.SelectorFromSet(labels.Set{"tier": "a"})},
 		{Conditions: []query.Condition{query.Where("{.data.size}", query.Equal, "3")}, Scan: true},
 		{Conditions: []query.Condition{query.Has("tier")}, Limit: 5},
+		// OR of AND groups, prefixes, sort keys.
+		{AnyOf: [][]query.Condition{{query.Eq("color", "red"), query.Gt("size", "2")}, {query.Eq("tier", "c")}}},
+		{Conditions: []query.Condition{query.NotEq("size", "0")}, AnyOf: [][]query.Condition{{query.HasPrefix("color", "gr")}, {query.Eq("size", "4")}}},
+		conds(query.HasPrefix("color", "gr")),
+		{Conditions: []query.Condition{query.Has("color")}, SortBy: "size"},
+		{Conditions: []query.Condition{query.Has("color")}, SortBy: "size", Descending: true, Limit: 4},
+		{Conditions: []query.Condition{query.Has("color")}, SortBy: "tier", Descending: true},
+		{Conditions: []query.Condition{query.Eq("color", "green")}, SortBy: "tier"},
+		// A list-valued field is present: the indexed and the filter form agree.
+		conds(query.Has("owners")),
+		{Conditions: []query.Condition{query.Where(ownersPath, query.Exists)}, Scan: true},
+		{Conditions: []query.Condition{query.HasNot("owners")}, Scan: true},
+		{Conditions: []query.Condition{query.Where(ownersPath, query.NotExists)}, Scan: true},
 	}
-	labelQueries := []query.Query{conds(query.Eq("tier", "b")), conds(query.Has("tier")), {Conditions: []query.Condition{query.HasNot("tier")}, Scan: true}}
+	labelQueries := []query.Query{conds(query.Eq("tier", "b")), conds(query.Has("tier")), {Conditions: []query.Condition{query.HasNot("tier")}, Scan: true},
+		conds(query.Has("owners")), {Conditions: []query.Condition{query.Where(ownersPath, query.Exists)}, Scan: true},
+		{Conditions: []query.Condition{query.HasNot("owners")}, Scan: true}, {Conditions: []query.Condition{query.Has("tier")}, SortBy: "tier", Descending: true}}
 
 	infs := map[string]*dynamicinformer.Informer{}
 	for name, newFactory := range factories {
@@ -86,6 +108,7 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 		require.NoError(t, inf.AddIndex("color", "{.data.color}"))
 		require.NoError(t, inf.AddIndex("size", "{.data.size}"))
 		require.NoError(t, inf.AddIndex("tier", "{.metadata.labels.tier}"))
+		require.NoError(t, inf.AddIndex("owners", ownersPath))
 		require.NoError(t, inf.WaitForSync(ctx), name)
 		infs[name] = inf
 	}
@@ -98,6 +121,7 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(minf.Release)
 	require.NoError(t, minf.AddIndex("tier", "{.metadata.labels.tier}"))
+	require.NoError(t, minf.AddIndex("owners", ownersPath))
 	require.NoError(t, minf.WaitForSync(ctx))
 
 	sizePath := jsonpath.MustCompile("{.data.size}")
@@ -162,17 +186,29 @@ func TestQueriesAgreeAcrossStorageModes(t *testing.T) {
 			delete(cm.Labels, "tier")
 			_, err = cs.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 			require.NoError(t, err)
-			model[ns+"/"+name] = cmModel{color: "red", size: "4"}
+			model[ns+"/"+name] = cmModel{color: "red", size: "4", owned: model[ns+"/"+name].owned}
 		}
 	}
 	agree("after changes")
 }
 
-// cmModel is what the test knows of one ConfigMap: its color and size data and tier label
-// ("" for none).
-type cmModel struct{ color, size, tier string }
+// cmModel is what the test knows of one ConfigMap: its color and size data, tier label
+// ("" for none) and whether it has ownerReferences.
+type cmModel struct {
+	color, size, tier string
+	owned             bool
+}
+
+// ownersPath reads a list of objects: an index holds query.NonScalar for it.
+const ownersPath = "{.metadata.ownerReferences}"
 
 func (m cmModel) values(index string) []string {
+	if index == "owners" {
+		if m.owned {
+			return []string{query.NonScalar}
+		}
+		return nil
+	}
 	v := map[string]string{"color": m.color, "size": m.size, "tier": m.tier}[index]
 	if v == "" {
 		return nil
@@ -186,16 +222,39 @@ func modelKeys(model map[string]cmModel, q query.Query) []string {
 	for _, key := range slices.Sorted(maps.Keys(model)) {
 		m := model[key]
 		ok := q.Labels == nil || q.Labels.Matches(labels.Set(map[string]string{"tier": m.tier}))
-		for _, c := range q.Conditions {
-			vs := m.values(c.Index)
-			if c.Path == "{.data.size}" {
-				vs = m.values("size")
+		all := func(cs []query.Condition) bool {
+			for _, c := range cs {
+				vs := m.values(c.Index)
+				switch c.Path {
+				case "{.data.size}":
+					vs = m.values("size")
+				case ownersPath:
+					vs = m.values("owners")
+				}
+				if !modelMatch(c, vs) {
+					return false
+				}
 			}
-			ok = ok && modelMatch(c, vs)
+			return true
 		}
+		ok = ok && all(q.Conditions) && (len(q.AnyOf) == 0 || slices.ContainsFunc(q.AnyOf, all))
 		if ok {
 			keys = append(keys, key)
 		}
+	}
+	if q.SortBy != "" {
+		// By the value (numbers numerically, before other values; all of them single
+		// values here), those without one last, ties in key order in both directions.
+		slices.SortStableFunc(keys, func(a, b string) int {
+			va, vb := model[a].values(q.SortBy), model[b].values(q.SortBy)
+			switch {
+			case len(va) == 0 || len(vb) == 0:
+				return len(vb) - len(va)
+			case q.Descending:
+				return cmpValue(vb[0], va[0])
+			}
+			return cmpValue(va[0], vb[0])
+		})
 	}
 	if q.Limit > 0 && len(keys) > q.Limit {
 		keys = keys[:q.Limit]
@@ -203,8 +262,25 @@ func modelKeys(model map[string]cmModel, q query.Query) []string {
 	return keys
 }
 
+// cmpValue orders two index values as a sort key does.
+func cmpValue(a, b string) int {
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	switch {
+	case errA == nil && errB == nil:
+		return cmp.Compare(x, y)
+	case errA == nil:
+		return -1
+	case errB == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
 func modelMatch(c query.Condition, vs []string) bool {
 	switch c.Op {
+	case query.Prefix:
+		return slices.ContainsFunc(vs, func(v string) bool { return strings.HasPrefix(v, c.Values[0]) })
 	case query.Equal:
 		return slices.Contains(vs, c.Values[0])
 	case query.NotEqual:
