@@ -104,4 +104,30 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		assert.Equal(t, 1, e.logs.count("Event handler panicked"), "logged once:\n%s", e.logs)
 		eventually(t, func() bool { return rec.addCount() == 3 }, "the other handler got everything")
 	})
+
+	t.Run("a panicking WatchAll handler factory", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+		e.mode.server(gadgets.GVR).add(newObj("ns", "b", nil))
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+		require.NoError(t, err)
+		defer ws.Stop()
+		rec := newRecorder()
+		_, err = ws.AddEventHandler(func(r discovery.Resource) cache.ResourceEventHandler {
+			if r.GVR == widgets.GVR {
+				panic("factory bug")
+			}
+			return rec
+		})
+		require.NoError(t, err)
+		require.NoError(t, ws.WaitForSync(ctx))
+		eventually(t, func() bool { return rec.addCount() == 1 }, "the other member got its handler")
+		inf, ok := ws.Informer(widgets.GVR.GroupResource())
+		require.True(t, ok)
+		eventually(t, func() bool { return inf.Status().CallbackErrors == 1 }, "counted on the member: %v", inf.Status().CallbackErrors)
+		var pe *PanicError
+		require.ErrorAs(t, inf.Status().LastCallbackError, &pe)
+		assert.Equal(t, "factory bug", pe.Value)
+		assert.Equal(t, 1, e.logs.count("WatchAll handler factory panicked"), "logged once:\n%s", e.logs)
+	})
 }

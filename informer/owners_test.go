@@ -167,6 +167,12 @@ func TestOrphansNeedACompleteSyncedOwnerCache(t *testing.T) {
 		st := orphanStates(os)
 		return st["a/g1"] == "orphan" && st["a/g4"] == "orphan"
 	}, "g1 and g4 orphaned")
+
+	// The search honours its context.
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = e.f.Orphans(canceled)
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 // A cluster-scoped object with a namespaced owner cannot be checked.

@@ -1,9 +1,11 @@
 // Package query describes queries over kindex's cached objects: conditions on registered
-// indexes (equal, in, not-equal, exists, not-exists, numeric less and greater), JSONPath
-// conditions evaluated on candidates, a label selector and a namespace, with results in
-// (namespace, name) order, a limit and a continue token. Informer.Query of dynamicinformer
-// and metadataonly runs them on an informer's cache, where indexes are registered with
-// Informer.AddIndex (a JSONPath expression), AddBuiltinIndex or AddIndexFunc.
+// indexes (equal, in, not-equal, exists, not-exists, prefix, numeric less and greater), OR
+// groups of them (AnyOf), JSONPath conditions evaluated on candidates, a label selector and
+// a namespace, with results in (namespace, name) order or sorted by an index's values, a
+// limit and a continue token. The informer package's
+// Informer.Query (and QueryItems, Count, CountBy, WatchAll.QueryItems) runs them on a
+// cache, where indexes are registered with Informer.AddIndex (a JSONPath expression),
+// AddIndexPath, AddBuiltinIndex or AddIndexFunc.
 //
 // # What each kind of condition costs
 //
