@@ -159,6 +159,25 @@ func TestNotFoundBehindStaleDiscoveryParks(t *testing.T) {
 	})
 }
 
+// A resource gone before the first sync (a CRD deleted while a one-shot query syncs):
+// WaitForSyncOrPark answers as soon as it parks, with the server's NotFound.
+func TestWaitForSyncOrParkAnswersNotFound(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.disc.miss(widgets)
+	e.mode.server(widgets.GVR).setErrors(notFoundErr(), notFoundErr())
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	perr := inf.WaitForSyncOrPark(ctx)
+	require.ErrorIs(t, perr, ErrParked)
+	assert.True(t, apierrors.IsNotFound(perr), "the server's answer is reachable: %v", perr)
+	var pse *SyncError
+	require.ErrorAs(t, perr, &pse)
+	assert.Equal(t, ReasonNotFound, pse.Failures[0].Reason)
+	assert.False(t, inf.HasSynced())
+}
+
 func TestForbiddenParksRechecksAndResumes(t *testing.T) {
 	e := newEnv(t, Options[obj]{})
 	ctx := context.Background()
