@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -175,6 +176,8 @@ type fakeMode struct {
 	servers map[schema.GroupVersionResource]*fakeServer
 	lws     atomic.Int32 // ListerWatcher calls: one per run
 	keep    bool         // storage.Config.KeepManagedFields of the factory that built it
+	// undecodable names stored objects whose decode fails, as a corrupt one would.
+	undecodable sync.Map
 }
 
 // builder hands the mode to a factory, as a front end's ModeBuilder does.
@@ -202,7 +205,14 @@ func (m *fakeMode) server(gvr schema.GroupVersionResource) *fakeServer {
 
 func (m *fakeMode) Name() string                  { return "fake" }
 func (m *fakeMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
-func (m *fakeMode) Object(item any) (any, error)  { return item, nil }
+func (m *fakeMode) Object(item any) (any, error) {
+	if o, ok := item.(obj); ok && o != nil {
+		if _, bad := m.undecodable.Load(o.Name); bad {
+			return nil, errors.New("corrupt object")
+		}
+	}
+	return item, nil
+}
 func (m *fakeMode) Transform(user cache.TransformFunc) cache.TransformFunc {
 	return storage.IdentityTransform(m.keep, user)
 }

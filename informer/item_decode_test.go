@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -12,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
+
+	"github.com/kindex/kindex/query"
 )
 
 // rawItem stands for a compact-mode object: its JSON bytes.
@@ -72,4 +75,50 @@ func TestItemDecodeIntoCompact(t *testing.T) {
 	var meta metav1.PartialObjectMetadata
 	require.Error(t, Item[obj]{key: "x", obj: rawItem(`{"metadata":`)}.DecodeInto(&meta))
 	assert.True(t, errors.As(Item[obj]{key: "x", obj: rawItem(`{}`)}.DecodeInto(nil), &de))
+}
+
+// A stored object that cannot be decoded is an error that names it in every read that
+// decodes it (Get, List, a namespace's List, Query, an item's Object), never a silent drop;
+// reads that need no decode (items, counts) and the other objects are unaffected.
+func TestUndecodableObjectIsAnErrorInEveryRead(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "good", nil))
+	srv.add(newObj("ns", "bad", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	e.mode.undecodable.Store("bad", true)
+
+	names := func(what string, err error) {
+		t.Helper()
+		var de *DecodeError
+		require.ErrorAs(t, err, &de, what)
+		assert.Equal(t, "ns/bad", de.Key, what)
+		assert.Contains(t, err.Error(), "ns/bad", what)
+	}
+	_, err = inf.Get("ns", "bad")
+	names("Get", err)
+	_, err = inf.List(nil)
+	names("List", err)
+	_, err = inf.Namespace("ns").List(nil)
+	names("Namespace.List", err)
+	_, err = inf.Query(ctx, query.Query{Scan: true})
+	names("Query", err)
+	it, err := inf.GetItem("ns", "bad")
+	require.NoError(t, err, "an item is not decoded")
+	_, err = it.Object()
+	names("Item.Object", err)
+
+	good, err := inf.Get("ns", "good")
+	require.NoError(t, err)
+	assert.Equal(t, "good", good.Name)
+	items, err := inf.ListItems("ns")
+	require.NoError(t, err)
+	assert.Len(t, items, 2)
+	n, err := inf.Count(ctx, query.Query{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
 }
