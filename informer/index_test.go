@@ -189,6 +189,15 @@ func TestIndexConflictsAndInvalidDefinitions(t *testing.T) {
 	assert.ErrorIs(t, one.AddIndex("", "{.x}"), ErrInvalidIndex)
 	assert.ErrorIs(t, one.AddIndexFunc("nil", nil), ErrInvalidIndex)
 	assert.NotContains(t, one.IndexNames(), "bad")
+
+	// A compiled path: the same index as its expression (shared, no conflict), or a
+	// conflict with another; a nil path is invalid.
+	require.NoError(t, two.AddIndexPath("color", jsonpath.MustCompile("{.metadata.labels.color}")))
+	st, err = one.IndexStats("color")
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.References, "one index for the expression and its compiled path")
+	assert.ErrorIs(t, two.AddIndexPath("color", jsonpath.MustCompile("{.metadata.labels.size}")), ErrIndexConflict)
+	assert.ErrorIs(t, two.AddIndexPath("nil", nil), ErrInvalidIndex)
 }
 
 // Values an index cannot use are counted, never lose the object, never panic.
