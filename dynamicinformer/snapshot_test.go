@@ -45,15 +45,16 @@ func snapshotOnce(t *testing.T, opts dynamicinformer.Options, resource string) {
 	fx.f.Shutdown()
 }
 
-// restart starts a compact factory with opts and an event recorder on resource.
+// restart starts a compact factory with opts and an event recorder on resource, registered
+// before the informer handles anything (WithEventHandler): it sees the snapshot's objects as
+// adds and then every change, whatever the scheduling.
 func restart(t *testing.T, opts dynamicinformer.Options, resource string) (*fixture, *dynamicinformer.Informer, *testsupport.Events) {
 	t.Helper()
 	fx := startCompact(t, opts)
-	inf, err := fx.f.Informer(context.Background(), resource)
-	require.NoError(t, err)
 	ev := &testsupport.Events{}
-	_, err = inf.AddEventHandler(ev.Handler())
+	inf, err := fx.f.Informer(context.Background(), resource, informer.WithEventHandler(ev.Handler()))
 	require.NoError(t, err)
+	require.Len(t, inf.Registrations(), 1)
 	return fx, inf, ev
 }
 

@@ -249,11 +249,31 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := c.reg.acquire(c, key, t)
+	handlers := parseCallOptions(opts).handlers
+	for _, hd := range handlers {
+		if hd == nil || isNil(hd) {
+			return nil, fmt.Errorf("%w: WithEventHandler(nil)", ErrNilCallback)
+		}
+	}
+	e, early, err := c.reg.acquire(c, key, t, handlers)
 	if err != nil {
 		return nil, err
 	}
-	return &handle{c: c, e: e, regs: map[*Registration]struct{}{}}, nil
+	h := &handle{c: c, e: e, regs: map[*Registration]struct{}{}}
+	for _, r := range early {
+		h.track(r)
+	}
+	if len(early) == 0 {
+		// An informer that existed already: the handlers are added as AddEventHandler
+		// adds them.
+		for _, hd := range handlers {
+			if _, err := h.addHandler(hd); err != nil {
+				h.dropRefs()
+				return nil, err
+			}
+		}
+	}
+	return h, nil
 }
 
 // waitForSync waits for every live informer.

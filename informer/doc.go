@@ -178,7 +178,9 @@
 // options, whose identity is checked on load). On start with a valid snapshot:
 //
 //   - The reflector's first List is answered from the file, without a request: handlers
-//     receive its objects as adds, reads answer at once, and Status.ServingFromSnapshot,
+//     receive its objects as adds (a handler passed with WithEventHandler is registered
+//     before that and then sees every change made while the process was down as an update
+//     or a delete; one added after Factory.Informer returns may find them applied already), reads answer at once, and Status.ServingFromSnapshot,
 //     SnapshotTime and SnapshotResourceVersion say so (Informer.Queryable,
 //     Informer.ServingFromSnapshot). The phase stays Syncing: HasSynced and WaitForSync wait
 //     for the server.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
 )
 
 func TestSlowHandlerBlocksNobody(t *testing.T) {
@@ -230,4 +233,56 @@ func TestListenerQueue(t *testing.T) {
 	<-l.done()
 	assert.Equal(t, -1, got[len(got)-1], "drain delivers what was queued")
 	assert.False(t, l.box.Push(notification{kind: noteAdd, obj: 2}), "after close: refused")
+}
+
+// WithEventHandler registers a handler before a new informer handles anything: the handler
+// sees the first list and then each change as it happens, where a handler added once the
+// informer has applied a change gets the object as it is then; on an informer that exists
+// already it is AddEventHandler; Release removes it; nil and WatchAll are refused.
+func TestWithEventHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		ctx := context.Background()
+		srv := e.mode.server(widgets.GVR)
+		srv.add(newObj("ns", "a", map[string]string{"v": "1"}))
+		early := newRecorder()
+		inf, err := e.f.Informer(ctx, "widgets", WithEventHandler(early))
+		require.NoError(t, err)
+		regs := inf.Registrations()
+		require.Len(t, regs, 1, "registered when the call returns")
+		synctest.Wait()
+		require.NoError(t, inf.WaitForSync(ctx))
+		srv.update(newObj("ns", "a", map[string]string{"v": "2"}))
+		synctest.Wait()
+		late := newRecorder()
+		lateReg, err := inf.AddEventHandler(late)
+		require.NoError(t, err)
+		synctest.Wait()
+		assert.Equal(t, map[string]int{"ns/a": 1}, early.adds)
+		assert.Equal(t, 1, early.updates, "the early handler saw the change")
+		assert.Equal(t, map[string]int{"ns/a": 1}, late.adds)
+		assert.Zero(t, late.updates, "the late one gets the object as it is")
+		assert.True(t, regs[0].HasSynced())
+		assert.Equal(t, []*Registration{regs[0], lateReg}, inf.Registrations(), "oldest first")
+
+		// On the existing informer: added as AddEventHandler, the reference's own.
+		second := newRecorder()
+		again, err := e.f.Informer(ctx, "widgets", WithEventHandler(second))
+		require.NoError(t, err)
+		require.Len(t, again.Registrations(), 1)
+		synctest.Wait()
+		assert.Equal(t, map[string]int{"ns/a": 1}, second.adds)
+		again.Release()
+		assert.Empty(t, again.Registrations())
+		srv.update(newObj("ns", "a", map[string]string{"v": "3"}))
+		synctest.Wait()
+		assert.Zero(t, second.updates, "removed with its reference")
+		assert.Equal(t, 2, early.updates)
+		inf.Release()
+
+		_, err = e.f.Informer(ctx, "widgets", WithEventHandler(nil))
+		assert.ErrorIs(t, err, ErrNilCallback)
+		_, err = e.f.WatchAll(ctx, discovery.Filter{}, WithEventHandler(newRecorder()))
+		assert.Error(t, err)
+	})
 }

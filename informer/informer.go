@@ -1,8 +1,10 @@
 package informer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -71,14 +73,34 @@ func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, 
 	if err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.regs == nil { // released meanwhile
+	if !h.track(r) {
 		h.e.removeHandler(r, false, false)
 		return nil, ErrReleased
 	}
-	h.regs[r] = struct{}{}
 	return r, nil
+}
+
+// track records r as added through this reference; false if the reference was released.
+func (h *handle) track(r *Registration) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.regs == nil {
+		return false
+	}
+	h.regs[r] = struct{}{}
+	return true
+}
+
+// registrations returns the registrations made through this reference, oldest first.
+func (h *handle) registrations() []*Registration {
+	h.mu.Lock()
+	out := make([]*Registration, 0, len(h.regs))
+	for r := range h.regs {
+		out = append(out, r)
+	}
+	h.mu.Unlock()
+	slices.SortFunc(out, func(a, b *Registration) int { return cmp.Compare(a.seq, b.seq) })
+	return out
 }
 
 func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
@@ -155,6 +177,10 @@ func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
 func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Registration, error) {
 	return i.h.addHandler(handler)
 }
+
+// Registrations returns the handlers' registrations made through this reference
+// (AddEventHandler, WithEventHandler) and not removed, oldest first; none once released.
+func (i *Informer[T]) Registrations() []*Registration { return i.h.registrations() }
 
 // RemoveEventHandler removes a handler added through this reference; notifications not yet
 // delivered are dropped. It may be called from the handler itself.

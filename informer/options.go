@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/storage"
@@ -65,6 +66,15 @@ type callOptions struct {
 	label     *string
 	field     *string
 	shard     *Shard
+	handlers  []cache.ResourceEventHandler
+}
+
+func parseCallOptions(opts []Option) callOptions {
+	var co callOptions
+	for _, o := range opts {
+		o(&co)
+	}
+	return co
 }
 
 // Option overrides a factory default for one informer.
@@ -80,13 +90,24 @@ func WithLabelSelector(s string) Option { return func(o *callOptions) { o.label 
 // WithFieldSelector sets the informer's field selector ("" selects everything).
 func WithFieldSelector(s string) Option { return func(o *callOptions) { o.field = &s } }
 
+// WithEventHandler adds handler to the informer as AddEventHandler does, but, when the call
+// creates the informer, before it handles anything: the handler sees every object of the
+// first list (or of the snapshot, Options.SnapshotDir) as an add and then every change,
+// including, after a restart from a snapshot, each change made while the process was down
+// as an update or a delete. A handler added after Factory.Informer returns can find some
+// of those applied already and gets the objects as they are then, as adds (client-go's
+// handlers added after Start behave alike). On an informer that exists already it is
+// AddEventHandler. The registration belongs to the returned reference (Release removes
+// it); Informer.Registrations lists it. Not for WatchAll, whose AddEventHandler takes a
+// handler per member.
+func WithEventHandler(handler cache.ResourceEventHandler) Option {
+	return func(o *callOptions) { o.handlers = append(o.handlers, handler) }
+}
+
 // keyFor builds the registry key and target of res: call options override the
 // per-resource selectors, which override the factory defaults.
 func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, storage.Target, error) {
-	var co callOptions
-	for _, o := range opts {
-		o(&co)
-	}
+	co := parseCallOptions(opts)
 	ns := c.opts.Namespace
 	if co.namespace != nil {
 		ns = *co.namespace

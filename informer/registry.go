@@ -3,6 +3,8 @@ package informer
 import (
 	"sync"
 
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/kindex/kindex/internal/storage"
 )
 
@@ -19,26 +21,41 @@ type registry struct {
 
 func newRegistry() *registry { return &registry{entries: map[Key]*entry{}} }
 
-func (r *registry) acquire(c *core, key Key, t storage.Target) (*entry, error) {
+// acquire returns the live entry of key with one more reference, creating and starting it
+// if there is none. When it creates the entry, it adds handlers to it before starting it,
+// so that they see everything the entry handles, and returns their registrations (none
+// otherwise).
+func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.ResourceEventHandler) (*entry, []*Registration, error) {
 	for {
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
-			return nil, ErrShutdown
+			return nil, nil, ErrShutdown
 		}
 		e := r.entries[key]
 		if e == nil {
 			e = newEntry(c, key, t)
 			e.refs = 1
 			r.entries[key] = e
+			regs := make([]*Registration, 0, len(handlers))
+			for _, h := range handlers {
+				// A new entry: no I/O, no wait, and no error unless it was stopped.
+				reg, err := e.addHandler(h, c.mode.Object)
+				if err != nil {
+					delete(r.entries, key)
+					r.mu.Unlock()
+					return nil, nil, err
+				}
+				regs = append(regs, reg)
+			}
 			e.start()
 			r.mu.Unlock()
-			return e, nil
+			return e, regs, nil
 		}
 		if e.closing == nil {
 			e.refs++
 			r.mu.Unlock()
-			return e, nil
+			return e, nil, nil
 		}
 		closing := e.closing
 		r.mu.Unlock()

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"sync"
 
@@ -42,6 +43,9 @@ type allHandler struct {
 func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []Option) (*watchAll, error) {
 	if _, err := c.context(); err != nil {
 		return nil, err
+	}
+	if len(parseCallOptions(opts).handlers) > 0 {
+		return nil, errors.New("kindex: WithEventHandler is not an option of WatchAll: use WatchAll.AddEventHandler, which makes a handler per member")
 	}
 	wa := &watchAll{c: c, filter: filter, opts: opts, members: map[schema.GroupResource]*member{},
 		handlers: map[*allHandler]struct{}{}, done: make(chan struct{})}

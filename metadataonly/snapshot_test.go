@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/metadataonly"
@@ -41,14 +42,13 @@ func snapshotOnce(t *testing.T, opts metadataonly.Options, resource string) stri
 	return files[0]
 }
 
-// restartWithHandler starts a factory with opts and an event recorder on resource.
+// restartWithHandler starts a factory with opts and an event recorder on resource,
+// registered before the informer handles anything (WithEventHandler).
 func restartWithHandler(t *testing.T, opts metadataonly.Options, resource string) (*fixture, *metadataonly.Informer, *testsupport.Events) {
 	t.Helper()
 	fx := start(t, nil, opts)
-	inf, err := fx.f.Informer(context.Background(), resource)
-	require.NoError(t, err)
 	ev := &testsupport.Events{}
-	_, err = inf.AddEventHandler(ev.Handler())
+	inf, err := fx.f.Informer(context.Background(), resource, informer.WithEventHandler(ev.Handler()))
 	require.NoError(t, err)
 	return fx, inf, ev
 }
