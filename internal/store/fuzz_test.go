@@ -2,7 +2,11 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kindex/kindex/query"
 )
@@ -49,6 +53,57 @@ func FuzzContinue(f *testing.F) {
 		}
 		if !errors.Is(err, ErrInvalidContinue) {
 			t.Fatalf("error of the wrong kind: %v", err)
+		}
+	})
+}
+
+// FuzzLabelSelector: a label selector a user typed either fails to parse (apimachinery's
+// error) or selects, through the store's query, exactly the objects apimachinery's own
+// matcher selects, with or without an indexed condition; never a panic.
+func FuzzLabelSelector(f *testing.F) {
+	s := New(Options{})
+	if err := s.AddIndex("size", field("size")); err != nil {
+		f.Fatal(err)
+	}
+	sets := []map[string]string{nil, {"app": "web"}, {"app": "db", "tier": "back"}, {"tier": ""}, {"app": "web", "env": "prod"}, {"x.io/y": "1"}}
+	for i, l := range sets {
+		if err := s.Add(obj([]string{"a", "b"}[i%2], fmt.Sprint("o", i), int64(i%3), "", l)); err != nil {
+			f.Fatal(err)
+		}
+	}
+	for _, seed := range []string{"", "app=web", "app!=web", "app in (web,db)", "!tier", "tier", "app,tier=back",
+		"env notin (prod)", "x.io/y=1", "app==web,", "a=b=c", "in (", "=", "!", "app in ()"} {
+		f.Add(seed, false)
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, text string, indexed bool) {
+		sel, err := labels.Parse(text)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatalf("an empty error for %q", text)
+			}
+			return
+		}
+		q := query.Query{Scan: true, Labels: sel}
+		if indexed {
+			q = query.Query{Labels: sel, Conditions: []query.Condition{query.Has("size")}}
+		}
+		items, _, _, err := s.Query(ctx, q, QueryOptions{Labels: func(o any) map[string]string {
+			return o.(*unstructured.Unstructured).GetLabels()
+		}})
+		if err != nil {
+			t.Fatalf("query with selector %q: %v", text, err)
+		}
+		got := map[string]bool{}
+		for _, it := range items {
+			got[it.Key] = true
+		}
+		for _, o := range s.List() {
+			u := o.(*unstructured.Unstructured)
+			key := u.GetNamespace() + "/" + u.GetName()
+			if want := sel.Matches(labels.Set(u.GetLabels())); want != got[key] {
+				t.Fatalf("selector %q on %s %v: store says %v, apimachinery %v", text, key, u.GetLabels(), got[key], want)
+			}
 		}
 	})
 }
