@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kindex/kindex/examples/internal/demoenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // `make demo DEMO_FLAGS=-hold`: the demo walks through, then keeps its control plane
@@ -32,7 +31,7 @@ func TestHeldDemoServesUntilCtrlC(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 
 	cmd := exec.CommandContext(ctx, bin, "-local", "-hold")
-	var stdout, stderr syncBuffer
+	var stdout, stderr testsupport.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr // copied until the process exits: Wait sees all
 	require.NoError(t, cmd.Start())
 	output := stdout.String
@@ -77,22 +76,4 @@ func TestHeldDemoServesUntilCtrlC(t *testing.T) {
 	defer lcancel()
 	_, err = dyn.Resource(demoenv.WidgetGVR).Namespace("kindex-demo-1").List(lctx, metav1.ListOptions{})
 	assert.Error(t, err, "the control plane is gone")
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 var cp *testenv.ControlPlane
@@ -43,7 +42,7 @@ func TestController(t *testing.T) {
 	cfg := cp.AdminConfig()
 	require.NoError(t, ensureCRD(ctx, cfg))
 	ns := cp.Namespace(t)
-	out := &syncBuffer{}
+	out := &testsupport.Buffer{}
 	rctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- run(rctx, cfg, options{namespace: ns, report: 300 * time.Millisecond, out: out}) }()
@@ -107,22 +106,4 @@ func TestController(t *testing.T) {
 	testenv.EventuallyWith(t, 30*time.Second, func() bool {
 		return strings.Contains(out.String(), "report: 2 widgets (1 with spec.size>=8), 10 pods they own")
 	}, func() string { return "report:\n" + out.String() })
-}
-
-// syncBuffer is a buffer the controller writes while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
