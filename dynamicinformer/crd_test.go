@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
@@ -54,9 +53,7 @@ func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := cp.Namespace(t)
-	group := testenv.UniqueName(t) + ".kindex.test"
-	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	group, crd, gvr := installWidgets(t)
 	dyn := cp.Dynamic(t).Resource(gvr).Namespace(ns)
 	for i := range 3 {
 		_, err := dyn.Create(ctx, widget(group, fmt.Sprint("old", i), 1), metav1.CreateOptions{})
@@ -137,9 +134,7 @@ func TestCRDDeletedBehindDiscoveryParks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := cp.Namespace(t)
-	group := testenv.UniqueName(t) + ".kindex.test"
-	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	group, crd, gvr := installWidgets(t)
 	_, err := cp.Dynamic(t).Resource(gvr).Namespace(ns).Create(ctx, widget(group, "w0", 1), metav1.CreateOptions{})
 	require.NoError(t, err)
 	disc, err := discovery.New(cp.AdminConfig(), discovery.Options{})
@@ -169,9 +164,7 @@ func TestCRDDeletedDuringSyncParksAndResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := cp.Namespace(t)
-	group := testenv.UniqueName(t) + ".kindex.test"
-	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	group, crd, gvr := installWidgets(t)
 	dyn := cp.Dynamic(t).Resource(gvr).Namespace(ns)
 	_, err := dyn.Create(ctx, widget(group, "old", 1), metav1.CreateOptions{})
 	require.NoError(t, err)

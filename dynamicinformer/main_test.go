@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/dynamicinformer"
@@ -61,6 +63,15 @@ func nameRVs[T interface {
 		out[o.GetName()] = o.GetResourceVersion()
 	}
 	return out
+}
+
+// installWidgets installs a namespaced Widget CRD (plural widgets, version v1) in a group
+// of the test's own and returns the group, the CRD and the resource.
+func installWidgets(t *testing.T) (string, *apiextv1.CustomResourceDefinition, schema.GroupVersionResource) {
+	t.Helper()
+	group := testenv.UniqueName(t) + ".kindex.test"
+	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	return group, crd, schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
 }
 
 // widget is a Widget of the given CRD group.

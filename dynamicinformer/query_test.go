@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kindex/kindex/dynamicinformer"
@@ -122,9 +121,7 @@ func TestQueryCustomResourceSizesAndCRDRemoval(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := cp.Namespace(t)
-	group := testenv.UniqueName(t) + ".kindex.test"
-	crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	group, crd, gvr := installWidgets(t)
 	dyn := cp.Dynamic(t).Resource(gvr).Namespace(ns)
 	for i := 1; i <= 6; i++ {
 		_, err := dyn.Create(ctx, widget(group, fmt.Sprint("w", i), int64(i)), metav1.CreateOptions{})
@@ -238,9 +235,7 @@ func TestDependentsAndOrphansUnstructured(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := cp.Namespace(t)
-	group := testenv.UniqueName(t) + ".kindex.test"
-	cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+	group, _, gvr := installWidgets(t)
 	ws := cp.Dynamic(t).Resource(gvr).Namespace(ns)
 	cr, err := ws.Create(ctx, widget(group, "owner", 1), metav1.CreateOptions{})
 	require.NoError(t, err)
