@@ -185,7 +185,7 @@ func BenchmarkReads(b *testing.B) {
 		b.Run(m.name+"/DecodeInto-vs-Object", func(b *testing.B) {
 			cg := its[0].Raw() != nil
 			var sum, best [3]time.Duration
-			round := func(k int, decode func(it informer.Item[dynamicinformer.Object]) error) {
+			round := func(k int, decode func(it item) error) {
 				start := time.Now()
 				for _, it := range its {
 					if err := decode(it); err != nil {
@@ -199,14 +199,14 @@ func BenchmarkReads(b *testing.B) {
 				}
 			}
 			for b.Loop() {
-				round(0, func(it informer.Item[dynamicinformer.Object]) error { _, err := it.Object(); return err })
+				round(0, func(it item) error { _, err := it.Object(); return err })
 				if cg {
-					round(1, func(it informer.Item[dynamicinformer.Object]) error {
+					round(1, func(it item) error {
 						_, _, err := unstructured.UnstructuredJSONScheme.Decode(it.Raw(), nil, &unstructured.Unstructured{})
 						return err
 					})
 				}
-				round(2, func(it informer.Item[dynamicinformer.Object]) error {
+				round(2, func(it item) error {
 					var p corev1.Pod
 					if err := it.DecodeInto(&p); err != nil || p.Spec.NodeName != node {
 						return fmt.Errorf("%v %q", err, p.Spec.NodeName)
@@ -246,3 +246,6 @@ func BenchmarkReads(b *testing.B) {
 }
 
 func abs(x int) int { return max(x, -x) }
+
+// item is a result of the informers the reads benchmark queries.
+type item = informer.Item[dynamicinformer.Object]

@@ -84,8 +84,9 @@
 // typed Get of a Pod costs a JSON decode straight into the struct (5-10 µs for a 2.4 KB
 // Pod) where controller-runtime's costs a deep copy: with the decompression 0.65-0.74x the
 // time of that deep copy, without it 0.45-0.55x (README.md). A List decodes only the
-// objects it returns, after the selectors and Limit. Handlers receive objects decoded for them (typed handlers:
-// decoded by kindex into a map, then converted into the Go type), and IndexField functions
-// run on such objects, under the informer's lock, for every object added or changed; an
-// IndexJSONPath index reads the stored JSON instead and is much cheaper.
+// objects it returns, after the selectors and Limit. Handlers receive objects decoded for
+// them (typed handlers: decoded by kindex into a map, then converted into the Go type), and
+// IndexField functions run on such objects, under the informer's lock, for every object
+// added or changed; an IndexJSONPath index reads the stored JSON instead and is much
+// cheaper.
 package crcache

@@ -259,7 +259,7 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &handle{c: c, e: e, regs: map[*Registration]struct{}{}}
+	h := &handle{c: c, e: e, regs: []*Registration{}}
 	for _, r := range early {
 		h.track(r)
 	}

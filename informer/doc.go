@@ -180,9 +180,9 @@
 //   - The reflector's first List is answered from the file, without a request: handlers
 //     receive its objects as adds (a handler passed with WithEventHandler is registered
 //     before that and then sees every change made while the process was down as an update
-//     or a delete; one added after Factory.Informer returns may find them applied already), reads answer at once, and Status.ServingFromSnapshot,
-//     SnapshotTime and SnapshotResourceVersion say so (Informer.Queryable,
-//     Informer.ServingFromSnapshot). The phase stays Syncing: HasSynced and WaitForSync wait
+//     or a delete; one added after Factory.Informer returns may find them applied
+//     already), reads answer at once, and Status.ServingFromSnapshot, SnapshotTime and
+//     SnapshotResourceVersion say so (Informer.Queryable, Informer.ServingFromSnapshot). The phase stays Syncing: HasSynced and WaitForSync wait
 //     for the server.
 //   - The reflector then WATCHes from the saved resourceVersion: no LIST. The apiserver
 //     answers a watch from a compacted resourceVersion with a 410 error event at once, and
@@ -257,8 +257,8 @@
 //
 // Measured in the comparison harness on 100,000 Pods (bench/README.md, "Warm restart"): a
 // restart within the watch window is queryable and synced in 0.8 s, 0.049x the cold sync of
-// the same run (0.074x at 20,000 Pods), with no LIST; after a 410, handlers get exactly one event per object that
-// changed while the process was down.
+// the same run (0.074x at 20,000 Pods), with no LIST; after a 410, handlers get exactly one
+// event per object that changed while the process was down.
 //
 // # Concurrency
 //

@@ -256,7 +256,7 @@ func (e *entry) addHandler(h cache.ResourceEventHandler, convert func(any) (any,
 		defer e.core.handlers.Done()
 		<-l.done()
 	}()
-	return &Registration{l: l, e: e, seq: registrations.Add(1)}, nil
+	return &Registration{l: l, e: e}, nil
 }
 
 // removeHandler unregisters r. With tombstones, the handler is first told that every cached

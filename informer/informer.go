@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -22,7 +21,7 @@ type handle struct {
 	released atomic.Bool
 	borrowed bool // a watch-all member's view: Release by users does nothing
 	mu       sync.Mutex
-	regs     map[*Registration]struct{}
+	regs     []*Registration     // added through this reference, oldest first; nil once released
 	indexes  map[string]struct{} // index names registered through this reference
 }
 
@@ -54,7 +53,7 @@ func (h *handle) removeAll() {
 	regs, indexes := h.regs, h.indexes
 	h.regs, h.indexes = nil, nil
 	h.mu.Unlock()
-	for r := range regs {
+	for _, r := range regs {
 		h.e.removeHandler(r, false, false)
 	}
 	for name := range indexes {
@@ -87,26 +86,24 @@ func (h *handle) track(r *Registration) bool {
 	if h.regs == nil {
 		return false
 	}
-	h.regs[r] = struct{}{}
+	h.regs = append(h.regs, r)
 	return true
 }
 
 // registrations returns the registrations made through this reference, oldest first.
 func (h *handle) registrations() []*Registration {
 	h.mu.Lock()
-	out := make([]*Registration, 0, len(h.regs))
-	for r := range h.regs {
-		out = append(out, r)
-	}
-	h.mu.Unlock()
-	slices.SortFunc(out, func(a, b *Registration) int { return cmp.Compare(a.seq, b.seq) })
-	return out
+	defer h.mu.Unlock()
+	return slices.Clone(h.regs)
 }
 
 func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
 	h.mu.Lock()
-	_, ok := h.regs[r]
-	delete(h.regs, r)
+	i := slices.Index(h.regs, r)
+	ok := i >= 0
+	if ok {
+		h.regs = slices.Delete(h.regs, i, i+1)
+	}
 	h.mu.Unlock()
 	if !ok {
 		if h.released.Load() {

@@ -108,9 +108,10 @@ func (it Item[T]) Object() (T, error) {
 // (sigs.k8s.io/json: object keys match field names case-sensitively, numbers decoded into
 // an interface are int64 when they are integers). In compact mode it decodes the stored
 // bytes straight into v, without an intermediate map, with kindex's typed decoder
-// (internal/typedjson): 12-23 µs for a Pod of the reads benchmark, 0.57-0.74 of Object's
-// decode and 0.22-0.29 of client-go's decode of the same bytes to unstructured
-// (bench/README.md, Reads; 0.45 of Object's for the decoders alone on larger Pods, in
+// (internal/typedjson): 12-23 µs for a Pod of the reads benchmark, 0.57-0.65 of Object's
+// decode in its best rounds and 0.22-0.26 of client-go's decode of the same bytes to
+// unstructured (0.60-0.82 and 0.25-0.33 with garbage collection as it falls;
+// bench/README.md, Reads; 0.45 of Object's for the decoders alone on larger Pods, in
 // typedjson's doc). Its strings are views of the cached bytes (copies when the cache
 // compresses them): a v that is kept keeps the object's bytes alive after the cache has
 // dropped them. An unstructured object is converted field by field

@@ -169,13 +169,19 @@ func TestWaitForSyncOrParkAnswersNotFound(t *testing.T) {
 	inf, err := e.f.Informer(ctx, "widgets")
 	require.NoError(t, err)
 	defer inf.Release()
-	perr := inf.WaitForSyncOrPark(ctx)
-	require.ErrorIs(t, perr, ErrParked)
-	assert.True(t, apierrors.IsNotFound(perr), "the server's answer is reachable: %v", perr)
-	var pse *SyncError
-	require.ErrorAs(t, perr, &pse)
-	assert.Equal(t, ReasonNotFound, pse.Failures[0].Reason)
+	requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonNotFound, apierrors.IsNotFound)
 	assert.False(t, inf.HasSynced())
+}
+
+// requireParked checks a WaitForSyncOrPark answer: parked for reason, with the server's
+// error reachable (is).
+func requireParked(t *testing.T, err error, reason Reason, is func(error) bool) {
+	t.Helper()
+	require.ErrorIs(t, err, ErrParked)
+	assert.True(t, is(err), "the server's answer is reachable: %v", err)
+	var se *SyncError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, reason, se.Failures[0].Reason)
 }
 
 func TestForbiddenParksRechecksAndResumes(t *testing.T) {
@@ -192,12 +198,7 @@ func TestForbiddenParksRechecksAndResumes(t *testing.T) {
 	defer inf.Release()
 
 	// WaitForSyncOrPark answers as soon as the informer parks, without a deadline.
-	perr := inf.WaitForSyncOrPark(ctx)
-	require.ErrorIs(t, perr, ErrParked)
-	assert.True(t, apierrors.IsForbidden(perr), "the server's answer is reachable: %v", perr)
-	var pse *SyncError
-	require.ErrorAs(t, perr, &pse)
-	assert.Equal(t, ReasonForbidden, pse.Failures[0].Reason)
+	requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonForbidden, apierrors.IsForbidden)
 
 	// Others sync regardless; a factory-wide wait names the forbidden one.
 	require.NoError(t, other.WaitForSync(ctx))

@@ -3,7 +3,6 @@ package informer
 import (
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 
 	"github.com/kindex/kindex/internal/mailbox"
 
@@ -127,13 +126,9 @@ func (l *listener) object(item any) (any, bool) {
 // cache.ResourceEventHandlerRegistration, so cache.WaitForCacheSync(stop, reg.HasSynced)
 // works.
 type Registration struct {
-	l   *listener
-	e   *entry
-	seq uint64 // order of registration, process-wide
+	l *listener
+	e *entry
 }
-
-// registrations numbers registrations in the order they are made.
-var registrations atomic.Uint64
 
 // HasSynced reports whether the informer has synced (Informer.HasSynced) and the handler
 // has been delivered every object of that initial state (for a handler added later: every

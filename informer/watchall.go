@@ -105,7 +105,7 @@ func (wa *watchAll) add(res discovery.Resource) {
 		wa.c.logger.V(1).Info("Watch-all cannot start an informer", "resource", resourceName(gr), "err", err)
 		return
 	}
-	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: map[*Registration]struct{}{}},
+	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}},
 		regs: map[*allHandler]*Registration{}}
 	wa.members[gr] = m
 	todo := wa.reserveLocked([]*member{m}, wa.handlerList())
