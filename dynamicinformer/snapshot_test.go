@@ -132,22 +132,32 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, oldRV) },
 		"the apiserver answers 410 for the snapshot's resourceVersion")
 
-	fx, inf, ev := restart(t, opts, "podtemplates")
+	// Two handlers from the start: one of objects, one of Items (ItemHandlerFuncs), which
+	// must be told the same.
+	fx := startCompact(t, opts)
+	ev, items := &testsupport.Events{}, &testsupport.Events{}
+	inf, err := fx.f.Informer(ctx, "podtemplates", informer.WithEventHandler(ev.Handler()),
+		informer.WithEventHandler(testsupport.ItemHandler[dynamicinformer.Object](items, true)))
+	require.NoError(t, err)
 	waitSync(t, inf)
 	cacheEquals(t, ctx, inf, pts)
 	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/podtemplates")
 	require.Equal(t, 1, lists, "one relist after the 410")
-	testenv.Eventually(t, 10*time.Second, func() bool {
-		a, u, d := ev.Get()
-		return len(a) == 6 && len(u) == 1 && len(d) == 1
-	}, "events")
+	for _, ev := range []*testsupport.Events{ev, items} {
+		testenv.Eventually(t, 10*time.Second, func() bool {
+			a, u, d := ev.Get()
+			return len(a) == 6 && len(u) == 1 && len(d) == 1
+		}, "events")
+	}
 	time.Sleep(500 * time.Millisecond) // nothing more may come
-	a, u, d := ev.Get()
-	// The five objects of the snapshot, then the one created while down; one update, one
-	// delete: o2, o3 and o4 did not change and are not re-announced.
-	require.Equal(t, []string{"missed", "o0", "o1", "o2", "o3", "o4"}, a)
-	require.Equal(t, []string{"o0"}, u)
-	require.Equal(t, []string{"o1"}, d)
+	for _, ev := range []*testsupport.Events{ev, items} {
+		a, u, d := ev.Get()
+		// The five objects of the snapshot, then the one created while down; one update, one
+		// delete: o2, o3 and o4 did not change and are not re-announced.
+		require.Equal(t, []string{"missed", "o0", "o1", "o2", "o3", "o4"}, a)
+		require.Equal(t, []string{"o0"}, u)
+		require.Equal(t, []string{"o1"}, d)
+	}
 }
 
 // An informer on secrets neither writes nor reads a snapshot without encryption; with a

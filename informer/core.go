@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,6 +74,8 @@ type core struct {
 	// ownerIndex: every entry registers the owner index as it starts (Options.OwnerIndex, or
 	// since the first Dependents or Orphans).
 	ownerIndex atomic.Bool
+	// objType is the front end's object type (Factory[T]'s T), for ItemHandlerFuncs.
+	objType reflect.Type
 	// paths compiles query.Where conditions (Options.QueryJSONPath); indexOpts compiles
 	// index expressions (Options.IndexJSONPath).
 	paths     pathCache
@@ -251,8 +254,8 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	}
 	handlers := parseCallOptions(opts).handlers
 	for _, hd := range handlers {
-		if hd == nil || isNil(hd) {
-			return nil, fmt.Errorf("%w: WithEventHandler(nil)", ErrNilCallback)
+		if err := c.checkHandler(hd, "WithEventHandler"); err != nil {
+			return nil, err
 		}
 	}
 	e, early, err := c.reg.acquire(c, key, t, handlers)

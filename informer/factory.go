@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -177,6 +178,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	}
 	core := newCore(mode, c, in, logger.WithName("kindex"), m, opts.Discovery, access)
 	core.ownerIndex.Store(opts.OwnerIndex)
+	core.objType = reflect.TypeFor[T]()
 	if core.probeShard, err = newShardProber(cfg); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package informer
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -62,13 +61,13 @@ func (h *handle) removeAll() {
 }
 
 func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, error) {
-	if handler == nil || isNil(handler) {
-		return nil, fmt.Errorf("%w: AddEventHandler(nil)", ErrNilCallback)
+	if err := h.c.checkHandler(handler, "AddEventHandler"); err != nil {
+		return nil, err
 	}
 	if h.released.Load() {
 		return nil, ErrReleased
 	}
-	r, err := h.e.addHandler(handler, h.c.mode.Object)
+	r, err := h.e.addHandler(handler, h.c.convertFor(handler))
 	if err != nil {
 		return nil, err
 	}

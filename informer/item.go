@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,6 +36,10 @@ type Item[T Object] struct {
 	obj any   // the stored item
 	c   *core // for its storage mode
 }
+
+// errNoState is the error of decoding an Item that holds no object: the zero Item, or a
+// deletion the informer inferred without a last state.
+var errNoState = errors.New("no object state")
 
 // rawJSON is what the compact mode stores.
 type rawJSON interface{ RawJSON() []byte }
@@ -96,6 +101,10 @@ func (it Item[T]) Eval(p *jsonpath.Path) ([]jsonpath.Value, error) {
 // call; otherwise the cached object itself, shared and read-only). An object that cannot be
 // decoded is a *DecodeError.
 func (it Item[T]) Object() (T, error) {
+	if it.c == nil || it.obj == nil {
+		var zero T
+		return zero, &DecodeError{Key: it.key, Err: errNoState}
+	}
 	obj, err := objectAs[T](it.c.mode, it.obj)
 	if err != nil {
 		return obj, &DecodeError{Key: it.key, Err: err}
@@ -120,6 +129,9 @@ func (it Item[T]) Object() (T, error) {
 func (it Item[T]) DecodeInto(v any) error {
 	if v == nil {
 		return &DecodeError{Key: it.key, Err: fmt.Errorf("nil target")}
+	}
+	if it.obj == nil {
+		return &DecodeError{Key: it.key, Err: errNoState}
 	}
 	var err error
 	switch o := it.obj.(type) {

@@ -169,7 +169,10 @@ func (wa *watchAll) attach(todo []attachment) {
 		if handler != nil && !isNil(handler) {
 			var err error
 			if reg, err = a.m.h.addHandler(handler); err != nil {
-				reg = skipped // the member is going away
+				if errors.Is(err, ErrHandlerType) {
+					wa.c.logger.Error(err, "WatchAll handler not added", "resource", resourceName(a.m.res.GVR.GroupResource()))
+				}
+				reg = skipped // refused, or the member is going away
 			}
 		}
 		wa.mu.Lock()

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/informer"
 )
 
 // Events records what an event handler was told, by kind, as object names.
@@ -36,6 +38,32 @@ func (ev *Events) Handler() cache.ResourceEventHandler {
 		AddFunc:    func(o any) { add(&ev.adds, o) },
 		UpdateFunc: func(_, o any) { add(&ev.updates, o) },
 		DeleteFunc: func(o any) { add(&ev.deletes, o) },
+	}
+}
+
+// ItemHandler returns an informer.ItemHandlerFuncs that records into ev as Handler does,
+// each name as Item.Name reads it, and, in the compact mode (raw set), "no raw" for an item
+// without its stored JSON and "undecodable" for one DecodeInto fails on.
+func ItemHandler[T informer.Object](ev *Events, raw bool) informer.ItemHandlerFuncs[T] {
+	name := func(it informer.Item[T]) string {
+		if raw && it.Raw() == nil {
+			return "no raw " + it.Name()
+		}
+		var m metav1.PartialObjectMetadata
+		if err := it.DecodeInto(&m); err != nil || m.Name != it.Name() {
+			return fmt.Sprint("undecodable ", it.Name(), err)
+		}
+		return it.Name()
+	}
+	add := func(to *[]string, it informer.Item[T]) {
+		ev.mu.Lock()
+		*to = append(*to, name(it))
+		ev.mu.Unlock()
+	}
+	return informer.ItemHandlerFuncs[T]{
+		AddFunc:    func(it informer.Item[T], _ bool) { add(&ev.adds, it) },
+		UpdateFunc: func(_, it informer.Item[T]) { add(&ev.updates, it) },
+		DeleteFunc: func(it informer.Item[T], _ bool) { add(&ev.deletes, it) },
 	}
 }
 

@@ -42,8 +42,9 @@ func init() {
 	}
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart", newFactory: compactF})
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410", gone: true, handler: true, newFactory: compactF})
-	// Optional: a second kube-apiserver restart per run.
+	// Optional: a second kube-apiserver restart per run, each.
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-nohandler", gone: true, optional: true, newFactory: compactF})
+	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-items", gone: true, handler: true, items: true, optional: true, newFactory: compactF})
 	// Optional: the metadata-only mode's restart within the watch window.
 	harness.Register(&warmSubject[metadataonly.Object]{name: "kindex-metadata-restart", optional: true, newFactory: metadataF})
 }
@@ -55,10 +56,12 @@ func init() {
 // restart relists. With handler, an event handler counts what the restart announces: the
 // compact front end decodes every object it hands a handler (the snapshot's included), so
 // its garbage shows in the RSS; the subjects without one show the restart's own memory.
+// With items, the handler is an informer.ItemHandlerFuncs, which decodes nothing.
 type warmSubject[T informer.Object] struct {
 	name       string
 	gone       bool
 	handler    bool
+	items      bool
 	optional   bool
 	newFactory func(ctx context.Context, cfg *rest.Config, ns string) (*informer.Factory[T], error)
 
@@ -175,11 +178,19 @@ func (s *warmSubject[T]) Sync(ctx context.Context, cfg *rest.Config, gvr schema.
 		return 0, nil, err
 	}
 	if s.handler {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		var h cache.ResourceEventHandler = cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { s.adds.Add(1) },
 			UpdateFunc: func(any, any) { s.updates.Add(1) },
 			DeleteFunc: func(any) { s.deletes.Add(1) },
-		}); err != nil {
+		}
+		if s.items {
+			h = informer.ItemHandlerFuncs[T]{
+				AddFunc:    func(informer.Item[T], bool) { s.adds.Add(1) },
+				UpdateFunc: func(_, _ informer.Item[T]) { s.updates.Add(1) },
+				DeleteFunc: func(informer.Item[T], bool) { s.deletes.Add(1) },
+			}
+		}
+		if _, err := inf.AddEventHandler(h); err != nil {
 			stop()
 			return 0, nil, err
 		}
