@@ -117,13 +117,36 @@ func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {
 	return nil
 }
 
-// eventObject turns an object kindex hands out (to a handler or an index function) into an
-// object of the access's kind. The compact store hands out a new *unstructured.Unstructured
-// each time, so the result is the receiver's own; a metadata-only informer's objects are
-// shared, and handed out as shallow copies with their kind set.
+// eventObject turns an object kindex hands out (an item to a handler, an object to an index
+// function) into an object of the access's kind. An item is decoded as decodeInto decodes a
+// read: a typed object straight from the stored bytes, with no map in between. The compact
+// store's objects and items decode into new objects, the receiver's own; a metadata-only
+// informer's objects are shared, and handed out as shallow copies with their kind set.
 func (a *access) eventObject(obj any) (any, error) {
 	gvk := a.key.gvk
 	switch o := obj.(type) {
+	case item: // a handler's delivery (kshard.addHandler): decoded as a read decodes it
+		var out runtime.Object
+		switch a.key.kind {
+		case kindTyped:
+			t, err := a.newTyped()
+			if err != nil {
+				return nil, err
+			}
+			out = t
+		case kindUnstructured:
+			out = &unstructured.Unstructured{}
+		case kindMetadata:
+			out = &metav1.PartialObjectMetadata{}
+		default:
+			return nil, fmt.Errorf("crcache: no object kind for the %s informer", gvk)
+		}
+		// noCopy: a metadata-only informer's cached object is handed out as a shallow copy
+		// with its kind set, as before.
+		if err := a.decodeInto(o, out, true); err != nil {
+			return nil, err
+		}
+		return out, nil
 	case *unstructured.Unstructured:
 		switch a.key.kind {
 		case kindUnstructured:

@@ -86,8 +86,21 @@ func (s *kshard[T]) queryItems(ctx context.Context, q query.Query) ([]item, erro
 	return out, nil
 }
 
+// addHandler adds h as a handler of Items (informer.ItemHandlerFuncs): h receives each
+// object as an item, which the access decodes straight into its kind (eventObject), not
+// first into the informer's *unstructured.Unstructured.
 func (s *kshard[T]) addHandler(h toolscache.ResourceEventHandler) (*informer.Registration, error) {
-	return s.inf.AddEventHandler(h)
+	return s.inf.AddEventHandler(informer.ItemHandlerFuncs[T]{
+		AddFunc:    func(it informer.Item[T], initial bool) { h.OnAdd(kitem[T]{it}, initial) },
+		UpdateFunc: func(old, cur informer.Item[T]) { h.OnUpdate(kitem[T]{old}, kitem[T]{cur}) },
+		DeleteFunc: func(it informer.Item[T], finalStateUnknown bool) {
+			if finalStateUnknown {
+				h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: it.Key(), Obj: kitem[T]{it}})
+				return
+			}
+			h.OnDelete(kitem[T]{it})
+		},
+	})
 }
 
 func (s *kshard[T]) removeHandler(r *informer.Registration) error { return s.inf.RemoveEventHandler(r) }

@@ -145,3 +145,26 @@ func TestItemWithoutState(t *testing.T) {
 	_, err = got.Object()
 	assert.ErrorAs(t, err, &de)
 }
+
+// TestWatchAllItemHandler: a WatchAll handler factory may return ItemHandlerFuncs; one of
+// another object type is logged and not added, and the other members are unaffected.
+func TestWatchAllItemHandler(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"v": "1"}))
+	e.mode.server(gadgets.GVR).add(newObj("ns", "g1", nil))
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	got := &itemLog{}
+	_, err = wa.AddEventHandler(func(res discovery.Resource) cache.ResourceEventHandler {
+		if res.GVR == gadgets.GVR {
+			return ItemHandlerFuncs[*unstructured.Unstructured]{}
+		}
+		return got.funcs(t)
+	})
+	require.NoError(t, err)
+	eventually(t, func() bool { return len(got.get()) == 1 }, "the widget's add")
+	assert.Equal(t, []string{"add-initial ns/w1 1"}, got.get())
+	eventually(t, func() bool { return e.logs.count("WatchAll handler not added") == 1 }, "the gadgets' handler refused:\n%s", e.logs)
+}
