@@ -92,6 +92,7 @@ func BenchmarkReads(b *testing.B) {
 		inf, err := caches[name].GetInformer(ctx, &corev1.Pod{})
 		require.NoError(b, err)
 		b.Run("HandlerReplay/"+name, func(b *testing.B) { benchReplay(b, inf, n) })
+		b.Run("IndexBackfill/"+name, func(b *testing.B) { benchBackfill(b, inf, n) })
 	}
 	b.Run("ListPage50/crcache", func(b *testing.B) {
 		for range b.N {
@@ -125,6 +126,28 @@ func benchReplay(b *testing.B, inf cache.Informer, n int) {
 		}
 		<-done
 		if err := inf.RemoveEventHandler(reg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchBackfill measures what a typed index function costs per object: indexers are added
+// in turn (AddIndexers after the sync), each computed for the n cached Pods (an op is one
+// object), as for every change later.
+var backfills atomic.Int64
+
+func benchBackfill(b *testing.B, inf cache.Informer, n int) {
+	b.ReportAllocs()
+	for left := b.N; left > 0; left -= n {
+		name := fmt.Sprint("backfill-", backfills.Add(1)) // index names are never reused
+		err := inf.AddIndexers(toolscache.Indexers{name: func(o any) ([]string, error) {
+			p, ok := o.(*corev1.Pod)
+			if !ok {
+				return nil, fmt.Errorf("index function got %T", o)
+			}
+			return []string{p.Spec.NodeName}, nil
+		}})
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

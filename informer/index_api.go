@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/client-go/tools/cache"
 
@@ -119,6 +120,33 @@ func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 			return nil, err
 		}
 		return fn(obj)
+	}
+	key := "func:" + name
+	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: wrapped, exclusive: true})
+}
+
+// AddItemIndexFunc is AddIndexFunc with fn given each object as an Item (ItemHandlerFuncs'
+// form): in the compact mode fn decodes what it reads (Eval on the bytes, DecodeInto a typed
+// struct) instead of receiving a whole object decoded into the front end's type for every
+// change. The same rules and name space as AddIndexFunc. The values fn returns are copied
+// before they are indexed: strings of an object DecodeInto made may be views of the cached
+// bytes (or of a chunk shared with the object's other strings), which an index entry would
+// otherwise keep alive after the object changed.
+func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, error)) error {
+	if fn == nil {
+		return fmt.Errorf("%w %q: nil function", ErrInvalidIndex, name)
+	}
+	c := i.h.c
+	wrapped := func(obj any) ([]string, error) {
+		key, err := store.KeyFunc(obj)
+		if err != nil {
+			return nil, err
+		}
+		values, err := fn(Item[T]{key: key, obj: obj, c: c})
+		for k, v := range values {
+			values[k] = strings.Clone(v)
+		}
+		return values, err
 	}
 	key := "func:" + name
 	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: wrapped, exclusive: true})

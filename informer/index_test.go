@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -159,12 +160,13 @@ func TestIndexConflictsAndInvalidDefinitions(t *testing.T) {
 	require.NoError(t, one.AddIndexFunc("fn", fn))
 	require.NoError(t, one.AddBuiltinIndex(indexfuncs.IndexLabel))
 	for name, err := range map[string]error{
-		"other expression, other reference": two.AddIndex("color", "{.metadata.labels.size}"),
-		"other expression, same reference":  one.AddIndex("color", "{.metadata.labels.size}"),
-		"built-in under a JSONPath name":    func() error { return two.AddIndex(indexfuncs.IndexLabel, "{.x}") }(),
-		"a function twice":                  two.AddIndexFunc("fn", fn),
-		"a function twice, same reference":  one.AddIndexFunc("fn", fn),
-		"JSONPath under a function's name":  two.AddIndex("fn", "{.x}"),
+		"other expression, other reference":        two.AddIndex("color", "{.metadata.labels.size}"),
+		"other expression, same reference":         one.AddIndex("color", "{.metadata.labels.size}"),
+		"built-in under a JSONPath name":           func() error { return two.AddIndex(indexfuncs.IndexLabel, "{.x}") }(),
+		"a function twice":                         two.AddIndexFunc("fn", fn),
+		"a function twice, same reference":         one.AddIndexFunc("fn", fn),
+		"JSONPath under a function's name":         two.AddIndex("fn", "{.x}"),
+		"an item function under a function's name": two.AddItemIndexFunc("fn", func(Item[obj]) ([]string, error) { return nil, nil }),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorIs(t, err, ErrIndexConflict)
@@ -188,6 +190,7 @@ func TestIndexConflictsAndInvalidDefinitions(t *testing.T) {
 	assert.ErrorIs(t, one.AddBuiltinIndex("nope"), ErrInvalidIndex)
 	assert.ErrorIs(t, one.AddIndex("", "{.x}"), ErrInvalidIndex)
 	assert.ErrorIs(t, one.AddIndexFunc("nil", nil), ErrInvalidIndex)
+	assert.ErrorIs(t, one.AddItemIndexFunc("nil", nil), ErrInvalidIndex)
 	assert.NotContains(t, one.IndexNames(), "bad")
 
 	// A compiled path: the same index as its expression (shared, no conflict), or a
@@ -343,4 +346,42 @@ func TestStartAfterShutdown(t *testing.T) {
 	err := e.f.Start(context.Background())
 	assert.ErrorIs(t, err, ErrShutdown)
 	assert.NotContains(t, err.Error(), "already started")
+}
+
+// TestItemIndexFunc: an index function of Items indexes what it reads, follows changes, and
+// its errors are counted without losing the object, as AddIndexFunc's.
+func TestItemIndexFunc(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", map[string]string{"color": "red"}))
+	srv.add(newObj("ns", "b", map[string]string{"color": "blue"}))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	require.NoError(t, inf.AddItemIndexFunc("color", func(it Item[obj]) ([]string, error) {
+		if it.Name() == "bad" {
+			return []string{"kept"}, errors.New("no color")
+		}
+		return []string{it.Labels()["color"] + "/" + it.Namespace()}, nil
+	}))
+	keys := func(v string) []string {
+		res, err := inf.QueryItems(ctx, query.Query{Conditions: []query.Condition{query.Eq("color", v)}})
+		require.NoError(t, err)
+		var out []string
+		for _, it := range res.Items {
+			out = append(out, it.Key())
+		}
+		return out
+	}
+	assert.Equal(t, []string{"ns/a"}, keys("red/ns"), "backfilled")
+	srv.update(newObj("ns", "b", map[string]string{"color": "red"}))
+	srv.add(newObj("ns", "bad", nil))
+	eventually(t, func() bool { return len(keys("red/ns")) == 2 && len(keys("kept")) == 1 }, "follows changes")
+	assert.Empty(t, keys("blue/ns"))
+	st, err := inf.IndexStats("color")
+	require.NoError(t, err)
+	assert.Equal(t, "func:color", st.Definition)
+	assert.EqualValues(t, 1, st.Errors, "the error is counted; the values returned with it are indexed")
 }
