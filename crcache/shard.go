@@ -104,6 +104,7 @@ func (s *kshard[T]) addHandler(h toolscache.ResourceEventHandler) (*informer.Reg
 }
 
 func (s *kshard[T]) removeHandler(r *informer.Registration) error { return s.inf.RemoveEventHandler(r) }
+
 // addIndexFunc registers fn on Items (informer.Informer.AddItemIndexFunc): fn receives
 // each object as an item, which the access decodes straight into its kind (eventObject).
 func (s *kshard[T]) addIndexFunc(name string, fn toolscache.IndexFunc) error {
