@@ -117,71 +117,34 @@ func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {
 	return nil
 }
 
-// eventObject turns an object kindex hands out (an item to a handler, an object to an index
-// function) into an object of the access's kind. An item is decoded as decodeInto decodes a
-// read: a typed object straight from the stored bytes, with no map in between. The compact
-// store's objects and items decode into new objects, the receiver's own; a metadata-only
-// informer's objects are shared, and handed out as shallow copies with their kind set.
+// eventObject turns an item kindex hands a handler or an index function (kshard.addHandler,
+// kshard.addIndexFunc) into a new object of the access's kind, decoded as decodeInto decodes
+// a read: a typed object straight from the stored bytes, with no map in between. A
+// metadata-only informer's cached object is handed out as a shallow copy with its kind set.
 func (a *access) eventObject(obj any) (any, error) {
-	gvk := a.key.gvk
-	switch o := obj.(type) {
-	case item: // a handler's delivery (kshard.addHandler): decoded as a read decodes it
-		var out runtime.Object
-		switch a.key.kind {
-		case kindTyped:
-			t, err := a.newTyped()
-			if err != nil {
-				return nil, err
-			}
-			out = t
-		case kindUnstructured:
-			out = &unstructured.Unstructured{}
-		case kindMetadata:
-			out = &metav1.PartialObjectMetadata{}
-		default:
-			return nil, fmt.Errorf("crcache: no object kind for the %s informer", gvk)
-		}
-		// noCopy: a metadata-only informer's cached object is handed out as a shallow copy
-		// with its kind set, as before.
-		if err := a.decodeInto(o, out, true); err != nil {
+	it, ok := obj.(item)
+	if !ok {
+		return nil, fmt.Errorf("crcache: unexpected %T from the %s informer", obj, a.key.gvk)
+	}
+	var out runtime.Object
+	switch a.key.kind {
+	case kindTyped:
+		t, err := a.newTyped()
+		if err != nil {
 			return nil, err
 		}
-		return out, nil
-	case *unstructured.Unstructured:
-		switch a.key.kind {
-		case kindUnstructured:
-			return o, nil
-		case kindTyped:
-			t, err := a.newTyped()
-			if err != nil {
-				return nil, err
-			}
-			if err := fromUnstructured(o, t); err != nil {
-				return nil, err
-			}
-			t.GetObjectKind().SetGroupVersionKind(gvk)
-			return t, nil
-		case kindMetadata:
-			return metadataOf(o, a)
-		}
-	case *metav1.PartialObjectMetadata:
-		cp := *o
-		cp.SetGroupVersionKind(gvk)
-		return &cp, nil
+		out = t
+	case kindUnstructured:
+		out = &unstructured.Unstructured{}
+	case kindMetadata:
+		out = &metav1.PartialObjectMetadata{}
+	default:
+		return nil, fmt.Errorf("crcache: no object kind for the %s informer", a.key.gvk)
 	}
-	return nil, fmt.Errorf("crcache: unexpected %T from the %s informer", obj, gvk)
-}
-
-// metadataOf builds the metadata-only form of an unstructured object.
-func metadataOf(u *unstructured.Unstructured, a *access) (*metav1.PartialObjectMetadata, error) {
-	pom := &metav1.PartialObjectMetadata{}
-	if md, ok := u.Object["metadata"].(map[string]any); ok {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(md, &pom.ObjectMeta); err != nil {
-			return nil, fmt.Errorf("crcache: metadata of %s/%s: %w", u.GetNamespace(), u.GetName(), err)
-		}
+	if err := a.decodeInto(it, out, true); err != nil {
+		return nil, err
 	}
-	pom.SetGroupVersionKind(a.key.gvk)
-	return pom, nil
+	return out, nil
 }
 
 // indexFunc adapts a client-go index function to kindex's: it receives objects of the
