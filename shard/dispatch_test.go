@@ -1,10 +1,12 @@
 package shard
 
 import (
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,7 +21,7 @@ func TestShardDispatcherUnion(t *testing.T) {
 	var got []string
 	record := func(ev string, obj any) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
+			obj, ev = d.Obj, "tombstone"
 		}
 		o := obj.(*metav1.PartialObjectMetadata)
 		mu.Lock()
@@ -30,25 +32,27 @@ func TestShardDispatcherUnion(t *testing.T) {
 		AddFunc:    func(obj any) { record("add", obj) },
 		UpdateFunc: func(_, obj any) { record("update", obj) },
 		DeleteFunc: func(obj any) { record("delete", obj) },
-	})
+	}, logr.Discard())
 	defer d.close()
-	obj := func(name, uid, rv string) *metav1.PartialObjectMetadata {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid), ResourceVersion: rv}}
+	obj := func(name, uid, rv string) fakeVersion {
+		return fakeVersion{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid), ResourceVersion: rv}}}
 	}
 	oldRange, newRange := &piece[*metav1.PartialObjectMetadata]{}, &piece[*metav1.PartialObjectMetadata]{}
-	h1, h2 := d.handler(oldRange), d.handler(newRange)
-	h1.OnAdd(obj("stays", "u1", "1"), true)
-	h1.OnAdd(obj("leaves", "u2", "1"), true)
-	h1.OnAdd(obj("deleted", "u3", "1"), true)
-	h2.OnAdd(obj("stays", "u1", "1"), true) // the new range's initial list: already held
-	h2.OnAdd(obj("enters", "u4", "1"), true)
-	h1.OnUpdate(obj("stays", "u1", "1"), obj("stays", "u1", "2"))
-	h2.OnUpdate(obj("stays", "u1", "1"), obj("stays", "u1", "2")) // the same version twice
-	h1.OnDelete(obj("deleted", "u3", "1"))
-	d.remove(oldRange)                      // the handoff: "leaves" now belongs to another replica
-	h1.OnAdd(obj("late", "u5", "1"), false) // an event of the released informer: ignored
+	d.upsert(oldRange, obj("stays", "u1", "1"))
+	d.upsert(oldRange, obj("leaves", "u2", "1"))
+	d.upsert(oldRange, obj("deleted", "u3", "1"))
+	d.upsert(newRange, obj("stays", "u1", "1")) // the new range's initial list: already held
+	d.upsert(newRange, obj("enters", "u4", "1"))
+	d.upsert(oldRange, obj("stays", "u1", "2"))
+	d.upsert(newRange, obj("stays", "u1", "2")) // the same version twice
+	d.deleted(oldRange, obj("deleted", "u3", "1"), false)
+	d.upsert(newRange, obj("gone", "u6", "1"))
+	d.deleted(newRange, obj("gone", "u6", "1"), true) // inferred: a tombstone
+	d.remove(oldRange)                                // the handoff: "leaves" now belongs to another replica
+	d.upsert(oldRange, obj("late", "u5", "1"))        // an event of the released informer: ignored
+	d.upsert(newRange, fakeVersion{})                 // cannot be decoded: logged, skipped
 	want := []string{"add stays@1", "add leaves@1", "add deleted@1", "add enters@1", "update stays@2",
-		"delete deleted@1", "delete leaves@1"}
+		"delete deleted@1", "add gone@1", "tombstone gone@1", "delete leaves@1"}
 	assert.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -57,4 +61,24 @@ func TestShardDispatcherUnion(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, want, got)
+}
+
+// fakeVersion is a version of an object for the dispatcher's unit tests; without an object
+// it cannot be decoded.
+type fakeVersion struct{ o *metav1.PartialObjectMetadata }
+
+func (v fakeVersion) meta() *metav1.ObjectMeta {
+	if v.o == nil {
+		return &metav1.ObjectMeta{Name: "undecodable", UID: "undecodable"}
+	}
+	return &v.o.ObjectMeta
+}
+func (v fakeVersion) Key() string             { return "ns/" + v.meta().Name }
+func (v fakeVersion) UID() types.UID          { return v.meta().UID }
+func (v fakeVersion) ResourceVersion() string { return v.meta().ResourceVersion }
+func (v fakeVersion) Object() (*metav1.PartialObjectMetadata, error) {
+	if v.o == nil {
+		return nil, errors.New("undecodable")
+	}
+	return v.o, nil
 }

@@ -38,7 +38,10 @@
 // Handlers (InformerOptions.Handler) see the union: an object that enters the replica's
 // shard arrives as an add, one that leaves it (handed to another replica) as a delete, as
 // if it had been created and deleted; Member.Owns says whether a UID is the replica's
-// own under the current assignment. A query across shards (a count, a "who owns x")
+// own under the current assignment. The Informer keeps each object's last version as an
+// informer.Item, a view of the cache, and decodes it for the handler when delivering it (an
+// informer.ItemHandlerFuncs gets the Items): in the compact mode a handler no longer costs a
+// decoded copy of every object held. A query across shards (a count, a "who owns x")
 // needs every replica's answer: ask each, or merge their published results; no replica
 // sees the others' objects.
 package shard

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -23,9 +24,9 @@ type InformerOptions struct {
 	// replica's shard as an add, leaving it (a handoff to another replica, or a deletion) as
 	// a delete, and changes as updates, each object once even while two informers hold it
 	// during a handoff. Calls come from one goroutine, in order. To deliver deletes for
-	// objects that leave, the Informer keeps a reference to the last object delivered per
-	// UID (shared with the cache in the unstructured and metadata modes; in the compact mode
-	// the decoded object is kept).
+	// objects that leave, the Informer keeps the last version of each object as an
+	// informer.Item (shared with the cache in every mode) and decodes it for Handler when it
+	// delivers it; an informer.ItemHandlerFuncs[T] gets the Items themselves.
 	Handler cache.ResourceEventHandler
 	// Poll is how often the Informer re-checks sync states besides the Member's changes.
 	// Default 100 ms.
@@ -69,7 +70,7 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 	}
 	s := &Informer[T]{m: m, f: f, res: resource, o: o, synced: make(chan struct{})}
 	if o.Handler != nil {
-		s.disp = newDispatcher[T](o.Handler)
+		s.disp = newDispatcher[T](o.Handler, m.o.Logger)
 	}
 	return s
 }
@@ -306,96 +307,120 @@ func (s *Informer[T]) Informers() []*informer.Informer[T] {
 }
 
 // dispatcher merges the events of a replica's informers into one stream (see
-// InformerOptions.Handler).
+// InformerOptions.Handler). It receives and keeps Items (informer.ItemHandlerFuncs): views
+// of the cached objects, so that what it keeps per object is shared with the cache in every
+// mode; a handler of objects gets each decoded when it is delivered, an ItemHandlerFuncs
+// the Items themselves.
 type dispatcher[T informer.Object] struct {
 	mu      sync.Mutex
 	objs    map[types.UID]*heldObj[T]
 	removed map[*piece[T]]bool
 	user    cache.ResourceEventHandler
+	items   bool // user is an informer.ItemHandlerFuncs[T]
+	logger  logr.Logger
 	box     *mailbox.Mailbox[func()]
 }
 
+// version is one state of an object as the dispatcher keeps it: an informer.Item[T].
+type version[T informer.Object] interface {
+	Key() string
+	UID() types.UID
+	ResourceVersion() string
+	Object() (T, error)
+}
+
 type heldObj[T informer.Object] struct {
-	last T
+	last version[T]
 	in   []*piece[T]
 }
 
-func newDispatcher[T informer.Object](h cache.ResourceEventHandler) *dispatcher[T] {
-	return &dispatcher[T]{objs: map[types.UID]*heldObj[T]{}, removed: map[*piece[T]]bool{}, user: h,
-		box: mailbox.New(func(fn func()) { fn() }, mailbox.Options[func()]{})}
+func newDispatcher[T informer.Object](h cache.ResourceEventHandler, logger logr.Logger) *dispatcher[T] {
+	_, items := h.(informer.ItemHandlerFuncs[T])
+	if _, ok := h.(*informer.ItemHandlerFuncs[T]); ok {
+		items = true
+	}
+	return &dispatcher[T]{objs: map[types.UID]*heldObj[T]{}, removed: map[*piece[T]]bool{}, user: h, items: items,
+		logger: logger, box: mailbox.New(func(fn func()) { fn() }, mailbox.Options[func()]{})}
 }
 
 func (d *dispatcher[T]) close() { d.box.Close() }
 
 func (d *dispatcher[T]) handler(p *piece[T]) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc:    func(obj any, _ bool) { d.upsert(p, obj) },
-		UpdateFunc: func(_, obj any) { d.upsert(p, obj) },
-		DeleteFunc: func(obj any) { d.deleted(p, obj) },
+	return informer.ItemHandlerFuncs[T]{
+		AddFunc:    func(it informer.Item[T], _ bool) { d.upsert(p, it) },
+		UpdateFunc: func(_, it informer.Item[T]) { d.upsert(p, it) },
+		DeleteFunc: func(it informer.Item[T], unknown bool) { d.deleted(p, it, unknown) },
 	}
 }
 
-// push queues a call of the user's handler: calls happen on the mailbox's goroutine, in
-// order, never under d.mu.
-func (d *dispatcher[T]) push(call func(cache.ResourceEventHandler)) {
+// push queues a call of the user's handler with the forms of vs it takes (Items, or objects
+// decoded now, on the mailbox's goroutine): calls happen in order, never under d.mu. A
+// version that cannot be decoded is logged and its call skipped.
+func (d *dispatcher[T]) push(call func(u cache.ResourceEventHandler, objs ...any), vs ...version[T]) {
 	u := d.user
-	d.box.Push(func() { call(u) })
+	d.box.Push(func() {
+		objs := make([]any, len(vs))
+		for k, v := range vs {
+			if d.items {
+				objs[k] = v
+				continue
+			}
+			o, err := v.Object()
+			if err != nil {
+				d.logger.Error(err, "Cannot decode an object for the shard handler; event skipped", "key", v.Key())
+				return
+			}
+			objs[k] = o
+		}
+		call(u, objs...)
+	})
 }
 
-func (d *dispatcher[T]) upsert(p *piece[T], obj any) {
-	o, ok := obj.(T)
-	if !ok {
-		return
-	}
+func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.removed[p] {
 		return
 	}
-	h := d.objs[o.GetUID()]
+	h := d.objs[v.UID()]
 	if h == nil {
-		d.objs[o.GetUID()] = &heldObj[T]{last: o, in: []*piece[T]{p}}
-		d.push(func(u cache.ResourceEventHandler) { u.OnAdd(o, false) })
+		d.objs[v.UID()] = &heldObj[T]{last: v, in: []*piece[T]{p}}
+		d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnAdd(o[0], false) }, v)
 		return
 	}
 	if !containsPiece(h.in, p) {
 		h.in = append(h.in, p)
 	}
-	if h.last.GetResourceVersion() == o.GetResourceVersion() {
+	if h.last.ResourceVersion() == v.ResourceVersion() {
 		return // the same version through the other informer of a handoff
 	}
 	old := h.last
-	h.last = o
-	d.push(func(u cache.ResourceEventHandler) { u.OnUpdate(old, o) })
+	h.last = v
+	d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnUpdate(o[0], o[1]) }, old, v)
 }
 
-func (d *dispatcher[T]) deleted(p *piece[T], obj any) {
-	var uid types.UID
-	switch o := obj.(type) {
-	case T:
-		uid = o.GetUID()
-	case cache.DeletedFinalStateUnknown:
-		t, ok := o.Obj.(T)
-		if !ok {
-			return
-		}
-		uid = t.GetUID()
-	default:
-		return
-	}
+// deleted: p no longer holds v's object (deleted, or, with unknown, inferred deleted).
+func (d *dispatcher[T]) deleted(p *piece[T], v version[T], unknown bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.removed[p] {
 		return
 	}
-	h := d.objs[uid]
+	h := d.objs[v.UID()]
 	if h == nil {
 		return
 	}
 	h.in = deletePiece(h.in, p)
 	if len(h.in) == 0 {
-		delete(d.objs, uid)
-		d.push(func(u cache.ResourceEventHandler) { u.OnDelete(obj) })
+		delete(d.objs, v.UID())
+		key := v.Key()
+		d.push(func(u cache.ResourceEventHandler, o ...any) {
+			if unknown {
+				u.OnDelete(cache.DeletedFinalStateUnknown{Key: key, Obj: o[0]})
+				return
+			}
+			u.OnDelete(o[0])
+		}, v)
 	}
 }
 
@@ -411,8 +436,7 @@ func (d *dispatcher[T]) remove(p *piece[T]) {
 		h.in = deletePiece(h.in, p)
 		if len(h.in) == 0 {
 			delete(d.objs, uid)
-			last := h.last
-			d.push(func(u cache.ResourceEventHandler) { u.OnDelete(last) })
+			d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnDelete(o[0]) }, h.last)
 		}
 	}
 }

@@ -52,6 +52,7 @@ type group struct {
 	received atomic.Int64 // response bytes of the factory's ConfigMap requests
 	mu       sync.Mutex
 	replicas map[string]*replica
+	added    int // replicas added so far
 }
 
 // all returns the replicas (the sampler reads them while the test adds one).
@@ -115,7 +116,7 @@ func (g *group) add(id string) *replica {
 		LeaseDuration: testLease, RenewPeriod: testRenew})
 	require.NoError(t, err)
 	r := &replica{id: id, m: m, handled: map[types.UID]bool{}}
-	h := cache.ResourceEventHandlerFuncs{
+	var h cache.ResourceEventHandler = cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { r.setHandled(obj.(*metav1.PartialObjectMetadata).UID, true) },
 		UpdateFunc: func(_, obj any) {
 			r.setHandled(obj.(*metav1.PartialObjectMetadata).UID, true)
@@ -126,6 +127,17 @@ func (g *group) add(id string) *replica {
 			}
 			r.setHandled(obj.(*metav1.PartialObjectMetadata).UID, false)
 		},
+	}
+	g.mu.Lock()
+	items := g.added%2 == 1 // every other replica's handler takes Items
+	g.added++
+	g.mu.Unlock()
+	if items {
+		h = informer.ItemHandlerFuncs[*metav1.PartialObjectMetadata]{
+			AddFunc:    func(it informer.Item[*metav1.PartialObjectMetadata], _ bool) { r.setHandled(it.UID(), true) },
+			UpdateFunc: func(_, it informer.Item[*metav1.PartialObjectMetadata]) { r.setHandled(it.UID(), true) },
+			DeleteFunc: func(it informer.Item[*metav1.PartialObjectMetadata], _ bool) { r.setHandled(it.UID(), false) },
+		}
 	}
 	r.inf = NewInformer(m, g.f, "configmaps", InformerOptions{Handler: h,
 		Options: []informer.Option{informer.WithNamespace(g.ns)}})
