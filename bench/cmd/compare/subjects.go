@@ -42,7 +42,55 @@ func init() {
 	register("kindex-metadata", func(cfg *rest.Config, ns string) (*metadataonly.Factory, error) {
 		return metadataonly.NewFactory(cfg, metadataonly.Options{Namespace: ns})
 	})
+	// Optional: the compact mode, then one read of the whole cache once synced (as a program
+	// that checks its cache by counting a List does), with List (every object decoded, all
+	// held at once until the count is taken) or with ListItems (nothing decoded). The peak
+	// RSS column shows what such a read costs beside the sync.
+	for _, items := range []bool{false, true} {
+		name := "kindex-compact-list"
+		if items {
+			name = "kindex-compact-listitems"
+		}
+		harness.Register(optionalSubject{harness.SubjectFunc{SubjectName: name,
+			SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
+				f, err := dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{})
+				if err != nil {
+					return 0, nil, err
+				}
+				inf, stop, err := startInformer(ctx, f, gvr)
+				if err != nil {
+					return 0, nil, err
+				}
+				release := func() { inf.Release(); stop() }
+				if err := inf.WaitForSync(ctx); err != nil {
+					release()
+					return 0, nil, err
+				}
+				var n int
+				if items {
+					all, err := inf.ListItems("")
+					n = len(all)
+					if err != nil {
+						release()
+						return 0, nil, err
+					}
+				} else {
+					all, err := inf.List(nil)
+					n = len(all)
+					if err != nil {
+						release()
+						return 0, nil, err
+					}
+				}
+				return n, release, nil
+			}}})
+	}
 }
+
+// optionalSubject keeps a subject out of the default list (harness.Optional).
+type optionalSubject struct{ harness.SubjectFunc }
+
+func (optionalSubject) Optional() bool { return true }
 
 // register adds a subject that starts a factory, syncs one informer for the resource and
 // keeps it until stopped.
