@@ -167,9 +167,9 @@ func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
 }
 
 // AddEventHandler adds a handler. It is called on its own goroutine with T objects (and
-// cache.DeletedFinalStateUnknown wrapping a T for deletions the informer inferred), never
-// blocks the informer or other handlers, and starts with an add for every object already
-// cached. The registration's HasSynced tells when it has seen the initial state.
+// cache.DeletedFinalStateUnknown wrapping a T for deletions the informer inferred), or with
+// Items if it is an ItemHandlerFuncs, never blocks the informer or other handlers, and
+// starts with an add for every object already cached. The registration's HasSynced tells when it has seen the initial state.
 func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Registration, error) {
 	return i.h.addHandler(handler)
 }
