@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/kindex/kindex/examples/internal/demoenv"
+	"github.com/kindex/kindex/internal/demoenv"
 	"github.com/kindex/kindex/internal/testsupport"
 )
 

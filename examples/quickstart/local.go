@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kindex/kindex/examples/internal/demoenv"
+	"github.com/kindex/kindex/internal/demoenv"
 )
 
 // startLocal starts a control plane on loopback, seeds it and returns its admin config and
