@@ -11,10 +11,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 func rule(resource string, verbs ...string) rbacv1.PolicyRule {
@@ -102,4 +104,51 @@ func TestListOnlyGrantParksWithoutRelisting(t *testing.T) {
 
 	cp.Grant(t, user, ns, rule("configmaps", "watch"))
 	waitSync(t, inf)
+}
+
+// After list and watch are both revoked from a synced informer, its next watch is refused
+// and the informer parks as Forbidden in every storage mode (the reason does not depend on
+// how the mode lists), keeping what it held; a new grant resumes it.
+func TestBothRevokedParksForbiddenInEveryMode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	_, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	for _, m := range []struct {
+		name string
+		new  func(*rest.Config, dynamicinformer.Options) (*dynamicinformer.Factory, error)
+	}{
+		{"unstructured", dynamicinformer.NewFactory},
+		{"compact", func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
+			return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
+		}},
+		{"client-go", dynamicinformer.NewClientGoFactory},
+	} {
+		t.Run(m.name, func(t *testing.T) {
+			user, cfg, err := cp.NewUser()
+			require.NoError(t, err)
+			revoke := cp.Grant(t, user, ns, rule("configmaps", "list", "watch"))
+			f, rec, _ := testsupport.StartFactory(t, cfg, dynamicinformer.Options{Namespace: ns}, m.new)
+			inf, err := f.Informer(ctx, "configmaps")
+			require.NoError(t, err)
+			defer inf.Release()
+			waitSync(t, inf)
+
+			revoke()
+			// RBAC does not end a watch that is open: cut it, as a dropped connection would,
+			// again until the revocation has reached the apiserver's authorizer.
+			testenv.Eventually(t, 30*time.Second, func() bool {
+				rec.Cut("/configmaps")
+				return inf.Status().Phase == informer.PhaseParked
+			}, "parked: %v", inf.Status())
+			st := inf.Status()
+			assert.Equal(t, informer.ReasonForbidden, st.Reason, "%v", st)
+			assert.True(t, apierrors.IsForbidden(st.LastError), "%v", st.LastError)
+			assert.Equal(t, 1, st.Objects, "what was listed is kept")
+
+			cp.Grant(t, user, ns, rule("configmaps", "list", "watch"))
+			waitSync(t, inf)
+		})
+	}
 }
