@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,7 @@ type shardConfig struct {
 	label, field  string
 	transform     toolscache.TransformFunc
 	noCopy        bool
+	resync        time.Duration // the SyncPeriod that applies here
 }
 
 // plan is how a resource is cached: its scope and one shard per namespace configuration.
@@ -36,6 +38,9 @@ type plan struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
 	shards     []shardConfig // sorted by namespace, "" first
+	// resync is the resource's resync period: the shortest positive SyncPeriod of its shards
+	// (kindex resyncs per factory, and a resource has one factory per storage mode).
+	resync time.Duration
 }
 
 // shardFor returns the index of the shard that holds objects of namespace ns, or -1.
@@ -65,6 +70,7 @@ func (c *Cache) planFor(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) 
 		FieldSelector:         c.opts.DefaultFieldSelector,
 		Transform:             c.opts.DefaultTransform,
 		UnsafeDisableDeepCopy: c.opts.DefaultUnsafeDisableDeepCopy,
+		SyncPeriod:            &c.resync,
 	}
 	bo, hasBO := c.byObject[gvk]
 	typeLevel := cache.Config{
@@ -72,7 +78,15 @@ func (c *Cache) planFor(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) 
 		FieldSelector:         bo.Field,
 		Transform:             bo.Transform,
 		UnsafeDisableDeepCopy: bo.UnsafeDisableDeepCopy,
+		SyncPeriod:            bo.SyncPeriod,
 	}
+	defer func() {
+		for _, s := range p.shards { // the shortest positive period; 0 (none) if no shard has one
+			if s.resync > 0 && (p.resync == 0 || s.resync < p.resync) {
+				p.resync = s.resync
+			}
+		}
+	}()
 	nsConfigs := c.opts.DefaultNamespaces
 	if hasBO && bo.Namespaces != nil {
 		nsConfigs = bo.Namespaces
@@ -118,11 +132,17 @@ func defaulted(cfg, def cache.Config) cache.Config {
 	if cfg.UnsafeDisableDeepCopy == nil {
 		cfg.UnsafeDisableDeepCopy = def.UnsafeDisableDeepCopy
 	}
+	if cfg.SyncPeriod == nil {
+		cfg.SyncPeriod = def.SyncPeriod
+	}
 	return cfg
 }
 
 func (c *Cache) toShard(ns string, cfg cache.Config, exclude []string) shardConfig {
-	s := shardConfig{namespace: ns, listNamespace: ns, transform: cfg.Transform}
+	s := shardConfig{namespace: ns, listNamespace: ns, transform: cfg.Transform, resync: c.resync}
+	if cfg.SyncPeriod != nil {
+		s.resync = *cfg.SyncPeriod
+	}
 	if !c.kopts.KeepManagedFields && isStripManagedFields(cfg.Transform) {
 		// kindex has cut managedFields from the bytes already: the transform would only cost a
 		// decode and an encode per object.

@@ -2,6 +2,7 @@ package crcache
 
 import (
 	"testing"
+	"time"
 
 	"github.com/kindex/kindex/query"
 	"github.com/stretchr/testify/assert"
@@ -72,6 +73,26 @@ func TestPlanFor(t *testing.T) {
 		assert.Equal(t, "", p.shards[p.shardFor("zzz")].namespace)
 		c = &Cache{opts: cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {}}}}
 		assert.Equal(t, -1, c.planFor(podGVK, namespaced).shardFor("zzz"))
+	})
+	t.Run("sync periods", func(t *testing.T) {
+		d := func(v time.Duration) *time.Duration { return &v }
+		for _, tc := range []struct {
+			name     string
+			opts     cache.Options
+			byObject map[schema.GroupVersionKind]cache.ByObject
+			want     time.Duration
+		}{
+			{"the cache's", cache.Options{}, nil, 10 * time.Hour},
+			{"ByObject's over the cache's", cache.Options{}, map[schema.GroupVersionKind]cache.ByObject{podGVK: {SyncPeriod: d(time.Minute)}}, time.Minute},
+			{"another type's does not apply", cache.Options{}, map[schema.GroupVersionKind]cache.ByObject{nodeGVK: {SyncPeriod: d(time.Minute)}}, 10 * time.Hour},
+			{"the shortest namespace's", cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {SyncPeriod: d(time.Hour)}, "b": {SyncPeriod: d(2 * time.Minute)}, "c": {}}},
+				map[schema.GroupVersionKind]cache.ByObject{podGVK: {SyncPeriod: d(3 * time.Hour)}}, 2 * time.Minute},
+			{"none in one namespace leaves the others'", cache.Options{DefaultNamespaces: map[string]cache.Config{"a": {SyncPeriod: d(0)}, "b": {SyncPeriod: d(5 * time.Minute)}}}, nil, 5 * time.Minute},
+			{"none anywhere", cache.Options{}, map[schema.GroupVersionKind]cache.ByObject{podGVK: {SyncPeriod: d(0)}}, 0},
+		} {
+			c := &Cache{opts: tc.opts, byObject: tc.byObject, resync: 10 * time.Hour}
+			assert.Equal(t, tc.want, c.planFor(podGVK, namespaced).resync, tc.name)
+		}
 	})
 	t.Run("deep copy and transforms", func(t *testing.T) {
 		mark := func(in any) (any, error) { return in, nil }

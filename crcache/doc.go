@@ -58,7 +58,10 @@
 // DefaultLabelSelector, DefaultFieldSelector, DefaultTransform and ByObject transforms,
 // DefaultUnsafeDisableDeepCopy (see above), ReaderFailOnMissingInformer (a resource cached
 // for one kind of read may be read another way the data allows without a new informer),
-// and SyncPeriod (the resync period of every informer, 10 hours by default). A transform
+// and SyncPeriod (the resync period, 10 hours by default; ByObject's and a namespace
+// Config's SyncPeriod apply to their type, and a type cached in several namespace
+// configurations resyncs with the shortest of their periods, since kindex resyncs per
+// factory and a resource has one factory per storage mode). A transform
 // receives the typed object when the scheme knows the kind (kindex encodes its result
 // again, so transforms cost a decode and an encode per object), *unstructured.Unstructured
 // otherwise, and *metav1.PartialObjectMetadata in a metadata-only informer.
@@ -68,8 +71,7 @@
 // Not used: HTTPClient (kindex builds its clients from the rest.Config, refusing redirects
 // to another host), NewInformer (there is no SharedIndexInformer), DefaultWatchErrorHandler
 // (kindex classifies list and watch errors itself; see Statuses), EnableWatchBookmarks
-// (kindex decides), per-object or per-namespace SyncPeriod (the informer's period applies),
-// and the resync period a handler asks for.
+// (kindex decides), and the resync period a handler asks for.
 //
 // # Costs
 //

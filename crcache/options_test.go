@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,10 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/internal/testenv"
 )
 
 // TestSelectorsAndNamespaces follows controller-runtime's precedence for DefaultNamespaces,
@@ -329,4 +332,30 @@ func TestMetrics(t *testing.T) {
 	}
 	assert.Equal(t, 2.0, objects["pods"], "%v", objects)
 	assert.Contains(t, objects, "configmaps", "both resources' informers, from factories of their own, share the collectors")
+}
+
+// TestSyncPeriods: a type's own SyncPeriod (ByObject) resyncs its informer (handlers get an
+// update with the same resourceVersion) while the cache's period holds for other types.
+func TestSyncPeriods(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}))
+	require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s"}}))
+	short := 500 * time.Millisecond
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}},
+		ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {SyncPeriod: &short}}})
+	var cmResyncs, secretUpdates atomic.Int64
+	for obj, n := range map[client.Object]*atomic.Int64{&corev1.ConfigMap{}: &cmResyncs, &corev1.Secret{}: &secretUpdates} {
+		inf, err := c.GetInformer(ctx, obj)
+		require.NoError(t, err)
+		_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(old, cur any) {
+			if old.(client.Object).GetResourceVersion() == cur.(client.Object).GetResourceVersion() {
+				n.Add(1)
+			}
+		}})
+		require.NoError(t, err)
+	}
+	testenv.Eventually(t, 20*time.Second, func() bool { return cmResyncs.Load() >= 2 }, "the ConfigMap informer resyncs")
+	assert.Zero(t, secretUpdates.Load(), "the Secret informer keeps the cache's 10 hours")
 }
