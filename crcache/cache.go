@@ -41,6 +41,10 @@ type Options struct {
 	// Pod takes about 0.8 KB of heap instead of 5.1 KB, and each typed read decompresses the
 	// JSON before decoding it (about 10 µs for a Pod, a fraction of the decode itself;
 	// README.md has the measurements). Set it to trade that memory for the decompression.
+	// Without compression, the strings of typed objects crcache hands out (reads, event
+	// handlers, index functions) are views of the cached JSON: a string kept (a name in a
+	// work queue, an object held) keeps that object's JSON alive until it is dropped. Index
+	// values are copied.
 	DisableCompression bool
 	// Logger receives kindex's logs: one line per informer transition (parked, resumed),
 	// never one per retry. Default: klog.Background().
