@@ -11,8 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kindex/kindex/internal/demoenv"
+	"github.com/kindex/kindex/internal/testenv"
 )
 
 // readmeCommand is one "$ go run ./cmd/kubectl-kquery ..." of this command's README, with
@@ -118,6 +121,14 @@ func TestREADMECommands(t *testing.T) {
 	t.Cleanup(local.Stop)
 	_, err = demoenv.Apply(ctx, local.Config, demoenv.Options{})
 	require.NoError(t, err)
+	// The README's ConfigMap count includes the one kube-apiserver writes at start
+	// (kube-system/kube-apiserver-legacy-service-account-token-tracking); wait for it.
+	cs, err := kubernetes.NewForConfig(local.Config)
+	require.NoError(t, err)
+	testenv.Eventually(t, time.Minute, func() bool {
+		_, err := cs.CoreV1().ConfigMaps("kube-system").Get(ctx, "kube-apiserver-legacy-service-account-token-tracking", metav1.GetOptions{})
+		return err == nil
+	}, "the apiserver's own ConfigMap")
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	require.NoError(t, demoenv.WriteKubeconfig(kubeconfig, local.Config, "default"))
 
