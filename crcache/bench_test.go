@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // Reads from crcache (compressed, its default, and uncompressed) against
@@ -28,18 +29,7 @@ func BenchmarkReads(b *testing.B) {
 	cl, err := client.New(cp.AdminConfig(), client.Options{})
 	require.NoError(b, err)
 	const n = 1000
-	sem := make(chan struct{}, 16)
-	errs := make(chan error, n)
-	for i := range n {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			errs <- cl.Create(context.Background(), benchPod(ns, i))
-		}()
-	}
-	for range n {
-		require.NoError(b, <-errs)
-	}
+	testsupport.CreateN(b, n, func(i int) error { return cl.Create(context.Background(), benchPod(ns, i)) })
 	indexOwner := func(o client.Object) []string { return []string{o.GetLabels()["owner"]} }
 	caches := map[string]cache.Cache{}
 	for name, newCache := range map[string]cache.NewCacheFunc{"controller-runtime": cache.New, "crcache": crcache.New,

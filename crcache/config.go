@@ -38,9 +38,19 @@ type plan struct {
 	gvr        schema.GroupVersionResource
 	namespaced bool
 	shards     []shardConfig // sorted by namespace, "" first
-	// resync is the resource's resync period: the shortest positive SyncPeriod of its shards
-	// (kindex resyncs per factory, and a resource has one factory per storage mode).
-	resync time.Duration
+}
+
+// resync is the resource's resync period: the shortest positive SyncPeriod of its shards,
+// 0 (none) if no shard has one (kindex resyncs per factory, and a resource has one factory
+// per storage mode).
+func (p *plan) resync() time.Duration {
+	var d time.Duration
+	for _, s := range p.shards {
+		if s.resync > 0 && (d == 0 || s.resync < d) {
+			d = s.resync
+		}
+	}
+	return d
 }
 
 // shardFor returns the index of the shard that holds objects of namespace ns, or -1.
@@ -80,13 +90,6 @@ func (c *Cache) planFor(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) 
 		UnsafeDisableDeepCopy: bo.UnsafeDisableDeepCopy,
 		SyncPeriod:            bo.SyncPeriod,
 	}
-	defer func() {
-		for _, s := range p.shards { // the shortest positive period; 0 (none) if no shard has one
-			if s.resync > 0 && (p.resync == 0 || s.resync < p.resync) {
-				p.resync = s.resync
-			}
-		}
-	}()
 	nsConfigs := c.opts.DefaultNamespaces
 	if hasBO && bo.Namespaces != nil {
 		nsConfigs = bo.Namespaces

@@ -91,7 +91,7 @@ func TestPlanFor(t *testing.T) {
 			{"none anywhere", cache.Options{}, map[schema.GroupVersionKind]cache.ByObject{podGVK: {SyncPeriod: d(0)}}, 0},
 		} {
 			c := &Cache{opts: tc.opts, byObject: tc.byObject, resync: 10 * time.Hour}
-			assert.Equal(t, tc.want, c.planFor(podGVK, namespaced).resync, tc.name)
+			assert.Equal(t, tc.want, c.planFor(podGVK, namespaced).resync(), tc.name)
 		}
 	})
 	t.Run("deep copy and transforms", func(t *testing.T) {

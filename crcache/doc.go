@@ -88,7 +88,7 @@
 // time of that deep copy, without it 0.45-0.55x (README.md). A List decodes only the
 // objects it returns, after the selectors and Limit. Handlers receive objects decoded for
 // them as a read decodes them: crcache adds them to kindex as an informer.ItemHandlerFuncs,
-// whose Items it decodes straight into the handler's kind (8-16 µs a Pod, 0.3-0.4x the
+// whose Items it decodes straight into the handler's kind (8-16 µs a Pod, 0.25-0.45x the
 // decode into a map and conversion it replaced; README.md). IndexField and AddIndexers
 // functions get objects decoded the same way (informer.Informer.AddItemIndexFunc), under
 // the informer's lock, for every object added or changed; an IndexJSONPath index reads the

@@ -97,7 +97,7 @@ func startOnce[T informer.Object](r *resource, slot **informer.Factory[T], build
 		return nil, err
 	}
 	f, err := build(informer.Options[T]{
-		ResyncPeriod:      r.plan.resync,
+		ResyncPeriod:      r.plan.resync(),
 		KeepManagedFields: r.c.kopts.KeepManagedFields,
 		Logger:            r.c.kopts.Logger,
 		Registerer:        r.c.kopts.Registerer,

@@ -236,8 +236,8 @@ func (e *entry) setRun(r *run) {
 // addHandler registers h. The objects already cached are queued to it as adds (with
 // isInInitialList true); it is marked synced after them if the entry is synced, else when
 // the entry syncs.
-func (e *entry) addHandler(h cache.ResourceEventHandler, convert func(any) (any, error)) (*Registration, error) {
-	l := newListener(h, convert, e.logger, e.handlerPanicked)
+func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) {
+	l := newListener(h, e.core.convertFor(h), e.logger, e.handlerPanicked)
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if e.stopped {

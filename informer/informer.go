@@ -67,7 +67,7 @@ func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, 
 	if h.released.Load() {
 		return nil, ErrReleased
 	}
-	r, err := h.e.addHandler(handler, h.c.convertFor(handler))
+	r, err := h.e.addHandler(handler)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,8 @@ func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
 // AddEventHandler adds a handler. It is called on its own goroutine with T objects (and
 // cache.DeletedFinalStateUnknown wrapping a T for deletions the informer inferred), or with
 // Items if it is an ItemHandlerFuncs, never blocks the informer or other handlers, and
-// starts with an add for every object already cached. The registration's HasSynced tells when it has seen the initial state.
+// starts with an add for every object already cached. The registration's HasSynced tells
+// when it has seen the initial state.
 func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Registration, error) {
 	return i.h.addHandler(handler)
 }

@@ -99,8 +99,8 @@ func (c *core) checkHandler(h cache.ResourceEventHandler, what string) error {
 	return nil
 }
 
-// convertFor is how a handler's deliveries are made from stored items: Items for an
-// ItemHandlerFuncs, the front end's objects otherwise.
+// convertFor is how a handler's deliveries are made from stored items (entry.addHandler):
+// Items for an ItemHandlerFuncs, the front end's objects otherwise.
 func (c *core) convertFor(h cache.ResourceEventHandler) func(any) (any, error) {
 	if ih, ok := h.(itemHandler); ok {
 		return ih.itemsOf(c)

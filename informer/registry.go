@@ -40,7 +40,7 @@ func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.
 			regs := make([]*Registration, 0, len(handlers))
 			for _, h := range handlers {
 				// A new entry: no I/O, no wait, and no error unless it was stopped.
-				reg, err := e.addHandler(h, c.convertFor(h))
+				reg, err := e.addHandler(h)
 				if err != nil {
 					delete(r.entries, key)
 					r.mu.Unlock()

@@ -30,24 +30,15 @@ func BenchmarkHandlerHeap(b *testing.B) {
 	const n = 2000
 	cms := cp.Clientset(b).CoreV1().ConfigMaps(ns)
 	value := strings.Repeat("x", 200)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			data := map[string]string{}
-			for k := range 8 {
-				data[fmt.Sprint("key-", k)] = value
-			}
-			if _, err := cms.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", i),
-				Labels: map[string]string{"app": "bench"}}, Data: data}, metav1.CreateOptions{}); err != nil {
-				b.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	testsupport.CreateN(b, n, func(i int) error {
+		data := map[string]string{}
+		for k := range 8 {
+			data[fmt.Sprint("key-", k)] = value
+		}
+		_, err := cms.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("cm-", i),
+			Labels: map[string]string{"app": "bench"}}, Data: data}, metav1.CreateOptions{})
+		return err
+	})
 	heap := func(withHandler bool) uint64 {
 		f, _, _ := testsupport.StartFactory(b, cp.AdminConfig(), informer.Options[dynamicinformer.Object]{},
 			func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kindex/kindex/bench/harness"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // BenchmarkPeakRSS measures what one run of the command costs on 5,000 Pods (the comparison
@@ -27,20 +27,10 @@ func BenchmarkPeakRSS(b *testing.B) {
 	ns := cp.Namespace(b)
 	cs := cp.Clientset(b)
 	const n = 5000
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			p := harness.ExtraPod(ns, "pod-"+strconv.Itoa(i), i)
-			if _, err := cs.CoreV1().Pods(ns).Create(context.Background(), p, metav1.CreateOptions{}); err != nil {
-				b.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	testsupport.CreateN(b, n, func(i int) error {
+		_, err := cs.CoreV1().Pods(ns).Create(context.Background(), harness.ExtraPod(ns, "pod-"+strconv.Itoa(i), i), metav1.CreateOptions{})
+		return err
+	})
 	bin := filepath.Join(b.TempDir(), "kubectl-kquery")
 	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
@@ -59,7 +49,7 @@ func BenchmarkPeakRSS(b *testing.B) {
 	}
 	slices.Sort(rss)
 	slices.Sort(wall)
-	b.ReportMetric(float64(rss[len(rss)/2])/1024, "peak-RSS-MB")
+	b.ReportMetric(float64(rss[len(rss)/2])/1024, "peak-RSS-MiB")
 	b.ReportMetric(wall[len(wall)/2].Seconds(), "wall-s")
 	b.Logf("%d Pods; peak RSS %v KiB; wall %v", n, rss, wall)
 }

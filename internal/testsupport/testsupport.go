@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"golang.org/x/sync/errgroup"
 )
 
 // Request is one request the Recorder saw.
@@ -248,4 +250,18 @@ func Must[V any](v V, err error) V {
 		panic(err)
 	}
 	return v
+}
+
+// CreateN calls create(i) for i in [0, n), 16 at a time (objects for a benchmark, created
+// against the test apiserver), and fails tb with the first error.
+func CreateN(tb testing.TB, n int, create func(i int) error) {
+	tb.Helper()
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error { return create(i) })
+	}
+	if err := g.Wait(); err != nil {
+		tb.Fatal(err)
+	}
 }

@@ -21,9 +21,10 @@ func init() {
 	register("kindex-dynamic", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
 		return dynamicinformer.NewFactory(cfg, dynamicinformer.Options{Namespace: ns})
 	})
-	register("kindex-compact", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+	compact := func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
 		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{})
-	})
+	}
+	register("kindex-compact", compact)
 	// The compact mode with each object zstd-compressed against its informer's dictionary
 	// (CompactOptions.Compress): the sync cost of compression, and its memory.
 	register("kindex-compact-compressed", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
@@ -46,45 +47,14 @@ func init() {
 	// that checks its cache by counting a List does), with List (every object decoded, all
 	// held at once until the count is taken) or with ListItems (nothing decoded). The peak
 	// RSS column shows what such a read costs beside the sync.
-	for _, items := range []bool{false, true} {
-		name := "kindex-compact-list"
-		if items {
-			name = "kindex-compact-listitems"
-		}
-		harness.Register(optionalSubject{harness.SubjectFunc{SubjectName: name,
-			SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
-				f, err := dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{})
-				if err != nil {
-					return 0, nil, err
-				}
-				inf, stop, err := startInformer(ctx, f, gvr)
-				if err != nil {
-					return 0, nil, err
-				}
-				release := func() { inf.Release(); stop() }
-				if err := inf.WaitForSync(ctx); err != nil {
-					release()
-					return 0, nil, err
-				}
-				var n int
-				if items {
-					all, err := inf.ListItems("")
-					n = len(all)
-					if err != nil {
-						release()
-						return 0, nil, err
-					}
-				} else {
-					all, err := inf.List(nil)
-					n = len(all)
-					if err != nil {
-						release()
-						return 0, nil, err
-					}
-				}
-				return n, release, nil
-			}}})
-	}
+	harness.Register(optionalSubject{subject("kindex-compact-list", compact, func(inf *dynamicinformer.Informer) (int, error) {
+		all, err := inf.List(nil)
+		return len(all), err
+	})})
+	harness.Register(optionalSubject{subject("kindex-compact-listitems", compact, func(inf *dynamicinformer.Informer) (int, error) {
+		all, err := inf.ListItems("")
+		return len(all), err
+	})})
 }
 
 // optionalSubject keeps a subject out of the default list (harness.Optional).
@@ -95,7 +65,15 @@ func (optionalSubject) Optional() bool { return true }
 // register adds a subject that starts a factory, syncs one informer for the resource and
 // keeps it until stopped.
 func register[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error)) {
-	harness.Register(harness.SubjectFunc{
+	harness.Register(subject(name, newFactory, func(inf *informer.Informer[T]) (int, error) {
+		return inf.Status().Objects, nil
+	}))
+}
+
+// subject is register's subject, whose count, once synced, is read's answer.
+func subject[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error),
+	read func(*informer.Informer[T]) (int, error)) harness.SubjectFunc {
+	return harness.SubjectFunc{
 		SubjectName: name,
 		SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
 			f, err := newFactory(cfg, ns)
@@ -106,14 +84,19 @@ func register[T informer.Object](name string, newFactory func(*rest.Config, stri
 			if err != nil {
 				return 0, nil, err
 			}
+			release := func() { inf.Release(); stop() }
 			if err := inf.WaitForSync(ctx); err != nil {
-				inf.Release()
-				stop()
+				release()
 				return 0, nil, err
 			}
-			return inf.Status().Objects, func() { inf.Release(); stop() }, nil
+			n, err := read(inf)
+			if err != nil {
+				release()
+				return 0, nil, err
+			}
+			return n, release, nil
 		},
-	})
+	}
 }
 
 // startInformer starts f and returns its informer for gvr, not yet synced, and the function
