@@ -23,7 +23,7 @@ func TestClassifyingLWKeepsWatchListSupport(t *testing.T) {
 	md, err := metadata.NewForConfig(restConfig())
 	require.NoError(t, err)
 	target := storage.Target{Resource: widgets, Namespace: "ns"}
-	for name, mode := range map[string]storage.Mode{"dynamic": storage.NewDynamicMode(dyn, storage.Config{}), "metadata": storage.NewMetadataMode(md, storage.Config{})} {
+	for name, mode := range map[string]storage.Mode{"dynamic": storage.NewDynamicMode(dyn, storage.Config{}), "metadata": storage.NewMetadataMode(storage.MetadataClientFrom(md), storage.Config{})} {
 		lw := &classifyingLW{inner: mode.ListerWatcher(target)}
 		assert.False(t, watchlist.DoesClientNotSupportWatchListSemantics(lw), name)
 	}

@@ -2,7 +2,6 @@ package metadataonly
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/informer"
@@ -28,7 +27,7 @@ type (
 // informers.
 func NewFactory(cfg *rest.Config, opts Options) (*Factory, error) {
 	return informer.New(cfg, opts, func(cfg *rest.Config, sc storage.Config) (storage.Mode, error) {
-		client, err := metadata.NewForConfig(cfg)
+		client, err := storage.NewMetadataClient(cfg, sc.KeepManagedFields)
 		if err != nil {
 			return nil, err
 		}

@@ -13,7 +13,7 @@ import (
 
 func newTestMetadataMode(t *testing.T) *metadataMode {
 	t.Helper()
-	m, ok := NewMetadataMode(fake.NewSimpleMetadataClient(runtime.NewScheme()), Config{}).(*metadataMode)
+	m, ok := NewMetadataMode(MetadataClientFrom(fake.NewSimpleMetadataClient(runtime.NewScheme())), Config{}).(*metadataMode)
 	require.True(t, ok)
 	return m
 }

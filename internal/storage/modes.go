@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -26,17 +25,24 @@ func NewDynamicMode(client dynamic.Interface, sc Config) Mode {
 		}}
 }
 
-// NewMetadataMode returns the storage mode of metadataonly: the metadata client (protobuf
-// PartialObjectMetadata), objects stored as received. It writes snapshots (Snapshotter,
-// metadata_snapshot.go) and probes the server's resourceVersion (ResourceVersionProber).
-func NewMetadataMode(client metadata.Interface, sc Config) Mode {
+// NewMetadataMode returns the storage mode of metadataonly: a metadata client (protobuf
+// PartialObjectMetadata, NewMetadataClient), objects stored as received. It writes snapshots
+// (Snapshotter, metadata_snapshot.go) and probes the server's resourceVersion
+// (ResourceVersionProber).
+func NewMetadataMode(client MetadataClient, sc Config) Mode {
 	m := &metadataMode{clientMode: clientMode{name: "metadata", example: &metav1.PartialObjectMetadata{}, keep: sc.KeepManagedFields}}
 	m.lw = func(t Target) cache.ListerWatcherWithContext {
-		var ri metadata.ResourceInterface = client.Resource(t.Resource.GVR)
-		if t.Resource.Namespaced && t.Namespace != "" {
-			ri = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
+		gvr, ns := t.Resource.GVR, ""
+		if t.Resource.Namespaced {
+			ns = t.Namespace
 		}
-		return &probingLW{ListerWatcherWithContext: clientListerWatcher(t, ri.List, ri.Watch, client), watch: ri.Watch}
+		list := func(ctx context.Context, o metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+			return client.List(ctx, gvr, ns, o)
+		}
+		watchFn := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return client.Watch(ctx, gvr, ns, o)
+		}
+		return &probingLW{ListerWatcherWithContext: clientListerWatcher(t, list, watchFn, client), watch: watchFn}
 	}
 	return m
 }
