@@ -155,60 +155,72 @@ func (s *shape) write(dst, b []byte) []byte {
 // its objects, in a new slice, and true; or data itself and false when there was nothing to
 // cut or data is not such a message (another kind, JSON, malformed: see the package doc).
 func Cut(data []byte) ([]byte, bool) {
-	s, raw, ok := envelope(data)
+	s, raw, n, ok := plan(data)
 	if !ok {
 		return data, false
 	}
-	body := data[len(Magic):]
-	rawMsg := body[raw.body:raw.end]
-	n, cut, ok := s.size(rawMsg)
-	if !ok || !cut {
-		return data, false
-	}
-	out := make([]byte, 0, len(data)-(len(rawMsg)-n))
-	out = append(out, data[:len(Magic)+raw.start+raw.keyLen]...)
-	out = binary.AppendUvarint(out, uint64(n))
-	out = s.write(out, rawMsg)
-	return append(out, body[raw.end:]...), true
+	return cutInto(make([]byte, 0, len(data)-(raw.payloadLen-n)), data, s, raw, n), true
 }
 
-// envelope reads the runtime.Unknown after the magic prefix: the shape its kind calls for
-// and its raw field. ok is false unless it holds exactly one TypeMeta and one raw field, no
-// content encoding or type, and a kind this package cuts.
-func envelope(data []byte) (s *shape, raw field, ok bool) {
-	if !bytes.HasPrefix(data, Magic) {
-		return nil, raw, false
+// CutInPlace is Cut writing the result over data (which it returns shortened) instead of
+// into a new slice: for a buffer the caller owns and reads no more.
+func CutInPlace(data []byte) ([]byte, bool) {
+	s, raw, n, ok := plan(data)
+	if !ok {
+		return data, false
+	}
+	// Every byte is written at or before the offset it is read from: fields are only
+	// removed and lengths only shrink, and each length is computed before its message is
+	// written. copy and append move overlapping bytes correctly.
+	return cutInto(data[:0], data, s, raw, n), true
+}
+
+// plan reads data's envelope and sizes the cut raw message; ok is false when there is
+// nothing to cut.
+func plan(data []byte) (s *shape, raw field, n int, ok bool) {
+	s, raw, ok = envelope(data)
+	if !ok {
+		return nil, raw, 0, false
 	}
 	body := data[len(Magic):]
-	var tm field
-	var seenTM, seenRaw bool
-	for i := 0; i < len(body); {
-		f, ok := next(body, i)
-		if !ok {
-			return nil, raw, false
-		}
-		i = f.end
-		switch f.num {
-		case unknownTypeMeta:
-			if seenTM || f.wire != wireBytes {
-				return nil, raw, false
-			}
-			tm, seenTM = f, true
-		case unknownRaw:
-			if seenRaw || f.wire != wireBytes {
-				return nil, raw, false
-			}
-			raw, seenRaw = f, true
-		case unknownContentEncoding, unknownContentType:
-			if f.wire != wireBytes || f.payloadLen != 0 {
-				return nil, raw, false
-			}
-		}
+	n, cut, ok := s.size(body[raw.body:raw.end])
+	return s, raw, n, ok && cut
+}
+
+func cutInto(dst, data []byte, s *shape, raw field, n int) []byte {
+	body := data[len(Magic):]
+	dst = append(dst, data[:len(Magic)+raw.start+raw.keyLen]...)
+	dst = binary.AppendUvarint(dst, uint64(n))
+	dst = s.write(dst, body[raw.body:raw.end])
+	return append(dst, body[raw.end:]...)
+}
+
+// Kind is what Message found.
+type Kind int
+
+const (
+	Other  Kind = iota // anything else
+	Object             // a meta.k8s.io/v1 PartialObjectMetadata
+	List               // a meta.k8s.io/v1 PartialObjectMetadataList
+)
+
+// Message reads the envelope of data: the kind it holds and, for Object and List, the
+// bytes of the message itself (a view of data), for its Unmarshal method.
+func Message(data []byte) (Kind, []byte) {
+	s, raw, ok := envelope(data)
+	switch {
+	case !ok:
+		return Other, nil
+	case s == list:
+		return List, data[len(Magic)+raw.body : len(Magic)+raw.end]
 	}
-	if !seenTM || !seenRaw {
-		return nil, raw, false
-	}
-	apiVersion, kind, ok := typeMeta(body[tm.body:tm.end])
+	return Object, data[len(Magic)+raw.body : len(Magic)+raw.end]
+}
+
+// envelope reads the runtime.Unknown after the magic prefix (see unknown): the shape its
+// kind calls for and its raw field. ok is false unless it is a kind this package cuts.
+func envelope(data []byte) (s *shape, raw field, ok bool) {
+	apiVersion, kind, raw, ok := unknown(data)
 	switch {
 	case !ok || string(apiVersion) != "meta.k8s.io/v1":
 		return nil, raw, false
@@ -218,6 +230,45 @@ func envelope(data []byte) (s *shape, raw field, ok bool) {
 		return list, raw, true
 	}
 	return nil, raw, false
+}
+
+// unknown reads the runtime.Unknown after the magic prefix: its TypeMeta and raw field. ok
+// is false unless it holds exactly one of each and no content encoding or type.
+func unknown(data []byte) (apiVersion, kind []byte, raw field, ok bool) {
+	if !bytes.HasPrefix(data, Magic) {
+		return nil, nil, raw, false
+	}
+	body := data[len(Magic):]
+	var tm field
+	var seenTM, seenRaw bool
+	for i := 0; i < len(body); {
+		f, ok := next(body, i)
+		if !ok {
+			return nil, nil, raw, false
+		}
+		i = f.end
+		switch f.num {
+		case unknownTypeMeta:
+			if seenTM || f.wire != wireBytes {
+				return nil, nil, raw, false
+			}
+			tm, seenTM = f, true
+		case unknownRaw:
+			if seenRaw || f.wire != wireBytes {
+				return nil, nil, raw, false
+			}
+			raw, seenRaw = f, true
+		case unknownContentEncoding, unknownContentType:
+			if f.wire != wireBytes || f.payloadLen != 0 {
+				return nil, nil, raw, false
+			}
+		}
+	}
+	if !seenTM || !seenRaw {
+		return nil, nil, raw, false
+	}
+	apiVersion, kind, ok = typeMeta(body[tm.body:tm.end])
+	return apiVersion, kind, raw, ok
 }
 
 // typeMeta reads a runtime.TypeMeta message (the last value of a repeated field wins, as
@@ -242,4 +293,51 @@ func typeMeta(b []byte) (apiVersion, kind []byte, ok bool) {
 		}
 	}
 	return apiVersion, kind, true
+}
+
+// Field numbers of a watch event: metav1.WatchEvent's type and object, and the object's
+// runtime.RawExtension raw bytes.
+const (
+	watchEventType   = 1
+	watchEventObject = 2
+	rawExtensionRaw  = 1
+)
+
+// WatchEvent reads one frame of a protobuf watch stream, a metav1.WatchEvent message (the
+// stream has no envelope per frame): the event's type and the encoded object it carries (a
+// view of ev, in its own envelope). ok is false where ev is not such a message or holds a
+// field twice.
+func WatchEvent(ev []byte) (typ, obj []byte, ok bool) {
+	var seenType, seenObj bool
+	for i := 0; i < len(ev); {
+		f, ok := next(ev, i)
+		if !ok {
+			return nil, nil, false
+		}
+		i = f.end
+		switch f.num {
+		case watchEventType:
+			if seenType || f.wire != wireBytes {
+				return nil, nil, false
+			}
+			typ, seenType = ev[f.body:f.end], true
+		case watchEventObject:
+			if seenObj || f.wire != wireBytes {
+				return nil, nil, false
+			}
+			seenObj = true
+			ext := ev[f.body:f.end]
+			for j := 0; j < len(ext); {
+				g, ok := next(ext, j)
+				if !ok || g.num == rawExtensionRaw && (obj != nil || g.wire != wireBytes) {
+					return nil, nil, false
+				}
+				j = g.end
+				if g.num == rawExtensionRaw {
+					obj = ext[g.body:g.end]
+				}
+			}
+		}
+	}
+	return typ, obj, seenType && obj != nil
 }

@@ -155,3 +155,82 @@ func check(t *testing.T, data []byte) {
 	}
 	require.Equal(t, want, got)
 }
+
+func TestCutInPlace(t *testing.T) {
+	for _, obj := range []runtime.Object{podMeta(6), &metav1.PartialObjectMetadataList{Items: []metav1.PartialObjectMetadata{*podMeta(7), *podMeta(8)}}} {
+		data := encode(t, obj)
+		want, ok := Cut(data)
+		require.True(t, ok)
+		got, ok := CutInPlace(bytes.Clone(data))
+		require.True(t, ok)
+		require.Equal(t, want, got)
+	}
+	bare := encode(t, withoutManagedFields(podMeta(9)))
+	got, ok := CutInPlace(bytes.Clone(bare))
+	require.False(t, ok)
+	require.Equal(t, bare, got)
+}
+
+func TestMessage(t *testing.T) {
+	o := podMeta(10)
+	kind, msg := Message(encode(t, o))
+	require.Equal(t, Object, kind)
+	var got metav1.PartialObjectMetadata
+	require.NoError(t, got.Unmarshal(msg))
+	require.Equal(t, o.Name, got.Name)
+	require.Len(t, got.ManagedFields, len(o.ManagedFields))
+
+	kind, msg = Message(encode(t, &metav1.PartialObjectMetadataList{Items: []metav1.PartialObjectMetadata{*o}}))
+	require.Equal(t, List, kind)
+	var l metav1.PartialObjectMetadataList
+	require.NoError(t, l.Unmarshal(msg))
+	require.Len(t, l.Items, 1)
+
+	kind, _ = Message(encode(t, &metav1.Status{Message: "x"}))
+	require.Equal(t, Other, kind)
+}
+
+// encodeEvent writes a watch event's frame as the API server does: a bare WatchEvent message
+// whose object is the object's encoding.
+func encodeEvent(tb testing.TB, typ string, obj runtime.Object) []byte {
+	ev := &metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: encode(tb, obj)}}
+	b, err := ev.Marshal()
+	require.NoError(tb, err)
+	return b
+}
+
+func TestWatchEvent(t *testing.T) {
+	o := podMeta(11)
+	frame := encodeEvent(t, "MODIFIED", o)
+	typ, obj, ok := WatchEvent(frame)
+	require.True(t, ok)
+	require.Equal(t, "MODIFIED", string(typ))
+	require.Equal(t, encode(t, o), obj)
+
+	for _, bad := range [][]byte{nil, {0x0a}, encode(t, o), append(bytes.Clone(frame), 0x12, 0x00), append(bytes.Clone(frame), 0x0a, 0x01, 'X')} {
+		_, _, ok := WatchEvent(bad)
+		require.False(t, ok, "% x", bad)
+	}
+}
+
+func FuzzWatchEvent(f *testing.F) {
+	f.Add(encodeEvent(f, "ADDED", podMeta(1)))
+	f.Add(encodeEvent(f, "ERROR", &metav1.Status{Message: "gone", Code: 410}))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		orig := bytes.Clone(frame)
+		typ, obj, ok := WatchEvent(frame)
+		require.Equal(t, orig, frame)
+		if !ok {
+			return
+		}
+		var ev metav1.WatchEvent
+		if ev.Unmarshal(frame) == nil {
+			require.Equal(t, ev.Type, string(typ))
+			require.Equal(t, ev.Object.Raw, obj)
+		}
+		check(t, obj)
+		cut, _ := CutInPlace(bytes.Clone(obj))
+		want, _ := Cut(obj)
+		require.Equal(t, want, cut)
+	})
+}

@@ -139,9 +139,13 @@ func (c *restMetadataClient) Watch(ctx context.Context, gvr schema.GroupVersionR
 		SpecificallyVersionedParams(&o, metadataParamCode, metadataParamsGV).Timeout(timeout).Watch(ctx)
 }
 
-// cuttingSerializer is a NegotiatedSerializer whose protobuf decoder cuts managedFields
-// from the bytes first (pbcut.Cut); watch events reach it too, since a watch decodes each
-// event's object with the decoder of its content type.
+// cuttingSerializer is a NegotiatedSerializer for the metadata client's protobuf that
+// cuts managedFields from the bytes before decoding them (pbcut) and decodes
+// PartialObjectMetadata and its list without copying the bytes first: the watch stream's
+// decoder cuts each event's object in place in its frame buffer and hands a view of it on
+// (client-go's decodes the object from the event at once, before the next frame), and the
+// object decoder unmarshals the message inside its envelope directly, as the protobuf
+// serializer would after copying it out.
 type cuttingSerializer struct {
 	runtime.NegotiatedSerializer
 	infos []runtime.SerializerInfo
@@ -150,8 +154,14 @@ type cuttingSerializer struct {
 func newCuttingSerializer(s runtime.NegotiatedSerializer) *cuttingSerializer {
 	infos := slices.Clone(s.SupportedMediaTypes())
 	for i := range infos {
-		if infos[i].MediaType == runtime.ContentTypeProtobuf {
-			infos[i].Serializer = cuttingDecoder{infos[i].Serializer}
+		if infos[i].MediaType != runtime.ContentTypeProtobuf {
+			continue
+		}
+		infos[i].Serializer = cuttingDecoder{infos[i].Serializer}
+		if ss := infos[i].StreamSerializer; ss != nil {
+			c := *ss
+			c.Serializer = eventDecoder{ss.Serializer}
+			infos[i].StreamSerializer = &c
 		}
 	}
 	return &cuttingSerializer{NegotiatedSerializer: s, infos: infos}
@@ -159,9 +169,61 @@ func newCuttingSerializer(s runtime.NegotiatedSerializer) *cuttingSerializer {
 
 func (s *cuttingSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return s.infos }
 
+// cuttingDecoder decodes a PartialObjectMetadata or PartialObjectMetadataList without its
+// managedFields; anything else, or into a given object, goes to the protobuf serializer.
 type cuttingDecoder struct{ runtime.Serializer }
+
+var metadataGV = metav1.SchemeGroupVersion
 
 func (d cuttingDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	data, _ = pbcut.Cut(data)
-	return d.Serializer.Decode(data, gvk, into)
+	if into != nil {
+		return d.Serializer.Decode(data, gvk, into)
+	}
+	var obj interface {
+		runtime.Object
+		Unmarshal([]byte) error
+	}
+	var name string
+	kind, msg := pbcut.Message(data)
+	switch kind {
+	case pbcut.Object:
+		obj, name = &metav1.PartialObjectMetadata{}, "PartialObjectMetadata"
+	case pbcut.List:
+		obj, name = &metav1.PartialObjectMetadataList{}, "PartialObjectMetadataList"
+	default:
+		return d.Serializer.Decode(data, gvk, into)
+	}
+	actual := metadataGV.WithKind(name)
+	if err := obj.Unmarshal(msg); err != nil {
+		return nil, &actual, err
+	}
+	obj.GetObjectKind().SetGroupVersionKind(actual)
+	return obj, &actual, nil
+}
+
+// eventDecoder decodes one frame of a protobuf watch stream (a bare metav1.WatchEvent
+// message) into a *metav1.WatchEvent whose object is a view of the frame, managedFields cut
+// in place; anything else goes to the stream serializer.
+type eventDecoder struct{ runtime.Serializer }
+
+func (d eventDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	ev, isEvent := into.(*metav1.WatchEvent)
+	typ, obj, ok := pbcut.WatchEvent(data)
+	if !isEvent || !ok {
+		return d.Serializer.Decode(data, gvk, into)
+	}
+	obj, _ = pbcut.CutInPlace(obj)
+	*ev = metav1.WatchEvent{Type: eventType(typ), Object: runtime.RawExtension{Raw: obj}}
+	return ev, &schema.GroupVersionKind{Group: metadataGV.Group, Version: metadataGV.Version, Kind: "WatchEvent"}, nil
+}
+
+// eventType returns a watch event's type, without allocating for the five there are.
+func eventType(b []byte) string {
+	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if string(b) == string(t) {
+			return string(t)
+		}
+	}
+	return string(b)
 }
