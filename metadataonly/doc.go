@@ -2,7 +2,13 @@
 // *metav1.PartialObjectMetadata: names, namespaces, labels, annotations, owner references,
 // finalizers, resource versions. It uses the metadata client, so objects travel as protobuf
 // and cost a fraction of their full form in memory: the choice of garbage-collector-style
-// controllers that watch every resource.
+// controllers that watch every resource. The client is kindex's own: it sends the requests
+// of client-go's metadata client, but cuts managedFields out of the protobuf bytes before
+// they are decoded, unless Options.KeepManagedFields, and decodes each watch event from the
+// stream's buffer instead of copying it twice, so that the entries the cache would drop are
+// never built: decoding a realistic Pod's event allocates 1.7 KB instead of 12.9 KB
+// (BenchmarkMetadataWatchDecode in internal/storage), and a sync of 20,000 Pods allocates
+// 57 MB instead of 292 MB (bench/README.md).
 //
 // Its constructor builds a factory of package informer, where every method is documented
 // (Factory, Informer, Options, Status, the errors): the same core as dynamicinformer, with
