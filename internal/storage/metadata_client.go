@@ -28,13 +28,12 @@ type MetadataClient interface {
 // NewMetadataClient returns the metadata-only mode's client: the requests of client-go's
 // metadata client (protobuf PartialObjectMetadata, JSON from servers without it), through a
 // REST client whose protobuf decoder removes managedFields from the bytes before decoding
-// them unless keepManagedFields (internal/pbcut). client-go's metadata client takes no
-// serializer of the caller's, hence this client of its own.
+// them unless keepManagedFields (internal/pbcut), and decodes without the copies client-go
+// makes (metadataSerializer). client-go's metadata client takes no serializer of the
+// caller's, hence this client of its own.
 func NewMetadataClient(cfg *rest.Config, keepManagedFields bool) (MetadataClient, error) {
 	cfg = metadata.ConfigFor(cfg)
-	if !keepManagedFields {
-		cfg.NegotiatedSerializer = newCuttingSerializer(cfg.NegotiatedSerializer)
-	}
+	cfg.NegotiatedSerializer = newMetadataSerializer(cfg.NegotiatedSerializer, !keepManagedFields)
 	cfg.GroupVersion = &schema.GroupVersion{}
 	cfg.APIPath = "/never-used" // requests give absolute paths
 	rc, err := rest.RESTClientFor(cfg)
@@ -139,44 +138,50 @@ func (c *restMetadataClient) Watch(ctx context.Context, gvr schema.GroupVersionR
 		SpecificallyVersionedParams(&o, metadataParamCode, metadataParamsGV).Timeout(timeout).Watch(ctx)
 }
 
-// cuttingSerializer is a NegotiatedSerializer for the metadata client's protobuf that
-// cuts managedFields from the bytes before decoding them (pbcut) and decodes
-// PartialObjectMetadata and its list without copying the bytes first: the watch stream's
-// decoder cuts each event's object in place in its frame buffer and hands a view of it on
-// (client-go's decodes the object from the event at once, before the next frame), and the
-// object decoder unmarshals the message inside its envelope directly, as the protobuf
-// serializer would after copying it out.
-type cuttingSerializer struct {
+// metadataSerializer is a NegotiatedSerializer for the metadata client's protobuf that
+// cuts managedFields from the bytes before decoding them (pbcut; unless they are kept) and
+// decodes PartialObjectMetadata and its list without copying the bytes first: the watch
+// stream's decoder cuts each event's object in place in its frame buffer and hands a view
+// of it on (client-go's decodes the object from the event at once, before the next frame),
+// and the object decoder unmarshals the message inside its envelope directly, as the
+// protobuf serializer would after copying it out.
+type metadataSerializer struct {
 	runtime.NegotiatedSerializer
 	infos []runtime.SerializerInfo
 }
 
-func newCuttingSerializer(s runtime.NegotiatedSerializer) *cuttingSerializer {
+func newMetadataSerializer(s runtime.NegotiatedSerializer, cut bool) *metadataSerializer {
 	infos := slices.Clone(s.SupportedMediaTypes())
 	for i := range infos {
 		if infos[i].MediaType != runtime.ContentTypeProtobuf {
 			continue
 		}
-		infos[i].Serializer = cuttingDecoder{infos[i].Serializer}
+		infos[i].Serializer = metadataDecoder{infos[i].Serializer, cut}
 		if ss := infos[i].StreamSerializer; ss != nil {
 			c := *ss
-			c.Serializer = eventDecoder{ss.Serializer}
+			c.Serializer = eventDecoder{ss.Serializer, cut}
 			infos[i].StreamSerializer = &c
 		}
 	}
-	return &cuttingSerializer{NegotiatedSerializer: s, infos: infos}
+	return &metadataSerializer{NegotiatedSerializer: s, infos: infos}
 }
 
-func (s *cuttingSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return s.infos }
+func (s *metadataSerializer) SupportedMediaTypes() []runtime.SerializerInfo { return s.infos }
 
-// cuttingDecoder decodes a PartialObjectMetadata or PartialObjectMetadataList without its
-// managedFields; anything else, or into a given object, goes to the protobuf serializer.
-type cuttingDecoder struct{ runtime.Serializer }
+// metadataDecoder decodes a PartialObjectMetadata or PartialObjectMetadataList, without
+// its managedFields if cut; anything else, or into a given object, goes to the protobuf
+// serializer.
+type metadataDecoder struct {
+	runtime.Serializer
+	cut bool
+}
 
 var metadataGV = metav1.SchemeGroupVersion
 
-func (d cuttingDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
-	data, _ = pbcut.Cut(data)
+func (d metadataDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	if d.cut {
+		data, _ = pbcut.Cut(data)
+	}
 	if into != nil {
 		return d.Serializer.Decode(data, gvk, into)
 	}
@@ -204,8 +209,11 @@ func (d cuttingDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into r
 
 // eventDecoder decodes one frame of a protobuf watch stream (a bare metav1.WatchEvent
 // message) into a *metav1.WatchEvent whose object is a view of the frame, managedFields cut
-// in place; anything else goes to the stream serializer.
-type eventDecoder struct{ runtime.Serializer }
+// in place if cut; anything else goes to the stream serializer.
+type eventDecoder struct {
+	runtime.Serializer
+	cut bool
+}
 
 func (d eventDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
 	ev, isEvent := into.(*metav1.WatchEvent)
@@ -213,7 +221,9 @@ func (d eventDecoder) Decode(data []byte, gvk *schema.GroupVersionKind, into run
 	if !isEvent || !ok {
 		return d.Serializer.Decode(data, gvk, into)
 	}
-	obj, _ = pbcut.CutInPlace(obj)
+	if d.cut {
+		obj, _ = pbcut.CutInPlace(obj)
+	}
 	*ev = metav1.WatchEvent{Type: eventType(typ), Object: runtime.RawExtension{Raw: obj}}
 	return ev, &schema.GroupVersionKind{Group: metadataGV.Group, Version: metadataGV.Version, Kind: "WatchEvent"}, nil
 }

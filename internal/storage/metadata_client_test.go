@@ -80,7 +80,7 @@ func TestCuttingSerializerWatch(t *testing.T) {
 	}
 	body := watchStream(t, events)
 	want := decodeStream(t, plain, body)
-	got := decodeStream(t, newCuttingSerializer(plain), body)
+	got := decodeStream(t, newMetadataSerializer(plain, true), body)
 	require.Len(t, got, len(events))
 	for i := range want {
 		if o, ok := want[i].obj.(*metav1.PartialObjectMetadata); ok {
@@ -92,6 +92,7 @@ func TestCuttingSerializerWatch(t *testing.T) {
 		require.Equal(t, want[i], got[i], "event %d", i)
 	}
 	require.Equal(t, metaObject(1).Name, metaName(got[0].obj))
+	require.Equal(t, decodeStream(t, plain, body), decodeStream(t, newMetadataSerializer(plain, false), body), "kept managedFields")
 }
 
 func metaName(o runtime.Object) string { return o.(*metav1.PartialObjectMetadata).Name }
@@ -112,7 +113,8 @@ func TestCuttingSerializerList(t *testing.T) {
 		require.NotEmpty(t, want.Items[i].ManagedFields)
 		want.Items[i].ManagedFields = nil
 	}
-	require.Equal(t, want, decode(newCuttingSerializer(plain)))
+	require.Equal(t, decode(plain), decode(newMetadataSerializer(plain, false)), "kept managedFields")
+	require.Equal(t, want, decode(newMetadataSerializer(plain, true)))
 	require.Equal(t, encodeProtobuf(t, l), body, "the response body is left alone")
 }
 
@@ -130,7 +132,7 @@ func BenchmarkMetadataWatchDecode(b *testing.B) {
 	for _, s := range []struct {
 		name string
 		s    runtime.NegotiatedSerializer
-	}{{"client-go", plain}, {"kindex", newCuttingSerializer(plain)}} {
+	}{{"client-go", plain}, {"kindex", newMetadataSerializer(plain, true)}, {"kindex-keep-managed-fields", newMetadataSerializer(plain, false)}} {
 		b.Run(s.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
