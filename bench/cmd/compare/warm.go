@@ -8,6 +8,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +50,7 @@ func init() {
 	// Optional: a second kube-apiserver restart per run, each.
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-nohandler", gone: true, optional: true, newFactory: compactF})
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-items", gone: true, handler: true, items: true, optional: true, newFactory: compactF})
+	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-memlimit", gone: true, handler: true, memLimit: memLimitFactor, optional: true, newFactory: compactF})
 	// Optional: the metadata-only mode's restart within the watch window.
 	harness.Register(&warmSubject[metadataonly.Object]{name: "kindex-metadata-restart", optional: true, newFactory: metadataF})
 }
@@ -56,12 +62,17 @@ func init() {
 // restart relists. With handler, an event handler counts what the restart announces: the
 // compact front end decodes every object it hands a handler (the snapshot's included), so
 // its garbage shows in the RSS; the subjects without one show the restart's own memory.
-// With items, the handler is an informer.ItemHandlerFuncs, which decodes nothing.
+// With items, the handler is an informer.ItemHandlerFuncs, which decodes nothing. With
+// memLimit, the restart runs under a Go memory limit (debug.SetMemoryLimit, as GOMEMLIMIT
+// sets it) of memLimit times the heap the first child held once synced: what a user who
+// knows the steady heap of the process does to keep the garbage of a handler's decoded
+// objects from doubling it.
 type warmSubject[T informer.Object] struct {
 	name       string
 	gone       bool
 	handler    bool
 	items      bool
+	memLimit   float64
 	optional   bool
 	newFactory func(ctx context.Context, cfg *rest.Config, ns string) (*informer.Factory[T], error)
 
@@ -124,7 +135,36 @@ func (s *warmSubject[T]) Prepare(ctx context.Context, cfg *rest.Config, gvr sche
 		f.Shutdown()
 		return err
 	}
+	if s.memLimit > 0 {
+		goruntime.GC()
+		var ms goruntime.MemStats
+		goruntime.ReadMemStats(&ms)
+		if err := os.WriteFile(filepath.Join(harness.StateDir(ctx), heapFile), []byte(strconv.FormatUint(ms.HeapAlloc, 10)), 0o600); err != nil {
+			f.Shutdown()
+			return err
+		}
+	}
 	f.Shutdown() // writes the snapshot
+	return nil
+}
+
+// memLimitFactor is kindex-compact-restart-410-memlimit's memory limit, in steady heaps.
+const memLimitFactor = 1.25
+
+// heapFile, in the state directory, holds the heap the first child held once synced.
+const heapFile = "steady-heap"
+
+// setMemoryLimit sets the Go memory limit to s.memLimit times the heap Prepare recorded.
+func (s *warmSubject[T]) setMemoryLimit(ctx context.Context) error {
+	b, err := os.ReadFile(filepath.Join(harness.StateDir(ctx), heapFile))
+	if err != nil {
+		return err
+	}
+	heap, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return err
+	}
+	debug.SetMemoryLimit(int64(float64(heap) * s.memLimit))
 	return nil
 }
 
@@ -168,6 +208,11 @@ func (s *warmSubject[T]) Between(ctx context.Context, env harness.ParentEnv, gvr
 }
 
 func (s *warmSubject[T]) Sync(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
+	if s.memLimit > 0 {
+		if err := s.setMemoryLimit(ctx); err != nil {
+			return 0, nil, err
+		}
+	}
 	start := time.Now()
 	f, err := s.newFactory(ctx, cfg, ns)
 	if err != nil {
