@@ -262,7 +262,10 @@
 // event per object that changed while the process was down, and the relist peaks at 1.24x
 // the heap it leaves without a handler, 1.26x with an ItemHandlerFuncs, 2.16x with a
 // handler of objects, whose decode of every object it is handed (the snapshot's adds
-// included) is garbage the collector lets grow to twice the heap.
+// included) is garbage the collector lets grow to twice the heap. A process that knows its
+// steady heap keeps that garbage down with a Go memory limit (GOMEMLIMIT, or
+// debug.SetMemoryLimit) a little above it: at 1.25x the heap the same restart peaks at
+// 1.19x (20,000 Pods), for 18% more CPU.
 //
 // # Concurrency
 //
