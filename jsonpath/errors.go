@@ -123,3 +123,13 @@ func (e *BudgetError) Error() string {
 
 // Unwrap returns ErrBudgetExceeded.
 func (e *BudgetError) Unwrap() error { return ErrBudgetExceeded }
+
+// shortened returns a token of the expression for an error message: whole when short, its
+// first bytes and its length otherwise, so that messages stay short whatever the input.
+func shortened(tok string) string {
+	const max = 32
+	if len(tok) <= max {
+		return tok
+	}
+	return tok[:max] + "... (" + strconv.Itoa(len(tok)) + " bytes)"
+}

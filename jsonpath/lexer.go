@@ -172,7 +172,7 @@ func (p *parser) scanNumber() (Value, error) {
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil {
-		return Value{}, p.errorf(start, "number %s is out of range", text)
+		return Value{}, p.errorf(start, "number %s is out of range", shortened(text))
 	}
 	return floatValue(f), nil
 }
@@ -192,7 +192,7 @@ func (p *parser) scanInt() (int, error) {
 	}
 	i, err := strconv.Atoi(p.src[start:p.pos])
 	if err != nil {
-		return 0, p.errorf(start, "index %s is out of range", p.src[start:p.pos])
+		return 0, p.errorf(start, "index %s is out of range", shortened(p.src[start:p.pos]))
 	}
 	return i, nil
 }

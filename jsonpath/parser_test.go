@@ -196,6 +196,18 @@ func TestSyntaxErrorMessage(t *testing.T) {
 
 	_, err = Compile("{.a\n.b}")
 	assert.Contains(t, err.Error(), "\n\t{.a .b}\n\t    ^")
+
+	// A token quoted in the message is shortened: the message stays short whatever the
+	// expression holds.
+	digits := strings.Repeat("8", 3000)
+	for _, expr := range []string{"{.a[?(@.b==" + digits + ")]}", "{.a[" + digits + "]}"} {
+		_, err = Compile(expr)
+		require.Error(t, err)
+		lines := strings.Split(err.Error(), "\n")
+		assert.Contains(t, lines[0], " is out of range")
+		assert.Contains(t, lines[0], strings.Repeat("8", 32)+"... (3000 bytes)")
+		assert.Less(t, len(err.Error()), 300, err.Error())
+	}
 }
 
 func TestCompileLimits(t *testing.T) {
