@@ -142,7 +142,9 @@ func (c *restMetadataClient) Watch(ctx context.Context, gvr schema.GroupVersionR
 // cuts managedFields from the bytes before decoding them (pbcut; unless they are kept) and
 // decodes PartialObjectMetadata and its list without copying the bytes first: the watch
 // stream's decoder cuts each event's object in place in its frame buffer and hands a view
-// of it on (client-go's decodes the object from the event at once, before the next frame),
+// of it on (client-go's decodes the object from the event at once, before the next frame;
+// TestCuttingSerializerWatch decodes a stream through client-go's own decoders and would
+// see objects overwritten if that changed),
 // and the object decoder unmarshals the message inside its envelope directly, as the
 // protobuf serializer would after copying it out.
 type metadataSerializer struct {
