@@ -18,6 +18,7 @@ import (
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
+	"github.com/kindex/kindex/metadataonly"
 )
 
 // serverState lists ri and returns name -> resourceVersion.
@@ -43,11 +44,25 @@ func cacheEquals(t *testing.T, ctx context.Context, inf *dynamicinformer.Informe
 	}, "cache differs from the server: want %v, got %v (%v)", want, got, inf.Status())
 }
 
+// metaCacheEquals is cacheEquals for a metadata-only informer.
+func metaCacheEquals(t *testing.T, ctx context.Context, inf *metadataonly.Informer, ri dynamic.ResourceInterface) {
+	t.Helper()
+	var want, got map[string]string
+	testenv.Eventually(t, 60*time.Second, func() bool {
+		want = serverState(t, ctx, ri)
+		got = map[string]string{}
+		for _, o := range must(inf.List(nil)) {
+			got[o.Name] = o.ResourceVersion
+		}
+		return fmt.Sprint(want) == fmt.Sprint(got)
+	}, "metadata cache differs from the server: want %v, got %v (%v)", want, got, inf.Status())
+}
+
 // After an apiserver restart (graceful or crash), with changes made right before it stops
-// and right after it starts (before the informer reconnects), the cache equals the server:
-// no lost update, no ghost. The custom resource also exercises the window in which a
-// restarted apiserver answers 404 for CRDs it has not loaded yet. Not parallel: the
-// apiserver goes away.
+// and right after it starts (before the informer reconnects), the cache equals the server
+// in every storage mode: no lost update, no ghost. The custom resource also exercises the
+// window in which a restarted apiserver answers 404 for CRDs it has not loaded yet. Not
+// parallel: the apiserver goes away.
 func TestAPIServerRestartKeepsCacheExact(t *testing.T) {
 	ctx := context.Background()
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
@@ -74,6 +89,28 @@ func TestAPIServerRestartKeepsCacheExact(t *testing.T) {
 			defer wInf.Release()
 			waitSync(t, cmInf)
 			waitSync(t, wInf)
+			// The same resources in the compact and metadata-only modes.
+			cf, err := dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{Namespace: ns}, dynamicinformer.CompactOptions{})
+			require.NoError(t, err)
+			mf, err := metadataonly.NewFactory(cp.AdminConfig(), metadataonly.Options{Namespace: ns})
+			require.NoError(t, err)
+			fctx, cancelFactories := context.WithCancel(ctx)
+			defer func() { cancelFactories(); cf.Shutdown(); mf.Shutdown() }()
+			require.NoError(t, cf.Start(fctx))
+			require.NoError(t, mf.Start(fctx))
+			var compact []*dynamicinformer.Informer
+			var meta []*metadataonly.Informer
+			for _, input := range []string{"configmaps", "widgets." + group} {
+				ci, err := cf.Informer(ctx, input)
+				require.NoError(t, err)
+				defer ci.Release()
+				mi, err := mf.Informer(ctx, input)
+				require.NoError(t, err)
+				defer mi.Release()
+				compact, meta = append(compact, ci), append(meta, mi)
+			}
+			require.NoError(t, cf.WaitForSync(ctx))
+			require.NoError(t, mf.WaitForSync(ctx))
 			cmDel, wDel := &deletes{names: map[string]bool{}}, &deletes{names: map[string]bool{}}
 			_, err = cmInf.AddEventHandler(cmDel.handler())
 			require.NoError(t, err)
@@ -92,6 +129,10 @@ func TestAPIServerRestartKeepsCacheExact(t *testing.T) {
 
 			cacheEquals(t, ctx, cmInf, cms)
 			cacheEquals(t, ctx, wInf, ws)
+			for i, ri := range []dynamic.ResourceInterface{cms, ws} {
+				cacheEquals(t, ctx, compact[i], ri)
+				metaCacheEquals(t, ctx, meta[i], ri)
+			}
 			for _, inf := range []*dynamicinformer.Informer{cmInf, wInf} {
 				st := inf.Status()
 				require.Equal(t, informer.PhaseSynced, st.Phase, "%v", st)
