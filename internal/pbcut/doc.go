@@ -10,11 +10,17 @@
 // is what makes the metadata-only mode's memory peak during an initial sync well above what
 // it keeps. Cut copies the message without those fields, rewriting the lengths of the
 // messages that enclosed them; everything else is copied byte for byte, so the decoder sees
-// what the server sent minus the cut fields.
+// what the server sent minus the cut fields. CutInPlace does the same over a buffer its
+// caller owns (a watch stream's frame), WatchEvent finds the object in such a frame, and
+// Message the PartialObjectMetadata inside its envelope, so that the metadata client
+// (internal/storage) decodes without copying the bytes first.
+//
+// Cut only removes: it never merges or reorders fields, and a message with a repeated
+// envelope field, a TypeMeta of another kind or a content encoding is left alone.
 //
 // Anything else (another kind, JSON, a malformed or truncated message, group wire types) is
 // returned unchanged for the decoder to handle or reject as it would have. Cut never fails
-// and never changes its input; on what the API server sends (its objects' encodings) the
+// and never changes its input (CutInPlace changes only its own); on what the API server sends (its objects' encodings) the
 // result decodes to the same object, managedFields aside (TestCutDamaged and FuzzCut check
 // it on every truncation and on damaged and fuzzed bytes). A damaged message may decode
 // differently after the cut: the protobuf decoder accepts a string in a map entry that runs
