@@ -467,42 +467,22 @@ func BenchmarkQueryInformerSync(b *testing.B) {
 	}
 }
 
-// qbSeedPods creates n generated Pods in ns, with their status, 8 at a time.
+// qbSeedPods creates n generated Pods in ns, with their status (testsupport.CreateN).
 func qbSeedPods(b *testing.B, cp *testenv.ControlPlane, ns string, n int) {
 	cs := cp.Clientset(b)
 	ctx := context.Background()
-	work := make(chan int)
-	errs := make(chan error, n)
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				p := qbPod(i)
-				p.Namespace, p.ResourceVersion, p.UID, p.ManagedFields, p.OwnerReferences[0].UID = ns, "", "", nil, types.UID(fmt.Sprintf("a1b2c3d4-e5f6-4a7b-8c9d-%012d", i%1000))
-				status := p.Status
-				created, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "kube-controller-manager"})
-				if err != nil {
-					errs <- err
-					continue
-				}
-				created.Status = status
-				if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: "kubelet"}); err != nil {
-					errs <- err
-				}
-			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		b.Fatal(err)
-	}
+	testsupport.CreateN(b, n, func(i int) error {
+		p := qbPod(i)
+		p.Namespace, p.ResourceVersion, p.UID, p.ManagedFields, p.OwnerReferences[0].UID = ns, "", "", nil, types.UID(fmt.Sprintf("a1b2c3d4-e5f6-4a7b-8c9d-%012d", i%1000))
+		status := p.Status
+		created, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{FieldManager: "kube-controller-manager"})
+		if err != nil {
+			return err
+		}
+		created.Status = status
+		_, err = cs.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{FieldManager: "kubelet"})
+		return err
+	})
 }
 
 // BenchmarkQueryOwnerIndexMemory reports the heap the owner index (uid and owner-uid) adds

@@ -138,11 +138,11 @@ func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, 
 	}
 	c := i.h.c
 	wrapped := func(obj any) ([]string, error) {
-		key, err := store.KeyFunc(obj)
+		it, err := itemOf[T](c, obj)
 		if err != nil {
 			return nil, err
 		}
-		values, err := fn(Item[T]{key: key, obj: obj, c: c})
+		values, err := fn(it)
 		for k, v := range values {
 			values[k] = strings.Clone(v)
 		}

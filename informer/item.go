@@ -41,6 +41,12 @@ type Item[T Object] struct {
 // deletion the informer inferred without a last state.
 var errNoState = errors.New("no object state")
 
+// itemOf wraps a stored object as an Item, under the key the store gives it.
+func itemOf[T Object](c *core, obj any) (Item[T], error) {
+	key, err := store.KeyFunc(obj)
+	return Item[T]{key: key, obj: obj, c: c}, err
+}
+
 // rawJSON is what the compact mode stores.
 type rawJSON interface{ RawJSON() []byte }
 
@@ -190,8 +196,7 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 	}
 	out := make([]Item[T], len(objs))
 	for k, o := range objs {
-		key, _ := store.KeyFunc(o)
-		out[k] = Item[T]{key: key, obj: o, c: i.h.c}
+		out[k], _ = itemOf[T](i.h.c, o)
 	}
 	return out, nil
 }

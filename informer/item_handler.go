@@ -6,8 +6,6 @@ import (
 	"reflect"
 
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/kindex/kindex/internal/store"
 )
 
 // ErrHandlerType is returned when an ItemHandlerFuncs[U] is added to an informer of
@@ -79,11 +77,11 @@ func (ItemHandlerFuncs[T]) itemType() reflect.Type { return reflect.TypeFor[T]()
 
 func (ItemHandlerFuncs[T]) itemsOf(c *core) func(any) (any, error) {
 	return func(obj any) (any, error) {
-		key, err := store.KeyFunc(obj)
+		it, err := itemOf[T](c, obj)
 		if err != nil {
 			return nil, err
 		}
-		return Item[T]{key: key, obj: obj, c: c}, nil
+		return it, nil
 	}
 }
 

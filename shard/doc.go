@@ -41,10 +41,11 @@
 // own under the current assignment. The Informer keeps each object's last version as an
 // informer.Item, a view of the cache, and decodes it for the handler when delivering it (an
 // informer.ItemHandlerFuncs gets the Items): in the compact mode a handler no longer costs a
-// decoded copy of every object held. Measured on 2,000 ConfigMaps of 2 KB (BenchmarkHandlerHeap,
-// `go test -run '^$' -bench HandlerHeap -benchtime 3x -count 2 ./shard/`, 2026-11-27): the
-// handler keeps 230-310 bytes per object, where the decoded copies kept 3.5 KB, as much as
-// the compact cache itself (3.6-4.6 KB per object, the process's baseline included). A query across shards (a count, a "who owns x")
-// needs every replica's answer: ask each, or merge their published results; no replica
-// sees the others' objects.
+// decoded copy of every object held. Measured on 2,000 ConfigMaps of 2 KB
+// (BenchmarkHandlerHeap, `go test -run '^$' -bench HandlerHeap -benchtime 3x -count 2
+// ./shard/`, 2026-11-27): the handler keeps 230-310 bytes per object, where the decoded
+// copies kept 3.5 KB, as much as the compact cache itself (3.6-4.6 KB per object, the
+// process's baseline included). A query across shards (a count, a "who owns x") needs
+// every replica's answer: ask each, or merge their published results; no replica sees the
+// others' objects.
 package shard
