@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
@@ -141,4 +142,37 @@ func BenchmarkMetadataWatchDecode(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(events)), "ns/event")
 		})
 	}
+}
+
+// refusing is a serializer that fails every call: what the metadata decoders fall back to
+// for anything but their own forms.
+type refusing struct{ runtime.Serializer }
+
+func (refusing) Decode([]byte, *schema.GroupVersionKind, runtime.Object) (runtime.Object, *schema.GroupVersionKind, error) {
+	return nil, nil, errors.New("fell back to the serializer")
+}
+
+// The decoders' own paths, not the serializer's: a PartialObjectMetadata is unmarshalled
+// from its envelope, and a watch frame's object is a view of the frame, cut in place.
+func TestMetadataDecodersTakeTheirOwnPath(t *testing.T) {
+	o := metaObject(6)
+	obj, _, err := metadataDecoder{refusing{}, true}.Decode(encodeProtobuf(t, o), nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, o.Name, metaName(obj))
+	require.Empty(t, obj.(*metav1.PartialObjectMetadata).ManagedFields)
+
+	frame, err := (&metav1.WatchEvent{Type: string(watch.Added), Object: runtime.RawExtension{Raw: encodeProtobuf(t, o)}}).Marshal()
+	require.NoError(t, err)
+	var ev metav1.WatchEvent
+	_, _, err = eventDecoder{refusing{}, true}.Decode(frame, nil, &ev)
+	require.NoError(t, err)
+	require.Equal(t, string(watch.Added), ev.Type)
+	raw := ev.Object.Raw
+	require.Less(t, len(raw), len(encodeProtobuf(t, o)), "managedFields cut")
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
+	at := uintptr(unsafe.Pointer(unsafe.SliceData(raw)))
+	require.True(t, at >= start && at+uintptr(len(raw)) <= start+uintptr(len(frame)), "the object is a view of the frame")
+
+	_, _, err = metadataDecoder{refusing{}, true}.Decode(encodeProtobuf(t, &metav1.Status{Message: "x"}), nil, nil)
+	require.ErrorContains(t, err, "fell back", "another kind goes to the serializer")
 }
