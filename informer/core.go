@@ -35,6 +35,8 @@ type hooks struct {
 	// HealthyRun is how long a run must last before a later park starts its re-checks from
 	// RecheckInitial again. Default 1m.
 	HealthyRun time.Duration
+	// Pacer replaces the process's start pacer (pacer.go) for the factory.
+	Pacer *pacer
 }
 
 // config is the validated, type-erased form of Options.
@@ -60,10 +62,12 @@ type core struct {
 	in      hooks
 	logger  logr.Logger
 	metrics *metrics
-	hub     *hub
-	disc    Discovery
-	access  accessChecker
-	reg     *registry
+	// pace, if set, paces the garbage of starts (Options.DisableStartGC, pacer.go).
+	pace   *pacer
+	hub    *hub
+	disc   Discovery
+	access accessChecker
+	reg    *registry
 	// probeShard asks the server whether it honours a target's shard selector (shard.go).
 	probeShard shardProber
 	// shards maps each shard selector keyFor built to its Shard, for the client-side filter.

@@ -133,6 +133,9 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 	}
 	var errs []error // one change that fails does not stop the others of a batch
 	for _, d := range deltas {
+		if isInInitialList {
+			e.core.paceStart()
+		}
 		switch d.Type {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
 			old, exists, err := e.store.Get(d.Object)
@@ -237,7 +240,7 @@ func (e *entry) setRun(r *run) {
 // isInInitialList true); it is marked synced after them if the entry is synced, else when
 // the entry syncs.
 func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) {
-	l := newListener(h, e.core.convertFor(h), e.logger, e.handlerPanicked)
+	l := newListener(h, e.core.convertFor(h), e.core.paceFor(h), e.logger, e.handlerPanicked)
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if e.stopped {

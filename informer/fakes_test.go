@@ -178,7 +178,12 @@ type fakeMode struct {
 	keep    bool         // storage.Config.KeepManagedFields of the factory that built it
 	// undecodable names stored objects whose decode fails, as a corrupt one would.
 	undecodable sync.Map
+	// decodes makes the mode say that Object decodes (storage.Decoding), as the compact
+	// mode does.
+	decodes bool
 }
+
+func (m *fakeMode) ObjectDecodes() bool { return m.decodes }
 
 // builder hands the mode to a factory, as a front end's ModeBuilder does.
 func (m *fakeMode) builder() ModeBuilder {
@@ -421,10 +426,16 @@ func newEnv(t *testing.T, opts Options[obj], rs ...discovery.Resource) *env {
 // are always used).
 func newEnvWith(t *testing.T, opts Options[obj], in hooks, rs ...discovery.Resource) *env {
 	t.Helper()
+	return newEnvMode(t, newFakeMode(), opts, in, rs...)
+}
+
+// newEnvMode is newEnvWith on the given mode.
+func newEnvMode(t *testing.T, mode *fakeMode, opts Options[obj], in hooks, rs ...discovery.Resource) *env {
+	t.Helper()
 	if len(rs) == 0 {
 		rs = []discovery.Resource{widgets, gadgets}
 	}
-	e := &env{mode: newFakeMode(), disc: newFakeDiscovery(rs...), access: &fakeAccess{}, logs: &logLines{}}
+	e := &env{mode: mode, disc: newFakeDiscovery(rs...), access: &fakeAccess{}, logs: &logLines{}}
 	opts.Discovery = e.disc
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = e.logs.logger()

@@ -220,7 +220,7 @@ func TestListenerQueue(t *testing.T) {
 		if len(got) == 5000 {
 			close(done)
 		}
-	}}, func(a any) (any, error) { return a, nil }, testLogger(), nil)
+	}}, func(a any) (any, error) { return a, nil }, nil, testLogger(), nil)
 	for i := range 5000 {
 		l.add(notification{kind: noteAdd, obj: i})
 	}

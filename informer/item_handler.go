@@ -105,3 +105,20 @@ func (c *core) convertFor(h cache.ResourceEventHandler) func(any) (any, error) {
 	}
 	return c.mode.Object
 }
+
+// paceFor returns what a listener of h calls before it converts an initial add: the start
+// pacer's tick when the factory paces starts and h receives decoded objects (an item
+// handler decodes nothing), nil otherwise.
+func (c *core) paceFor(h cache.ResourceEventHandler) func() {
+	if _, ok := h.(itemHandler); ok || c.pace == nil {
+		return nil
+	}
+	return c.paceStart
+}
+
+// paceStart counts one object of a start (pacer.go).
+func (c *core) paceStart() {
+	if c.pace != nil && c.pace.tick() {
+		c.metrics.startCollected()
+	}
+}

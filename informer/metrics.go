@@ -15,6 +15,7 @@ const (
 	metricErrors   = "kindex_informer_errors_total"
 	metricPanics   = "kindex_informer_handler_panics_total"
 	metricCallback = "kindex_callback_failures_total"
+	metricStartGC  = "kindex_start_collections_total"
 	labelPhase     = "phase"
 	labelReason    = "reason"
 	labelResource  = "resource"
@@ -39,6 +40,8 @@ type metrics struct {
 	// callbacks counts failed calls of callers' code by kind: "handler", "transform" (an
 	// error, a nil result or a panic), "status" (a status subscriber's panic).
 	callbacks *prometheus.CounterVec
+	// startGC counts the collections the factory's informers ran during starts (pacer.go).
+	startGC prometheus.Counter
 }
 
 // newMetrics registers the collectors on reg (nil: no metrics). Collectors a second factory
@@ -62,6 +65,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricCallback,
 			Help: "Calls of the caller's code that failed or panicked, by callback (handler, transform, status)."},
 			[]string{"callback"}),
+		startGC: prometheus.NewCounter(prometheus.CounterOpts{Name: metricStartGC,
+			Help: "Garbage collections kindex ran during informers' starts to bound their peak memory (Options.DisableStartGC)."}),
 	}
 	var err error
 	m.phase, err = register(reg, m.phase)
@@ -79,6 +84,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	if err == nil {
 		m.callbacks, err = register(reg, m.callbacks)
+	}
+	if err == nil {
+		m.startGC, err = register(reg, m.startGC)
 	}
 	return m, err
 }
@@ -177,5 +185,11 @@ func (em *entryMetrics) delete() {
 func (m *metrics) callbackFailed(callback string) {
 	if m.callbacks != nil {
 		m.callbacks.WithLabelValues(callback).Inc()
+	}
+}
+
+func (m *metrics) startCollected() {
+	if m.startGC != nil {
+		m.startGC.Inc()
 	}
 }

@@ -34,6 +34,7 @@ type notification struct {
 type listener struct {
 	handler cache.ResourceEventHandler
 	convert func(any) (any, error)
+	pace    func() // called before each initial add is converted; nil: never
 	logger  logr.Logger
 	onPanic func(error)
 	box     *mailbox.Mailbox[notification]
@@ -43,8 +44,8 @@ type listener struct {
 }
 
 // newListener starts the listener's goroutine; done is called when it has ended.
-func newListener(h cache.ResourceEventHandler, convert func(any) (any, error), logger logr.Logger, onPanic func(error)) *listener {
-	l := &listener{handler: h, convert: convert, logger: logger, onPanic: onPanic, synced: make(chan struct{})}
+func newListener(h cache.ResourceEventHandler, convert func(any) (any, error), pace func(), logger logr.Logger, onPanic func(error)) *listener {
+	l := &listener{handler: h, convert: convert, pace: pace, logger: logger, onPanic: onPanic, synced: make(chan struct{})}
 	l.box = mailbox.New(l.deliver, mailbox.Options[notification]{})
 	return l
 }
@@ -86,6 +87,9 @@ func (l *listener) deliver(n notification) {
 	}()
 	switch n.kind {
 	case noteAdd:
+		if n.initial && l.pace != nil {
+			l.pace()
+		}
 		if obj, ok := l.object(n.obj); ok {
 			l.handler.OnAdd(obj, n.initial)
 		}

@@ -62,6 +62,9 @@ func (m *Mode) ListerWatcher(t storage.Target) cache.ListerWatcherWithContext {
 // events are handled before the type check).
 func (m *Mode) ExampleObject() runtime.Object { return &Object{} }
 
+// ObjectDecodes reports that Object decodes on every call (storage.Decoding).
+func (m *Mode) ObjectDecodes() bool { return true }
+
 // Object decodes a stored *Object into a new *unstructured.Unstructured (see
 // Object.Unstructured for the cost: every call decodes; nothing is cached). An
 // *unstructured.Unstructured (the result of a transform that did not re-encode) is

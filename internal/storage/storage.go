@@ -63,6 +63,13 @@ type Mode interface {
 	Object(item any) (any, error)
 }
 
+// Decoding is implemented by storage modes whose Object decodes a new object on every call
+// (the compact mode): a handler of objects turns every stored item it is given into
+// garbage, which the informer's start paces (informer.Options.DisableStartGC).
+type Decoding interface {
+	ObjectDecodes() bool
+}
+
 // PathChecker is implemented by storage modes that keep only part of each object:
 // CheckPath returns an error if the expression reads a field they drop.
 type PathChecker interface {

@@ -1,7 +1,9 @@
 package typedjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -47,6 +49,17 @@ var benchPods = sync.OnceValues(func() (stored, full [][]byte) {
 	return stored, full
 })
 
+// apiserverPods are Pods as an API server returns them (defaults set, managedFields cut as
+// the compact mode stores them): podgen's Pods created on a test API server by the reads
+// benchmark (bench/reads_bench_test.go), 3.7 KB each, with more arrays and maps per byte.
+var apiserverPods = sync.OnceValue(func() [][]byte {
+	data, err := os.ReadFile("testdata/apiserver-pods.jsonl")
+	if err != nil {
+		panic(err)
+	}
+	return bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+})
+
 var benchDecoders = []struct {
 	name string
 	fn   func([]byte) error
@@ -73,7 +86,7 @@ func BenchmarkDecodePod(b *testing.B) {
 	for _, set := range []struct {
 		name string
 		pods [][]byte
-	}{{"stored", stored}, {"full", full}} {
+	}{{"stored", stored}, {"full", full}, {"apiserver", apiserverPods()}} {
 		size := 0
 		for _, p := range set.pods {
 			size += len(p)

@@ -1,0 +1,131 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/cache"
+)
+
+// The pacer reads the heap every pacerEvery ticks and collects only above the floor and
+// the slack over the live heap.
+func TestPacerCollectsOverSlack(t *testing.T) {
+	var reads, collects int
+	live, objects := uint64(100<<20), uint64(0)
+	p := newPacer(func() (uint64, uint64) { reads++; return live, objects }, func() { collects++; objects = live })
+	tickN := func(n int) (collected int) {
+		for range n {
+			if p.tick() {
+				collected++
+			}
+		}
+		return collected
+	}
+
+	objects = live + live/pacerSlack // at the slack: not over it
+	assert.Zero(t, tickN(pacerEvery*3))
+	assert.Equal(t, 3, reads, "one read per pacerEvery ticks")
+
+	objects = live + live/pacerSlack + 1
+	assert.Zero(t, tickN(pacerEvery-1), "no read between")
+	assert.Equal(t, 1, tickN(1))
+	assert.Equal(t, 1, collects)
+	assert.Zero(t, tickN(pacerEvery), "collected: the heap is back to live")
+
+	live, objects = pacerFloor/4, pacerFloor-1 // four times the live heap, under the floor
+	assert.Zero(t, tickN(pacerEvery))
+	objects = pacerFloor
+	assert.Equal(t, 1, tickN(pacerEvery))
+}
+
+// While one collection runs, other ticks neither wait for it nor start another.
+func TestPacerOneCollectionAtATime(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var collects atomic.Int32
+	p := newPacer(func() (uint64, uint64) { return 0, 1 << 40 }, func() {
+		if collects.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+	})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !p.tick() {
+		}
+	})
+	<-started
+	for range pacerEvery * 4 {
+		assert.False(t, p.tick(), "a tick during the collection") // returns: it does not wait
+	}
+	close(release)
+	wg.Wait()
+	assert.Equal(t, int32(1), collects.Load())
+	for range pacerEvery {
+		p.tick()
+	}
+	assert.Equal(t, int32(2), collects.Load(), "the next one once it ended")
+}
+
+// Starts are paced where they make garbage: every object of an initial list applied, and
+// every initial add decoded for a handler of objects (not for a handler of Items, which
+// decodes nothing); never in a mode whose Object does not decode, nor with DisableStartGC.
+// The collections a factory's informers ran are counted in kindex_start_collections_total.
+func TestStartPacing(t *testing.T) {
+	const n = 100
+	for _, tc := range []struct {
+		name      string
+		decodes   bool
+		disable   bool
+		items     bool
+		wantTicks int64
+	}{
+		{"decoding mode, handler of objects", true, false, false, 2 * n},
+		{"decoding mode, handler of items", true, false, true, n},
+		{"decoding mode, DisableStartGC", true, true, false, 0},
+		{"mode that does not decode", false, false, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var collects atomic.Int64
+				p := newPacer(func() (uint64, uint64) { return 0, 1 << 40 }, func() { collects.Add(1) })
+				reg := prometheus.NewPedanticRegistry()
+				mode := newFakeMode()
+				mode.decodes = tc.decodes
+				e := newEnvMode(t, mode, Options[obj]{DisableStartGC: tc.disable, Registerer: reg}, hooks{Pacer: p})
+				srv := e.mode.server(widgets.GVR)
+				for i := range n {
+					srv.add(newObj("ns", fmt.Sprint("w", i), nil))
+				}
+				var h cache.ResourceEventHandler = cache.ResourceEventHandlerFuncs{AddFunc: func(any) {}}
+				if tc.items {
+					h = ItemHandlerFuncs[obj]{AddFunc: func(Item[obj], bool) {}}
+				}
+				ctx := context.Background()
+				inf, err := e.f.Informer(ctx, "widgets", WithEventHandler(h))
+				require.NoError(t, err)
+				defer inf.Release()
+				require.NoError(t, inf.WaitForSync(ctx))
+				synctest.Wait()
+				objs, err := inf.List(labels.Everything())
+				require.NoError(t, err)
+				require.Len(t, objs, n)
+				assert.Equal(t, tc.wantTicks, p.n.Load(), "ticks")
+				assert.Equal(t, tc.wantTicks/pacerEvery, collects.Load(), "collections (the heap always over the slack)")
+				assert.Equal(t, float64(collects.Load()), gather(t, reg)[metricStartGC+"{}"])
+
+				// Changes after the start are not paced.
+				srv.add(newObj("ns", "late", nil))
+				synctest.Wait()
+				assert.Equal(t, tc.wantTicks, p.n.Load(), "ticks after the start")
+			})
+		})
+	}
+}
