@@ -133,8 +133,8 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 	}
 	var errs []error // one change that fails does not stop the others of a batch
 	for _, d := range deltas {
-		if isInInitialList {
-			e.core.paceStart()
+		if isInInitialList || d.Type == cache.Replaced {
+			e.core.paceStart() // a list's objects: the start's, or a relist's
 		}
 		switch d.Type {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:

@@ -7,10 +7,12 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 )
@@ -74,7 +76,7 @@ func TestPacerOneCollectionAtATime(t *testing.T) {
 	assert.Equal(t, int32(2), collects.Load(), "the next one once it ended")
 }
 
-// Starts are paced where they make garbage: every object of an initial list applied, and
+// Starts are paced where they make garbage: every object of an initial list (or a relist) applied, and
 // every initial add decoded for a handler of objects (not for a handler of Items, which
 // decodes nothing); never in a mode whose Object does not decode, nor with DisableStartGC.
 // The collections a factory's informers ran are counted in kindex_start_collections_total.
@@ -121,10 +123,24 @@ func TestStartPacing(t *testing.T) {
 				assert.Equal(t, tc.wantTicks/pacerEvery, collects.Load(), "collections (the heap always over the slack)")
 				assert.Equal(t, float64(collects.Load()), gather(t, reg)[metricStartGC+"{}"])
 
-				// Changes after the start are not paced.
+				// Changes after the start are not paced; a relist's objects are (the garbage
+				// of its bodies, a start's again), not its handler notifications.
 				srv.add(newObj("ns", "late", nil))
 				synctest.Wait()
 				assert.Equal(t, tc.wantTicks, p.n.Load(), "ticks after the start")
+				srv.setErrors(nil, apierrors.NewResourceExpired("too old"))
+				srv.closeWatches()
+				for i := 0; inf.Status().Lists < 2; i++ {
+					require.Less(t, i, 1000, "relisted")
+					time.Sleep(10 * time.Millisecond) // the bubble's clock: the reflector's backoff
+				}
+				srv.setErrors(nil, nil)
+				synctest.Wait()
+				relist := int64(0)
+				if tc.wantTicks > 0 {
+					relist = n + 1
+				}
+				assert.Equal(t, tc.wantTicks+relist, p.n.Load(), "ticks after a relist")
 			})
 		})
 	}

@@ -7,9 +7,12 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/bench/harness"
 	"github.com/kindex/kindex/dynamicinformer"
@@ -47,6 +50,13 @@ func init() {
 	// that checks its cache by counting a List does), with List (every object decoded, all
 	// held at once until the count is taken) or with ListItems (nothing decoded). The peak
 	// RSS column shows what such a read costs beside the sync.
+	// Optional: the compact mode with a handler of decoded objects, synced once the handler
+	// has had every initial add: the garbage of the objects decoded for it, paced by kindex
+	// (the default) or left to the runtime (Options.DisableStartGC).
+	harness.Register(optionalSubject{handlerSubject("kindex-compact-handler", compact)})
+	harness.Register(optionalSubject{handlerSubject("kindex-compact-handler-nogc", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, DisableStartGC: true}, dynamicinformer.CompactOptions{})
+	})})
 	harness.Register(optionalSubject{subject("kindex-compact-list", compact, func(inf *dynamicinformer.Informer) (int, error) {
 		all, err := inf.List(nil)
 		return len(all), err
@@ -114,4 +124,46 @@ func startInformer[T informer.Object](ctx context.Context, f *informer.Factory[T
 		return nil, nil, err
 	}
 	return inf, stop, nil
+}
+
+// handlerSubject is register's subject with a handler of objects that counts its adds; it
+// is synced once the handler has had every object of the initial list.
+func handlerSubject[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error)) harness.SubjectFunc {
+	return harness.SubjectFunc{
+		SubjectName: name,
+		SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
+			f, err := newFactory(cfg, ns)
+			if err != nil {
+				return 0, nil, err
+			}
+			fctx, cancel := context.WithCancel(context.Background())
+			stop := func() { cancel(); f.Shutdown() }
+			if err := f.Start(fctx); err != nil {
+				stop()
+				return 0, nil, err
+			}
+			var adds atomic.Int64
+			h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { adds.Add(1) }}
+			inf, err := f.InformerForGVR(ctx, gvr, informer.WithEventHandler(h))
+			if err != nil {
+				stop()
+				return 0, nil, err
+			}
+			release := func() { inf.Release(); stop() }
+			regs := inf.Registrations()
+			if err := inf.WaitForSync(ctx); err != nil || len(regs) != 1 {
+				release()
+				return 0, nil, fmt.Errorf("sync: %v, %d registrations", err, len(regs))
+			}
+			if !cache.WaitForCacheSync(ctx.Done(), regs[0].HasSynced) {
+				release()
+				return 0, nil, ctx.Err()
+			}
+			if n := inf.Status().Objects; int(adds.Load()) != n {
+				release()
+				return 0, nil, fmt.Errorf("handler: %d adds for %d objects", adds.Load(), n)
+			}
+			return int(adds.Load()), release, nil
+		},
+	}
 }

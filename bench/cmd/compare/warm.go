@@ -42,6 +42,11 @@ func init() {
 		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, SnapshotDir: harness.StateDir(ctx)},
 			dynamicinformer.CompactOptions{})
 	}
+	// The same with the start's garbage left to the runtime (Options.DisableStartGC).
+	compactNoGC := func(ctx context.Context, cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, SnapshotDir: harness.StateDir(ctx), DisableStartGC: true},
+			dynamicinformer.CompactOptions{})
+	}
 	metadataF := func(ctx context.Context, cfg *rest.Config, ns string) (*metadataonly.Factory, error) {
 		return metadataonly.NewFactory(cfg, metadataonly.Options{Namespace: ns, SnapshotDir: harness.StateDir(ctx)})
 	}
@@ -50,6 +55,7 @@ func init() {
 	// Optional: a second kube-apiserver restart per run, each.
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-nohandler", gone: true, optional: true, newFactory: compactF})
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-items", gone: true, handler: true, items: true, optional: true, newFactory: compactF})
+	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-nogc", gone: true, handler: true, optional: true, newFactory: compactNoGC})
 	harness.Register(&warmSubject[dynamicinformer.Object]{name: "kindex-compact-restart-410-memlimit", gone: true, handler: true, memLimit: memLimitFactor, optional: true, newFactory: compactF})
 	// Optional: the metadata-only mode's restart within the watch window.
 	harness.Register(&warmSubject[metadataonly.Object]{name: "kindex-metadata-restart", optional: true, newFactory: metadataF})
@@ -62,7 +68,8 @@ func init() {
 // restart relists. With handler, an event handler counts what the restart announces: the
 // compact front end decodes every object it hands a handler (the snapshot's included), so
 // its garbage shows in the RSS; the subjects without one show the restart's own memory.
-// With items, the handler is an informer.ItemHandlerFuncs, which decodes nothing. With
+// The -nogc subject sets Options.DisableStartGC: the start's garbage is left to the Go
+// runtime's default pacing. With items, the handler is an informer.ItemHandlerFuncs, which decodes nothing. With
 // memLimit, the restart runs under a Go memory limit (debug.SetMemoryLimit, as GOMEMLIMIT
 // sets it) of memLimit times the heap the first child held once synced: what a user who
 // knows the steady heap of the process does to keep the garbage of a handler's decoded
