@@ -26,23 +26,32 @@ var startPacer = newPacer(readHeap, runtime.GC)
 // collections for the process's whole life; the pacer runs only while informers start.
 // What it costs: one collection per live/8 bytes of garbage, each marking the live heap,
 // which in the compact mode is mostly bytes without pointers (bench/README.md measures it).
+//
+// A heap that grows because the cache fills (a cold start's list) is not garbage: no
+// collection makes it smaller. After each collection the pacer compares what it freed with
+// what the live heap grew by since the previous one; while growth dominates, it doubles its
+// slack (up to the runtime's own GOGC=100, where it never runs before the runtime does),
+// and halves it again once garbage dominates. A start that mostly fills the cache pays a
+// few collections, not one per eighth of growth.
 type pacer struct {
 	read    func() (live, objects uint64)
 	collect func()
 	floor   uint64 // no collection while the heap's objects take less than this
 
-	n  atomic.Int64
-	mu sync.Mutex // one reader and collector at a time; others go on
+	n    atomic.Int64
+	mu   sync.Mutex // one reader and collector at a time; others go on
+	mult uint64     // the slack is live/pacerSlack*mult (guarded by mu)
 }
 
 const (
-	pacerEvery = 32
-	pacerSlack = 8 // collect when objects > live + live/pacerSlack
-	pacerFloor = 16 << 20
+	pacerEvery   = 32
+	pacerSlack   = 8 // collect when objects > live + live/pacerSlack (times mult)
+	pacerMaxMult = pacerSlack
+	pacerFloor   = 16 << 20
 )
 
 func newPacer(read func() (live, objects uint64), collect func()) *pacer {
-	return &pacer{read: read, collect: collect, floor: pacerFloor}
+	return &pacer{read: read, collect: collect, floor: pacerFloor, mult: 1}
 }
 
 // tick counts one object of a start and reports whether it ran a collection.
@@ -52,10 +61,17 @@ func (p *pacer) tick() bool {
 	}
 	defer p.mu.Unlock()
 	live, objects := p.read()
-	if objects < p.floor || objects <= live+live/pacerSlack {
+	if objects < p.floor || objects <= live+live/pacerSlack*p.mult {
 		return false
 	}
 	p.collect()
+	after, _ := p.read()
+	freed, grown := objects-min(after, objects), after-min(after, live)
+	if freed < grown {
+		p.mult = min(2*p.mult, pacerMaxMult)
+	} else {
+		p.mult = max(p.mult/2, 1)
+	}
 	return true
 }
 

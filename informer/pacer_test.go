@@ -48,6 +48,47 @@ func TestPacerCollectsOverSlack(t *testing.T) {
 	assert.Equal(t, 1, tickN(pacerEvery))
 }
 
+// A heap that grows because what it holds is live (a cache filling) doubles the slack
+// after each collection that finds it so, up to the runtime's own pacing; collections that
+// find garbage again halve it.
+func TestPacerBacksOffOnGrowth(t *testing.T) {
+	live, objects := uint64(64<<20), uint64(0)
+	garbage := false
+	collects := 0
+	p := newPacer(func() (uint64, uint64) { return live, objects }, func() {
+		collects++
+		if !garbage {
+			live = objects // everything was live: the collection freed nothing
+		}
+		objects = live
+	})
+	// over returns the heap just over the pacer's current slack, and whether a tick there
+	// collected.
+	over := func(slack uint64) bool {
+		objects = live + live/pacerSlack*slack + 1
+		for range pacerEvery - 1 {
+			require.False(t, p.tick())
+		}
+		return p.tick()
+	}
+	for _, slack := range []uint64{1, 2, 4, 8, 8} {
+		if slack > 1 {
+			// Just over the previous slack: not yet.
+			objects = live + live/pacerSlack*(slack/2) + 1
+			for range pacerEvery {
+				require.False(t, p.tick(), "slack %d", slack)
+			}
+		}
+		require.True(t, over(slack), "slack %d", slack)
+	}
+	assert.Equal(t, 5, collects)
+	garbage = true
+	for _, slack := range []uint64{8, 4, 2, 1, 1} {
+		require.True(t, over(slack), "slack %d", slack)
+	}
+	assert.Equal(t, 10, collects)
+}
+
 // While one collection runs, other ticks neither wait for it nor start another.
 func TestPacerOneCollectionAtATime(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
