@@ -133,13 +133,15 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 	}
 	var errs []error // one change that fails does not stop the others of a batch
 	for _, d := range deltas {
-		if isInInitialList || d.Type == cache.Replaced {
-			e.core.paceStart() // a list's objects: the start's, or a relist's
-		}
 		switch d.Type {
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
 			old, exists, err := e.store.Get(d.Object)
 			if err == nil && exists {
+				if isInInitialList || d.Type == cache.Replaced {
+					// A list's object replacing a cached one: the garbage of a relist
+					// (pacer.go). One that fills the cache is not garbage.
+					e.core.paceStart()
+				}
 				if d.Type == cache.Replaced && old == d.Object {
 					continue // a relist answered with the cached object: nothing changed
 				}

@@ -116,15 +116,15 @@ type Options[T Object] struct {
 	// SnapshotPlainSecrets lets informers on secrets read and write unencrypted snapshots.
 	SnapshotPlainSecrets bool
 	// DisableStartGC leaves garbage collection during informers' starts to the Go runtime.
-	// By default, in the compact mode (whose start makes garbage several times the size of
-	// what it keeps: an initial list's bodies, and every object decoded for a handler of
-	// objects), kindex runs the collector itself (runtime.GC) while an informer applies its
-	// initial list or snapshot and while handlers receive their initial adds, whenever the
-	// heap holds more than an eighth over what the last collection found live: the
-	// process's peak stays near its steady heap instead of about twice it (the runtime's
-	// GOGC=100), for more collector CPU during the start only. "Start garbage" in the package
-	// documentation has the figures. Set it when GOGC or GOMEMLIMIT already pace the
-	// process as it should be, or when the start's CPU matters more than its peak.
+	// By default, in the compact mode, whose starts make garbage several times the size of
+	// what they keep (every object decoded for a handler of objects; a relist over a full
+	// cache, after a 410 or on a restart from a snapshot), kindex runs the collector itself
+	// (runtime.GC) while handlers receive their initial adds and while a list replaces
+	// cached objects, whenever the heap holds more than an eighth over what the last
+	// collection found live: the process peaks near its steady heap instead of about twice
+	// it (the runtime's GOGC=100), for more collector CPU while it starts. "Start garbage" in
+	// the package documentation has the figures. Set it when GOGC or GOMEMLIMIT already pace
+	// the process as it should be, or when a start's CPU matters more than its peak.
 	DisableStartGC bool
 }
 

@@ -27,31 +27,28 @@ var startPacer = newPacer(readHeap, runtime.GC)
 // What it costs: one collection per live/8 bytes of garbage, each marking the live heap,
 // which in the compact mode is mostly bytes without pointers (bench/README.md measures it).
 //
-// A heap that grows because the cache fills (a cold start's list) is not garbage: no
-// collection makes it smaller. After each collection the pacer compares what it freed with
-// what the live heap grew by since the previous one; while growth dominates, it doubles its
-// slack (up to the runtime's own GOGC=100, where it never runs before the runtime does),
-// and halves it again once garbage dominates. A start that mostly fills the cache pays a
-// few collections, not one per eighth of growth.
+// Ticks come only from what makes garbage: an object of a list that replaces a cached one
+// (a relist's, or a restart's relist over its snapshot) and an initial add decoded for a
+// handler of objects. An object that fills the cache (a cold start's list, a snapshot
+// loading) does not tick: a heap that grows because what it holds is live is not garbage,
+// and collecting it would mark the growing heap again and again for nothing.
 type pacer struct {
 	read    func() (live, objects uint64)
 	collect func()
 	floor   uint64 // no collection while the heap's objects take less than this
 
-	n    atomic.Int64
-	mu   sync.Mutex // one reader and collector at a time; others go on
-	mult uint64     // the slack is live/pacerSlack*mult (guarded by mu)
+	n  atomic.Int64
+	mu sync.Mutex // one reader and collector at a time; others go on
 }
 
 const (
-	pacerEvery   = 32
-	pacerSlack   = 8 // collect when objects > live + live/pacerSlack (times mult)
-	pacerMaxMult = pacerSlack
-	pacerFloor   = 16 << 20
+	pacerEvery = 32
+	pacerSlack = 8 // collect when objects > live + live/pacerSlack
+	pacerFloor = 16 << 20
 )
 
 func newPacer(read func() (live, objects uint64), collect func()) *pacer {
-	return &pacer{read: read, collect: collect, floor: pacerFloor, mult: 1}
+	return &pacer{read: read, collect: collect, floor: pacerFloor}
 }
 
 // tick counts one object of a start and reports whether it ran a collection.
@@ -61,17 +58,10 @@ func (p *pacer) tick() bool {
 	}
 	defer p.mu.Unlock()
 	live, objects := p.read()
-	if objects < p.floor || objects <= live+live/pacerSlack*p.mult {
+	if objects < p.floor || objects <= live+live/pacerSlack {
 		return false
 	}
 	p.collect()
-	after, _ := p.read()
-	freed, grown := objects-min(after, objects), after-min(after, live)
-	if freed < grown {
-		p.mult = min(2*p.mult, pacerMaxMult)
-	} else {
-		p.mult = max(p.mult/2, 1)
-	}
 	return true
 }
 
