@@ -262,10 +262,34 @@
 // event per object that changed while the process was down, and the relist peaks at 1.24x
 // the heap it leaves without a handler, 1.26x with an ItemHandlerFuncs, 2.16x with a
 // handler of objects, whose decode of every object it is handed (the snapshot's adds
-// included) is garbage the collector lets grow to twice the heap. A process that knows its
-// steady heap keeps that garbage down with a Go memory limit (GOMEMLIMIT, or
-// debug.SetMemoryLimit) a little above it: at 1.25x the heap the same restart peaks at
-// 1.19x (20,000 Pods), for 18% more CPU.
+// included) is garbage the collector lets grow to twice the heap unless kindex paces it
+// (next section): 1.27x paced, 2.09x with Options.DisableStartGC (20,000 Pods).
+//
+// # Start garbage
+//
+// A compact informer's start makes garbage several times the size of what it keeps: a
+// handler of objects is handed every object decoded (4-5x its JSON) and drops it, and a
+// relist over a full cache (after a 410, or on a restart from a snapshot) decodes every
+// object of the list again to compare it with the cached one. With the Go runtime's default
+// pacing (GOGC=100) the collector lets the heap grow to about twice what was live before
+// it runs, whatever makes the garbage, so the process peaks at about twice its steady heap
+// exactly when it starts, which is when processes are OOM-killed. So in the compact mode
+// kindex runs the collector itself (runtime.GC, pacer.go) while handlers of objects receive
+// their initial adds and while a list replaces cached objects, whenever the heap's objects
+// exceed what the last collection found live by an eighth (and take at least 16 MB); it
+// reads two runtime/metrics values every 32 objects to decide, a microsecond. Objects that
+// fill the cache (a cold list, a snapshot loading) do not count: growth is not garbage.
+// The modes whose objects are not decoded for handlers (unstructured, metadata-only) are
+// not paced. kindex_start_collections_total counts the collections.
+//
+// Measured in the comparison harness on 20,000 Pods (bench/README.md, "Start garbage"):
+// a restart after a 410 with a handler of objects peaks at 1.27x the heap it holds
+// instead of 2.09x, a cold start with one at 145 MB instead of 236 MB (the cache holds 102
+// MB), for 7-27% more CPU in the start (the collector's extra cycles, most of them marking a
+// heap that is mostly bytes without pointers). A Go memory limit (GOMEMLIMIT) of 1.25x the
+// steady heap does as well or better (1.18x) for more CPU (47% in the same run) and needs
+// the steady heap known in advance; a handler of Items (ItemHandlerFuncs) decodes nothing
+// and needs neither. Options.DisableStartGC leaves collection to the runtime.
 //
 // # Concurrency
 //

@@ -111,14 +111,14 @@ func subject[T informer.Object](name string, newFactory func(*rest.Config, strin
 
 // startInformer starts f and returns its informer for gvr, not yet synced, and the function
 // that stops the factory (the caller releases the informer first).
-func startInformer[T informer.Object](ctx context.Context, f *informer.Factory[T], gvr schema.GroupVersionResource) (*informer.Informer[T], func(), error) {
+func startInformer[T informer.Object](ctx context.Context, f *informer.Factory[T], gvr schema.GroupVersionResource, opts ...informer.Option) (*informer.Informer[T], func(), error) {
 	fctx, cancel := context.WithCancel(context.Background())
 	stop := func() { cancel(); f.Shutdown() }
 	if err := f.Start(fctx); err != nil {
 		stop()
 		return nil, nil, err
 	}
-	inf, err := f.InformerForGVR(ctx, gvr)
+	inf, err := f.InformerForGVR(ctx, gvr, opts...)
 	if err != nil {
 		stop()
 		return nil, nil, err
@@ -136,17 +136,10 @@ func handlerSubject[T informer.Object](name string, newFactory func(*rest.Config
 			if err != nil {
 				return 0, nil, err
 			}
-			fctx, cancel := context.WithCancel(context.Background())
-			stop := func() { cancel(); f.Shutdown() }
-			if err := f.Start(fctx); err != nil {
-				stop()
-				return 0, nil, err
-			}
 			var adds atomic.Int64
 			h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { adds.Add(1) }}
-			inf, err := f.InformerForGVR(ctx, gvr, informer.WithEventHandler(h))
+			inf, stop, err := startInformer(ctx, f, gvr, informer.WithEventHandler(h))
 			if err != nil {
-				stop()
 				return 0, nil, err
 			}
 			release := func() { inf.Release(); stop() }
