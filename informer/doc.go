@@ -260,10 +260,10 @@
 // restart within the watch window is queryable and synced in 0.8 s, 0.049x the cold sync of
 // the same run (0.074x at 20,000 Pods), with no LIST; after a 410, handlers get exactly one
 // event per object that changed while the process was down, and the relist peaks at 1.24x
-// the heap it leaves without a handler, 1.26x with an ItemHandlerFuncs, 2.16x with a
-// handler of objects, whose decode of every object it is handed (the snapshot's adds
-// included) is garbage the collector lets grow to twice the heap unless kindex paces it
-// (next section): 1.27x paced, 2.09x with Options.DisableStartGC (20,000 Pods).
+// the heap it leaves without a handler, 1.23-1.26x with an ItemHandlerFuncs and 1.22x with
+// a handler of objects, whose decode of every object it is handed (the snapshot's adds
+// included) is garbage the collector would let grow to twice the heap if kindex did not
+// pace it (next section): 2.16x with Options.DisableStartGC.
 //
 // # Start garbage
 //
@@ -282,14 +282,15 @@
 // The modes whose objects are not decoded for handlers (unstructured, metadata-only) are
 // not paced. kindex_start_collections_total counts the collections.
 //
-// Measured in the comparison harness on 20,000 Pods (bench/README.md, "Start garbage"):
-// a restart after a 410 with a handler of objects peaks at 1.27x the heap it holds
-// instead of 2.09x, a cold start with one at 145 MB instead of 236 MB (the cache holds 102
-// MB), for 7-27% more CPU in the start (the collector's extra cycles, most of them marking a
-// heap that is mostly bytes without pointers). A Go memory limit (GOMEMLIMIT) of 1.25x the
-// steady heap does as well or better (1.18x) for more CPU (47% in the same run) and needs
-// the steady heap known in advance; a handler of Items (ItemHandlerFuncs) decodes nothing
-// and needs neither. Options.DisableStartGC leaves collection to the runtime.
+// Measured in the comparison harness (bench/README.md, "Start garbage"): a restart after a
+// 410 with a handler of objects peaks at 1.27x the heap it holds instead of 2.09x (20,000
+// Pods), 1.22x instead of 2.16x (100,000); a cold start with one at 145 MB instead of 236
+// MB (20,000 Pods, 102 MB held), 627 MB instead of 1,102 MB (100,000, 508 MB held); for
+// 7-27% more CPU in the start (the collector's extra cycles, most of them marking a heap
+// that is mostly bytes without pointers). A Go memory limit (GOMEMLIMIT) of 1.25x the
+// steady heap does as well or a little better (1.18x) for more CPU (47% in the same run)
+// and needs the steady heap known in advance; a handler of Items (ItemHandlerFuncs) decodes
+// nothing and needs neither. Options.DisableStartGC leaves collection to the runtime.
 //
 // # Concurrency
 //

@@ -111,13 +111,23 @@ func BenchmarkDecodePod(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodePodBest decodes the stored Pods in batches of 50, each decoder in turn,
+// BenchmarkDecodePodBest decodes the stored Pods (and, as "apiserver", the Pods an API
+// server made) in batches of 50, each decoder in turn,
 // and reports each decoder's best batch (ns per Pod) and the ratio of typedjson's to the
 // unstructured decode's (and typedjson-shared's): on a shared machine, where other work stretches some batches,
 // the best of a few hundred is what the decoders themselves cost. Each iteration is one
 // round of batches; run it with -benchtime=300x.
 func BenchmarkDecodePodBest(b *testing.B) {
 	stored, _ := benchPods()
+	for _, set := range []struct {
+		name string
+		pods [][]byte
+	}{{"stored", stored}, {"apiserver", apiserverPods()}} {
+		b.Run(set.name, func(b *testing.B) { decodeBest(b, set.pods) })
+	}
+}
+
+func decodeBest(b *testing.B, pods [][]byte) {
 	const batch = 50
 	best := make([]time.Duration, len(benchDecoders))
 	n := 0
@@ -125,7 +135,7 @@ func BenchmarkDecodePodBest(b *testing.B) {
 		for k, dec := range benchDecoders {
 			start := time.Now()
 			for range batch {
-				if err := dec.fn(stored[n%len(stored)]); err != nil {
+				if err := dec.fn(pods[n%len(pods)]); err != nil {
 					b.Fatal(err)
 				}
 				n++
