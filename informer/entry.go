@@ -140,7 +140,7 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
 				if isInInitialList || d.Type == cache.Replaced {
 					// A list's object replacing a cached one: the garbage of a relist
 					// (pacer.go). One that fills the cache is not garbage.
-					e.core.paceStart()
+					e.core.paceStart(false) // the FIFO's lock is held
 				}
 				if d.Type == cache.Replaced && old == d.Object {
 					continue // a relist answered with the cached object: nothing changed

@@ -113,12 +113,12 @@ func (c *core) paceFor(h cache.ResourceEventHandler) func() {
 	if _, ok := h.(itemHandler); ok || c.pace == nil {
 		return nil
 	}
-	return c.paceStart
+	return func() { c.paceStart(true) }
 }
 
-// paceStart counts one object of a start (pacer.go).
-func (c *core) paceStart() {
-	if c.pace != nil && c.pace.tick() {
+// paceStart counts one object of a start (pacer.go); wait as pacer.tick's.
+func (c *core) paceStart(wait bool) {
+	if c.pace != nil && c.pace.tick(wait) {
 		c.metrics.startCollected()
 	}
 }

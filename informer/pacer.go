@@ -51,16 +51,28 @@ func newPacer(read func() (live, objects uint64), collect func()) *pacer {
 	return &pacer{read: read, collect: collect, floor: pacerFloor}
 }
 
-// tick counts one object of a start and reports whether it ran a collection.
-func (p *pacer) tick() bool {
+// tick counts one object of a start and reports whether it started a collection. With
+// wait, the collection runs on the caller's goroutine, which it pauses (a handler's
+// listener: pausing it pauses the garbage it makes); without, on a goroutine of its own
+// (the processing loop, which holds the FIFO's lock: it must not wait for a collection).
+// Either way no other collection starts until it ends.
+func (p *pacer) tick(wait bool) bool {
 	if p.n.Add(1)%pacerEvery != 0 || !p.mu.TryLock() {
 		return false
 	}
-	defer p.mu.Unlock()
 	live, objects := p.read()
 	if objects < p.floor || objects <= live+live/pacerSlack {
+		p.mu.Unlock()
 		return false
 	}
+	if !wait {
+		go func() {
+			defer p.mu.Unlock()
+			p.collect()
+		}()
+		return true
+	}
+	defer p.mu.Unlock()
 	p.collect()
 	return true
 }

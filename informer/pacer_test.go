@@ -25,7 +25,7 @@ func TestPacerCollectsOverSlack(t *testing.T) {
 	p := newPacer(func() (uint64, uint64) { reads++; return live, objects }, func() { collects++; objects = live })
 	tickN := func(n int) (collected int) {
 		for range n {
-			if p.tick() {
+			if p.tick(true) {
 				collected++
 			}
 		}
@@ -48,32 +48,42 @@ func TestPacerCollectsOverSlack(t *testing.T) {
 	assert.Equal(t, 1, tickN(pacerEvery))
 }
 
-// While one collection runs, other ticks neither wait for it nor start another.
+// While one collection runs, other ticks neither wait for it nor start another; without
+// wait, the tick that starts it does not wait for it either.
 func TestPacerOneCollectionAtATime(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
-	var collects atomic.Int32
-	p := newPacer(func() (uint64, uint64) { return 0, 1 << 40 }, func() {
-		if collects.Add(1) == 1 {
-			close(started)
-			<-release
-		}
-	})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for !p.tick() {
-		}
-	})
-	<-started
-	for range pacerEvery * 4 {
-		assert.False(t, p.tick(), "a tick during the collection") // returns: it does not wait
+	for _, wait := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wait=%v", wait), func(t *testing.T) {
+			started, release, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			var collects atomic.Int32
+			p := newPacer(func() (uint64, uint64) { return 0, 1 << 40 }, func() {
+				if collects.Add(1) == 1 {
+					close(started)
+					<-release
+					close(ended)
+				}
+			})
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for !p.tick(wait) {
+				}
+			})
+			<-started
+			if !wait {
+				wg.Wait() // the tick returned with the collection still running
+			}
+			for range pacerEvery * 4 {
+				assert.False(t, p.tick(true), "a tick during the collection") // returns: it does not wait
+			}
+			close(release)
+			<-ended
+			wg.Wait()
+			assert.Equal(t, int32(1), collects.Load())
+			for i := 0; collects.Load() < 2; i++ {
+				require.Less(t, i, 1<<20, "the next collection once it ended")
+				p.tick(true)
+			}
+		})
 	}
-	close(release)
-	wg.Wait()
-	assert.Equal(t, int32(1), collects.Load())
-	for range pacerEvery {
-		p.tick()
-	}
-	assert.Equal(t, int32(2), collects.Load(), "the next one once it ended")
 }
 
 // Starts are paced where they make garbage: every initial add decoded for a handler of
