@@ -12,9 +12,9 @@ import (
 var startPacer = newPacer(readHeap, runtime.GC)
 
 // pacer runs the collector when the heap holds more than pacerSlack over what the last
-// collection found live. tick is called once per object of a start (an object of an
-// initial list applied, an initial add decoded for a handler); every pacerEvery ticks it
-// reads two runtime metrics (about a microsecond) and, over the slack, collects.
+// collection found live. tick is called once per object of a start that makes garbage (see
+// below); every pacerEvery ticks it reads two runtime metrics (about a microsecond) and,
+// over the slack, collects.
 //
 // Why not leave it to the runtime: with the default GOGC=100 the collector lets the heap
 // grow to twice what was live before it runs, whatever makes the garbage. A compact cache
