@@ -61,7 +61,8 @@ type Options[T Object] struct {
 	// zero Logger, like logr.Discard(), logs nothing: pass klog.Background() to log through
 	// klog.
 	Logger logr.Logger
-	// Registerer, if set, receives kindex's metrics (kindex_informer_*). Default: none.
+	// Registerer, if set, receives kindex's metrics (kindex_informer_*, kindex_callback_failures_total,
+	// kindex_start_collections_total). Default: none.
 	Registerer prometheus.Registerer
 	// Discovery resolves resources and reports their changes; front ends create one when it
 	// is nil. A shared *discovery.Client must be started by its owner.
