@@ -284,9 +284,9 @@
 //
 // Measured in the comparison harness (bench/README.md, "Start garbage"): a restart after a
 // 410 with a handler of objects peaks at 1.27x the heap it holds instead of 2.09x (20,000
-// Pods), 1.22x instead of 2.16x (100,000); a cold start with one at 145 MB instead of 236
+// Pods), 1.22x instead of 2.16x (100,000); a cold start with one at 153 MB instead of 248
 // MB (20,000 Pods, 102 MB held), 627 MB instead of 1,102 MB (100,000, 508 MB held); for
-// 7-27% more CPU in the start (the collector's extra cycles, most of them marking a heap
+// up to 27% more CPU in the start (the collector's extra cycles, most of them marking a heap
 // that is mostly bytes without pointers). A Go memory limit (GOMEMLIMIT) of 1.25x the
 // steady heap does as well or a little better (1.18x) for more CPU (47% in the same run)
 // and needs the steady heap known in advance; a handler of Items (ItemHandlerFuncs) decodes

@@ -23,7 +23,8 @@ var startPacer = newPacer(readHeap, runtime.GC)
 // peaks at about twice its steady heap exactly when it starts, which is when processes are
 // OOM-killed. GOMEMLIMIT does better (the runtime also returns memory to the system
 // sooner) but needs the steady heap known in advance, and GOGC lower than 100 costs
-// collections for the process's whole life; the pacer runs only while informers start.
+// collections for the process's whole life; the pacer runs only while informers start or
+// relist.
 // What it costs: one collection per live/8 bytes of garbage, each marking the live heap,
 // which in the compact mode is mostly bytes without pointers (bench/README.md measures it).
 //

@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -45,15 +44,6 @@ func NewClient(cfg *rest.Config, d *Decoder) (rest.Interface, error) {
 	}
 	return client, nil
 }
-
-// parameterCodec encodes ListOptions into query parameters as the dynamic client does.
-var parameterCodec = func() runtime.ParameterCodec {
-	s := runtime.NewScheme()
-	metav1.AddToGroupVersion(s, versionV1)
-	return runtime.NewParameterCodec(s)
-}()
-
-var versionV1 = schema.GroupVersion{Version: "v1"}
 
 var errNoClient = errors.New("compact: ListerWatcher without a client (use NewListerWatcher with a client from NewClient)")
 
@@ -97,17 +87,11 @@ var (
 // namespace applies to namespaced resources only; t's selectors replace those of the
 // options the Reflector passes, as in kindex's dynamic mode.
 func NewListerWatcher(client rest.Interface, t storage.Target) *ListerWatcher {
-	gvr := t.Resource.GVR
-	path := []string{"api"}
-	if gvr.Group != "" {
-		path = []string{"apis", gvr.Group}
+	ns := ""
+	if t.Resource.Namespaced {
+		ns = t.Namespace
 	}
-	path = append(path, gvr.Version)
-	if t.Resource.Namespaced && t.Namespace != "" {
-		path = append(path, "namespaces", t.Namespace)
-	}
-	path = append(path, gvr.Resource)
-	return &ListerWatcher{client: client, path: path, label: t.LabelSelector, field: t.FieldSelector,
+	return &ListerWatcher{client: client, path: storage.ResourcePath(t.Resource.GVR, ns), label: t.LabelSelector, field: t.FieldSelector,
 		shard: t.ShardSelector}
 }
 
@@ -137,7 +121,7 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOp
 	}
 	list := &List{}
 	err := lw.client.Get().AbsPath(lw.path...).
-		SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
+		SpecificallyVersionedParams(&opts, storage.ParameterCodec, storage.ParamsVersion).
 		Do(ctx).Into(list)
 	if err != nil {
 		return nil, err
@@ -159,7 +143,7 @@ func (lw *ListerWatcher) streamList(ctx context.Context, opts metav1.ListOptions
 		}
 	}
 	body, err := lw.client.Get().AbsPath(lw.path...).
-		SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
+		SpecificallyVersionedParams(&opts, storage.ParameterCodec, storage.ParamsVersion).
 		Stream(ctx)
 	if err != nil {
 		return nil, err
@@ -179,7 +163,7 @@ func (lw *ListerWatcher) WatchWithContext(ctx context.Context, opts metav1.ListO
 	lw.apply(&opts)
 	opts.Watch = true
 	return lw.client.Get().AbsPath(lw.path...).
-		SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
+		SpecificallyVersionedParams(&opts, storage.ParameterCodec, storage.ParamsVersion).
 		Watch(ctx)
 }
 

@@ -21,7 +21,7 @@ func (lw *ListerWatcher) CurrentResourceVersion(ctx context.Context) (string, er
 	defer cancel()
 	opts := storage.ProbeOptions()
 	w, err := lw.client.Get().AbsPath(lw.path...).
-		SpecificallyVersionedParams(&opts, parameterCodec, versionV1).
+		SpecificallyVersionedParams(&opts, storage.ParameterCodec, storage.ParamsVersion).
 		Watch(ctx)
 	if err != nil {
 		return "", err

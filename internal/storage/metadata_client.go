@@ -71,35 +71,14 @@ func (a metadataAdapter) IsWatchListSemanticsUnSupported() bool {
 // restMetadataClient sends the requests client-go's metadata client sends.
 type restMetadataClient struct{ rc *rest.RESTClient }
 
-var (
-	metadataParams    = runtime.NewScheme()
-	metadataParamsGV  = schema.GroupVersion{Version: "v1"}
-	metadataParamCode = func() runtime.ParameterCodec {
-		metav1.AddToGroupVersion(metadataParams, metadataParamsGV)
-		return runtime.NewParameterCodec(metadataParams)
-	}()
-)
-
 const (
 	acceptMetadataList = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 	acceptMetadata     = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 )
 
-func metadataPath(gvr schema.GroupVersionResource, ns string) []string {
-	p := []string{"api"}
-	if gvr.Group != "" {
-		p = []string{"apis", gvr.Group}
-	}
-	p = append(p, gvr.Version)
-	if ns != "" {
-		p = append(p, "namespaces", ns)
-	}
-	return append(p, gvr.Resource)
-}
-
 func (c *restMetadataClient) List(ctx context.Context, gvr schema.GroupVersionResource, ns string, o metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
-	res := c.rc.Get().AbsPath(metadataPath(gvr, ns)...).SetHeader("Accept", acceptMetadataList).
-		SpecificallyVersionedParams(&o, metadataParamCode, metadataParamsGV).Do(ctx)
+	res := c.rc.Get().AbsPath(ResourcePath(gvr, ns)...).SetHeader("Accept", acceptMetadataList).
+		SpecificallyVersionedParams(&o, ParameterCodec, ParamsVersion).Do(ctx)
 	if err := res.Error(); err != nil {
 		return nil, err
 	}
@@ -134,8 +113,8 @@ func (c *restMetadataClient) Watch(ctx context.Context, gvr schema.GroupVersionR
 		timeout = time.Duration(*o.TimeoutSeconds) * time.Second
 	}
 	o.Watch = true
-	return c.rc.Get().AbsPath(metadataPath(gvr, ns)...).SetHeader("Accept", acceptMetadata).
-		SpecificallyVersionedParams(&o, metadataParamCode, metadataParamsGV).Timeout(timeout).Watch(ctx)
+	return c.rc.Get().AbsPath(ResourcePath(gvr, ns)...).SetHeader("Accept", acceptMetadata).
+		SpecificallyVersionedParams(&o, ParameterCodec, ParamsVersion).Timeout(timeout).Watch(ctx)
 }
 
 // metadataSerializer is a NegotiatedSerializer for the metadata client's protobuf that
