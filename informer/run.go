@@ -148,6 +148,7 @@ func (r *run) processLoop() {
 // marks the entry synced. RealFIFO closes Done after the last initial item was applied,
 // still holding its lock; HasSynced takes that lock, so it returns after the item was applied.
 func (r *run) watchSynced() {
+	defer r.e.releaseHandlers() // if the run ends before its snapshot is served (waitCurrent)
 	select {
 	case <-r.fifo.Done():
 	case <-r.ctx.Done():

@@ -212,6 +212,7 @@ func (r *run) waitCurrent() bool {
 		return true
 	}
 	r.e.update(func(st *Status) { st.ServingFromSnapshot = true })
+	r.e.releaseHandlers() // the snapshot is in the cache: handlers may start (holdHandlers)
 	select {
 	case <-r.snap.current:
 	case <-r.ctx.Done():

@@ -35,6 +35,9 @@
 //   - Stop and Drain are Close and CloseAndDrain without the wait, for a caller that must
 //     not wait (one holding a lock that deliver may take); Done tells when the goroutine has
 //     exited.
+//   - Pause holds delivery (pushes are still queued) until Resume, for a producer that wants
+//     its consumer to start later (the informer holds its handlers while it loads a snapshot,
+//     so that the load has the CPU). A close ends a pause, each close in its own way.
 //   - Closing is idempotent. A Close after a CloseAndDrain that is still draining drops the
 //     rest and waits: Close always means "stop now". A CloseAndDrain after a Close has nothing
 //     left to deliver and only waits.

@@ -46,11 +46,12 @@ type Mailbox[T any] struct {
 	deliver func(T)
 	onPanic func(T, any, []byte)
 
-	mu    sync.Mutex
-	cond  *sync.Cond // signalled on push and on close; guarded by mu
-	queue []T        // pushed, not yet taken by the goroutine
-	spare []T        // an empty small array for the next queue
-	state atomic.Int32
+	mu     sync.Mutex
+	cond   *sync.Cond // signalled on push and on close; guarded by mu
+	queue  []T        // pushed, not yet taken by the goroutine
+	spare  []T        // an empty small array for the next queue
+	paused bool       // guarded by mu; see Pause
+	state  atomic.Int32
 
 	pending   atomic.Int64
 	delivered atomic.Uint64
@@ -108,6 +109,25 @@ func (m *Mailbox[T]) PushAll(vs ...T) bool {
 	m.mu.Unlock()
 	m.cond.Signal()
 	return true
+}
+
+// Pause holds delivery: items pushed from now on, and those queued and not yet taken by the
+// goroutine, are kept until Resume. A batch the goroutine already took is delivered to its
+// end (Stats.Pending tells what is left). A close ends a pause: Close and Stop drop what is
+// queued, Drain and CloseAndDrain deliver it. Pausing a paused mailbox does nothing.
+func (m *Mailbox[T]) Pause() {
+	m.mu.Lock()
+	m.paused = true
+	m.mu.Unlock()
+}
+
+// Resume ends a pause: what was queued meanwhile is delivered, in push order. Resuming a
+// mailbox that is not paused does nothing.
+func (m *Mailbox[T]) Resume() {
+	m.mu.Lock()
+	m.paused = false
+	m.mu.Unlock()
+	m.cond.Signal()
 }
 
 // Close stops the mailbox: queued items are dropped and pushes are refused; only the call of
@@ -202,7 +222,7 @@ func (m *Mailbox[T]) run(ready chan<- struct{}) {
 	close(ready)
 	for {
 		m.mu.Lock()
-		for len(m.queue) == 0 && m.state.Load() == open {
+		for (len(m.queue) == 0 || m.paused) && m.state.Load() == open {
 			m.cond.Wait()
 		}
 		if len(m.queue) == 0 || m.state.Load() == stopped {

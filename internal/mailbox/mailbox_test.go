@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 	"weak"
 
@@ -505,4 +506,67 @@ func TestStopAndDrainDoNotWait(t *testing.T) {
 			assert.Zero(t, m.Stats().Pending)
 		})
 	}
+}
+
+// A paused mailbox queues and delivers nothing until Resume, then everything in push order;
+// a batch already taken is finished; Drain ends a pause by delivering, Close by dropping.
+func TestPauseHoldsDeliveryUntilResume(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var c collector[int]
+		m := New(c.add, Options[int]{})
+		m.Push(0)
+		synctest.Wait()
+		require.Equal(t, []int{0}, c.items())
+
+		m.Pause()
+		m.Pause() // idempotent
+		for i := 1; i <= 100; i++ {
+			m.Push(i)
+		}
+		m.PushAll(101, 102)
+		synctest.Wait() // the goroutine is durably blocked: nothing more is delivered
+		assert.Equal(t, []int{0}, c.items())
+		assert.Equal(t, 102, m.Stats().Pending)
+
+		m.Resume()
+		synctest.Wait()
+		assert.Equal(t, seq(103), c.items())
+		m.Resume() // not paused: nothing happens
+		m.Push(103)
+		synctest.Wait()
+		assert.Equal(t, seq(104), c.items())
+
+		m.Pause()
+		m.Push(104)
+		require.NoError(t, m.CloseAndDrain(t.Context()), "Drain delivers what a pause held")
+		assert.Equal(t, seq(105), c.items())
+	})
+	synctest.Test(t, func(t *testing.T) {
+		var c collector[int]
+		m := New(c.add, Options[int]{})
+		m.Pause()
+		m.PushAll(seq(10)...)
+		m.Close()
+		assert.Empty(t, c.items(), "Close drops what a pause held")
+		assert.Equal(t, Stats{Dropped: 10}, m.Stats())
+	})
+}
+
+// Pause during a batch: the items the goroutine already took are delivered, the rest wait.
+func TestPauseFinishesTheBatchInFlight(t *testing.T) {
+	b := newBlocker()
+	m := New(b.deliver, Options[int]{})
+	m.PushAll(0, 1, 2) // one batch
+	require.Equal(t, 0, <-b.entered)
+	m.Pause()
+	m.Push(3) // queued behind the pause
+	close(b.release)
+	require.Equal(t, 1, <-b.entered)
+	require.Equal(t, 2, <-b.entered)
+	require.Eventually(t, func() bool { return m.Stats().Pending == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, []int{0, 1, 2}, b.c.items())
+	m.Resume()
+	require.Equal(t, 3, <-b.entered)
+	m.Close()
+	assert.Equal(t, seq(4), b.c.items())
 }
