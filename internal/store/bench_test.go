@@ -166,3 +166,42 @@ func BenchmarkStoreTreeMemory(b *testing.B) {
 	b.ReportMetric(keyTree, "key-tree-B/object")
 	b.ReportMetric(ordered, "ordered-B/pair")
 }
+
+// BenchmarkStoreFill adds 100,000 objects to an empty store with two indexes, as a sync or
+// a snapshot's load does: all in one namespace (as a namespaced informer's), and spread
+// over 100 namespaces of different lengths. Reported per object.
+func BenchmarkStoreFill(b *testing.B) {
+	const n = 100_000
+	for _, tc := range []struct {
+		name string
+		ns   func(i int) string
+	}{
+		{"one-namespace", func(int) string { return "kindex-bench-100000" }},
+		{"100-namespaces", func(i int) string { return fmt.Sprintf("ns-%d", i%100) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			objs := make([]any, n)
+			for i := range objs {
+				objs[i] = obj(tc.ns(i), fmt.Sprintf("pod-%06d", (i*7919)%n), int64(i%5), fmt.Sprintf("node-%d", i%1000), nil)
+			}
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				s := New(Options{})
+				if err := s.AddIndex("node", field("node")); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.AddIndex("size", field("size")); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for _, o := range objs {
+					if err := s.Add(o); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/object")
+		})
+	}
+}

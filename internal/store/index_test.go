@@ -23,7 +23,7 @@ func TestValueEntryMatchesModel(t *testing.T) {
 		recs := map[string]*record{}
 		rec := func(key string) *record {
 			if recs[key] == nil {
-				recs[key] = &record{key: key}
+				recs[key] = newRecord(key, nil)
 			}
 			return recs[key]
 		}
@@ -146,6 +146,31 @@ func TestCompareKeysOrdersByNamespaceThenName(t *testing.T) {
 				want = 1
 			}
 			require.Equal(t, want, compareKeys(a, b), "%s vs %s", a, b)
+			require.Equal(t, want, compareRecords(newRecord(a, nil), newRecord(b, nil)), "records %s vs %s", a, b)
 		}
+	}
+}
+
+// compareRecords agrees with compareKeys on random keys: namespaces of many lengths that
+// are prefixes of each other, cluster-scoped keys among them, and probes ("ns/", "").
+func TestCompareRecordsAgreesWithCompareKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := func() string {
+		const alphabet = "ab-0"
+		b := make([]byte, rng.IntN(4))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	key := func() string {
+		if rng.IntN(5) == 0 {
+			return word()
+		}
+		return word() + "/" + word()
+	}
+	for range 20000 {
+		a, b := key(), key()
+		require.Equal(t, compareKeys(a, b), compareRecords(newRecord(a, nil), newRecord(b, nil)), "%q vs %q", a, b)
 	}
 }

@@ -28,11 +28,11 @@ const (
 // recordFree is the node free list the large lists share (it is safe for concurrent use).
 var recordFree = btree.NewFreeListG[*record](256)
 
-func recordLess(a, b *record) bool { return compareKeys(a.key, b.key) < 0 }
+func recordLess(a, b *record) bool { return compareRecords(a, b) < 0 }
 
 // search returns where rec's key is, or would be, in small, and whether it is there.
 func (k *keyList) search(rec *record) (int, bool) {
-	return slices.BinarySearchFunc(k.small, rec, func(a, b *record) int { return compareKeys(a.key, b.key) })
+	return slices.BinarySearchFunc(k.small, rec, compareRecords)
 }
 
 // add inserts a record; it reports whether it was new.

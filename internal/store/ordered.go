@@ -24,7 +24,7 @@ const treeDegree = 32
 
 // newKeyTree returns an empty tree of records in (namespace, name) order.
 func newKeyTree() *btree.BTreeG[*record] {
-	return btree.NewG(treeDegree, func(a, b *record) bool { return compareKeys(a.key, b.key) < 0 })
+	return btree.NewG(treeDegree, recordLess)
 }
 
 // vitem is one (value, record) pair of an ordered index.
@@ -39,7 +39,7 @@ func vitemLess(a, b vitem) bool {
 			return c < 0
 		}
 	}
-	return compareKeys(a.rec.key, b.rec.key) < 0
+	return compareRecords(a.rec, b.rec) < 0
 }
 
 // makeOrdered builds the index's value tree. The caller holds the write lock.
@@ -78,7 +78,7 @@ func (s *Store) walkKeys(ns string, allNS bool, after string, hasAfter bool, vis
 	if hasAfter && compareKeys(after, start) > 0 {
 		start = after
 	}
-	s.byKey.AscendGreaterOrEqual(&record{key: start}, func(rec *record) bool {
+	s.byKey.AscendGreaterOrEqual(newRecord(start, nil), func(rec *record) bool {
 		if hasAfter && rec.key == after {
 			return true
 		}
@@ -108,7 +108,7 @@ func (s *Store) walkValues(ix *index, o order, after position, hasAfter bool, vi
 	if !hasAfter || after.val.has {
 		if !o.desc {
 			if hasAfter {
-				ix.ordered.AscendGreaterOrEqual(vitem{&valueEntry{sv: after.val}, &record{key: after.key}}, step)
+				ix.ordered.AscendGreaterOrEqual(vitem{&valueEntry{sv: after.val}, newRecord(after.key, nil)}, step)
 			} else {
 				ix.ordered.Ascend(step)
 			}
@@ -137,7 +137,7 @@ func (s *Store) walkValues(ix *index, o order, after position, hasAfter bool, vi
 func (s *Store) descendValues(ix *index, after position, hasAfter bool, step func(vitem) bool, more *bool) {
 	// records walks one value's records in (namespace, name) order from key on.
 	records := func(sv sortValue, key string) {
-		ix.ordered.AscendGreaterOrEqual(vitem{&valueEntry{sv: sv}, &record{key: key}}, func(it vitem) bool {
+		ix.ordered.AscendGreaterOrEqual(vitem{&valueEntry{sv: sv}, newRecord(key, nil)}, func(it vitem) bool {
 			return it.e.sv.s == sv.s && step(it)
 		})
 	}

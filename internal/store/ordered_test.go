@@ -160,7 +160,7 @@ func TestKeyListsStayOrdered(t *testing.T) {
 		key := fmt.Sprintf("%s/o%d", ns, rng.IntN(120))
 		rec := recs[key]
 		if rec == nil {
-			rec = &record{key: key}
+			rec = newRecord(key, nil)
 			recs[key] = rec
 		}
 		if _, in := model[key]; in && rng.IntN(2) == 0 {

@@ -641,6 +641,20 @@ func compareKeys(a, b string) int {
 	return strings.Compare(aname, bname)
 }
 
+// compareRecords is compareKeys of two records' keys, without searching them for their
+// '/': records keep its position (record.sep). A B-tree insert compares about twenty
+// times, and the two searches were most of each comparison (a quarter of the CPU time of
+// loading 100,000 Pods from a snapshot).
+func compareRecords(a, b *record) int {
+	if a.sep == b.sep {
+		return strings.Compare(a.key, b.key)
+	}
+	if c := strings.Compare(a.key[:max(a.sep-1, 0)], b.key[:max(b.sep-1, 0)]); c != 0 {
+		return c
+	}
+	return strings.Compare(a.key[a.sep:], b.key[b.sep:])
+}
+
 func splitKey(key string) (ns, name string) {
 	if i := strings.IndexByte(key, '/'); i >= 0 {
 		return key[:i], key[i+1:]

@@ -45,6 +45,15 @@ type record struct {
 	key    string
 	obj    any
 	values [][]string
+	// sep is the position of the key's '/' plus one (0: none, a cluster-scoped key), kept
+	// so that comparing two records' keys needs no search for it (compareRecords). It
+	// fits in the size class the record has without it.
+	sep int32
+}
+
+// newRecord returns a record of key (a probe for the trees when obj is nil).
+func newRecord(key string, obj any) *record {
+	return &record{key: key, obj: obj, sep: int32(strings.IndexByte(key, '/') + 1)}
 }
 
 // valuesOf returns the values of the index in slot.
@@ -162,7 +171,7 @@ func (s *Store) put(key string, obj any) {
 			s.items[key] = rec
 		}
 	} else {
-		rec = &record{key: key, obj: obj}
+		rec = newRecord(key, obj)
 		s.addToNamespace(rec, ns)
 		s.items[key] = rec
 		s.byKey.ReplaceOrInsert(rec)
