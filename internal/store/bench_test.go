@@ -168,21 +168,28 @@ func BenchmarkStoreTreeMemory(b *testing.B) {
 }
 
 // BenchmarkStoreFill adds 100,000 objects to an empty store with two indexes, as a sync or
-// a snapshot's load does: all in one namespace (as a namespaced informer's), and spread
-// over 100 namespaces of different lengths. Reported per object.
+// a snapshot's load does: all in one namespace (as a namespaced informer's), in random
+// order and in key order (as a LIST returns them and Store.List writes snapshots), and
+// spread over 100 namespaces of different lengths. Reported per object.
 func BenchmarkStoreFill(b *testing.B) {
 	const n = 100_000
 	for _, tc := range []struct {
-		name string
-		ns   func(i int) string
+		name    string
+		ns      func(i int) string
+		inOrder bool
 	}{
-		{"one-namespace", func(int) string { return "kindex-bench-100000" }},
-		{"100-namespaces", func(i int) string { return fmt.Sprintf("ns-%d", i%100) }},
+		{"one-namespace", func(int) string { return "kindex-bench-100000" }, false},
+		{"one-namespace-in-order", func(int) string { return "kindex-bench-100000" }, true},
+		{"100-namespaces", func(i int) string { return fmt.Sprintf("ns-%d", i%100) }, false},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			objs := make([]any, n)
 			for i := range objs {
-				objs[i] = obj(tc.ns(i), fmt.Sprintf("pod-%06d", (i*7919)%n), int64(i%5), fmt.Sprintf("node-%d", i%1000), nil)
+				k := (i * 7919) % n
+				if tc.inOrder {
+					k = i
+				}
+				objs[i] = obj(tc.ns(i), fmt.Sprintf("pod-%06d", k), int64(i%5), fmt.Sprintf("node-%d", i%1000), nil)
 			}
 			b.ResetTimer()
 			for range b.N {
