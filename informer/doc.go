@@ -187,9 +187,8 @@
 //     The phase stays Syncing: HasSynced and WaitForSync wait for the server. Handlers are
 //     held while the file loads and get the snapshot's adds once it is all in the cache
 //     (the informer is queryable by then): decoding objects for them, and collecting what
-//     that leaves, would otherwise take the CPU from the load (with a handler of decoded
-//     objects, 100,000 Pods were queryable in 1.2-1.3 s instead of 0.8 s before they were
-//     held; see bench/README.md, "Warm restart").
+//     that leaves, would otherwise take the CPU from the load (bench/README.md, "Queryable
+//     sooner").
 //   - The reflector then WATCHes from the saved resourceVersion: no LIST. The apiserver
 //     answers a watch from a compacted resourceVersion with a 410 error event at once, and
 //     a watch it accepts from its watch cache comes with the events since that version
