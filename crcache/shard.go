@@ -100,6 +100,9 @@ func (s *kshard[T]) addHandler(h toolscache.ResourceEventHandler) (*informer.Reg
 			}
 			h.OnDelete(kitem[T]{it})
 		},
+		// The handlers crcache adds hand controller-runtime typed objects, decoded from
+		// each item (convertingHandler): kindex paces the start's garbage for them.
+		Decodes: true,
 	})
 }
 

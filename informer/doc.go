@@ -278,8 +278,9 @@
 // pacing (GOGC=100) the collector lets the heap grow to about twice what was live before
 // it runs, whatever makes the garbage, so the process peaks at about twice its steady heap
 // exactly when it starts, which is when processes are OOM-killed. So in the compact mode
-// kindex runs the collector itself (runtime.GC, pacer.go) while handlers of objects receive
-// their initial adds and while a list replaces cached objects, whenever the heap's objects
+// kindex runs the collector itself (runtime.GC, pacer.go) while handlers of objects (and
+// handlers of Items that say they decode them, ItemHandlerFuncs.Decodes, as crcache's
+// do) receive their initial adds and while a list replaces cached objects, whenever the heap's objects
 // exceed what the last collection found live by an eighth (and take at least 16 MB); it
 // reads two runtime/metrics values every 32 objects to decide, a microsecond. Objects that
 // fill the cache (a cold list, a snapshot loading) do not count: growth is not garbage.

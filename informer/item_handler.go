@@ -31,6 +31,12 @@ type ItemHandlerFuncs[T Object] struct {
 	AddFunc    func(item Item[T], isInInitialList bool)
 	UpdateFunc func(oldItem, newItem Item[T])
 	DeleteFunc func(item Item[T], finalStateUnknown bool)
+	// Decodes says that the functions decode (nearly) every item they get, with Object or
+	// DecodeInto, as an adapter that hands typed objects on does: the informer then paces
+	// the garbage of its start for this handler as it does for a handler of decoded objects
+	// (see "Start garbage" in the package documentation). Without it, a handler of Items is
+	// taken to decode little and is not paced.
+	Decodes bool
 }
 
 // OnAdd implements cache.ResourceEventHandler for kindex's deliveries; other values are
@@ -71,9 +77,11 @@ func (f ItemHandlerFuncs[T]) OnDelete(obj any) {
 type itemHandler interface {
 	itemType() reflect.Type
 	itemsOf(c *core) func(any) (any, error)
+	decodes() bool
 }
 
 func (ItemHandlerFuncs[T]) itemType() reflect.Type { return reflect.TypeFor[T]() }
+func (f ItemHandlerFuncs[T]) decodes() bool        { return f.Decodes }
 
 func (ItemHandlerFuncs[T]) itemsOf(c *core) func(any) (any, error) {
 	return func(obj any) (any, error) {
@@ -107,10 +115,10 @@ func (c *core) convertFor(h cache.ResourceEventHandler) func(any) (any, error) {
 }
 
 // paceFor returns what a listener of h calls before it converts an initial add: the start
-// pacer's tick when the factory paces starts and h receives decoded objects (an item
-// handler decodes nothing), nil otherwise.
+// pacer's tick when the factory paces starts and h receives decoded objects or says it
+// decodes its items (ItemHandlerFuncs.Decodes), nil otherwise.
 func (c *core) paceFor(h cache.ResourceEventHandler) func() {
-	if _, ok := h.(itemHandler); ok || c.pace == nil {
+	if ih, ok := h.(itemHandler); ok && !ih.decodes() || c.pace == nil {
 		return nil
 	}
 	return func() { c.paceStart(true) }

@@ -98,12 +98,15 @@ func TestStartPacing(t *testing.T) {
 		decodes   bool
 		disable   bool
 		items     bool
+		itemsDec  bool // a handler of items that says it decodes them
 		wantTicks int64
 	}{
-		{"decoding mode, handler of objects", true, false, false, n},
-		{"decoding mode, handler of items", true, false, true, 0},
-		{"decoding mode, DisableStartGC", true, true, false, 0},
-		{"mode that does not decode", false, false, false, 0},
+		{"decoding mode, handler of objects", true, false, false, false, n},
+		{"decoding mode, handler of items", true, false, true, false, 0},
+		{"decoding mode, handler of items that decodes them", true, false, true, true, n},
+		{"decoding mode, DisableStartGC", true, true, false, false, 0},
+		{"mode that does not decode", false, false, false, false, 0},
+		{"mode that does not decode, handler of items that decodes them", false, false, true, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -119,7 +122,7 @@ func TestStartPacing(t *testing.T) {
 				}
 				var h cache.ResourceEventHandler = cache.ResourceEventHandlerFuncs{AddFunc: func(any) {}}
 				if tc.items {
-					h = ItemHandlerFuncs[obj]{AddFunc: func(Item[obj], bool) {}}
+					h = ItemHandlerFuncs[obj]{AddFunc: func(Item[obj], bool) {}, Decodes: tc.itemsDec}
 				}
 				ctx := context.Background()
 				inf, err := e.f.Informer(ctx, "widgets", WithEventHandler(h))
