@@ -3,8 +3,6 @@ package crcache_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // A controller's event handler gets typed objects that crcache decodes for it from the
@@ -29,14 +28,10 @@ func TestHandlerStartPacesGarbage(t *testing.T) {
 	ns := cp.Namespace(t)
 	const n, keys = 200, 3000
 	cl := adminClient(t)
-	for i := range n {
-		rnd := rand.New(rand.NewPCG(uint64(i), 7))
-		data := make(map[string]string, keys)
-		for k := range keys {
-			data[fmt.Sprintf("key-%04d", k)] = strconv.FormatUint(rnd.Uint64(), 36)
-		}
-		require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprint("big-", i)}, Data: data}))
-	}
+	testsupport.CreateN(t, n, func(i int) error {
+		return cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprint("big-", i)},
+			Data: testsupport.BigConfigMapData(uint64(i), keys)})
+	})
 	reg := prometheus.NewRegistry()
 	c, err := crcache.NewCache(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, crcache.Options{Registerer: reg})
 	require.NoError(t, err)

@@ -3,8 +3,6 @@ package dynamicinformer_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -33,13 +31,8 @@ func TestCompactStartPacesGarbage(t *testing.T) {
 	const n, keys = 200, 3000
 	cms := cp.Clientset(t).CoreV1().ConfigMaps(ns)
 	testsupport.CreateN(t, n, func(i int) error {
-		rnd := rand.New(rand.NewPCG(uint64(i), 7))
-		data := make(map[string]string, keys)
-		for k := range keys {
-			data[fmt.Sprintf("key-%04d", k)] = strconv.FormatUint(rnd.Uint64(), 36)
-		}
-		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("big-", i)}, Data: data},
-			metav1.CreateOptions{})
+		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("big-", i)},
+			Data: testsupport.BigConfigMapData(uint64(i), keys)}, metav1.CreateOptions{})
 		return err
 	})
 	for _, disable := range []bool{false, true} {

@@ -4,8 +4,11 @@
 package testsupport
 
 import (
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -264,4 +267,16 @@ func CreateN(tb testing.TB, n int, create func(i int) error) {
 	if err := g.Wait(); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// BigConfigMapData returns the data of a large ConfigMap: keys entries key-0000... of random
+// base-36 values, the same for the same seed. Decoded, each entry costs far more than its
+// JSON: tests of memory and garbage use it.
+func BigConfigMapData(seed uint64, keys int) map[string]string {
+	rnd := rand.New(rand.NewPCG(seed, 7))
+	data := make(map[string]string, keys)
+	for k := range keys {
+		data[fmt.Sprintf("key-%04d", k)] = strconv.FormatUint(rnd.Uint64(), 36)
+	}
+	return data
 }
