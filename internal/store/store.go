@@ -246,11 +246,13 @@ func (s *Store) del(key string) {
 	}
 }
 
-// List returns every object, in (namespace, name) order. The order costs nothing (the
-// records are walked in the key tree instead of the map) and makes what is built from the
+// List returns every object, in (namespace, name) order. The order costs nothing: the
+// key tree is walked faster than the map (5.3 ms for 100,000 objects against 8.6 ms,
+// measured once on the benchmarks' store). It makes what is built from the
 // list cheaper to rebuild: a snapshot written in this order is loaded into the trees along
 // their right edge, which stays in the processor's cache, instead of at random places of a
-// large heap (a third less CPU for the key trees of a 100,000-Pod load).
+// large heap (with compareRecords, the trees took 20 ms of the CPU of a 100,000-Pod load
+// instead of 170-210 ms; bench/README.md, "Queryable sooner").
 func (s *Store) List() []any {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
