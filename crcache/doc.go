@@ -68,9 +68,15 @@
 // controller-runtime's TransformStripManagedFields is recognized and skipped, since kindex has
 // cut managedFields from the bytes already (unless Options.KeepManagedFields).
 //
+// DefaultWatchErrorHandler is called with each list or watch error an informer records
+// (Statuses has them too), once per error: kindex classifies errors itself and parks an
+// informer that cannot succeed (a deleted CRD, a 403) instead of retrying, so the handler
+// hears of a parked informer once. It gets a stand-in *cache.Reflector named after the
+// informer, since kindex has none; client-go's DefaultWatchErrorHandler may be called with
+// it.
+//
 // Not used: HTTPClient (kindex builds its clients from the rest.Config, refusing redirects
-// to another host), NewInformer (there is no SharedIndexInformer), DefaultWatchErrorHandler
-// (kindex classifies list and watch errors itself; see Statuses), EnableWatchBookmarks
+// to another host), NewInformer (there is no SharedIndexInformer), EnableWatchBookmarks
 // (kindex decides), and the resync period a handler asks for.
 //
 // # Costs

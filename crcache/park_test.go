@@ -3,6 +3,7 @@ package crcache_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,4 +168,35 @@ func TestWatchForbidden(t *testing.T) {
 	}, func() string { s, _ := statusOf(c, "secrets"); return "did not park on watch: " + s.String() })
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s"}, &got))
 	assert.True(t, strings.HasPrefix(got.Name, "s"))
+}
+
+// TestDefaultWatchErrorHandler: controller-runtime's DefaultWatchErrorHandler hears of a
+// 403 once the informer records it, with a stand-in reflector that client-go's own handler
+// accepts, and not again while the informer is parked.
+func TestDefaultWatchErrorHandler(t *testing.T) {
+	ns := cp.Namespace(t)
+	ctx := t.Context()
+	_, ucfg, err := cp.NewUser()
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var errs []error
+	var names []string
+	h := func(ctx context.Context, r *toolscache.Reflector, err error) {
+		toolscache.DefaultWatchErrorHandler(ctx, r, err) // logs, as client-go's informers do
+		mu.Lock()
+		defer mu.Unlock()
+		errs = append(errs, err)
+		names = append(names, r.Name())
+	}
+	c := startCache(t, ucfg, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultWatchErrorHandler: h})
+	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cm"}, &corev1.ConfigMap{})
+	require.True(t, apierrors.IsForbidden(err), "%v", err)
+	calls := func() int { mu.Lock(); defer mu.Unlock(); return len(errs) }
+	testenv.Eventually(t, 10*time.Second, func() bool { return calls() >= 1 }, "the handler was called")
+	time.Sleep(3 * time.Second) // a parked informer makes no request, so no error
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, errs, 1, "%v", errs)
+	assert.True(t, apierrors.IsForbidden(errs[0]), "%v", errs[0])
+	assert.Contains(t, names[0], "configmaps")
 }

@@ -109,6 +109,12 @@ func startOnce[T informer.Object](r *resource, slot **informer.Factory[T], build
 	if err := f.Start(ctx); err != nil {
 		return nil, err
 	}
+	if h := r.c.opts.DefaultWatchErrorHandler; h != nil {
+		if err := reportWatchErrors(ctx, f, h); err != nil {
+			f.Shutdown()
+			return nil, err
+		}
+	}
 	*slot = f
 	return f, nil
 }
