@@ -504,7 +504,7 @@ func escapeValue(v string) string {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		c := v[i]
-		if strings.IndexByte(`\,=!<>() `, c) >= 0 {
+		if strings.IndexByte("\\,=!<>() \t", c) >= 0 { // blanks too: unescaped, the parser trims them
 			b.WriteByte('\\')
 		}
 		b.WriteByte(c)
