@@ -48,16 +48,7 @@ func TestHandlerStartPacesGarbage(t *testing.T) {
 	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), h.HasSynced))
 	require.Equal(t, int64(n), adds.Load())
 	require.Equal(t, int64(n*keys), entries.Load(), "every object decoded whole")
-	collections := 0.0
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() == "kindex_start_collections_total" {
-			for _, m := range f.GetMetric() {
-				collections += m.GetCounter().GetValue()
-			}
-		}
-	}
+	collections := testsupport.MetricSum(t, reg, "kindex_start_collections_total")
 	t.Logf("%v collections", collections)
 	assert.GreaterOrEqual(t, collections, 1.0)
 }

@@ -57,7 +57,7 @@ func TestCompactStartPacesGarbage(t *testing.T) {
 			require.True(t, cache.WaitForCacheSync(ctx.Done(), regs[0].HasSynced))
 			require.Equal(t, int64(n), adds.Load())
 			require.Equal(t, int64(n*keys), entries.Load(), "every object decoded whole")
-			collections := metricSum(t, reg, "kindex_start_collections_total")
+			collections := testsupport.MetricSum(t, reg, "kindex_start_collections_total")
 			t.Logf("%v collections", collections)
 			if disable {
 				assert.Zero(t, collections)
@@ -66,20 +66,4 @@ func TestCompactStartPacesGarbage(t *testing.T) {
 			}
 		})
 	}
-}
-
-// metricSum sums every sample of a metric.
-func metricSum(t *testing.T, g prometheus.Gatherer, name string) float64 {
-	t.Helper()
-	mfs, err := g.Gather()
-	require.NoError(t, err)
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			for _, m := range mf.GetMetric() {
-				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-			}
-		}
-	}
-	return sum
 }

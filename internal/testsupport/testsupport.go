@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -279,4 +280,22 @@ func BigConfigMapData(seed uint64, keys int) map[string]string {
 		data[fmt.Sprintf("key-%04d", k)] = strconv.FormatUint(rnd.Uint64(), 36)
 	}
 	return data
+}
+
+// MetricSum sums every sample (counter or gauge) of the metric family name in g.
+func MetricSum(tb testing.TB, g prometheus.Gatherer, name string) float64 {
+	tb.Helper()
+	mfs, err := g.Gather()
+	if err != nil {
+		tb.Fatalf("gathering metrics: %v", err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+		}
+	}
+	return sum
 }
