@@ -2,7 +2,6 @@ package crcache
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,13 +20,11 @@ import (
 // which is what handlers read (client-go's own DefaultWatchErrorHandler logs its name and
 // type). It is never run.
 func reportWatchErrors[T informer.Object](ctx context.Context, f *informer.Factory[T], h toolscache.WatchErrorHandlerWithContext) error {
-	var mu sync.Mutex // the subscription's calls are serial; the lock only documents the state
+	// SubscribeStatus calls from one goroutine, in order: the maps need no lock.
 	last := map[informer.Key]time.Time{}
 	stand := map[informer.Key]*toolscache.Reflector{}
 	_, err := f.SubscribeStatus(func(st informer.Status) {
-		mu.Lock()
 		if st.LastError == nil || !st.LastErrorTime.After(last[st.Key]) {
-			mu.Unlock()
 			return
 		}
 		last[st.Key] = st.LastErrorTime
@@ -39,7 +36,6 @@ func reportWatchErrors[T informer.Object](ctx context.Context, f *informer.Facto
 				toolscache.ReflectorOptions{Name: "kindex " + st.Key.String(), TypeDescription: st.Key.GVR.String()})
 			stand[st.Key] = r
 		}
-		mu.Unlock()
 		h(ctx, r, st.LastError)
 	})
 	return err

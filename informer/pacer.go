@@ -30,7 +30,8 @@ var startPacer = newPacer(readHeap, runtime.GC)
 //
 // Ticks come only from what makes garbage: an object of a list that replaces a cached one
 // (a relist's, or a restart's relist over its snapshot) and an initial add decoded for a
-// handler of objects. An object that fills the cache (a cold start's list, a snapshot
+// handler of objects (or for a handler of Items that says it decodes them,
+// ItemHandlerFuncs.Decodes). An object that fills the cache (a cold start's list, a snapshot
 // loading) does not tick: a heap that grows because what it holds is live is not garbage,
 // and collecting it would mark the growing heap again and again for nothing.
 type pacer struct {

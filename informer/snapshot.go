@@ -368,7 +368,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 	list := s.cfg.snapshotter.SnapshotList(items, meta.ResourceVersion)
 	e.update(func(st *Status) { st.SnapshotTime, st.SnapshotResourceVersion = meta.Time, meta.ResourceVersion })
 	r.slw.first, r.slw.sr = list, r.snap
-	e.holdHandlers() // until the snapshot is in the cache (run.watchSynced)
+	e.holdHandlers() // until the snapshot is served (run.waitCurrent), or the run ends (run.watchSynced)
 	return r.slw
 }
 

@@ -212,3 +212,27 @@ func BenchmarkStoreFill(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStoreList is List on 100,000 objects, which walks the key tree, and, for
+// comparison, the walk of the key map that List made before it returned key order.
+func BenchmarkStoreList(b *testing.B) {
+	s := benchStore(b, 100_000)
+	b.Run("List", func(b *testing.B) {
+		for b.Loop() {
+			if len(s.List()) != 100_000 {
+				b.Fatal("short")
+			}
+		}
+	})
+	b.Run("map-walk", func(b *testing.B) {
+		for b.Loop() {
+			out := make([]any, 0, len(s.items))
+			for _, rec := range s.items {
+				out = append(out, rec.obj)
+			}
+			if len(out) != 100_000 {
+				b.Fatal("short")
+			}
+		}
+	})
+}

@@ -247,8 +247,8 @@ func (s *Store) del(key string) {
 }
 
 // List returns every object, in (namespace, name) order. The order costs nothing: the
-// key tree is walked faster than the map (5.3 ms for 100,000 objects against 8.6 ms,
-// measured once on the benchmarks' store). It makes what is built from the
+// key tree is walked faster than the map (5.7 ms for 100,000 objects against 8.7 ms:
+// go test -run '^$' -bench StoreList ./internal/store/). It makes what is built from the
 // list cheaper to rebuild: a snapshot written in this order is loaded into the trees along
 // their right edge, which stays in the processor's cache, instead of at random places of a
 // large heap (with compareRecords, the trees took 20 ms of the CPU of a 100,000-Pod load

@@ -57,11 +57,11 @@ func init() {
 	harness.Register(optionalSubject{handlerSubject("kindex-compact-handler-nogc", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
 		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, DisableStartGC: true}, dynamicinformer.CompactOptions{})
 	})})
-	harness.Register(optionalSubject{subject("kindex-compact-list", compact, func(inf *dynamicinformer.Informer) (int, error) {
+	harness.Register(optionalSubject{subject("kindex-compact-list", compact, func(_ context.Context, inf *dynamicinformer.Informer) (int, error) {
 		all, err := inf.List(nil)
 		return len(all), err
 	})})
-	harness.Register(optionalSubject{subject("kindex-compact-listitems", compact, func(inf *dynamicinformer.Informer) (int, error) {
+	harness.Register(optionalSubject{subject("kindex-compact-listitems", compact, func(_ context.Context, inf *dynamicinformer.Informer) (int, error) {
 		all, err := inf.ListItems("")
 		return len(all), err
 	})})
@@ -75,14 +75,15 @@ func (optionalSubject) Optional() bool { return true }
 // register adds a subject that starts a factory, syncs one informer for the resource and
 // keeps it until stopped.
 func register[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error)) {
-	harness.Register(subject(name, newFactory, func(inf *informer.Informer[T]) (int, error) {
+	harness.Register(subject(name, newFactory, func(_ context.Context, inf *informer.Informer[T]) (int, error) {
 		return inf.Status().Objects, nil
 	}))
 }
 
-// subject is register's subject, whose count, once synced, is read's answer.
+// subject is register's subject, whose count, once synced, is read's answer; opts are the
+// informer's options.
 func subject[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error),
-	read func(*informer.Informer[T]) (int, error)) harness.SubjectFunc {
+	read func(context.Context, *informer.Informer[T]) (int, error), opts ...informer.Option) harness.SubjectFunc {
 	return harness.SubjectFunc{
 		SubjectName: name,
 		SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
@@ -90,7 +91,7 @@ func subject[T informer.Object](name string, newFactory func(*rest.Config, strin
 			if err != nil {
 				return 0, nil, err
 			}
-			inf, stop, err := startInformer(ctx, f, gvr)
+			inf, stop, err := startInformer(ctx, f, gvr, opts...)
 			if err != nil {
 				return 0, nil, err
 			}
@@ -99,7 +100,7 @@ func subject[T informer.Object](name string, newFactory func(*rest.Config, strin
 				release()
 				return 0, nil, err
 			}
-			n, err := read(inf)
+			n, err := read(ctx, inf)
 			if err != nil {
 				release()
 				return 0, nil, err
@@ -127,36 +128,22 @@ func startInformer[T informer.Object](ctx context.Context, f *informer.Factory[T
 }
 
 // handlerSubject is register's subject with a handler of objects that counts its adds; it
-// is synced once the handler has had every object of the initial list.
+// is synced once the handler has had every object of the initial list. (Each measurement
+// runs in a process of its own: one count per process.)
 func handlerSubject[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error)) harness.SubjectFunc {
-	return harness.SubjectFunc{
-		SubjectName: name,
-		SyncFunc: func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
-			f, err := newFactory(cfg, ns)
-			if err != nil {
-				return 0, nil, err
-			}
-			var adds atomic.Int64
-			h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { adds.Add(1) }}
-			inf, stop, err := startInformer(ctx, f, gvr, informer.WithEventHandler(h))
-			if err != nil {
-				return 0, nil, err
-			}
-			release := func() { inf.Release(); stop() }
-			regs := inf.Registrations()
-			if err := inf.WaitForSync(ctx); err != nil || len(regs) != 1 {
-				release()
-				return 0, nil, fmt.Errorf("sync: %v, %d registrations", err, len(regs))
-			}
-			if !cache.WaitForCacheSync(ctx.Done(), regs[0].HasSynced) {
-				release()
-				return 0, nil, ctx.Err()
-			}
-			if n := inf.Status().Objects; int(adds.Load()) != n {
-				release()
-				return 0, nil, fmt.Errorf("handler: %d adds for %d objects", adds.Load(), n)
-			}
-			return int(adds.Load()), release, nil
-		},
-	}
+	var adds atomic.Int64
+	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { adds.Add(1) }}
+	return subject(name, newFactory, func(ctx context.Context, inf *informer.Informer[T]) (int, error) {
+		regs := inf.Registrations()
+		if len(regs) != 1 {
+			return 0, fmt.Errorf("%d registrations", len(regs))
+		}
+		if !cache.WaitForCacheSync(ctx.Done(), regs[0].HasSynced) {
+			return 0, ctx.Err()
+		}
+		if n := inf.Status().Objects; int(adds.Load()) != n {
+			return 0, fmt.Errorf("handler: %d adds for %d objects", adds.Load(), n)
+		}
+		return int(adds.Load()), nil
+	}, informer.WithEventHandler(h))
 }

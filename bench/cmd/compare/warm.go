@@ -69,8 +69,8 @@ func init() {
 // compact front end decodes every object it hands a handler (the snapshot's included), so
 // its garbage shows in the RSS; the subjects without one show the restart's own memory.
 // The -nogc subject sets Options.DisableStartGC: the start's garbage is left to the Go
-// runtime's default pacing. With items, the handler is an informer.ItemHandlerFuncs, which decodes nothing. With
-// memLimit, the restart runs under a Go memory limit (debug.SetMemoryLimit, as GOMEMLIMIT
+// runtime's default pacing. With items, the handler is an informer.ItemHandlerFuncs, which
+// decodes nothing. With memLimit, the restart runs under a Go memory limit (debug.SetMemoryLimit, as GOMEMLIMIT
 // sets it) of memLimit times the heap the first child held once synced: what a user who
 // knows the steady heap of the process does to keep the garbage of a handler's decoded
 // objects from doubling it.
