@@ -1,7 +1,9 @@
 package typedjson
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -68,4 +70,76 @@ func TestUnmarshalSharedStringsAreViews(t *testing.T) {
 	for _, s := range []string{copied.A, copied.B, copied.M["key"]} {
 		require.False(t, within(s, data), "Unmarshal copies %q", s)
 	}
+}
+
+// Pointers to small scalars (*bool, *int32, *int64) are words of a chunk shared by one
+// call: each is its own word, more of them than a chunk holds get another chunk, and no
+// two results share a word.
+func TestScalarPointersShareAChunkNotAWord(t *testing.T) {
+	type doc struct {
+		B    *bool
+		I    *int32
+		L    []*int64
+		Next *doc
+	}
+	var items []string
+	for k := range 3 * wordChunk {
+		items = append(items, fmt.Sprint(k))
+	}
+	data := []byte(`{"B":true,"I":7,"L":[` + strings.Join(items, ",") + `],"Next":{"B":false,"I":-3}}`)
+	var a, b doc
+	require.NoError(t, Unmarshal(data, &a))
+	require.NoError(t, Unmarshal(data, &b))
+	for _, d := range []doc{a, b} {
+		require.True(t, *d.B)
+		require.Equal(t, int32(7), *d.I)
+		require.False(t, *d.Next.B)
+		require.Equal(t, int32(-3), *d.Next.I)
+		require.Len(t, d.L, 3*wordChunk)
+		for k, p := range d.L {
+			require.Equal(t, int64(k), *p)
+		}
+	}
+	*a.B, *a.I = false, 1
+	for _, p := range a.L {
+		*p = -1
+	}
+	require.True(t, *b.B, "another result's bool is not changed")
+	require.Equal(t, int32(7), *b.I)
+	for k, p := range b.L {
+		require.Equal(t, int64(k), *p, "another result's int64 is not changed")
+	}
+	seen := map[*int64]bool{}
+	for _, p := range append(a.L, b.L...) {
+		require.False(t, seen[p], "two values share a word")
+		seen[p] = true
+	}
+}
+
+// A new slice is given room for as many elements as the last array of its type had; an
+// array longer or shorter than that is still decoded whole and exactly, and a long array
+// does not make later slices of its type large.
+func TestSliceRoomFollowsTheLastArray(t *testing.T) {
+	type elem struct{ A int }
+	decode := func(n int) []elem {
+		var items []string
+		for k := range n {
+			items = append(items, fmt.Sprintf(`{"A":%d}`, k))
+		}
+		var s []elem
+		require.NoError(t, Unmarshal([]byte("["+strings.Join(items, ",")+"]"), &s))
+		require.Len(t, s, n)
+		for k := range s {
+			require.Equal(t, k, s[k].A)
+		}
+		return s
+	}
+	for _, n := range []int{3, 1, 5, 5, 2, 100, 1} {
+		decode(n)
+	}
+	decode(4)
+	require.GreaterOrEqual(t, cap(decode(4)), 4, "room for the last array's length")
+	decode(100000)
+	require.LessOrEqual(t, cap(decode(1))*int(unsafe.Sizeof(elem{})), 2*hintBytes,
+		"a long array does not make the next slice large")
 }

@@ -20,19 +20,17 @@ type sliceHeader struct {
 // room (those it has are reused, as encoding/json does when a key repeats), then it is
 // cut to the array's length; an empty array gives an empty non-nil slice.
 //
-// An array decoded into a slice without room (nil, usually) is first decoded into a
-// scratch buffer of the decoder, then copied into a slice of its exact length: one
-// allocation instead of the log2(n)+1 of growing it as append does. Only the elements
-// past a buffer's bound (scratchBytes) are decoded into the slice growing as append
-// does.
+// An array decoded into a slice without room (nil, usually) is decoded into a new slice
+// with room for as many elements as the last such array of the slice's type had (see
+// fresh): usually one allocation, where appending costs log2(n)+1.
 func sliceDec(t reflect.Type, elem *plan) decFunc {
 	sp := &slicePlan{
 		t: t, elem: elem, size: t.Elem().Size(),
 		w:         typeWord(reflect.PointerTo(t)),
 		emptyData: reflect.MakeSlice(t, 0, 0).UnsafePointer(),
-		id:        int(slicePlans.Add(1) - 1),
 	}
-	sp.maxScratch = scratchBytes / max(int(sp.size), 1)
+	sp.maxHint = hintBytes / max(int(sp.size), 1)
+	sp.hint.Store(1)
 	bytes := t.Elem().Kind() == reflect.Uint8
 	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		data := d.data
@@ -71,21 +69,18 @@ func sliceDec(t reflect.Type, elem *plan) decFunc {
 	}
 }
 
-// slicePlans numbers the slice plans, for the decoders' scratch buffers.
-var slicePlans atomic.Int64
-
-// scratchBytes bounds the scratch buffer of a slice type, so that a decoder in the pool
-// keeps little.
-const scratchBytes = 16 << 10
+// hintBytes bounds the room a new slice is given before its array is decoded, so that
+// one long array does not make every later slice of its type large.
+const hintBytes = 4 << 10
 
 type slicePlan struct {
-	t          reflect.Type
-	elem       *plan
-	size       uintptr
-	w          unsafe.Pointer // type word of *t
-	emptyData  unsafe.Pointer // of an empty slice, not nil
-	id         int            // index of its buffers in decoder.scratch
-	maxScratch int            // elements in a scratch buffer at most
+	t         reflect.Type
+	elem      *plan
+	size      uintptr
+	w         unsafe.Pointer // type word of *t
+	emptyData unsafe.Pointer // of an empty slice, not nil
+	hint      atomic.Int32   // the length of the last array decoded into a new slice
+	maxHint   int            // the most hint says
 }
 
 // value returns the slice sh as a reflect.Value (settable).
@@ -124,74 +119,18 @@ func (d *decoder) inPlace(sp *slicePlan, sh *sliceHeader, n, i int) (int, error)
 	}
 }
 
-// fresh decodes the elements of the array at i (its first element) into a scratch buffer,
-// then into the slice sh, which has no room, at their exact number.
+// fresh decodes the elements of the array at i (its first element) into the slice sh,
+// which has no room: it is allocated first with room for as many elements as the last
+// array of its type had (sp.hint), then grown as append does if the array is longer.
+// Arrays of one type tend to have the same length in objects of one kind (two containers,
+// one port, two tolerations), so this is usually one allocation and no copy.
 func (d *decoder) fresh(sp *slicePlan, sh *sliceHeader, i int) (int, error) {
-	buf := d.scratchFor(sp)
-	data := d.data
-	n := 0
-	for {
-		if n == buf.cap {
-			if n >= sp.maxScratch {
-				// Long: on in the slice itself.
-				d.spill(sp, sh, buf, n)
-				d.release(sp, buf)
-				return d.inPlace(sp, sh, n, i)
-			}
-			buf.len = n
-			sp.value(buf).Grow(max(n, 4))
-		}
-		var err error
-		i, err = sp.elem.dec(d, unsafe.Add(buf.data, uintptr(n)*sp.size), i)
-		if err != nil {
-			return i, err // the buffer is not zero any more: dropped
-		}
-		n++
-		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
-			continue
-		}
-		var more bool
-		if i, more, err = d.next(i, ']'); err != nil {
-			return i, err
-		}
-		if !more {
-			d.spill(sp, sh, buf, n)
-			d.release(sp, buf)
-			return i, nil
-		}
+	sp.value(sh).Grow(int(sp.hint.Load()))
+	i, err := d.inPlace(sp, sh, 0, i)
+	if err == nil {
+		sp.hint.Store(int32(max(min(sh.len, sp.maxHint), 1)))
 	}
-}
-
-// spill moves the n elements of the scratch buffer into sh, made of length n, and zeroes
-// them in the buffer.
-func (d *decoder) spill(sp *slicePlan, sh *sliceHeader, buf *sliceHeader, n int) {
-	dst := sp.value(sh)
-	dst.Grow(n)
-	sh.len = n
-	buf.len = n
-	src := sp.value(buf)
-	reflect.Copy(dst, src)
-	src.Clear()
-	buf.len = 0
-}
-
-// scratchFor takes the scratch buffer of slice plan sp (length 0, elements zero) from the
-// decoder, or makes one; release gives it back.
-func (d *decoder) scratchFor(sp *slicePlan) *sliceHeader {
-	if sp.id >= len(d.scratch) {
-		d.scratch = append(d.scratch, make([]*sliceHeader, sp.id+1-len(d.scratch))...)
-	}
-	buf := d.scratch[sp.id]
-	if buf == nil {
-		return new(sliceHeader)
-	}
-	d.scratch[sp.id] = nil // an array of the same type inside gets another
-	return buf
-}
-
-func (d *decoder) release(sp *slicePlan, buf *sliceHeader) {
-	d.scratch[sp.id] = buf
+	return i, err
 }
 
 // base64 decodes the string at i into the byte slice sh, as encoding/json does.

@@ -13,10 +13,10 @@ type decoder struct {
 	depth int // open objects and arrays
 	hops  int // interfaces followed to the pointers they hold, without reading input
 	buf   []byte
-	// scratch holds a buffer for each slice type (by slicePlan.id), its elements zero.
-	scratch []*sliceHeader
 	// arena holds the bytes of the short strings decoded in this call (see str).
 	arena []byte
+	// words holds the words not yet handed out of this call's chunk (see word).
+	words []uint64
 	// shared: strings may be views of data (UnmarshalShared).
 	shared bool
 	// quantities outlive the call, with the decoder in the pool (made by the first
@@ -67,7 +67,7 @@ func unmarshal(data []byte, v any, shared bool) error {
 	if err == nil {
 		err = d.end(i)
 	}
-	d.data, d.arena = nil, nil
+	d.data, d.arena, d.words = nil, nil, nil
 	if cap(d.buf) > maxKeptBuf {
 		d.buf = nil
 	}
@@ -150,4 +150,20 @@ func (d *decoder) string(b []byte) string {
 	start := len(d.arena)
 	d.arena = append(d.arena, b...)
 	return unsafe.String(&d.arena[start], n)
+}
+
+// wordChunk is the number of words in a chunk of word.
+const wordChunk = 16
+
+// word returns a zero word of memory without pointers, for a small value a pointer of the
+// result points to: a word of a chunk shared by the values of one call, allocated once
+// for wordChunk of them. A value kept after the rest of the result is dropped keeps its
+// chunk alive.
+func (d *decoder) word() unsafe.Pointer {
+	if len(d.words) == 0 {
+		d.words = make([]uint64, wordChunk)
+	}
+	p := unsafe.Pointer(&d.words[0])
+	d.words = d.words[1:]
+	return p
 }

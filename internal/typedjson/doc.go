@@ -114,10 +114,7 @@
 // What remains is mostly the allocations any decoder into these types makes (a
 // ResourceList is a map of at least 600 bytes, a Pod 50 objects; in a process with a large
 // heap, allocation is 40% of the decode) and the scan itself: a pass that only validates
-// the same bytes takes 4.5 µs. Arrays are decoded into a scratch buffer and copied into a
-// slice of their exact length with reflect (Grow, Copy, Clear: 13% of the decode of the
-// reads benchmark's Pods, which have 16 arrays in 3 KB); the package takes no go:linkname
-// into the runtime to do it more cheaply.
+// the same bytes takes 4.5 µs.
 //
 // # How
 //
@@ -137,8 +134,11 @@
 // views of the input. Timestamps in the form the API server writes them
 // ("2006-01-02T15:04:05Z") are converted without time.Parse, and a decoder in the pool
 // remembers the last 32 quantities it parsed. An array decoded into a nil slice is decoded into a
-// scratch buffer of the decoder first and then copied into a slice of its exact length: one
-// allocation, where appending costs log2(n)+1. Maps of the common types
+// new slice with room for as many elements as the last array of its type had (arrays of a
+// type tend to have one length in objects of a kind: two containers, one port), grown as
+// append does when the array is longer: usually one allocation and no copy, where
+// appending costs log2(n)+1. Pointers to small scalars (*bool, *int32, *int64) are words
+// of a 128-byte chunk shared by one call rather than allocations of their own. Maps of the common types
 // (map[string]string, map[string]any, corev1.ResourceList, map[string][]byte) are decoded
 // without reflection.
 //
@@ -148,9 +148,10 @@
 // encoding/json makes, fewer for strings and slices), nothing else. The first call with a
 // type compiles its plan (microseconds to a millisecond for a large type such as
 // CustomResourceDefinition); plans are never dropped, one per type ever decoded. A pooled
-// decoder keeps a scratch buffer per slice type it has decoded, each zeroed and at most
-// 16 KB, an unescaping buffer of at most 64 KB, and its last 32 quantities (their strings
+// decoder keeps an unescaping buffer of at most 64 KB, and its last 32 quantities (their strings
 // and values; those held as an *inf.Dec are never kept, so that no two results share
 // one). A string that outlives the rest of its result keeps its 1 KB chunk alive (with
-// UnmarshalShared, the whole input), as a substring keeps its string.
+// UnmarshalShared, the whole input), as a substring keeps its string, and a scalar its
+// 128-byte chunk. A slice may have more room than elements (at most 4 KB more) when its
+// array is shorter than the last one of its type.
 package typedjson

@@ -144,6 +144,15 @@ func (b *builder) through(t reflect.Type) decFunc {
 // decoded through it, allocating its value first if it is nil.
 func pointerDec(t reflect.Type, self *plan) decFunc {
 	et := t.Elem()
+	// A pointer to a small value without pointers (*bool, *int32, *int64: a Pod has
+	// about ten) gets a word of the call's chunk rather than an allocation of its own.
+	word := false
+	switch et.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64:
+		word = true
+	}
 	return func(d *decoder, p unsafe.Pointer, i int) (int, error) {
 		if i < len(d.data) && d.data[i] == 'n' {
 			end, err := d.literal(i, "null")
@@ -154,7 +163,11 @@ func pointerDec(t reflect.Type, self *plan) decFunc {
 		}
 		v := *(*unsafe.Pointer)(p)
 		if v == nil {
-			v = reflect.New(et).UnsafePointer()
+			if word {
+				v = d.word()
+			} else {
+				v = reflect.New(et).UnsafePointer()
+			}
 			*(*unsafe.Pointer)(p) = v
 		}
 		return self.through(d, v, i)
