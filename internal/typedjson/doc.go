@@ -105,7 +105,11 @@
 // process that holds two 5,000-Pod caches, measures 0.57-0.58 at best and 0.60-0.74
 // overall (Item.DecodeInto against Item.Object, alternating); the decoders alone on 40 of
 // those Pods (BenchmarkDecodePodBest/apiserver, testdata/apiserver-pods.jsonl) measure
-// 0.57 at best where podgen's measure 0.51 in the same run (2026-11-27, load about 2). With managedFields kept
+// 0.57 at best where podgen's measure 0.51 in the same run (2026-11-27, load about 2),
+// and 0.52-0.54 (podgen's 0.46-0.47) since slices are given room by the last length of
+// their type and scalars words of a shared chunk, against 0.55-0.56 (0.49-0.50) for the
+// version before, three runs each, alternating (2026-11-28, 00:17 UTC, load about 1.5).
+// With managedFields kept
 // (7.7 KB), which typedjson decodes as the bytes they are (metav1.FieldsV1 keeps its raw
 // JSON) and the unstructured decode as 131 maps, the typed decode gains: 47 µs of CPU
 // against 81 µs (sigs.k8s.io/json 163 µs) in a run at load 16, before the changes of
