@@ -30,11 +30,6 @@ const defaultSyncPeriod = 10 * time.Hour
 // Options are crcache's own settings, on top of controller-runtime's cache.Options. The zero
 // value is what New uses.
 type Options struct {
-	// KeepManagedFields keeps metadata.managedFields in the cache. By default they are cut
-	// before anything is stored, as everywhere in kindex: they are about 40% of a typical
-	// object and a cache reader seldom needs them. controller-runtime's default cache keeps
-	// them; set this if a controller reads them from the cache.
-	KeepManagedFields bool
 	// DisableCompression keeps each object's JSON as it is instead of zstd-compressed. By
 	// default crcache compresses every cached object against a dictionary its informer
 	// makes of the first objects it stores (kindex's CompactOptions.Compress): a realistic

@@ -39,14 +39,12 @@ func TestCompressedTypedReads(t *testing.T) {
 	}
 	compressed, plain := start(crcache.Options{}), start(crcache.Options{DisableCompression: true})
 
-	// server returns the server's pods by name, as a cache returns them: managedFields cut,
-	// with their kind.
+	// server returns the server's pods by name, as a cache returns them: with their kind.
 	server := func() map[string]corev1.Pod {
 		var l corev1.PodList
 		require.NoError(t, cl.List(ctx, &l, client.InNamespace(ns)))
 		out := map[string]corev1.Pod{}
 		for _, p := range l.Items {
-			p.ManagedFields = nil
 			p.APIVersion, p.Kind = "v1", "Pod"
 			out[p.Name] = p
 		}
@@ -91,7 +89,7 @@ func TestCompressedTypedReads(t *testing.T) {
 			for _, p := range a.Items {
 				require.Equal(t, want[p.Name], p, stage)
 			}
-			if a.Continue != "" {
+			if a.Continue != "" && a.Continue != "continue-not-supported" {
 				var a2, b2 corev1.PodList
 				require.NoError(t, compressed.List(ctx, &a2, append(opts, client.Continue(a.Continue))...))
 				require.NoError(t, plain.List(ctx, &b2, append(opts, client.Continue(b.Continue))...))

@@ -28,8 +28,11 @@ type shardConfig struct {
 	listNamespace string
 	label, field  string
 	transform     toolscache.TransformFunc
-	noCopy        bool
-	resync        time.Duration // the SyncPeriod that applies here
+	// stripManagedFields: the shard's transform is controller-runtime's
+	// TransformStripManagedFields, which kindex does on the bytes instead (transform is nil).
+	stripManagedFields bool
+	noCopy             bool
+	resync             time.Duration // the SyncPeriod that applies here
 }
 
 // plan is how a resource is cached: its scope and one shard per namespace configuration.
@@ -51,6 +54,18 @@ func (p *plan) resync() time.Duration {
 		}
 	}
 	return d
+}
+
+// keepManagedFields reports whether the resource's objects are stored with their
+// managedFields: as in controller-runtime, unless TransformStripManagedFields is the
+// transform of every shard (kindex stores a resource once, for all its shards).
+func (p *plan) keepManagedFields() bool {
+	for _, s := range p.shards {
+		if !s.stripManagedFields {
+			return true
+		}
+	}
+	return false
 }
 
 // shardFor returns the index of the shard that holds objects of namespace ns, or -1.
@@ -146,10 +161,10 @@ func (c *Cache) toShard(ns string, cfg cache.Config, exclude []string) shardConf
 	if cfg.SyncPeriod != nil {
 		s.resync = *cfg.SyncPeriod
 	}
-	if !c.kopts.KeepManagedFields && isStripManagedFields(cfg.Transform) {
-		// kindex has cut managedFields from the bytes already: the transform would only cost a
-		// decode and an encode per object.
-		s.transform = nil
+	if isStripManagedFields(cfg.Transform) {
+		// kindex cuts managedFields from the bytes before it stores them: the transform would
+		// only cost a decode and an encode per object.
+		s.transform, s.stripManagedFields = nil, true
 	}
 	if cfg.UnsafeDisableDeepCopy != nil {
 		s.noCopy = *cfg.UnsafeDisableDeepCopy

@@ -103,10 +103,21 @@ func TestPlanFor(t *testing.T) {
 		assert.True(t, p.hasTransform())
 
 		c = &Cache{opts: cache.Options{DefaultTransform: cache.TransformStripManagedFields()}}
-		assert.Nil(t, c.planFor(podGVK, namespaced).shards[0].transform,
-			"TransformStripManagedFields is skipped: managedFields are cut already")
-		c.kopts.KeepManagedFields = true
-		assert.NotNil(t, c.planFor(podGVK, namespaced).shards[0].transform, "unless they are kept")
+		p = c.planFor(podGVK, namespaced)
+		assert.Nil(t, p.shards[0].transform,
+			"TransformStripManagedFields is skipped: kindex cuts managedFields from the bytes")
+		assert.False(t, p.keepManagedFields())
+		assert.True(t, (&Cache{}).planFor(podGVK, namespaced).keepManagedFields(),
+			"kept by default, as in controller-runtime")
+
+		// One namespace strips them, another does not: the resource, stored once, keeps them.
+		c = &Cache{opts: cache.Options{DefaultNamespaces: map[string]cache.Config{
+			"a": {Transform: cache.TransformStripManagedFields()},
+			"b": {},
+		}}}
+		assert.True(t, c.planFor(podGVK, namespaced).keepManagedFields())
+		c.opts.DefaultTransform = cache.TransformStripManagedFields()
+		assert.False(t, c.planFor(podGVK, namespaced).keepManagedFields())
 	})
 }
 

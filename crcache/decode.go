@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
@@ -119,8 +120,10 @@ func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {
 
 // eventObject turns an item kindex hands a handler or an index function (kshard.addHandler,
 // kshard.addIndexFunc) into a new object of the access's kind, decoded as decodeInto decodes
-// a read: a typed object straight from the stored bytes, with no map in between. A
-// metadata-only informer's cached object is handed out as a shallow copy with its kind set.
+// a read: a typed object straight from the stored bytes, with no map in between, and its
+// TypeMeta empty as in controller-runtime's typed informers (and as a typed client returns
+// objects). A metadata-only informer's cached object is handed out as a shallow copy with
+// its kind set.
 func (a *access) eventObject(obj any) (any, error) {
 	it, ok := obj.(item)
 	if !ok {
@@ -143,6 +146,9 @@ func (a *access) eventObject(obj any) (any, error) {
 	}
 	if err := a.decodeInto(it, out, true); err != nil {
 		return nil, err
+	}
+	if a.key.kind == kindTyped {
+		out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	}
 	return out, nil
 }

@@ -271,23 +271,46 @@ func TestDeepCopy(t *testing.T) {
 	})
 }
 
-// TestKeepManagedFields: managedFields are cut unless asked for.
-func TestKeepManagedFields(t *testing.T) {
+// TestManagedFields: managedFields are kept, as in controller-runtime, unless
+// TransformStripManagedFields is configured, which kindex does on the stored bytes; the same
+// for metadata-only informers.
+func TestManagedFields(t *testing.T) {
 	ns := cp.Namespace(t)
 	cl := adminClient(t)
 	createPods(t, cl, ns, "p", 1)
 	key := client.ObjectKey{Namespace: ns, Name: "p-00"}
-	for _, keep := range []bool{false, true} {
-		c, err := crcache.NewCache(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, crcache.Options{KeepManagedFields: keep})
+	var created corev1.Pod
+	require.NoError(t, cl.Get(t.Context(), key, &created))
+	require.NotEmpty(t, created.ManagedFields)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}, Data: map[string]string{"k": "v"}}
+	require.NoError(t, cl.Create(t.Context(), cm))
+	require.NotEmpty(t, cm.ManagedFields)
+	for _, strip := range []bool{false, true} {
+		opts := cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}
+		if strip {
+			opts.DefaultTransform = cache.TransformStripManagedFields()
+		}
+		c, err := crcache.NewCache(cp.AdminConfig(), opts, crcache.Options{})
 		require.NoError(t, err)
 		run(t, c)
 		require.True(t, c.WaitForCacheSync(t.Context()))
 		var p corev1.Pod
 		require.NoError(t, c.Get(t.Context(), key, &p))
-		assert.Equal(t, keep, len(p.ManagedFields) > 0, "keep=%v", keep)
 		u := unstructuredPod()
 		require.NoError(t, c.Get(t.Context(), key, u))
-		assert.Equal(t, keep, len(u.GetManagedFields()) > 0, "keep=%v", keep)
+		cms := &metav1.PartialObjectMetadataList{}
+		cms.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMapList"})
+		require.NoError(t, c.List(t.Context(), cms))
+		require.NotEmpty(t, cms.Items)
+		if strip {
+			assert.Empty(t, p.ManagedFields)
+			assert.Empty(t, u.GetManagedFields())
+			assert.Empty(t, cms.Items[0].ManagedFields, "metadata-only")
+			continue
+		}
+		assert.Equal(t, created.ManagedFields, p.ManagedFields, "kept by default")
+		assert.Len(t, u.GetManagedFields(), len(created.ManagedFields))
+		assert.Equal(t, cm.ManagedFields, cms.Items[0].ManagedFields, "metadata-only")
 	}
 }
 

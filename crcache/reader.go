@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,25 +26,16 @@ import (
 // stored JSON straight into out), an *unstructured.Unstructured or a
 // *metav1.PartialObjectMetadata with its GVK set. The first read of a resource starts its
 // informer and waits until it has synced (unless ReaderFailOnMissingInformer). Errors:
-// apierrors.IsNotFound for a missing object; apierrors.IsTimeout when ctx ends before the
-// informer syncs; the server's refusal (apierrors.IsForbidden, IsNotFound) at once when the
-// informer is parked before its first sync; *cache.ErrCacheNotStarted before Start.
+// apierrors.IsNotFound for a missing object (naming the kind, as controller-runtime's cache
+// does); apierrors.IsTimeout when ctx ends before the informer syncs; the server's refusal
+// (apierrors.IsForbidden, IsNotFound) at once when the informer is parked before its first
+// sync; *cache.ErrCacheNotStarted before Start.
 func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object, opts ...client.GetOption) error {
 	gvk, kind, err := c.gvkOf(out, false)
 	if err != nil {
 		return err
 	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
-	if err != nil {
-		return err
-	}
-	if !c.isStarted() {
-		return errCacheNotStarted
-	}
-	if err := a.waitSynced(ctx); err != nil {
-		return err
-	}
-	shards, err := a.current()
 	if err != nil {
 		return err
 	}
@@ -56,7 +48,21 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 	if i < 0 {
 		return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
 	}
+	if !c.isStarted() {
+		return errCacheNotStarted
+	}
+	if err := a.waitSynced(ctx); err != nil {
+		return err
+	}
+	shards, err := a.current()
+	if err != nil {
+		return err
+	}
 	it, err := shards[i].getItem(ns, key.Name)
+	if apierrors.IsNotFound(err) {
+		// As controller-runtime's cache says it: the kind where the server says the resource.
+		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
+	}
 	if err != nil {
 		return err
 	}
@@ -79,7 +85,9 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 //   - Limit returns at most Limit objects and, when more match, a Continue token; passing it
 //     back (client.Continue) returns the next page. Pages follow (namespace, name) order, so
 //     an object present throughout is returned exactly once whatever changes in between. The
-//     list's RemainingItemCount says how many matches follow the page.
+//     list's RemainingItemCount says how many matches follow the page. Without Limit, the
+//     list's Continue is "continue-not-supported" and passing that back is an error, as
+//     with controller-runtime's cache.
 func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	gvk, kind, err := c.gvkOf(list, true)
 	if err != nil {
@@ -87,9 +95,23 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	listOpts := client.ListOptions{}
 	listOpts.ApplyOptions(opts)
+	if listOpts.Continue == continueNotSupported {
+		return errContinueNotSupported
+	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
 		return err
+	}
+	p := a.res.plan
+	ns := listOpts.Namespace
+	if !p.namespaced {
+		ns = ""
+	}
+	shard := -1
+	if ns != "" {
+		if shard = p.shardFor(ns); shard < 0 {
+			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", ns)
+		}
 	}
 	if !c.isStarted() {
 		return errCacheNotStarted
@@ -101,18 +123,9 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	if err != nil {
 		return err
 	}
-	p := a.res.plan
-	ns := listOpts.Namespace
-	if !p.namespaced {
-		ns = ""
-	}
 	scope := shards
-	if ns != "" {
-		i := p.shardFor(ns)
-		if i < 0 {
-			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", ns)
-		}
-		scope = shards[i : i+1]
+	if shard >= 0 {
+		scope = shards[shard : shard+1]
 	}
 	conds, err := a.conditions(listOpts.FieldSelector)
 	if errors.Is(err, errMatchesNothing) {
@@ -147,6 +160,9 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 		items = items[n:]
 	}
 	next := ""
+	if listOpts.Limit <= 0 {
+		next = continueNotSupported // what controller-runtime's cache says of an unlimited list
+	}
 	var remaining *int64
 	if listOpts.Limit > 0 && int64(len(items)) > listOpts.Limit {
 		rest := int64(len(items)) - listOpts.Limit
@@ -293,6 +309,14 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 
 // errMatchesNothing marks a selector that selects nothing.
 var errMatchesNothing = errors.New("crcache: the field selector matches nothing")
+
+// continueNotSupported is the Continue of a List without Limit, and passing it back is
+// errContinueNotSupported, as with controller-runtime's cache: a caller that pages without
+// a Limit learns that there is no next page to ask for. With a Limit, Continue is a real
+// token (empty on the last page).
+const continueNotSupported = "continue-not-supported"
+
+var errContinueNotSupported = errors.New("continue list option is not supported by the cache")
 
 // fieldIndexName is the kindex index name of an IndexField or IndexJSONPath name.
 func fieldIndexName(field string) string { return "field:" + field }

@@ -67,7 +67,9 @@ func TestGet(t *testing.T) {
 		assert.Equal(t, corev1.RestartPolicyNever, got.Spec.RestartPolicy)
 		assert.Equal(t, created[1].Spec.Containers, got.Spec.Containers)
 		assert.Equal(t, podGVK, got.GroupVersionKind())
-		assert.Empty(t, got.ManagedFields, "managedFields are cut by default")
+		want := created[1].DeepCopy()
+		want.SetGroupVersionKind(podGVK)
+		assert.Equal(t, want, &got, "the object the server returned, managedFields included, as in controller-runtime")
 
 		got.Labels["i"] = "changed"
 		got.Spec.Containers[0].Image = "changed"
@@ -102,6 +104,9 @@ func TestGet(t *testing.T) {
 		for _, out := range []client.Object{&corev1.Pod{}, unstructuredPod(), metadataPod()} {
 			err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "missing"}, out)
 			assert.True(t, apierrors.IsNotFound(err), "%T: %v", out, err)
+			var status apierrors.APIStatus
+			require.ErrorAs(t, err, &status)
+			assert.Equal(t, "Pod", status.Status().Details.Kind, "the kind, as controller-runtime's cache says it")
 		}
 	})
 	t.Run("cluster-scoped, namespace ignored", func(t *testing.T) {
@@ -145,7 +150,10 @@ func TestList(t *testing.T) {
 			m := metadataPodList()
 			require.NoError(t, c.List(ctx, m, tt.opts...))
 			assert.Equal(t, podNames(&typed), names(ptrs(m.Items)))
-			assert.Empty(t, typed.Continue, "a complete list has no continue token")
+			assert.Equal(t, "continue-not-supported", typed.Continue,
+				"an unlimited list says it has no pages, as controller-runtime's cache does")
+			err := c.List(ctx, &typed, append(tt.opts, client.Continue(typed.Continue))...)
+			assert.EqualError(t, err, "continue list option is not supported by the cache")
 		})
 	}
 

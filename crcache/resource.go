@@ -98,7 +98,7 @@ func startOnce[T informer.Object](r *resource, slot **informer.Factory[T], build
 	}
 	f, err := build(informer.Options[T]{
 		ResyncPeriod:      r.plan.resync(),
-		KeepManagedFields: r.c.kopts.KeepManagedFields,
+		KeepManagedFields: r.plan.keepManagedFields(),
 		Logger:            r.c.kopts.Logger,
 		Registerer:        r.c.kopts.Registerer,
 		Discovery:         r.c.disc,

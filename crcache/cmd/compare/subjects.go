@@ -21,21 +21,22 @@ const (
 	subjectCRDefault    = "controller-runtime"
 	subjectCRStripMF    = "controller-runtime-strip-mf"
 	subjectCrcache      = "crcache"
-	subjectCrcachePlain = "crcache-uncompressed"
-	subjectCrcacheKeep  = "crcache-keep-mf"
+	subjectCrcacheStrip = "crcache-strip-mf"
+	subjectCrcachePlain = "crcache-strip-mf-uncompressed"
 )
 
 // defaultSubjects: the apiserver's LIST (the floor of any sync, from bench/harness),
-// controller-runtime's cache with and without managedFields, crcache (compressed, its
-// default), uncompressed, and keeping managedFields.
-var defaultSubjects = []string{harness.SubjectListJSON, subjectCRDefault, subjectCRStripMF, subjectCrcache, subjectCrcachePlain, subjectCrcacheKeep}
+// controller-runtime's cache with and without managedFields, and crcache the same two ways
+// (compressed, its default), and without managedFields uncompressed.
+var defaultSubjects = []string{harness.SubjectListJSON, subjectCRDefault, subjectCRStripMF, subjectCrcache, subjectCrcacheStrip, subjectCrcachePlain}
 
 func init() {
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCRDefault, SyncFunc: crSync(nil)})
 	harness.Register(harness.SubjectFunc{SubjectName: subjectCRStripMF, SyncFunc: crSync(cache.TransformStripManagedFields())})
-	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcache, SyncFunc: crcacheSync(crcache.Options{})})
-	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcachePlain, SyncFunc: crcacheSync(crcache.Options{DisableCompression: true})})
-	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcacheKeep, SyncFunc: crcacheSync(crcache.Options{KeepManagedFields: true})})
+	strip := cache.TransformStripManagedFields()
+	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcache, SyncFunc: crcacheSync(nil, crcache.Options{})})
+	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcacheStrip, SyncFunc: crcacheSync(strip, crcache.Options{})})
+	harness.Register(harness.SubjectFunc{SubjectName: subjectCrcachePlain, SyncFunc: crcacheSync(strip, crcache.Options{DisableCompression: true})})
 }
 
 // listFor returns the list object a controller would read gvr with: typed when the scheme
@@ -100,11 +101,12 @@ func crSync(transform func(any) (any, error)) func(context.Context, *rest.Config
 }
 
 // crcacheSync is crcache, restricted to the namespace as controller-runtime's is.
-func crcacheSync(o crcache.Options) func(context.Context, *rest.Config, schema.GroupVersionResource, string) (int, func(), error) {
+func crcacheSync(transform func(any) (any, error), o crcache.Options) func(context.Context, *rest.Config, schema.GroupVersionResource, string) (int, func(), error) {
 	return func(ctx context.Context, cfg *rest.Config, gvr schema.GroupVersionResource, ns string) (int, func(), error) {
 		c, err := crcache.NewCache(cfg, cache.Options{
 			Scheme:            scheme.Scheme,
 			DefaultNamespaces: map[string]cache.Config{ns: {}},
+			DefaultTransform:  transform,
 		}, o)
 		if err != nil {
 			return 0, nil, err
