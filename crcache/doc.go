@@ -100,8 +100,8 @@
 // or 32 KiB), stay uncompressed, and so a resource with a handful of objects is not
 // compressed at all. Options.DisableCompression turns it off. CPU: every read decodes. A
 // typed Get of a Pod costs a JSON decode straight into the struct (5-10 µs for a 2.4 KB
-// Pod) where controller-runtime's costs a deep copy: with the decompression 0.65-0.74x the
-// time of that deep copy, without it 0.45-0.55x (README.md). A List decodes only the
+// Pod) where controller-runtime's costs a deep copy: with the decompression 0.63-0.88x the
+// time of that deep copy, without it 0.47-0.59x (README.md). A List decodes only the
 // objects it returns, after the selectors and Limit. Handlers receive objects decoded for
 // them as a read decodes them: crcache adds them to kindex as an informer.ItemHandlerFuncs,
 // whose Items it decodes straight into the handler's kind (8-16 µs a Pod, 0.25-0.45x the
