@@ -93,6 +93,8 @@ type access struct {
 	stopCh  chan struct{}
 	checker *doneChecker
 	synced  bool // latch: every shard has synced once
+
+	shared sharedObjects // objects read with UnsafeDisableDeepCopy (shared.go)
 }
 
 // indexReg is an index registered through an access: a function (IndexField, AddIndexers)
@@ -384,6 +386,7 @@ func (a *access) stop() {
 	shards := a.shards
 	close(a.stopCh)
 	a.mu.Unlock()
+	a.shared.reset()
 	for _, s := range shards {
 		s.release()
 	}

@@ -29,8 +29,9 @@ func (a *access) newTyped() (runtime.Object, error) {
 //     metadata-only informer, the cached object is deep-copied (shared instead when
 //     UnsafeDisableDeepCopy is set).
 //
-// Objects from the compact store are always the caller's own: UnsafeDisableDeepCopy has no
-// effect there, since decoding already makes a new object.
+// Objects decoded from the compact store are the caller's own (noCopy matters only for
+// metadata-only informers); reads with UnsafeDisableDeepCopy share the objects of
+// access.read instead.
 func (a *access) decodeInto(it item, out runtime.Object, noCopy bool) error {
 	gvk := a.key.gvk
 	switch a.key.kind {

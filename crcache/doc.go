@@ -20,9 +20,12 @@
 // decodes only the metadata. The three share one informer, where controller-runtime runs
 // one per kind (controller-runtime#977); a resource read only as metadata gets a
 // metadata-only informer (protobuf, a few hundred bytes per object), as with
-// controller-runtime. Every object a read returns is the
-// caller's own: decoding is the copy, so UnsafeDisableDeepCopy has no effect on compact
-// reads (it does on metadata-only informers, whose objects are kept decoded).
+// controller-runtime. Every object a read returns is the caller's own: decoding is the
+// copy. With UnsafeDisableDeepCopy, reads share objects as controller-runtime's do (two
+// reads of an unchanged object share their maps, and a change made through one is seen by
+// the next): the access keeps the object it decoded for each object read that way, at its
+// resourceVersion, beside the stored bytes, which costs that object's memory for the
+// objects read that way only (metadata-only informers share the objects they hold).
 //
 // Lists. List returns its objects in (namespace, name) order and supports Limit and
 // Continue: a page of Limit objects (after the label and field selectors, never before)
@@ -72,11 +75,11 @@
 // Reads answer as controller-runtime's do: objects equal to the server's, typed objects in
 // handlers and index functions with an empty TypeMeta, apierrors.NewNotFound naming the
 // kind, a List without Limit whose Continue is "continue-not-supported" (refused when passed
-// back), an error for a namespace outside the cache before anything waits. Where it differs
-// on purpose: UnsafeDisableDeepCopy (above); a List of a cluster-scoped type with a
-// namespace returns the type's objects, as the API server does, where controller-runtime's
-// cache returns none; GetInformerForKind of a kind the scheme lacks gives an unstructured
-// informer rather than an error.
+// back), an error for a namespace outside the cache before anything waits, objects shared
+// by reads with UnsafeDisableDeepCopy. Where it differs on purpose: a List of a
+// cluster-scoped type with a namespace returns the type's objects, as the API server does,
+// where controller-runtime's cache returns none; GetInformerForKind of a kind the scheme
+// lacks gives an unstructured informer rather than an error.
 //
 // DefaultWatchErrorHandler is called with each list or watch error an informer records
 // (Statuses has them too), once per error: kindex classifies errors itself and parks an

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -235,12 +238,16 @@ func TestTransforms(t *testing.T) {
 	assert.Equal(t, "default", cms.Items[0].Annotations["transformed"])
 }
 
-// TestDeepCopy: reads from the compact store are always the caller's own; reads from a
-// metadata-only informer are copies unless UnsafeDisableDeepCopy.
+// TestDeepCopy: reads are the caller's own copies unless UnsafeDisableDeepCopy, with which
+// they share objects as controller-runtime's do: two reads of an unchanged object share
+// their maps, a change made through one is seen by the next, and a change on the server
+// gives a new object. The same for typed, unstructured and metadata reads, from the compact
+// store and from a metadata-only informer, for Get and List.
 func TestDeepCopy(t *testing.T) {
 	ns := cp.Namespace(t)
 	cl := adminClient(t)
-	require.NoError(t, cl.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm", Labels: map[string]string{"a": "b"}}}))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm", Labels: map[string]string{"a": "b"}}}
+	require.NoError(t, cl.Create(t.Context(), cm))
 	cmGVK := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	key := client.ObjectKey{Namespace: ns, Name: "cm"}
 	getMeta := func(t *testing.T, c *crcache.Cache, opts ...client.GetOption) *metav1.PartialObjectMetadata {
@@ -249,7 +256,18 @@ func TestDeepCopy(t *testing.T) {
 		require.NoError(t, c.Get(t.Context(), key, m, opts...))
 		return m
 	}
-	sameMap := func(a, b map[string]string) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
+	getTyped := func(t *testing.T, c *crcache.Cache, opts ...client.GetOption) *corev1.ConfigMap {
+		var x corev1.ConfigMap
+		require.NoError(t, c.Get(t.Context(), key, &x, opts...))
+		return &x
+	}
+	getUns := func(t *testing.T, c *crcache.Cache, opts ...client.GetOption) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(cmGVK)
+		require.NoError(t, c.Get(t.Context(), key, u, opts...))
+		return u
+	}
+	sameMap := func(a, b any) bool { return reflect.ValueOf(a).Pointer() == reflect.ValueOf(b).Pointer() }
 
 	t.Run("default", func(t *testing.T) {
 		c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
@@ -259,15 +277,78 @@ func TestDeepCopy(t *testing.T) {
 		assert.Equal(t, "b", getMeta(t, c).Labels["a"])
 		shared := getMeta(t, c, client.UnsafeDisableDeepCopy)
 		assert.True(t, sameMap(shared.Labels, getMeta(t, c, client.UnsafeDisableDeepCopy).Labels), "per-call UnsafeDisableDeepCopy")
+
+		x, y := getTyped(t, c), getTyped(t, c)
+		assert.False(t, sameMap(x.Labels, y.Labels), "typed reads are copies")
+		x.Labels["a"] = "changed"
+		assert.Equal(t, "b", getTyped(t, c).Labels["a"])
+		p, q := getTyped(t, c, client.UnsafeDisableDeepCopy), getTyped(t, c, client.UnsafeDisableDeepCopy)
+		assert.True(t, sameMap(p.Labels, q.Labels), "per-call UnsafeDisableDeepCopy shares typed objects")
+		assert.False(t, sameMap(p.Labels, getTyped(t, c).Labels), "a read that copies does not")
 	})
 	t.Run("UnsafeDisableDeepCopy", func(t *testing.T) {
 		yes := true
 		c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultUnsafeDisableDeepCopy: &yes})
-		assert.True(t, sameMap(getMeta(t, c).Labels, getMeta(t, c).Labels), "metadata-only objects are shared")
-		var x, y corev1.ConfigMap
-		require.NoError(t, c.Get(t.Context(), key, &x))
-		require.NoError(t, c.Get(t.Context(), key, &y))
-		assert.False(t, sameMap(x.Labels, y.Labels), "typed objects are decoded for each read: never shared")
+		x, y := getTyped(t, c), getTyped(t, c)
+		assert.True(t, sameMap(x.Labels, y.Labels), "typed objects are shared")
+		assert.Equal(t, cm.UID, x.UID)
+		u, v := getUns(t, c), getUns(t, c)
+		assert.True(t, sameMap(u.Object, v.Object), "unstructured objects are shared")
+		assert.Equal(t, cmGVK, v.GroupVersionKind())
+		// Typed reads came first: metadata reads are served from the compact informer.
+		for _, s := range c.Statuses() {
+			assert.NotEqual(t, "metadata", s.Key.Mode, "no metadata-only informer: %v", s.Key)
+		}
+		assert.True(t, sameMap(getMeta(t, c).Labels, getMeta(t, c).Labels), "metadata from the compact store is shared")
+
+		// A change through a read is seen by the next, as in controller-runtime.
+		x.Labels["a"] = "changed in the cache"
+		assert.Equal(t, "changed in the cache", getTyped(t, c).Labels["a"])
+		var list corev1.ConfigMapList
+		require.NoError(t, c.List(t.Context(), &list, client.InNamespace(ns)))
+		require.Len(t, list.Items, 1)
+		assert.True(t, sameMap(x.Labels, list.Items[0].Labels), "List shares the same objects")
+		ul := &unstructured.UnstructuredList{}
+		ul.SetGroupVersionKind(cmGVK.GroupVersion().WithKind("ConfigMapList"))
+		require.NoError(t, c.List(t.Context(), ul, client.InNamespace(ns)))
+		require.Len(t, ul.Items, 1)
+		assert.True(t, sameMap(u.Object, ul.Items[0].Object))
+		assert.False(t, sameMap(x.Labels, getTyped(t, c, client.UnsafeDisableDeepCopyOption(false)).Labels),
+			"a per-call copy overrides the default")
+
+		// A change on the server: a new object, shared again.
+		cm.Labels["a"] = "updated"
+		require.NoError(t, cl.Update(t.Context(), cm))
+		testenv.Eventually(t, 10*time.Second, func() bool {
+			return getTyped(t, c).ResourceVersion == cm.ResourceVersion
+		}, "the cache did not see the update")
+		z := getTyped(t, c)
+		assert.Equal(t, "updated", z.Labels["a"])
+		assert.False(t, sameMap(x.Labels, z.Labels), "the old shared object is not the new version's")
+		assert.True(t, sameMap(z.Labels, getTyped(t, c).Labels))
+
+		// Concurrent shared reads: no race (go test -race) and one object.
+		var wg sync.WaitGroup
+		got := make([]*corev1.ConfigMap, 8)
+		for i := range got {
+			wg.Go(func() {
+				var o corev1.ConfigMap
+				if err := c.Get(t.Context(), key, &o); err == nil {
+					got[i] = &o
+				}
+			})
+		}
+		wg.Wait()
+		for _, o := range got {
+			require.NotNil(t, o)
+			assert.True(t, sameMap(z.Labels, o.Labels))
+		}
+
+		// Deleted: not found, and the shared object goes with the informer's data.
+		require.NoError(t, cl.Delete(t.Context(), cm))
+		testenv.Eventually(t, 10*time.Second, func() bool {
+			return apierrors.IsNotFound(c.Get(t.Context(), key, &corev1.ConfigMap{}))
+		}, "the cache did not see the delete")
 	})
 }
 

@@ -72,7 +72,7 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 	if getOpts.UnsafeDisableDeepCopy != nil {
 		noCopy = *getOpts.UnsafeDisableDeepCopy
 	}
-	return a.decodeInto(it, out, noCopy)
+	return a.read(it, out, noCopy)
 }
 
 // List reads the cached objects that match opts into list, in (namespace, name) order.
@@ -188,7 +188,7 @@ func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) err
 	case *unstructured.UnstructuredList:
 		l.Items = make([]unstructured.Unstructured, len(items))
 		for i, it := range items {
-			if err := a.decodeInto(it, &l.Items[i], noCopy); err != nil {
+			if err := a.read(it, &l.Items[i], noCopy); err != nil {
 				return err
 			}
 		}
@@ -196,7 +196,7 @@ func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) err
 	case *metav1.PartialObjectMetadataList:
 		l.Items = make([]metav1.PartialObjectMetadata, len(items))
 		for i, it := range items {
-			if err := a.decodeInto(it, &l.Items[i], noCopy); err != nil {
+			if err := a.read(it, &l.Items[i], noCopy); err != nil {
 				return err
 			}
 		}
@@ -227,7 +227,7 @@ func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) err
 		if !ok {
 			return fmt.Errorf("crcache: items of %T are not runtime.Objects", list)
 		}
-		if err := a.decodeInto(it, obj, noCopy); err != nil {
+		if err := a.read(it, obj, noCopy); err != nil {
 			return err
 		}
 	}

@@ -38,6 +38,7 @@ type item interface {
 	Key() string
 	Namespace() string
 	Name() string
+	ResourceVersion() string
 	// Raw is the stored JSON (compact mode) or nil.
 	Raw() []byte
 	// DecodeInto decodes the item into a typed struct (informer.Item.DecodeInto): from
