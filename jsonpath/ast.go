@@ -28,6 +28,7 @@ type segment struct {
 	name     string      // segField
 	quoted   string      // segField: name as a JSON string, "" if it needs escapes (see mayRepeat)
 	anchor   int         // segField: the position in quoted of its rarest byte (see mayRepeat)
+	alt      []segment   // segField of a quoted key with unescaped dots: its parts, read when the key is missing (see dottedKey)
 	index    int         // segIndex
 	slice    sliceSpec   // segSlice
 	branches [][]segment // segUnion: each branch is one selector segment
@@ -206,7 +207,7 @@ func appendSegment(b []byte, s *segment, afterDescent bool) []byte {
 			return append(b, s.name...)
 		}
 		b = append(b, '[')
-		b = appendQuotedKey(b, s.name)
+		b = appendQuotedKey(b, s.name, s.alt == nil)
 		return append(b, ']')
 	case segFilter:
 		b = append(b, "[?("...)
@@ -235,7 +236,7 @@ func appendSegment(b []byte, s *segment, afterDescent bool) []byte {
 func appendSelector(b []byte, s *segment) []byte {
 	switch s.kind {
 	case segField:
-		return appendQuotedKey(b, s.name)
+		return appendQuotedKey(b, s.name, s.alt == nil)
 	case segWildcard:
 		return append(b, '*')
 	case segIndex:
@@ -271,15 +272,16 @@ func simpleName(s string) bool {
 }
 
 // appendQuotedKey prints a key as a single-quoted string, the form
-// kubectl users write in brackets (['app.kubernetes.io/name']).
-func appendQuotedKey(b []byte, s string) []byte {
+// kubectl users write in brackets (['app.kubernetes.io/name']), its dots
+// escaped when it is one key only (see dottedKey).
+func appendQuotedKey(b []byte, s string, escapeDots bool) []byte {
 	b = append(b, '\'')
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
 			b = append(b, '\\', 'x', hexDigits[s[i]>>4], hexDigits[s[i]&0xf])
-		case r == '\'' || r == '\\':
+		case r == '\'' || r == '\\' || r == '.' && escapeDots:
 			b = append(b, '\\', byte(r))
 		case r < utf8.RuneSelf && strconv.IsPrint(r):
 			b = append(b, byte(r))

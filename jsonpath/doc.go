@@ -104,7 +104,7 @@
 // Options.MaxNesting (16), with a *SyntaxError wrapping ErrTooComplex.
 // The length limit applies to the canonical form (Path.String) too, which
 // can be longer than the expression ({..*} prints as {..[*]}, a\.b as
-// ['a.b']): so Compile(p.String()) always succeeds with the options that
+// ['a\.b']): so Compile(p.String()) always succeeds with the options that
 // compiled p, and gives the same String.
 //
 // Each evaluation has a budget of Options.MaxSteps steps (65536) and
@@ -127,11 +127,13 @@
 // AllowMissingKeys(true) (kubectl's setting) wherever client-go succeeds,
 // with these deliberate exceptions, each covered by the comparison test:
 //
-//   - A quoted key is one key: ['app.kubernetes.io/name'] reads the label
-//     of that name. client-go splits it at the dots and reads nothing; the
-//     union ['metadata.name','status.capacity'] of the kubectl docs
-//     therefore means two literal keys in kindex. Write
-//     {.items[*].metadata.name,.items[*].status.capacity} instead.
+//   - A quoted key with dots is the key when the object has it:
+//     ['app.kubernetes.io/name'] reads the label of that name, where
+//     client-go splits it at the dots and reads nothing. When the object
+//     lacks the key, its parts are read as client-go reads them, so that
+//     the union ['metadata.name','status.capacity'] of the kubectl docs
+//     gives kubectl's output. An escaped dot (['a\.b'], or .a\.b) is part
+//     of the key only.
 //   - Map members are visited in key order, not in random order.
 //   - Where client-go fails on the shape of the data, kindex selects
 //     nothing: an index or slice out of range (slice bounds are clamped,

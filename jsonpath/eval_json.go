@@ -223,6 +223,12 @@ func (t jsonTree) walk(n gjson.Result, segs []segment, left int) (_ gjson.Result
 		var ok bool
 		if s.kind == segField {
 			c, ok, cost = t.lookup(n, s, left, cost)
+			if !ok && s.alt != nil && cost <= left {
+				// A dotted key the object lacks: its parts (see dottedKey).
+				var done, more int
+				c, done, more = t.walk(n, s.alt, left-cost)
+				ok, cost = done == len(s.alt), cost+more
+			}
 		} else {
 			c, ok, cost = index(n, s.index, left, cost)
 		}

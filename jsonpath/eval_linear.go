@@ -128,7 +128,7 @@ func (r *objRunner) run(segs []segment, n any) bool {
 // eachWalk is run(rest, c) for each c, for a rest made of fields and
 // indexes, without the calls.
 func (r *objRunner) eachWalk(l []any, rest []segment) bool {
-	name, single := "", len(rest) == 1 && rest[0].kind == segField
+	name, single := "", len(rest) == 1 && rest[0].kind == segField && rest[0].alt == nil
 	if single {
 		name = rest[0].name
 	}
@@ -178,7 +178,7 @@ func (r *objRunner) match(f *filter, e any) bool {
 		return false
 	}
 	var c any
-	if len(segs) == 1 && segs[0].kind == segField { // @.name
+	if len(segs) == 1 && segs[0].kind == segField && segs[0].alt == nil { // @.name
 		m, ok := e.(map[string]any)
 		if ok {
 			c, ok = m[segs[0].name]

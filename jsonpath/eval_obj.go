@@ -22,7 +22,14 @@ func (objTree) follow(n any, segs []segment) (any, int) {
 			}
 			c, ok := m[s.name]
 			if !ok {
-				return n, i
+				if s.alt == nil {
+					return n, i
+				}
+				// A dotted key the object lacks: its parts (see dottedKey).
+				var done int
+				if c, done = (objTree{}).follow(n, s.alt); done < len(s.alt) {
+					return n, i
+				}
 			}
 			n = c
 			continue

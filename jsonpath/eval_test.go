@@ -433,3 +433,56 @@ func TestInvalidJSONDoesNotPanic(t *testing.T) {
 		}
 	}
 }
+
+// A quoted key with unescaped dots is the key when the object has it, and its parts when
+// it does not (as client-go reads it); an escaped dot is part of the key only. The same on
+// decoded objects, raw JSON and raw JSON with spans, in every evaluator.
+func TestDottedQuotedKeys(t *testing.T) {
+	doc := `{"metadata":{"name":"n1","labels":{"app.kubernetes.io/name":"web","app":{"kubernetes":{"io/name":"nested"}}}},` +
+		`"a.b":"literal","a":{"b":"path","c":{"d":"deep"}},"items":[{"metadata":{"name":"x"}},{"m.n":"lit","metadata":{"name":"y"}}],` +
+		`"pad":"` + strings.Repeat("z", 300) + `"}`
+	obj := decode(t, doc)
+	cases := []struct{ expr, want string }{
+		{`{.metadata.labels['app.kubernetes.io/name']}`, "web"}, // the key wins over the path
+		{`{['metadata.name']}`, "n1"},                           // no such key: the path
+		{`{['a.b']}`, "literal"},
+		{`{['a\.b']}`, "literal"},
+		{`{.a['c.d']}`, "deep"},
+		{`{['a.c.d']}`, "deep"},
+		{`{['a.x']}`, ""},
+		{`{['metadata.labels'].app.kubernetes}`, ""}, // a map, not a value: printed below
+		{`{.items[*]['metadata.name']}`, "x y"},
+		{`{.items[*]['metadata.name','m.n']}`, "x y lit"},
+		{`{.items[?(@['metadata.name']=="y")]['m.n']}`, "lit"},
+		{`{..['metadata.name']}`, "n1 x y"},
+		{`{.metadata.labels.app\.kubernetes\.io/name}`, "web"},
+		{`{['metadata\.name']}`, ""}, // one key, which the object lacks
+	}
+	for _, c := range cases {
+		t.Run(c.expr, func(t *testing.T) {
+			p, err := Compile(c.expr)
+			require.NoError(t, err)
+			vs, err := evalAll(t, p, obj, []byte(doc))
+			require.NoError(t, err)
+			if c.expr == `{['metadata.labels'].app.kubernetes}` {
+				require.Len(t, vs, 1)
+				assert.Equal(t, KindMap, vs[0].Kind())
+				return
+			}
+			var words []string
+			for _, v := range vs {
+				words = append(words, v.String())
+			}
+			assert.Equal(t, c.want, strings.Join(words, " "))
+			for _, min := range []int{1, 8, 64} {
+				spans, err := p.Eval(IndexedJSON{Doc: []byte(doc), Spans: BuildSpans(nil, []byte(doc), min)})
+				require.NoError(t, err)
+				assert.Equal(t, joined(vs), joined(spans), "with spans from %d bytes", min)
+			}
+			again := MustCompile(p.String())
+			got, err := again.Eval(obj)
+			require.NoError(t, err)
+			assert.Equal(t, joined(vs), joined(got), "the canonical form %s reads the same", p.String())
+		})
+	}
+}

@@ -25,6 +25,7 @@ var fuzzExprs = []string{
 	`{range .a}{range .b[*]}[{@}]{end}{end}`, `text{"\t"}`, `{3}{-1.5}{true}`,
 	`{.a[?(@.b[?(@.c)])]}`, `{.items[*]['metadata.name', 'status.capacity']}`,
 	`{.a.b-c/d_e.ключ}`, `{..x..x}`, `{.a[::3]}`, `{@}`,
+	`{['b.a.b']}`, `{.a[*]['c.d','b']}`, `{..['c.d']}`, `{.a[?(@['c.d'])]}`, `{['b.a\\.b']}`,
 }
 
 var fuzzDocs = []string{

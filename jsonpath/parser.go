@@ -291,8 +291,12 @@ func (p *parser) parseSelector() (segment, error) {
 		p.pos++
 		return segment{kind: segWildcard}, nil
 	case c == '\'' || c == '"':
+		start := p.pos
 		s, err := p.scanString()
-		return segment{kind: segField, name: s}, err
+		if err != nil {
+			return segment{}, err
+		}
+		return segment{kind: segField, name: s, alt: dottedKey(p.src[start+1:p.pos-1], p.src[start])}, nil
 	case c == '-' || c == ':' || isDigit(c):
 		return p.parseIndexOrSlice()
 	}
@@ -383,4 +387,38 @@ func (p *parser) scanOp() (cmpOp, error) {
 		}
 	}
 	return 0, p.unexpected("one of == != < <= > >= or ')'")
+}
+
+// dottedKey returns the parts of a quoted key (raw, its text between the
+// quotes) split at its unescaped dots, as fields, or nil if it has none or
+// a part would be empty. client-go reads ['metadata.name'] as the path
+// .metadata.name; kindex reads the key "metadata.name" when the object has
+// it (['app.kubernetes.io/name'] reads that label) and the path otherwise,
+// so that kubectl's ['metadata.name','status.capacity'] works as it does
+// there. An escaped dot (['a\.b']) is part of the key only.
+func dottedKey(raw string, quote byte) []segment {
+	var parts []string
+	from := 0
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case '\\':
+			i++
+		case '.':
+			parts = append(parts, raw[from:i])
+			from = i + 1
+		}
+	}
+	if parts == nil {
+		return nil
+	}
+	parts = append(parts, raw[from:])
+	x := expr{segs: make([]segment, len(parts))}
+	for i, part := range parts {
+		if part == "" {
+			return nil
+		}
+		x.segs[i] = segment{kind: segField, name: unquote(part, quote)}
+	}
+	x.finish()
+	return x.segs
 }

@@ -28,8 +28,15 @@ func TestCompile(t *testing.T) {
 		{`{.status.conditions[?(@.type=="Ready")].status}`, `{.status.conditions[?(@.type=="Ready")].status}`, false, false, "status.conditions"},
 		{`{.status.conditions[?( @.type == 'Ready' )].status}`, `{.status.conditions[?(@.type=="Ready")].status}`, false, false, "status.conditions"},
 		{`{.items[?(.status.phase!="Running")]}`, `{.items[?(@.status.phase!="Running")]}`, false, false, "items"},
-		{`{.metadata.labels['app.kubernetes.io/name']}`, `{.metadata.labels['app.kubernetes.io/name']}`, false, true, "metadata.labels.app.kubernetes.io/name"},
-		{`{.metadata.labels.app\.kubernetes\.io/name}`, `{.metadata.labels['app.kubernetes.io/name']}`, false, true, "metadata.labels.app.kubernetes.io/name"},
+		// A quoted key with dots: the key, or its parts when the object lacks it (two key
+		// paths, printed alike here: the second has five keys).
+		{`{.metadata.labels['app.kubernetes.io/name']}`, `{.metadata.labels['app.kubernetes.io/name']}`, false, true, "metadata.labels.app.kubernetes.io/name metadata.labels.app.kubernetes.io/name"},
+		{`{['a.b'].c}`, `{['a.b'].c}`, false, true, "a.b a.b"},
+		{`{.x['a.b','c']}`, `{.x['a.b','c']}`, false, false, "x"},
+		{`{['a.']}`, `{['a\.']}`, false, true, "a."},
+		// Escaped dots: one key only.
+		{`{.metadata.labels.app\.kubernetes\.io/name}`, `{.metadata.labels['app\.kubernetes\.io/name']}`, false, true, "metadata.labels.app.kubernetes.io/name"},
+		{`{['a\.b']}`, `{['a\.b']}`, false, true, "a.b"},
 		{`{.metadata.labels["a'b"]}`, `{.metadata.labels['a\'b']}`, false, true, "metadata.labels.a'b"},
 		{`{.a['\u00e9\n\\']}`, `{.a['é\n\\']}`, false, true, "a.é\n\\"},
 		{`{.a.ключ.emoji🚀}`, `{.a.ключ['emoji🚀']}`, false, true, "a.ключ.emoji🚀"},

@@ -482,7 +482,7 @@ func fieldNames(segs []segment) []string {
 	}
 	keys := make([]string, len(segs))
 	for i := range segs {
-		if segs[i].kind != segField {
+		if segs[i].kind != segField || segs[i].alt != nil {
 			return nil
 		}
 		keys[i] = segs[i].name
@@ -516,10 +516,17 @@ func fieldsOf(nodes []node) [][]string {
 			}
 			var keys []string
 			for k := range x.segs {
-				if x.segs[k].kind != segField {
+				s := &x.segs[k]
+				if s.kind != segField {
 					break
 				}
-				keys = append(keys, x.segs[k].name)
+				if s.alt != nil {
+					// Either the key or its parts (see dottedKey), whatever follows.
+					all = append(all, append(slices.Clip(keys), fieldNames(s.alt)...))
+					keys = append(keys, s.name)
+					break
+				}
+				keys = append(keys, s.name)
 			}
 			all = append(all, keys)
 		}

@@ -204,7 +204,14 @@ func (p *Path) walkSpans(d IndexedJSON, fn func(Value) bool, dst []Value) ([]Val
 	for i := 0; found && i < len(p.segs); i++ {
 		seg := &p.segs[i]
 		if seg.kind == segField {
-			at, found = d.Spans.member(s, at, seg.name, &b)
+			from := at
+			if at, found = d.Spans.member(s, from, seg.name, &b); !found && seg.alt != nil {
+				// A dotted key the object lacks: its parts (see dottedKey).
+				at, found = from, true
+				for j := 0; found && j < len(seg.alt); j++ {
+					at, found = d.Spans.member(s, at, seg.alt[j].name, &b)
+				}
+			}
 		} else {
 			at, found = d.Spans.element(s, at, seg.index, &b)
 		}
