@@ -108,6 +108,8 @@ func TestGolden(t *testing.T) {
 		{"output-yaml-single", []string{"gizmo", "alpha", "-o", "yaml"}},
 		{"output-json-page", []string{"gizmos", "--limit", "2", "-o", "json"}},
 		{"output-jsonpath", []string{"gizmos", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.size}{"\n"}{end}`}},
+		// kubectl's documented union: quoted keys with dots read as paths (kindex's jsonpath).
+		{"output-jsonpath-union", []string{"gizmos", "-o", `jsonpath={.items[*]['metadata.name', 'spec.size']}`}},
 		{"output-custom-columns", []string{"gizmos", "-o", "custom-columns=NAME:.metadata.name,SIZE:.spec.size,TAGS:.spec.tags[*],LABELS:.metadata.labels"}},
 		{"output-go-template", []string{"gizmos", "-o", `go-template={{range .items}}{{.metadata.name}} {{.spec.color}}{{"\n"}}{{end}}`}},
 		{"where-index", []string{"gizmos", "--index", "size={.spec.size}", "--where", "size>=5", "--explain"}},
