@@ -145,6 +145,16 @@ func TestNamespacedCache(t *testing.T) {
 	assert.ErrorContains(t, err, "unknown namespace for the cache")
 	assert.ErrorContains(t, c.List(ctx, &corev1.PodList{}, client.InNamespace(other)), "unknown namespace for the cache")
 
+	// Before anything waits, as in controller-runtime: before Start, and for a type whose
+	// informer does not exist yet (which would otherwise start one and wait for it).
+	idle := newCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns1: {}}})
+	assert.ErrorContains(t, idle.Get(ctx, client.ObjectKey{Namespace: other, Name: "c-00"}, &corev1.Pod{}),
+		"unknown namespace for the cache", "before Start")
+	assert.ErrorContains(t, idle.List(ctx, &corev1.ConfigMapList{}, client.InNamespace(other)),
+		"unknown namespace for the cache", "before Start")
+	assert.ErrorContains(t, c.Get(ctx, client.ObjectKey{Namespace: other, Name: "x"}, &corev1.ServiceAccount{}),
+		"unknown namespace for the cache", "a type not cached yet")
+
 	var nss corev1.NamespaceList
 	require.NoError(t, c.List(ctx, &nss))
 	seen := map[string]int{}
