@@ -207,7 +207,7 @@ func appendSegment(b []byte, s *segment, afterDescent bool) []byte {
 			return append(b, s.name...)
 		}
 		b = append(b, '[')
-		b = appendQuotedKey(b, s.name, s.alt == nil)
+		b = appendFieldKey(b, s)
 		return append(b, ']')
 	case segFilter:
 		b = append(b, "[?("...)
@@ -236,7 +236,7 @@ func appendSegment(b []byte, s *segment, afterDescent bool) []byte {
 func appendSelector(b []byte, s *segment) []byte {
 	switch s.kind {
 	case segField:
-		return appendQuotedKey(b, s.name, s.alt == nil)
+		return appendFieldKey(b, s)
 	case segWildcard:
 		return append(b, '*')
 	case segIndex:
@@ -269,6 +269,25 @@ func simpleName(s string) bool {
 		}
 	}
 	return true
+}
+
+// appendFieldKey prints the key of a field segment quoted: a key with
+// parts (see dottedKey) as its parts, their own dots escaped, joined by
+// plain dots; any other with its dots escaped, so that it reads back as
+// the same key.
+func appendFieldKey(b []byte, s *segment) []byte {
+	if s.alt == nil {
+		return appendQuotedKey(b, s.name, true)
+	}
+	b = append(b, '\'')
+	for i := range s.alt {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		q := appendQuotedKey(nil, s.alt[i].name, true)
+		b = append(b, q[1:len(q)-1]...)
+	}
+	return append(b, '\'')
 }
 
 // appendQuotedKey prints a key as a single-quoted string, the form

@@ -37,6 +37,9 @@ func TestCompile(t *testing.T) {
 		// Escaped dots: one key only.
 		{`{.metadata.labels.app\.kubernetes\.io/name}`, `{.metadata.labels['app\.kubernetes\.io/name']}`, false, true, "metadata.labels.app.kubernetes.io/name"},
 		{`{['a\.b']}`, `{['a\.b']}`, false, true, "a.b"},
+		// Escaped and plain dots in one key: the parts keep their escaped dots (fuzz).
+		{`{['\..0']}`, `{['\..0']}`, false, true, "..0 ..0"},
+		{`{["x\.y.z"]}`, `{['x\.y.z']}`, false, true, "x.y.z x.y.z"},
 		{`{.metadata.labels["a'b"]}`, `{.metadata.labels['a\'b']}`, false, true, "metadata.labels.a'b"},
 		{`{.a['\u00e9\n\\']}`, `{.a['é\n\\']}`, false, true, "a.é\n\\"},
 		{`{.a.ключ.emoji🚀}`, `{.a.ключ['emoji🚀']}`, false, true, "a.ключ.emoji🚀"},
