@@ -12,9 +12,15 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
-// newTyped returns a new object of the access's Go type.
-func (a *access) newTyped() (runtime.Object, error) {
-	return a.c.scheme.New(a.key.gvk)
+// newObject returns a new, empty object of the access's kind.
+func (a *access) newObject() (runtime.Object, error) {
+	switch a.key.kind {
+	case kindUnstructured:
+		return &unstructured.Unstructured{}, nil
+	case kindMetadata:
+		return &metav1.PartialObjectMetadata{}, nil
+	}
+	return a.c.scheme.New(a.key.gvk) // the access's Go type
 }
 
 // decodeInto writes the cached item it into out, an object of the access's kind:
@@ -130,20 +136,9 @@ func (a *access) eventObject(obj any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("crcache: unexpected %T from the %s informer", obj, a.key.gvk)
 	}
-	var out runtime.Object
-	switch a.key.kind {
-	case kindTyped:
-		t, err := a.newTyped()
-		if err != nil {
-			return nil, err
-		}
-		out = t
-	case kindUnstructured:
-		out = &unstructured.Unstructured{}
-	case kindMetadata:
-		out = &metav1.PartialObjectMetadata{}
-	default:
-		return nil, fmt.Errorf("crcache: no object kind for the %s informer", a.key.gvk)
+	out, err := a.newObject()
+	if err != nil {
+		return nil, err
 	}
 	if err := a.decodeInto(it, out, true); err != nil {
 		return nil, err

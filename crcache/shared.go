@@ -119,17 +119,6 @@ func (a *access) read(it item, out runtime.Object, noCopy bool) error {
 	return nil
 }
 
-// newObject returns a new, empty object of the access's kind.
-func (a *access) newObject() (runtime.Object, error) {
-	switch a.key.kind {
-	case kindUnstructured:
-		return &unstructured.Unstructured{}, nil
-	case kindMetadata:
-		return &metav1.PartialObjectMetadata{}, nil
-	}
-	return a.newTyped()
-}
-
 // cachedAt reports whether the access's informers still hold key at resourceVersion rv.
 func (a *access) cachedAt(key, rv string) bool {
 	shards, err := a.current()

@@ -13,8 +13,8 @@ import (
 	"github.com/kindex/kindex/query"
 )
 
-// benchStore holds n objects in 100 namespaces, indexed by node (1,000 values) and size (5).
-func benchStore(b *testing.B, n int) *Store {
+// newBenchIndexes returns an empty store indexed by node and size.
+func newBenchIndexes(b *testing.B) *Store {
 	b.Helper()
 	s := New(Options{})
 	if err := s.AddIndex("node", field("node")); err != nil {
@@ -23,6 +23,13 @@ func benchStore(b *testing.B, n int) *Store {
 	if err := s.AddIndex("size", field("size")); err != nil {
 		b.Fatal(err)
 	}
+	return s
+}
+
+// benchStore holds n objects in 100 namespaces, indexed by node (1,000 values) and size (5).
+func benchStore(b *testing.B, n int) *Store {
+	b.Helper()
+	s := newBenchIndexes(b)
 	for i := range n {
 		o := obj(fmt.Sprintf("ns-%d", i%100), fmt.Sprintf("o-%d", i), int64(i%5), fmt.Sprintf("node-%d", i%1000), nil)
 		if err := s.Add(o); err != nil {
@@ -194,13 +201,7 @@ func BenchmarkStoreFill(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				s := New(Options{})
-				if err := s.AddIndex("node", field("node")); err != nil {
-					b.Fatal(err)
-				}
-				if err := s.AddIndex("size", field("size")); err != nil {
-					b.Fatal(err)
-				}
+				s := newBenchIndexes(b)
 				b.StartTimer()
 				for _, o := range objs {
 					if err := s.Add(o); err != nil {
