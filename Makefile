@@ -17,7 +17,7 @@ TEST_TIMEOUT ?= 40m
 FUZZTIME ?= 20000x
 FUZZ_TARGETS ?=
 
-.PHONY: all controlplane test test-crcache vet unit fuzz bench fmt demo clean-controlplane
+.PHONY: all controlplane test test-crcache test-crcache-conformance vet unit fuzz bench fmt demo clean-controlplane
 
 all: test
 
@@ -42,12 +42,18 @@ vet:
 test: controlplane vet
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	@$(MAKE) --no-print-directory test-crcache
+	@$(MAKE) --no-print-directory test-crcache-conformance
 	@$(MAKE) --no-print-directory fuzz
 
 # crcache (the controller-runtime cache) is a module of its own, so that the library's module
 # never requires controller-runtime; `./...` above does not reach it.
 test-crcache: controlplane
 	cd crcache && $(GO) vet ./... && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# controller-runtime's own cache specs (its pkg/cache suite, at the version crcache requires,
+# from the module cache, in a temporary copy) with every cache they build made by crcache.New.
+test-crcache-conformance: controlplane
+	KINDEX_KUBE_APISERVER=$(KUBE_APISERVER) KINDEX_ETCD=$(ETCD) GO=$(GO) crcache/conformance/run.sh
 
 # A short bounded run of every fuzz target, one at a time (go test -fuzz takes one target),
 # each from its own module's directory (crcache is a module of its own).
