@@ -92,9 +92,11 @@
 // to another host), NewInformer (there is no SharedIndexInformer), EnableWatchBookmarks
 // (kindex decides), and the resync period a handler asks for.
 //
-// controller-runtime's own cache suite (pkg/cache of the version this module requires)
-// passes with every cache it builds made by New: conformance/run.sh runs it, and `make
-// test` runs that (README.md, "Example and tests").
+// controller-runtime's own test suites (of the version this module requires) pass with every
+// cache they build made by New and New as a manager's default cache: the cache's 276
+// specs, its read-your-writes client, sources, controllers, builder, cluster and manager.
+// conformance/run.sh runs them, and `make test` runs that (README.md, "Example and tests",
+// says what is skipped and why).
 //
 // # Costs
 //

@@ -126,7 +126,17 @@ func (c *Client) Start(ctx context.Context) error {
 	}
 	c.started = true
 	c.startMu.Unlock()
-	if err := c.refreshAll(ctx); err != nil {
+	// A context that has ended makes no request. The first round counts in c.following, so
+	// that Wait also waits for a round that outlived Start's context (rounds are shared and
+	// run on a context of their own): otherwise its requests, and the connection they hold,
+	// would outlive Wait's closing of idle connections.
+	err := ctx.Err()
+	if err == nil {
+		c.following.Add(1)
+		err = c.refreshAllTracked(ctx, &c.following)
+		c.following.Done()
+	}
+	if err != nil {
 		c.startMu.Lock()
 		c.started = false
 		c.startMu.Unlock()

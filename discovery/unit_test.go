@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -232,4 +233,59 @@ func TestUnsubscribeFromHandler(t *testing.T) {
 	mu.Lock()
 	assert.Equal(t, []string{"a", "b"}, got)
 	mu.Unlock()
+}
+
+// A Start whose context has ended makes no request (a request cancelled while its
+// connection is dialled leaves the dial running, and its connection would outlive Wait),
+// fails with the context's error, and leaves the client startable.
+func TestStartWithEndedContextMakesNoRequest(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		http.Error(w, "nope", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	c, err := New(&rest.Config{Host: srv.URL}, Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err = c.Start(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	c.Wait()
+	assert.Zero(t, requests.Load(), "no request with an ended context")
+	// Still startable: the next Start asks the server.
+	err = c.Start(t.Context())
+	require.Error(t, err, "the server answers 404 to everything")
+	assert.NotZero(t, requests.Load())
+}
+
+// Wait waits for a first round that Start abandoned when its context ended: no request of
+// it is still in flight when Wait returns.
+func TestWaitOutlastsAnAbandonedFirstRound(t *testing.T) {
+	var started, finished atomic.Int32
+	entered := make(chan struct{}, 1)
+	waiting := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started.Add(1)
+		defer finished.Add(1)
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-waiting // answers once Wait has been called
+		http.Error(w, "nope", http.StatusNotFound)
+	}))
+	defer srv.Close()
+	c, err := New(&rest.Config{Host: srv.URL}, Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	<-entered
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled, "Start returns when its context ends")
+	close(waiting)
+	c.Wait()
+	assert.Positive(t, started.Load())
+	assert.Equal(t, started.Load(), finished.Load(), "a request of the round was still in flight after Wait")
 }
