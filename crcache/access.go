@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -95,6 +96,10 @@ type access struct {
 	synced  bool // latch: every shard has synced once
 
 	shared sharedObjects // objects read with UnsafeDisableDeepCopy (shared.go)
+	// Handlers and function indexes registered; from two on they share decoded objects
+	// through recent (recent.go).
+	sharers atomic.Int32
+	recent  recentObjects
 }
 
 // indexReg is an index registered through an access: a function (IndexField, AddIndexers)
@@ -387,6 +392,7 @@ func (a *access) stop() {
 	close(a.stopCh)
 	a.mu.Unlock()
 	a.shared.reset()
+	a.recent.reset()
 	for _, s := range shards {
 		s.release()
 	}
@@ -415,6 +421,9 @@ func (a *access) addIndex(idx *indexReg) error {
 	}
 	idx.done = make(chan struct{})
 	a.indexes = append(a.indexes, idx)
+	if idx.fn != nil {
+		a.sharers.Add(1)
+	}
 	shards := a.shards
 	a.mu.Unlock()
 	if shards == nil {
@@ -437,6 +446,9 @@ func (a *access) finishIndex(idx *indexReg, err error) {
 	for i, have := range a.indexes {
 		if have == idx {
 			a.indexes = append(a.indexes[:i], a.indexes[i+1:]...)
+			if idx.fn != nil {
+				a.sharers.Add(-1)
+			}
 			break
 		}
 	}

@@ -57,6 +57,7 @@ func (i *Informer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler,
 		}
 	}
 	a.regs[r] = struct{}{}
+	a.sharers.Add(1)
 	return r, nil
 }
 
@@ -74,6 +75,7 @@ func (i *Informer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegi
 		return nil
 	}
 	delete(a.regs, r)
+	a.sharers.Add(-1)
 	r.detachLocked()
 	return nil
 }

@@ -302,3 +302,68 @@ func TestGetInformerCancelled(t *testing.T) {
 		assert.True(t, apierrors.IsTimeout(err), "%v", err)
 	}
 }
+
+// TestHandlersShareObjects: the handlers and IndexField functions of one informer are handed
+// one object per version of a cached object, as controller-runtime's informer hands them
+// its stored object, instead of a decode each; a single handler gets objects of its own.
+func TestHandlersShareObjects(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+
+	var mu sync.Mutex
+	indexed := map[string]any{} // key -> the last object the index function was given
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "spec.nodeName", func(o client.Object) []string {
+		mu.Lock()
+		defer mu.Unlock()
+		indexed[o.GetNamespace()+"/"+o.GetName()] = o
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}))
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	one, two := newEvents(), newEvents()
+	for _, ev := range []*events{one, two} {
+		reg, err := inf.AddEventHandler(ev.handler())
+		require.NoError(t, err)
+		require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
+	}
+	p := newPod(ns, "shared", nil)
+	require.NoError(t, cl.Create(ctx, p))
+	key := ns + "/shared"
+	testenv.Eventually(t, 10*time.Second, func() bool { return one.added(key) != nil && two.added(key) != nil },
+		"handlers did not see the new pod")
+	assert.Same(t, one.added(key), two.added(key), "two handlers, one object")
+	mu.Lock()
+	assert.Same(t, indexed[key], one.added(key), "the index function's object is the handlers'")
+	mu.Unlock()
+	assert.Equal(t, p.UID, one.added(key).(*corev1.Pod).UID)
+
+	// A new version is a new object, shared again.
+	p.Labels = map[string]string{"v": "2"}
+	require.NoError(t, cl.Update(ctx, p))
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		u1, ok1 := one.lastUpdate().(*corev1.Pod)
+		u2, ok2 := two.lastUpdate().(*corev1.Pod)
+		return ok1 && ok2 && u1.Labels["v"] == "2" && u2.Labels["v"] == "2"
+	}, "handlers did not see the update")
+	assert.Same(t, one.lastUpdate(), two.lastUpdate())
+	assert.NotSame(t, one.added(key), one.lastUpdate())
+
+	// One handler alone, on an informer of another kind with no index: its own objects.
+	unsInf, err := c.GetInformer(ctx, unstructuredPod())
+	require.NoError(t, err)
+	alone := newEvents()
+	reg, err := unsInf.AddEventHandler(alone.handler())
+	require.NoError(t, err)
+	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
+	first := alone.added(key)
+	require.NotNil(t, first)
+	second := newEvents()
+	reg2, err := unsInf.AddEventHandler(second.handler())
+	require.NoError(t, err)
+	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg2.HasSynced))
+	assert.NotSame(t, first, second.added(key), "decoded for each while the first handler was alone")
+	assert.Equal(t, first, second.added(key))
+}
