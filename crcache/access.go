@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/recent"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -97,9 +98,9 @@ type access struct {
 
 	shared sharedObjects // objects read with UnsafeDisableDeepCopy (shared.go)
 	// Handlers and function indexes registered; from two on they share decoded objects
-	// through recent (recent.go).
+	// through recent (internal/recent).
 	sharers atomic.Int32
-	recent  recentObjects
+	recent  recent.Objects
 }
 
 // indexReg is an index registered through an access: a function (IndexField, AddIndexers)
@@ -392,7 +393,7 @@ func (a *access) stop() {
 	close(a.stopCh)
 	a.mu.Unlock()
 	a.shared.reset()
-	a.recent.reset()
+	a.recent.Reset()
 	for _, s := range shards {
 		s.release()
 	}
