@@ -38,6 +38,7 @@ type listener struct {
 	logger  logr.Logger
 	onPanic func(error)
 	box     *mailbox.Mailbox[notification]
+	objects bool // a handler of objects (not of Items): entry.sharedObject converts
 
 	syncedOnce sync.Once
 	synced     chan struct{}
