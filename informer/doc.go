@@ -34,11 +34,8 @@
 //   - Objects handed out (List, Get, Query, handlers) are shared with every other user of the
 //     cache: read-only; DeepCopy before modifying. In the compact mode each is decoded from
 //     the stored bytes when handed out and not retained (bench/README.md, "Reads", gives the
-//     cost per object), except that two or more handlers of objects on one informer share
-//     the object decoded for each version, kept while recent (at most 1,024 objects or 16 MB
-//     of their JSON, for a second after the last decode: internal/recent), as client-go's
-//     handlers share its stored object; GetItem, ListItems, QueryItems and handlers of type
-//     ItemHandlerFuncs get Items instead, which decode only what is asked of them.
+//     cost per object); GetItem, ListItems, QueryItems and handlers of type ItemHandlerFuncs
+//     get Items instead, which decode only what is asked of them.
 //   - A cached object that cannot be turned into the front end's type fails Get, List and
 //     Query alike with a *DecodeError naming it; nothing is silently left out.
 //   - Errors: the Err values are sentinels for errors.Is; *SyncError, *IndexConflictError

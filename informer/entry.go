@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
-	"github.com/kindex/kindex/internal/recent"
 	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/internal/store"
 )
@@ -46,11 +45,6 @@ type entry struct {
 	synced     bool // the current run has applied its initial list
 	stopped    bool
 	holding    bool // handlers are paused while a snapshot loads (holdHandlers)
-
-	// Handlers of objects registered; from two on they share the objects decoded from the
-	// compact store through recent (sharedObject).
-	objectHandlers atomic.Int32
-	recent         recent.Objects
 
 	status    statusCell
 	idx       indexSet
@@ -116,7 +110,6 @@ func (e *entry) stop() {
 		e.listeners = nil
 		_ = e.store.Replace(nil, "")
 		e.dispatchMu.Unlock()
-		e.recent.Reset()
 		e.objects.Store(0)
 		e.update(func(st *Status) { st.Phase = PhaseStopped; st.Reason = ReasonNone })
 		e.metrics.delete()
@@ -277,21 +270,12 @@ func (e *entry) setRun(r *run) {
 // isInInitialList true); it is marked synced after them if the entry is synced, else when
 // the entry syncs.
 func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) {
-	convert := e.core.convertFor(h)
-	_, items := h.(itemHandler)
-	if !items {
-		convert = e.sharedObject
-	}
-	l := newListener(h, convert, e.core.paceFor(h), e.logger, e.handlerPanicked)
-	l.objects = !items
+	l := newListener(h, e.core.convertFor(h), e.core.paceFor(h), e.logger, e.handlerPanicked)
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if e.stopped {
 		l.close(false)
 		return nil, ErrReleased
-	}
-	if l.objects {
-		e.objectHandlers.Add(1)
 	}
 	if e.holding {
 		l.box.Pause()
@@ -328,39 +312,7 @@ func (e *entry) removeHandler(r *Registration, tombstones, drain bool) {
 		}
 	}
 	delete(e.listeners, r.l)
-	if r.l.objects {
-		e.objectHandlers.Add(-1)
-	}
 	r.l.close(drain)
-}
-
-// compactObject is what the compact store holds, as sharedObject reads it.
-type compactObject interface {
-	StoreKey() string
-	GetResourceVersion() string
-	RawJSON() []byte
-}
-
-// sharedObject turns a stored item into the object a handler of objects is given. In the
-// compact mode, with two or more such handlers, they share the object decoded for each
-// version while it is recent (internal/recent), instead of a decode each; the objects
-// handed out are read-only either way.
-func (e *entry) sharedObject(item any) (any, error) {
-	src, ok := item.(compactObject)
-	if !ok || e.objectHandlers.Load() < 2 {
-		return e.core.mode.Object(item)
-	}
-	key, rv := src.StoreKey(), src.GetResourceVersion()
-	if o := e.recent.Get(key, rv); o != nil {
-		return o, nil
-	}
-	o, err := e.core.mode.Object(item)
-	if err != nil {
-		return nil, err
-	}
-	// A compressed object's JSON was just decompressed for the decode: its dictionary's
-	// last few give it back without decompressing again.
-	return e.recent.Keep(key, rv, o, len(src.RawJSON())), nil
 }
 
 // listed counts a list applied by the reflector.

@@ -38,7 +38,6 @@ type listener struct {
 	logger  logr.Logger
 	onPanic func(error)
 	box     *mailbox.Mailbox[notification]
-	objects bool // a handler of objects (not of Items): entry.sharedObject converts
 
 	syncedOnce sync.Once
 	synced     chan struct{}

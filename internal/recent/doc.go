@@ -1,6 +1,6 @@
 // Package recent keeps the objects decoded last from a compact store, by key and
-// resourceVersion, so that the several consumers of one informer's events (its handlers of
-// objects, and in crcache its index functions) decode each version of an object once and share it,
+// resourceVersion, so that the several consumers of one informer's events (its handlers,
+// and in crcache its index functions) decode each version of an object once and share it,
 // as client-go's and controller-runtime's informers hand their one stored object to all of
 // them. The compact store holds bytes, so each consumer would otherwise decode the object
 // again: a Pod type with three IndexField indexes and two controllers watching it decoded
