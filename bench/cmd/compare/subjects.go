@@ -53,8 +53,10 @@ func init() {
 	// Optional: the compact mode with a handler of decoded objects, synced once the handler
 	// has had every initial add: the garbage of the objects decoded for it, paced by kindex
 	// (the default) or left to the runtime (Options.DisableStartGC).
-	harness.Register(optionalSubject{handlerSubject("kindex-compact-handler", compact)})
-	harness.Register(optionalSubject{handlerSubject("kindex-compact-handler-nogc", func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
+	harness.Register(optionalSubject{handlerSubject("kindex-compact-handler", 1, compact)})
+	// Two handlers of decoded objects, which share the object decoded for each Pod.
+	harness.Register(optionalSubject{handlerSubject("kindex-compact-2handlers", 2, compact)})
+	harness.Register(optionalSubject{handlerSubject("kindex-compact-handler-nogc", 1, func(cfg *rest.Config, ns string) (*dynamicinformer.Factory, error) {
 		return dynamicinformer.NewCompactFactory(cfg, dynamicinformer.Options{Namespace: ns, DisableStartGC: true}, dynamicinformer.CompactOptions{})
 	})})
 	harness.Register(optionalSubject{subject("kindex-compact-list", compact, func(_ context.Context, inf *dynamicinformer.Informer) (int, error) {
@@ -130,20 +132,27 @@ func startInformer[T informer.Object](ctx context.Context, f *informer.Factory[T
 // handlerSubject is register's subject with a handler of objects that counts its adds; it
 // is synced once the handler has had every object of the initial list. (Each measurement
 // runs in a process of its own: one count per process.)
-func handlerSubject[T informer.Object](name string, newFactory func(*rest.Config, string) (*informer.Factory[T], error)) harness.SubjectFunc {
+func handlerSubject[T informer.Object](name string, handlers int, newFactory func(*rest.Config, string) (*informer.Factory[T], error)) harness.SubjectFunc {
 	var adds atomic.Int64
 	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) { adds.Add(1) }}
+	opts := make([]informer.Option, handlers)
+	for i := range opts {
+		opts[i] = informer.WithEventHandler(h)
+	}
 	return subject(name, newFactory, func(ctx context.Context, inf *informer.Informer[T]) (int, error) {
 		regs := inf.Registrations()
-		if len(regs) != 1 {
-			return 0, fmt.Errorf("%d registrations", len(regs))
+		if len(regs) != handlers {
+			return 0, fmt.Errorf("%d registrations, want %d", len(regs), handlers)
 		}
-		if !cache.WaitForCacheSync(ctx.Done(), regs[0].HasSynced) {
-			return 0, ctx.Err()
+		for _, reg := range regs {
+			if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
+				return 0, ctx.Err()
+			}
 		}
-		if n := inf.Status().Objects; int(adds.Load()) != n {
-			return 0, fmt.Errorf("handler: %d adds for %d objects", adds.Load(), n)
+		n := inf.Status().Objects
+		if int(adds.Load()) != handlers*n {
+			return 0, fmt.Errorf("handlers: %d adds for %d objects", adds.Load(), n)
 		}
-		return int(adds.Load()), nil
-	}, informer.WithEventHandler(h))
+		return n, nil
+	}, opts...)
 }
