@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/kindex/kindex/informer"
-	"github.com/kindex/kindex/internal/recent"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -98,9 +97,9 @@ type access struct {
 
 	shared sharedObjects // objects read with UnsafeDisableDeepCopy (shared.go)
 	// Handlers and function indexes registered; from two on they share decoded objects
-	// through recent (internal/recent).
+	// through recent (recent.go).
 	sharers atomic.Int32
-	recent  recent.Objects
+	recent  recentObjects
 }
 
 // indexReg is an index registered through an access: a function (IndexField, AddIndexers)
@@ -393,7 +392,7 @@ func (a *access) stop() {
 	close(a.stopCh)
 	a.mu.Unlock()
 	a.shared.reset()
-	a.recent.Reset()
+	a.recent.reset()
 	for _, s := range shards {
 		s.release()
 	}

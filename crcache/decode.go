@@ -128,10 +128,9 @@ func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {
 // eventObject turns an item kindex hands a handler or an index function (kshard.addHandler,
 // kshard.addIndexFunc) into an object of the access's kind, the same object for every
 // handler and index function of the access that asks for that version soon enough
-// (internal/recent), decoded as decodeInto decodes
-// a read: a typed object straight from the stored bytes, with no map in between, and its
-// TypeMeta empty as in controller-runtime's typed informers (and as a typed client returns
-// objects). A metadata-only informer's cached object is handed out as a shallow copy with
+// (recent.go), decoded as decodeInto decodes a read: a typed object straight from the
+// stored bytes, with no map in between, and its TypeMeta empty as in controller-runtime's
+// typed informers (and as a typed client returns objects). A metadata-only informer's cached object is handed out as a shallow copy with
 // its kind set.
 func (a *access) eventObject(obj any) (any, error) {
 	it, ok := obj.(item)
@@ -142,7 +141,7 @@ func (a *access) eventObject(obj any) (any, error) {
 		return a.decodeEvent(it)
 	}
 	key, rv := it.Key(), it.ResourceVersion()
-	if o := a.recent.Get(key, rv); o != nil {
+	if o := a.recent.get(key, rv); o != nil {
 		return o, nil
 	}
 	o, err := a.decodeEvent(it)
@@ -151,7 +150,7 @@ func (a *access) eventObject(obj any) (any, error) {
 	}
 	// The JSON's size bounds what is kept; a compressed object's JSON was just decompressed
 	// for the decode, and comes from its dictionary's last few.
-	return a.recent.Keep(key, rv, o, len(it.Raw())), nil
+	return a.recent.keep(key, rv, o, len(it.Raw())), nil
 }
 
 // decodeEvent decodes it for eventObject: a new object.

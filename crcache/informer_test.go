@@ -324,11 +324,8 @@ func TestHandlersShareObjects(t *testing.T) {
 	inf, err := c.GetInformer(ctx, &corev1.Pod{})
 	require.NoError(t, err)
 	one, two := newEvents(), newEvents()
-	for _, ev := range []*events{one, two} {
-		reg, err := inf.AddEventHandler(ev.handler())
-		require.NoError(t, err)
-		require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
-	}
+	addSynced(t, inf, one)
+	addSynced(t, inf, two)
 	p := newPod(ns, "shared", nil)
 	require.NoError(t, cl.Create(ctx, p))
 	key := ns + "/shared"
@@ -355,15 +352,19 @@ func TestHandlersShareObjects(t *testing.T) {
 	unsInf, err := c.GetInformer(ctx, unstructuredPod())
 	require.NoError(t, err)
 	alone := newEvents()
-	reg, err := unsInf.AddEventHandler(alone.handler())
-	require.NoError(t, err)
-	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
+	addSynced(t, unsInf, alone)
 	first := alone.added(key)
 	require.NotNil(t, first)
 	second := newEvents()
-	reg2, err := unsInf.AddEventHandler(second.handler())
-	require.NoError(t, err)
-	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg2.HasSynced))
+	addSynced(t, unsInf, second)
 	assert.NotSame(t, first, second.added(key), "decoded for each while the first handler was alone")
 	assert.Equal(t, first, second.added(key))
+}
+
+// addSynced adds ev's handler to inf and waits until it has had every cached object.
+func addSynced(t *testing.T, inf cache.Informer, ev *events) {
+	t.Helper()
+	reg, err := inf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+	require.True(t, toolscache.WaitForCacheSync(t.Context().Done(), reg.HasSynced))
 }
