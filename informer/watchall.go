@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"sync"
 
@@ -19,6 +20,9 @@ type watchAll struct {
 	c      *core
 	filter discovery.Filter
 	opts   []Option
+	// source identifies the set in its continue tokens: its filter and the options of its
+	// members (per-resource selectors aside, which the members' own tokens carry).
+	source string
 
 	mu       sync.Mutex
 	members  map[schema.GroupResource]*member
@@ -47,8 +51,14 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 	if len(parseCallOptions(opts).handlers) > 0 {
 		return nil, errors.New("kindex: WithEventHandler is not an option of WatchAll: use WatchAll.AddEventHandler, which makes a handler per member")
 	}
+	key, _, err := c.keyFor(discovery.Resource{Namespaced: true}, opts)
+	if err != nil {
+		return nil, err
+	}
 	wa := &watchAll{c: c, filter: filter, opts: opts, members: map[schema.GroupResource]*member{},
-		handlers: map[*allHandler]struct{}{}, done: make(chan struct{})}
+		handlers: map[*allHandler]struct{}{}, done: make(chan struct{}),
+		source: fmt.Sprintf("watch-all %q %q %q %q %s", filter.IncludeGroups, filter.ExcludeGroups,
+			filter.IncludeResources, filter.ExcludeResources, key)}
 	// Follow events first, then list: an event for a resource listed too is a no-op.
 	c.mu.Lock()
 	if c.shutdown {

@@ -118,7 +118,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	slices.SortFunc(members, func(a, b *member) int {
 		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
 	})
-	startAt, inner, err := decodeSetContinue(q)
+	startAt, inner, err := w.wa.decodeSetContinue(q)
 	if err != nil {
 		return res, err
 	}
@@ -149,12 +149,12 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 			res.Items = append(res.Items, ResourceItem[T]{Resource: m.res, Item: Item[T]{key: it.Key, obj: it.Obj, c: w.wa.c}})
 		}
 		if next != "" {
-			res.Continue = encodeSetContinue(q, name, next)
+			res.Continue = w.wa.encodeSetContinue(q, name, next)
 			return res, nil
 		}
 		if limit > 0 && len(res.Items) >= limit {
 			// The page is full at a member's end: the next page starts at the next member.
-			res.Continue = encodeSetContinue(q, name+"\x00", "")
+			res.Continue = w.wa.encodeSetContinue(q, name+"\x00", "")
 			return res, nil
 		}
 	}
@@ -162,16 +162,18 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 }
 
 // A set's continue token: the resource the next page starts at and that member's own
-// token (bound to its query and informer), the whole bound to the query too (query's codec).
-func encodeSetContinue(q query.Query, resource, inner string) string {
-	return query.EncodeContinue(q, "watch-all", resource+"\n"+inner)
+// token (bound to its query and informer), the whole bound to the query and to the set
+// (query's codec, with the set's source): a token that ends at a member's end has no
+// member token, and was accepted by any other set running the same query.
+func (wa *watchAll) encodeSetContinue(q query.Query, resource, inner string) string {
+	return query.EncodeContinue(q, wa.source, resource+"\n"+inner)
 }
 
-func decodeSetContinue(q query.Query) (resource, inner string, err error) {
+func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, err error) {
 	if q.Continue == "" {
 		return "", "", nil
 	}
-	s, err := query.DecodeContinue(q, "watch-all")
+	s, err := query.DecodeContinue(q, wa.source)
 	if err != nil {
 		return "", "", err
 	}

@@ -86,3 +86,41 @@ func TestWatchAllIndexesAndQueries(t *testing.T) {
 		assert.NotContains(t, inf.IndexNames(), "team", fmt.Sprint(inf.Resource().GVR))
 	}
 }
+
+// A page of a watch-all set that ends at a member's end carries no member token, so its
+// token was bound only to the query: another set running the same query accepted it and
+// resumed after that resource. Tokens are bound to the set (its filter and options).
+func TestWatchAllTokensAreBoundToTheSet(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	for _, name := range []string{"g1", "g2"} {
+		e.mode.server(gadgets.GVR).add(newObj("ns", name, map[string]string{"team": "a"}))
+	}
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+	set := func(f discovery.Filter) *WatchAll[obj] {
+		ws, err := e.f.WatchAll(ctx, f)
+		require.NoError(t, err)
+		t.Cleanup(ws.Stop)
+		require.NoError(t, ws.WaitForSync(ctx))
+		require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+		return ws
+	}
+	onlyGadgets := discovery.Filter{IncludeResources: []string{"gadgets.example.com"}}
+	gadgetSet, sameFilter, all := set(onlyGadgets), set(onlyGadgets), set(discovery.Filter{})
+
+	q := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}, Limit: 2}
+	res, err := gadgetSet.QueryItems(ctx, q)
+	require.NoError(t, err)
+	require.Len(t, res.Items, 2)
+	require.NotEmpty(t, res.Continue, "the page is full at the member's end")
+	q.Continue = res.Continue
+
+	_, err = all.QueryItems(ctx, q)
+	assert.ErrorIs(t, err, ErrInvalidContinue, "a token of a set with another filter")
+	for name, ws := range map[string]*WatchAll[obj]{"its set": gadgetSet, "a set of the same filter": sameFilter} {
+		next, err := ws.QueryItems(ctx, q)
+		require.NoError(t, err, name)
+		assert.Empty(t, next.Items, name)
+		assert.Empty(t, next.Continue, name)
+	}
+}

@@ -101,11 +101,13 @@ func writeIdentity(h hash.Hash, q Query) {
 		selector = q.Labels.String()
 	}
 	writeField(h, []byte(selector))
-	order := q.SortBy
+	// The direction is a field of its own: an index may be named "x desc".
+	writeField(h, []byte(q.SortBy))
+	desc := []byte{0}
 	if q.Descending {
-		order += " desc"
+		desc[0] = 1
 	}
-	writeField(h, []byte(order))
+	writeField(h, desc)
 }
 
 // writeField writes b length-prefixed, so that the fields' boundaries are part of the hash.

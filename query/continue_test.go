@@ -72,6 +72,23 @@ func TestContinueTokens(t *testing.T) {
 		"unknown version":  {other(func(q *query.Query) { q.Continue = "Ag" + token[2:] }), source},
 		"one flipped byte": {other(func(q *query.Query) { q.Continue = flip(t, token, 5) }), source},
 	}
+	// A token of a descending order by "size" was accepted for an order by an index named
+	// "size desc": the identity wrote the two as the same text.
+	desc := q
+	desc.SortBy, desc.Descending = "size", true
+	desc.Continue = query.EncodeContinue(desc, source, "prod/w-17")
+	named := desc
+	named.SortBy, named.Descending = "size desc", false
+	bad["another sort index"] = struct {
+		q      query.Query
+		source string
+	}{named, source}
+	ascending := desc
+	ascending.Descending = false
+	bad["another direction"] = struct {
+		q      query.Query
+		source string
+	}{ascending, source}
 	for name, tt := range bad {
 		t.Run(name, func(t *testing.T) {
 			_, err := query.DecodeContinue(tt.q, tt.source)

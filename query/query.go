@@ -206,5 +206,7 @@ func HasPrefix(index, prefix string) Condition {
 // NonScalar is the value under which an index holds an object whose indexed field is a map
 // or a list ({.spec.selfSigned} on `selfSigned: {}`): such an object exists for Exists and
 // NotExists, and has no value that Equal, In, Prefix or a comparison could match. CountBy
-// leaves it out.
+// leaves it out. It is not a value to compare with: a condition that names it (Equal, In,
+// NotEqual, Prefix) is invalid. In a SortBy order such an object sorts by this text: after
+// numbers, before every other string.
 const NonScalar = "\x00non-scalar"

@@ -2,6 +2,8 @@ package query_test
 
 import (
 	"context"
+	"math/big"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -68,6 +70,14 @@ func TestConditionValidate(t *testing.T) {
 			`invalid query condition "size>-Inf": bad bound: "-Inf" is not a finite number: numeric comparisons take finite numbers`},
 		{"NaN", query.Le("size", "NaN"),
 			`invalid query condition "size<=NaN": bad bound: "NaN" is not a finite number: numeric comparisons take finite numbers`},
+		// NonScalar marks map- and list-valued fields: Equal on it matched them, although
+		// such a field has "no value that Equal could match".
+		{"non-scalar eq", query.Eq("x", query.NonScalar),
+			`invalid query condition "x=\x00non-scalar": query.NonScalar is not a value to compare with: use Exists or NotExists`},
+		{"non-scalar in", query.OneOf("x", "a", query.NonScalar),
+			`invalid query condition "x in (a,\x00non-scalar)": query.NonScalar is not a value to compare with: use Exists or NotExists`},
+		{"non-scalar where", query.Where("{.x}", query.NotEqual, query.NonScalar),
+			`invalid query condition "{.x}!=\x00non-scalar": query.NonScalar is not a value to compare with: use Exists or NotExists`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.c.Validate()
@@ -103,6 +113,48 @@ func TestParseNumber(t *testing.T) {
 	assert.Equal(t, 0, n("2").Compare(n("2.0")))
 	assert.Equal(t, 1, n("2.5").Compare(n("2")))
 	assert.Equal(t, 2.5, n("2.5").Float64())
+}
+
+// An integer and a float64 compare by their exact values. Rounding the integer to a float64
+// made -18014398509481986 equal to -18014398509481985.5 and that equal to
+// -18014398509481985, while the two integers differ: an order that is not one, with which
+// a sorted, paged query skipped an object.
+func TestNumberCompareIsATotalOrder(t *testing.T) {
+	n := func(s string) query.Number {
+		v, err := query.ParseNumber(s)
+		require.NoError(t, err)
+		return v
+	}
+	// b is held as the float64 nearest it, -18014398509481984.
+	a, b, c := n("-18014398509481986"), n("-18014398509481985.5"), n("-18014398509481985")
+	assert.Equal(t, -1, a.Compare(c))
+	assert.Equal(t, -1, c.Compare(b))
+	assert.Equal(t, -1, a.Compare(b))
+	assert.Equal(t, 1, b.Compare(c))
+	// Against exact rational arithmetic, near the edges of float64's integers and int64's range.
+	var texts []string
+	for _, base := range []string{"9007199254740992", "18014398509481984", "9223372036854775807", "-9223372036854775808"} {
+		bi, _ := new(big.Int).SetString(base, 10)
+		for d := int64(-3); d <= 3; d++ {
+			v := new(big.Int).Add(bi, big.NewInt(d))
+			texts = append(texts, v.String(), v.String()+".5", v.String()+"e0")
+		}
+	}
+	texts = append(texts, "9223372036854775808", "-9223372036854775809", "1e19", "-1e19", "0", "-0", "0.5")
+	exact := func(s string) *big.Rat {
+		f, err := strconv.ParseFloat(s, 64)
+		if i, ierr := strconv.ParseInt(s, 10, 64); ierr == nil {
+			return new(big.Rat).SetInt64(i)
+		}
+		require.NoError(t, err)
+		return new(big.Rat).SetFloat64(f) // what ParseNumber holds for a non-integer text
+	}
+	for _, x := range texts {
+		for _, y := range texts {
+			want := exact(x).Cmp(exact(y))
+			assert.Equal(t, want, n(x).Compare(n(y)), "%s vs %s", x, y)
+		}
+	}
 }
 
 // A JSONPath error in a condition says where the expression is wrong (it said only "bad

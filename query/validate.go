@@ -1,9 +1,11 @@
 package query
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/kindex/kindex/jsonpath"
@@ -41,22 +43,44 @@ func ParseNumber(s string) (Number, error) {
 	return Number{f: f}, nil
 }
 
-// Compare returns -1, 0 or +1 as a is less than, equal to or greater than b. Integers
-// compare exactly; otherwise both compare as float64.
+// Compare returns -1, 0 or +1 as a is less than, equal to or greater than b, exactly: an
+// integer and a float64 compare by their values, not by the integer rounded to a float64
+// (which would make 2^54+1 equal to 2^54+0.0 and to 2^54, and the order inconsistent).
 func (a Number) Compare(b Number) int {
-	if a.isInt && b.isInt {
-		switch {
-		case a.i < b.i:
-			return -1
-		case a.i > b.i:
-			return 1
-		}
-		return 0
+	switch {
+	case a.isInt && b.isInt:
+		return cmp.Compare(a.i, b.i)
+	case a.isInt:
+		return compareIntFloat(a.i, b.f)
+	case b.isInt:
+		return -compareIntFloat(b.i, a.f)
 	}
 	switch {
 	case a.f < b.f:
 		return -1
 	case a.f > b.f:
+		return 1
+	}
+	return 0
+}
+
+// compareIntFloat compares i with the finite f exactly.
+func compareIntFloat(i int64, f float64) int {
+	const two63 = 1 << 63
+	switch {
+	case f >= two63:
+		return -1
+	case f < -two63:
+		return 1
+	}
+	t := math.Trunc(f) // within int64's range: exact
+	if c := cmp.Compare(i, int64(t)); c != 0 {
+		return c
+	}
+	switch {
+	case f > t:
+		return -1
+	case f < t:
 		return 1
 	}
 	return 0
@@ -99,6 +123,12 @@ func (c Condition) Validate() error {
 	case LessThan, LessOrEqual, GreaterThan, GreaterOrEqual:
 		if _, err := ParseNumber(c.Values[0]); err != nil {
 			return invalid("bad bound", err)
+		}
+	case Equal, In, NotEqual, Prefix:
+		// NonScalar marks map- and list-valued fields in an index; it is no value to
+		// compare with (Exists and NotExists are the conditions on such fields).
+		if slices.Contains(c.Values, NonScalar) {
+			return invalid("query.NonScalar is not a value to compare with: use Exists or NotExists", nil)
 		}
 	}
 	if c.Path != "" {

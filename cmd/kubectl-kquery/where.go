@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
 	"github.com/kindex/kindex/jsonpath"
@@ -136,8 +134,9 @@ func parseWhere(arg string) (*whereExpr, error) {
 			return nil, err
 		}
 		if isNumeric(w.Op) {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			// The query's own rule (query.ParseNumber), so that no bound passes here and fails
+			// when the query runs: " 5" is not a number there either.
+			if _, err := query.ParseNumber(v); err != nil {
 				return nil, p.fail(at, "%s compares numbers; %q is not a number", w.Op, v)
 			}
 		}
@@ -174,6 +173,7 @@ func isNumeric(op query.Op) bool {
 // subject reads an index name or a JSONPath.
 func (p *whereParser) subject(w *whereExpr) error {
 	start := p.pos
+	braced := 0 // 1 when Subject is a bare path given braces: offsets in it are one more
 	w.SubjAt = start
 	if p.eof() {
 		return p.fail(start, "missing an index name or a JSONPath")
@@ -188,8 +188,13 @@ func (p *whereParser) subject(w *whereExpr) error {
 		p.pos = end
 		w.Subject, w.Path = p.s[start:end], true
 	case c == '.':
+		// A bare path means the same in braces: compiled as such, ".a{.b}" is the error it
+		// is, not a template that prints ".a" before {.b}.
 		p.pos = p.scanBarePath(start)
-		w.Subject, w.Path = p.s[start:p.pos], true
+		if at := unquotedBrace(p.s[start:p.pos]); at >= 0 {
+			return p.fail(start+at, "bad JSONPath: a path without braces cannot hold %q; write the whole path in braces", p.s[start+at])
+		}
+		w.Subject, w.Path, braced = "{"+p.s[start:p.pos]+"}", true, 1
 	case isNameByte(c):
 		for p.pos < len(p.s) && isNameByte(p.s[p.pos]) {
 			p.pos++
@@ -209,7 +214,7 @@ func (p *whereParser) subject(w *whereExpr) error {
 		if _, err := jsonpath.Compile(w.Subject); err != nil {
 			var se *jsonpath.SyntaxError
 			if errors.As(err, &se) {
-				return p.fail(start+se.Offset, "bad JSONPath: %s", se.Msg)
+				return p.fail(start+min(max(se.Offset-braced, 0), p.pos-start), "bad JSONPath: %s", se.Msg)
 			}
 			return p.fail(start, "bad JSONPath: %v", err)
 		}
@@ -268,6 +273,25 @@ func (p *whereParser) scanBarePath(start int) int {
 		}
 	}
 	return len(p.s)
+}
+
+// unquotedBrace returns the offset of the first '{' or '}' of s outside quoted text, or -1.
+func unquotedBrace(s string) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '\'', '"':
+			j, ok := skipQuoted(s, i)
+			if !ok {
+				return -1
+			}
+			i = j - 1
+		case '{', '}':
+			return i
+		}
+	}
+	return -1
 }
 
 // skipQuoted returns the offset after the quoted text that starts at s[i].

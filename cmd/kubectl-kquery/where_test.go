@@ -37,14 +37,14 @@ func TestWhereForms(t *testing.T) {
 		{`label="app=web"`, []query.Condition{query.Eq("label", "app=web")}},
 		{`phase='it''s'`, nil}, // two quoted strings: refused below
 		{"{.spec.size}>3", []query.Condition{query.Where("{.spec.size}", query.GreaterThan, "3")}},
-		{".spec.size >= 3", []query.Condition{query.Where(".spec.size", query.GreaterOrEqual, "3")}},
+		{".spec.size >= 3", []query.Condition{query.Where("{.spec.size}", query.GreaterOrEqual, "3")}},
 		{"{.status.phase}=Running", []query.Condition{query.Where("{.status.phase}", query.Equal, "Running")}},
 		{"{.status.phase} in (a,b)", []query.Condition{query.Where("{.status.phase}", query.In, "a", "b")}},
 		{"{.status.phase} notin (a,b)", []query.Condition{query.Where("{.status.phase}", query.NotEqual, "a"), query.Where("{.status.phase}", query.NotEqual, "b")}},
 		{"{.metadata.ownerReferences}", []query.Condition{query.Where("{.metadata.ownerReferences}", query.Exists)}},
 		{"!{.metadata.ownerReferences}", []query.Condition{query.Where("{.metadata.ownerReferences}", query.NotExists)}},
 		{`{.spec.containers[?(@.name=="web")].image}=nginx`, []query.Condition{query.Where(`{.spec.containers[?(@.name=="web")].image}`, query.Equal, "nginx")}},
-		{`.metadata.labels['app.kubernetes.io/name']=web`, []query.Condition{query.Where(`.metadata.labels['app.kubernetes.io/name']`, query.Equal, "web")}},
+		{`.metadata.labels['app.kubernetes.io/name']=web`, []query.Condition{query.Where(`{.metadata.labels['app.kubernetes.io/name']}`, query.Equal, "web")}},
 		{`{.metadata.annotations.a\.b}="x y"`, []query.Condition{query.Where(`{.metadata.annotations.a\.b}`, query.Equal, "x y")}},
 		{`phase=""`, []query.Condition{query.Eq("phase", "")}},
 		{`phase="a\"b"`, []query.Condition{query.Eq("phase", `a"b`)}},
@@ -103,6 +103,13 @@ func TestWhereRejected(t *testing.T) {
 		{"!", 1, "missing an index name or a JSONPath"},
 		{"nosuch=3", 0, `"nosuch" is not an index`},
 		{"phase=a(b)", 7, "unexpected"},
+		// A bound the query would refuse when it runs is refused here, with its offset.
+		{`size>" 5"`, 5, `> compares numbers; " 5" is not a number`},
+		{"size<='5\n'", 6, "is not a number"},
+		{"size>1e999", 5, "is not a number"},
+		// A bare path is a path: braces in it are an error, not a template.
+		{".a{.b}=x", 2, "bad JSONPath"},
+		{".a}=x", 2, "bad JSONPath"},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
 			w, err := parseWhere(tc.arg)
@@ -157,8 +164,15 @@ func FuzzWhere(f *testing.F) {
 		if w.Subject == "" {
 			t.Fatalf("empty subject for %q", s)
 		}
-		if _, err := w.conditions(map[string]bool{w.Subject: true}); err != nil {
+		cs, err := w.conditions(map[string]bool{w.Subject: true})
+		if err != nil {
 			t.Fatalf("conditions: %v", err)
+		}
+		// What the parser accepts, the query accepts: no error later, when it runs.
+		for _, c := range cs {
+			if err := c.Validate(); err != nil {
+				t.Fatalf("%q parsed, but its condition is invalid: %v", s, err)
+			}
 		}
 	})
 }

@@ -187,7 +187,7 @@ func queryEqual[R any](s *Store, q query.Query, opts QueryOptions, conv func(key
 		return nil, query.Plan{}, false, nil
 	}
 	c := &q.Conditions[0]
-	if c.Op != query.Equal || c.Index == "" || c.Path != "" || len(c.Values) != 1 {
+	if c.Op != query.Equal || c.Index == "" || c.Path != "" || len(c.Values) != 1 || c.Values[0] == query.NonScalar {
 		return nil, query.Plan{}, false, nil
 	}
 	key := c.Index
@@ -299,6 +299,9 @@ type prepared struct {
 }
 
 func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
+	if q.Limit < 0 {
+		return nil, &query.InvalidError{Reason: fmt.Sprintf("Limit must not be negative, got %d", q.Limit)}
+	}
 	if len(q.AnyOf) > 0 {
 		pq := &prepared{q: q, opts: opts}
 		for _, g := range q.AnyOf {

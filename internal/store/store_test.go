@@ -333,6 +333,14 @@ func TestQueryErrors(t *testing.T) {
 		"path unsupported":   {query.Query{Conditions: []query.Condition{query.Where("{.a}", query.Exists)}}, query.ErrInvalidQuery},
 		"bad continue":       {query.Query{Conditions: []query.Condition{query.Has("size")}, Continue: "%%%"}, query.ErrInvalidQuery},
 		"labels unsupported": {query.Query{Conditions: []query.Condition{query.Has("size")}, Labels: labels.SelectorFromSet(labels.Set{"a": "b"})}, query.ErrInvalidQuery},
+		// A negative Limit returned every match; the equality fast path and the general
+		// path both refuse it.
+		"negative limit, equality": {query.Query{Conditions: []query.Condition{query.Eq("node", "n1")}, Limit: -1}, query.ErrInvalidQuery},
+		"negative limit":           {query.Query{Conditions: []query.Condition{query.Has("size")}, Limit: -1}, query.ErrInvalidQuery},
+		"negative limit, sorted":   {query.Query{Scan: true, SortBy: "size", Limit: -5}, query.ErrInvalidQuery},
+		// NonScalar is no value: the equality fast path matched map- and list-valued fields.
+		"non-scalar value":    {query.Query{Conditions: []query.Condition{query.Eq("node", query.NonScalar)}}, query.ErrInvalidQuery},
+		"non-scalar in a set": {query.Query{Conditions: []query.Condition{query.OneOf("node", "n1", query.NonScalar)}}, query.ErrInvalidQuery},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
