@@ -195,6 +195,7 @@ func (c *Cache) goMaterialize(a *access) {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
+		c.startDiscovery(ctx)
 		a.materialize(ctx)
 	}()
 }

@@ -79,6 +79,9 @@ type Cache struct {
 	byObject map[schema.GroupVersionKind]cache.ByObject
 	resync   time.Duration
 	disc     *discovery.Client
+	// discOnce starts disc with the first informer, not with the cache: a cache no one
+	// asks for an informer makes no request, as controller-runtime's own does not.
+	discOnce sync.Once
 
 	mu        sync.Mutex
 	bg        sync.WaitGroup // materializations in flight
@@ -160,7 +163,8 @@ func NewCache(cfg *rest.Config, opts cache.Options, o Options) (*Cache, error) {
 
 // Start starts the informers requested so far and every one requested later, and blocks
 // until ctx ends; then it stops them all and returns once their goroutines have ended.
-// A cache is started once: a second Start fails.
+// A cache is started once: a second Start fails. Start makes no request of its own:
+// discovery starts with the first informer.
 func (c *Cache) Start(ctx context.Context) error {
 	c.mu.Lock()
 	if c.starting {
@@ -170,11 +174,6 @@ func (c *Cache) Start(ctx context.Context) error {
 	c.starting = true
 	c.mu.Unlock()
 
-	// Discovery's first round runs here; a failure is not fatal (informers resolve on
-	// demand and discovery retries), but it is worth a log line.
-	if err := c.disc.Start(ctx); err != nil && ctx.Err() == nil {
-		c.logger().Error(err, "Initial discovery failed; resources are resolved on demand")
-	}
 	c.mu.Lock()
 	c.started = true
 	c.ctx = ctx
@@ -207,6 +206,18 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	c.disc.Wait()
 	return nil
+}
+
+// startDiscovery starts the discovery client once, with the first informer to start, and
+// returns when its first round is done: informers of the same moment wait for it, and
+// resolve what it found. A failure is not fatal (informers resolve on demand and discovery
+// retries), but it is worth a log line.
+func (c *Cache) startDiscovery(ctx context.Context) {
+	c.discOnce.Do(func() {
+		if err := c.disc.Start(ctx); err != nil && ctx.Err() == nil {
+			c.logger().Error(err, "Initial discovery failed; resources are resolved on demand")
+		}
+	})
 }
 
 // NeedLeaderElection tells a manager that the cache runs on every replica.

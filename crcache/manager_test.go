@@ -2,6 +2,8 @@ package crcache_test
 
 import (
 	"context"
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -130,3 +132,46 @@ func TestStopLeavesNoGoroutine(t *testing.T) {
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
 }
+
+// A cache no one asks for an informer makes no request, as controller-runtime's own makes
+// none: discovery starts with the first informer. It started with the cache, and a manager
+// stopped at once (controller-runtime's "should not leak goroutines when stopped") then
+// had requests in flight at the stop, whose HTTP/2 streams outlived it for a moment and kept
+// their connection from being closed as idle.
+func TestNoRequestWithoutAnInformer(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	cfg := cp.AdminConfig()
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			paths = append(paths, req.URL.Path)
+			mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	})
+	requests := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(paths)
+	}
+	c, err := crcache.NewCache(cfg, cache.Options{}, crcache.Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	require.True(t, c.WaitForCacheSync(t.Context()))
+	assert.Empty(t, requests(), "started, no informer")
+
+	// The first informer starts discovery, and its requests go through the same transport.
+	_, err = c.GetInformer(t.Context(), &corev1.ConfigMap{})
+	require.NoError(t, err)
+	require.True(t, c.WaitForCacheSync(t.Context()))
+	assert.Contains(t, requests(), "/apis", "discovery with the first informer")
+	cancel()
+	require.NoError(t, <-done)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

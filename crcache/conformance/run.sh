@@ -102,11 +102,10 @@ suite ./pkg/source/ 15
 suite ./pkg/internal/controller/ 60
 suite ./pkg/builder/ 60
 suite ./pkg/cluster/ 12
-# Managers whose cache is crcache, but for two specs: after the manager stops they close the
-# idle connections of the shared HTTP transport once and then require that no goroutine is
-# left. With crcache, about one run in three (none in six with controller-runtime's cache)
-# leaves one HTTP/2 connection's read loop after that close; crcache's own goroutines have
-# all ended (TestStopLeavesNoGoroutine) and no request is made after the stop. The cause is
-# not found yet; a discovery round abandoned at stop was one and is fixed (discovery's
-# TestWaitOutlastsAnAbandonedFirstRound).
-suite ./pkg/manager/ 100 -ginkgo.skip 'should not leak goroutines if the (deprecated|default) event broadcaster'
+# Managers whose cache is crcache, every spec: among them four that stop a manager, close
+# the idle connections of the shared HTTP transport once, and then require that no
+# goroutine is left. They failed about one run in three under load while crcache started
+# discovery with the cache: requests cancelled at the stop left their HTTP/2 streams open a
+# moment longer, so their connection was not idle when closed. Discovery now starts with
+# the first informer, and a cache without informers makes no request (TestNoRequestWithoutAnInformer).
+suite ./pkg/manager/ 107
