@@ -198,6 +198,7 @@ var clientGoCases = []clientGoCase{
 	{fixture: "pod", expr: `{['metadata.name']}/{['spec.containers'][0]['name']}`},
 	{fixture: "nodes", expr: `{.items[?(@['metadata.name']=="worker-1")].status.capacity}`},
 	{fixture: "nodes", expr: `{range .items[*]}{['metadata.name']}{" "}{end}`},
+	{fixture: "keys", expr: `{['a.b']} {.x['a.b']} {['x.a.b']} {.a['c']}`},
 
 	// Deliberate differences (see "Differences from client-go" in doc.go).
 	{fixture: "pod", expr: `{.metadata.labels['app.kubernetes.io/name']}`,
@@ -245,6 +246,18 @@ var clientGoCases = []clientGoCase{
 		want: `{"categories":["all","example"],"kind":"Widget","listKind":"WidgetList","plural":"widgets","shortNames":["wd","wdg"],"singular":"widget"} ["all","example"] ["wd","wdg"]`},
 	{fixture: "widget", expr: `{.spec.items[0].name..[0]}`,
 		diff: "descent does not visit strings; client-go fails indexing them", want: ""},
+	{fixture: "keys", expr: `{['*']}`,
+		diff: "a quoted * is a key; client-go reads it as a wildcard", want: "star"},
+	{fixture: "keys", expr: `{.a['*']}`,
+		diff: "a quoted * is a key, missing here; client-go reads it as a wildcard", want: ""},
+	{fixture: "keys", expr: `{.a['c.*']}`,
+		diff: "a part * of a dotted key is a key; client-go reads .c.*, a wildcard", want: ""},
+	{fixture: "keys", expr: `{['a..b']}`,
+		diff: "a key with an empty part is only that key; client-go reads .a..b, a descent", want: ""},
+	{fixture: "keys", expr: `{['..b']}`,
+		diff: "a key with an empty part is only that key; client-go reads ...b, a descent", want: ""},
+	{fixture: "keys", expr: `{['.a']}`,
+		diff: "a key with an empty part is only that key; client-go reads ..a, a descent", want: ""},
 }
 
 // runClientGo executes expr with client-go, turning panics into errors.

@@ -60,7 +60,7 @@ type sink[N any] struct {
 	first  Value            // sinkProbe
 	nodes  []N              // sinkCollect
 	text   []byte           // sinkText
-	detach bool             // sinkSlice: strings will be copied (charge them)
+	detach bool             // sinkSlice: values will be copied (charge them, see detach)
 }
 
 type evaluator[N any, T tree[N]] struct {
@@ -409,8 +409,8 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			return false
 		}
 		if s.kind == sinkSlice {
-			if s.detach && v.kind == KindString && !ev.charge(len(v.str)/textBytesPerStep) {
-				return false // the copy of the string (see detacher)
+			if s.detach && !ev.charge(detachCost(&v)) {
+				return false // the copy Eval makes (see detach)
 			}
 			s.values = append(s.values, v)
 			return true

@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -54,14 +55,13 @@ func (jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.R
 	var val string
 	checked := false
 	for i := 1; ; {
-		k, _, v, next, ok := nextItem(s, i, true)
-		if !ok {
-			break
-		}
-		c := itemCost(s[i:next])
+		k, _, v, next, ok, c := scanItem(s, i, true, left-cost)
 		meter.did(c)
 		if cost += c; cost > left {
 			return gjson.Result{}, false, cost
+		}
+		if !ok {
+			break
 		}
 		i = next
 		match, kc := keyIs(k, seg.name)
@@ -251,14 +251,13 @@ func index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost
 	if i < 0 { // count the elements first
 		length := 0
 		for j := 1; ; length++ {
-			_, _, _, next, ok := nextItem(s, j, false)
-			if !ok {
-				break
-			}
-			c := itemCost(s[j:next])
+			_, _, _, next, ok, c := scanItem(s, j, false, left-cost)
 			meter.did(c)
 			if cost += c; cost > left {
 				return gjson.Result{}, false, cost
+			}
+			if !ok {
+				break
 			}
 			j = next
 		}
@@ -267,13 +266,9 @@ func index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost
 		}
 	}
 	for j, k := 1, 0; ; k++ {
-		_, _, v, next, ok := nextItem(s, j, false)
-		if !ok {
-			return gjson.Result{}, false, cost
-		}
-		c := itemCost(s[j:next])
+		_, _, v, next, ok, c := scanItem(s, j, false, left-cost)
 		meter.did(c)
-		if cost += c; cost > left {
+		if cost += c; cost > left || !ok {
 			return gjson.Result{}, false, cost
 		}
 		if k == i {
@@ -295,14 +290,16 @@ func (jsonTree) elems(n gjson.Result, left int) (_ []gjson.Result, isArray bool,
 // scanning, parsing and keeping them; it stops when that exceeds left.
 func items(s string, left int) (el []gjson.Result, cost int) {
 	for j := 1; ; {
-		_, _, v, next, ok := nextItem(s, j, false)
-		if !ok {
-			return el, cost
+		_, _, v, next, ok, c := scanItem(s, j, false, left-cost)
+		if ok {
+			c += keepCost + parseCost(v)
 		}
-		c := keepCost + itemCost(s[j:next]) + parseCost(v)
 		meter.did(c)
 		if cost += c; cost > left {
 			return nil, cost
+		}
+		if !ok {
+			return el, cost
 		}
 		el = append(el, parseRaw(v))
 		j = next
@@ -355,33 +352,72 @@ func bytesView(data []byte) string {
 	return unsafe.String(unsafe.SliceData(data), len(data))
 }
 
-// detacher makes Values of one Eval call on JSON independent of its input:
-// strings are cloned, and the raw text of maps and lists is re-pointed
-// into a single private copy of the document, made on first need.
-type detacher struct {
-	view string // the caller's buffer
-	doc  string // private copy of view
-}
-
-func (d *detacher) detach(v Value) Value {
+// detachCost returns the steps the copy detach makes of v costs: a step per
+// textBytesPerStep bytes of a string, and per copyBytesPerStep bytes of the
+// text of a map or list.
+func detachCost(v *Value) int {
 	switch v.kind {
 	case KindString:
-		meter.did(len(v.str) / textBytesPerStep)
-		return v.Clone()
+		return len(v.str) / textBytesPerStep
 	case KindMap, KindList:
-		if v.ref != nil || v.str == "" {
-			return v
-		}
-		base := uintptr(unsafe.Pointer(unsafe.StringData(d.view)))
-		p := uintptr(unsafe.Pointer(unsafe.StringData(v.str)))
-		if p < base || p-base+uintptr(len(v.str)) > uintptr(len(d.view)) {
-			return v.Clone() // not from the buffer (cannot happen); copy it
-		}
-		if d.doc == "" {
-			d.doc = strings.Clone(d.view)
-		}
-		off := int(p - base)
-		v.str = d.doc[off : off+len(v.str)]
+		return len(v.str) / copyBytesPerStep
 	}
-	return v
+	return 0
+}
+
+// detach makes the Values of one Eval call on the JSON document view
+// independent of it: strings are cloned, and the raw text of maps and
+// lists is re-pointed into copies of the outermost of them (a value nested
+// in another shares its copy). It copies no more than the text of the
+// values, which the evaluation charged as it produced them (see
+// detachCost), however large the rest of the document.
+func detach(vs []Value, view string) {
+	var buf [8]int
+	raw := buf[:0] // the maps and lists in view, by position
+	for i := range vs {
+		v := &vs[i]
+		switch {
+		case v.kind == KindString:
+			meter.did(detachCost(v))
+			*v = v.Clone()
+		case (v.kind == KindMap || v.kind == KindList) && v.ref == nil && v.str != "":
+			if offsetIn(view, v.str) < 0 {
+				*v = v.Clone() // not from the buffer (cannot happen); copy it
+				continue
+			}
+			raw = append(raw, i)
+		}
+	}
+	if len(raw) > 1 {
+		slices.SortFunc(raw, func(a, b int) int {
+			oa, ob := offsetIn(view, vs[a].str), offsetIn(view, vs[b].str)
+			if oa != ob {
+				return oa - ob
+			}
+			return len(vs[b].str) - len(vs[a].str) // the outer one first
+		})
+	}
+	var outer string // the copy of the last outermost value
+	start, end := 0, -1
+	for _, i := range raw {
+		v := &vs[i]
+		off := offsetIn(view, v.str)
+		if off < start || off+len(v.str) > end {
+			start, end = off, off+len(v.str)
+			meter.did(detachCost(v))
+			outer = strings.Clone(v.str)
+		}
+		v.str = outer[off-start : off-start+len(v.str)]
+	}
+}
+
+// offsetIn returns the position of sub in s, if sub is a substring of s
+// (shares its memory), else -1.
+func offsetIn(s, sub string) int {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(sub)))
+	if p < base || p-base+uintptr(len(sub)) > uintptr(len(s)) {
+		return -1
+	}
+	return int(p - base)
 }

@@ -150,8 +150,12 @@ func (objTree) convCost(n any) int {
 	return 0
 }
 
+// check tells whether n has a supported type without converting it: a
+// json.Number is not parsed (which takes milliseconds for a long one), so
+// that a wildcard, filter or descent that finds nothing in the elements it
+// visits costs only their steps.
 func (objTree) check(n any) error {
-	if _, ok := valueOf(n); !ok {
+	if !supported(n) {
 		return unsupported(n)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,6 +223,10 @@ func FuzzBudget(f *testing.F) {
 		{`{.a[-1]}`, `{"a":[` + strings.Repeat("0,", 3000) + `0]}`},
 		{`{.a}`, `{"a":1,"a":{"b":2},"\u0061":3}`},
 		{strings.Repeat("{..*}", 10), `[[[]]]`},
+		{`{.a[*].x}`, `{"a":[` + long + `,` + long + `]}`},
+		{`{.a}{.a}`, `{"a":` + long + `}`},
+		{`{.b}`, `{"a":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + `,"b":1}`},
+		{`{[0]}`, `[[{"a":[]}],"` + strings.Repeat("x", 3000) + `"]`},
 	}
 	for i, s := range seeds {
 		f.Add(s.expr, []byte(s.doc), uint16(i*997))
@@ -247,6 +252,13 @@ func FuzzBudget(f *testing.F) {
 			var obj any
 			if k8sjson.Unmarshal(doc, &obj) == nil {
 				inputs = append(inputs, obj)
+			}
+			// Numbers as json.Number, which evaluation converts (and charges).
+			d := json.NewDecoder(bytes.NewReader(doc))
+			d.UseNumber()
+			var nobj any
+			if d.Decode(&nobj) == nil {
+				inputs = append(inputs, nobj)
 			}
 		}
 		for _, in := range inputs {

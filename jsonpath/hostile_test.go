@@ -97,9 +97,28 @@ func hostileCases() []hostileCase {
 		hostileCase{"the root string of 1 MB, 1000 times", "{" + strings.TrimSuffix(strings.Repeat("@,", 1000), ",") + "}",
 			bigStr, []byte(`"` + bigStr + `"`)},
 		hostileCase{"printing a string of 1 MB, 1000 times", strings.Repeat("{@}", 1000), bigStr, []byte(`"` + bigStr + `"`)},
+		hostileCase{"number of 1M digits, 10k times, missing field", "{.c" + unionOf(100) + unionOf(100) + ".x}",
+			map[string]any{"c": []any{[]any{json.Number(big)}}}, nil},
 		hostileCase{"ranges printing 10k keys", "{range .c" + unionOf(100) + "}{@}{@}{@}{end}",
 			map[string]any{"c": []any{m10k}}, []byte(`{"c":[` + j10k + `]}`)},
 	)
+
+	// Scanning text made only of brackets, the scanner's worst case, in
+	// a single member or element.
+	cs = append(cs,
+		hostileCase{"raw member of 8 MB of brackets", "{.b}", nil, []byte(`{"a":` + brackets(4<<20) + `,"b":1}`)},
+		hostileCase{"raw element of 8 MB of empty arrays", "{[1]}", nil, []byte("[[" + strings.Repeat("[],", (8<<20)/3) + "[]],1]")})
+
+	// Printing data nested 9,990 deep (encoding/json decodes up to
+	// 10,000): the recursion grows the goroutine stack.
+	var deepMap, deepList any = int64(1), int64(1)
+	for i := 0; i < MaxDataDepth-10; i++ {
+		deepMap, deepList = map[string]any{"a": deepMap}, []any{deepList}
+	}
+	cs = append(cs,
+		hostileCase{"printing maps nested 9990 deep, descent", "{..a}", deepMap, nil},
+		hostileCase{"printing maps nested 9990 deep, 8 times", strings.Repeat("{@}", 8), deepMap, nil},
+		hostileCase{"printing lists nested 9990 deep, 8 times", strings.Repeat("{@}", 8), deepList, nil})
 	return cs
 }
 

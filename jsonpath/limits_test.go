@@ -67,9 +67,9 @@ func TestBudgets(t *testing.T) {
 		{`{..x}`, Options{MaxSteps: -1, MaxResults: -1}, "", ""},
 		{`{.x.x.x}`, Options{MaxSteps: 2}, "steps", "steps"},
 		{`{.x.x.x}`, Options{MaxSteps: 3}, "", "steps"},
-		{`{.x.x.x}`, Options{MaxSteps: 20}, "", ""},
-		{`{range ..x}{@}{end}`, Options{MaxSteps: 600}, "steps", "steps"}, // printing is charged
-		{`{range ..x}{end}`, Options{MaxSteps: 600}, "", ""},
+		{`{.x.x.x}`, Options{MaxSteps: 40}, "", ""},
+		{`{range ..x}{@}{end}`, Options{MaxSteps: 1000}, "steps", "steps"}, // printing is charged
+		{`{range ..x}{end}`, Options{MaxSteps: 1000}, "", ""},
 		{`{range ..x}{@}{end}`, Options{}, "", ""},
 	}
 	for _, c := range cases {

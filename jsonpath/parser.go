@@ -395,7 +395,10 @@ func (p *parser) scanOp() (cmpOp, error) {
 // .metadata.name; kindex reads the key "metadata.name" when the object has
 // it (['app.kubernetes.io/name'] reads that label) and the path otherwise,
 // so that kubectl's ['metadata.name','status.capacity'] works as it does
-// there. An escaped dot (['a\.b']) is part of the key only.
+// there. An escaped dot (['a\.b']) is part of the key only. Parts are keys
+// only: client-go would read a part * as a wildcard and an empty part as a
+// recursive descent (['a..b'] as .a..b), which a key's fallback, a single
+// value, cannot be; doc.go lists the difference.
 func dottedKey(raw string, quote byte) []segment {
 	var parts []string
 	from := 0

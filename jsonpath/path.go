@@ -248,10 +248,33 @@ func (p *Path) lookupKeys(obj any, v *Value) (found bool, err error) {
 	}
 	if s, ok := n.(string); ok {
 		v.kind, v.str = KindString, s
-	} else if !setValue(v, n) {
+		return true, nil
+	}
+	if err := p.chargeWalked(n); err != nil {
+		return false, err
+	}
+	if !setValue(v, n) {
 		return false, unsupported(n)
 	}
 	return true, nil
+}
+
+// chargeWalked charges converting n, the value a modeWalk path reached on a
+// decoded object, as the evaluator would: the walk (its steps, which
+// Compile checked the budget holds) and the conversion (see convCost). It
+// returns the budget error if they exceed the budget, before converting.
+// Only long json.Numbers cost anything, so the fast paths build no budget
+// for other values.
+func (p *Path) chargeWalked(n any) error {
+	c := (objTree{}).convCost(n)
+	if c == 0 {
+		return nil
+	}
+	var b budget
+	b.init(&p.lim)
+	_ = b.charge(len(p.segs)) && b.charge(c)
+	meter.ran(&b)
+	return b.err
 }
 
 // evalObj evaluates on a decoded object; results go to fn, or, if fn is
@@ -281,6 +304,9 @@ func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) ([]Value, erro
 		n, done := objTree{}.follow(obj, p.segs)
 		if done < len(p.segs) {
 			return dst, objTree{}.check(n)
+		}
+		if err := p.chargeWalked(n); err != nil {
+			return dst, err
 		}
 		if fn == nil {
 			dst = append(dst, Value{})
@@ -331,12 +357,7 @@ func (p *Path) evalGeneric(obj any, fn func(Value) bool, dst []Value) (_ []Value
 func (p *Path) appendEvalJSON(dst []Value, doc JSON) ([]Value, error) {
 	n := len(dst)
 	dst, err := p.evalJSON(doc, nil, dst)
-	if len(dst) > n {
-		d := detacher{view: bytesView(doc)}
-		for i := n; i < len(dst); i++ {
-			dst[i] = d.detach(dst[i])
-		}
-	}
+	detach(dst[n:], bytesView(doc))
 	return dst, err
 }
 
@@ -350,12 +371,7 @@ func (p *Path) appendEvalIndexed(dst []Value, doc IndexedJSON) (_ []Value, err e
 		defer recoverInternal(&err)
 		dst, err = p.walkSpans(doc, nil, dst)
 	}()
-	if len(dst) > n {
-		d := detacher{view: bytesView(doc.Doc)}
-		for i := n; i < len(dst); i++ {
-			dst[i] = d.detach(dst[i])
-		}
-	}
+	detach(dst[n:], bytesView(doc.Doc))
 	return dst, err
 }
 
@@ -372,17 +388,24 @@ func (p *Path) evalJSON(doc JSON, fn func(Value) bool, dst []Value) (_ []Value, 
 	if fn != nil {
 		s.kind, s.fn = sinkFunc, fn
 	}
-	if ev.charge(rootCost(doc)) {
+	if ev.charge(rootCost(doc, ev.budget.left())) {
 		ev.top(p, gjson.Parse(bytesView(doc)), &s)
 	}
 	meter.ran(&ev.budget)
 	return s.values, ev.budget.err
 }
 
-// rootCost returns the steps parsing the root value of doc costs.
-func rootCost(doc JSON) int {
+// rootCost returns the steps reaching and parsing the root value of doc
+// cost: the white space before it, read no further than left pays for
+// (see scanEnd), and parseCost.
+func rootCost(doc JSON, left int) int {
 	s := bytesView(doc)
-	return parseCost(s[skipSpace(s, 0):])
+	lim := scanEnd(s, 0, left)
+	i := skipSpace(s[:lim], 0)
+	if i >= lim && lim < len(s) {
+		return itemCost(s[:i]) // more than left
+	}
+	return i/scanBytesPerStep + parseCost(s[i:])
 }
 
 // walkJSON evaluates a path of fields and indexes (modeWalk) on raw JSON
@@ -391,7 +414,7 @@ func (p *Path) walkJSON(doc JSON, fn func(Value) bool, dst []Value) ([]Value, er
 	var b budget
 	b.init(&p.lim)
 	var n gjson.Result
-	found := b.charge(len(p.segs)) && b.charge(rootCost(doc))
+	found := b.charge(len(p.segs)) && b.charge(rootCost(doc, b.left()))
 	if found {
 		var done, cost int
 		n, done, cost = jsonTree{}.walk(gjson.Parse(bytesView(doc)), p.segs, b.left())
@@ -401,13 +424,13 @@ func (p *Path) walkJSON(doc JSON, fn func(Value) bool, dst []Value) ([]Value, er
 }
 
 // deliverWalked ends a walk on raw JSON that reached n (if found): it charges converting n
-// and, for Eval, copying a string, then hands the value to fn or appends it to dst.
+// and, for Eval, copying it (see detach), then hands the value to fn or appends it to dst.
 func deliverWalked(b *budget, found bool, n gjson.Result, fn func(Value) bool, dst []Value) ([]Value, error) {
 	var v Value
 	if found = found && b.charge((jsonTree{}).convCost(n)); found {
 		setJSONValue(&v, n)
-		if fn == nil && v.kind == KindString {
-			found = b.charge(len(v.str) / textBytesPerStep) // the copy Eval makes (see detacher)
+		if fn == nil {
+			found = b.charge(detachCost(&v)) // the copy Eval makes (see detach)
 		}
 	}
 	meter.ran(b)
@@ -453,7 +476,7 @@ func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 		ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
 		ev.budget.init(&p.lim)
 		out := sink[gjson.Result]{kind: sinkText, text: dst}
-		if ev.charge(rootCost(doc)) {
+		if ev.charge(rootCost(doc, ev.budget.left())) {
 			ev.template(p.nodes, gjson.Parse(bytesView(doc)), &out)
 		}
 		meter.ran(&ev.budget)

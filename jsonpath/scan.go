@@ -245,6 +245,36 @@ func nextItem(s string, i int, object bool) (key string, at int, val string, nex
 	return key, at, s[i:end], end, true
 }
 
+// scanEnd returns how far a scan from s[i] may read when steps are left:
+// an item (or white space) that does not end before that costs more (see
+// itemCost), so the scan stops there, a step's worth of bytes past what the
+// steps pay for at most, and its charge fails. Scanning a single huge value
+// thus overshoots the budget by a constant, not in proportion to its size.
+func scanEnd(s string, i, steps int) int {
+	if steps >= (len(s)-i)/scanBytesPerStep {
+		return len(s)
+	}
+	return i + max(steps, 1)*scanBytesPerStep
+}
+
+// scanItem is nextItem reading no further than what steps, the steps
+// left, pay for (see scanEnd). cost is the steps of what it read: the
+// itemCost of an item; at the end of the container, a step per
+// scanBytesPerStep bytes of the white space before it; and when it was cut
+// short, the itemCost of what it read, which exceeds steps (ok is then
+// false).
+func scanItem(s string, i int, object bool, steps int) (key string, at int, val string, next int, ok bool, cost int) {
+	lim := scanEnd(s, i, steps)
+	key, at, val, next, ok = nextItem(s[:lim], i, object)
+	switch {
+	case next >= lim && lim < len(s): // cut short
+		return "", 0, "", next, false, itemCost(s[i:next])
+	case !ok:
+		return "", 0, "", next, false, (next - i) / scanBytesPerStep
+	}
+	return key, at, val, next, true, itemCost(s[i:next])
+}
+
 // keyIs reports whether a key as written (see nextItem) is name, and the
 // steps decoding its escapes cost, if it has any.
 func keyIs(written, name string) (bool, int) {
@@ -289,7 +319,8 @@ func numCost(n int) int {
 }
 
 // parseCost returns the steps that parsing the text of a value with gjson
-// costs beyond its scanning: converting a number, or unescaping a string.
+// costs beyond its scanning: converting a number, or reading a string
+// again (gjson finds its end byte by byte) and unescaping it.
 func parseCost(val string) int {
 	if val == "" {
 		return 0
@@ -299,6 +330,7 @@ func parseCost(val string) int {
 		if strings.IndexByte(val, '\\') >= 0 {
 			return len(val) / textBytesPerStep
 		}
+		return len(val) / scanBytesPerStep
 	case c == '-' || '0' <= c && c <= '9':
 		return numCost(len(val))
 	}

@@ -177,15 +177,50 @@ func (sp Spans) end(s string, i int) (end int, unique bool, ok bool) {
 	return 0, false, false
 }
 
-// skipValueSpans is skipValue, stepping over a recorded object or array in one move; jumped
-// reports whether it did.
-func (sp Spans) skipValue(s string, i int) (end int, jumped bool) {
-	if i < len(s) && (s[i] == '{' || s[i] == '[') {
+// skipValue is skipValue on s[:lim], stepping over a recorded object or array of s in one
+// move, wherever it ends; jumped reports whether it did.
+func (sp Spans) skipValue(s string, lim, i int) (end int, jumped bool) {
+	if i < lim && (s[i] == '{' || s[i] == '[') {
 		if e, _, ok := sp.end(s, i); ok {
 			return e, true
 		}
 	}
-	return skipValue(s, i), false
+	return skipValue(s[:lim], i), false
+}
+
+// item scans the next member or element from s[i] like nextItem, reading no further than
+// what steps, the steps left, pay for (see scanEnd), but stepping over recorded values. It
+// returns the written key, the extent [start, next) of the value, and cost, the steps of
+// what it read: a step per item and per scanBytesPerStep bytes not stepped over, or, at the
+// end of the container, of the white space before it. When the scan is cut short, cost
+// exceeds steps and ok is false.
+func (sp Spans) item(s string, i int, object bool, steps int) (key string, start, next int, ok bool, cost int) {
+	from, lim := i, scanEnd(s, i, steps)
+	t := s[:lim]
+	i = skipSpace(t, i)
+	if i < len(t) && t[i] == ',' {
+		i = skipSpace(t, i+1)
+	}
+	if object && i < len(t) && t[i] == '"' {
+		end := endOfString(t, i+1)
+		key = t[i:end]
+		if i = skipSpace(t, end); i < len(t) && t[i] == ':' {
+			i = skipSpace(t, i+1)
+		}
+	}
+	end, jumped := i, false
+	if i < len(t) && (!object || key != "") && t[i] != '}' && t[i] != ']' {
+		end, jumped = sp.skipValue(s, lim, i)
+	}
+	switch {
+	case end == i && i >= lim && lim < len(s): // cut short
+		return "", 0, i, false, itemCost(s[from:i])
+	case end == i: // the end of the container, or not JSON
+		return "", 0, i, false, (i - from) / scanBytesPerStep
+	case jumped:
+		return key, i, end, true, itemCost(s[from:i])
+	}
+	return key, i, end, true, itemCost(s[from:end]) // more than steps if cut short
 }
 
 // walkSpans is walkJSON on an indexed document: the same results and the same budget rules,
@@ -199,26 +234,25 @@ func (p *Path) walkSpans(d IndexedJSON, fn func(Value) bool, dst []Value) ([]Val
 	s := bytesView(d.Doc)
 	var b budget
 	b.init(&p.lim)
-	found := b.charge(len(p.segs)) && b.charge(rootCost(d.Doc))
-	at := skipSpace(s, 0)
+	found := b.charge(len(p.segs)) && b.charge(rootCost(d.Doc, b.left()))
+	at, end := skipSpace(s, 0), len(s) // the root, as gjson.Parse reads it
 	for i := 0; found && i < len(p.segs); i++ {
 		seg := &p.segs[i]
 		if seg.kind == segField {
 			from := at
-			if at, found = d.Spans.member(s, from, seg.name, &b); !found && seg.alt != nil {
+			if at, end, found = d.Spans.member(s, from, seg.name, &b); !found && seg.alt != nil && b.err == nil {
 				// A dotted key the object lacks: its parts (see dottedKey).
 				at, found = from, true
 				for j := 0; found && j < len(seg.alt); j++ {
-					at, found = d.Spans.member(s, at, seg.alt[j].name, &b)
+					at, end, found = d.Spans.member(s, at, seg.alt[j].name, &b)
 				}
 			}
 		} else {
-			at, found = d.Spans.element(s, at, seg.index, &b)
+			at, end, found = d.Spans.element(s, at, seg.index, &b)
 		}
 	}
 	var n gjson.Result
 	if found {
-		end, _ := d.Spans.skipValue(s, at)
 		val := s[at:end]
 		if n, found, _ = parse(val, b.left(), 0); found {
 			found = b.charge(parseCost(val))
@@ -227,96 +261,59 @@ func (p *Path) walkSpans(d IndexedJSON, fn func(Value) bool, dst []Value) ([]Val
 	return deliverWalked(&b, found, n, fn, dst)
 }
 
-// member returns the position of the value of the member named name of the object at s[i]
+// member returns the extent of the value of the member named name of the object at s[i]
 // (the last one, if the name repeats), charging b a step per member and the bytes it scans.
-func (sp Spans) member(s string, i int, name string, b *budget) (int, bool) {
+func (sp Spans) member(s string, i int, name string, b *budget) (start, end int, found bool) {
 	if i >= len(s) || s[i] != '{' {
-		return 0, false
+		return 0, 0, false
 	}
 	_, unique, _ := sp.end(s, i) // unique keys: the first match is the only one
 	plain := strings.IndexByte(name, '\\') < 0
-	found, val := false, 0
 	for i++; ; {
-		i = skipSpace(s, i)
-		if i < len(s) && s[i] == ',' {
-			i = skipSpace(s, i+1)
-		}
-		if i >= len(s) || s[i] != '"' {
-			break
-		}
-		from := i
-		kend := endOfString(s, i+1)
+		key, vstart, next, ok, c := sp.item(s, i, true, b.left())
 		var match bool
 		var kc int
-		switch n := kend - i - 2; {
-		case n == len(name) && plain:
-			match = s[i+1:kend-1] == name // a key as long as name with an escape is shorter
-		case n >= len(name):
-			match, kc = keyIs(s[i:kend], name)
+		if ok {
+			switch n := len(key) - 2; {
+			case n == len(name) && plain:
+				match = key[1:len(key)-1] == name // a key as long as name with an escape is shorter
+			case n >= len(name):
+				match, kc = keyIs(key, name)
+			}
 		}
-		if i = skipSpace(s, kend); i < len(s) && s[i] == ':' {
-			i = skipSpace(s, i+1)
+		meter.did(c + kc)
+		if !b.charge(c + kc) {
+			return 0, 0, false
 		}
-		start := i
-		var end int
-		var jumped bool
-		if i < len(s) && s[i] == '"' {
-			end = endOfString(s, i+1)
-		} else {
-			end, jumped = sp.skipValue(s, i)
-		}
-		if end == i {
+		if !ok {
 			break
 		}
-		scanned := end - from
-		if jumped {
-			scanned = start - from
-		}
-		c := 1 + scanned/scanBytesPerStep + kc
-		meter.did(c)
-		if !b.charge(c) {
-			return 0, false
-		}
 		if match {
-			found, val = true, start
+			found, start, end = true, vstart, next
 			if unique {
 				break
 			}
 		}
-		i = end
+		i = next
 	}
-	return val, found
+	return start, end, found
 }
 
-// element returns the position of element k (k >= 0) of the array at s[i], charging as
-// member does.
-func (sp Spans) element(s string, i, k int, b *budget) (int, bool) {
+// element returns the extent of element k (k >= 0) of the array at s[i], charging as member
+// does, the element itself included.
+func (sp Spans) element(s string, i, k int, b *budget) (start, end int, found bool) {
 	if i >= len(s) || s[i] != '[' {
-		return 0, false
+		return 0, 0, false
 	}
 	for n, i := 0, i+1; ; n++ {
-		i = skipSpace(s, i)
-		if i < len(s) && s[i] == ',' {
-			i = skipSpace(s, i+1)
-		}
-		if i >= len(s) || s[i] == ']' {
-			return 0, false
+		_, vstart, next, ok, c := sp.item(s, i, false, b.left())
+		meter.did(c)
+		if !b.charge(c) || !ok {
+			return 0, 0, false
 		}
 		if n == k {
-			return i, true
+			return vstart, next, true
 		}
-		end, jumped := sp.skipValue(s, i)
-		if end == i {
-			return 0, false
-		}
-		c := 1
-		if !jumped {
-			c += (end - i) / scanBytesPerStep
-		}
-		meter.did(c)
-		if !b.charge(c) {
-			return 0, false
-		}
-		i = end
+		i = next
 	}
 }

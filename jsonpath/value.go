@@ -258,6 +258,16 @@ func setValue(dst *Value, x any) bool {
 	return true
 }
 
+// supported reports whether setValue accepts x, without converting it.
+func supported(x any) bool {
+	switch x.(type) {
+	case string, map[string]any, []any, int64, nil, bool, float64,
+		int, int32, int16, int8, uint, uint64, uint32, uint16, uint8, float32, json.Number:
+		return true
+	}
+	return false
+}
+
 func uintValue(u uint64) Value {
 	if u > math.MaxInt64 {
 		return floatValue(float64(u))
