@@ -162,12 +162,20 @@ func (c *core) stop() { c.stopAs(false) }
 
 // stopAs is stop; watcher is set when the goroutine that follows the factory's context
 // calls it, which must not wait for itself. The first caller stops everything; a later or
-// concurrent one waits until that is done (the watcher does not wait: whoever stops waits
-// for it).
+// concurrent one waits until that is done, and for the watcher (the watcher does not wait:
+// whoever stops waits for it). When the context ended first, the watcher is the first
+// caller: Shutdown then waited for its work but not for its end, and returned while the
+// watcher goroutine was still running.
 func (c *core) stopAs(watcher bool) {
 	if !c.stopping.CompareAndSwap(false, true) {
 		if !watcher {
 			<-c.stopped
+			c.mu.Lock()
+			started := c.started
+			c.mu.Unlock()
+			if started {
+				<-c.watcherDone
+			}
 		}
 		return
 	}

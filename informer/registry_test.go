@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -238,4 +239,28 @@ func TestWaitForSyncHonoursDeadline(t *testing.T) {
 	require.Len(t, se.Failures, 1)
 	assert.Equal(t, ReasonForbidden, se.Failures[0].Reason)
 	assert.Equal(t, PhaseParked, se.Failures[0].Phase)
+}
+
+// Shutdown right after the factory's context ended: the goroutine that follows the
+// context stops everything, and Shutdown waited for that work but not for the goroutine's
+// end, so something of kindex still ran once Shutdown returned (examples/plugin's leak test
+// saw it under load). The goroutine's end is watcherDone's close.
+func TestShutdownAfterTheContextWaitsForItsWatcher(t *testing.T) {
+	for i := range 200 {
+		mode, disc := newFakeMode(), newFakeDiscovery(widgets)
+		f, err := newFactory(restConfig(), Options[obj]{Discovery: disc}, mode.builder(), hooks{Access: &fakeAccess{}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		require.NoError(t, f.Start(ctx))
+		cancel()
+		for !f.c.stopping.Load() {
+			runtime.Gosched() // the watcher is the first to stop
+		}
+		f.Shutdown()
+		select {
+		case <-f.c.watcherDone:
+		default:
+			t.Fatalf("round %d: Shutdown returned before the goroutine that follows the context ended", i)
+		}
+	}
 }
