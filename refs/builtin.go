@@ -160,7 +160,7 @@ func BuiltinRules() []Rule {
 	)
 	for _, b := range []schema.GroupResource{roleBindings, clusterRoleBindings} {
 		rules = append(rules,
-			typedRef(Rule{Name: resourceName(b) + ":role", From: b, Path: "{.roleRef}"}),
+			typedRef(Rule{Name: resourceName(b) + ":role", From: b, Path: "{.roleRef}", Kinds: []string{"Role", "ClusterRole"}}),
 			typedRef(Rule{Name: resourceName(b) + ":subject", From: b, Path: "{.subjects[*]}", Kinds: []string{"ServiceAccount"}}),
 		)
 	}

@@ -44,6 +44,10 @@ type reading struct {
 	labels   map[string]string
 	raws     []rawTarget
 	sels     []selSpec
+	// cut names a rule whose evaluation failed (its JSONPath budget: more than 16,384
+	// values, say): the references found before the failure are kept, the rest are missing.
+	cut string
+	err error
 }
 
 // read evaluates info's rules on obj. It runs without the graph's lock: it touches only
@@ -74,6 +78,7 @@ func read(info *resInfo, obj any) (reading, error) {
 		}
 	}
 	r.raws = dedupe(r.raws)
+	r.cut, r.err = src.cut, src.err
 	return r, nil
 }
 
@@ -84,10 +89,13 @@ type source struct {
 	raw  bool // values decoded from the bytes may share memory with larger buffers
 	meta map[string]any
 	buf  []jsonpath.Value
+	// The first failed evaluation: its path, and its error.
+	cut string
+	err error
 }
 
 // values returns p's values on the object, valid until the next call. A failed evaluation
-// (a budget exceeded) yields what was found before it.
+// (a budget exceeded) yields what was found before it, and is recorded (cut, err).
 func (s *source) values(p *jsonpath.Path) []jsonpath.Value {
 	var err error
 	switch o := s.obj.(type) {
@@ -108,7 +116,9 @@ func (s *source) values(p *jsonpath.Path) []jsonpath.Value {
 		}
 		s.buf, err = p.AppendEval(s.buf[:0], s.meta)
 	}
-	_ = err
+	if err != nil && s.err == nil {
+		s.cut, s.err = p.String(), err
+	}
 	return s.buf
 }
 
@@ -298,8 +308,25 @@ func mapSelector(m map[string]any) labels.Selector {
 }
 
 // labelSelector reads a metav1.LabelSelector; {} selects everything, an invalid one nothing.
+// matchLabels or matchExpressions of another shape (a string, a map where a list belongs)
+// make it invalid, not empty: skipped, they made it {}, which selects everything.
 func labelSelector(m map[string]any) labels.Selector {
 	ls := &metav1.LabelSelector{}
+	for field, want := range map[string]string{"matchLabels": "map", "matchExpressions": "list"} {
+		switch m[field].(type) {
+		case nil: // absent or null: no requirement
+		case map[string]any:
+			if want != "map" {
+				return nil
+			}
+		case []any:
+			if want != "list" {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
 	if ml, ok := m["matchLabels"].(map[string]any); ok {
 		ls.MatchLabels = make(map[string]string, len(ml))
 		for k, v := range ml {

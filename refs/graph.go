@@ -46,6 +46,7 @@ type entry struct {
 	sels    []*selInst        // the object's selectors, one per selector rule
 	in      refSet            // the edges to this object
 	missing bool              // in graph.missing
+	cut     bool              // a rule's evaluation failed on the object (Stats.Truncated)
 }
 
 // outEdge is an edge from an entry's own fields: to a target entry, or pending when the
@@ -97,6 +98,7 @@ type graph struct {
 	labelIdx  map[resID]map[string]*nsLabels
 
 	edges, selEdges, nSelectors, nPending int
+	truncated                             int // entries whose reading was cut
 	events                                int64
 }
 
@@ -165,7 +167,42 @@ func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool) *re
 		g.retry(kindKey(gr.Group, kind))
 	}
 	g.retry(resKey(info.id))
+	g.rescope(info)
 	return info
+}
+
+// rescope moves the selectors that select info's objects to where info's scope, now known
+// or changed, says they select: a selector made before discovery described the resource
+// selected in its owner's namespace only, and kept doing so, its text unchanged, after the
+// resource was found cluster-scoped.
+func (g *graph) rescope(info *resInfo) {
+	var stale []*selInst
+	for ns, set := range g.selectors[info.id] {
+		for si := range set {
+			if ns != g.selectorNS(si.owner, info) {
+				stale = append(stale, si)
+			}
+		}
+	}
+	for _, si := range stale {
+		owner := si.owner
+		g.dropSel(si)
+		moved := g.addSel(owner, si.spec)
+		for i, x := range owner.sels {
+			if x == si {
+				owner.sels[i] = moved
+			}
+		}
+	}
+}
+
+// selectorNS is the namespace a selector of owner selects target's objects in: the owner's,
+// or every namespace ("") for a cluster-scoped target.
+func (g *graph) selectorNS(owner *entry, target *resInfo) string {
+	if target.known && !target.namespaced {
+		return ""
+	}
+	return owner.key.ns
 }
 
 // forget records that discovery no longer serves a resource: references made from now on
@@ -229,6 +266,11 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 	ns := ""
 	switch {
 	case info.known && !info.namespaced:
+	case !info.known && t.rule.Namespace == NamespaceAuto:
+		// The value may name a namespace, but the target's scope decides whether it counts:
+		// resolved now, a cluster-scoped target would be looked for in that namespace, and
+		// stay missing after discovery described it.
+		return outEdge{rule: t.rule, pend: &pending{raw: t, key: resKey(info.id)}}, true
 	case t.ns != "":
 		ns = t.ns
 	case t.rule.Namespace == NamespaceCluster:
@@ -237,7 +279,7 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 			return outEdge{}, false
 		}
 		ns = srcNS
-	default: // NamespaceAuto, scope not known yet
+	default: // not reached: NamespaceAuto with the scope not known is the second case
 		return outEdge{rule: t.rule, pend: &pending{raw: t, key: resKey(info.id)}}, true
 	}
 	return outEdge{rule: t.rule, to: g.getOrCreate(key{info.id, ns, t.name}), uid: t.uid}, true
@@ -322,6 +364,7 @@ func (g *graph) apply(info *resInfo, rd reading) {
 	}
 	g.setOut(e, dedupeOut(out))
 	g.setSels(e, rd.sels)
+	g.setCut(e, rd.err != nil)
 	if !wasPresent || oldUID != e.uid {
 		g.recheck(e)
 	}
@@ -338,12 +381,24 @@ func (g *graph) remove(info *resInfo, ns, name string) {
 	}
 	g.setOut(e, nil)
 	g.setSels(e, nil)
+	g.setCut(e, false)
 	if info.selTarget {
 		g.unlabel(e)
 	}
 	delete(g.objs[info.id], e)
 	e.present, e.uid = false, ""
 	g.recheck(e)
+}
+
+// setCut records whether a rule's evaluation failed on e's object.
+func (g *graph) setCut(e *entry, cut bool) {
+	switch {
+	case cut && !e.cut:
+		g.truncated++
+	case !cut && e.cut:
+		g.truncated--
+	}
+	e.cut = cut
 }
 
 // setOut replaces e's field edges with out, touching only the edges that change: an
@@ -669,10 +724,8 @@ next:
 }
 
 func (g *graph) addSel(owner *entry, sp selSpec) *selInst {
-	si := &selInst{spec: sp, owner: owner, target: sp.rule.toID, ns: owner.key.ns, matched: map[*entry]struct{}{}}
-	if t := g.res[si.target]; t.known && !t.namespaced {
-		si.ns = "" // cluster-scoped targets: all of them
-	}
+	si := &selInst{spec: sp, owner: owner, target: sp.rule.toID, matched: map[*entry]struct{}{}}
+	si.ns = g.selectorNS(owner, g.res[si.target])
 	byNS := g.selectors[si.target]
 	if byNS == nil {
 		byNS = map[string]map[*selInst]struct{}{}

@@ -1,11 +1,13 @@
 package refs
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 const fullPod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-1","namespace":"shop","uid":"p1",
@@ -413,6 +415,34 @@ func TestUnwatchedRelatedResourcesMakeAnswersIncomplete(t *testing.T) {
 	assert.EqualError(t, err, "refs: not cached completely: pods")
 }
 
+// Rules that name their target's kind (RBAC bindings' roleRef and subjects, an HPA's target)
+// have no To resource, and were left out: with the bindings unwatched, every ClusterRole
+// was reported unused, with no error. A rule with Kinds may name those kinds only; one
+// without may name any resource.
+func TestUnwatchedKindRulesMakeAnswersIncomplete(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.incomplete = nil
+	tg.put(gr("rbac.authorization.k8s.io", "clusterroles"), `{"metadata":{"name":"view"}}`)
+	tg.put(serviceAccounts, `{"metadata":{"name":"bot","namespace":"ns"}}`)
+	tg.put(gr("apps", "deployments"), `{"metadata":{"name":"web","namespace":"ns"}}`)
+	for _, r := range []schema.GroupResource{gr("rbac.authorization.k8s.io", "rolebindings"),
+		gr("rbac.authorization.k8s.io", "clusterrolebindings"), gr("autoscaling", "horizontalpodautoscalers")} {
+		tg.uncovered[r] = resourceName(r) + " is not watched"
+	}
+	for res, want := range map[schema.GroupResource]string{
+		gr("rbac.authorization.k8s.io", "clusterroles"): "refs: not cached completely: clusterrolebindings.rbac.authorization.k8s.io, " +
+			"horizontalpodautoscalers.autoscaling, rolebindings.rbac.authorization.k8s.io",
+		serviceAccounts: "refs: not cached completely: clusterrolebindings.rbac.authorization.k8s.io, " +
+			"horizontalpodautoscalers.autoscaling, rolebindings.rbac.authorization.k8s.io",
+		// An HPA's target is any kind; role bindings name roles and service accounts only.
+		gr("apps", "deployments"): "refs: not cached completely: horizontalpodautoscalers.autoscaling",
+	} {
+		unused, err := tg.Unreferenced(res)
+		assert.Len(t, unused, 1, resourceName(res))
+		assert.EqualError(t, err, want, resourceName(res))
+	}
+}
+
 func TestForgottenResourceNoLongerResolves(t *testing.T) {
 	widgets := gr("example.com", "widgets")
 	tg := newTestGraph(t, nil)
@@ -429,4 +459,65 @@ func TestForgottenResourceNoLongerResolves(t *testing.T) {
 	tg.g.learn(widgets, "Widget", true)
 	assert.Len(t, tg.Dangling(), 2)
 	assert.Zero(t, tg.Stats().Unresolved)
+}
+
+// A rule that yields more values than its JSONPath budget allows keeps the references found
+// before the failure; those past it were dropped without a trace. Stats.Truncated counts
+// the objects so cut, and follows their updates and deletion.
+func TestTruncatedReadingsAreCounted(t *testing.T) {
+	widgets := gr("example.com", "widgets")
+	tg := newTestGraph(t, append(BuiltinRules(), Rule{Name: "widgets:secrets", From: widgets,
+		Path: "{.spec.items[*].secretRef.name}", To: secrets, Namespace: NamespaceSame}))
+	tg.g.learn(widgets, "Widget", true)
+	widget := func(n int) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprintf(`{"secretRef":{"name":"s%d"}}`, i)
+		}
+		return `{"metadata":{"name":"w","namespace":"ns"},"spec":{"items":[` + strings.Join(items, ",") + `]}}`
+	}
+	tg.put(widgets, widget(20000))
+	st := tg.Stats()
+	assert.Equal(t, 1, st.Truncated)
+	assert.Equal(t, 16384, st.Edges, "the references before the budget's end are kept")
+	tg.put(widgets, widget(10))
+	st = tg.Stats()
+	assert.Zero(t, st.Truncated)
+	assert.Equal(t, 10, st.Edges)
+	tg.put(widgets, widget(20000))
+	tg.del(widgets, "ns", "w")
+	assert.Zero(t, tg.Stats().Truncated)
+}
+
+// A reference or a selector to a resource discovery has not described yet waits for its
+// scope. A reference whose value names a namespace was resolved at once into that
+// namespace, and a selector was kept to its owner's: when the resource turned out
+// cluster-scoped, the reference stayed Missing (a false "dangling") and the selector
+// selected nothing, whichever came first deciding the answer.
+func TestScopeLearnedAfterTheReference(t *testing.T) {
+	widgets, pools, gizmos := gr("example.com", "widgets"), gr("example.com", "pools"), gr("example.com", "gizmos")
+	rules := append(BuiltinRules(),
+		Rule{Name: "widgets:gizmo", From: widgets, Path: "{.spec.gizmoRef}", To: gizmos, NameField: "name", NamespaceField: "namespace"},
+		Rule{Name: "pools:gizmos", From: pools, Path: "{.spec.selector}", To: gizmos, Selector: SelectorMap})
+	for _, learnFirst := range []bool{true, false} {
+		tg := newTestGraph(t, rules)
+		tg.g.learn(widgets, "Widget", true)
+		tg.g.learn(pools, "Pool", true)
+		if learnFirst {
+			tg.g.learn(gizmos, "Gizmo", false)
+		}
+		tg.put(widgets, `{"metadata":{"name":"w","namespace":"ns"},"spec":{"gizmoRef":{"name":"g","namespace":"ns"}}}`)
+		tg.put(pools, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"selector":{"k":"v"}}}`)
+		if !learnFirst {
+			tg.g.learn(gizmos, "Gizmo", false)
+		}
+		tg.put(gizmos, `{"metadata":{"name":"g","labels":{"k":"v"}}}`)
+		assert.Empty(t, strs(tg.Dangling()), "learned first: %v", learnFirst)
+		assert.Equal(t, []string{"widgets.example.com/ns/w -[widgets:gizmo]-> gizmos.example.com/g"},
+			strs(tg.References(oref(widgets, "ns", "w"), 1)), "learned first: %v", learnFirst)
+		assert.Equal(t, []string{"pools.example.com/ns/p -[pools:gizmos]-> gizmos.example.com/g"},
+			strs(tg.References(oref(pools, "ns", "p"), 1)), "learned first: %v", learnFirst)
+		empty, _ := tg.EmptySelectors(pools)
+		assert.Empty(t, empty, "learned first: %v", learnFirst)
+	}
 }

@@ -267,16 +267,20 @@ func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
 }
 
 // related returns the served resources an answer about gr depends on besides the watched
-// ones: the sources of the rules that name gr (users), or the targets of gr's selector
+// ones: the sources of the rules that may name gr (users), or the targets of gr's selector
 // rules. A source filtered out of the watch makes every object of gr look unused.
 func (g *graph) related(gr schema.GroupResource, users bool) []schema.GroupResource {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
+	kind := ""
+	if info := g.byGR[gr]; info != nil {
+		kind = info.kind
+	}
 	var out []schema.GroupResource
 	for _, r := range g.rules {
 		var other schema.GroupResource
 		switch {
-		case users && r.To == gr && r.From != AnyResource:
+		case users && r.From != AnyResource && r.mayName(gr, kind):
 			other = r.From
 		case !users && r.From == gr && r.kind == kindSelector:
 			other = r.To
@@ -339,5 +343,5 @@ func (g *Graph) Stats() Stats {
 		n += len(set)
 	}
 	return Stats{Objects: n, Edges: g.g.edges, SelectorEdges: g.g.selEdges, Selectors: g.g.nSelectors,
-		Missing: len(g.g.missing), Unresolved: g.g.nPending, Events: g.g.events}
+		Missing: len(g.g.missing), Unresolved: g.g.nPending, Events: g.g.events, Truncated: g.g.truncated}
 }

@@ -130,6 +130,21 @@ type crule struct {
 	metaOnly bool
 }
 
+// mayName reports whether the rule's values may name objects of gr, whose kind is kind (""
+// when discovery has not said): its To, or for references that name their kind, any
+// resource of a kind it follows, in its group unless the values name the group too. The
+// RBAC bindings' rules name Roles, ClusterRoles and ServiceAccounts this way, an HPA's its
+// target.
+func (r *crule) mayName(gr schema.GroupResource, kind string) bool {
+	if !r.byKind {
+		return r.To == gr
+	}
+	if len(r.kinds) > 0 && !r.kinds[kind] {
+		return false
+	}
+	return r.GroupField != "" || r.APIVersionField != "" || gr.Group == r.To.Group
+}
+
 // compileRules validates and compiles a rule set.
 func compileRules(rules []Rule) ([]*crule, error) {
 	out := make([]*crule, 0, len(rules))

@@ -74,7 +74,13 @@ func TestLabelSelectorForms(t *testing.T) {
 	tg.put(pdbs, `{"metadata":{"name":"notexists","namespace":"ns"},"spec":{"selector":{"matchExpressions":[{"key":"env","operator":"DoesNotExist"}]}}}`)
 	tg.put(pdbs, `{"metadata":{"name":"null","namespace":"ns"},"spec":{"selector":null}}`)
 	tg.put(pdbs, `{"metadata":{"name":"invalid","namespace":"ns"},"spec":{"selector":{"matchExpressions":[{"key":"env","operator":"Sometimes"}]}}}`)
+	// Fields of another shape make a selector invalid: skipped, they made it {}, which
+	// selected every Pod.
+	tg.put(pdbs, `{"metadata":{"name":"labels-text","namespace":"ns"},"spec":{"selector":{"matchLabels":"app=web"}}}`)
+	tg.put(pdbs, `{"metadata":{"name":"exprs-map","namespace":"ns"},"spec":{"selector":{"matchExpressions":{"key":"app","operator":"In","values":["web"]}}}}`)
+	tg.put(pdbs, `{"metadata":{"name":"labels-list","namespace":"ns"},"spec":{"selector":{"matchLabels":[{"app":"web"}]}}}`)
 	tg.put(netpols, `{"metadata":{"name":"all","namespace":"ns"},"spec":{"podSelector":{}}}`)
+	tg.put(netpols, `{"metadata":{"name":"nulls","namespace":"ns"},"spec":{"podSelector":{"matchLabels":null,"matchExpressions":null}}}`)
 	tg.put(netpols, `{"metadata":{"name":"web","namespace":"ns"},"spec":{"podSelector":{"matchLabels":{"app":"web"}}}}`)
 	selected := func(res ObjectRef) []string {
 		var out []string
@@ -89,6 +95,10 @@ func TestLabelSelectorForms(t *testing.T) {
 	assert.Equal(t, []string{"c"}, selected(oref(pdbs, "ns", "notexists")))
 	assert.Empty(t, selected(oref(pdbs, "ns", "null")))
 	assert.Empty(t, selected(oref(pdbs, "ns", "invalid")))
+	for _, name := range []string{"labels-text", "exprs-map", "labels-list"} {
+		assert.Empty(t, selected(oref(pdbs, "ns", name)), name)
+	}
+	assert.Equal(t, []string{"a", "b", "c"}, selected(oref(netpols, "ns", "nulls")), "null fields are absent ones")
 	assert.Equal(t, []string{"a", "b", "c"}, selected(oref(netpols, "ns", "all")))
 	assert.Equal(t, []string{"a", "b"}, selected(oref(netpols, "ns", "web")))
 	// A new Pod in the namespace: every selector that matches picks it up.
@@ -98,6 +108,7 @@ func TestLabelSelectorForms(t *testing.T) {
 	// Referrers of a Pod name every selector holding it.
 	assert.Equal(t, lines(`
 		networkpolicies.networking.k8s.io/ns/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/ns/d
+		networkpolicies.networking.k8s.io/ns/nulls -[networkpolicies.networking.k8s.io:pod-selector]-> pods/ns/d
 		networkpolicies.networking.k8s.io/ns/web -[networkpolicies.networking.k8s.io:pod-selector]-> pods/ns/d
 		poddisruptionbudgets.policy/ns/exists -[poddisruptionbudgets.policy:selector]-> pods/ns/d
 		poddisruptionbudgets.policy/ns/in -[poddisruptionbudgets.policy:selector]-> pods/ns/d

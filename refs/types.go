@@ -129,6 +129,10 @@ type Stats struct {
 	Missing, Unresolved int
 	// Events is the number of adds, updates and deletes the graph has applied.
 	Events int64
+	// Truncated is the number of objects on which a rule's JSONPath evaluation failed (its
+	// budget: more than 16,384 values, or too much work): the references found before the
+	// failure are in the graph, the rest are not, and an error is logged for each such event.
+	Truncated int
 }
 
 // ErrIncomplete is matched by the *IncompleteError of an answer given while some resources

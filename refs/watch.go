@@ -350,6 +350,10 @@ func (g *Graph) upsert(info *resInfo, obj any) {
 		g.logger.Error(err, "Object skipped", "resource", resourceName(info.gr))
 		return
 	}
+	if rd.err != nil {
+		g.logger.Error(rd.err, "A rule's references were cut short: those past the failure are not in the graph",
+			"resource", resourceName(info.gr), "namespace", rd.ns, "name", rd.name, "path", rd.cut)
+	}
 	g.g.apply(info, rd)
 }
 
