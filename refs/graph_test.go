@@ -521,3 +521,20 @@ func TestScopeLearnedAfterTheReference(t *testing.T) {
 		assert.Empty(t, empty, "learned first: %v", learnFirst)
 	}
 }
+
+// An owner reference to an earlier object of the same name (another UID) is Missing, and
+// no use of the object now cached: it kept the new Deployment out of Unreferenced.
+func TestStaleOwnerReferenceIsNoUse(t *testing.T) {
+	deployments, replicaSets := gr("apps", "deployments"), gr("apps", "replicasets")
+	tg := newTestGraph(t, nil)
+	tg.put(deployments, `{"metadata":{"name":"web","namespace":"ns","uid":"d2"}}`)
+	tg.put(replicaSets, `{"metadata":{"name":"web-1","namespace":"ns","uid":"r1","ownerReferences":[
+		{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1"}]}}`)
+	assert.Len(t, tg.Dangling(), 1, "the reference wants d1")
+	unused, _ := tg.Unreferenced(deployments)
+	assert.Equal(t, []string{"deployments.apps/ns/web"}, refStrs(unused))
+	tg.put(replicaSets, `{"metadata":{"name":"web-1","namespace":"ns","uid":"r1","ownerReferences":[
+		{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d2"}]}}`)
+	unused, _ = tg.Unreferenced(deployments)
+	assert.Empty(t, unused, "owned by the current web")
+}

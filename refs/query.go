@@ -236,13 +236,23 @@ func (g *Graph) Dangling() []Edge {
 }
 
 // Unreferenced returns the cached objects of a resource that nothing uses: no edge of any
-// rule (selector edges included) points at them; ConfigMaps no Pod, workload or custom
+// rule (selector edges included) points at them, an edge that requires another UID (an
+// owner reference to an earlier object of the same name) aside; ConfigMaps no Pod, workload or custom
 // resource names, say. Sorted by namespace and name. While some watched resource is not
 // cached completely, or a served resource whose rules name this one is not watched (left
 // out by the filter, forbidden), the answer comes with an *IncompleteError (ErrIncomplete)
 // naming them: an object of theirs may use one reported.
 func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
-	out := g.g.objects(gr, func(e *entry) bool { return e.in.len() == 0 })
+	out := g.g.objects(gr, func(e *entry) bool {
+		// An edge that requires another UID (an owner reference to an earlier object of the
+		// same name) is Missing, not a use of this object.
+		used := false
+		e.in.each(func(r ref) bool {
+			used = r.uid == "" || r.uid == e.uid
+			return !used
+		})
+		return !used
+	})
 	return out, g.incompleteErr(g.g.related(gr, true))
 }
 
