@@ -20,7 +20,8 @@
 // Resolve accepts kubectl's forms and two path-like ones:
 //
 //	name                 pods, po, pod, Pod, PODS, a CRD's plural, singular, short name or kind, a category
-//	name.group           deployments.apps, deploy.apps, Deployment.apps
+//	name.group           deployments.apps, deploy.apps, Deployment.apps; deploy.app, ing.networking (a
+//	                     group given by its start, when no group has that name, as kubectl reads it)
 //	name.version.group   deployments.v1.apps, Deployment.v1.apps (tried before name.group, as kubectl does)
 //	group/version/name   apps/v1/deployments
 //	version/name         v1/pods (the core group); otherwise group/name, as in apps/deployments

@@ -13,7 +13,9 @@ import (
 // Resolve resolves what a user typed: "po", "pods", "pod", "Pod", "deployments.apps",
 // "deploy.apps", "Deployment.v1.apps", "deployments.v1.apps", "apps/v1/deployments",
 // "v1/pods", a CRD's plural, singular, short name or kind, or a category that exactly one
-// resource has. The result's GVR.Version is the preferred version unless input names one.
+// resource has. A group may be given by its start when no group has that exact name, as
+// kubectl reads it: "deploy.app", "ing.networking" (several candidates in groups that start
+// so are ambiguous). The result's GVR.Version is the preferred version unless input names one.
 // See the package documentation for the rules and priorities.
 //
 // Errors: meta.IsNoMatchError for unknown input; *AmbiguousError (meta.IsAmbiguousError) for

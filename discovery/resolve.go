@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -112,8 +113,46 @@ func (s *snapshot) resolveInput(input string) (Resource, error) {
 	if unavailable != nil {
 		return Resource{}, unavailable
 	}
+	for _, q := range qs {
+		if r, ok, err := s.findByGroupPrefix(q, input); ok {
+			return r, err
+		}
+	}
 	q := qs[0]
 	return Resource{}, noResourceMatch(input, schema.GroupVersionResource{Group: q.group, Version: q.version, Resource: q.name})
+}
+
+// findByGroupPrefix resolves "NAME.GROUP" where GROUP is no group but the start of some, as
+// kubectl's REST mapper does ("deploy.app", "ing.networking"): the candidates of every group
+// whose name starts with it; several in different groups are ambiguous. ok is false when
+// the query has no such group, or no candidate.
+func (s *snapshot) findByGroupPrefix(q query, input string) (Resource, bool, error) {
+	if !q.groupSet || q.group == "" || q.version != "" || s.groups[q.group] != nil {
+		return Resource{}, false, nil
+	}
+	var names []string
+	for name := range s.groups {
+		if strings.HasPrefix(name, q.group) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var cands []*entry
+	var in *groupInfo
+	for _, name := range names {
+		g := s.groups[name]
+		if m := matchTiers(g.entries, q.name, matchAny); len(m) > 0 {
+			cands, in = append(cands, m...), g
+		}
+	}
+	switch {
+	case len(cands) == 0:
+		return Resource{}, false, nil
+	case len(cands) > 1:
+		return Resource{}, true, ambiguous(input, cands)
+	}
+	r, err := pick(in, cands[0])
+	return r, true, err
 }
 
 // resolveGVK resolves a kind; an empty version means the preferred one.

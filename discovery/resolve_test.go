@@ -150,6 +150,14 @@ func TestResolveInput(t *testing.T) {
 		{in: "deploy", want: deployments},
 		{in: "deployments.v2.apps", wantErr: "nomatch"},
 		{in: "deployments.nosuch.io", wantErr: "nomatch"},
+		// A group given by its start, as kubectl's REST mapper reads it.
+		{in: "deployments.app", want: deployments},
+		{in: "deploy.ap", want: deployments},
+		{in: "things.multi", want: gvr("multi.example.com", "v2", "things")},
+		{in: "widgets.a", want: gvr("a.example.com", "v1", "widgets")},
+		{in: "widgets.example", wantErr: "nomatch"}, // no group starts so
+		{in: "Event.events", want: gvr("events.k8s.io", "v1", "events")},
+		{in: "deployments.app.v1", wantErr: "nomatch"},
 		// Core wins over events.k8s.io for every shared name; the group selects the other.
 		{in: "events", want: gvr("", "v1", "events")},
 		{in: "ev", want: gvr("", "v1", "events")},

@@ -145,6 +145,10 @@ func (r *resolver) resolve(ctx context.Context, reqs []request) ([]target, error
 	}
 	for _, req := range reqs {
 		if r.isCategory(req.Input) {
+			if len(req.Names) > 0 && len(reqs) == 1 {
+				// kubectl expands the category into several types, and refuses names with them.
+				return nil, usagef("you must specify only one resource")
+			}
 			members, err := r.disc.ResolveCategory(ctx, req.Input)
 			var pe *discovery.PartialDiscoveryError
 			if err != nil && !errors.As(err, &pe) {

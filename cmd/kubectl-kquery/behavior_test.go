@@ -17,6 +17,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
@@ -141,6 +142,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"cm", "--index", "a b={.x}"}, "error: --index: an index name is letters, digits, '_' and '-'"},
 		{[]string{"cm", "--index", "x={.x[}"}, "error: --index: bad JSONPath"},
 		{[]string{"cm", "--nosuchflag"}, "error: unknown flag: --nosuchflag"},
+		// kubectl's refusals, in its words.
+		{[]string{"all", "web"}, "error: you must specify only one resource"},
+		{[]string{"cm", "--show-labels", "-o", "json"}, "error: --show-labels option cannot be used with json printer"},
+		{[]string{"cm", "-L", "app", "-o", "custom-columns=N:.metadata.name"},
+			"error: --label-columns option cannot be used with custom-columns=N:.metadata.name printer"},
 	} {
 		r := kquery(t, goldenKubeconfig, tc.args...)
 		assert.Equal(t, 1, r.code, "%q", tc.args)
@@ -386,4 +392,49 @@ func TestWatchCRDDeleted(t *testing.T) {
 	}, stderr.String)
 	cancel()
 	assert.Equal(t, 0, <-done, stderr.String())
+}
+
+// Names as kubectl prints and resolves them: a group given by its start; the kind prefix only
+// when the answer holds several types (a type asked for by name counts when one of its
+// names was found); a listing's server Table is the LIST's, where a StorageClass's default
+// is marked, and an object asked for by name is the GET's, where it is not.
+func TestNamesAsKubectl(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	cs := cp.Clientset(t)
+	ctx := context.Background()
+	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap("web"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	r := kquery(t, kc, "deployments.app")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "No resources found in "+ns+" namespace.\n", r.stderr)
+
+	r = kquery(t, kc, "cm,svc", "web")
+	assert.Equal(t, 1, r.code)
+	rows := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	require.Len(t, rows, 2, r.stdout)
+	assert.Equal(t, "web", strings.Fields(rows[1])[0], "one type found: no kind")
+	assert.Contains(t, r.stderr, `services "web" not found`)
+	r = kquery(t, kc, "cm,svc")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "configmap/web", "two types listed: kinds")
+
+	name := "kquery-" + ns
+	sc := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kquery-test": ns},
+		Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}}, Provisioner: "example.com/x"}
+	_, err = cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	first := func(r result) string {
+		t.Helper()
+		require.Equal(t, 0, r.code, r.stderr)
+		rows := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		require.Len(t, rows, 2, r.stdout)
+		f := strings.Fields(rows[1])
+		return strings.Join(f[:min(2, len(f))], " ")
+	}
+	assert.Equal(t, name+" (default)", first(kquery(t, kc, "storageclasses", "-l", "kquery-test="+ns)), "a listing of one")
+	assert.Equal(t, name+" example.com/x", first(kquery(t, kc, "storageclasses", name)), "asked for by name")
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,8 +33,8 @@ import (
 //     locally with kindex's JSONPath compiler and formatted as the apiserver formats them
 //     (one GET of the CRD per run);
 //   - any other resource (other built-in groups, aggregated APIs, a CRD the user may not
-//     read): the server's Table for the objects printed (one LIST as Table per run, one GET
-//     per changed object with --watch);
+//     read): the server's Table for the objects printed (one LIST as Table per run, and per
+//     changed object with --watch; a GET for an object asked for by name, as kubectl does);
 //   - if that fails too: NAME and AGE.
 
 // columnSource builds the table kubectl would print for objects of one resource.
@@ -268,6 +269,10 @@ type serverScope struct {
 	Namespace     string // "" for every namespace
 	LabelSelector string
 	FieldSelector string
+	// Named: the objects were asked for by name, which kubectl GETs one by one; a listing
+	// is a LIST. The server's Tables of the two can differ: a StorageClass's "(default)"
+	// is in a LIST's only.
+	Named bool
 }
 
 // serverColumns asks the apiserver for its Table of the objects, kubectl's way to print
@@ -331,7 +336,7 @@ func (s *serverColumns) table(ctx context.Context, objs []*unstructured.Unstruct
 	rows := map[string]metav1.TableRow{}
 	var cols []metav1.TableColumnDefinition
 	var err error
-	if len(objs) == 1 { // --watch: one object
+	if len(objs) == 1 && s.scope.Named { // one object asked for by name, as kubectl GETs it
 		o := objs[0]
 		var t *metav1.Table
 		t, err = s.get(ctx, path.Join(s.basePath(o.GetNamespace()), o.GetName()), url.Values{"includeObject": {"Metadata"}})
@@ -342,17 +347,23 @@ func (s *serverColumns) table(ctx context.Context, objs []*unstructured.Unstruct
 			cols = t.ColumnDefinitions
 			addRows(rows, t)
 		}
-	} else if len(objs) > 1 {
+	} else if len(objs) > 0 {
 		params := url.Values{"includeObject": {"Metadata"}, "limit": {"500"}}
 		if s.scope.LabelSelector != "" {
 			params.Set("labelSelector", s.scope.LabelSelector)
 		}
-		if s.scope.FieldSelector != "" {
-			params.Set("fieldSelector", s.scope.FieldSelector)
+		fieldSel := s.scope.FieldSelector
+		ns := s.scope.Namespace
+		if len(objs) == 1 { // one object of a listing (--watch: one per change): the LIST of it
+			fieldSel = strings.Trim("metadata.name="+objs[0].GetName()+","+fieldSel, ",")
+			ns = objs[0].GetNamespace()
+		}
+		if fieldSel != "" {
+			params.Set("fieldSelector", fieldSel)
 		}
 		for {
 			var t *metav1.Table
-			if t, err = s.get(ctx, s.basePath(s.scope.Namespace), params); err != nil {
+			if t, err = s.get(ctx, s.basePath(ns), params); err != nil {
 				break
 			}
 			cols = t.ColumnDefinitions

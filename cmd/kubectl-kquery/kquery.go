@@ -153,7 +153,7 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 	if err := x.check(targets); err != nil {
 		return err
 	}
-	x.multi = len(targets) > 1 || o.table.ShowKind
+	x.multi = len(targets) > 1 || o.table.ShowKind // --watch; a one-shot answer decides by what it found
 
 	// The compact mode: the cache holds each object's JSON (managedFields cut, as kubectl's
 	// output hides them) and a page decodes only the objects it prints, so that a query over
@@ -314,6 +314,7 @@ func (x *execution) start(t *target) *state {
 		opts = append(opts, informer.WithLabelSelector(o.selector))
 		s.scope.LabelSelector = o.selector
 	}
+	s.scope.Named = len(t.Names) > 0
 	fieldSel := o.fieldSelector
 	if len(t.Names) == 1 { // one object: ask the server for just that one
 		fieldSel = strings.Trim("metadata.name="+t.Names[0]+","+fieldSel, ",")
@@ -505,7 +506,12 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	var lastCont string
 	var notes []string
 	single := len(states) == 1 && len(states[0].t.Names) == 1
-	printedTable := false
+	type page struct {
+		s     *state
+		items []*unstructured.Unstructured
+		cont  string
+	}
+	var pages []page
 	for _, s := range states {
 		if s.err != nil {
 			errs = append(errs, s.err)
@@ -517,6 +523,22 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 			errs = append(errs, err)
 			continue
 		}
+		pages = append(pages, page{s, items, cont})
+	}
+	// Names are prefixed with their kind when the answer holds several resource types, as
+	// kubectl decides it: every type listed counts, found empty or not, and a type asked for
+	// by name counts when one of its names was found ("pods,svc web", with web a Service
+	// only, prints no kind).
+	types := 0
+	for _, p := range pages {
+		if len(p.s.t.Names) == 0 || len(p.items) > 0 {
+			types++
+		}
+	}
+	withKind := types > 1 || o.table.ShowKind
+	printedTable := false
+	for _, p := range pages {
+		s, items, cont := p.s, p.items, p.cont
 		if cont != "" {
 			lastCont = cont
 			if o.format.Kind != "json" && o.format.Kind != "yaml" { // printed after the objects
@@ -541,7 +563,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		if printedTable && !o.table.NoHeaders {
 			fmt.Fprintln(tracker)
 		}
-		if err := printTable(tracker, tbl, s.t, o.table, o.allNamespaces, x.multi); err != nil {
+		if err := printTable(tracker, tbl, s.t, o.table, o.allNamespaces, withKind); err != nil {
 			return err
 		}
 		printedTable = true

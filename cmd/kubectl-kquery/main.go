@@ -191,6 +191,13 @@ func (o *options) complete() error {
 	if o.format, err = parseOutput(o.output); err != nil {
 		return err
 	}
+	// kubectl's checks, with its words: the whole -o value is quoted.
+	if o.table.ShowLabels && o.output != "" && o.output != "wide" {
+		return usagef("--show-labels option cannot be used with %s printer", o.output)
+	}
+	if len(o.table.LabelColumns) > 0 && strings.HasPrefix(o.output, "custom-columns") {
+		return usagef("--label-columns option cannot be used with %s printer", o.output)
+	}
 	if o.table.Wide = o.format.Kind == "wide"; o.format.Kind == "wide" {
 		o.format.Kind = ""
 	}
