@@ -24,7 +24,42 @@ src=$(cd "$crcache" && $GO mod download -json "sigs.k8s.io/controller-runtime@$v
 [ -d "$src/pkg/cache" ] || { echo "controller-runtime $ver: no module directory" >&2; exit 1; }
 
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+assets=$work/.assets
+
+# reap stops the control planes a suite left running, with their data and certificate
+# directories: some of controller-runtime's specs (pkg/internal/controller) start an
+# environment of their own into the suite's global one, which AfterSuite then stops alone.
+# Processes are found by their executable's path, which only this run's use.
+reap() {
+	local pids=() dirs=() pid exe i
+	for pid in /proc/[0-9]*; do
+		exe=$(tr '\0' '\n' <"$pid/cmdline" 2>/dev/null | head -n 1) || continue
+		case "$exe" in "$assets"/kube-apiserver | "$assets"/etcd) ;; *) continue ;; esac
+		pids+=("${pid#/proc/}")
+		while IFS= read -r d; do dirs+=("$d"); done < <(tr '\0' '\n' <"$pid/cmdline" 2>/dev/null |
+			sed -n 's/^--\(data-dir\|cert-dir\)=\(\/tmp\/k8s_test_framework_[0-9]*\)$/\2/p')
+	done
+	[ ${#pids[@]} -gt 0 ] || return 0
+	echo ">> stopping ${#pids[@]} control plane processes left running"
+	kill "${pids[@]}" 2>/dev/null || true
+	for i in $(seq 50); do
+		running "${pids[@]}" || break
+		sleep 0.2
+	done
+	kill -9 "${pids[@]}" 2>/dev/null || true
+	rm -rf "${dirs[@]}"
+}
+
+# running says whether one of the processes is still running (not gone, not a zombie).
+running() {
+	local pid state
+	for pid in "$@"; do
+		state=$(sed -n 's/^[0-9]* (.*) \([A-Za-z]\) .*/\1/p' "/proc/$pid/stat" 2>/dev/null) || continue
+		[ -n "$state" ] && [ "$state" != Z ] && return 0
+	done
+	return 1
+}
+trap 'reap; chmod -R u+w "$work"; rm -rf "$work"' EXIT
 cp -r "$src"/. "$work"/
 chmod -R u+w "$work"
 
@@ -59,7 +94,6 @@ replace github.com/kindex/kindex/crcache => $crcache
 replace github.com/kindex/kindex => $root
 MOD
 
-assets=$work/.assets
 mkdir -p "$assets"
 ln -s "$KINDEX_KUBE_APISERVER" "$assets/kube-apiserver"
 ln -s "$KINDEX_ETCD" "$assets/etcd"
@@ -78,6 +112,7 @@ suite() {
 		tail -n 200 "$log"
 		exit 1
 	fi
+	reap
 	ran=$(sed -n 's/^Ran \([0-9]*\) of \([0-9]*\) Specs.*/\1 \2/p' "$log")
 	read -r n total <<<"${ran:-0 0}"
 	grep -m1 '^SUCCESS!' "$log" || true
