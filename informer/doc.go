@@ -175,8 +175,9 @@
 //
 // With Options.SnapshotDir (the compact and metadata-only modes), each informer
 // keeps a snapshot file of its objects and of the resourceVersion they are consistent with
-// (file format: internal/snapshot; one file per resource, namespace, selectors and storage
-// options, whose identity is checked on load). On start with a valid snapshot:
+// (file format: internal/snapshot; one file per API server address, resource, namespace,
+// selectors, shard and storage options, whose identity is checked on load). On start with
+// a valid snapshot:
 //
 //   - The reflector's first List is answered from the file, without a request: handlers
 //     receive its objects as adds (a handler passed with WithEventHandler is registered
@@ -258,7 +259,14 @@
 // A user Transform is not applied again to objects loaded from a snapshot (they were
 // stored after it), nor to the items of a relist answered with the cached object; it is
 // applied to the other objects of a relist as usual: it must be idempotent, as
-// Options.Transform already requires.
+// Options.Transform already requires. A Transform is code, not part of the identity: a
+// program whose Transform changes what it keeps must use a new SnapshotDir, or the objects
+// stored by the old one are served until they change.
+//
+// A snapshot ahead of the server (its resourceVersion beyond the server's current one: a
+// directory used with another cluster at the same address, or etcd restored without a
+// revision bump) is not trusted: the watch from it ends as expired, and the relist replaces
+// its objects by the differences.
 //
 // Measured in the comparison harness on 100,000 Pods (bench/README.md, "Warm restart"): a
 // restart within the watch window is queryable and synced in 0.8 s, 0.049x the cold sync of

@@ -173,7 +173,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	if mode == nil {
 		return nil, errors.New("kindex: nil storage mode")
 	}
-	if c.snapshot, err = newSnapshotConfig(mode, opts.SnapshotDir, opts.SnapshotInterval, opts.SnapshotKey,
+	if c.snapshot, err = newSnapshotConfig(mode, cfg.Host+cfg.APIPath, opts.SnapshotDir, opts.SnapshotInterval, opts.SnapshotKey,
 		opts.SnapshotKeyFile, opts.SnapshotPlainSecrets); err != nil {
 		return nil, err
 	}

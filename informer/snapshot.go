@@ -35,6 +35,9 @@ var secretsGR = schema.GroupResource{Resource: "secrets"}
 
 // snapshotConfig is the validated form of the Snapshot options.
 type snapshotConfig struct {
+	// server is the API server's address (rest.Config.Host), part of every identity: one
+	// directory used with two clusters must not serve one's objects as the other's.
+	server        string
 	dir           string
 	interval      time.Duration
 	key           []byte
@@ -44,7 +47,7 @@ type snapshotConfig struct {
 }
 
 // newSnapshotConfig validates the Snapshot options; nil when snapshots are off.
-func newSnapshotConfig(mode storage.Mode, dir string, interval time.Duration, key []byte, keyFile string, plainSecrets bool) (*snapshotConfig, error) {
+func newSnapshotConfig(mode storage.Mode, server, dir string, interval time.Duration, key []byte, keyFile string, plainSecrets bool) (*snapshotConfig, error) {
 	if dir == "" {
 		if key != nil || keyFile != "" {
 			return nil, errors.New("kindex: SnapshotKey or SnapshotKeyFile without SnapshotDir")
@@ -81,7 +84,7 @@ func newSnapshotConfig(mode storage.Mode, dir string, interval time.Duration, ke
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("kindex: Options.SnapshotDir: %w", err)
 	}
-	return &snapshotConfig{dir: dir, interval: interval, key: key, plainSecrets: plainSecrets, snapshotter: s}, nil
+	return &snapshotConfig{server: server, dir: dir, interval: interval, key: key, plainSecrets: plainSecrets, snapshotter: s}, nil
 }
 
 // snapState is one entry's snapshot file: its identity, what was applied since the last
@@ -114,7 +117,7 @@ func newSnapState(e *entry) *snapState {
 		"kindex informer snapshot",
 		"group=" + k.GVR.Group, "version=" + k.GVR.Version, "resource=" + k.GVR.Resource,
 		"namespace=" + k.Namespace, "labelSelector=" + k.LabelSelector, "fieldSelector=" + k.FieldSelector,
-		"mode=" + k.Mode, cfg.snapshotter.SnapshotIdentity(),
+		"mode=" + k.Mode, "shard=" + k.Shard, "server=" + cfg.server, cfg.snapshotter.SnapshotIdentity(),
 	}, "\n")
 	sum := sha256.Sum256([]byte(identity))
 	name := fmt.Sprintf("%s_%s_%s_%s.snap", safeName(k.GVR.Group), safeName(k.GVR.Version), safeName(k.GVR.Resource), hex.EncodeToString(sum[:8]))

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"github.com/kindex/kindex/internal/snapshot"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,7 +52,7 @@ func TestSnapshotConfigValidation(t *testing.T) {
 		{name: "plain", mode: sm, dir: dir},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := newSnapshotConfig(tc.mode, tc.dir, tc.iv, tc.key, tc.keyFile, false)
+			cfg, err := newSnapshotConfig(tc.mode, "https://server", tc.dir, tc.iv, tc.key, tc.keyFile, false)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -153,6 +154,34 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		time.Sleep(5 * snapshotQuiet) // nothing to await: the run must stay not current
 		assert.False(t, current(sr), "a 410 is not current, whatever the probe says")
 	})
+	// A snapshot ahead of the server (another cluster's, or etcd restored without a revision
+	// bump) was trusted: the watch from its version was accepted and stayed quiet, and the
+	// run counted as current with the snapshot's objects and none of the server's.
+	t.Run("snapshot ahead of the server", func(t *testing.T) {
+		snapshotQuiet, snapshotSettleMin = 50*time.Millisecond, 10*time.Millisecond
+		probe, release := probeAt("370")
+		close(release)
+		sr := &snapRun{current: make(chan struct{}), probe: probe, logger: klog.Background(),
+			meta: snapshot.Meta{ResourceVersion: "558"}}
+		fw := watch.NewFake()
+		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		defer w.Stop()
+		var ev watch.Event
+		var ok bool
+		select {
+		case ev, ok = <-w.ResultChan():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the watch of a snapshot ahead of the server goes on")
+		}
+		require.True(t, ok)
+		require.Equal(t, watch.Error, ev.Type)
+		st := ev.Object.(*metav1.Status)
+		assert.Equal(t, metav1.StatusReasonExpired, st.Reason, "the reflector relists")
+		_, ok = <-w.ResultChan()
+		assert.False(t, ok, "the watch ends")
+		time.Sleep(5 * snapshotQuiet) // nothing to await: the run must stay not current
+		assert.False(t, current(sr))
+	})
 	t.Run("no probe: quiet period", func(t *testing.T) {
 		snapshotQuiet = 50 * time.Millisecond
 		sr := &snapRun{current: make(chan struct{})}
@@ -189,4 +218,20 @@ func TestSnapshotSafeName(t *testing.T) {
 	assert.Equal(t, "apps", safeName("apps"))
 	assert.Equal(t, "a_b_c", safeName("a/b\\c"))
 	assert.Equal(t, "x.example.com", safeName("x.example.com"))
+}
+
+// One directory used with two clusters: each informer's file is the cluster's own (the
+// identity holds the server's address), and so is each shard's.
+func TestSnapshotIdentityHoldsServerAndShard(t *testing.T) {
+	dir := t.TempDir()
+	path := func(server, shard string) string {
+		cfg, err := newSnapshotConfig(snapModeFake{newFakeMode()}, server, dir, 0, nil, "", false)
+		require.NoError(t, err)
+		e := &entry{key: Key{GVR: widgets.GVR, Mode: "compact", Shard: shard}, core: &core{opts: config{snapshot: cfg}}}
+		return newSnapState(e).path
+	}
+	a := path("https://a.example.com:6443", "")
+	assert.Equal(t, a, path("https://a.example.com:6443", ""))
+	assert.NotEqual(t, a, path("https://b.example.com:6443", ""))
+	assert.NotEqual(t, a, path("https://a.example.com:6443", "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')"))
 }

@@ -2,11 +2,14 @@ package informer
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -123,6 +126,22 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, r
 					arm(max(0, quiet-time.Since(start)))
 					continue
 				}
+				if behind(sr, res.rv) {
+					// The server has not reached the snapshot's resourceVersion: the snapshot
+					// is another cluster's, or etcd was restored without a revision bump, and
+					// the watch from it would wait for changes that never come. An expired
+					// watch makes the reflector relist, which replaces the snapshot's objects
+					// by the differences.
+					sr.logger.Info("The snapshot is ahead of the server; relisting",
+						"snapshotResourceVersion", sr.meta.ResourceVersion, "serverResourceVersion", res.rv)
+					d.done = true
+					d.cancel()
+					select {
+					case w.out <- watch.Event{Type: watch.Error, Object: aheadStatus(sr.meta.ResourceVersion, res.rv)}:
+					case <-w.stopped:
+					}
+					return
+				}
 				d.probeRV = res.rv
 				if d.maxRV >= d.probeRV {
 					d.current()
@@ -144,6 +163,19 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, r
 		}
 	}()
 	return w
+}
+
+// behind reports whether the server's resourceVersion is lower than the snapshot's.
+func behind(sr *snapRun, server uint64) bool {
+	snap, err := strconv.ParseUint(sr.meta.ResourceVersion, 10, 64)
+	return err == nil && server < snap
+}
+
+// aheadStatus is the error a snapshot ahead of the server ends its watch with: 410 Expired,
+// which makes the reflector relist.
+func aheadStatus(snapshotRV string, server uint64) *metav1.Status {
+	return &metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
+		Message: fmt.Sprintf("the snapshot's resourceVersion %s is ahead of the server's %d", snapshotRV, server)}
 }
 
 // decider is the state of one snapshotWatch's decision.

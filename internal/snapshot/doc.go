@@ -8,19 +8,24 @@
 // A file is a plaintext header followed by a body:
 //
 //	header: magic "KXSNAP\r\n" | version uint16 | flags uint16 | nonce prefix [4]byte
+//	        [ salt [16]byte: encrypted files of version 3 ]
 //	body:   identity hash [32]byte | len uint32 + resourceVersion | unix nanoseconds int64 |
 //	        object count uint64 | count × (len uint32 + object bytes) | CRC-32C [4]byte
 //
-// All integers are big-endian. The checksum (CRC-32C, Castagnoli, in format version 2;
-// a SHA-256 [32]byte in version 1, which is still read) covers the header and everything
+// All integers are big-endian. The checksum (CRC-32C, Castagnoli, in format versions 2
+// and 3; a SHA-256 [32]byte in version 1, which is still read) covers the header and everything
 // in the body before it. It detects damage (torn writes, bad disks), not tampering: the
 // directory is trusted, and encrypted files are authenticated by AES-GCM. The identity hash is the SHA-256 of the caller's identity string (resource,
 // namespace, selectors, storage options): a file written for something else is rejected.
 //
 // With a key (flag 1) the body is sealed with AES-GCM in frames of at most 64 KiB of
 // plaintext, each "len uint32 | ciphertext"; the high bit of len marks the last frame.
-// Frame i uses the nonce "prefix | i as uint64" (the prefix is random per file) and the
-// header plus a last-frame byte as additional data, so frames cannot be reordered,
+// In version 3 each file is sealed with a key of its own, HKDF-SHA256 of the caller's key
+// and the file's random salt: frame i's nonce "prefix | i as uint64" then never meets
+// another file's under the same key (version 2, still read, used the caller's key for
+// every file, with only the 32 random bits of the prefix to tell files apart: nonces
+// repeated with a chance of n²/2³³ over n files). The header, salt included, plus a
+// last-frame byte is each frame's additional data, so frames cannot be reordered,
 // dropped, moved between files or cut off at a frame boundary without failing to open.
 // Reading and writing stream: neither ever holds more than one frame and one object.
 //

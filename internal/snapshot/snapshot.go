@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -15,12 +16,22 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
 // Version is the format version this package writes. It reads it and version 1, whose
-// checksum is a SHA-256 instead of a CRC-32C (see the package doc).
-const Version = 2
+// checksum is a SHA-256 instead of a CRC-32C, and version 2 (see the package doc).
+const Version = 3
+
+// versionSharedKey is format version 2: encrypted files use the caller's key itself, with
+// 32 random bits of nonce per file, so that nonces of two files repeat with a chance of
+// n²/2³³ over n files. Version 3 encrypts each file with a key of its own, derived
+// (HKDF-SHA256) from the caller's key and 16 random bytes written after the header.
+const versionSharedKey = 2
+
+// saltLen is the length of the salt an encrypted file of version 3 has after its header.
+const saltLen = 16
 
 // versionSHA256 is the first format version: the same layout with a SHA-256 checksum.
 const versionSHA256 = 1
@@ -85,11 +96,26 @@ func (o Options) aead() (cipher.AEAD, error) {
 	if o.Key == nil {
 		return nil, nil
 	}
-	b, err := aes.NewCipher(o.Key)
+	return newAEAD(o.Key)
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	b, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: key: %w", err)
 	}
 	return cipher.NewGCM(b)
+}
+
+// fileAEAD is the AEAD of one file of version 3: the caller's key and the file's salt give
+// the file's own key, so that its nonces (prefix and frame counter) never meet another
+// file's under the same key.
+func fileAEAD(key, salt []byte) (cipher.AEAD, error) {
+	k, err := hkdf.Key(sha256.New, key, salt, "kindex snapshot file key", len(key))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: key: %w", err)
+	}
+	return newAEAD(k)
 }
 
 // ReadKeyFile reads a key from a file holding 16, 24 or 32 raw bytes (one trailing newline
@@ -176,14 +202,23 @@ func writeTo(w io.Writer, m Meta, count int, next func(i int) []byte, o Options)
 	hdr = binary.BigEndian.AppendUint16(hdr, Version)
 	var flags uint16
 	var prefix [4]byte
+	var salt []byte
 	if aead != nil {
 		flags |= flagEncrypt
+		salt = make([]byte, saltLen)
 		if _, err := rand.Read(prefix[:]); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
+		}
+		if _, err := rand.Read(salt); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+		if aead, err = fileAEAD(o.Key, salt); err != nil {
+			return err
 		}
 	}
 	hdr = binary.BigEndian.AppendUint16(hdr, flags)
 	hdr = append(hdr, prefix[:]...)
+	hdr = append(hdr, salt...) // authenticated with the rest of the header
 	if _, err := bw.Write(hdr); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
@@ -318,15 +353,14 @@ type Reader struct {
 // identity and (encrypted) the key. The objects follow with Next. A file encrypted without
 // a key given, or plaintext when a key is given, is refused (ErrDecrypt).
 func Open(path, identity string, o Options) (*Reader, error) {
-	aead, err := o.aead()
+	if _, err := o.aead(); err != nil {
+		return nil, err
+	}
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := newReader(f, identity, aead)
+	r, err := newReader(f, identity, o.Key)
 	if err != nil {
 		_ = f.Close()
 		return nil, err
@@ -335,7 +369,26 @@ func Open(path, identity string, o Options) (*Reader, error) {
 	return r, nil
 }
 
-func newReader(in io.Reader, identity string, aead cipher.AEAD) (*Reader, error) {
+// openRegular opens path for reading if it is a regular file (through symlinks). Without
+// blocking: a FIFO in its place would block os.Open until a writer came, and the informer
+// with it, forever; it is opened non-blocking, found not regular and refused (ErrInvalid).
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = invalid("not a regular file (%s)", st.Mode().Type())
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func newReader(in io.Reader, identity string, key []byte) (*Reader, error) {
 	br := bufio.NewReaderSize(in, readBuffer)
 	hdr := make([]byte, headerLen)
 	if _, err := io.ReadFull(br, hdr); err != nil {
@@ -345,15 +398,32 @@ func newReader(in io.Reader, identity string, aead cipher.AEAD) (*Reader, error)
 		return nil, invalid("not a snapshot")
 	}
 	version := binary.BigEndian.Uint16(hdr[len(magic):])
-	if version != Version && version != versionSHA256 {
-		return nil, invalid("format version %d, want %d or %d", version, versionSHA256, Version)
+	if version != Version && version != versionSharedKey && version != versionSHA256 {
+		return nil, invalid("format version %d, want %d to %d", version, versionSHA256, Version)
 	}
 	flags := binary.BigEndian.Uint16(hdr[len(magic)+2:])
 	if flags&^flagEncrypt != 0 {
 		return nil, invalid("unknown flags %#x", flags)
 	}
 	encrypted := flags&flagEncrypt != 0
-	if encrypted != (aead != nil) {
+	var aead cipher.AEAD
+	if encrypted && key != nil {
+		var err error
+		if version < Version {
+			aead, err = newAEAD(key)
+		} else {
+			salt := make([]byte, saltLen)
+			if _, err := io.ReadFull(br, salt); err != nil {
+				return nil, invalid("header: %v", err)
+			}
+			hdr = append(hdr, salt...)
+			aead, err = fileAEAD(key, salt)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if encrypted != (key != nil) {
 		if encrypted {
 			return nil, fmt.Errorf("%w: %w: the file is encrypted and no key was given", ErrInvalid, ErrDecrypt)
 		}

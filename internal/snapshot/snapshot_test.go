@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -202,4 +203,25 @@ func FuzzSnapshotOpen(f *testing.F) {
 		}
 		_, _, _ = readAll(p, "id", Options{})
 	})
+}
+
+// A FIFO in the snapshot's place blocked Open (and the informer, and its Shutdown) until a
+// writer came; a directory or a device is no snapshot either. Each is refused at once.
+func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	for _, path := range []string{fifo, dir, "/dev/zero"} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := Open(path, "id", Options{})
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, ErrInvalid, path)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Open(%s) blocked", path)
+		}
+	}
 }

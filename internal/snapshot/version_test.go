@@ -40,3 +40,36 @@ func TestVersion1StillReadAndChecked(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalid, name)
 	}
 }
+
+// Format version 2 encrypted every file with the caller's key and 32 random bits of nonce:
+// over many files with one key, nonces repeat (n²/2³³), which breaks AES-GCM. Version 3
+// derives a key per file from a random salt after the header. Files of version 2 are still
+// read (testdata/v2-encrypted.snap was written by the version-2 code with testKey).
+func TestEncryptedFilesHaveKeysOfTheirOwn(t *testing.T) {
+	m, got, err := readAll("testdata/v2-encrypted.snap", "id", Options{Key: testKey})
+	require.NoError(t, err)
+	require.Equal(t, "42", m.ResourceVersion)
+	require.Equal(t, sample(3), got)
+
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	write(t, a, Meta{Identity: "id", ResourceVersion: "42"}, sample(3), Options{Key: testKey})
+	write(t, b, Meta{Identity: "id", ResourceVersion: "42"}, sample(3), Options{Key: testKey})
+	fa, err := os.ReadFile(a)
+	require.NoError(t, err)
+	fb, err := os.ReadFile(b)
+	require.NoError(t, err)
+	require.Equal(t, uint16(Version), binary.BigEndian.Uint16(fa[len(magic):]))
+	require.NotEqual(t, fa[headerLen:headerLen+saltLen], fb[headerLen:headerLen+saltLen], "a salt per file")
+	_, got, err = readAll(a, "id", Options{Key: testKey})
+	require.NoError(t, err)
+	require.Equal(t, sample(3), got)
+
+	// The same file read as version 2 (the caller's key itself, no salt) does not decrypt:
+	// the file's key is its own.
+	v2 := append(append([]byte(nil), fa[:headerLen]...), fa[headerLen+saltLen:]...)
+	binary.BigEndian.PutUint16(v2[len(magic):], versionSharedKey)
+	require.NoError(t, os.WriteFile(a, v2, 0o600))
+	_, _, err = readAll(a, "id", Options{Key: testKey})
+	require.ErrorIs(t, err, ErrDecrypt)
+}
