@@ -162,6 +162,53 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 	}
 }
 
+// A relist after 410 that changes nothing still makes the cache consistent with the list's
+// resourceVersion, and the next snapshot saves it: the saved version did not advance, so a
+// quiet resource got 410 and relisted at every later restart. Not parallel: the compaction
+// affects every watch.
+func TestSnapshotQuietRelistAdvancesTheSavedVersion(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	pts := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}).Namespace(ns)
+	for i := range 3 {
+		_, err := pts.Create(ctx, toUnstructured(t, &corev1.PodTemplate{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"},
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
+			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
+		}), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	snapshotOnce(t, opts, "podtemplates")
+	l, err := pts.List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	oldRV := l.GetResourceVersion()
+
+	// Other objects move the server's version on; these stay as they are.
+	createConfigMaps(t, cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(cp.Namespace(t)), 3)
+	_, err = cp.CompactEtcd(ctx)
+	require.NoError(t, err)
+	cs := cp.Clientset(t)
+	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, oldRV) },
+		"the apiserver answers 410 for the snapshot's resourceVersion")
+
+	listsOf := func(fx *fixture) int {
+		n, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/podtemplates")
+		return n
+	}
+	for round, wantLists := range []int{1, 0} {
+		fx, inf, ev := restart(t, opts, "podtemplates")
+		waitSync(t, inf)
+		cacheEquals(t, ctx, inf, pts)
+		require.Equal(t, wantLists, listsOf(fx), "round %d: LISTs", round)
+		a, u, d := ev.Get()
+		require.Equal(t, []string{"o0", "o1", "o2"}, a, "round %d", round)
+		require.Empty(t, u, "round %d", round)
+		require.Empty(t, d, "round %d", round)
+		fx.f.Shutdown() // writes the snapshot
+	}
+}
+
 // An informer on secrets neither writes nor reads a snapshot without encryption; with a
 // key it does, and the file is not plaintext.
 func TestSnapshotSecretsNeedEncryption(t *testing.T) {

@@ -229,11 +229,12 @@
 // cleanly (release of the last reference, Shutdown, end of the factory's context). The store
 // is read under the dispatch lock only to copy its item pointers (items are immutable);
 // encoding, encryption and I/O happen outside it. The resourceVersion written is the highest
-// one the cache is known to be consistent with: that of the run's first list once applied,
-// or of a later change the processing loop applied. It is a lower bound of the cache's true
-// position (the reflector may have received more, still queued; a relist after 410 counts
-// only through its objects): a resumed watch can only replay events the cache has not seen,
-// never skip one. Resource versions are compared as numbers, which
+// one the cache is known to be consistent with: that of a list (the run's first, or a
+// relist after 410) once all of it is applied, or of a later change the processing loop
+// applied, so that a quiet resource relisted once resumes with a watch at the next restart.
+// It is a lower bound of the cache's true position (the reflector may have received more,
+// still queued; an empty list counts only through its deletions): a resumed watch can only
+// replay events the cache has not seen, never skip one. Resource versions are compared as numbers, which
 // every kube-apiserver version uses; a server whose versions are not numbers disables
 // snapshots with one log line.
 //

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,12 +114,21 @@ func (r *run) processLoop() {
 	apply := func(deltas []cache.Delta, isInInitialList bool) error {
 		err := r.e.apply(deltas, isInInitialList)
 		r.e.snapshotApplied(deltas)
-		if r.snap != nil {
+		if r.e.snap != nil {
 			for _, d := range deltas {
 				if d.Type == cache.Replaced {
 					r.replacedApplied.Add(1)
 				}
 			}
+			// A list applied whole (a relist after 410 included) makes the cache consistent
+			// with its resourceVersion, even when no object changed: the next snapshot
+			// saves it, so that a quiet resource does not relist at every restart.
+			if rv, ok := r.fifo.listApplied(r.replacedApplied.Load()); ok {
+				r.e.snap.raise(rv)
+				r.e.snap.dirty.Store(true)
+			}
+		}
+		if r.snap != nil {
 			select {
 			case r.progress <- struct{}{}:
 			default:
@@ -232,15 +242,41 @@ type countingFIFO struct {
 	*cache.RealFIFO
 	onReplace func()
 	replaced  atomic.Int64
+
+	// The last list not known to be applied: its resourceVersion, and the number of
+	// Replaced deltas queued up to its last one (RealFIFO queues a list's deletes first).
+	mu         sync.Mutex
+	listRV     uint64
+	listTarget int64
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
 	f.onReplace()
 	err := f.RealFIFO.Replace(items, rv)
 	if err == nil {
-		f.replaced.Add(int64(len(items)))
+		target := f.replaced.Add(int64(len(items)))
+		// An empty list's deletes have no Replaced delta after them to tell when they
+		// are applied: its version is not recorded.
+		if n, perr := strconv.ParseUint(rv, 10, 64); perr == nil && len(items) > 0 {
+			f.mu.Lock()
+			f.listRV, f.listTarget = n, target
+			f.mu.Unlock()
+		}
 	}
 	return err
+}
+
+// listApplied returns the resourceVersion of the last list once applied, the number of
+// Replaced deltas applied so far, covers it, once.
+func (f *countingFIFO) listApplied(applied int64) (uint64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.listRV == 0 || applied < f.listTarget {
+		return 0, false
+	}
+	rv := f.listRV
+	f.listRV = 0
+	return rv, true
 }
 
 // replacedQueued returns how many objects the lists have queued (Replaced deltas).
