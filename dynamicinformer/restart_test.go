@@ -158,17 +158,7 @@ func TestAPIServerRestartKeepsCacheExact(t *testing.T) {
 // Not parallel: the compaction affects every watch.
 func TestCompactionForcesRelist(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	dyn := cp.Dynamic(t)
-	pts := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}).Namespace(ns)
-	for i := range 4 {
-		_, err := pts.Create(ctx, toUnstructured(t, &corev1.PodTemplate{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"},
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
-			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
-		}), metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	ns, pts := podTemplates(t, 4)
 	reg := prometheus.NewRegistry()
 	fx := start(t, nil, dynamicinformer.Options{Namespace: ns, Registerer: reg})
 	inf, err := fx.f.Informer(ctx, "podtemplates")
@@ -194,11 +184,7 @@ func TestCompactionForcesRelist(t *testing.T) {
 	fx.rec.Hold(path)
 	require.Equal(t, 1, fx.rec.Cut(path))
 	testsupport.Churn(t, ctx, pts, "missed", "o0", "o1")
-	_, err = cp.CompactEtcd(ctx)
-	require.NoError(t, err)
-	cs := cp.Clientset(t)
-	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, lastRV) },
-		"the apiserver answers 410 for the old resourceVersion")
+	compactPast(t, ns, lastRV)
 	fx.rec.Release()
 
 	cacheEquals(t, ctx, inf, pts)

@@ -47,6 +47,16 @@ func snapshotOnce(t *testing.T, opts dynamicinformer.Options, resource string) {
 	fx.f.Shutdown()
 }
 
+// snapshotPodTemplates snapshots pod templates with opts (snapshotOnce) and returns the
+// server's resourceVersion after it: that of the snapshot or later.
+func snapshotPodTemplates(t *testing.T, opts dynamicinformer.Options, pts dynamic.ResourceInterface) string {
+	t.Helper()
+	snapshotOnce(t, opts, "podtemplates")
+	l, err := pts.List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	return l.GetResourceVersion()
+}
+
 // restart starts a compact factory with opts and an event recorder on resource, registered
 // before the informer handles anything (WithEventHandler): it sees the snapshot's objects as
 // adds and then every change, whatever the scheduling.
@@ -107,32 +117,16 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 
 // After an etcd compaction, the watch from the snapshot's resourceVersion gets 410: the
 // informer relists once and handlers get exactly the differences with the snapshot.
-// Pod templates have no watch cache here (TestMain), so the 410 is certain. Not parallel:
-// the compaction affects every watch.
+// Pod templates, so that the 410 is certain (podTemplates). Not parallel: the compaction
+// affects every watch.
 func TestSnapshotRestartAfterCompaction(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	pts := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}).Namespace(ns)
-	for i := range 5 {
-		_, err := pts.Create(ctx, toUnstructured(t, &corev1.PodTemplate{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"},
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
-			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
-		}), metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	ns, pts := podTemplates(t, 5)
 	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	snapshotOnce(t, opts, "podtemplates")
-	l, err := pts.List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	oldRV := l.GetResourceVersion()
+	oldRV := snapshotPodTemplates(t, opts, pts)
 
 	testsupport.Churn(t, ctx, pts, "missed", "o0", "o1")
-	_, err = cp.CompactEtcd(ctx)
-	require.NoError(t, err)
-	cs := cp.Clientset(t)
-	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, oldRV) },
-		"the apiserver answers 410 for the snapshot's resourceVersion")
+	compactPast(t, ns, oldRV)
 
 	// Two handlers from the start: one of objects, one of Items (ItemHandlerFuncs), which
 	// must be told the same.
@@ -168,29 +162,13 @@ func TestSnapshotRestartAfterCompaction(t *testing.T) {
 // affects every watch.
 func TestSnapshotQuietRelistAdvancesTheSavedVersion(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	pts := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "podtemplates"}).Namespace(ns)
-	for i := range 3 {
-		_, err := pts.Create(ctx, toUnstructured(t, &corev1.PodTemplate{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"},
-			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
-			Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
-		}), metav1.CreateOptions{})
-		require.NoError(t, err)
-	}
+	ns, pts := podTemplates(t, 3)
 	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	snapshotOnce(t, opts, "podtemplates")
-	l, err := pts.List(ctx, metav1.ListOptions{})
-	require.NoError(t, err)
-	oldRV := l.GetResourceVersion()
+	oldRV := snapshotPodTemplates(t, opts, pts)
 
 	// Other objects move the server's version on; these stay as they are.
 	createConfigMaps(t, cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(cp.Namespace(t)), 3)
-	_, err = cp.CompactEtcd(ctx)
-	require.NoError(t, err)
-	cs := cp.Clientset(t)
-	testenv.Eventually(t, 30*time.Second, func() bool { return testenv.WatchGone(ctx, cs.CoreV1().PodTemplates(ns).Watch, oldRV) },
-		"the apiserver answers 410 for the snapshot's resourceVersion")
+	compactPast(t, ns, oldRV)
 
 	listsOf := func(fx *fixture) int {
 		n, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/podtemplates")
