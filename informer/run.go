@@ -256,7 +256,8 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 	if err == nil {
 		target := f.replaced.Add(int64(len(items)))
 		// An empty list's deletes have no Replaced delta after them to tell when they
-		// are applied: its version is not recorded.
+		// are applied: its version is not recorded here (the run's first list's is, by
+		// waitCurrent, once the informer has synced).
 		if n, perr := strconv.ParseUint(rv, 10, 64); perr == nil && len(items) > 0 {
 			f.mu.Lock()
 			f.listRV, f.listTarget = n, target

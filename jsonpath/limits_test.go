@@ -193,3 +193,25 @@ func MustCompileWithOptions(t *testing.T, expr string, opts Options) *Path {
 	require.NoError(t, err)
 	return p
 }
+
+// The steps typical index expressions take on a Pod (the benchmark's 12 KB Pod), which the
+// package documentation quotes: fewer than 20 on the decoded Pod, and at most a thousand
+// (500 to 750 for these) on its JSON, where scanning costs steps too; a template, as much
+// for each of its expressions.
+func TestPodIndexSteps(t *testing.T) {
+	raw, obj := fixture(t, "pod")
+	for _, c := range benchCases {
+		p := MustCompile(c.expr)
+		steps := func(in any) int {
+			var m workMeter
+			meter = &m
+			defer func() { meter = nil }()
+			require.NoError(t, p.Each(in, func(Value) bool { return true }))
+			return m.charged
+		}
+		decoded, onJSON := steps(obj), steps(JSON(raw))
+		t.Logf("%-12s %-45s decoded %3d steps, JSON %4d", c.name, c.expr, decoded, onJSON)
+		assert.Less(t, decoded, 20, c.name)
+		assert.LessOrEqual(t, onJSON, 1000*strings.Count(c.expr, "{"), c.name)
+	}
+}

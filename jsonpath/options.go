@@ -24,7 +24,7 @@ const (
 	// bytes of the maps and lists it returns (which it copies); converting
 	// a number longer than 32 bytes, a step per 2 bytes. Evaluating a typical
 	// index expression on a Pod takes fewer than 20 steps (500 to 750
-	// on raw JSON); the default stops any expression on any object within
+	// on raw JSON: TestPodIndexSteps); the default stops any expression on any object within
 	// about 10 ms of CPU.
 	DefaultMaxSteps = 1 << 16
 	// DefaultMaxResults is the default limit on the number of values one

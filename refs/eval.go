@@ -312,22 +312,15 @@ func mapSelector(m map[string]any) labels.Selector {
 // make it invalid, not empty: skipped, they made it {}, which selects everything.
 func labelSelector(m map[string]any) labels.Selector {
 	ls := &metav1.LabelSelector{}
-	for field, want := range map[string]string{"matchLabels": "map", "matchExpressions": "list"} {
-		switch m[field].(type) {
-		case nil: // absent or null: no requirement
-		case map[string]any:
-			if want != "map" {
-				return nil
-			}
-		case []any:
-			if want != "list" {
-				return nil
-			}
-		default:
-			return nil
-		}
+	ml, ok := m["matchLabels"].(map[string]any)
+	if !ok && m["matchLabels"] != nil {
+		return nil
 	}
-	if ml, ok := m["matchLabels"].(map[string]any); ok {
+	exprs, ok := m["matchExpressions"].([]any)
+	if !ok && m["matchExpressions"] != nil {
+		return nil
+	}
+	if ml != nil {
 		ls.MatchLabels = make(map[string]string, len(ml))
 		for k, v := range ml {
 			s, ok := v.(string)
@@ -337,26 +330,24 @@ func labelSelector(m map[string]any) labels.Selector {
 			ls.MatchLabels[k] = s
 		}
 	}
-	if exprs, ok := m["matchExpressions"].([]any); ok {
-		for _, x := range exprs {
-			e, ok := x.(map[string]any)
-			if !ok {
-				return nil
-			}
-			key, _ := e["key"].(string)
-			op, _ := e["operator"].(string)
-			req := metav1.LabelSelectorRequirement{Key: key, Operator: metav1.LabelSelectorOperator(op)}
-			if vals, ok := e["values"].([]any); ok {
-				for _, v := range vals {
-					s, ok := v.(string)
-					if !ok {
-						return nil
-					}
-					req.Values = append(req.Values, s)
-				}
-			}
-			ls.MatchExpressions = append(ls.MatchExpressions, req)
+	for _, x := range exprs {
+		e, ok := x.(map[string]any)
+		if !ok {
+			return nil
 		}
+		key, _ := e["key"].(string)
+		op, _ := e["operator"].(string)
+		req := metav1.LabelSelectorRequirement{Key: key, Operator: metav1.LabelSelectorOperator(op)}
+		if vals, ok := e["values"].([]any); ok {
+			for _, v := range vals {
+				s, ok := v.(string)
+				if !ok {
+					return nil
+				}
+				req.Values = append(req.Values, s)
+			}
+		}
+		ls.MatchExpressions = append(ls.MatchExpressions, req)
 	}
 	sel, err := metav1.LabelSelectorAsSelector(ls)
 	if err != nil {

@@ -274,13 +274,11 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 	case t.ns != "":
 		ns = t.ns
 	case t.rule.Namespace == NamespaceCluster:
-	case t.rule.Namespace == NamespaceSame || info.namespaced:
+	default: // NamespaceSame, or NamespaceAuto on a resource known to be namespaced
 		if srcNS == "" {
 			return outEdge{}, false
 		}
 		ns = srcNS
-	default: // not reached: NamespaceAuto with the scope not known is the second case
-		return outEdge{rule: t.rule, pend: &pending{raw: t, key: resKey(info.id)}}, true
 	}
 	return outEdge{rule: t.rule, to: g.getOrCreate(key{info.id, ns, t.name}), uid: t.uid}, true
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -355,7 +354,7 @@ func (s *serverColumns) table(ctx context.Context, objs []*unstructured.Unstruct
 		fieldSel := s.scope.FieldSelector
 		ns := s.scope.Namespace
 		if len(objs) == 1 { // one object of a listing (--watch: one per change): the LIST of it
-			fieldSel = strings.Trim("metadata.name="+objs[0].GetName()+","+fieldSel, ",")
+			fieldSel = withName(fieldSel, objs[0].GetName())
 			ns = objs[0].GetNamespace()
 		}
 		if fieldSel != "" {

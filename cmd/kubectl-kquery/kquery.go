@@ -301,6 +301,11 @@ func (s shiftSink) Info(level int, msg string, kv ...any) {
 func (s shiftSink) WithValues(kv ...any) logr.LogSink { return shiftSink{s.LogSink.WithValues(kv...)} }
 func (s shiftSink) WithName(name string) logr.LogSink { return shiftSink{s.LogSink.WithName(name)} }
 
+// withName adds metadata.name=name to a field selector.
+func withName(fieldSel, name string) string {
+	return strings.Trim("metadata.name="+name+","+fieldSel, ",")
+}
+
 // start creates the informer of one target and registers the indexes its query needs.
 func (x *execution) start(t *target) *state {
 	o := x.o
@@ -317,7 +322,7 @@ func (x *execution) start(t *target) *state {
 	s.scope.Named = len(t.Names) > 0
 	fieldSel := o.fieldSelector
 	if len(t.Names) == 1 { // one object: ask the server for just that one
-		fieldSel = strings.Trim("metadata.name="+t.Names[0]+","+fieldSel, ",")
+		fieldSel = withName(fieldSel, t.Names[0])
 	}
 	if fieldSel != "" {
 		opts = append(opts, informer.WithFieldSelector(fieldSel))

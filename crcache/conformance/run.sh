@@ -31,13 +31,15 @@ assets=$work/.assets
 # environment of their own into the suite's global one, which AfterSuite then stops alone.
 # Processes are found by their executable's path, which only this run's use.
 reap() {
-	local pids=() dirs=() pid exe i
+	local pids=() dirs=() pid arg i
+	local -a args
 	for pid in /proc/[0-9]*; do
-		exe=$(tr '\0' '\n' <"$pid/cmdline" 2>/dev/null | head -n 1) || continue
-		case "$exe" in "$assets"/kube-apiserver | "$assets"/etcd) ;; *) continue ;; esac
+		mapfile -d '' args <"$pid/cmdline" 2>/dev/null || continue
+		case "${args[0]:-}" in "$assets"/kube-apiserver | "$assets"/etcd) ;; *) continue ;; esac
 		pids+=("${pid#/proc/}")
-		while IFS= read -r d; do dirs+=("$d"); done < <(tr '\0' '\n' <"$pid/cmdline" 2>/dev/null |
-			sed -n 's/^--\(data-dir\|cert-dir\)=\(\/tmp\/k8s_test_framework_[0-9]*\)$/\2/p')
+		for arg in "${args[@]}"; do
+			case "$arg" in --data-dir=/tmp/k8s_test_framework_* | --cert-dir=/tmp/k8s_test_framework_*) dirs+=("${arg#*=}") ;; esac
+		done
 	done
 	[ ${#pids[@]} -gt 0 ] || return 0
 	echo ">> stopping ${#pids[@]} control plane processes left running"
