@@ -120,9 +120,10 @@ func (lw *classifyingLW) WatchWithContext(ctx context.Context, opts metav1.ListO
 	return newObservedWatch(w, lw.hooks), nil
 }
 
-// observedWatch forwards an open watch's events and reports its error events, which the
-// reflector handles without telling anyone (410 Expired is how a compaction shows up).
-type observedWatch struct {
+// forwardWatch forwards an open watch's events for which keep returns true. Unlike
+// apimachinery's watch.Filter, its goroutine ends when Stop is called even if nobody reads
+// the result channel any more (the reflector stops reading before it stops a watch).
+type forwardWatch struct {
 	inner   watch.Interface
 	out     chan watch.Event
 	stopped chan struct{}
@@ -130,8 +131,8 @@ type observedWatch struct {
 	once    sync.Once
 }
 
-func newObservedWatch(inner watch.Interface, hooks lwHooks) *observedWatch {
-	w := &observedWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{}), done: make(chan struct{})}
+func newForwardWatch(inner watch.Interface, keep func(watch.Event) bool) *forwardWatch {
+	w := &forwardWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
 		defer close(w.out)
@@ -147,8 +148,8 @@ func newObservedWatch(inner watch.Interface, hooks lwHooks) *observedWatch {
 			if !ok {
 				return
 			}
-			if ev.Type == watch.Error {
-				hooks.streamFailed(apierrors.FromObject(ev.Object))
+			if !keep(ev) {
+				continue
 			}
 			select {
 			case w.out <- ev:
@@ -160,11 +161,22 @@ func newObservedWatch(inner watch.Interface, hooks lwHooks) *observedWatch {
 	return w
 }
 
-func (w *observedWatch) ResultChan() <-chan watch.Event { return w.out }
+// newObservedWatch forwards an open watch's events and reports its error events, which the
+// reflector handles without telling anyone (410 Expired is how a compaction shows up).
+func newObservedWatch(inner watch.Interface, hooks lwHooks) *forwardWatch {
+	return newForwardWatch(inner, func(ev watch.Event) bool {
+		if ev.Type == watch.Error {
+			hooks.streamFailed(apierrors.FromObject(ev.Object))
+		}
+		return true
+	})
+}
+
+func (w *forwardWatch) ResultChan() <-chan watch.Event { return w.out }
 
 // Stop stops the watch and returns once its forwarding goroutine has, so that nothing of
 // an informer runs after the informer's own shutdown returns.
-func (w *observedWatch) Stop() {
+func (w *forwardWatch) Stop() {
 	w.once.Do(func() {
 		close(w.stopped)
 		w.inner.Stop()

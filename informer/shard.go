@@ -393,11 +393,11 @@ func (lw *shardLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 	if err != nil {
 		return nil, err
 	}
-	return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+	return newForwardWatch(w, func(ev watch.Event) bool {
 		switch ev.Type {
 		case watch.Added, watch.Modified, watch.Deleted:
-			return ev, lw.m.match(ev.Object)
+			return lw.m.match(ev.Object)
 		}
-		return ev, true
+		return true
 	}), nil
 }

@@ -1,15 +1,19 @@
 package informer
 
 import (
+	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/sharding"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 func TestShardSelectorForm(t *testing.T) {
@@ -68,4 +72,49 @@ func TestShardCoversAndUnion(t *testing.T) {
 	assert.False(t, a.Covers(b))
 	assert.False(t, a.Covers(Shard{Ranges: []ShardRange{{50, 150}}}))
 	assert.True(t, Shard{Ranges: []ShardRange{{0, math.MaxUint64}}}.Equal(Shard{Field: ShardByUID, Ranges: []ShardRange{{0, 10}, {11, math.MaxUint64}}}))
+}
+
+// fakeWatchLW's watch is a FakeWatcher the test drives.
+type fakeWatchLW struct{ w *watch.FakeWatcher }
+
+func (f fakeWatchLW) ListWithContext(context.Context, metav1.ListOptions) (runtime.Object, error) {
+	return &unstructured.UnstructuredList{}, nil
+}
+
+func (f fakeWatchLW) WatchWithContext(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	return f.w, nil
+}
+
+// A shard's watch filter ends with its Stop even when an event kept by the shard is waiting
+// to be read by a reader that has gone (the reflector stops reading, then stops the watch):
+// apimachinery's watch.Filter would block on that send for ever, a goroutine per handoff.
+func TestShardWatchStopsWithAnEventPending(t *testing.T) {
+	fw := watch.NewFake()
+	lw := &shardLW{inner: fakeWatchLW{fw}, m: newShardMatcher(Shard{Ranges: []ShardRange{FullRange}})}
+	w, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+
+	obj := &unstructured.Unstructured{}
+	obj.SetUID("u1")
+	sent := make(chan struct{})
+	go func() { fw.Add(obj); close(sent) }() // the filter takes it and waits to hand it on
+	select {
+	case <-sent:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the filter did not take the event")
+	}
+
+	stopped := make(chan struct{})
+	go func() { w.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return")
+	}
+	select {
+	case ev, ok := <-w.ResultChan():
+		assert.False(t, ok, "after Stop the result channel is closed, not holding %v", ev.Type)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the filter's goroutine is still running after Stop")
+	}
 }

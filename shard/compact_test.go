@@ -80,7 +80,8 @@ func TestShardHandlersInCompactMode(t *testing.T) {
 		m, err := New(Options{Client: cp.Clientset(t), Namespace: ns, Group: "compact-" + string(rune('a'+i)), Identity: "only",
 			LeaseDuration: testLease, RenewPeriod: testRenew})
 		require.NoError(t, err)
-		inf := NewInformer(m, f, "configmaps", InformerOptions{Handler: h, Options: []informer.Option{informer.WithNamespace(ns)}})
+		inf, err := NewInformer(m, f, "configmaps", InformerOptions{Handler: h, Options: []informer.Option{informer.WithNamespace(ns)}})
+		require.NoError(t, err)
 		infs = append(infs, inf)
 		wg.Add(2)
 		go func() { defer wg.Done(); _ = m.Run(ctx) }()

@@ -23,7 +23,9 @@
 // informer of the factory, with informer.WithShard) while keeping the old one, waits for it
 // to sync, publishes what it holds synced in its Lease (HeldAnnotation), and releases the
 // old informer only when the part of the old range it gives up is held synced by other
-// members, as their Leases say. So on a healthy group every object is held by at least one
+// members, as their Leases say, each within its own assignment: a member never counts on
+// a leaving member, or on what another still holds of an earlier assignment, since that
+// other may be counting on it for the same range at the same moment. So on a healthy group every object is held by at least one
 // synced replica at every moment, and by exactly one once the handoff is over. With several
 // Informers on one Member (several resources), the Lease publishes the ranges every one of
 // them holds synced. The window
@@ -34,6 +36,12 @@
 // selectors, shard), which makes sharing and release exact; a new range is a new list and
 // watch anyway (the server filters by it), and releasing the old informer frees its cache
 // at once. The cost is that the objects both ranges share are held twice for one sync.
+//
+// Failures are loud rather than silent gaps: Member.Run fails if its first renewal or list
+// of Leases does (a member that cannot see the others would be given a range and never
+// take it), and Informer.Run fails if the informer of its assignment parks before it has
+// synced (a resource this replica may not list); stop the Member then, and the others
+// take its range over.
 //
 // Handlers (InformerOptions.Handler) see the union: an object that enters the replica's
 // shard arrives as an add, one that leaves it (handed to another replica) as a delete, as

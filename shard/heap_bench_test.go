@@ -56,7 +56,10 @@ func BenchmarkHandlerHeap(b *testing.B) {
 		if withHandler {
 			o.Handler = cache.ResourceEventHandlerFuncs{AddFunc: func(any) { adds.Done() }}
 		}
-		inf := NewInformer(m, f, "configmaps", o)
+		inf, err := NewInformer(m, f, "configmaps", o)
+		if err != nil {
+			b.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		var run sync.WaitGroup
 		run.Add(2)

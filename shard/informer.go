@@ -49,10 +49,10 @@ type Informer[T informer.Object] struct {
 	o    InformerOptions
 	disp *dispatcher[T]
 
-	mu     sync.Mutex
-	pieces []*piece[T]
-	synced chan struct{} // closed once the assignment's informer is synced
-	closed bool
+	mu      sync.Mutex
+	pieces  []*piece[T]
+	synced  chan struct{} // closed once the assignment's informer is synced
+	started bool          // Run was called: an Informer runs once
 }
 
 // piece is one informer of one shard.
@@ -63,8 +63,17 @@ type piece[T informer.Object] struct {
 }
 
 // NewInformer returns an Informer of resource (what a user types: "pods", "widgets.example.com")
-// from f, following m. f must be started; Run does the work.
-func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource string, o InformerOptions) *Informer[T] {
+// from f, following m. f must be started; Run does the work. A nil m or f, or an empty
+// resource, is an error.
+func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource string, o InformerOptions) (*Informer[T], error) {
+	switch {
+	case m == nil:
+		return nil, errors.New("shard: NewInformer: nil Member")
+	case f == nil:
+		return nil, errors.New("shard: NewInformer: nil Factory")
+	case resource == "":
+		return nil, errors.New("shard: NewInformer: empty resource")
+	}
 	if o.Poll <= 0 {
 		o.Poll = 100 * time.Millisecond
 	}
@@ -72,13 +81,29 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 	if o.Handler != nil {
 		s.disp = newDispatcher[T](o.Handler, m.o.Logger)
 	}
-	return s
+	return s, nil
 }
 
+// ErrRunOnce is returned by a second call of Informer.Run: an Informer runs once (its
+// handler's stream ends with the first Run); make a new one to follow the Member again.
+var ErrRunOnce = errors.New("shard: Informer.Run called twice")
+
 // Run follows the Member's assignment until ctx ends, then releases every informer it
-// holds (handlers get no deletes for that). It returns ctx's error, or the first error
-// acquiring an informer.
+// holds (handlers get no deletes for that). It returns ctx's error, the first error
+// acquiring an informer, ErrRunOnce if Run was called before, or an error wrapping
+// informer.ErrParked and the server's answer if the informer of the replica's assignment
+// parks before it has synced (the resource is forbidden to this replica or not served):
+// the replica cannot hold its range, so stop its Member (cancel Member.Run's context) and
+// the others take the range over. An informer that parks once synced keeps serving what it
+// holds, as unsharded informers do; its Status says so.
 func (s *Informer[T]) Run(ctx context.Context) error {
+	s.mu.Lock()
+	again := s.started
+	s.started = true
+	s.mu.Unlock()
+	if again {
+		return ErrRunOnce
+	}
 	defer s.close()
 	tick := time.NewTicker(s.o.Poll)
 	defer tick.Stop()
@@ -99,7 +124,7 @@ func (s *Informer[T]) Run(ctx context.Context) error {
 func (s *Informer[T]) close() {
 	s.mu.Lock()
 	ps := s.pieces
-	s.pieces, s.closed = nil, true
+	s.pieces = nil
 	s.mu.Unlock()
 	for _, p := range ps {
 		p.inf.Release()
@@ -163,6 +188,13 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 	s.mu.Unlock()
 	s.m.setHeld(s, held)
 	if !curSynced {
+		if st := cur.inf.Status(); st.Phase == informer.PhaseParked {
+			cause := st.LastError
+			if cause == nil {
+				cause = errors.New(string(st.Reason))
+			}
+			return fmt.Errorf("shard: the informer of %s for %s cannot sync: %w: %w", s.res, target, informer.ErrParked, cause)
+		}
 		return nil
 	}
 	s.mu.Lock()
@@ -172,7 +204,7 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 		close(s.synced)
 	}
 	// Break: drop every other piece whose objects the assignment or other members hold.
-	cover := target.Union(s.m.OthersHeld())
+	cover := target.Union(s.m.covered())
 	var drop []*piece[T]
 	kept := s.pieces[:0]
 	for _, p := range s.pieces {
@@ -199,7 +231,7 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 // drain is reconcile while the Member leaves: it releases every piece the other members
 // hold synced (and every piece not synced yet, which holds nothing), and publishes the rest.
 func (s *Informer[T]) drain() {
-	cover := s.m.OthersHeld()
+	cover := s.m.covered()
 	held := informer.Shard{Field: s.m.Field()}
 	var drop []*piece[T]
 	s.mu.Lock()

@@ -50,11 +50,12 @@ type Options struct {
 	// Field is what is hashed. Default informer.ShardByUID.
 	Field informer.ShardField
 	// LeaseDuration is how long a Lease stays valid without renewal: how long a replica that
-	// died without deleting its Lease keeps its range. Whole seconds; default 15 s, at
-	// least 1 s.
+	// died without deleting its Lease keeps its range. A whole number of seconds (a Lease
+	// holds seconds; anything else is refused rather than rounded); default 15 s, at least
+	// 1 s.
 	LeaseDuration time.Duration
 	// RenewPeriod is how often a member renews its Lease and lists the others. Default
-	// LeaseDuration/3; must be shorter than LeaseDuration.
+	// LeaseDuration/3; at least 100 ms and shorter than LeaseDuration.
 	RenewPeriod time.Duration
 	// Logger receives one line per membership change. The zero Logger discards.
 	Logger logr.Logger
@@ -71,12 +72,17 @@ type Member struct {
 	known    bool
 	held     map[any]informer.Shard    // what each Informer of this replica holds synced
 	others   map[string]informer.Shard // what the other live members hold synced
+	cover    informer.Shard            // what the other members hold synced of their own assignment
+	failing  bool                      // the last renewal or list failed (logged once per run of failures)
 	leaving  bool                      // Leave was called
 	observed int                       // Lease lists seen
 	changed  chan struct{}
 	kick     chan struct{}
 	crash    bool // tests: end Run without deleting the Lease, as a killed process would
 }
+
+// minRenewPeriod bounds the requests a member makes: a renewal and a list per period.
+const minRenewPeriod = 100 * time.Millisecond
 
 // New validates o and returns a Member that does nothing until Run.
 func New(o Options) (*Member, error) {
@@ -104,14 +110,14 @@ func New(o Options) (*Member, error) {
 	if o.LeaseDuration == 0 {
 		o.LeaseDuration = 15 * time.Second
 	}
-	if o.LeaseDuration < time.Second {
-		return nil, fmt.Errorf("shard: LeaseDuration %v is shorter than 1s", o.LeaseDuration)
+	if o.LeaseDuration < time.Second || o.LeaseDuration%time.Second != 0 || o.LeaseDuration/time.Second > math.MaxInt32 {
+		return nil, fmt.Errorf("shard: LeaseDuration %v is not a whole number of seconds from 1s to %ds", o.LeaseDuration, math.MaxInt32)
 	}
 	if o.RenewPeriod == 0 {
 		o.RenewPeriod = o.LeaseDuration / 3
 	}
-	if o.RenewPeriod <= 0 || o.RenewPeriod >= o.LeaseDuration {
-		return nil, fmt.Errorf("shard: RenewPeriod %v must be positive and shorter than LeaseDuration %v", o.RenewPeriod, o.LeaseDuration)
+	if o.RenewPeriod < minRenewPeriod || o.RenewPeriod >= o.LeaseDuration {
+		return nil, fmt.Errorf("shard: RenewPeriod %v must be at least %v and shorter than LeaseDuration %v", o.RenewPeriod, minRenewPeriod, o.LeaseDuration)
 	}
 	return &Member{o: o, changed: make(chan struct{}), kick: make(chan struct{}, 1), others: map[string]informer.Shard{},
 		held: map[any]informer.Shard{}}, nil
@@ -151,7 +157,7 @@ func Split(field informer.ShardField, n int) []informer.Shard {
 func (m *Member) Assignment() (informer.Shard, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.known || m.assigned.IsZero() {
+	if !m.known || m.leaving || m.assigned.IsZero() {
 		return informer.Shard{}, false
 	}
 	return m.assigned, true
@@ -194,11 +200,12 @@ func (m *Member) Leaving() bool {
 // Owns reports whether an object whose Field is value (its UID, or its namespace) is this
 // replica's own under the current assignment. During a handoff the replica may still hold
 // objects it no longer owns (Informer.Held says what it holds); exactly one live member
-// owns each value once the members agree on who is live.
+// owns each value once the members agree on who is live. A member owns nothing from the
+// moment Leave is called.
 func (m *Member) Owns(value string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.known && !m.assigned.IsZero() && m.assigned.Matches(value)
+	return m.known && !m.leaving && !m.assigned.IsZero() && m.assigned.Matches(value)
 }
 
 // Members returns the live identities of the group, sorted, as this member last saw them.
@@ -274,8 +281,20 @@ func intersect(a, b informer.Shard) informer.Shard {
 	return informer.Shard{Field: a.Field, Ranges: out}.Normalize()
 }
 
+// covered returns what the other members hold synced of their own assignment, as their
+// Leases publish it: the part of the hash space an Informer of this replica may stop
+// holding. A member counts on no other for a range that is not that other's to keep (a
+// leaving member's, or what an active member still holds of an earlier assignment): two
+// members that each hold a range they are giving up would otherwise each drop it because
+// the other's Lease still says it holds it, and nobody would.
+func (m *Member) covered() informer.Shard {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cover
+}
+
 // OthersHeld returns the union of what the other live members hold synced, as published
-// in their Leases.
+// in their Leases (leaving members included), for diagnostics.
 func (m *Member) OthersHeld() informer.Shard {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -290,20 +309,40 @@ func (m *Member) leaseName() string { return m.o.Group + "-" + m.o.Identity }
 
 // Run keeps the Lease until ctx ends, then deletes it so that the others take the range
 // over at once (a replica that dies without deleting it keeps its range until the Lease
-// expires). It returns ctx's error, or an error if the first renewal fails for a reason
-// other than ctx.
+// expires). It returns ctx's error, or an error if the first renewal or the first list of
+// the group's Leases fails for a reason other than ctx: a replica that can hold a Lease but
+// cannot see the others' would be given a range by them and never take it, so it deletes
+// its Lease and stops instead. Later failures are logged (the first of a run of them at
+// level 0) and retried every RenewPeriod.
 func (m *Member) Run(ctx context.Context) error {
 	tick := time.NewTicker(m.o.RenewPeriod)
 	defer tick.Stop()
 	first := true
 	for {
-		if err := m.renew(ctx); err != nil {
-			if first && ctx.Err() == nil {
-				return fmt.Errorf("shard: Lease %s/%s: %w", m.o.Namespace, m.leaseName(), err)
+		err := m.renew(ctx)
+		if err != nil {
+			err = fmt.Errorf("shard: renew Lease %s/%s: %w", m.o.Namespace, m.leaseName(), err)
+		} else if err = m.observe(ctx); err != nil {
+			err = fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, err)
+		}
+		if err != nil && ctx.Err() == nil {
+			if first {
+				m.deleteLease(ctx)
+				return err
 			}
-			m.o.Logger.V(1).Info("Cannot renew the shard Lease", "lease", m.leaseName(), "err", err)
-		} else if err := m.observe(ctx); err != nil {
-			m.o.Logger.V(1).Info("Cannot list the shard Leases", "err", err)
+			m.mu.Lock()
+			streak := m.failing
+			m.failing = true
+			m.mu.Unlock()
+			v := 0 // the first failure of a run of them is news; the rest are not
+			if streak {
+				v = 1
+			}
+			m.o.Logger.V(v).Info("Cannot renew the shard Lease or list the group's", "err", err)
+		} else if err == nil {
+			m.mu.Lock()
+			m.failing = false
+			m.mu.Unlock()
 		}
 		first = false
 		select {
@@ -312,15 +351,20 @@ func (m *Member) Run(ctx context.Context) error {
 			crash := m.crash
 			m.mu.Unlock()
 			if !crash {
-				dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-				_ = m.o.Client.CoordinationV1().Leases(m.o.Namespace).Delete(dctx, m.leaseName(), metav1.DeleteOptions{})
-				cancel()
+				m.deleteLease(ctx)
 			}
 			return ctx.Err()
 		case <-tick.C:
 		case <-m.kick:
 		}
 	}
+}
+
+// deleteLease deletes the member's Lease, even once ctx has ended.
+func (m *Member) deleteLease(ctx context.Context) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_ = m.o.Client.CoordinationV1().Leases(m.o.Namespace).Delete(dctx, m.leaseName(), metav1.DeleteOptions{})
 }
 
 func (m *Member) renew(ctx context.Context) error {
@@ -389,18 +433,24 @@ func (m *Member) observe(ctx context.Context) error {
 	slices.Sort(live)
 	live = slices.Compact(live)
 	var assigned informer.Shard // none while leaving
-	if idx := slices.Index(live, m.o.Identity); idx >= 0 {
-		assigned = Split(m.o.Field, len(live))[idx]
+	split := Split(m.o.Field, len(live))
+	cover := informer.Shard{Field: m.o.Field}
+	for i, id := range live {
+		if id == m.o.Identity {
+			assigned = split[i]
+		} else if h, ok := others[id]; ok {
+			cover = cover.Union(intersect(h, split[i]))
+		}
 	}
 
 	m.mu.Lock()
 	membersChanged := !slices.Equal(live, m.members)
-	changed := membersChanged || !m.known || !assigned.Equal(m.assigned) || !sameShards(others, m.others)
+	changed := membersChanged || !m.known || !assigned.Equal(m.assigned) || !sameShards(others, m.others) || !cover.Equal(m.cover)
 	// The first list may miss replicas started at the same moment: the assignment is known
 	// from the second on, one RenewPeriod later, so that replicas started together do not
 	// each take, and list, the whole space first.
 	m.observed++
-	m.members, m.assigned, m.known, m.others = live, assigned, m.observed >= 2, others
+	m.members, m.assigned, m.known, m.others, m.cover = live, assigned, m.observed >= 2, others, cover
 	var wake chan struct{}
 	if changed {
 		wake = m.changed

@@ -104,7 +104,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer f.Shutdown()
-	inf := shard.NewInformer(m, f, fs.Arg(0), shard.InformerOptions{})
+	inf, err := shard.NewInformer(m, f, fs.Arg(0), shard.InformerOptions{})
+	if err != nil {
+		fmt.Fprintf(stderr, "sharded: %v\n", err)
+		return 1
+	}
 	errs := make(chan error, 2)
 	go func() { errs <- m.Run(ctx) }()
 	go func() { errs <- inf.Run(ctx) }()

@@ -1,0 +1,185 @@
+package shard
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/metadataonly"
+)
+
+// Options a Lease cannot carry, or that would make a member hammer the server, are refused
+// by New instead of being rounded or accepted.
+func TestMemberOptionsRefused(t *testing.T) {
+	cs := plain.Clientset(t)
+	for _, tt := range []struct {
+		name string
+		o    Options
+	}{
+		{"lease duration not whole seconds", Options{LeaseDuration: 1999 * time.Millisecond, RenewPeriod: 1500 * time.Millisecond}},
+		{"lease duration overflows a Lease", Options{LeaseDuration: time.Duration(math.MaxInt32+1) * time.Second}},
+		{"renew period in a hot loop", Options{LeaseDuration: 3 * time.Second, RenewPeriod: time.Nanosecond}},
+		{"renew period as long as the lease", Options{LeaseDuration: 3 * time.Second, RenewPeriod: 3 * time.Second}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.o
+			o.Client, o.Namespace, o.Identity = cs, "default", "a"
+			_, err := New(o)
+			assert.Error(t, err)
+		})
+	}
+	_, err := New(Options{Client: cs, Namespace: "default", Identity: "a", LeaseDuration: 2 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	assert.NoError(t, err, "whole seconds and a renew period of 100 ms are fine")
+}
+
+// otherLease writes the Lease of another member of group g, as that member would.
+func otherLease(t *testing.T, cs kubernetes.Interface, ns, g, id, held string, leaving bool) {
+	t.Helper()
+	now := metav1.NewMicroTime(time.Now())
+	secs := int32(60)
+	leave := "false"
+	if leaving {
+		leave = "true"
+	}
+	_, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: g + "-" + id, Labels: map[string]string{GroupLabel: g},
+			Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leave}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, RenewTime: &now},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+// A member counts on another only for what that other holds of its own assignment: not on
+// a leaving member, and not on what an active member still holds of an earlier
+// assignment. Otherwise two members giving up the same range each drop it because the
+// other's Lease says it holds it, and nobody does.
+func TestMemberCountsOnlyWhatOthersKeep(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	whole := formatHeld(informer.Shard{Ranges: []informer.ShardRange{informer.FullRange}})
+	otherLease(t, cs, ns, "g", "a", whole, true)  // leaving, still holding everything
+	otherLease(t, cs, ns, "g", "c", "", false)    // joined, holds nothing synced yet
+	otherLease(t, cs, ns, "g", "d", whole, false) // active, still holds an earlier assignment
+
+	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { _, ok := m.Assignment(); return ok }, 10*time.Second, 20*time.Millisecond)
+
+	split := Split(informer.ShardByUID, 3) // live: b, c, d
+	a, _ := m.Assignment()
+	assert.True(t, a.Equal(split[0]), "b is assigned the first third: %s", a)
+	assert.Equal(t, []string{"b", "c", "d"}, m.Members())
+	assert.True(t, m.OthersHeld().Equal(informer.Shard{Ranges: []informer.ShardRange{informer.FullRange}}), "the Leases say the whole space is held")
+	assert.True(t, m.covered().Equal(split[2]), "only d's own third counts as covered: %s", m.covered())
+
+	// Leave: from that moment the member owns nothing, before its next list of Leases.
+	lctx, lcancel := context.WithCancel(context.Background())
+	lcancel()
+	assert.ErrorIs(t, m.Leave(lctx), context.Canceled, "nobody holds b's range synced: Leave waits")
+	assert.False(t, m.Owns("anything"), "a leaving member owns nothing")
+	_, ok := m.Assignment()
+	assert.False(t, ok, "a leaving member has no assignment")
+}
+
+// restrictedUser returns a config of a user of cp who may do verbs on Leases in ns, and
+// nothing else.
+func restrictedUser(t *testing.T, cp *testenv.ControlPlane, ns string, verbs ...string) *rest.Config {
+	t.Helper()
+	name, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cs := cp.Clientset(t)
+	_, err = cs.RbacV1().Roles(ns).Create(context.Background(), &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: verbs}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	_, err = cs.RbacV1().RoleBindings(ns).Create(context.Background(), &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: name}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return cfg
+}
+
+// A replica that may keep its Lease but not list the others' would be given a range by
+// them and never take it: Run fails at once and deletes its Lease.
+func TestMemberRunFailsWithoutListingLeases(t *testing.T) {
+	ns := plain.Namespace(t)
+	cfg := restrictedUser(t, plain, ns, "get", "create", "update", "delete")
+	user, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	m, err := New(Options{Client: user, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.True(t, apierrors.IsForbidden(err), "the server's refusal is visible: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	_, err = plain.Clientset(t).CoordinationV1().Leases(ns).Get(context.Background(), "g-b", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "the Lease is gone, so nobody assigns it a range: %v", err)
+}
+
+// An Informer whose resource the replica may not list cannot hold its range: Run says so
+// with the server's answer instead of leaving the range held by nobody.
+func TestShardInformerParkedBeforeSync(t *testing.T) {
+	ns := plain.Namespace(t)
+	cfg := restrictedUser(t, plain, ns, "get", "list", "create", "update", "delete")
+	user, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	f, err := metadataonly.NewFactory(cfg, metadataonly.Options{})
+	require.NoError(t, err)
+	ctx := waitCtx(t, 60*time.Second)
+	require.NoError(t, f.Start(ctx))
+	defer f.Shutdown()
+	m, err := New(Options{Client: user, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	inf, err := NewInformer(m, f, "configmaps", InformerOptions{Options: []informer.Option{informer.WithNamespace(ns)}})
+	require.NoError(t, err)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = m.Run(mctx) }()
+	err = inf.Run(ctx)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, informer.ErrParked)
+	assert.True(t, apierrors.IsForbidden(err), "the server's answer is in the error: %v", err)
+
+	assert.ErrorIs(t, inf.Run(ctx), ErrRunOnce, "an Informer runs once")
+}
+
+func TestShardInformerRefusesNil(t *testing.T) {
+	m, err := New(Options{Client: plain.Clientset(t), Namespace: "default", Identity: "a"})
+	require.NoError(t, err)
+	f, err := metadataonly.NewFactory(plain.AdminConfig(), metadataonly.Options{})
+	require.NoError(t, err)
+	for name, call := range map[string]func() error{
+		"nil member": func() error { _, err := NewInformer(nil, f, "pods", InformerOptions{}); return err },
+		"nil factory": func() error {
+			_, err := NewInformer[*metav1.PartialObjectMetadata](m, nil, "pods", InformerOptions{})
+			return err
+		},
+		"empty resource": func() error { _, err := NewInformer(m, f, "", InformerOptions{}); return err },
+	} {
+		assert.Error(t, call(), name)
+	}
+}
