@@ -503,6 +503,9 @@ func parseHeld(field informer.ShardField, v string) (informer.Shard, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return s, err
 		}
+		if start > last {
+			return s, fmt.Errorf("shard: range %q ends before it starts", p)
+		}
 		s.Ranges = append(s.Ranges, informer.ShardRange{Start: start, Last: last})
 	}
 	return s.Normalize(), nil

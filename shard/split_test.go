@@ -36,8 +36,10 @@ func TestShardHeldAnnotation(t *testing.T) {
 	empty, err := parseHeld(informer.ShardByUID, "")
 	assert.NoError(t, err)
 	assert.True(t, empty.IsZero())
-	_, err = parseHeld(informer.ShardByUID, "zz")
-	assert.Error(t, err)
+	for _, bad := range []string{"zz", "10-5", "1-2,", "-", "1-2-3", "10000000000000000-1"} {
+		_, err = parseHeld(informer.ShardByUID, bad)
+		assert.Error(t, err, "%q", bad)
+	}
 }
 
 // TestShardPublishedIsTheIntersection: a replica publishes a range as held only when each
