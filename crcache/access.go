@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -403,6 +404,9 @@ func (a *access) stop() {
 // in any case on the shards it gets later. Index functions run on the objects already cached
 // before it returns, without a lock of the cache held.
 func (a *access) addIndex(idx *indexReg) error {
+	if err := a.c.indexConflict(a, idx); err != nil {
+		return err
+	}
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
@@ -433,6 +437,32 @@ func (a *access) addIndex(idx *indexReg) error {
 	err := applyIndex(shards, idx)
 	a.finishIndex(idx, err)
 	return err
+}
+
+// indexConflict returns ErrIndexConflict if another read of a's resource (typed,
+// unstructured or metadata) registered an index of idx's name with another definition:
+// index names belong to the resource, and its reads may share one kindex informer, so the
+// conflict is reported when the index is registered, not left to whichever of the two the
+// informer happens to take first when it starts.
+func (c *Cache) indexConflict(a *access, idx *indexReg) error {
+	c.mu.Lock()
+	var others []*access
+	for k, o := range c.accesses {
+		if k.gvk == a.key.gvk && o != a {
+			others = append(others, o)
+		}
+	}
+	c.mu.Unlock()
+	for _, o := range others {
+		o.mu.Lock()
+		clash := slices.ContainsFunc(o.indexes, func(have *indexReg) bool { return have.name == idx.name && !have.samePath(idx) })
+		o.mu.Unlock()
+		if clash {
+			return fmt.Errorf("crcache: index %q of %s is registered by its %s reads with another definition: %w",
+				idx.name, a.key.gvk, o.key.kind, informer.ErrIndexConflict)
+		}
+	}
+	return nil
 }
 
 // finishIndex records the outcome of an index's registration; a failed one is forgotten.

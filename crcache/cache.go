@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,6 +101,9 @@ var _ cache.Cache = (*Cache)(nil)
 func NewCache(cfg *rest.Config, opts cache.Options, o Options) (*Cache, error) {
 	if cfg == nil {
 		return nil, errors.New("crcache: nil rest.Config")
+	}
+	if o.Logger.GetSink() == nil {
+		o.Logger = klog.Background()
 	}
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {
@@ -269,12 +273,7 @@ func (c *Cache) Statuses() []informer.Status {
 	return out
 }
 
-func (c *Cache) logger() logr.Logger {
-	if c.kopts.Logger.GetSink() == nil {
-		return klog.Background().WithName("crcache")
-	}
-	return c.kopts.Logger.WithName("crcache")
-}
+func (c *Cache) logger() logr.Logger { return c.kopts.Logger.WithName("crcache") }
 
 func (c *Cache) isStarted() bool {
 	select {
@@ -292,10 +291,13 @@ func (c *Cache) gvkOf(obj runtime.Object, list bool) (schema.GroupVersionKind, a
 		return gvk, 0, err
 	}
 	if list {
-		if len(gvk.Kind) <= 4 || gvk.Kind[len(gvk.Kind)-4:] != "List" {
-			return gvk, 0, fmt.Errorf("crcache: %T (%s) is not a list kind", obj, gvk)
+		// As controller-runtime's cache: the item kind is the list's without "List", and a
+		// list whose kind lacks the suffix (an UnstructuredList set to "ConfigMap") lists that
+		// kind.
+		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+		if gvk.Kind == "" {
+			return gvk, 0, fmt.Errorf("crcache: %T (%s) names no kind", obj, gvk)
 		}
-		gvk.Kind = gvk.Kind[:len(gvk.Kind)-4]
 	}
 	return gvk, kindOf(obj), nil
 }

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
-	"strings"
+	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -196,13 +196,23 @@ func (c *Cache) toShard(ns string, cfg cache.Config, exclude []string) shardConf
 
 // isStripManagedFields reports whether fn is controller-runtime's TransformStripManagedFields.
 // Functions cannot be compared, and each call site where it is inlined has a closure of its
-// own, so this goes by the closure's name: a closure of TransformStripManagedFields, named
-// pkg.TransformStripManagedFields.func1, or pkg.Caller.TransformStripManagedFields.funcN (or
-// .N) where it was inlined. A function it fails to recognize simply runs.
+// own with a name of the caller's (pkg.Caller.TransformStripManagedFields.funcN), which a
+// project's own function of that name would share; so this compares where the closure's
+// code comes from: the file and line of controller-runtime's closure, as compiled into this
+// program. A function it fails to recognize simply runs.
 func isStripManagedFields(fn toolscache.TransformFunc) bool {
-	if fn == nil {
-		return false
-	}
+	return fn != nil && funcSite(fn) == stripManagedFieldsSite
+}
+
+// stripManagedFieldsSite is where the code of TransformStripManagedFields' closure is.
+var stripManagedFieldsSite = funcSite(cache.TransformStripManagedFields())
+
+// funcSite is the source file and line where fn's code starts ("" if unknown).
+func funcSite(fn toolscache.TransformFunc) string {
 	f := runtime.FuncForPC(reflect.ValueOf(fn).Pointer())
-	return f != nil && strings.Contains(f.Name(), ".TransformStripManagedFields.")
+	if f == nil {
+		return ""
+	}
+	file, line := f.FileLine(f.Entry())
+	return file + ":" + strconv.Itoa(line)
 }

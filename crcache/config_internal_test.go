@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
@@ -118,8 +119,21 @@ func TestPlanFor(t *testing.T) {
 		assert.True(t, c.planFor(podGVK, namespaced).keepManagedFields())
 		c.opts.DefaultTransform = cache.TransformStripManagedFields()
 		assert.False(t, c.planFor(podGVK, namespaced).keepManagedFields())
+
+		// A project's own function of the same name is the project's code: it runs.
+		c = &Cache{opts: cache.Options{DefaultTransform: TransformStripManagedFields()}}
+		assert.NotNil(t, c.planFor(podGVK, namespaced).shards[0].transform, "a look-alike runs")
+		assert.True(t, isStripManagedFields(inlinedStrip()), "controller-runtime's, inlined into a caller")
 	})
 }
+
+// TransformStripManagedFields is a look-alike of controller-runtime's that does more.
+func TransformStripManagedFields() toolscache.TransformFunc {
+	return func(in any) (any, error) { return in, nil }
+}
+
+// inlinedStrip calls controller-runtime's where the compiler may inline it.
+func inlinedStrip() toolscache.TransformFunc { return cache.TransformStripManagedFields() }
 
 func TestContinueTokens(t *testing.T) {
 	q := query.Query{Namespace: "ns", Scan: true}

@@ -35,11 +35,13 @@
 // (controller-runtime#532, #3044).
 //
 // Field selectors. IndexField indexes answer client.MatchingFields equality as in
-// controller-runtime, and != as well. Beyond that, a *FieldSelector (ParseFields) adds set
-// membership (in, notin), existence (field, !field) and numeric ranges (>, >=, <, <=), on
-// IndexField names, on JSONPath indexes named with IndexJSONPath, or on any JSONPath into
-// the object ("spec.nodeName", "{.status.containerStatuses[*].restartCount}"), which kindex
-// indexes from the stored JSON on first use:
+// controller-runtime, and != as well; a plain selector on a name that is not an index is an
+// error, as there. Beyond that, a *FieldSelector (ParseFields) adds set membership (in,
+// notin), existence (field, !field) and numeric ranges (>, >=, <, <=), on IndexField names,
+// on JSONPath indexes named with IndexJSONPath, or on any JSONPath into the object
+// ("spec.nodeName", "{.status.containerStatuses[*].restartCount}"), which kindex indexes
+// from the stored JSON on first use (16 such paths per informer; further ones are evaluated
+// on each object instead, so that selectors built from user input cannot grow the cache):
 //
 //	cl.List(ctx, &pods, crcache.MustParseFields("spec.nodeName in (n1,n2),status.phase!=Running"))
 //

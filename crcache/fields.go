@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kindex/kindex/query"
 )
 
 // ErrInvalidFieldSelector is matched (errors.Is) by every error of ParseFields.
@@ -165,20 +166,21 @@ func (r FieldRequirement) matches(has bool, v string) bool {
 	if !has {
 		return false
 	}
-	x, err1 := strconv.ParseFloat(v, 64)
-	n, err2 := strconv.ParseFloat(r.Values[0], 64)
+	x, err1 := query.ParseNumber(v)
+	n, err2 := query.ParseNumber(r.Values[0])
 	if err1 != nil || err2 != nil {
 		return false
 	}
+	c := x.Compare(n)
 	switch r.Op {
 	case FieldGreaterThan:
-		return x > n
+		return c > 0
 	case FieldGreaterEqual:
-		return x >= n
+		return c >= 0
 	case FieldLessThan:
-		return x < n
+		return c < 0
 	case FieldLessEqual:
-		return x <= n
+		return c <= 0
 	}
 	return false
 }
@@ -311,8 +313,8 @@ func (r FieldRequirement) validate() error {
 		if len(r.Values) != 1 {
 			return fmt.Errorf("%w: %s%s needs one value", ErrInvalidFieldSelector, r.Field, r.Op)
 		}
-		if _, err := strconv.ParseFloat(r.Values[0], 64); err != nil {
-			return fmt.Errorf("%w: %s%s%s: not a number", ErrInvalidFieldSelector, r.Field, r.Op, r.Values[0])
+		if _, err := query.ParseNumber(r.Values[0]); err != nil {
+			return fmt.Errorf("%w: %s%s%s: %w", ErrInvalidFieldSelector, r.Field, r.Op, r.Values[0], err)
 		}
 	default:
 		return fmt.Errorf("%w: unknown operator %q", ErrInvalidFieldSelector, r.Op)

@@ -63,6 +63,7 @@ func TestParseFields(t *testing.T) {
 func TestParseFieldsErrors(t *testing.T) {
 	for _, in := range []string{
 		"=x", "a>b", "a in x", "a in (x", "a<", "a,", ",a", "{.spec=1", "a b", "!", "a in ()", "a notin(", "a=1,,b=2",
+		"a>NaN", "a<Inf", "a>=-Inf", "a<=1e999",
 	} {
 		t.Run(in, func(t *testing.T) {
 			_, err := crcache.ParseFields(in)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/informer"
 )
 
 // TestIndexField: IndexField indexes answer MatchingFields equality as in controller-runtime
@@ -157,6 +158,29 @@ func TestFieldSelectors(t *testing.T) {
 		assert.ErrorIs(t, err, crcache.ErrInvalidFieldSelector)
 		err = c.List(ctx, &l, client.MatchingFields{"spec[": "x"})
 		assert.Error(t, err)
+		// A plain selector names an index, as in controller-runtime: a misspelt or unindexed
+		// name is an error, not a query that matches nothing.
+		for _, f := range []string{"tierr", "spec.nodeName"} {
+			err = c.List(ctx, &l, client.MatchingFields{f: "x"})
+			assert.ErrorIs(t, err, crcache.ErrInvalidFieldSelector, f)
+			assert.ErrorContains(t, err, "field:"+f, f)
+		}
+		require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tier": "db"}), "an IndexField name")
+		assert.Equal(t, []string{"p-1", "p-4"}, podNames(&l))
+	})
+	t.Run("selectors on many paths index a bounded number", func(t *testing.T) {
+		podGVK := corev1.SchemeGroupVersion.WithKind("Pod")
+		before := crcache.SelectorIndexes(c, podGVK)
+		for i := range crcache.MaxSelectorIndexes + 8 {
+			var l corev1.PodList
+			sel := crcache.MustParseFields(fmt.Sprintf("metadata.labels['req-%d'],tier=db", i))
+			require.NoError(t, c.List(ctx, &l, sel))
+			assert.Empty(t, l.Items, "no Pod has label req-%d", i)
+		}
+		var l corev1.PodList
+		require.NoError(t, c.List(ctx, &l, crcache.MustParseFields("!metadata.labels['req-99'],metadata.labels['tier']=db")))
+		assert.Equal(t, []string{"p-1", "p-4"}, podNames(&l), "a path beyond the bound is evaluated on each object")
+		assert.Equal(t, crcache.MaxSelectorIndexes, crcache.SelectorIndexes(c, podGVK), "from %d before", before)
 	})
 	t.Run("metadata-only informer", func(t *testing.T) {
 		require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s1", Labels: map[string]string{"k": "v"}}}))
@@ -171,3 +195,19 @@ func TestFieldSelectors(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Index names belong to the resource: registering a name for typed reads and the same name
+// with another function for metadata or unstructured reads fails at the second IndexField,
+// before Start as after, instead of one of the two being dropped when the informer starts.
+func TestIndexFieldConflictBeforeStart(t *testing.T) {
+	c := newCache(t, nil, cache.Options{})
+	ctx := t.Context()
+	byNode := func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }
+	byName := func(o client.Object) []string { return []string{o.GetName()} }
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byNode))
+	assert.ErrorIs(t, c.IndexField(ctx, metadataPod(), "idx", byName), informer.ErrIndexConflict)
+	assert.ErrorIs(t, c.IndexField(ctx, unstructuredPod(), "idx", byName), informer.ErrIndexConflict)
+	require.NoError(t, c.IndexField(ctx, metadataPod(), "other", byName), "another name is fine")
+	require.NoError(t, c.IndexJSONPath(ctx, &corev1.Pod{}, "node", "{.spec.nodeName}"))
+	require.NoError(t, c.IndexJSONPath(ctx, unstructuredPod(), "node", "{.spec.nodeName}"), "the same JSONPath index is the same index")
+}

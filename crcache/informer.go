@@ -17,9 +17,12 @@ import (
 // reference per namespace the cache is restricted to (one when it is not).
 //
 // Handlers receive objects of the kind the informer was asked for (*corev1.Pod for
-// GetInformer(&corev1.Pod{})), each decoded for that handler: a handler may keep and modify
-// what it receives. A handler added after the informer synced first gets an add for every
-// cached object, as in client-go.
+// GetInformer(&corev1.Pod{})), decoded from the stored bytes. The handlers and index
+// functions of one informer may share one decoded object per version (recent.go), as
+// controller-runtime's share the object its informer holds: they must not modify what they
+// receive (a change never reaches the cache or the reads, but another handler may see it);
+// DeepCopy what is to be changed. A handler added after the informer synced first gets an
+// add for every cached object, as in client-go.
 type Informer struct {
 	a *access
 }

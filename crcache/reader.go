@@ -79,9 +79,8 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 //
 //   - Namespace, LabelSelector: as in controller-runtime.
 //   - FieldSelector: equality on IndexField names as in controller-runtime, and more (see
-//     ParseFields): != on any field, and with a *FieldSelector set membership, existence and
-//     numeric ranges; a field that is not an IndexField or IndexJSONPath name is read as a
-//     JSONPath and indexed on first use.
+//     ParseFields): != as well, and with a *FieldSelector set membership, existence and
+//     numeric ranges, on index names or on any JSONPath (see fieldSubject).
 //   - Limit returns at most Limit objects and, when more match, a Continue token; passing it
 //     back (client.Continue) returns the next page. Pages follow (namespace, name) order, so
 //     an object present throughout is returned exactly once whatever changes in between. The
@@ -252,7 +251,8 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 		return nil, nil
 	}
 	var reqs []FieldRequirement
-	if fs, ok := sel.(*FieldSelector); ok {
+	fs, paths := sel.(*FieldSelector)
+	if paths {
 		reqs = fs.reqs
 	} else {
 		if len(sel.Requirements()) == 0 {
@@ -273,33 +273,38 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 	}
 	conds := make([]query.Condition, 0, len(reqs))
 	for _, r := range reqs {
-		index, err := a.indexForField(r.Field)
+		subject, err := a.fieldSubject(r.Field, paths)
 		if err != nil {
 			return nil, err
 		}
+		cond := func(op query.Op, values ...string) query.Condition {
+			c := subject
+			c.Op, c.Values = op, values
+			return c
+		}
 		switch r.Op {
 		case FieldEquals:
-			conds = append(conds, query.Eq(index, r.Values[0]))
+			conds = append(conds, cond(query.Equal, r.Values[0]))
 		case FieldNotEquals:
-			conds = append(conds, query.NotEq(index, r.Values[0]))
+			conds = append(conds, cond(query.NotEqual, r.Values[0]))
 		case FieldIn:
-			conds = append(conds, query.OneOf(index, r.Values...))
+			conds = append(conds, cond(query.In, r.Values...))
 		case FieldNotIn:
 			for _, v := range r.Values {
-				conds = append(conds, query.NotEq(index, v))
+				conds = append(conds, cond(query.NotEqual, v))
 			}
 		case FieldExists:
-			conds = append(conds, query.Has(index))
+			conds = append(conds, cond(query.Exists))
 		case FieldDoesNotExist:
-			conds = append(conds, query.HasNot(index))
+			conds = append(conds, cond(query.NotExists))
 		case FieldGreaterThan:
-			conds = append(conds, query.Gt(index, r.Values[0]))
+			conds = append(conds, cond(query.GreaterThan, r.Values[0]))
 		case FieldGreaterEqual:
-			conds = append(conds, query.Ge(index, r.Values[0]))
+			conds = append(conds, cond(query.GreaterOrEqual, r.Values[0]))
 		case FieldLessThan:
-			conds = append(conds, query.Lt(index, r.Values[0]))
+			conds = append(conds, cond(query.LessThan, r.Values[0]))
 		case FieldLessEqual:
-			conds = append(conds, query.Le(index, r.Values[0]))
+			conds = append(conds, cond(query.LessOrEqual, r.Values[0]))
 		default:
 			return nil, fmt.Errorf("%w: unknown operator %q", ErrInvalidFieldSelector, r.Op)
 		}
@@ -321,17 +326,33 @@ var errContinueNotSupported = errors.New("continue list option is not supported 
 // fieldIndexName is the kindex index name of an IndexField or IndexJSONPath name.
 func fieldIndexName(field string) string { return "field:" + field }
 
-// indexForField returns the kindex index serving a field of a selector: the IndexField or
-// IndexJSONPath index of that name on the informer, else a JSONPath index of the field read
-// as a path, registered through this access on first use.
-func (a *access) indexForField(field string) (string, error) {
+// maxSelectorIndexes bounds the JSONPath indexes that field selectors register on an
+// informer: a program that builds selectors from user input would otherwise add an index
+// (memory per object) for every path it is given. Paths beyond it are evaluated on each
+// candidate instead (query.Where): correct, at the cost of a scan.
+const maxSelectorIndexes = 16
+
+// selectorIndexPrefix names the JSONPath indexes field selectors register.
+const selectorIndexPrefix = "path:"
+
+// fieldSubject returns what a condition on a field of a selector reads: the IndexField or
+// IndexJSONPath index of that name on the informer; else, for a *FieldSelector (paths), the
+// field read as a JSONPath, indexed through this access on first use while fewer than
+// maxSelectorIndexes are, evaluated on candidates after that. A plain selector's field must
+// be an index, as in controller-runtime: a misspelt name is an error, not a query that
+// matches nothing.
+func (a *access) fieldSubject(field string, paths bool) (query.Condition, error) {
 	shards, err := a.current()
 	if err != nil {
-		return "", err
+		return query.Condition{}, err
 	}
 	name := fieldIndexName(field)
 	if len(shards) > 0 && slices.Contains(shards[0].indexNames(), name) {
-		return name, nil
+		return query.Condition{Index: name}, nil
+	}
+	if !paths {
+		return query.Condition{}, fmt.Errorf("%w: index with name %s does not exist on %s: register it with IndexField or IndexJSONPath, or select on a JSONPath with ParseFields",
+			ErrInvalidFieldSelector, name, a.key.gvk)
 	}
 	expr := field
 	switch {
@@ -343,17 +364,40 @@ func (a *access) indexForField(field string) (string, error) {
 	}
 	p, err := jsonpath.Compile(expr)
 	if err != nil {
-		return "", fmt.Errorf("%w: field %q is not an index of %s nor a JSONPath: %w", ErrInvalidFieldSelector, field, a.key.gvk, err)
+		return query.Condition{}, fmt.Errorf("%w: field %q is not an index of %s nor a JSONPath: %w", ErrInvalidFieldSelector, field, a.key.gvk, err)
 	}
 	if a.backend == backendMetadata && !strings.HasPrefix(p.String(), "{.metadata") {
-		return "", fmt.Errorf("%w: field %q of %s is not indexed, and a metadata-only informer holds no such field (IndexField names are per informer: register it on this one)",
+		return query.Condition{}, fmt.Errorf("%w: field %q of %s is not indexed, and a metadata-only informer holds no such field (IndexField names are per informer: register it on this one)",
 			ErrInvalidFieldSelector, field, a.key.gvk)
 	}
-	name = "path:" + p.String()
-	if err := a.addIndex(&indexReg{name: name, path: p}); err != nil {
-		return "", err
+	name = selectorIndexPrefix + p.String()
+	if !a.hasIndex(name) && a.selectorIndexes() >= maxSelectorIndexes {
+		return query.Condition{Path: p.String()}, nil
 	}
-	return name, nil
+	if err := a.addIndex(&indexReg{name: name, path: p}); err != nil {
+		return query.Condition{}, err
+	}
+	return query.Condition{Index: name}, nil
+}
+
+// hasIndex reports whether an index of that name was registered through a.
+func (a *access) hasIndex(name string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.ContainsFunc(a.indexes, func(idx *indexReg) bool { return idx.name == name })
+}
+
+// selectorIndexes counts the indexes field selectors registered through a.
+func (a *access) selectorIndexes() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, idx := range a.indexes {
+		if strings.HasPrefix(idx.name, selectorIndexPrefix) {
+			n++
+		}
+	}
+	return n
 }
 
 // compareKeys orders cache keys ("namespace/name" or "name") by namespace, then name.

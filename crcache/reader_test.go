@@ -171,6 +171,12 @@ func TestList(t *testing.T) {
 		require.NoError(t, c.List(ctx, &nss))
 		assert.Contains(t, names(ptrs(nss.Items)), ns1)
 	})
+	t.Run("an unstructured list set to the item kind", func(t *testing.T) {
+		u := &unstructured.UnstructuredList{}
+		u.SetGroupVersionKind(podGVK) // "Pod", not "PodList": controller-runtime lists Pods
+		require.NoError(t, c.List(ctx, u, client.InNamespace(ns1)))
+		assert.Equal(t, []string{"a-00", "a-01", "a-02", "a-03"}, names(ptrs(u.Items)))
+	})
 }
 
 // TestListLimitContinue pages through a list: every page is complete, the token works, and

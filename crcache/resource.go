@@ -3,6 +3,7 @@ package crcache
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,6 +174,9 @@ func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstruc
 	case *unstructured.Unstructured:
 		return o, nil
 	case runtime.Object:
+		if reflect.TypeOf(o) != reflect.TypeOf(in) {
+			return nil, fmt.Errorf("crcache: transform of %s returned a %T for a %T", r.plan.gvk, out, in)
+		}
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {
 			return nil, fmt.Errorf("crcache: converting the result of %s's transform: %w", r.plan.gvk, err)
