@@ -2,6 +2,7 @@ package crcache_test
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -367,4 +368,45 @@ func addSynced(t *testing.T, inf cache.Informer, ev *events) {
 	reg, err := inf.AddEventHandler(ev.handler())
 	require.NoError(t, err)
 	require.True(t, toolscache.WaitForCacheSync(t.Context().Done(), reg.HasSynced))
+}
+
+// TestReadsRacingRemoveInformer: a read that races RemoveInformer of the informer it reads
+// starts a new informer, as a read after RemoveInformer does, instead of failing with the
+// removal.
+func TestReadsRacingRemoveInformer(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 20)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	var removals atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond) // time for a new informer to sync in between
+		defer tick.Stop()
+		for removals.Load() < 50 {
+			<-tick.C
+			if c.RemoveInformer(ctx, &corev1.Pod{}) == nil {
+				removals.Add(1)
+			}
+		}
+	}()
+	failures, reads := 0, 0
+	for removals.Load() < 50 {
+		reads += 2
+		var l corev1.PodList
+		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil || len(l.Items) != 20 {
+			failures++
+			t.Logf("list: %d items, %v", len(l.Items), err)
+		}
+		var p corev1.Pod
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-03"}, &p); err != nil {
+			failures++
+			t.Logf("get: %v", err)
+		}
+	}
+	<-done
+	t.Logf("%d reads during 50 removals", reads)
+	assert.Zero(t, failures)
 }

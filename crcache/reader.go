@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
@@ -31,6 +32,34 @@ import (
 // (apierrors.IsForbidden, IsNotFound) at once when the informer is parked before its first
 // sync; *cache.ErrCacheNotStarted before Start.
 func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object, opts ...client.GetOption) error {
+	return c.again(func() error { return c.get(ctx, key, out, opts...) })
+}
+
+// maxReadAttempts bounds how often a read starts again after RemoveInformer stopped the
+// informer it read: each attempt waits for a new informer's list, so a caller removing
+// informers in a loop slows reads down but cannot make them spin.
+const maxReadAttempts = 10
+
+// again runs a read, and runs it again (maxReadAttempts in all) if RemoveInformer stopped the
+// informer it was reading while the cache runs on: the read then starts a new informer,
+// as a read after RemoveInformer does (or fails as one does with
+// ReaderFailOnMissingInformer), instead of reporting the removal it raced with.
+func (c *Cache) again(read func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := read()
+		if attempt == maxReadAttempts-1 || !(errors.Is(err, errAccessStopped) || errors.Is(err, informer.ErrReleased)) {
+			return err
+		}
+		c.mu.Lock()
+		stopping := c.stopping
+		c.mu.Unlock()
+		if stopping {
+			return err
+		}
+	}
+}
+
+func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object, opts ...client.GetOption) error {
 	gvk, kind, err := c.gvkOf(out, false)
 	if err != nil {
 		return err
@@ -88,6 +117,10 @@ func (c *Cache) Get(ctx context.Context, key client.ObjectKey, out client.Object
 //     list's Continue is "continue-not-supported" and passing that back is an error, as
 //     with controller-runtime's cache.
 func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.again(func() error { return c.list(ctx, list, opts...) })
+}
+
+func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	gvk, kind, err := c.gvkOf(list, true)
 	if err != nil {
 		return err
