@@ -380,13 +380,14 @@ func TestReadsRacingRemoveInformer(t *testing.T) {
 	createPods(t, cl, ns, "p", 20)
 	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	var removals atomic.Int32
+	served := make(chan struct{}, 1) // a read succeeded since the last removal
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(10 * time.Millisecond) // time for a new informer to sync in between
-		defer tick.Stop()
+		// Remove the informer as soon as it has served a read: the next read is in flight,
+		// or about to be, when it goes.
 		for removals.Load() < 50 {
-			<-tick.C
+			<-served
 			if c.RemoveInformer(ctx, &corev1.Pod{}) == nil {
 				removals.Add(1)
 			}
@@ -404,6 +405,10 @@ func TestReadsRacingRemoveInformer(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-03"}, &p); err != nil {
 			failures++
 			t.Logf("get: %v", err)
+		}
+		select {
+		case served <- struct{}{}:
+		default:
 		}
 	}
 	<-done

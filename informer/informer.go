@@ -195,7 +195,19 @@ func (i *Informer[T]) List(selector labels.Selector) ([]T, error) {
 	if i.h.released.Load() {
 		return nil, ErrReleased
 	}
-	return i.filter(i.h.e.store.List(), selector)
+	out, err := i.filter(i.h.e.store.List(), selector)
+	return releasedAfter(i.h, out, err)
+}
+
+// releasedAfter returns ErrReleased instead of a read's answer if the reference was
+// released while the read ran: the last release empties the store, and a read that
+// overlapped it may have found nothing, which is not an answer.
+func releasedAfter[R any](h *handle, r R, err error) (R, error) {
+	if h.released.Load() {
+		var zero R
+		return zero, ErrReleased
+	}
+	return r, err
 }
 
 // Get returns the cached object namespace/name ("" namespace for cluster-scoped resources),
@@ -210,6 +222,9 @@ func (i *Informer[T]) Get(namespace, name string) (T, error) {
 		return zero, ErrReleased
 	}
 	item, exists, err := i.h.e.store.GetByKey(key)
+	if i.h.released.Load() {
+		return zero, ErrReleased // see releasedAfter
+	}
 	if err != nil {
 		return zero, err
 	}
@@ -236,7 +251,8 @@ func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	if n.i.h.released.Load() {
 		return nil, ErrReleased
 	}
-	return n.i.filter(n.i.h.e.store.ListNamespace(n.ns), selector)
+	out, err := n.i.filter(n.i.h.e.store.ListNamespace(n.ns), selector)
+	return releasedAfter(n.i.h, out, err)
 }
 
 // Get returns the namespace's cached object name.

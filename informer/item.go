@@ -173,6 +173,9 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 		return Item[T]{}, ErrReleased
 	}
 	obj, exists, err := i.h.e.store.GetByKey(key)
+	if i.h.released.Load() {
+		return Item[T]{}, ErrReleased // see releasedAfter
+	}
 	if err != nil {
 		return Item[T]{}, err
 	}
@@ -198,7 +201,7 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 	for k, o := range objs {
 		out[k], _ = itemOf[T](i.h.c, o)
 	}
-	return out, nil
+	return releasedAfter(i.h, out, nil)
 }
 
 // QueryItems is Query without decoding: the same page, plan and continue token, with each
@@ -212,6 +215,9 @@ func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	items, next, plan, err := store.QueryAs(ctx, i.h.e.store, q, i.h.e.queryOpts, func(key string, obj any) Item[T] {
 		return Item[T]{key: key, obj: obj, c: c}
 	})
+	if i.h.released.Load() {
+		return res, ErrReleased // see releasedAfter
+	}
 	if err != nil {
 		return res, err
 	}

@@ -51,7 +51,7 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 		return 0, ErrReleased
 	}
 	n, _, err := i.h.e.store.Count(ctx, q, i.h.e.queryOpts)
-	return n, err
+	return releasedAfter(i.h, n, err)
 }
 
 // CountBy returns, for each value of the named index, how many cached objects matching q
@@ -64,7 +64,8 @@ func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) 
 	if i.h.released.Load() {
 		return nil, ErrReleased
 	}
-	return i.h.e.store.CountBy(ctx, q, index, i.h.e.queryOpts)
+	counts, err := i.h.e.store.CountBy(ctx, q, index, i.h.e.queryOpts)
+	return releasedAfter(i.h, counts, err)
 }
 
 // query runs q on the store: one page of stored items.
@@ -72,7 +73,11 @@ func (i *Informer[T]) query(ctx context.Context, q query.Query) ([]store.Item, s
 	if i.h.released.Load() {
 		return nil, "", query.Plan{}, ErrReleased
 	}
-	return i.h.e.store.Query(ctx, q, i.h.e.queryOpts)
+	items, next, plan, err := i.h.e.store.Query(ctx, q, i.h.e.queryOpts)
+	if i.h.released.Load() {
+		return nil, "", query.Plan{}, ErrReleased // see releasedAfter
+	}
+	return items, next, plan, err
 }
 
 // newQueryOptions are the entry's store.QueryOptions, built once: they resolve the
