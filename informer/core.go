@@ -37,6 +37,9 @@ type hooks struct {
 	HealthyRun time.Duration
 	// Pacer replaces the process's start pacer (pacer.go) for the factory.
 	Pacer *pacer
+	// AccessChecksPerSecond bounds the access re-checks of the factory's informers parked
+	// on a 403, together (see waitResume). Default 4.
+	AccessChecksPerSecond float64
 }
 
 // config is the validated, type-erased form of Options.
@@ -86,6 +89,8 @@ type core struct {
 	indexOpts jsonpath.Options
 	// statusPanicLogged: a status subscriber's panic was logged once.
 	statusPanicLogged atomic.Bool
+	// accessParked counts the entries parked on a 403, whose re-checks share a rate.
+	accessParked atomic.Int64
 	// indexes are Options.Indexes, registered by every entry as it is created.
 	indexes []namedIndex
 
@@ -112,6 +117,9 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 	if in.HealthyRun <= 0 {
 		in.HealthyRun = time.Minute
 	}
+	if in.AccessChecksPerSecond <= 0 {
+		in.AccessChecksPerSecond = 4
+	}
 	c := &core{mode: mode, opts: opts, in: in, logger: logger, metrics: m, disc: disc, access: access,
 		reg: newRegistry(), watchAlls: map[*watchAll]struct{}{}, stopped: make(chan struct{}),
 		watcherDone: make(chan struct{})}
@@ -120,6 +128,9 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 
 // start binds the factory's lifetime to ctx; it does not block.
 func (c *core) start(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	c.mu.Lock()
 	if c.shutdown {
 		c.mu.Unlock()
@@ -302,6 +313,9 @@ func (c *core) waitForSync(ctx context.Context) error {
 // waitEntries waits for every entry; with untilPark a parked entry counts as an answer
 // (a failure with ErrParked as the cause) instead of something to wait out.
 func waitEntries(ctx context.Context, entries []*entry, untilPark bool) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	var failures []SyncFailure
 	for _, e := range entries {
 		if f := e.waitSynced(ctx, untilPark); f != nil {

@@ -27,6 +27,9 @@ type entry struct {
 	store     *store.Store
 	transform cache.TransformFunc
 	metrics   *entryMetrics
+	// halted is set as stop begins: reads through any reference fail from then on (the
+	// store is about to be emptied).
+	halted atomic.Bool
 
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -99,6 +102,7 @@ func (e *entry) start() {
 // (their goroutines end after the call in progress), and frees the cache. Idempotent.
 func (e *entry) stop() {
 	e.stopOnce.Do(func() {
+		e.halted.Store(true)
 		e.cancel()
 		<-e.supDone
 		e.finishSnapshots()
@@ -389,7 +393,12 @@ func (e *entry) healthy() {
 // answer would not do: discovery that missed the deletion (a round that read the
 // aggregated document just before it was rebuilt, a client that is not started) would
 // show the resource until its next resync, and the informer would retry until then.
+// A resource served again with the other scope (a CRD recreated cluster-scoped) is gone
+// too, for this informer: the URL it lists does not exist.
 func (e *entry) confirmGone(ctx context.Context) bool {
-	_, err := e.core.disc.RecheckGVR(ctx, e.key.GVR)
-	return err != nil && isNoMatch(err)
+	res, err := e.core.disc.RecheckGVR(ctx, e.key.GVR)
+	if err != nil {
+		return isNoMatch(err)
+	}
+	return res.Namespaced != e.target.Resource.Namespaced
 }

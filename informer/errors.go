@@ -63,6 +63,10 @@ func (e *PanicError) Error() string {
 // call it later (AddEventHandler, SubscribeStatus, WatchAll.AddEventHandler).
 var ErrNilCallback = errors.New("kindex: nil callback")
 
+// ErrNilContext is returned by Factory.Start and the waits (WaitForSync, WaitForSyncOrPark)
+// when given a nil context.
+var ErrNilContext = errors.New("kindex: nil context")
+
 // DecodeError is returned by Get, List and Query when a cached object cannot be turned into
 // the front end's object type (in the compact mode, bytes that do not decode): the call
 // fails and names the object instead of leaving it out.

@@ -44,14 +44,20 @@ type Options[T Object] struct {
 	// SelfSubjectAccessReview while the answer is no (two, list and watch, once list is
 	// allowed), per parked informer. Informer.Recheck and Factory.Recheck re-check at once,
 	// for callers that know permissions changed. Default 1.5 s; re-checks start at 1 s.
+	// The factory's parked informers share a rate of 4 re-checks a second: with n of them
+	// parked on a 403 (a watch-everything set a user may read little of), each waits at
+	// least n/4 s, and a grant takes effect within about that.
 	AccessRecheckInterval time.Duration
 	// ResyncPeriod, if positive, re-delivers every cached object to handlers as an update
 	// with this period. Default 0: never.
 	ResyncPeriod time.Duration
 	// Transform is applied to every object before it is cached, after kindex strips
 	// managedFields. It may modify the object in place and must be idempotent (client-go
-	// applies it twice to objects of a streaming initial list). If it fails, the object is
-	// cached without it (never dropped) and the failure is counted and logged at V(2).
+	// applies it twice to objects of a streaming initial list). If it fails (an error, a
+	// panic, nil), the object is cached without it (never dropped), the failure is counted
+	// in Status.CallbackErrors and the first one logged. It runs on the informer's
+	// processing loop: it must not call back into the informer's lifecycle (Release of
+	// the last reference, Factory.Shutdown), which waits for that loop to end.
 	Transform func(T) (T, error)
 	// KeepManagedFields keeps metadata.managedFields, which kindex otherwise strips: they are
 	// about half of a typical object's memory.

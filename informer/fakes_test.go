@@ -578,3 +578,11 @@ func must[V any](v V, err error) V {
 	}
 	return v
 }
+
+// set makes the server serve r (replacing the resource of its group and plural) without
+// an event, as a deletion and re-creation between two rounds of discovery would.
+func (d *fakeDiscovery) set(r discovery.Resource) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.res[r.GVR.GroupResource()] = r
+}

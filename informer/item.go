@@ -169,12 +169,12 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 	if namespace != "" {
 		key = namespace + "/" + name
 	}
-	if i.h.released.Load() {
-		return Item[T]{}, ErrReleased
+	if err := i.h.gone(); err != nil {
+		return Item[T]{}, err
 	}
 	obj, exists, err := i.h.e.store.GetByKey(key)
-	if i.h.released.Load() {
-		return Item[T]{}, ErrReleased // see releasedAfter
+	if err := i.h.gone(); err != nil {
+		return Item[T]{}, err // see releasedAfter
 	}
 	if err != nil {
 		return Item[T]{}, err
@@ -188,8 +188,8 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 // ListItems is List without decoding: every cached object in namespace ns ("" for all),
 // in no particular order. Filter with QueryItems.
 func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
-	if i.h.released.Load() {
-		return nil, ErrReleased
+	if err := i.h.gone(); err != nil {
+		return nil, err
 	}
 	var objs []any
 	if ns == "" {
@@ -208,15 +208,15 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 // result an Item.
 func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[Item[T]], error) {
 	var res query.Result[Item[T]]
-	if i.h.released.Load() {
-		return res, ErrReleased
+	if err := i.h.gone(); err != nil {
+		return res, err
 	}
 	c := i.h.c
 	items, next, plan, err := store.QueryAs(ctx, i.h.e.store, q, i.h.e.queryOpts, func(key string, obj any) Item[T] {
 		return Item[T]{key: key, obj: obj, c: c}
 	})
-	if i.h.released.Load() {
-		return res, ErrReleased // see releasedAfter
+	if err := i.h.gone(); err != nil {
+		return res, err // see releasedAfter
 	}
 	if err != nil {
 		return res, err

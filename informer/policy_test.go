@@ -429,3 +429,65 @@ func TestGrantTakesEffectAfterALongPark(t *testing.T) {
 		})
 	}
 }
+
+// A namespaced resource served again cluster-scoped (a CRD deleted and re-created with the
+// other scope): the URL the informer lists is gone, so its 404 parks it, and it does not
+// resume while the scope stays the other one.
+func TestNotFoundWithTheOtherScopeParks(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	clusterScoped := widgets
+	clusterScoped.Namespaced = false
+	e.disc.set(clusterScoped)
+	srv.setErrors(notFoundErr(), notFoundErr())
+	srv.closeWatches()
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+	assert.Equal(t, ReasonNotFound, inf.Status().Reason)
+	requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonNotFound, apierrors.IsNotFound)
+	lists := srv.lists.Load()
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: clusterScoped})
+	assert.Never(t, func() bool { return inf.Status().Phase != PhaseParked }, 300*time.Millisecond, 20*time.Millisecond,
+		"a discovery event for the other scope does not resume it")
+	assert.Equal(t, lists, srv.lists.Load(), "no list while parked")
+
+	// The scope back: it resumes.
+	e.disc.set(widgets)
+	srv.setErrors(nil, nil)
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
+}
+
+// The informers of a factory parked on a 403 share a rate of access re-checks: a
+// watch-everything set a user may read little of does not send a review per resource
+// every second.
+func TestAccessRechecksShareARate(t *testing.T) {
+	// In a synctest bubble: the window below passes on the bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnvWith(t, Options[obj]{}, hooks{AccessChecksPerSecond: 20})
+		ctx := context.Background()
+		e.mode.server(widgets.GVR).setErrors(forbidden("widgets"), forbidden("widgets"))
+		const n = 30
+		for i := range n {
+			inf, err := e.f.Informer(ctx, "widgets", WithLabelSelector(fmt.Sprintf("i=%d", i)))
+			require.NoError(t, err)
+			defer inf.Release()
+			requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonForbidden, apierrors.IsForbidden)
+		}
+		before := e.access.checks.Load()
+		window := 10 * time.Second
+		time.Sleep(window) // the rate is what is measured: checks made during the window
+		checks := e.access.checks.Load() - before
+		t.Logf("%d access checks in %v by %d parked informers", checks, window, n)
+		// Each waits at least n/20 = 1.5 s between checks: at most 7 each in the window.
+		assert.LessOrEqual(t, checks, int32(7*n))
+		assert.GreaterOrEqual(t, checks, int32(5*n), "they still re-check, about every 1.5 s")
+	})
+}

@@ -47,8 +47,8 @@ func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T]
 // equality condition is answered from sizes the indexes keep, without visiting objects;
 // any other visits the matches once, without sorting or decoding them.
 func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
-	if i.h.released.Load() {
-		return 0, ErrReleased
+	if err := i.h.gone(); err != nil {
+		return 0, err
 	}
 	n, _, err := i.h.e.store.Count(ctx, q, i.h.e.queryOpts)
 	return releasedAfter(i.h, n, err)
@@ -61,8 +61,8 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 // proportional to the index's distinct values, not the objects; otherwise the matches are
 // visited once.
 func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) (map[string]int, error) {
-	if i.h.released.Load() {
-		return nil, ErrReleased
+	if err := i.h.gone(); err != nil {
+		return nil, err
 	}
 	counts, err := i.h.e.store.CountBy(ctx, q, index, i.h.e.queryOpts)
 	return releasedAfter(i.h, counts, err)
@@ -70,12 +70,12 @@ func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) 
 
 // query runs q on the store: one page of stored items.
 func (i *Informer[T]) query(ctx context.Context, q query.Query) ([]store.Item, string, query.Plan, error) {
-	if i.h.released.Load() {
-		return nil, "", query.Plan{}, ErrReleased
+	if err := i.h.gone(); err != nil {
+		return nil, "", query.Plan{}, err
 	}
 	items, next, plan, err := i.h.e.store.Query(ctx, q, i.h.e.queryOpts)
-	if i.h.released.Load() {
-		return nil, "", query.Plan{}, ErrReleased // see releasedAfter
+	if err := i.h.gone(); err != nil {
+		return nil, "", query.Plan{}, err // see releasedAfter
 	}
 	return items, next, plan, err
 }

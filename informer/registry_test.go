@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/query"
 )
 
 func TestConcurrentAcquireSharesOneInformer(t *testing.T) {
@@ -263,4 +265,65 @@ func TestShutdownAfterTheContextWaitsForItsWatcher(t *testing.T) {
 			t.Fatalf("round %d: Shutdown returned before the goroutine that follows the context ended", i)
 		}
 	}
+}
+
+// A nil context is an error, not a panic, and it leaves the factory usable.
+func TestNilContexts(t *testing.T) {
+	mode, disc := newFakeMode(), newFakeDiscovery(widgets, gadgets)
+	f, err := newFactory(restConfig(), Options[obj]{Discovery: disc}, mode.builder(), hooks{Access: &fakeAccess{}})
+	require.NoError(t, err)
+	//nolint:staticcheck // a nil context on purpose
+	assert.ErrorIs(t, f.Start(nil), ErrNilContext)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, f.Start(ctx), "the factory can still start")
+	defer f.Shutdown()
+	inf, err := f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	//nolint:staticcheck // a nil context on purpose
+	for name, wait := range map[string]func() error{
+		"Informer.WaitForSync":       func() error { return inf.WaitForSync(nil) },
+		"Informer.WaitForSyncOrPark": func() error { return inf.WaitForSyncOrPark(nil) },
+		"Factory.WaitForSync":        func() error { return f.WaitForSync(nil) },
+	} {
+		assert.ErrorIs(t, wait(), ErrNilContext, name)
+	}
+	wa, err := f.WatchAll(ctx, discoveryFilterAll())
+	require.NoError(t, err)
+	assert.ErrorIs(t, wa.WaitForSync(nil), ErrNilContext) //nolint:staticcheck // on purpose
+}
+
+// Once its factory stopped, a reference still held answers reads with ErrShutdown, never
+// with the emptied cache's nothing.
+func TestReadsAfterShutdownFail(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	require.NoError(t, inf.WaitForSync(ctx))
+	e.f.Shutdown()
+	_, err = inf.List(nil)
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.Namespace("ns").List(nil)
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.Get("ns", "a")
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.GetItem("ns", "a")
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.ListItems("")
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.Query(ctx, query.Query{Scan: true})
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.QueryItems(ctx, query.Query{Scan: true})
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.Count(ctx, query.Query{})
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = inf.CountBy(ctx, query.Query{}, "name")
+	assert.ErrorIs(t, err, ErrShutdown)
+	inf.Release()
+	_, err = inf.List(nil)
+	assert.ErrorIs(t, err, ErrReleased, "released says released")
 }

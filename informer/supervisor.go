@@ -53,15 +53,28 @@ func (e *entry) supervise() {
 // The backoff is not reset by a resume, so a re-check that says yes while the real request
 // still fails cannot turn into a tight loop.
 func (e *entry) waitResume(reason Reason, bo *backoff) bool {
+	access := reason == ReasonForbidden || reason == ReasonWatchForbidden
+	if access {
+		e.core.accessParked.Add(1)
+		defer e.core.accessParked.Add(-1)
+	}
 	for {
 		var timer *time.Timer
 		var tick <-chan time.Time
 		if reason != ReasonInvalid {
 			wait := bo.next()
-			if every := e.core.opts.AccessRecheckInterval; (reason == ReasonForbidden || reason == ReasonWatchForbidden) && wait > every {
+			if access {
 				// A grant must take effect in seconds however long the park: access
 				// re-checks never back off beyond the interval (jittered by up to a fifth).
-				wait = every - time.Duration(rand.Int64N(int64(every)/5+1))
+				// The factory's parked informers share a rate, so that a watch-everything set
+				// a user may read little of does not send a review per resource every second:
+				// with n parked, each waits at least n/AccessChecksPerSecond.
+				floor := time.Duration(float64(e.core.accessParked.Load()) / e.core.in.AccessChecksPerSecond * float64(time.Second))
+				every := max(e.core.opts.AccessRecheckInterval, floor)
+				if wait > every {
+					wait = every - time.Duration(rand.Int64N(int64(every)/5+1))
+				}
+				wait = max(wait, floor)
 			}
 			timer = time.NewTimer(wait)
 			tick = timer.C
@@ -96,7 +109,7 @@ func (e *entry) canResume(reason Reason) bool {
 		return err == nil && ok
 	default:
 		res, err := e.core.disc.ResolveGVR(ctx, e.key.GVR)
-		return err == nil && res.Watchable()
+		return err == nil && res.Watchable() && res.Namespaced == e.target.Resource.Namespaced
 	}
 }
 

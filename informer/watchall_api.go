@@ -60,7 +60,9 @@ func (r *AllRegistration) HasSynced() bool {
 
 // AddEventHandler calls newHandler for each current and future member resource; the handler
 // it returns (nil: none for that resource) receives that resource's objects, as with
-// Informer.AddEventHandler.
+// Informer.AddEventHandler. newHandler runs on the goroutine that hands the factory its
+// discovery events: it must return promptly (no I/O, no waiting on the set), or every
+// watch-everything set of the factory learns of new and removed resources late.
 func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.ResourceEventHandler) (*AllRegistration, error) {
 	if newHandler == nil {
 		return nil, fmt.Errorf("%w: WatchAll.AddEventHandler(nil)", ErrNilCallback)
@@ -101,6 +103,9 @@ func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
 // version) is not waited for: the wait goes on with the members the set has then. On a
 // stopped set it returns an error for which errors.Is(err, ErrReleased) is true.
 func (w *WatchAll[T]) WaitForSync(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	entries, stopped := w.wa.entries()
 	if stopped {
 		return fmt.Errorf("%w: the watch-all set is stopped", ErrReleased)
