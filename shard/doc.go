@@ -23,9 +23,11 @@
 // informer of the factory, with informer.WithShard) while keeping the old one, waits for it
 // to sync, publishes what it holds synced in its Lease (HeldAnnotation), and releases the
 // old informer only when the part of the old range it gives up is held synced by other
-// members, as their Leases say, each within its own assignment: a member never counts on
-// a leaving member, or on what another still holds of an earlier assignment, since that
-// other may be counting on it for the same range at the same moment. So on a healthy group every object is held by at least one
+// members, as their Leases say, each within its own assignment (as this member computes it,
+// and as the other publishes it in AssignedAnnotation): a member never counts on a leaving
+// member, or on what another still holds of an earlier assignment, since that other may
+// be counting on it for the same range at the same moment, even while their views of the
+// group differ. So on a healthy group every object is held by at least one
 // synced replica at every moment, and by exactly one once the handoff is over. With several
 // Informers on one Member (several resources), the Lease publishes the ranges every one of
 // them holds synced. The window

@@ -188,7 +188,7 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 	s.mu.Unlock()
 	s.m.setHeld(s, held)
 	if !curSynced {
-		if st := cur.inf.Status(); st.Phase == informer.PhaseParked {
+		if st := cur.inf.Status(); st.Phase == informer.PhaseParked && !cur.inf.HasSynced() {
 			cause := st.LastError
 			if cause == nil {
 				cause = errors.New(string(st.Reason))

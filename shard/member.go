@@ -30,8 +30,14 @@ const (
 	// range they are giving up is covered (make-before-break).
 	HeldAnnotation = "kindex.io/shard-held"
 	// LeavingAnnotation marks the Lease of a member that is leaving (Member.Leave): the
-	// others leave it out of the assignment but count what it still holds.
+	// others leave it out of the assignment.
 	LeavingAnnotation = "kindex.io/shard-leaving"
+	// AssignedAnnotation is the annotation in which a member publishes its assignment as it
+	// sees it (HeldAnnotation's form; empty before it knows one and while it leaves). Another
+	// member counts on what it holds only within this and within the assignment that other
+	// member computes for it: two members whose views of the group differ for a moment then
+	// cannot each count on the other for the same range.
+	AssignedAnnotation = "kindex.io/shard-assigned"
 )
 
 // Options configures a Member.
@@ -372,6 +378,10 @@ func (m *Member) renew(ctx context.Context) error {
 	m.mu.Lock()
 	held := formatHeld(m.published())
 	leaving := strconv.FormatBool(m.leaving)
+	assigned := ""
+	if m.known && !m.leaving {
+		assigned = formatHeld(m.assigned)
+	}
 	m.mu.Unlock()
 	now := metav1.NewMicroTime(time.Now())
 	secs := int32(m.o.LeaseDuration / time.Second)
@@ -380,7 +390,7 @@ func (m *Member) renew(ctx context.Context) error {
 	if apierrors.IsNotFound(err) {
 		l = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: m.leaseName(), Labels: map[string]string{GroupLabel: m.o.Group},
-				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving}},
+				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving, AssignedAnnotation: assigned}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
 		}
 		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
@@ -394,6 +404,7 @@ func (m *Member) renew(ctx context.Context) error {
 	}
 	l.Annotations[HeldAnnotation] = held
 	l.Annotations[LeavingAnnotation] = leaving
+	l.Annotations[AssignedAnnotation] = assigned
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &id, &secs, &now
 	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 	return err
@@ -415,6 +426,7 @@ func (m *Member) observe(ctx context.Context) error {
 		live = append(live, m.o.Identity)
 	}
 	others := map[string]informer.Shard{}
+	claims := map[string]informer.Shard{} // what each other member says is its assignment
 	for _, l := range list.Items {
 		s := l.Spec
 		if s.HolderIdentity == nil || *s.HolderIdentity == m.o.Identity || s.RenewTime == nil || s.LeaseDurationSeconds == nil {
@@ -429,6 +441,9 @@ func (m *Member) observe(ctx context.Context) error {
 		if h, err := parseHeld(m.o.Field, l.Annotations[HeldAnnotation]); err == nil {
 			others[*s.HolderIdentity] = h
 		}
+		if a, err := parseHeld(m.o.Field, l.Annotations[AssignedAnnotation]); err == nil {
+			claims[*s.HolderIdentity] = a
+		}
 	}
 	slices.Sort(live)
 	live = slices.Compact(live)
@@ -439,7 +454,7 @@ func (m *Member) observe(ctx context.Context) error {
 		if id == m.o.Identity {
 			assigned = split[i]
 		} else if h, ok := others[id]; ok {
-			cover = cover.Union(intersect(h, split[i]))
+			cover = cover.Union(intersect(intersect(h, split[i]), claims[id]))
 		}
 	}
 

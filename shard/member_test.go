@@ -45,7 +45,7 @@ func TestMemberOptionsRefused(t *testing.T) {
 }
 
 // otherLease writes the Lease of another member of group g, as that member would.
-func otherLease(t *testing.T, cs kubernetes.Interface, ns, g, id, held string, leaving bool) {
+func otherLease(t *testing.T, cs kubernetes.Interface, ns, g, id, held, assigned string, leaving bool) {
 	t.Helper()
 	now := metav1.NewMicroTime(time.Now())
 	secs := int32(60)
@@ -55,23 +55,27 @@ func otherLease(t *testing.T, cs kubernetes.Interface, ns, g, id, held string, l
 	}
 	_, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: g + "-" + id, Labels: map[string]string{GroupLabel: g},
-			Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leave}},
+			Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leave, AssignedAnnotation: assigned}},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, RenewTime: &now},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 }
 
-// A member counts on another only for what that other holds of its own assignment: not on
-// a leaving member, and not on what an active member still holds of an earlier
-// assignment. Otherwise two members giving up the same range each drop it because the
-// other's Lease says it holds it, and nobody does.
+// A member counts on another only for what that other holds of its own assignment, as
+// both see it: not on a leaving member, not on what an active member still holds of an
+// earlier assignment, not beyond what the other says it is assigned. Otherwise two members
+// giving up the same range each drop it because the other's Lease says it holds it, and
+// nobody does.
 func TestMemberCountsOnlyWhatOthersKeep(t *testing.T) {
 	cs := plain.Clientset(t)
 	ns := plain.Namespace(t)
 	whole := formatHeld(informer.Shard{Ranges: []informer.ShardRange{informer.FullRange}})
-	otherLease(t, cs, ns, "g", "a", whole, true)  // leaving, still holding everything
-	otherLease(t, cs, ns, "g", "c", "", false)    // joined, holds nothing synced yet
-	otherLease(t, cs, ns, "g", "d", whole, false) // active, still holds an earlier assignment
+	otherLease(t, cs, ns, "g", "a", whole, "", true)     // leaving, still holding everything
+	otherLease(t, cs, ns, "g", "c", "", "", false)       // joined, holds nothing synced yet
+	otherLease(t, cs, ns, "g", "d", whole, whole, false) // active, holds and claims an earlier assignment
+	// e holds the whole space too but claims the first half: as the group was when it last
+	// looked (its view lags). b counts on e only where e's claim and b's view of e agree.
+	otherLease(t, cs, ns, "g", "e", whole, formatHeld(Split(informer.ShardByUID, 2)[0]), false)
 
 	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
 	require.NoError(t, err)
@@ -81,17 +85,19 @@ func TestMemberCountsOnlyWhatOthersKeep(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	require.Eventually(t, func() bool { _, ok := m.Assignment(); return ok }, 10*time.Second, 20*time.Millisecond)
 
-	split := Split(informer.ShardByUID, 3) // live: b, c, d
+	split := Split(informer.ShardByUID, 4) // live: b, c, d, e
 	a, _ := m.Assignment()
-	assert.True(t, a.Equal(split[0]), "b is assigned the first third: %s", a)
-	assert.Equal(t, []string{"b", "c", "d"}, m.Members())
+	assert.True(t, a.Equal(split[0]), "b is assigned the first quarter: %s", a)
+	assert.Equal(t, []string{"b", "c", "d", "e"}, m.Members())
 	assert.True(t, m.OthersHeld().Equal(informer.Shard{Ranges: []informer.ShardRange{informer.FullRange}}), "the Leases say the whole space is held")
-	assert.True(t, m.covered().Equal(split[2]), "only d's own third counts as covered: %s", m.covered())
+	// d: its own quarter (its claim is wider). e: its quarter [3/4, 1) is outside its claim
+	// [0, 1/2): nothing.
+	assert.True(t, m.covered().Equal(split[2]), "only d's own quarter counts as covered: %s", m.covered())
 
 	// Leave: from that moment the member owns nothing, before its next list of Leases.
 	lctx, lcancel := context.WithCancel(context.Background())
 	lcancel()
-	assert.ErrorIs(t, m.Leave(lctx), context.Canceled, "nobody holds b's range synced: Leave waits")
+	assert.ErrorIs(t, m.Leave(lctx), context.Canceled, "a Leave whose context has ended returns its error")
 	assert.False(t, m.Owns("anything"), "a leaving member owns nothing")
 	_, ok := m.Assignment()
 	assert.False(t, ok, "a leaving member has no assignment")
