@@ -404,39 +404,92 @@ func (a *access) stop() {
 // in any case on the shards it gets later. Index functions run on the objects already cached
 // before it returns, without a lock of the cache held.
 func (a *access) addIndex(idx *indexReg) error {
-	if err := a.c.indexConflict(a, idx); err != nil {
+	have, shards, err := a.registerIndex(idx, false)
+	if err != nil {
 		return err
 	}
-	a.mu.Lock()
-	if a.stopped {
-		a.mu.Unlock()
-		return errAccessStopped
+	if have != nil {
+		<-have.done // the same JSONPath index again: registered here already, or being
+		return have.err
 	}
-	for _, have := range a.indexes {
-		if have.name != idx.name {
-			continue
-		}
-		if have.samePath(idx) {
-			a.mu.Unlock()
-			<-have.done // the same JSONPath index again: registered here already, or being
-			return have.err
-		}
-		a.mu.Unlock()
-		return fmt.Errorf("crcache: index %q of %s: %w", idx.name, a.key.gvk, informer.ErrIndexConflict)
+	if shards == nil {
+		return nil // materialize registers it
+	}
+	err = applyIndex(shards, idx)
+	a.finishIndex(idx, err)
+	return err
+}
+
+// errSelectorLimit: a field selector's path would exceed maxSelectorIndexes.
+var errSelectorLimit = errors.New("crcache: selector index limit")
+
+// registerIndex records idx on a and returns the shards to apply it to (nil before
+// materialize), or the same JSONPath index registered before (have). It runs under the
+// resource's index lock, so that two reads of the resource cannot register one name with
+// two definitions at the same moment, nor field selectors go past maxSelectorIndexes on
+// the resource (selector: idx is a field selector's path; errSelectorLimit when full).
+func (a *access) registerIndex(idx *indexReg, selector bool) (have *indexReg, shards []shard, err error) {
+	a.res.idxMu.Lock()
+	defer a.res.idxMu.Unlock()
+	if err := a.c.indexConflict(a, idx); err != nil {
+		return nil, nil, err
+	}
+	if have, err := a.sameName(idx); have != nil || err != nil {
+		return have, nil, err
+	}
+	if selector && a.c.selectorIndexes(a.key.gvk) >= maxSelectorIndexes {
+		return nil, nil, errSelectorLimit
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return nil, nil, errAccessStopped
 	}
 	idx.done = make(chan struct{})
 	a.indexes = append(a.indexes, idx)
 	if idx.fn != nil {
 		a.sharers.Add(1)
 	}
-	shards := a.shards
-	a.mu.Unlock()
-	if shards == nil {
-		return nil // materialize registers it
+	return nil, a.shards, nil
+}
+
+// sameName returns the index of idx's name registered through a if it is the same JSONPath
+// index, ErrIndexConflict if it is another, nothing if there is none.
+func (a *access) sameName(idx *indexReg) (*indexReg, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return nil, errAccessStopped
 	}
-	err := applyIndex(shards, idx)
-	a.finishIndex(idx, err)
-	return err
+	for _, h := range a.indexes {
+		if h.name != idx.name {
+			continue
+		}
+		if h.samePath(idx) {
+			return h, nil
+		}
+		return nil, fmt.Errorf("crcache: index %q of %s: %w", idx.name, a.key.gvk, informer.ErrIndexConflict)
+	}
+	return nil, nil
+}
+
+// selectorIndexes counts the indexes field selectors registered through every read of
+// gvk's resource (an index of the same path through two reads counts twice, as the reads
+// may use two informers).
+func (c *Cache) selectorIndexes(gvk schema.GroupVersionKind) int {
+	c.mu.Lock()
+	var accesses []*access
+	for k, a := range c.accesses {
+		if k.gvk == gvk {
+			accesses = append(accesses, a)
+		}
+	}
+	c.mu.Unlock()
+	n := 0
+	for _, a := range accesses {
+		n += a.selectorIndexes()
+	}
+	return n
 }
 
 // indexConflict returns ErrIndexConflict if another read of a's resource (typed,

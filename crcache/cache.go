@@ -43,7 +43,8 @@ type Options struct {
 	// values are copied.
 	DisableCompression bool
 	// Logger receives kindex's logs: one line per informer transition (parked, resumed),
-	// never one per retry. Default: klog.Background().
+	// never one per retry. Default (a Logger without a sink: the zero Logger, and
+	// logr.Discard() too): klog.Background(). To drop them, pass a logger whose sink does.
 	Logger logr.Logger
 	// Registerer, if set, receives kindex's informer metrics (kindex_informer_*), for example
 	// controller-runtime's metrics.Registry. Default: none.

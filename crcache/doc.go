@@ -40,7 +40,7 @@
 // notin), existence (field, !field) and numeric ranges (>, >=, <, <=), on IndexField names,
 // on JSONPath indexes named with IndexJSONPath, or on any JSONPath into the object
 // ("spec.nodeName", "{.status.containerStatuses[*].restartCount}"), which kindex indexes
-// from the stored JSON on first use (16 such paths per informer; further ones are evaluated
+// from the stored JSON on first use (16 such paths per resource; further ones are evaluated
 // on each object instead, so that selectors built from user input cannot grow the cache):
 //
 //	cl.List(ctx, &pods, crcache.MustParseFields("spec.nodeName in (n1,n2),status.phase!=Running"))

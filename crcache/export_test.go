@@ -5,17 +5,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// SelectorIndexes is how many JSONPath indexes field selectors registered on the typed
-// reads of gvk (tests of the bound).
-func SelectorIndexes(c *Cache, gvk schema.GroupVersionKind) int {
-	c.mu.Lock()
-	a := c.accesses[accessKey{gvk: gvk, kind: kindTyped}]
-	c.mu.Unlock()
-	if a == nil {
-		return 0
-	}
-	return a.selectorIndexes()
-}
+// SelectorIndexes is how many JSONPath indexes field selectors registered on gvk's
+// resource (tests of the bound).
+func SelectorIndexes(c *Cache, gvk schema.GroupVersionKind) int { return c.selectorIndexes(gvk) }
 
 // MaxSelectorIndexes is maxSelectorIndexes.
 const MaxSelectorIndexes = maxSelectorIndexes

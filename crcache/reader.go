@@ -359,8 +359,8 @@ var errContinueNotSupported = errors.New("continue list option is not supported 
 // fieldIndexName is the kindex index name of an IndexField or IndexJSONPath name.
 func fieldIndexName(field string) string { return "field:" + field }
 
-// maxSelectorIndexes bounds the JSONPath indexes that field selectors register on an
-// informer: a program that builds selectors from user input would otherwise add an index
+// maxSelectorIndexes bounds the JSONPath indexes that field selectors register on a
+// resource (its typed, unstructured and metadata reads together): a program that builds selectors from user input would otherwise add an index
 // (memory per object) for every path it is given. Paths beyond it are evaluated on each
 // candidate instead (query.Where): correct, at the cost of a scan.
 const maxSelectorIndexes = 16
@@ -404,20 +404,24 @@ func (a *access) fieldSubject(field string, paths bool) (query.Condition, error)
 			ErrInvalidFieldSelector, field, a.key.gvk)
 	}
 	name = selectorIndexPrefix + p.String()
-	if !a.hasIndex(name) && a.selectorIndexes() >= maxSelectorIndexes {
+	idx := &indexReg{name: name, path: p}
+	have, shards, err := a.registerIndex(idx, true)
+	switch {
+	case errors.Is(err, errSelectorLimit):
 		return query.Condition{Path: p.String()}, nil
+	case err != nil:
+		return query.Condition{}, err
+	case have != nil:
+		<-have.done
+		err = have.err
+	case shards != nil:
+		err = applyIndex(shards, idx)
+		a.finishIndex(idx, err)
 	}
-	if err := a.addIndex(&indexReg{name: name, path: p}); err != nil {
+	if err != nil {
 		return query.Condition{}, err
 	}
 	return query.Condition{Index: name}, nil
-}
-
-// hasIndex reports whether an index of that name was registered through a.
-func (a *access) hasIndex(name string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return slices.ContainsFunc(a.indexes, func(idx *indexReg) bool { return idx.name == name })
 }
 
 // selectorIndexes counts the indexes field selectors registered through a.

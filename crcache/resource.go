@@ -23,6 +23,9 @@ type resource struct {
 	c    *Cache
 	plan *plan
 
+	// idxMu serializes index registrations through the resource's reads (registerIndex).
+	idxMu sync.Mutex
+
 	mu      sync.Mutex
 	compact *informer.Factory[*unstructured.Unstructured]
 	meta    *informer.Factory[*metav1.PartialObjectMetadata]

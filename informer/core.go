@@ -330,7 +330,7 @@ func waitEntries(ctx context.Context, entries []*entry, untilPark bool) error {
 		cause = ErrParked
 	}
 	if cause == nil {
-		cause = ErrReleased
+		cause = failures[0].Err // stopped: ErrShutdown or ErrReleased (entry.stoppedErr)
 	}
 	return newSyncError(cause, failures)
 }

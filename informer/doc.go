@@ -83,8 +83,9 @@
 //
 // A run parks, and makes no request until something changes, on:
 //
-//   - 404 when discovery confirms the resource is gone (a deleted CRD, or one re-created with
-//     the other scope, which does not resume it until the scope is back): the cache is emptied
+//   - 404 when discovery confirms the resource is gone (a deleted CRD, or, for an informer of
+//     one namespace, one re-created cluster-scoped, which does not resume it until the
+//     scope is back): the cache is emptied
 //     and every handler gets a cache.DeletedFinalStateUnknown per object, since the server
 //     deleted them. Each 404 asks discovery afresh (Discovery.RecheckGVR: the group's own
 //     endpoints, not its cache), so a deletion its cache missed cannot keep the informer
@@ -96,8 +97,8 @@
 //     listed snapshot is kept; no relist every 30 s). Re-checked with
 //     SelfSubjectAccessReviews for list and watch, from 1 s up to Options.AccessRecheckInterval
 //     (1.5 s by default) apart, at once on a discovery event for the resource and on
-//     Recheck; resumes when both are allowed. The factory's parked informers share 4
-//     re-checks a second: with n parked, each waits at least n/4 s.
+//     Recheck; resumes when both are allowed. Between those immediate re-checks, the
+//     factory's parked informers share 4 a second: with n parked, each waits at least n/4 s.
 //   - 400/405/406/415 (an unsupported field selector): Invalid, re-checked on discovery events.
 //
 // A failed watch-list request never parks by itself: the reflector falls back to a LIST,

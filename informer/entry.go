@@ -393,12 +393,27 @@ func (e *entry) healthy() {
 // answer would not do: discovery that missed the deletion (a round that read the
 // aggregated document just before it was rebuilt, a client that is not started) would
 // show the resource until its next resync, and the informer would retry until then.
-// A resource served again with the other scope (a CRD recreated cluster-scoped) is gone
-// too, for this informer: the URL it lists does not exist.
+// An informer of one namespace whose resource is served again cluster-scoped (a CRD
+// re-created with the other scope) is gone too: the URL it lists, under the namespace, does
+// not exist. (An informer of all namespaces lists the same URL either way.)
 func (e *entry) confirmGone(ctx context.Context) bool {
 	res, err := e.core.disc.RecheckGVR(ctx, e.key.GVR)
 	if err != nil {
 		return isNoMatch(err)
 	}
-	return res.Namespaced != e.target.Resource.Namespaced
+	return !e.servable(res)
+}
+
+// stoppedErr is why a stopped entry cannot be waited for: its factory stopped
+// (ErrShutdown), or its last reference was released (ErrReleased).
+func (e *entry) stoppedErr() error {
+	if e.core.stopping.Load() {
+		return ErrShutdown
+	}
+	return ErrReleased
+}
+
+// servable reports whether the entry's list URL exists for res as discovery serves it.
+func (e *entry) servable(res discovery.Resource) bool {
+	return e.target.Namespace == "" || res.Namespaced
 }

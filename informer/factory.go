@@ -44,9 +44,9 @@ type Options[T Object] struct {
 	// SelfSubjectAccessReview while the answer is no (two, list and watch, once list is
 	// allowed), per parked informer. Informer.Recheck and Factory.Recheck re-check at once,
 	// for callers that know permissions changed. Default 1.5 s; re-checks start at 1 s.
-	// The factory's parked informers share a rate of 4 re-checks a second: with n of them
-	// parked on a 403 (a watch-everything set a user may read little of), each waits at
-	// least n/4 s, and a grant takes effect within about that.
+	// Between those immediate re-checks, the factory's parked informers share a rate of 4
+	// a second: with n of them parked on a 403 (a watch-everything set a user may read
+	// little of), each waits at least n/4 s, and a grant takes effect within about that.
 	AccessRecheckInterval time.Duration
 	// ResyncPeriod, if positive, re-delivers every cached object to handlers as an update
 	// with this period. Default 0: never.

@@ -431,14 +431,14 @@ func TestGrantTakesEffectAfterALongPark(t *testing.T) {
 }
 
 // A namespaced resource served again cluster-scoped (a CRD deleted and re-created with the
-// other scope): the URL the informer lists is gone, so its 404 parks it, and it does not
-// resume while the scope stays the other one.
+// other scope): the URL an informer of one namespace lists is gone, so its 404 parks it,
+// and it does not resume while the scope stays the other one.
 func TestNotFoundWithTheOtherScopeParks(t *testing.T) {
 	e := newEnv(t, Options[obj]{})
 	ctx := context.Background()
 	srv := e.mode.server(widgets.GVR)
 	srv.add(newObj("ns", "a", nil))
-	inf, err := e.f.Informer(ctx, "widgets")
+	inf, err := e.f.Informer(ctx, "widgets", WithNamespace("ns"))
 	require.NoError(t, err)
 	defer inf.Release()
 	require.NoError(t, inf.WaitForSync(ctx))

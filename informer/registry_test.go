@@ -323,6 +323,7 @@ func TestReadsAfterShutdownFail(t *testing.T) {
 	assert.ErrorIs(t, err, ErrShutdown)
 	_, err = inf.CountBy(ctx, query.Query{}, "name")
 	assert.ErrorIs(t, err, ErrShutdown)
+	assert.ErrorIs(t, inf.WaitForSync(ctx), ErrShutdown, "waits say so too")
 	inf.Release()
 	_, err = inf.List(nil)
 	assert.ErrorIs(t, err, ErrReleased, "released says released")

@@ -108,7 +108,7 @@ func (e *entry) waitSynced(ctx context.Context, untilPark bool) *SyncFailure {
 			return nil
 		}
 		if st.Phase == PhaseStopped {
-			return &SyncFailure{Key: e.key, Phase: st.Phase, Reason: st.Reason, Err: ErrReleased}
+			return &SyncFailure{Key: e.key, Phase: st.Phase, Reason: st.Reason, Err: e.stoppedErr()}
 		}
 		if untilPark && st.Phase == PhaseParked {
 			return &SyncFailure{Key: e.key, Phase: st.Phase, Reason: st.Reason, Err: st.LastError}

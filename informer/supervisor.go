@@ -109,7 +109,7 @@ func (e *entry) canResume(reason Reason) bool {
 		return err == nil && ok
 	default:
 		res, err := e.core.disc.ResolveGVR(ctx, e.key.GVR)
-		return err == nil && res.Watchable() && res.Namespaced == e.target.Resource.Namespaced
+		return err == nil && res.Watchable() && e.servable(res)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -144,9 +145,15 @@ type watcher struct {
 // update looks at one object again and prints its row if what is printed changed.
 func (w *watcher) update(ctx context.Context, k key) error {
 	cur, err := w.s.inf.Get(k.namespace, k.name)
+	if errors.Is(err, informer.ErrShutdown) || errors.Is(err, informer.ErrReleased) {
+		return nil // stopping (Ctrl-C): the object is not gone, the watch is
+	}
 	present := err == nil
 	if present {
 		present, err = w.matches(ctx, cur)
+		if errors.Is(err, informer.ErrShutdown) || errors.Is(err, informer.ErrReleased) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
