@@ -13,7 +13,9 @@ import (
 	"github.com/kindex/kindex/query"
 )
 
-// ErrInvalidFieldSelector is matched (errors.Is) by every error of ParseFields.
+// ErrInvalidFieldSelector is matched (errors.Is) by every error of ParseFields, and by
+// List's error for a plain field selector (client.MatchingFields, fields.ParseSelector) on a
+// name that is not an IndexField or IndexJSONPath index.
 var ErrInvalidFieldSelector = errors.New("crcache: invalid field selector")
 
 // FieldOp is the comparison of one field requirement.
@@ -88,7 +90,9 @@ func NewFieldSelector(reqs ...FieldRequirement) (*FieldSelector, error) {
 // "{.status.containerStatuses[*].restartCount}" (braces are needed around a path that holds
 // operator characters, such as a filter). A path is indexed on first use (kindex's JSONPath
 // index, read from the stored JSON without decoding) and the index is kept for the
-// informer's life. Values are literal; a backslash escapes the next character
+// informer's life, up to 16 such paths per resource (its typed, unstructured and metadata
+// reads together); further paths are evaluated on each object of the list instead. Values
+// are literal; a backslash escapes the next character
 // (\, \= \! \< \> \( \) and spaces), as in fields.EscapeValue.
 //
 //	cl.List(ctx, &pods, client.MatchingFieldsSelector{Selector: crcache.MustParseFields("spec.nodeName in (n1,n2),status.phase!=Running")})

@@ -107,9 +107,12 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 // List reads the cached objects that match opts into list, in (namespace, name) order.
 //
 //   - Namespace, LabelSelector: as in controller-runtime.
-//   - FieldSelector: equality on IndexField names as in controller-runtime, and more (see
-//     ParseFields): != as well, and with a *FieldSelector set membership, existence and
-//     numeric ranges, on index names or on any JSONPath (see fieldSubject).
+//   - FieldSelector: equality on IndexField names as in controller-runtime, and != as well;
+//     a plain selector (client.MatchingFields, fields.ParseSelector) on a name that is not
+//     an IndexField or IndexJSONPath index is an ErrInvalidFieldSelector. A *FieldSelector
+//     (ParseFields) adds set membership, existence and numeric ranges, on index names or on
+//     any JSONPath, indexed on first use up to 16 paths per resource and evaluated on each
+//     object after that.
 //   - Limit returns at most Limit objects and, when more match, a Continue token; passing it
 //     back (client.Continue) returns the next page. Pages follow (namespace, name) order, so
 //     an object present throughout is returned exactly once whatever changes in between. The

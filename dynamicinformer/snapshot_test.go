@@ -177,6 +177,11 @@ func TestSnapshotQuietRelistAdvancesTheSavedVersion(t *testing.T) {
 	for round, wantLists := range []int{1, 0} {
 		fx, inf, ev := restart(t, opts, "podtemplates")
 		waitSync(t, inf)
+		// The watch from the compacted version may be refused after the snapshot was
+		// judged current (its 410 is slow on a loaded machine): wait for the relist to be
+		// applied (the snapshot's load counts as the first list) before Shutdown saves it.
+		require.Eventually(t, func() bool { return inf.Status().Lists >= 1+wantLists }, 30*time.Second, 10*time.Millisecond,
+			"round %d: the relist applied", round)
 		cacheEquals(t, ctx, inf, pts)
 		require.Equal(t, wantLists, listsOf(fx), "round %d: LISTs", round)
 		a, u, d := ev.Get()

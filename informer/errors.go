@@ -117,14 +117,15 @@ func (f SyncFailure) String() string {
 	return s
 }
 
-// SyncError is returned by WaitForSync when the context ended before every informer synced.
+// SyncError is returned by WaitForSync when the context ended before every informer synced,
+// or an informer parked (WaitForSyncOrPark) or stopped.
 // It unwraps to the context's error and to each informer's last error, so errors.Is(err,
 // context.DeadlineExceeded) and apierrors.IsForbidden(err) keep working.
 type SyncError struct {
 	// Failures lists the informers that did not sync, sorted by key.
 	Failures []SyncFailure
-	// Cause is why the wait ended: the context's error, ErrParked (WaitForSyncOrPark) or
-	// ErrReleased.
+	// Cause is why the wait ended: the context's error, ErrParked (WaitForSyncOrPark),
+	// ErrShutdown (the factory stopped) or ErrReleased (the last reference was released).
 	Cause error
 }
 

@@ -225,7 +225,8 @@ func (h *handle) gone() error {
 }
 
 // Get returns the cached object namespace/name ("" namespace for cluster-scoped resources),
-// or an error for which apierrors.IsNotFound is true.
+// or an error for which apierrors.IsNotFound is true; ErrReleased after Release,
+// ErrShutdown once the factory stopped, *DecodeError as List.
 func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	var zero T
 	key := name

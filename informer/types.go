@@ -70,7 +70,9 @@ const (
 	// resourceVersion while the reflector backs off and re-watches.
 	PhaseSynced Phase = "Synced"
 	// PhaseParked: no request is made for this resource until the outside world changes
-	// (a grant, the resource served again). The cache and handlers are kept.
+	// (a grant, the resource served again). The cache and handlers are kept, except for
+	// ReasonNotFound: the server deleted the objects, so the cache is emptied and handlers
+	// get a cache.DeletedFinalStateUnknown for each.
 	PhaseParked Phase = "Parked"
 	// PhaseStopped: released or shut down; the cache was freed.
 	PhaseStopped Phase = "Stopped"

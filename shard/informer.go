@@ -327,7 +327,7 @@ func (s *Informer[T]) List() ([]T, error) {
 
 // Informers returns the informers the replica holds now (one once settled, two during a
 // handoff), for queries; they stay valid until the next handoff releases them (then
-// calls fail with informer.ErrReleased).
+// calls fail with informer.ErrReleased), or until the factory stops (informer.ErrShutdown).
 func (s *Informer[T]) Informers() []*informer.Informer[T] {
 	s.mu.Lock()
 	defer s.mu.Unlock()

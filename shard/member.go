@@ -63,7 +63,8 @@ type Options struct {
 	// RenewPeriod is how often a member renews its Lease and lists the others. Default
 	// LeaseDuration/3; at least 100 ms and shorter than LeaseDuration.
 	RenewPeriod time.Duration
-	// Logger receives one line per membership change. The zero Logger discards.
+	// Logger receives one line per membership change, and one per run of failures to renew
+	// the Lease or list the group's. The zero Logger discards.
 	Logger logr.Logger
 }
 

@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	_ = fs.Bool("A", false, "all namespaces (the default; for kquery's habit)")
 	byNamespace := fs.Bool("by-namespace", false, "shard by namespace instead of UID (a namespace's objects stay together)")
 	interval := fs.Duration("interval", 10*time.Second, "time between two reports")
-	lease := fs.Duration("lease-duration", 15*time.Second, "how long a dead replica keeps its range")
+	lease := fs.Duration("lease-duration", 15*time.Second, "how long a dead replica keeps its range (whole seconds)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
