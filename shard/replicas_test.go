@@ -266,6 +266,21 @@ func (g *group) checkExactlyOnce(all map[types.UID]bool) {
 	}
 }
 
+// startSampling samples the union in the background (sample) until the function it returns
+// is called, which returns what sample found.
+func (g *group) startSampling(all map[types.UID]bool) func() (misses []time.Duration, samples int) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	var misses []time.Duration
+	var samples int
+	go func() { defer close(done); misses, samples = g.sample(all, stop) }()
+	return func() ([]time.Duration, int) {
+		close(stop)
+		<-done
+		return misses, samples
+	}
+}
+
 // sample polls the union until stop is closed and returns the sampled instants with
 // missing objects, and how many samples it took.
 func (g *group) sample(all map[types.UID]bool, stop <-chan struct{}) (misses []time.Duration, samples int) {
@@ -353,18 +368,12 @@ func TestShardReplicasHandoff(t *testing.T) {
 	g.checkExactlyOnce(all)
 
 	// Add r3 (and bring r1 back under a new name): every sample of the union is complete.
-	stop := make(chan struct{})
-	var misses []time.Duration
-	var samples int
-	var sampled sync.WaitGroup
-	sampled.Add(1)
-	go func() { defer sampled.Done(); misses, samples = g.sample(all, stop) }()
+	endSampling := g.startSampling(all)
 	added := time.Now()
 	g.add("r3")
 	require.Eventually(t, func() bool { return g.settled(3) }, 30*time.Second, 50*time.Millisecond, "rebalanced to 3")
 	rebalance := time.Since(added)
-	close(stop)
-	sampled.Wait()
+	misses, samples := endSampling()
 	t.Logf("add: rebalanced from 2 to 3 replicas in %v; %d samples of the union, %d with an object missing", rebalance.Round(time.Millisecond), samples, len(misses))
 	assert.Empty(t, misses, "no gap while rebalancing")
 	assert.Greater(t, samples, 5)
@@ -450,12 +459,7 @@ func TestShardGracefulLeave(t *testing.T) {
 	require.Eventually(t, func() bool { return g.settled(3) }, 30*time.Second, 50*time.Millisecond, "3 replicas settle")
 	g.checkExactlyOnce(all)
 
-	stop := make(chan struct{})
-	var misses []time.Duration
-	var samples int
-	var sampled sync.WaitGroup
-	sampled.Add(1)
-	go func() { defer sampled.Done(); misses, samples = g.sample(all, stop) }()
+	endSampling := g.startSampling(all)
 	start := time.Now()
 	g.mu.Lock()
 	leaver := g.replicas["r1"]
@@ -467,8 +471,7 @@ func TestShardGracefulLeave(t *testing.T) {
 	assert.Empty(t, leaver.held(), "the leaver holds nothing once Leave returns")
 	g.remove("r1").stop(false)
 	require.Eventually(t, func() bool { return g.settled(2) }, 30*time.Second, 50*time.Millisecond, "2 replicas settle")
-	close(stop)
-	sampled.Wait()
+	misses, samples := endSampling()
 	t.Logf("leave: handed over in %v; %d samples of the union, %d with an object missing", left.Round(time.Millisecond), samples, len(misses))
 	assert.Empty(t, misses, "no gap while a replica leaves")
 	g.checkExactlyOnce(all)
@@ -494,12 +497,7 @@ func TestShardLeaveWhileAnotherJoins(t *testing.T) {
 	a := g.add("a")
 	require.Eventually(t, func() bool { return g.settled(1) }, 30*time.Second, 50*time.Millisecond, "a settles")
 
-	stop := make(chan struct{})
-	var misses []time.Duration
-	var samples int
-	var sampled sync.WaitGroup
-	sampled.Add(1)
-	go func() { defer sampled.Done(); misses, samples = g.sample(all, stop) }()
+	endSampling := g.startSampling(all)
 	b := g.add("b")
 	left := make(chan error, 1)
 	go func() { left <- a.m.Leave(waitCtx(t, 30*time.Second)) }()
@@ -509,8 +507,7 @@ func TestShardLeaveWhileAnotherJoins(t *testing.T) {
 	require.NoError(t, <-left)
 	g.remove("a").stop(false)
 	require.Eventually(t, func() bool { return g.settled(2) }, 30*time.Second, 50*time.Millisecond, "b and c settle")
-	close(stop)
-	sampled.Wait()
+	misses, samples := endSampling()
 	t.Logf("leave while joining: %d samples of the union, %d with an object missing", samples, len(misses))
 	assert.Empty(t, misses, "no gap")
 	g.checkExactlyOnce(all)
