@@ -403,8 +403,12 @@ func (a *access) stop() {
 // addIndex registers an index through this access: now on every shard if materialized, and
 // in any case on the shards it gets later. Index functions run on the objects already cached
 // before it returns, without a lock of the cache held.
-func (a *access) addIndex(idx *indexReg) error {
-	have, shards, err := a.registerIndex(idx, false)
+func (a *access) addIndex(idx *indexReg) error { return a.addIndexAs(idx, false) }
+
+// addIndexAs is addIndex; with selector, idx is a field selector's path, refused with
+// errSelectorLimit when the resource has maxSelectorIndexes of them (registerIndex).
+func (a *access) addIndexAs(idx *indexReg, selector bool) error {
+	have, shards, err := a.registerIndex(idx, selector)
 	if err != nil {
 		return err
 	}
@@ -477,19 +481,25 @@ func (a *access) sameName(idx *indexReg) (*indexReg, error) {
 // gvk's resource (an index of the same path through two reads counts twice, as the reads
 // may use two informers).
 func (c *Cache) selectorIndexes(gvk schema.GroupVersionKind) int {
-	c.mu.Lock()
-	var accesses []*access
-	for k, a := range c.accesses {
-		if k.gvk == gvk {
-			accesses = append(accesses, a)
-		}
-	}
-	c.mu.Unlock()
 	n := 0
-	for _, a := range accesses {
+	for _, a := range c.accessesOf(gvk, nil) {
 		n += a.selectorIndexes()
 	}
 	return n
+}
+
+// accessesOf returns the accesses of gvk's resource (its typed, unstructured and metadata
+// reads), except is left out.
+func (c *Cache) accessesOf(gvk schema.GroupVersionKind, except *access) []*access {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*access
+	for k, a := range c.accesses {
+		if k.gvk == gvk && a != except {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // indexConflict returns ErrIndexConflict if another read of a's resource (typed,
@@ -498,15 +508,7 @@ func (c *Cache) selectorIndexes(gvk schema.GroupVersionKind) int {
 // conflict is reported when the index is registered, not left to whichever of the two the
 // informer happens to take first when it starts.
 func (c *Cache) indexConflict(a *access, idx *indexReg) error {
-	c.mu.Lock()
-	var others []*access
-	for k, o := range c.accesses {
-		if k.gvk == a.key.gvk && o != a {
-			others = append(others, o)
-		}
-	}
-	c.mu.Unlock()
-	for _, o := range others {
+	for _, o := range c.accessesOf(a.key.gvk, a) {
 		o.mu.Lock()
 		clash := slices.ContainsFunc(o.indexes, func(have *indexReg) bool { return have.name == idx.name && !have.samePath(idx) })
 		o.mu.Unlock()

@@ -407,21 +407,11 @@ func (a *access) fieldSubject(field string, paths bool) (query.Condition, error)
 			ErrInvalidFieldSelector, field, a.key.gvk)
 	}
 	name = selectorIndexPrefix + p.String()
-	idx := &indexReg{name: name, path: p}
-	have, shards, err := a.registerIndex(idx, true)
+	err = a.addIndexAs(&indexReg{name: name, path: p}, true)
 	switch {
 	case errors.Is(err, errSelectorLimit):
 		return query.Condition{Path: p.String()}, nil
 	case err != nil:
-		return query.Condition{}, err
-	case have != nil:
-		<-have.done
-		err = have.err
-	case shards != nil:
-		err = applyIndex(shards, idx)
-		a.finishIndex(idx, err)
-	}
-	if err != nil {
 		return query.Condition{}, err
 	}
 	return query.Condition{Index: name}, nil

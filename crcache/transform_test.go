@@ -3,6 +3,7 @@ package crcache_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,7 @@ func TestTransformFailures(t *testing.T) {
 	assert.EqualValues(t, 2, failures, "both failures counted")
 	mu.Lock()
 	defer mu.Unlock()
-	assert.True(t, slicesContains(lines, "Transform failed"), "logged: %q", lines)
+	assert.True(t, slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "Transform failed") }), "logged: %q", lines)
 }
 
 // Without Options.Logger, kindex's logs go to klog, as documented, not nowhere.
@@ -81,13 +82,4 @@ func TestLoggerDefault(t *testing.T) {
 	c := newCache(t, nil, cache.Options{})
 	assert.NotNil(t, crcache.LoggerOf(c).GetSink(), "a logger that writes somewhere")
 	assert.Equal(t, fmt.Sprintf("%T", klog.Background().GetSink()), fmt.Sprintf("%T", crcache.LoggerOf(c).GetSink()), "klog's")
-}
-
-func slicesContains(lines []string, s string) bool {
-	for _, l := range lines {
-		if strings.Contains(l, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -197,13 +197,13 @@ func (i *Informer[T]) List(selector labels.Selector) ([]T, error) {
 		return nil, err
 	}
 	out, err := i.filter(i.h.e.store.List(), selector)
-	return releasedAfter(i.h, out, err)
+	return unlessGone(i.h, out, err)
 }
 
-// releasedAfter returns gone's error instead of a read's answer if the reference was
+// unlessGone returns gone's error instead of a read's answer if the reference was
 // released, or its informer stopped, while the read ran: a stopping informer empties its
 // store, and a read that overlapped it may have found nothing, which is not an answer.
-func releasedAfter[R any](h *handle, r R, err error) (R, error) {
+func unlessGone[R any](h *handle, r R, err error) (R, error) {
 	if gerr := h.gone(); gerr != nil {
 		var zero R
 		return zero, gerr
@@ -238,7 +238,7 @@ func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	}
 	item, exists, err := i.h.e.store.GetByKey(key)
 	if err := i.h.gone(); err != nil {
-		return zero, err // see releasedAfter
+		return zero, err // see unlessGone
 	}
 	if err != nil {
 		return zero, err
@@ -267,7 +267,7 @@ func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 		return nil, err
 	}
 	out, err := n.i.filter(n.i.h.e.store.ListNamespace(n.ns), selector)
-	return releasedAfter(n.i.h, out, err)
+	return unlessGone(n.i.h, out, err)
 }
 
 // Get returns the namespace's cached object name.

@@ -174,7 +174,7 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 	}
 	obj, exists, err := i.h.e.store.GetByKey(key)
 	if err := i.h.gone(); err != nil {
-		return Item[T]{}, err // see releasedAfter
+		return Item[T]{}, err // see unlessGone
 	}
 	if err != nil {
 		return Item[T]{}, err
@@ -201,7 +201,7 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 	for k, o := range objs {
 		out[k], _ = itemOf[T](i.h.c, o)
 	}
-	return releasedAfter(i.h, out, nil)
+	return unlessGone(i.h, out, nil)
 }
 
 // QueryItems is Query without decoding: the same page, plan and continue token, with each
@@ -216,7 +216,7 @@ func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		return Item[T]{key: key, obj: obj, c: c}
 	})
 	if err := i.h.gone(); err != nil {
-		return res, err // see releasedAfter
+		return res, err // see unlessGone
 	}
 	if err != nil {
 		return res, err

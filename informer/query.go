@@ -51,7 +51,7 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 		return 0, err
 	}
 	n, _, err := i.h.e.store.Count(ctx, q, i.h.e.queryOpts)
-	return releasedAfter(i.h, n, err)
+	return unlessGone(i.h, n, err)
 }
 
 // CountBy returns, for each value of the named index, how many cached objects matching q
@@ -65,7 +65,7 @@ func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) 
 		return nil, err
 	}
 	counts, err := i.h.e.store.CountBy(ctx, q, index, i.h.e.queryOpts)
-	return releasedAfter(i.h, counts, err)
+	return unlessGone(i.h, counts, err)
 }
 
 // query runs q on the store: one page of stored items.
@@ -75,7 +75,7 @@ func (i *Informer[T]) query(ctx context.Context, q query.Query) ([]store.Item, s
 	}
 	items, next, plan, err := i.h.e.store.Query(ctx, q, i.h.e.queryOpts)
 	if err := i.h.gone(); err != nil {
-		return nil, "", query.Plan{}, err // see releasedAfter
+		return nil, "", query.Plan{}, err // see unlessGone
 	}
 	return items, next, plan, err
 }
