@@ -137,6 +137,10 @@ func noResourceMatch(input string, partial schema.GroupVersionResource) error {
 
 // notAName is the miss for input that cannot name any resource (see parseInput).
 func notAName(input string) error {
+	if i := badRune(input); i >= 0 && len(input) <= maxInputLen {
+		return fmt.Errorf("discovery: %s cannot name a resource: byte %d is a space, a control character or invalid UTF-8: %w",
+			quote(input), i, &meta.NoResourceMatchError{PartialResource: shortGVR(schema.GroupVersionResource{Resource: input})})
+	}
 	return fmt.Errorf("discovery: %s cannot name a resource (the forms are name, name.group, name.version.group, group/version/name and version/name): %w",
 		quote(input), &meta.NoResourceMatchError{PartialResource: shortGVR(schema.GroupVersionResource{Resource: input})})
 }

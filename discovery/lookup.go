@@ -21,14 +21,15 @@ import (
 // Errors: meta.IsNoMatchError for unknown input; *AmbiguousError (meta.IsAmbiguousError) for
 // input that names several resources; *GroupUnavailableError (ErrGroupUnavailable) when the
 // input names, or can only be found in, a group whose discovery failed. Input that cannot
-// name a resource in any of the forms (empty, with spaces, "a..b", longer than 1 KB) is a
+// name a resource in any of the forms (empty, with a space or control character anywhere,
+// "a..b", longer than 1 KB) is a
 // meta.IsNoMatchError at once, without any request. Error messages quote at most 256 bytes
 // of input.
 func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
 	if parseInput(input) == nil {
 		return Resource{}, notAName(input)
 	}
-	return lookup(ctx, c, "r\x00"+strings.TrimSpace(input), func(s *snapshot) (Resource, error) {
+	return lookup(ctx, c, "r\x00"+input, func(s *snapshot) (Resource, error) {
 		return s.resolveInput(input)
 	})
 }
@@ -85,10 +86,10 @@ func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource
 // with a *PartialDiscoveryError, since the failed group may hold more. A category no
 // resource has is a meta.NoResourceMatchError.
 func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, error) {
-	if len(name) > maxInputLen {
+	if len(name) > maxInputLen || name == "" || badRune(name) >= 0 {
 		return nil, noCategoryMatch(name)
 	}
-	out, err := lookup(ctx, c, "c\x00"+strings.ToLower(strings.TrimSpace(name)), func(s *snapshot) ([]Resource, error) {
+	out, err := lookup(ctx, c, "c\x00"+strings.ToLower(name), func(s *snapshot) ([]Resource, error) {
 		return s.resolveCategory(name)
 	})
 	if err == nil {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -41,8 +43,8 @@ const maxInputLen = 1024
 // Input longer than maxInputLen cannot name a resource: Kubernetes limits a group to 253
 // bytes, a version and a resource name to 63.
 func parseInput(input string) []query {
-	in := strings.TrimSpace(input)
-	if in == "" || len(in) > maxInputLen || strings.ContainsAny(in, " \t\n") {
+	in := input
+	if in == "" || len(in) > maxInputLen || badRune(in) >= 0 {
 		return nil
 	}
 	if strings.Contains(in, "/") {
@@ -78,6 +80,18 @@ func parseInput(input string) []query {
 		{name: p[0], version: strings.ToLower(p[1]), group: strings.ToLower(strings.Join(p[2:], ".")), groupSet: true},
 		{name: p[0], group: strings.ToLower(strings.Join(p[1:], ".")), groupSet: true},
 	}
+}
+
+// badRune returns the byte offset of the first space, control character or invalid UTF-8
+// in s, or -1. No resource, group, version or category name holds one, and kubectl does not
+// trim them: "pods\n" names nothing.
+func badRune(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return i
+		}
+	}
+	return -1
 }
 
 func hasEmpty(parts []string) bool {
@@ -178,7 +192,7 @@ func (s *snapshot) resolveGVR(gvr schema.GroupVersionResource) (Resource, error)
 
 // resolveCategory returns the members of a category in priority order.
 func (s *snapshot) resolveCategory(name string) ([]Resource, error) {
-	l := s.categories[strings.ToLower(strings.TrimSpace(name))]
+	l := s.categories[strings.ToLower(name)]
 	if len(l) == 0 {
 		if err := s.partialError(); err != nil {
 			return nil, err // a failed group may hold members

@@ -199,6 +199,13 @@ func TestResolveInput(t *testing.T) {
 		{in: "foos.v1alpha1.broken.example.com", wantErr: "unavailable"},
 		{in: "broken.example.com/v1alpha1/foos", wantErr: "unavailable"},
 		{in: "foos", wantErr: "nomatch"},
+		// No name holds a space or control character, and none is trimmed (kubectl trims none).
+		{in: "pods\n", wantErr: "nomatch"},
+		{in: " pods", wantErr: "nomatch"},
+		{in: "po ds", wantErr: "nomatch"},
+		{in: "pods\x00", wantErr: "nomatch"},
+		{in: "pods.\u00a0apps", wantErr: "nomatch"},
+		{in: "pods\xff", wantErr: "nomatch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -239,6 +246,8 @@ func TestErrorMessages(t *testing.T) {
 	require.EqualError(t, err, `discovery: the server doesn't have a resource type "deployments.v2.apps": no matches for apps/v2, Resource=deployments`)
 	_, err = s.resolveInput("a..b")
 	require.EqualError(t, err, `discovery: "a..b" cannot name a resource (the forms are name, name.group, name.version.group, group/version/name and version/name): no matches for /, Resource=a..b`)
+	_, err = s.resolveInput("deployments.apps\n")
+	require.EqualError(t, err, "discovery: \"deployments.apps\\n\" cannot name a resource: byte 16 is a space, a control character or invalid UTF-8: no matches for /, Resource=deployments.apps\n")
 	_, err = s.resolveInput("fl.broken.example.com")
 	require.EqualError(t, err, `discovery: API group "broken.example.com" is unavailable (versions v1alpha1): stale GroupVersion discovery: broken.example.com/v1alpha1`)
 }
