@@ -95,11 +95,11 @@ func TestConditionValidate(t *testing.T) {
 }
 
 func TestParseNumber(t *testing.T) {
-	for _, s := range []string{"0", "-0", "+5", "9223372036854775807", "9223372036854775808", "2.5", "-1e-999", "1e308", "0x1p-2"} {
+	for _, s := range []string{"0", "-0", "+5", "9223372036854775807", "9223372036854775808", "2.5", "1e308", "0x1p-2", "0e-999", "-0.000e-400", "0x0p-2000", "5e-324"} {
 		_, err := query.ParseNumber(s)
 		assert.NoError(t, err, s)
 	}
-	for _, s := range []string{"", " 1", "1e", "Inf", "+Inf", "-Inf", "infinity", "NaN", "1e999", "-1e999", "0x1p9999"} {
+	for _, s := range []string{"", " 1", "1e", "Inf", "+Inf", "-Inf", "infinity", "NaN", "1e999", "-1e999", "0x1p9999", "-1e-999", "1e-400", "0.0001e-320", "0x1p-1080", "0x.8p-1074"} {
 		_, err := query.ParseNumber(s)
 		assert.Error(t, err, s)
 		assert.Contains(t, err.Error(), `"`+s+`"`, "the error names the input")

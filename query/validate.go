@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kindex/kindex/jsonpath"
 )
@@ -22,10 +23,14 @@ type Number struct {
 // ParseNumber reads the bound of a numeric comparison, or a value compared with one: a
 // decimal integer, or a floating-point number in Go's syntax (2.5, 1e3, -0.5; hexadecimal
 // and underscores as strconv.ParseFloat accepts them). The number must be finite: "Inf",
-// "NaN" and numbers beyond float64's range ("1e999") are errors, so that no bound is
-// accepted that compares in surprising ways.
+// "NaN" and numbers beyond float64's range ("1e999") are errors, and so are nonzero numbers
+// too small for it ("1e-400", which would round to 0 and make ">= 1e-400" match 0), so that
+// no bound is accepted that compares in surprising ways.
 func ParseNumber(s string) (Number, error) {
 	if n, ok := NumberOf(s); ok {
+		if !n.isInt && n.f == 0 && nonzeroMantissa(s) {
+			return Number{}, fmt.Errorf("%s is too small: it rounds to 0 as a float64, and numeric comparisons take numbers as written", quote(s))
+		}
 		return n, nil
 	}
 	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
@@ -41,6 +46,19 @@ func ParseNumber(s string) (Number, error) {
 		return Number{}, fmt.Errorf("%s is not a finite number: numeric comparisons take finite numbers", quote(s))
 	}
 	return Number{f: f}, nil
+}
+
+// nonzeroMantissa reports whether the number s (in strconv.ParseFloat's syntax) has a
+// nonzero digit before its exponent: "1e-400" does, "0.0e-400" does not.
+func nonzeroMantissa(s string) bool {
+	digits, exp := "123456789", "eE"
+	if t := strings.TrimLeft(s, "+-"); len(t) > 1 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') {
+		s, digits, exp = t[2:], "123456789abcdefABCDEF", "pP"
+	}
+	if i := strings.IndexAny(s, exp); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ContainsAny(s, digits)
 }
 
 // Compare returns -1, 0 or +1 as a is less than, equal to or greater than b, exactly: an
