@@ -64,7 +64,7 @@ func (jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.R
 			break
 		}
 		i = next
-		match, kc := keyIs(k, seg.name)
+		match, kc := keyIs(k, seg.name, left-cost)
 		if kc > 0 {
 			meter.did(kc)
 			if cost += kc; cost > left {

@@ -276,8 +276,9 @@ func scanItem(s string, i int, object bool, steps int) (key string, at int, val 
 }
 
 // keyIs reports whether a key as written (see nextItem) is name, and the
-// steps decoding its escapes cost, if it has any.
-func keyIs(written, name string) (bool, int) {
+// steps decoding its escapes cost, if it has any. When they exceed left it
+// returns them without decoding: the caller's charge then fails first.
+func keyIs(written, name string, left int) (bool, int) {
 	if len(written) < 2 {
 		return false, 0
 	}
@@ -299,7 +300,11 @@ func keyIs(written, name string) (bool, int) {
 	if strings.IndexByte(inner, '\\') < 0 {
 		return inner == name, 0
 	}
-	return unquoteKey(written) == name, len(written) / textBytesPerStep
+	c := len(written) / textBytesPerStep
+	if c > left {
+		return false, c // charged first: the caller fails without the key being decoded
+	}
+	return unquoteKey(written) == name, c
 }
 
 // unquoteKey returns a key as written (see nextItem), its escapes decoded

@@ -278,7 +278,7 @@ func (sp Spans) member(s string, i int, name string, b *budget) (start, end int,
 			case n == len(name) && plain:
 				match = key[1:len(key)-1] == name // a key as long as name with an escape is shorter
 			case n >= len(name):
-				match, kc = keyIs(key, name)
+				match, kc = keyIs(key, name, b.left()-c)
 			}
 		}
 		meter.did(c + kc)
