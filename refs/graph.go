@@ -56,6 +56,9 @@ type outEdge struct {
 	to   *entry
 	uid  types.UID
 	pend *pending
+	// vns is the namespace the value named ("" if none), kept so that the edge can be
+	// resolved again when its target's scope changes (see reresolve).
+	vns string
 }
 
 // pending is an unresolved reference and the catalog lookup that would resolve it.
@@ -158,17 +161,34 @@ func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool) *re
 	if info.known && info.kind == kind && info.namespaced == namespaced {
 		return info
 	}
+	oldKind := info.kind
+	if oldKind != kind {
+		g.unmapKind(info)
+	}
 	info.known, info.kind, info.namespaced = true, kind, namespaced
 	if kind != "" {
 		gk := schema.GroupKind{Group: gr.Group, Kind: kind}
 		if cur, ok := g.byKind[gk]; !ok || !cur.known || cur == info {
 			g.byKind[gk] = info
 		}
+	}
+	// Edges resolved before (with another scope, or by a kind info no longer has) move to
+	// where the server would look now; then the references that waited for info resolve.
+	g.reresolve(info, oldKind)
+	if kind != "" {
 		g.retry(kindKey(gr.Group, kind))
 	}
 	g.retry(resKey(info.id))
 	g.rescope(info)
 	return info
+}
+
+// unmapKind removes info's kind from the kinds resolved to resources, if it holds it.
+func (g *graph) unmapKind(info *resInfo) {
+	gk := schema.GroupKind{Group: info.gr.Group, Kind: info.kind}
+	if info.kind != "" && g.byKind[gk] == info {
+		delete(g.byKind, gk)
+	}
 }
 
 // rescope moves the selectors that select info's objects to where info's scope, now known
@@ -205,9 +225,11 @@ func (g *graph) selectorNS(owner *entry, target *resInfo) string {
 	return owner.key.ns
 }
 
-// forget records that discovery no longer serves a resource: references made from now on
-// do not resolve to it (Unknown, kind or scope not known); edges already resolved stay, their
-// targets Unknown while the resource is not watched.
+// forget records that discovery no longer serves a resource: references to it by kind wait
+// for a resource serving that kind (Unknown, kind not served), and references to it by
+// resource stay, Unknown while it is not watched, in the namespace the rule says (those
+// that depend on its scope wait for it). When it is served again, with the same scope or
+// another, learn resolves them again.
 func (g *graph) forget(gr schema.GroupResource) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -215,11 +237,9 @@ func (g *graph) forget(gr schema.GroupResource) {
 	if info == nil || !info.known {
 		return
 	}
+	g.unmapKind(info)
 	info.known = false
-	gk := schema.GroupKind{Group: gr.Group, Kind: info.kind}
-	if g.byKind[gk] == info {
-		delete(g.byKind, gk)
-	}
+	g.reresolve(info, info.kind)
 }
 
 func kindKey(group, kind string) string { return "k:" + group + "/" + kind }
@@ -280,7 +300,62 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 		}
 		ns = srcNS
 	}
-	return outEdge{rule: t.rule, to: g.getOrCreate(key{info.id, ns, t.name}), uid: t.uid}, true
+	to := g.getOrCreate(key{info.id, ns, t.name})
+	vns := t.ns
+	if vns != "" && vns == to.key.ns {
+		vns = to.key.ns // the key's copy: no string of its own
+	}
+	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns}, true
+}
+
+// rawOf returns the reference an edge to an object of info was resolved from; kind is the
+// kind info had when it was resolved (the reference named that kind if its rule names kinds).
+func rawOf(o outEdge, info *resInfo, kind string) rawTarget {
+	t := rawTarget{rule: o.rule, res: o.rule.toID, ns: o.vns, name: o.to.key.name, uid: o.uid}
+	if t.res == noRes {
+		t.group, t.kind = info.gr.Group, kind
+	}
+	return t
+}
+
+// reresolve resolves again every field edge to an object of info, as if its source had
+// just been read: info's scope or kind changed (a CRD deleted and created again cluster-
+// scoped, or with another kind), or discovery stopped serving it, so that an edge resolved
+// before points where the server would no longer look. kind is the kind info had when the
+// edges were resolved. It costs the edges to info's objects, once per such change.
+func (g *graph) reresolve(info *resInfo, kind string) {
+	var srcs []*entry
+	seen := map[*entry]bool{}
+	visit := func(e *entry) {
+		e.in.each(func(r ref) bool {
+			if r.rule.kind != kindSelector && !seen[r.from] {
+				seen[r.from] = true
+				srcs = append(srcs, r.from)
+			}
+			return true
+		})
+	}
+	for e := range g.objs[info.id] {
+		visit(e)
+	}
+	for e := range g.missing {
+		if e.key.res == info.id && !e.present {
+			visit(e)
+		}
+	}
+	for _, src := range srcs {
+		out := make([]outEdge, 0, len(src.out))
+		for _, o := range src.out {
+			if o.pend != nil || o.to.key.res != info.id {
+				out = append(out, o)
+				continue
+			}
+			if r, ok := g.resolve(rawOf(o, info, kind), src.key.ns); ok {
+				out = append(out, r)
+			}
+		}
+		g.setOut(src, dedupeOut(out))
+	}
 }
 
 func (g *graph) getOrCreate(k key) *entry {

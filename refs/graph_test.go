@@ -451,9 +451,11 @@ func TestForgottenResourceNoLongerResolves(t *testing.T) {
 	tg.put(configMaps, strings.Replace(owned, "NAME", "before", 1))
 	tg.g.forget(widgets) // the CRD is deleted
 	tg.put(configMaps, strings.Replace(owned, "NAME", "after", 1))
+	// The reference made before waits for the kind as the one made after does: the kind is
+	// no longer served, so the graph cannot say where the owner would be.
 	assert.Equal(t, lines(`
 		configmaps/ns/after -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)
-		configmaps/ns/before -[owner]-> widgets.example.com/ns/w (Missing: not found)
+		configmaps/ns/before -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)
 	`), strs(tg.Dangling()))
 	tg.g.forget(widgets) // twice: nothing more
 	tg.g.learn(widgets, "Widget", true)
@@ -537,4 +539,61 @@ func TestStaleOwnerReferenceIsNoUse(t *testing.T) {
 		{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d2"}]}}`)
 	unused, _ = tg.Unreferenced(deployments)
 	assert.Empty(t, unused, "owned by the current web")
+}
+
+// An edge resolved before its target's resource changed scope, or before its kind moved to
+// another resource, kept pointing where the server no longer looks: a ConfigMap's reference
+// to a Gizmo stayed "Missing" in the Gizmo's old namespace after the CRD came back
+// cluster-scoped, and a reference by kind stayed on the resource that no longer served it.
+func TestEdgesFollowScopeAndKindChanges(t *testing.T) {
+	gizmos, gizmoz := gr("scope.io", "gizmos"), gr("scope.io", "gizmoz")
+	rules := append(BuiltinRules(),
+		Rule{Name: "cm:gizmo", From: configMaps, Path: "{.data.gizmo}", To: gizmos},
+		Rule{Name: "cm:ref", From: configMaps, Path: "{.data.ref}", To: schema.GroupResource{Group: "scope.io"},
+			KindField: "kind", NameField: "name"})
+	tg := newTestGraph(t, rules)
+	tg.g.learn(gizmos, "Gizmo", true)
+	tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns"},"data":{"gizmo":"g1","ref":{"kind":"Gizmo","name":"g1"}}}`)
+	tg.put(gizmos, `{"metadata":{"name":"g1","namespace":"ns"}}`)
+	refsOfC := func() []string { return strs(tg.References(oref(configMaps, "ns", "c"), 1)) }
+	require.Equal(t, lines(`
+		configmaps/ns/c -[cm:gizmo]-> gizmos.scope.io/ns/g1
+		configmaps/ns/c -[cm:ref]-> gizmos.scope.io/ns/g1
+	`), refsOfC())
+
+	// The CRD is deleted and created again cluster-scoped.
+	tg.del(gizmos, "ns", "g1")
+	tg.g.forget(gizmos)
+	tg.g.learn(gizmos, "Gizmo", false)
+	tg.put(gizmos, `{"metadata":{"name":"g1"}}`)
+	assert.Equal(t, lines(`
+		configmaps/ns/c -[cm:gizmo]-> gizmos.scope.io/g1
+		configmaps/ns/c -[cm:ref]-> gizmos.scope.io/g1
+	`), refsOfC())
+	assert.Empty(t, strs(tg.Dangling()))
+
+	// Its scope changes back without a deletion in between (a Changed event).
+	tg.g.learn(gizmos, "Gizmo", true)
+	assert.Equal(t, lines(`
+		configmaps/ns/c -[cm:gizmo]-> gizmos.scope.io/ns/g1 (Missing: not found)
+		configmaps/ns/c -[cm:ref]-> gizmos.scope.io/ns/g1 (Missing: not found)
+	`), refsOfC())
+	tg.g.learn(gizmos, "Gizmo", false)
+
+	// The kind moves to another resource: the reference by kind follows it, the one by
+	// resource stays with gizmos, no longer served.
+	tg.g.forget(gizmos)
+	tg.g.learn(gizmoz, "Gizmo", false)
+	tg.put(gizmoz, `{"metadata":{"name":"g1"}}`)
+	assert.Equal(t, lines(`
+		configmaps/ns/c -[cm:gizmo]-> gizmos.scope.io/ns/g1 (Unknown: the scope of gizmos.scope.io is not known (not served?))
+		configmaps/ns/c -[cm:ref]-> gizmoz.scope.io/g1
+	`), refsOfC())
+
+	// gizmoz's kind changes: the reference to a Gizmo no longer resolves to it.
+	tg.g.learn(gizmoz, "Gadget", false)
+	assert.Contains(t, refsOfC(), "configmaps/ns/c -[cm:ref]-> Gizmo.scope.io/ns/g1 (Unknown: no served resource known to have kind Gizmo.scope.io)")
+	tg.g.learn(gizmoz, "Gizmo", false)
+	assert.Contains(t, refsOfC(), "configmaps/ns/c -[cm:ref]-> gizmoz.scope.io/g1")
+	assert.Zero(t, tg.Stats().Unresolved-1, "only the reference to unserved gizmos waits")
 }
