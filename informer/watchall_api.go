@@ -42,20 +42,38 @@ type AllRegistration struct {
 }
 
 // HasSynced reports whether the handler has seen the initial state of every current member.
+// One member that cannot sync (forbidden, parked) keeps it false; MemberSynced tells
+// members apart.
 func (r *AllRegistration) HasSynced() bool {
 	for _, m := range r.w.snapshot() {
-		r.w.mu.Lock()
-		reg, ok := m.regs[r.ah]
-		r.w.mu.Unlock()
-		switch {
-		case !ok || reg == skipped:
-		case reg == nil: // being attached
-			return false
-		case !reg.HasSynced():
+		if !r.memberSynced(m) {
 			return false
 		}
 	}
 	return true
+}
+
+// MemberSynced reports whether the handler has seen the initial state of the member for gr
+// (true also when its handler factory gave that member no handler); false when gr is not a
+// member.
+func (r *AllRegistration) MemberSynced(gr schema.GroupResource) bool {
+	r.w.mu.Lock()
+	m, ok := r.w.members[gr]
+	r.w.mu.Unlock()
+	return ok && r.memberSynced(m)
+}
+
+func (r *AllRegistration) memberSynced(m *member) bool {
+	r.w.mu.Lock()
+	reg, ok := m.regs[r.ah]
+	r.w.mu.Unlock()
+	switch {
+	case !ok || reg == skipped:
+		return true
+	case reg == nil: // being attached
+		return false
+	}
+	return reg.HasSynced()
 }
 
 // AddEventHandler calls newHandler for each current and future member resource; the handler

@@ -102,9 +102,6 @@
 //     lock) need rules or judgement.
 //   - Namespace selectors (a NetworkPolicy's namespaceSelector, a webhook's) are not
 //     followed; a selector of a cluster-scoped object selects in every namespace.
-//   - While a new resource (a CRD just installed) is being listed, every answer that
-//     depends on coverage says Unknown for a moment: the watch-all registration reports
-//     sync for the whole set, not per resource.
 //   - A rule's JSONPath has jsonpath's default budget: an object on which it yields more
 //     than 16,384 values (or does too much work) keeps the references found before that,
 //     and the rest are missing; Stats.Truncated counts such objects and each such event

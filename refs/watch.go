@@ -96,7 +96,8 @@ type running struct {
 type watchSet struct {
 	informer func(schema.GroupResource) (status informer.Status, ok bool)
 	members  func() []informer.Status
-	synced   func() bool
+	synced   func() bool                        // every member's objects handed to the graph
+	handed   func(gr schema.GroupResource) bool // gr's
 	wait     func(context.Context) error
 	stop     func()
 }
@@ -326,6 +327,7 @@ func newSet[T informer.Object](ctx context.Context, f *informer.Factory[T], filt
 			return out
 		},
 		synced: reg.HasSynced,
+		handed: reg.MemberSynced,
 		wait:   w.WaitForSync,
 		stop: func() {
 			w.RemoveEventHandler(reg)
@@ -384,13 +386,14 @@ func (g *Graph) covers(gr schema.GroupResource, ns string) (bool, string) {
 		if !ok {
 			continue
 		}
-		return coverage(st, ns, s.synced)
+		return coverage(st, ns, s.handed)
 	}
 	return false, resourceName(gr) + " is not watched"
 }
 
-func coverage(st informer.Status, ns string, synced func() bool) (bool, string) {
-	name := resourceName(st.Key.GVR.GroupResource())
+func coverage(st informer.Status, ns string, handed func(schema.GroupResource) bool) (bool, string) {
+	gr := st.Key.GVR.GroupResource()
+	name := resourceName(gr)
 	switch {
 	case st.Key.LabelSelector != "" || st.Key.FieldSelector != "":
 		return false, name + " is watched with a selector"
@@ -402,7 +405,7 @@ func coverage(st informer.Status, ns string, synced func() bool) (bool, string) 
 			reason += " (" + string(st.Reason) + ")"
 		}
 		return false, reason
-	case !synced():
+	case !handed(gr):
 		return false, name + ": initial objects not all handed to the graph yet"
 	}
 	return true, ""
@@ -414,7 +417,7 @@ func (g *Graph) incompleteResources() []schema.GroupResource {
 	var out []schema.GroupResource
 	for _, s := range sets {
 		for _, st := range s.members() {
-			if ok, _ := coverage(st, "", s.synced); !ok {
+			if ok, _ := coverage(st, "", s.handed); !ok {
 				out = append(out, st.Key.GVR.GroupResource())
 			}
 		}
