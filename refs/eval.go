@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,15 +123,32 @@ func (s *source) values(p *jsonpath.Path) []jsonpath.Value {
 	return s.buf
 }
 
-// metadataMap renders the metadata the rules may read of a metadata-only object (names,
-// labels, annotations, owner references) as an unstructured object would hold it.
+// metadataMap renders the metadata of a metadata-only object as an unstructured object
+// would hold it: every field of ObjectMeta but managedFields (which kindex's metadata-only
+// informers drop) and the long-deprecated selfLink, so that a rule reading .metadata finds
+// on it what it finds on the same object in any other storage mode.
 func metadataMap(m metav1.Object) map[string]any {
 	md := map[string]any{"name": m.GetName()}
-	if ns := m.GetNamespace(); ns != "" {
-		md["namespace"] = ns
+	str := func(k, v string) {
+		if v != "" {
+			md[k] = v
+		}
 	}
-	if uid := m.GetUID(); uid != "" {
-		md["uid"] = string(uid)
+	str("generateName", m.GetGenerateName())
+	str("namespace", m.GetNamespace())
+	str("uid", string(m.GetUID()))
+	str("resourceVersion", m.GetResourceVersion())
+	if g := m.GetGeneration(); g != 0 {
+		md["generation"] = g
+	}
+	if t := m.GetCreationTimestamp(); !t.IsZero() {
+		md["creationTimestamp"] = t.UTC().Format(time.RFC3339)
+	}
+	if t := m.GetDeletionTimestamp(); t != nil {
+		md["deletionTimestamp"] = t.UTC().Format(time.RFC3339)
+	}
+	if s := m.GetDeletionGracePeriodSeconds(); s != nil {
+		md["deletionGracePeriodSeconds"] = *s
 	}
 	if l := m.GetLabels(); len(l) > 0 {
 		md["labels"] = anyMap(l)
@@ -145,9 +163,19 @@ func metadataMap(m metav1.Object) map[string]any {
 			if o.Controller != nil {
 				ref["controller"] = *o.Controller
 			}
+			if o.BlockOwnerDeletion != nil {
+				ref["blockOwnerDeletion"] = *o.BlockOwnerDeletion
+			}
 			list[i] = ref
 		}
 		md["ownerReferences"] = list
+	}
+	if fs := m.GetFinalizers(); len(fs) > 0 {
+		list := make([]any, len(fs))
+		for i, f := range fs {
+			list[i] = f
+		}
+		md["finalizers"] = list
 	}
 	return map[string]any{"metadata": md}
 }

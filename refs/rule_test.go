@@ -10,9 +10,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -176,4 +178,13 @@ func TestMalformedObjectsNameNothing(t *testing.T) {
 	assert.Empty(t, tg.Dangling())
 	assert.Zero(t, tg.Stats().Edges+tg.Stats().Selectors+tg.Stats().Unresolved)
 	assert.Equal(t, 10, tg.Stats().Objects)
+}
+
+// Start(nil) panicked in context.WithCancel.
+func TestStartRefusesANilContext(t *testing.T) {
+	g, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{})
+	require.NoError(t, err)
+	//nolint:staticcheck // a nil context is the input under test
+	require.ErrorIs(t, g.Start(nil), informer.ErrNilContext)
+	require.ErrorIs(t, g.WaitForSync(nil), informer.ErrNilContext)
 }

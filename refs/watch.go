@@ -157,6 +157,9 @@ func (g *Graph) projection() []string {
 // and go. It returns once the sets are created; WaitForSync waits for their lists.
 // Everything stops when ctx ends or on Shutdown. A Graph starts once.
 func (g *Graph) Start(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("refs: Start: %w", informer.ErrNilContext)
+	}
 	g.mu.Lock()
 	switch {
 	case g.stopped:
@@ -431,6 +434,9 @@ func (g *Graph) incompleteResources() []schema.GroupResource {
 // A forbidden or parked resource keeps it waiting: give ctx a deadline, then treat the
 // resources WaitForSync names as Unknown, as the queries do.
 func (g *Graph) WaitForSync(ctx context.Context) error {
+	if ctx == nil {
+		return fmt.Errorf("refs: WaitForSync: %w", informer.ErrNilContext)
+	}
 	sets := g.sets()
 	if len(sets) == 0 {
 		return errors.New("refs: graph not started")
