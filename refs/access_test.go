@@ -62,3 +62,35 @@ func fromNS(edges []refs.Edge, ns string) []refs.Edge {
 	}
 	return out
 }
+
+// A rule naming a served resource by its singular or short name was accepted and made a
+// phantom resource: its references stayed "Unknown: secret is not watched", and the
+// Secret's referrers did not include them. Start refuses it, naming the plural.
+func TestStartRefusesRulesNamingResourcesByAnotherName(t *testing.T) {
+	for _, tc := range []struct {
+		rule refs.Rule
+		want string
+	}{
+		{refs.Rule{Name: "to-singular", From: configMapsGR, Path: "{.data.s}", To: schema.GroupResource{Resource: "secret"}},
+			`refs: rule "to-singular": secret names secrets by another name than its plural: use secrets`},
+		{refs.Rule{Name: "from-short", From: schema.GroupResource{Resource: "cm"}, Path: "{.data.s}", To: secretsGR},
+			`refs: rule "from-short": cm names configmaps by another name than its plural: use configmaps`},
+		{refs.Rule{Name: "deploy", From: schema.GroupResource{Group: "apps", Resource: "deploy"}, Path: "{.metadata.name}", To: secretsGR},
+			`refs: rule "deploy": deploy.apps names deployments.apps by another name than its plural: use deployments.apps`},
+	} {
+		g, err := refs.New(cp.AdminConfig(), refs.Options{Rules: append(refs.BuiltinRules(), tc.rule)})
+		require.NoError(t, err)
+		err = g.Start(context.Background())
+		require.ErrorIs(t, err, refs.ErrInvalidRule, tc.rule.Name)
+		require.EqualError(t, err, tc.want)
+		g.Shutdown()
+	}
+	// A resource not served yet (a CRD to come) is not refused.
+	g, err := refs.New(cp.AdminConfig(), refs.Options{Rules: append(refs.BuiltinRules(),
+		refs.Rule{Name: "later", From: schema.GroupResource{Group: "later.example.com", Resource: "things"}, Path: "{.spec.s}", To: secretsGR})})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	require.NoError(t, g.Start(ctx))
+	g.Shutdown()
+}

@@ -43,10 +43,15 @@ func ExampleNew() {
 
 	// What uses this Secret, and what uses those, to any depth?
 	secret := refs.ObjectRef{Resource: "secrets", Namespace: "shop", Name: "db-password"}
-	fmt.Print(refs.Tree(secret, g.Referrers(secret, 0), true))
+	users, err := g.Referrers(secret, 0)
+	if err != nil && !errors.Is(err, refs.ErrIncomplete) {
+		panic(err) // refs.ErrUnknownResource: a resource the graph does not know ("secret")
+	}
+	fmt.Print(refs.Tree(secret, users, true))
 	// What does this Deployment depend on?
 	deploy := refs.ObjectRef{Group: "apps", Resource: "deployments", Namespace: "shop", Name: "web"}
-	fmt.Print(refs.Tree(deploy, g.References(deploy, 0), false))
+	used, _ := g.References(deploy, 0) // an *IncompleteError: deployments not all cached
+	fmt.Print(refs.Tree(deploy, used, false))
 	// What is referenced and missing?
 	for _, e := range g.Dangling() {
 		if e.State == refs.Missing {

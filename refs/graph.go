@@ -2,6 +2,7 @@ package refs
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/labels"
@@ -91,6 +92,9 @@ type graph struct {
 	res    []*resInfo
 	byGR   map[schema.GroupResource]*resInfo
 	byKind map[schema.GroupKind]*resInfo
+	// aliases maps the other names of served resources (kind, singular, short names), in
+	// lower case, dot group, to the resource, for the errors of queries that use them.
+	aliases map[string]schema.GroupResource
 
 	entries map[key]*entry
 	objs    map[resID]map[*entry]struct{} // present entries per resource
@@ -108,6 +112,7 @@ type graph struct {
 func newGraph(rules []*crule) *graph {
 	g := &graph{
 		rules: rules, byGR: map[schema.GroupResource]*resInfo{}, byKind: map[schema.GroupKind]*resInfo{},
+		aliases: map[string]schema.GroupResource{},
 		entries: map[key]*entry{}, objs: map[resID]map[*entry]struct{}{}, missing: map[*entry]struct{}{},
 		pending: map[string]map[*entry]int{}, selectors: map[resID]map[string]map[*selInst]struct{}{},
 		labelIdx: map[resID]map[string]*nsLabels{},
@@ -152,11 +157,16 @@ func (g *graph) resource(gr schema.GroupResource) *resInfo {
 	return g.intern(gr)
 }
 
-// learn records what discovery says of a resource (its kind and scope) and resolves the
-// references that waited for it.
-func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool) *resInfo {
+// learn records what discovery says of a resource (its kind and scope, and the other names
+// it has: singular, short names) and resolves the references that waited for it.
+func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool, names ...string) *resInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	for _, n := range append(names, kind) {
+		if n = strings.ToLower(n); n != "" && n != gr.Resource {
+			g.aliases[resourceName(schema.GroupResource{Group: gr.Group, Resource: n})] = gr
+		}
+	}
 	info := g.intern(gr)
 	if info.known && info.kind == kind && info.namespaced == namespaced {
 		return info
@@ -173,8 +183,16 @@ func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool) *re
 		}
 	}
 	// Edges resolved before (with another scope, or by a kind info no longer has) move to
-	// where the server would look now; then the references that waited for info resolve.
-	g.reresolve(info, oldKind)
+	// where the server would look now; so do references to the kind resolved to a resource
+	// no longer served that had it. Then the references that waited for info resolve.
+	g.reresolve(info, oldKind, false)
+	if g.byKind[schema.GroupKind{Group: gr.Group, Kind: kind}] == info {
+		for _, other := range g.res {
+			if other != info && !other.known && other.kind == kind && other.gr.Group == gr.Group {
+				g.reresolve(other, kind, true)
+			}
+		}
+	}
 	if kind != "" {
 		g.retry(kindKey(gr.Group, kind))
 	}
@@ -225,11 +243,11 @@ func (g *graph) selectorNS(owner *entry, target *resInfo) string {
 	return owner.key.ns
 }
 
-// forget records that discovery no longer serves a resource: references to it by kind wait
-// for a resource serving that kind (Unknown, kind not served), and references to it by
-// resource stay, Unknown while it is not watched, in the namespace the rule says (those
-// that depend on its scope wait for it). When it is served again, with the same scope or
-// another, learn resolves them again.
+// forget records that discovery no longer serves a resource: references made from now on
+// do not resolve to it (Unknown, kind or scope not known); edges already resolved stay, their
+// targets Unknown while the resource is not watched, so that Referrers still finds what
+// names its objects. learn moves them when the resource is served again with another scope
+// or kind, or when another resource serves its kind.
 func (g *graph) forget(gr schema.GroupResource) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -239,7 +257,6 @@ func (g *graph) forget(gr schema.GroupResource) {
 	}
 	g.unmapKind(info)
 	info.known = false
-	g.reresolve(info, info.kind)
 }
 
 func kindKey(group, kind string) string { return "k:" + group + "/" + kind }
@@ -318,12 +335,13 @@ func rawOf(o outEdge, info *resInfo, kind string) rawTarget {
 	return t
 }
 
-// reresolve resolves again every field edge to an object of info, as if its source had
-// just been read: info's scope or kind changed (a CRD deleted and created again cluster-
-// scoped, or with another kind), or discovery stopped serving it, so that an edge resolved
-// before points where the server would no longer look. kind is the kind info had when the
-// edges were resolved. It costs the edges to info's objects, once per such change.
-func (g *graph) reresolve(info *resInfo, kind string) {
+// reresolve resolves again the field edges to objects of info (with onlyByKind, those of
+// rules that name kinds), as if their sources had just been read: info's scope or kind
+// changed (a CRD deleted and created again cluster-scoped, or with another kind), or its
+// kind is now served by another resource, so that an edge resolved before points where the
+// server would no longer look. kind is the kind info had when the edges were resolved. It
+// costs the edges to info's objects, once per such change.
+func (g *graph) reresolve(info *resInfo, kind string, onlyByKind bool) {
 	var srcs []*entry
 	seen := map[*entry]bool{}
 	visit := func(e *entry) {
@@ -346,7 +364,7 @@ func (g *graph) reresolve(info *resInfo, kind string) {
 	for _, src := range srcs {
 		out := make([]outEdge, 0, len(src.out))
 		for _, o := range src.out {
-			if o.pend != nil || o.to.key.res != info.id {
+			if o.pend != nil || o.to.key.res != info.id || (onlyByKind && o.rule.toID != noRes) {
 				out = append(out, o)
 				continue
 			}

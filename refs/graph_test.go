@@ -377,7 +377,9 @@ func TestTransitiveWalks(t *testing.T) {
 	assert.Len(t, tg.References(oref(services, "ns", "web"), 1), 2)
 	// An object the graph does not know.
 	assert.Empty(t, tg.References(oref(pods, "ns", "nope"), 0))
-	assert.Empty(t, tg.Referrers(ObjectRef{Resource: "nothings", Name: "x"}, 0))
+	edges, err := tg.Graph.Referrers(ObjectRef{Resource: "nothings", Name: "x"}, 0)
+	assert.Empty(t, edges)
+	assert.ErrorIs(t, err, ErrUnknownResource, "a resource the graph does not know")
 	// By kind instead of resource.
 	assert.Len(t, tg.Referrers(ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web"}, 1), 1)
 }
@@ -411,8 +413,9 @@ func TestUnwatchedRelatedResourcesMakeAnswersIncomplete(t *testing.T) {
 	empty, err := tg.EmptySelectors(services)
 	assert.Equal(t, []string{"services/ns/web"}, refStrs(empty))
 	assert.EqualError(t, err, "refs: not cached completely: pods")
+	// Unwatched widgets may own ConfigMaps (owner references are read on every resource).
 	_, err = tg.Unreferenced(configMaps)
-	assert.EqualError(t, err, "refs: not cached completely: pods")
+	assert.EqualError(t, err, "refs: not cached completely: pods, widgets.example.com")
 }
 
 // Rules that name their target's kind (RBAC bindings' roleRef and subjects, an HPA's target)
@@ -434,8 +437,10 @@ func TestUnwatchedKindRulesMakeAnswersIncomplete(t *testing.T) {
 			"horizontalpodautoscalers.autoscaling, rolebindings.rbac.authorization.k8s.io",
 		serviceAccounts: "refs: not cached completely: clusterrolebindings.rbac.authorization.k8s.io, " +
 			"horizontalpodautoscalers.autoscaling, rolebindings.rbac.authorization.k8s.io",
-		// An HPA's target is any kind; role bindings name roles and service accounts only.
-		gr("apps", "deployments"): "refs: not cached completely: horizontalpodautoscalers.autoscaling",
+		// An HPA's target is any kind; role bindings name roles and service accounts only, but
+		// may own a Deployment (owner references); cluster role bindings, cluster-scoped,
+		// cannot.
+		gr("apps", "deployments"): "refs: not cached completely: horizontalpodautoscalers.autoscaling, rolebindings.rbac.authorization.k8s.io",
 	} {
 		unused, err := tg.Unreferenced(res)
 		assert.Len(t, unused, 1, resourceName(res))
@@ -451,11 +456,9 @@ func TestForgottenResourceNoLongerResolves(t *testing.T) {
 	tg.put(configMaps, strings.Replace(owned, "NAME", "before", 1))
 	tg.g.forget(widgets) // the CRD is deleted
 	tg.put(configMaps, strings.Replace(owned, "NAME", "after", 1))
-	// The reference made before waits for the kind as the one made after does: the kind is
-	// no longer served, so the graph cannot say where the owner would be.
 	assert.Equal(t, lines(`
 		configmaps/ns/after -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)
-		configmaps/ns/before -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)
+		configmaps/ns/before -[owner]-> widgets.example.com/ns/w (Missing: not found)
 	`), strs(tg.Dangling()))
 	tg.g.forget(widgets) // twice: nothing more
 	tg.g.learn(widgets, "Widget", true)
@@ -581,12 +584,15 @@ func TestEdgesFollowScopeAndKindChanges(t *testing.T) {
 	tg.g.learn(gizmos, "Gizmo", false)
 
 	// The kind moves to another resource: the reference by kind follows it, the one by
-	// resource stays with gizmos, no longer served.
+	// resource stays with gizmos, no longer served (Referrers of gizmos/g1 still finds it).
+	tg.del(gizmos, "", "g1")
 	tg.g.forget(gizmos)
+	tg.uncovered[gizmos] = "gizmos.scope.io is not watched"
+	assert.Len(t, tg.Referrers(oref(gizmos, "", "g1"), 1), 2, "both still name gizmos/g1")
 	tg.g.learn(gizmoz, "Gizmo", false)
 	tg.put(gizmoz, `{"metadata":{"name":"g1"}}`)
 	assert.Equal(t, lines(`
-		configmaps/ns/c -[cm:gizmo]-> gizmos.scope.io/ns/g1 (Unknown: the scope of gizmos.scope.io is not known (not served?))
+		configmaps/ns/c -[cm:gizmo]-> gizmos.scope.io/g1 (Unknown: gizmos.scope.io is not watched)
 		configmaps/ns/c -[cm:ref]-> gizmoz.scope.io/g1
 	`), refsOfC())
 
@@ -595,5 +601,50 @@ func TestEdgesFollowScopeAndKindChanges(t *testing.T) {
 	assert.Contains(t, refsOfC(), "configmaps/ns/c -[cm:ref]-> Gizmo.scope.io/ns/g1 (Unknown: no served resource known to have kind Gizmo.scope.io)")
 	tg.g.learn(gizmoz, "Gizmo", false)
 	assert.Contains(t, refsOfC(), "configmaps/ns/c -[cm:ref]-> gizmoz.scope.io/g1")
-	assert.Zero(t, tg.Stats().Unresolved-1, "only the reference to unserved gizmos waits")
+	assert.Zero(t, tg.Stats().Unresolved)
+}
+
+// A name the graph does not know answered like an object nothing uses: Unreferenced of
+// "configmap", "cm", "ConfigMap" or a typo returned nothing and no error, and so did
+// References and Referrers. Such names are errors naming the plural; a served resource
+// that is not watched makes the answer incomplete.
+func TestUnknownNamesAreErrors(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.g.learn(configMaps, "ConfigMap", true, "configmap", "cm")
+	events := gr("", "events")
+	tg.g.learn(events, "Event", true, "event", "ev")
+	tg.uncovered[events] = "events is not watched"
+	tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns"}}`)
+
+	for _, name := range []string{"configmap", "cm", "ConfigMap", "ConfigMaps"} {
+		_, err := tg.Unreferenced(gr("", name))
+		require.ErrorIs(t, err, ErrUnknownResource, name)
+		assert.ErrorContains(t, err, "configmaps", "%s: the error names the plural", name)
+		_, err = tg.Graph.References(oref(gr("", name), "ns", "c"), 1)
+		assert.ErrorIs(t, err, ErrUnknownResource, name)
+		_, err = tg.Graph.Referrers(oref(gr("", name), "ns", "c"), 1)
+		assert.ErrorIs(t, err, ErrUnknownResource, name)
+		_, err = tg.EmptySelectors(gr("", name))
+		assert.ErrorIs(t, err, ErrUnknownResource, name)
+	}
+	_, err := tg.Unreferenced(gr("nope", "nopes"))
+	assert.EqualError(t, err, "refs: unknown resource: nopes.nope is not served (as discovery last said) and no rule names it")
+	_, err = tg.Graph.Referrers(ObjectRef{Kind: "Nope", Name: "x"}, 1)
+	assert.EqualError(t, err, "refs: unknown resource: no served resource has kind Nope")
+	// By kind, a served one resolves.
+	_, err = tg.Graph.Referrers(ObjectRef{Kind: "ConfigMap", Namespace: "ns", Name: "c"}, 1)
+	assert.NotErrorIs(t, err, ErrUnknownResource)
+
+	// Served and not watched: an answer, incomplete.
+	unused, err := tg.Unreferenced(events)
+	assert.Empty(t, unused)
+	var inc *IncompleteError
+	require.ErrorAs(t, err, &inc)
+	assert.Contains(t, inc.Resources, events)
+	_, err = tg.Graph.References(oref(events, "ns", "e"), 1)
+	require.ErrorAs(t, err, &inc)
+	assert.Equal(t, []schema.GroupResource{events}, inc.Resources)
+	used, err := tg.Graph.References(oref(configMaps, "ns", "c"), 1)
+	assert.NoError(t, err)
+	assert.Empty(t, used)
 }

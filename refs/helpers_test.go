@@ -2,6 +2,7 @@ package refs
 
 import (
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 	"testing"
@@ -84,6 +85,26 @@ func newTestGraph(t *testing.T, rules []Rule) *testGraph {
 		tg.g.learn(c.gr, c.kind, c.namespaced)
 	}
 	return tg
+}
+
+// References and Referrers are the Graph's for tests that look at the edges: an
+// *IncompleteError (the coverage the test sets) is not a failure, any other error is.
+func (tg *testGraph) References(obj ObjectRef, depth int) []Edge {
+	tg.t.Helper()
+	edges, err := tg.Graph.References(obj, depth)
+	if err != nil && !errors.Is(err, ErrIncomplete) {
+		tg.t.Fatalf("References(%s): %v", obj, err)
+	}
+	return edges
+}
+
+func (tg *testGraph) Referrers(obj ObjectRef, depth int) []Edge {
+	tg.t.Helper()
+	edges, err := tg.Graph.Referrers(obj, depth)
+	if err != nil && !errors.Is(err, ErrIncomplete) {
+		tg.t.Fatalf("Referrers(%s): %v", obj, err)
+	}
+	return edges
 }
 
 // obj decodes a JSON object.

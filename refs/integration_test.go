@@ -253,7 +253,7 @@ func TestEveryBuiltinRuleOnTheAPIServer(t *testing.T) {
 	// Every built-in rule made an edge.
 	used := map[string]bool{}
 	for _, o := range f.objects {
-		for _, e := range g.References(o, 1) {
+		for _, e := range uses(t, g, o, 1) {
 			used[e.Rule] = true
 		}
 	}
@@ -286,11 +286,11 @@ func TestEveryBuiltinRuleOnTheAPIServer(t *testing.T) {
 		rolebindings.rbac.authorization.k8s.io/{ns}/rb -[rolebindings.rbac.authorization.k8s.io:subject]-> serviceaccounts/{ns}/app-sa
 		secrets/{ns}/sa-token -[secrets:serviceaccount]-> serviceaccounts/{ns}/app-sa
 		statefulsets.apps/{ns}/web -[statefulsets.apps:serviceaccount]-> serviceaccounts/{ns}/app-sa
-	`), render(g.Referrers(refs.ObjectRef{Resource: "serviceaccounts", Namespace: f.ns, Name: "app-sa"}, 1)))
+	`), render(usedBy(t, g, refs.ObjectRef{Resource: "serviceaccounts", Namespace: f.ns, Name: "app-sa"}, 1)))
 
 	t.Run("relabelled Pod leaves and joins a selection", func(t *testing.T) {
 		selection := func() []string {
-			return render(g.References(refs.ObjectRef{Resource: "services", Namespace: f.ns, Name: "web"}, 1))
+			return render(uses(t, g, refs.ObjectRef{Resource: "services", Namespace: f.ns, Name: "web"}, 1))
 		}
 		f.update(podsR, f.ns, "web-2", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"app": "other"}) })
 		eventually(t, f.want(`services/{ns}/web -[services:selector]-> pods/{ns}/web-1`), selection)
@@ -298,7 +298,7 @@ func TestEveryBuiltinRuleOnTheAPIServer(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedStringMap(u.Object, map[string]string{"app": "other"}, "spec", "selector"))
 		})
 		eventually(t, f.want(`services/{ns}/nothing -[services:selector]-> pods/{ns}/web-2`), func() []string {
-			return render(g.References(refs.ObjectRef{Resource: "services", Namespace: f.ns, Name: "nothing"}, 1))
+			return render(uses(t, g, refs.ObjectRef{Resource: "services", Namespace: f.ns, Name: "nothing"}, 1))
 		})
 		f.update(podsR, f.ns, "web-2", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"app": "web"}) })
 		eventually(t, f.want(`
@@ -333,7 +333,7 @@ func TestEveryBuiltinRuleOnTheAPIServer(t *testing.T) {
 	t.Run("deleted CRD removes its objects' edges", func(t *testing.T) {
 		cp.DeleteCRD(t, "widgets."+widgetGroup)
 		widgetEdges := func() []string {
-			return render(g.References(refs.ObjectRef{Group: widgetGroup, Resource: "widgets", Namespace: f.ns, Name: "w"}, 1))
+			return render(uses(t, g, refs.ObjectRef{Group: widgetGroup, Resource: "widgets", Namespace: f.ns, Name: "w"}, 1))
 		}
 		eventually(t, nil, widgetEdges)
 		// Once discovery no longer serves widgets, nothing is missing from the answer.
@@ -348,7 +348,7 @@ func TestEveryBuiltinRuleOnTheAPIServer(t *testing.T) {
 			ingressclasses.networking.k8s.io/ic-{c} -[ingressclasses.networking.k8s.io:parameters]-> widgets.refs.example.com/{ns}/w (Unknown: widgets.refs.example.com is not watched)
 			ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-resource]-> widgets.refs.example.com/{ns}/w (Unknown: widgets.refs.example.com is not watched)
 		`), func() []string {
-			return render(g.Referrers(refs.ObjectRef{Group: widgetGroup, Resource: "widgets", Namespace: f.ns, Name: "w"}, 1))
+			return render(usedBy(t, g, refs.ObjectRef{Group: widgetGroup, Resource: "widgets", Namespace: f.ns, Name: "w"}, 1))
 		})
 	})
 }

@@ -79,12 +79,11 @@ func TestGraphFollowsObjectsAndCRDsCreatedAfterStart(t *testing.T) {
 	assert.Equal(t, f.want(`
 		gizmos.live.refs.example.com/{ns}/g -[gizmos:secret]-> secrets/{ns}/gizmo-creds
 		configmaps/{ns}/owned -[owner]-> gizmos.live.refs.example.com/{ns}/g
-	`), render(g.Referrers(refs.ObjectRef{Resource: "secrets", Namespace: f.ns, Name: "gizmo-creds"}, 0)))
+	`), render(usedBy(t, g, refs.ObjectRef{Resource: "secrets", Namespace: f.ns, Name: "gizmo-creds"}, 0)))
 
-	// The CRD goes: the gizmo's edges go with it, and the owner is unknown again: its kind is
-	// not served (a CRD serving it may come back with another scope, or another plural).
+	// The CRD goes: the gizmo's edges go with it, and the owner is unknown again.
 	cp.DeleteCRD(t, "gizmos."+group)
-	eventually(t, f.want(`configmaps/{ns}/owned -[owner]-> Gizmo.live.refs.example.com/{ns}/g (Unknown: no served resource known to have kind Gizmo.live.refs.example.com)`), dangling)
+	eventually(t, f.want(`configmaps/{ns}/owned -[owner]-> gizmos.live.refs.example.com/{ns}/g (Unknown: gizmos.live.refs.example.com is not watched)`), dangling)
 	eventually(t, []string{f.expand("secrets/{ns}/gizmo-creds"), "<nil>"}, func() []string {
 		unused, err := g.Unreferenced(secretsGR)
 		return append(inNamespace(unused, f.ns), fmt.Sprint(err))
@@ -136,7 +135,7 @@ func TestSharedFactoryAndDiscovery(t *testing.T) {
 	assert.Equal(t, before, len(mf.Statuses()), "the program's informers outlive the graph")
 	require.NoError(t, mine.WaitForSync(wctx))
 	// The graph keeps answering from what it holds.
-	assert.Len(t, g.Referrers(refs.ObjectRef{Resource: "configmaps", Namespace: f.ns, Name: "owner"}, 1), 1)
+	assert.Len(t, usedBy(t, g, refs.ObjectRef{Resource: "configmaps", Namespace: f.ns, Name: "owner"}, 1), 1)
 }
 
 // Not parallel: goleak sees every goroutine.

@@ -3,6 +3,7 @@ package refs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func (f *fixture) delete(gvr schema.GroupVersionResource, ns, name string) {
 func (f *fixture) edges(g *refs.Graph) []string {
 	var out []string
 	for _, o := range f.objects {
-		for _, e := range g.References(o, 1) {
+		for _, e := range uses(f.t, g, o, 1) {
 			out = append(out, e.String())
 		}
 	}
@@ -136,6 +137,26 @@ func startGraph(t *testing.T, opts refs.Options) *refs.Graph {
 	defer wcancel()
 	require.NoError(t, g.WaitForSync(wctx))
 	return g
+}
+
+// uses and usedBy are the graph's References and Referrers for tests that look at the
+// edges: an *IncompleteError is not a failure, any other error is.
+func uses(t *testing.T, g *refs.Graph, obj refs.ObjectRef, depth int) []refs.Edge {
+	t.Helper()
+	edges, err := g.References(obj, depth)
+	if err != nil && !errors.Is(err, refs.ErrIncomplete) {
+		t.Fatalf("References(%s): %v", obj, err)
+	}
+	return edges
+}
+
+func usedBy(t *testing.T, g *refs.Graph, obj refs.ObjectRef, depth int) []refs.Edge {
+	t.Helper()
+	edges, err := g.Referrers(obj, depth)
+	if err != nil && !errors.Is(err, refs.ErrIncomplete) {
+		t.Fatalf("Referrers(%s): %v", obj, err)
+	}
+	return edges
 }
 
 // render renders edges, sorted.

@@ -23,10 +23,12 @@ func dump(g *Graph) []string {
 	}
 	g.g.mu.RUnlock()
 	for _, o := range objs {
-		for _, e := range g.References(o, 1) {
+		used, _ := g.References(o, 1)
+		for _, e := range used {
 			out = append(out, "ref "+e.String())
 		}
-		for _, e := range g.Referrers(o, 1) {
+		users, _ := g.Referrers(o, 1)
+		for _, e := range users {
 			out = append(out, "by "+e.String())
 		}
 	}

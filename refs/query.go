@@ -4,9 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kindex/kindex/discovery"
 )
 
 // coverFunc tells whether the objects of a resource are cached completely in a namespace
@@ -182,19 +185,83 @@ func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 	return c
 }
 
+// knows returns the resource obj names, or an error for which errors.Is(err,
+// ErrUnknownResource) holds when the graph knows no such resource (or kind).
+func (g *graph) knows(obj ObjectRef) (schema.GroupResource, error) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if obj.Resource == "" {
+		gk := schema.GroupKind{Group: obj.Group, Kind: obj.Kind}
+		if info := g.byKind[gk]; info != nil {
+			return info.gr, nil
+		}
+		if obj.Kind == "" {
+			return schema.GroupResource{}, fmt.Errorf("%w: %s names neither a resource nor a kind", ErrUnknownResource, obj)
+		}
+		return schema.GroupResource{}, fmt.Errorf("%w: no served resource has kind %s", ErrUnknownResource, gk)
+	}
+	gr := obj.GroupResource()
+	if g.byGR[gr] != nil {
+		return gr, nil
+	}
+	lower := schema.GroupResource{Group: strings.ToLower(gr.Group), Resource: strings.ToLower(gr.Resource)}
+	if alt, ok := g.aliases[resourceName(lower)]; ok {
+		return gr, fmt.Errorf("%w: %q is not a resource's name; queries name resources by their plural: %s",
+			ErrUnknownResource, resourceName(gr), resourceName(alt))
+	}
+	if g.byGR[lower] != nil {
+		return gr, fmt.Errorf("%w: %q is not a resource's name; resource names are lower case: %s",
+			ErrUnknownResource, resourceName(gr), resourceName(lower))
+	}
+	return gr, fmt.Errorf("%w: %s is not served (as discovery last said) and no rule names it", ErrUnknownResource, resourceName(gr))
+}
+
 // References returns what obj uses: its edges, and with depth > 1 the edges of what it
 // uses, level by level to depth levels (depth < 1: no limit; every object is expanded
-// once, so cycles end). Edges come in order of Depth, then From, Rule and To. An object the
-// graph does not know has no references.
-func (g *Graph) References(obj ObjectRef, depth int) []Edge {
-	return sortEdges(g.g.walk(obj, depth, false).settle(g.cover))
+// once, so cycles end). Edges come in order of Depth, then From, Rule and To. An object of a
+// resource the graph knows that does not exist uses nothing.
+//
+// Errors: ErrUnknownResource (errors.Is) when obj names a resource or kind the graph does
+// not know (a typo, a kind or short name where the plural belongs), with no edges; an
+// *IncompleteError beside the edges when obj's resource is not cached completely where obj
+// would be (not watched, not synced, forbidden): then obj may use more, or exist.
+func (g *Graph) References(obj ObjectRef, depth int) ([]Edge, error) {
+	gr, err := g.g.knows(obj)
+	if err != nil {
+		return nil, err
+	}
+	edges := sortEdges(g.g.walk(obj, depth, false).settle(g.cover))
+	if g.cover != nil {
+		if ok, _ := g.cover(gr, g.g.namespaceOf(gr, obj.Namespace)); !ok {
+			return edges, &IncompleteError{Resources: []schema.GroupResource{gr}}
+		}
+	}
+	return edges, nil
+}
+
+// namespaceOf is where objects of gr named in ns are: ns, or "" if gr is cluster-scoped.
+func (g *graph) namespaceOf(gr schema.GroupResource, ns string) string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if info := g.byGR[gr]; info != nil && info.known && !info.namespaced {
+		return ""
+	}
+	return ns
 }
 
 // Referrers returns what uses obj: the edges to it, and with depth > 1 the edges to those,
 // in References' order. obj need not exist: the referrers of a deleted Secret are the
 // objects that still name it, their edges Missing.
-func (g *Graph) Referrers(obj ObjectRef, depth int) []Edge {
-	return sortEdges(g.g.walk(obj, depth, true).settle(g.cover))
+//
+// Errors: ErrUnknownResource as for References; an *IncompleteError beside the edges, as for
+// Unreferenced, while a resource whose objects may use obj is not cached completely.
+func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
+	gr, err := g.g.knows(obj)
+	if err != nil {
+		return nil, err
+	}
+	edges := sortEdges(g.g.walk(obj, depth, true).settle(g.cover))
+	return edges, g.incompleteErr(g.g.related(gr, true))
 }
 
 func sortEdges(edges []Edge) []Edge {
@@ -241,8 +308,13 @@ func (g *Graph) Dangling() []Edge {
 // resource names, say. Sorted by namespace and name. While some watched resource is not
 // cached completely, or a served resource whose rules name this one is not watched (left
 // out by the filter, forbidden), the answer comes with an *IncompleteError (ErrIncomplete)
-// naming them: an object of theirs may use one reported.
+// naming them: an object of theirs may use one reported; so does gr itself when it is not
+// watched. A resource the graph does not know is an error (ErrUnknownResource), as for
+// References.
 func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
+	if _, err := g.g.knows(ObjectRef{Group: gr.Group, Resource: gr.Resource}); err != nil {
+		return nil, err
+	}
 	out := g.g.objects(gr, func(e *entry) bool {
 		// An edge that requires another UID (an owner reference to an earlier object of the
 		// same name) is Missing, not a use of this object.
@@ -253,15 +325,19 @@ func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
 		})
 		return !used
 	})
-	return out, g.incompleteErr(g.g.related(gr, true))
+	return out, g.incompleteErr(append(g.g.related(gr, true), gr))
 }
 
 // EmptySelectors returns the cached objects of a resource whose selectors select nothing:
 // Services that select no Pod, PodDisruptionBudgets that cover none. Objects without a
 // selector (a Service without one) are not listed. Sorted by namespace and name; an
 // *IncompleteError as for Unreferenced, naming also the selected resources (Pods) when they
-// are not cached completely.
+// are not cached completely, and gr itself when it is not watched; ErrUnknownResource as for
+// Unreferenced.
 func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
+	if _, err := g.g.knows(ObjectRef{Group: gr.Group, Resource: gr.Resource}); err != nil {
+		return nil, err
+	}
 	out := g.g.objects(gr, func(e *entry) bool {
 		if len(e.sels) == 0 {
 			return false
@@ -273,7 +349,7 @@ func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
 		}
 		return true
 	})
-	return out, g.incompleteErr(g.g.related(gr, false))
+	return out, g.incompleteErr(append(g.g.related(gr, false), gr))
 }
 
 // related returns the served resources an answer about gr depends on besides the watched
@@ -290,6 +366,9 @@ func (g *graph) related(gr schema.GroupResource, users bool) []schema.GroupResou
 	for _, r := range g.rules {
 		var other schema.GroupResource
 		switch {
+		case users && r.From == AnyResource && r.mayName(gr, kind):
+			out = g.anySources(gr, out)
+			continue
 		case users && r.From != AnyResource && r.mayName(gr, kind):
 			other = r.From
 		case !users && r.From == gr && r.kind == kindSelector:
@@ -299,6 +378,27 @@ func (g *graph) related(gr schema.GroupResource, users bool) []schema.GroupResou
 		}
 		if info := g.byGR[other]; info != nil && info.known && !slices.Contains(out, other) {
 			out = append(out, other)
+		}
+	}
+	return out
+}
+
+// anySources adds to out the served resources whose objects a rule of every resource (owner
+// references) reads when it may name gr: all of them but those DefaultFilter leaves out
+// (events and Endpoints, which hold no owner references in practice: counting them would
+// make every answer incomplete under the default filter), and, for a namespaced gr, the
+// cluster-scoped ones (an owner reference from a cluster-scoped object to a namespaced one
+// is invalid). incompleteErr keeps those not cached completely.
+func (g *graph) anySources(gr schema.GroupResource, out []schema.GroupResource) []schema.GroupResource {
+	target := g.byGR[gr]
+	def := DefaultFilter()
+	for _, info := range g.res {
+		switch {
+		case !info.known, slices.Contains(out, info.gr):
+		case target != nil && target.known && target.namespaced && !info.namespaced:
+		case !def.Matches(discovery.Resource{GVR: info.gr.WithVersion("")}):
+		default:
+			out = append(out, info.gr)
 		}
 	}
 	return out

@@ -174,6 +174,14 @@ func compileRule(r Rule) (*crule, error) {
 	if r.From.Resource == "" {
 		return fail("no From resource")
 	}
+	if r.From.Resource == "*" && r.From.Group != "" {
+		return fail("From %q: \"*\" applies the rule to every resource and takes no group", resourceName(r.From))
+	}
+	for _, gr := range []schema.GroupResource{r.From, r.To} {
+		if err := checkResourceName(gr); err != nil {
+			return fail("%v", err)
+		}
+	}
 	p, err := jsonpath.Compile(r.Path)
 	if err != nil {
 		return nil, &RuleError{Rule: r.Name, Err: err}
@@ -241,6 +249,35 @@ func compileRule(r Rule) (*crule, error) {
 		return fail("To cannot be every resource")
 	}
 	return c, nil
+}
+
+// checkResourceName refuses what cannot be a resource's plural and group as discovery names
+// them (lower case, no dots in the plural): a kind ("ConfigMap") or "pods.v1" would never
+// match an object. "*" and an empty resource (To of a rule by kind) pass.
+func checkResourceName(gr schema.GroupResource) error {
+	if gr.Resource != "" && gr.Resource != "*" && !isName(gr.Resource, false) {
+		return fmt.Errorf("%q is not a resource's plural (lower-case letters, digits and '-'): rules name resources as discovery does, \"configmaps\"", gr.Resource)
+	}
+	if gr.Group != "" && !isName(gr.Group, true) {
+		return fmt.Errorf("%q is not an API group (lower case, dot-separated)", gr.Group)
+	}
+	return nil
+}
+
+// isName reports whether s is a lower-case DNS label (dots allowed: a subdomain).
+func isName(s string, dots bool) bool {
+	if s == "" || len(s) > 253 || s[0] == '-' || s[len(s)-1] == '-' || s[0] == '.' || s[len(s)-1] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-':
+		case c == '.' && dots:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // readsOnlyMetadata reports whether p reads nothing but fields under .metadata.

@@ -61,6 +61,13 @@ func TestRuleValidation(t *testing.T) {
 		{"selector form", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: "Set"}, "unknown Selector"},
 		{"namespace mode", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Namespace: "Other"}, "unknown Namespace"},
 		{"every target", Rule{Name: "x", From: w, Path: "{.a}", To: AnyResource}, "cannot be every resource"},
+		// Names discovery never gives a resource: they matched nothing, silently.
+		{"every resource of a group", Rule{Name: "x", From: gr("apps", "*"), Path: "{.metadata.name}", To: secrets}, "takes no group"},
+		{"kind as From", Rule{Name: "x", From: gr("", "ConfigMap"), Path: "{.a}", To: secrets}, `"ConfigMap" is not a resource's plural`},
+		{"kind as To", Rule{Name: "x", From: w, Path: "{.a}", To: gr("", "Secret")}, `"Secret" is not a resource's plural`},
+		{"resource with a version", Rule{Name: "x", From: w, Path: "{.a}", To: gr("", "secrets.v1")}, `"secrets.v1" is not a resource's plural`},
+		{"upper-case group", Rule{Name: "x", From: gr("Example.com", "widgets"), Path: "{.a}", To: secrets}, `"Example.com" is not an API group`},
+		{"group of a kind", Rule{Name: "x", From: w, Path: "{.a}", To: gr("-x", ""), KindField: "kind", NameField: "name"}, `"-x" is not an API group`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := CheckRules([]Rule{c.rule})

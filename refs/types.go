@@ -135,6 +135,13 @@ type Stats struct {
 	Truncated int
 }
 
+// ErrUnknownResource is matched by the error of a query about a resource the graph does not
+// know: neither served (as discovery last said) nor named by a rule, or a kind no served
+// resource has. Queries name resources by their plural ("configmaps"), as discovery and
+// RefOf give them; when the name is a served resource's kind, singular or short name
+// ("ConfigMap", "configmap", "cm"), the error names the plural.
+var ErrUnknownResource = errors.New("refs: unknown resource")
+
 // ErrIncomplete is matched by the *IncompleteError of an answer given while some resources
 // the answer depends on are not cached completely.
 var ErrIncomplete = errors.New("refs: cache incomplete")

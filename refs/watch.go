@@ -183,7 +183,9 @@ func (g *Graph) Start(ctx context.Context) error {
 		err = errors.New("refs: graph shut down while starting")
 	}
 	if err != nil {
+		cancel := g.cancel
 		g.mu.Unlock()
+		cancel() // what start started stops with it: run.stop waits for that
 		run.stop()
 		close(done)
 		return err
@@ -214,7 +216,7 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 	run.unsubs = append(run.unsubs, run.disc.Subscribe(func(ev discovery.Event) {
 		switch ev.Type {
 		case discovery.Added, discovery.Changed:
-			g.g.learn(ev.Resource.GVR.GroupResource(), ev.Resource.GVK.Kind, ev.Resource.Namespaced)
+			g.learn(ev.Resource)
 		case discovery.Removed:
 			g.g.forget(ev.Resource.GVR.GroupResource())
 		}
@@ -224,7 +226,10 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 		return fmt.Errorf("refs: discovery: %w", err)
 	}
 	for _, r := range all {
-		g.g.learn(r.GVR.GroupResource(), r.GVK.Kind, r.Namespaced)
+		g.learn(r)
+	}
+	if err := g.checkRuleResources(ctx, run.disc, all); err != nil {
+		return err
 	}
 
 	run.meta, run.objs = g.opts.Metadata, g.opts.Objects
@@ -339,9 +344,45 @@ func newSet[T informer.Object](ctx context.Context, f *informer.Factory[T], filt
 	}, nil
 }
 
+// learn records what discovery says of a served resource.
+func (g *Graph) learn(res discovery.Resource) *resInfo {
+	return g.g.learn(res.GVR.GroupResource(), res.GVK.Kind, res.Namespaced, append([]string{res.Singular}, res.ShortNames...)...)
+}
+
+// checkRuleResources refuses a rule that names a served resource by another name than its
+// plural (a kind, singular or short name: "ConfigMap", "secret", "cm"), which would never
+// match an object or would make a phantom resource whose references stay Unknown, and logs
+// once the resources rules name that are not served (yet: a CRD may come).
+func (g *Graph) checkRuleResources(ctx context.Context, disc *discovery.Client, served []discovery.Resource) error {
+	isServed := map[schema.GroupResource]bool{}
+	for _, r := range served {
+		isServed[r.GVR.GroupResource()] = true
+	}
+	var absent []string
+	for _, r := range g.g.rules {
+		for _, gr := range []schema.GroupResource{r.From, r.To} {
+			if gr.Resource == "" || gr == AnyResource || isServed[gr] {
+				continue
+			}
+			if res, err := disc.Resolve(ctx, resourceName(gr)); err == nil && res.GVR.GroupResource() != gr {
+				return &RuleError{Rule: r.Name, Err: fmt.Errorf("%s names %s by another name than its plural: use %s",
+					resourceName(gr), resourceName(res.GVR.GroupResource()), resourceName(res.GVR.GroupResource()))}
+			}
+			if name := resourceName(gr); !slices.Contains(absent, name) {
+				absent = append(absent, name)
+			}
+		}
+	}
+	if len(absent) > 0 {
+		slices.Sort(absent)
+		g.logger.Info("Rules name resources the server does not serve (yet): their rules apply once it does", "resources", absent)
+	}
+	return nil
+}
+
 // handler is the graph's handler for one member resource of a set.
 func (g *Graph) handler(res discovery.Resource) cache.ResourceEventHandler {
-	info := g.g.learn(res.GVR.GroupResource(), res.GVK.Kind, res.Namespaced)
+	info := g.learn(res)
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { g.upsert(info, obj) },
 		UpdateFunc: func(_, obj any) { g.upsert(info, obj) },

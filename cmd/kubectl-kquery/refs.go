@@ -125,7 +125,7 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		}
 		gr := res.GVR.GroupResource()
 		objs, err := g.Unreferenced(gr)
-		if sel, serr := g.EmptySelectors(gr); serr == nil && len(sel) > 0 {
+		if sel, serr := g.EmptySelectors(gr); (serr == nil || errors.Is(serr, refs.ErrIncomplete)) && len(sel) > 0 {
 			objs = append(objs, sel...)
 		}
 		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
@@ -150,11 +150,25 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		return err
 	}
 	obj := refs.RefOf(res, namespace, name)
+	show := func(verb string, edges []refs.Edge, err error, reverse bool) error {
+		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s %s:\n%s", obj, verb, refs.Tree(obj, edges, reverse))
+		if err != nil {
+			fmt.Fprintf(stderr, "Warning: the answer may be incomplete: %v\n", err)
+		}
+		return nil
+	}
 	if !ro.usedBy {
-		fmt.Fprintf(stdout, "%s uses:\n%s", obj, refs.Tree(obj, g.References(obj, ro.depth), false))
+		edges, err := g.References(obj, ro.depth)
+		if err := show("uses", edges, err, false); err != nil {
+			return err
+		}
 	}
 	if !ro.uses {
-		fmt.Fprintf(stdout, "%s is used by:\n%s", obj, refs.Tree(obj, g.Referrers(obj, ro.depth), true))
+		edges, err := g.Referrers(obj, ro.depth)
+		return show("is used by", edges, err, true)
 	}
 	return nil
 }

@@ -62,9 +62,10 @@ func Start(opts Options) (cp *ControlPlane, err error) {
 		return nil, err
 	}
 	cp = &ControlPlane{opts: opts, dir: dir, tokens: map[string]string{}}
+	started := cp // the returns below set cp to nil
 	defer func() {
 		if err != nil {
-			cp.Stop()
+			started.Stop()
 		}
 	}()
 	if cp.adminTok, err = randomToken(); err != nil {
