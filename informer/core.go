@@ -254,6 +254,9 @@ func (c *core) handleEvent(ev discovery.Event) {
 	for _, e := range c.reg.list() {
 		for _, gr := range grs {
 			if e.key.GVR.GroupResource() == gr {
+				if ev.Type != discovery.Removed && ev.Resource.GVR.GroupResource() == gr {
+					e.parkUnservable(ev.Resource)
+				}
 				e.notify()
 			}
 		}

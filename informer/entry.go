@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -413,7 +414,36 @@ func (e *entry) stoppedErr() error {
 	return ErrReleased
 }
 
-// servable reports whether the entry's list URL exists for res as discovery serves it.
+// servable reports whether the entry can serve res as discovery serves it: its list URL
+// exists (an informer of one namespace needs a namespaced resource), and an informer made
+// for a cluster-scoped resource in a factory or call restricted to a namespace does not list
+// every namespace of it now namespaced.
 func (e *entry) servable(res discovery.Resource) bool {
-	return e.target.Namespace == "" || res.Namespaced
+	if res.Namespaced {
+		return e.target.Namespace != "" || e.target.Restricted == ""
+	}
+	return e.target.Namespace == ""
+}
+
+// parkUnservable parks the running informer as NotFound when discovery now serves its
+// resource in a way it cannot serve (see servable): a CRD deleted and re-created with the
+// other scope between two of the informer's requests leaves its list URL valid, so no
+// request would fail.
+func (e *entry) parkUnservable(res discovery.Resource) {
+	if e.servable(res) {
+		return
+	}
+	e.dispatchMu.Lock()
+	r := e.cur
+	e.dispatchMu.Unlock()
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	if r.park == nil {
+		r.park = &parkInfo{reason: ReasonNotFound, err: fmt.Errorf("kindex: %s is now served namespaced; this informer was made for it cluster-scoped, restricted to namespace %q: make it again",
+			resourceName(res.GVR.GroupResource()), e.target.Restricted)}
+	}
+	r.mu.Unlock()
+	r.cancel()
 }

@@ -117,8 +117,9 @@ func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, storage.Targe
 			}
 		}
 	}
+	restricted := ""
 	if !res.Namespaced {
-		ns = ""
+		ns, restricted = "", ns
 	}
 	label, field := c.opts.LabelSelector, c.opts.FieldSelector
 	if s, ok := c.opts.Selectors[res.GVR.GroupResource()]; ok {
@@ -148,6 +149,6 @@ func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, storage.Targe
 		c.shards.Store(sel, sh.Normalize())
 	}
 	key := Key{GVR: res.GVR, Mode: c.mode.Name(), Namespace: ns, LabelSelector: label, FieldSelector: field, Shard: sel}
-	return key, storage.Target{Resource: res, Namespace: ns, LabelSelector: label, FieldSelector: field,
-		ShardSelector: sel}, nil
+	return key, storage.Target{Resource: res, Namespace: ns, Restricted: restricted, LabelSelector: label,
+		FieldSelector: field, ShardSelector: sel}, nil
 }

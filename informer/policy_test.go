@@ -491,3 +491,41 @@ func TestAccessRechecksShareARate(t *testing.T) {
 		assert.GreaterOrEqual(t, checks, int32(5*n), "they still re-check, about every 1.5 s")
 	})
 }
+
+// A cluster-scoped resource of a factory restricted to one namespace, served again
+// namespaced (a CRD re-created with the other scope): the informer, made for it
+// cluster-scoped, listed every namespace of it, since its URL stays valid. It parks
+// NotFound, empties its cache, and resumes only when the scope is cluster again.
+func TestRestrictedInformerParksWhenItsResourceBecomesNamespaced(t *testing.T) {
+	e := newEnv(t, Options[obj]{Namespace: "ns"})
+	ctx := context.Background()
+	clusterScoped := widgets
+	clusterScoped.Namespaced = false
+	e.disc.set(clusterScoped)
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("", "a", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.Equal(t, "", inf.Status().Key.Namespace)
+
+	e.disc.set(widgets) // namespaced now; its list URL answers still
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &clusterScoped})
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+	assert.Equal(t, ReasonNotFound, inf.Status().Reason)
+	assert.ErrorContains(t, inf.Status().LastError, `restricted to namespace "ns"`)
+	lists := srv.lists.Load()
+	e.f.Recheck()
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
+	assert.Never(t, func() bool { return inf.Status().Phase != PhaseParked }, 300*time.Millisecond, 20*time.Millisecond,
+		"it does not resume while the resource is namespaced")
+	assert.Equal(t, lists, srv.lists.Load(), "no list while parked")
+	objs, _ := inf.List(nil)
+	assert.Empty(t, objs, "parked NotFound: the cache is emptied")
+
+	e.disc.set(clusterScoped)
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: clusterScoped, Old: &widgets})
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
+}

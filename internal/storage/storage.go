@@ -13,6 +13,10 @@ import (
 type Target struct {
 	Resource      discovery.Resource
 	Namespace     string // "" for all namespaces or a cluster-scoped resource
+	// Restricted is the namespace the informer was asked to keep to when Namespace is ""
+	// because the resource was cluster-scoped then: were it served namespaced later (a CRD
+	// re-created with the other scope), the informer must not list every namespace.
+	Restricted    string
 	LabelSelector string
 	FieldSelector string
 	// ShardSelector is sent as ListOptions.ShardSelector ("" for none): see
