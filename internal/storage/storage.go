@@ -11,8 +11,8 @@ import (
 
 // Target is what one informer lists and watches.
 type Target struct {
-	Resource      discovery.Resource
-	Namespace     string // "" for all namespaces or a cluster-scoped resource
+	Resource  discovery.Resource
+	Namespace string // "" for all namespaces or a cluster-scoped resource
 	// Restricted is the namespace the informer was asked to keep to when Namespace is ""
 	// because the resource was cluster-scoped then: were it served namespaced later (a CRD
 	// re-created with the other scope), the informer must not list every namespace.
