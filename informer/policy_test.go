@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
 )
@@ -528,4 +530,42 @@ func TestRestrictedInformerParksWhenItsResourceBecomesNamespaced(t *testing.T) {
 	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: clusterScoped, Old: &widgets})
 	require.NoError(t, inf.WaitForSync(ctx))
 	assert.Equal(t, []string{"a"}, names(must(inf.List(nil))))
+}
+
+// An informer parked on access with a listed snapshot (a user who may list but not watch)
+// kept its objects after its CRD was deleted, served by List with no error and never
+// handed to handlers as deleted: access re-checks ignored discovery. A discovery event
+// whose fresh answer is "not served" turns the park into NotFound, emptying the cache with
+// tombstones; the CRD back, the informer runs again (and parks on access again).
+func TestAccessParkedInformerDropsItsObjectsWhenTheResourceGoes(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	e.access.listOnly.Store(true)
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.add(newObj("ns", "b", nil))
+	srv.setErrors(nil, forbidden("widgets"))
+	var deleted atomic.Int32
+	inf, err := e.f.Informer(ctx, "widgets", WithEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(any) { deleted.Add(1) },
+	}))
+	require.NoError(t, err)
+	defer inf.Release()
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked")
+	require.Equal(t, ReasonWatchForbidden, inf.Status().Reason)
+	require.Equal(t, 2, inf.Status().Objects)
+
+	e.disc.miss(widgets) // the CRD is deleted
+	e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
+	eventually(t, func() bool { return inf.Status().Reason == ReasonNotFound }, "parked NotFound: %v", inf.Status())
+	eventually(t, func() bool { return deleted.Load() == 2 }, "tombstones: %d", deleted.Load())
+	assert.Zero(t, inf.Status().Objects)
+	assert.Empty(t, must(inf.List(nil)))
+
+	e.disc.set(widgets) // back, and still not watchable by the user
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
+	eventually(t, func() bool {
+		st := inf.Status()
+		return st.Phase == PhaseParked && st.Reason == ReasonWatchForbidden && st.Objects == 2
+	}, "listed again, parked on access: %v", inf.Status())
 }

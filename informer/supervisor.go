@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -32,27 +33,48 @@ func (e *entry) supervise() {
 		if time.Since(r.started) >= e.core.in.HealthyRun {
 			bo.reset()
 		}
-		if p.reason == ReasonNotFound {
-			e.dropAll()
-		}
-		now := time.Now()
-		e.update(func(st *Status) {
-			st.Phase, st.Reason, st.LastError, st.LastErrorTime = PhaseParked, p.reason, p.err, now
-		})
-		if !e.waitResume(p.reason, bo) {
-			return
+		reason, perr := p.reason, p.err
+		for {
+			if reason == ReasonNotFound {
+				e.dropAll()
+			}
+			now := time.Now()
+			e.update(func(st *Status) {
+				st.Phase, st.Reason, st.LastError, st.LastErrorTime = PhaseParked, reason, perr, now
+			})
+			w := e.waitResume(reason, bo)
+			if w == stopped {
+				return
+			}
+			if w == resume {
+				break
+			}
+			// Parked on access, and discovery says the resource is gone (its CRD deleted):
+			// its objects are gone too, whatever the user may read.
+			reason, perr = ReasonNotFound, fmt.Errorf("kindex: %s is no longer served", resourceName(e.key.GVR.GroupResource()))
 		}
 		e.update(func(st *Status) { st.Phase, st.Reason = PhaseSyncing, ReasonNone })
 	}
 }
 
+// waited is how a park's wait ended.
+type waited int
+
+const (
+	stopped waited = iota // the entry stopped
+	resume                // the informer may run again
+	gone                  // an access park whose resource discovery no longer serves
+)
+
 // waitResume blocks until the park can end (true) or the entry stops (false). Access
 // problems are re-checked with SelfSubjectAccessReviews, a missing resource with discovery;
 // both on a capped exponential backoff and at once on a discovery event for the resource.
-// An invalid request is re-checked on discovery events only: nothing else can fix it.
+// An invalid request is re-checked on discovery events only: nothing else can fix it. A
+// discovery event for an access park asks discovery afresh whether the resource is still
+// served (gone: a CRD deleted while its informer could not read it).
 // The backoff is not reset by a resume, so a re-check that says yes while the real request
 // still fails cannot turn into a tight loop.
-func (e *entry) waitResume(reason Reason, bo *backoff) bool {
+func (e *entry) waitResume(reason Reason, bo *backoff) waited {
 	access := reason == ReasonForbidden || reason == ReasonWatchForbidden
 	if access {
 		e.core.accessParked.Add(1)
@@ -79,21 +101,33 @@ func (e *entry) waitResume(reason Reason, bo *backoff) bool {
 			timer = time.NewTimer(wait)
 			tick = timer.C
 		}
+		kicked := false
 		select {
 		case <-e.ctx.Done():
 		case <-e.kick:
+			kicked = true
 		case <-tick:
 		}
 		if timer != nil {
 			timer.Stop()
 		}
 		if e.ctx.Err() != nil {
-			return false
+			return stopped
+		}
+		if access && kicked && e.gone() {
+			return gone
 		}
 		if e.canResume(reason) {
-			return true
+			return resume
 		}
 	}
+}
+
+// gone asks discovery afresh whether the resource is still served (see confirmGone).
+func (e *entry) gone() bool {
+	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
+	defer cancel()
+	return e.confirmGone(ctx)
 }
 
 func (e *entry) canResume(reason Reason) bool {
