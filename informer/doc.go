@@ -85,7 +85,9 @@
 //
 //   - 404 when discovery confirms the resource is gone (a deleted CRD, or, for an informer of
 //     one namespace, one re-created cluster-scoped, which does not resume it until the
-//     scope is back): the cache is emptied
+//     scope is back; likewise an informer made for a cluster-scoped resource in a factory
+//     or call restricted to a namespace, when the resource is served namespaced, without
+//     waiting for a 404: it must not list every namespace): the cache is emptied
 //     and every handler gets a cache.DeletedFinalStateUnknown per object, since the server
 //     deleted them. Each 404 asks discovery afresh (Discovery.RecheckGVR: the group's own
 //     endpoints, not its cache), so a deletion its cache missed cannot keep the informer
@@ -99,6 +101,9 @@
 //     (1.5 s by default) apart, at once on a discovery event for the resource and on
 //     Recheck; resumes when both are allowed. Between those immediate re-checks, the
 //     factory's parked informers share 4 a second: with n parked, each waits at least n/4 s.
+//     A discovery event for the resource also asks discovery afresh whether it is still
+//     served: if not (its CRD deleted), the park becomes NotFound and the kept snapshot is
+//     emptied as above.
 //   - 400/405/406/415 (an unsupported field selector): Invalid, re-checked on discovery events.
 //
 // A failed watch-list request never parks by itself: the reflector falls back to a LIST,
