@@ -57,6 +57,18 @@ func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource
 	})
 }
 
+// CachedGVR is ResolveGVR on what the client knows now, without any request: a miss (a
+// meta.NoResourceMatchError) may be a resource served since the client's last round, and
+// before the first round everything misses. For re-checks that the client's events and
+// rounds keep current: many callers re-checking misses with ResolveGVR would each make
+// the client re-discover everything.
+func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
+	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
+		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
+	}
+	return c.snap.Load().resolveGVR(gvr)
+}
+
 // RecheckGVR is ResolveGVR with a fresh answer: it re-discovers gvr's group from the
 // server's per-group endpoints (everything, for the core group), applies the answer (with
 // its events) and resolves gvr in the result. Call it when the server contradicts the cache,

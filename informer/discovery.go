@@ -19,6 +19,10 @@ type Discovery interface {
 	// asked when the server answers NotFound for a resource discovery still shows, so that
 	// a cache that missed a CRD's deletion cannot keep an informer retrying.
 	RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (discovery.Resource, error)
+	// CachedGVR is ResolveGVR on what the client knows now, without a request: parked
+	// informers re-check with it between discovery events, so that many of them do not
+	// each make the client re-discover everything.
+	CachedGVR(gvr schema.GroupVersionResource) (discovery.Resource, error)
 	// ResolveGVK resolves a GVK; an empty version means the preferred one.
 	ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (discovery.Resource, error)
 	// Resources lists the served resources the filter selects; on a partial failure it

@@ -238,6 +238,7 @@ type fakeDiscovery struct {
 	// (a deletion discovery missed): a recheck finds them gone.
 	missed   map[schema.GroupResource]bool
 	rechecks atomic.Int32
+	resolves atomic.Int32 // ResolveGVR calls: each miss makes a real client re-discover
 }
 
 func newFakeDiscovery(rs ...discovery.Resource) *fakeDiscovery {
@@ -268,7 +269,12 @@ func (d *fakeDiscovery) Resolve(_ context.Context, input string) (discovery.Reso
 	return discovery.Resource{}, &meta.NoResourceMatchError{PartialResource: schema.GroupVersionResource{Resource: input}}
 }
 
-func (d *fakeDiscovery) ResolveGVR(_ context.Context, gvr schema.GroupVersionResource) (discovery.Resource, error) {
+func (d *fakeDiscovery) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (discovery.Resource, error) {
+	d.resolves.Add(1)
+	return d.CachedGVR(gvr)
+}
+
+func (d *fakeDiscovery) CachedGVR(gvr schema.GroupVersionResource) (discovery.Resource, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	r, ok := d.res[gvr.GroupResource()]
@@ -286,7 +292,7 @@ func (d *fakeDiscovery) RecheckGVR(ctx context.Context, gvr schema.GroupVersionR
 		delete(d.res, gvr.GroupResource())
 	}
 	d.mu.Unlock()
-	return d.ResolveGVR(ctx, gvr)
+	return d.CachedGVR(gvr)
 }
 
 // miss makes the server stop serving r without the cache learning of it.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/kindex/kindex/discovery"
 )
 
 // supervise is the entry's life: start a run; when it parks, wait for a reason to resume
@@ -117,7 +119,7 @@ func (e *entry) waitResume(reason Reason, bo *backoff) waited {
 		if access && kicked && e.gone() {
 			return gone
 		}
-		if e.canResume(reason) {
+		if e.canResume(reason, kicked) {
 			return resume
 		}
 	}
@@ -130,7 +132,12 @@ func (e *entry) gone() bool {
 	return e.confirmGone(ctx)
 }
 
-func (e *entry) canResume(reason Reason) bool {
+// canResume asks whether the park can end. A missing resource is looked up in discovery's
+// cache on the backoff timer and afresh (ResolveGVR, a re-discovery on a miss) only on a
+// discovery event or Recheck: a factory with hundreds of informers parked on deleted CRDs
+// made hundreds of full re-discoveries per backoff period. The cache is kept current by the
+// discovery client's own rounds and events, which kick the entries they concern.
+func (e *entry) canResume(reason Reason, kicked bool) bool {
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
 	switch reason {
@@ -142,7 +149,13 @@ func (e *entry) canResume(reason Reason) bool {
 		}
 		return err == nil && ok
 	default:
-		res, err := e.core.disc.ResolveGVR(ctx, e.key.GVR)
+		var res discovery.Resource
+		var err error
+		if kicked {
+			res, err = e.core.disc.ResolveGVR(ctx, e.key.GVR)
+		} else {
+			res, err = e.core.disc.CachedGVR(e.key.GVR)
+		}
 		return err == nil && res.Watchable() && e.servable(res)
 	}
 }
