@@ -94,7 +94,9 @@
 //     retrying until the next resync. A 404 while discovery still serves the resource (an
 //     apiserver that has not loaded its CRDs yet after a restart) is retried with the
 //     reflector's backoff and never empties the cache. Resumes when discovery serves the
-//     resource again (its events, plus re-checks on a capped backoff).
+//     resource again: its events and Recheck ask discovery afresh; re-checks on a capped
+//     backoff read its cache (no request: hundreds of parked informers would otherwise
+//     each make it re-discover everything).
 //   - 403 on list: Forbidden; 403 on watch after a successful list: WatchForbidden (the
 //     listed snapshot is kept; no relist every 30 s). Re-checked with
 //     SelfSubjectAccessReviews for list and watch, from 1 s up to Options.AccessRecheckInterval
