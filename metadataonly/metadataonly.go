@@ -21,6 +21,12 @@ type (
 	Informer = informer.Informer[Object]
 )
 
+// ErrNotMetadata is matched (errors.Is) by the error for an index or query on a field
+// metadata-only objects do not hold (anything outside apiVersion, kind and metadata;
+// metadata.managedFields unless Options.KeepManagedFields): it would find nothing where the
+// server's objects have values.
+var ErrNotMetadata = storage.ErrNotMetadata
+
 // NewFactory returns a factory of metadata-only informers for cfg: objects are
 // *metav1.PartialObjectMetadata fetched as protobuf through the metadata client. Every
 // client it builds refuses redirects to another host. Call Start before requesting

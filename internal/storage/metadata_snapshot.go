@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kindex/kindex/internal/typedjson"
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // metadataMode is the metadata mode: a client mode whose stored items
@@ -25,6 +28,7 @@ type metadataMode struct {
 
 var (
 	_ Snapshotter           = (*metadataMode)(nil)
+	_ PathChecker           = (*metadataMode)(nil)
 	_ ResourceVersionProber = (*probingLW)(nil)
 )
 
@@ -118,4 +122,28 @@ func (lw *probingLW) CurrentResourceVersion(ctx context.Context) (string, error)
 	}
 	defer w.Stop()
 	return InitialEventsEnd(ctx, w)
+}
+
+// ErrNotMetadata is wrapped by the error for an expression that reads fields metadata-only
+// objects do not hold.
+var ErrNotMetadata = errors.New("metadata-only objects do not hold it")
+
+// CheckPath refuses an expression that reads more than a metadata-only object holds:
+// fields outside apiVersion, kind and metadata (an index on {.spec.nodeName} would index
+// nothing while every Pod has one), metadata.managedFields unless kept, and the whole object.
+func (m *metadataMode) CheckPath(p *jsonpath.Path) error {
+	for _, path := range p.Fields() {
+		kept := len(path) > 0 && (path[0] == "apiVersion" || path[0] == "kind" || path[0] == "metadata")
+		if kept && len(path) > 1 && path[0] == "metadata" && path[1] == "managedFields" {
+			kept = m.keep
+		}
+		if !kept {
+			field := "the whole object"
+			if len(path) > 0 {
+				field = "." + strings.Join(path, ".")
+			}
+			return fmt.Errorf("metadata-only: %s reads %s: %w", p.String(), field, ErrNotMetadata)
+		}
+	}
+	return nil
 }
