@@ -90,7 +90,7 @@ func TestParseInput(t *testing.T) {
 		want []query
 	}{
 		{"pods", []query{{name: "pods"}}},
-		{" Pod ", []query{{name: "Pod"}}},
+		{" Pod ", nil}, // nothing is trimmed: no name holds a space
 		{"deploy.apps", []query{{name: "deploy", group: "apps", groupSet: true}}},
 		{"Deployment.v1.apps", []query{
 			{name: "Deployment", version: "v1", group: "apps", groupSet: true},
