@@ -306,6 +306,20 @@ func (f *Factory[T]) ForResource(res discovery.Resource, opts ...Option) (*Infor
 // returns as soon as ctx ends. Without a deadline it waits for parked informers to resume.
 func (f *Factory[T]) WaitForSync(ctx context.Context) error { return f.c.waitForSync(ctx) }
 
+// CheckPath returns an error if the factory's objects do not hold what p reads (a compact
+// factory's projection drops it, a metadata-only factory holds only metadata): an index, a
+// query or a program's own evaluation of p on them would find nothing where the server's
+// objects have values. nil for modes that keep whole objects.
+func (f *Factory[T]) CheckPath(p *jsonpath.Path) error {
+	if p == nil {
+		return errors.New("kindex: CheckPath(nil)")
+	}
+	if pc, ok := f.c.mode.(storage.PathChecker); ok {
+		return pc.CheckPath(p)
+	}
+	return nil
+}
+
 // Statuses returns the status of every informer currently held.
 func (f *Factory[T]) Statuses() []Status {
 	entries := f.c.reg.list()

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/refs"
 )
 
@@ -92,5 +93,24 @@ func TestStartRefusesRulesNamingResourcesByAnotherName(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	require.NoError(t, g.Start(ctx))
+	g.Shutdown()
+}
+
+// A shared Objects factory projected to other fields than the rules read was accepted:
+// every rule found nothing, and every ConfigMap read as unused, with no error.
+func TestStartRefusesASharedFactoryThatDropsWhatRulesRead(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	objs, err := dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{},
+		dynamicinformer.CompactOptions{Projection: []string{"{.spec.nodeName}"}})
+	require.NoError(t, err)
+	require.NoError(t, objs.Start(ctx))
+	defer objs.Shutdown()
+	g, err := refs.New(cp.AdminConfig(), refs.Options{Objects: objs})
+	require.NoError(t, err)
+	err = g.Start(ctx)
+	require.ErrorIs(t, err, refs.ErrInvalidRule)
+	require.ErrorIs(t, err, dynamicinformer.ErrNotProjected)
+	require.ErrorContains(t, err, "Options.Objects does not keep what the rule reads")
 	g.Shutdown()
 }

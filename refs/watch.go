@@ -42,8 +42,9 @@ type Options struct {
 	Metadata *metadataonly.Factory
 	// Objects is a shared factory for the resources whose rules read fields (Pods,
 	// workloads, bindings, ...), started by its owner; it must keep the fields the rules read
-	// (a compact factory's projection must include every rule's Path). nil: the graph
-	// creates a compact factory projected to what its rules read.
+	// (a compact factory's projection must include every rule's Path: Start refuses one
+	// that drops what a rule reads). nil: the graph creates a compact factory projected to
+	// what its rules read.
 	Objects *dynamicinformer.Factory
 	// Logger receives the graph's diagnostics and is handed to the factories it creates.
 	// Default: klog.Background().
@@ -243,6 +244,18 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 		}
 	}
 	fieldFilter, metaFilter, anyFields := g.filters()
+	if anyFields && run.objs != nil {
+		// A shared factory must keep what the rules read: projected to other fields, every
+		// rule would find nothing and every object would look unused.
+		for _, r := range g.g.rules {
+			if r.From == AnyResource || r.metaOnly {
+				continue
+			}
+			if err := run.objs.CheckPath(r.path); err != nil {
+				return &RuleError{Rule: r.Name, Err: fmt.Errorf("Options.Objects does not keep what the rule reads: %w", err)}
+			}
+		}
+	}
 	if anyFields && run.objs == nil {
 		run.objs, err = dynamicinformer.NewCompactFactory(g.cfg, dynamicinformer.Options{Discovery: run.disc, Logger: g.logger},
 			dynamicinformer.CompactOptions{Projection: g.projection()})
