@@ -439,10 +439,14 @@ func (e *entry) parkUnservable(res discovery.Resource) {
 	if r == nil {
 		return
 	}
+	err := fmt.Errorf("kindex: %s is now served cluster-scoped; this informer lists namespace %q", resourceName(res.GVR.GroupResource()), e.target.Namespace)
+	if res.Namespaced {
+		err = fmt.Errorf("kindex: %s is now served namespaced; this informer was made for it cluster-scoped, restricted to namespace %q",
+			resourceName(res.GVR.GroupResource()), e.target.Restricted)
+	}
 	r.mu.Lock()
 	if r.park == nil {
-		r.park = &parkInfo{reason: ReasonNotFound, err: fmt.Errorf("kindex: %s is now served namespaced; this informer was made for it cluster-scoped, restricted to namespace %q: make it again",
-			resourceName(res.GVR.GroupResource()), e.target.Restricted)}
+		r.park = &parkInfo{reason: ReasonNotFound, err: err}
 	}
 	r.mu.Unlock()
 	r.cancel()

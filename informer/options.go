@@ -148,7 +148,8 @@ func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, storage.Targe
 	if sel != "" {
 		c.shards.Store(sel, sh.Normalize())
 	}
-	key := Key{GVR: res.GVR, Mode: c.mode.Name(), Namespace: ns, LabelSelector: label, FieldSelector: field, Shard: sel}
+	key := Key{GVR: res.GVR, Mode: c.mode.Name(), Namespace: ns, Restricted: restricted, LabelSelector: label,
+		FieldSelector: field, Shard: sel}
 	return key, storage.Target{Resource: res, Namespace: ns, Restricted: restricted, LabelSelector: label,
 		FieldSelector: field, ShardSelector: sel}, nil
 }

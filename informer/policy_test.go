@@ -511,6 +511,13 @@ func TestRestrictedInformerParksWhenItsResourceBecomesNamespaced(t *testing.T) {
 	defer inf.Release()
 	require.NoError(t, inf.WaitForSync(ctx))
 	assert.Equal(t, "", inf.Status().Key.Namespace)
+	assert.Equal(t, "ns", inf.Status().Key.Restricted)
+	// One asked for every namespace is another informer, not shared with the restricted one.
+	all, err := e.f.Informer(ctx, "widgets", WithNamespace(""))
+	require.NoError(t, err)
+	defer all.Release()
+	require.NoError(t, all.WaitForSync(ctx))
+	assert.NotEqual(t, inf.Status().Key, all.Status().Key)
 
 	e.disc.set(widgets) // namespaced now; its list URL answers still
 	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &clusterScoped})
@@ -522,6 +529,7 @@ func TestRestrictedInformerParksWhenItsResourceBecomesNamespaced(t *testing.T) {
 	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgets})
 	assert.Never(t, func() bool { return inf.Status().Phase != PhaseParked }, 300*time.Millisecond, 20*time.Millisecond,
 		"it does not resume while the resource is namespaced")
+	assert.Equal(t, PhaseSynced, all.Status().Phase, "the unrestricted one serves every namespace")
 	assert.Equal(t, lists, srv.lists.Load(), "no list while parked")
 	objs, _ := inf.List(nil)
 	assert.Empty(t, objs, "parked NotFound: the cache is emptied")

@@ -21,9 +21,14 @@ type Object interface {
 
 // Key identifies one shared informer in a factory: equal keys share one informer.
 type Key struct {
-	GVR           schema.GroupVersionResource
-	Mode          string // storage mode name ("dynamic", "metadata")
-	Namespace     string // "" for all namespaces and for cluster-scoped resources
+	GVR       schema.GroupVersionResource
+	Mode      string // storage mode name ("dynamic", "metadata")
+	Namespace string // "" for all namespaces and for cluster-scoped resources
+	// Restricted is, for a cluster-scoped resource, the namespace the factory or the call
+	// asked for (Options.Namespace, WithNamespace): were the resource served namespaced
+	// later, such an informer parks rather than list every namespace, so it is not shared
+	// with an informer asked for without one.
+	Restricted    string
 	LabelSelector string // canonical form ("" selects everything)
 	FieldSelector string // canonical form
 	Shard         string // the shard selector (Shard.Selector), "" for none
@@ -35,6 +40,9 @@ func (k Key) String() string {
 	b.WriteString("/" + k.GVR.Version)
 	if k.Namespace != "" {
 		b.WriteString(" ns=" + k.Namespace)
+	}
+	if k.Restricted != "" {
+		b.WriteString(" restricted=" + k.Restricted)
 	}
 	if k.LabelSelector != "" {
 		b.WriteString(" labels=" + k.LabelSelector)
