@@ -201,12 +201,22 @@ func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool, nam
 	return info
 }
 
-// unmapKind removes info's kind from the kinds resolved to resources, if it holds it.
-func (g *graph) unmapKind(info *resInfo) {
+// unmapKind removes info's kind from the kinds resolved to resources, if it holds it, and
+// gives the kind to another served resource that has it, if any (a CRD renamed: the new
+// plural was served before the old one went); it reports whether it did.
+func (g *graph) unmapKind(info *resInfo) (remapped bool) {
 	gk := schema.GroupKind{Group: info.gr.Group, Kind: info.kind}
-	if info.kind != "" && g.byKind[gk] == info {
-		delete(g.byKind, gk)
+	if info.kind == "" || g.byKind[gk] != info {
+		return false
 	}
+	delete(g.byKind, gk)
+	for _, other := range g.res {
+		if other != info && other.known && other.gr.Group == info.gr.Group && other.kind == info.kind {
+			g.byKind[gk] = other
+			return true
+		}
+	}
+	return false
 }
 
 // rescope moves the selectors that select info's objects to where info's scope, now known
@@ -255,8 +265,21 @@ func (g *graph) forget(gr schema.GroupResource) {
 	if info == nil || !info.known {
 		return
 	}
-	g.unmapKind(info)
+	remapped := g.unmapKind(info)
 	info.known = false
+	if remapped { // references by its kind follow the kind
+		g.reresolve(info, info.kind, true)
+	}
+}
+
+// aliasOf returns the served resource whose kind, singular or short name gr's resource is
+// (compared in lower case), if any.
+func (g *graph) aliasOf(gr schema.GroupResource) (schema.GroupResource, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	lower := schema.GroupResource{Group: strings.ToLower(gr.Group), Resource: strings.ToLower(gr.Resource)}
+	alt, ok := g.aliases[resourceName(lower)]
+	return alt, ok
 }
 
 func kindKey(group, kind string) string { return "k:" + group + "/" + kind }
@@ -505,6 +528,7 @@ func (g *graph) setOut(e *entry, out []outEdge) {
 			}
 		}
 		if same {
+			e.out = out // the same edges; the namespaces the values named may differ (vns)
 			return
 		}
 	}

@@ -648,3 +648,23 @@ func TestUnknownNamesAreErrors(t *testing.T) {
 	assert.NoError(t, err)
 	assert.Empty(t, used)
 }
+
+// A CRD renamed (same group and kind, another plural): discovery reports the new plural
+// before the old one goes. The kind stayed mapped to the old plural until it went, then to
+// nothing: every reference by that kind stayed Unknown although a served resource had it.
+func TestKindPassesToAnotherResourceThatHasIt(t *testing.T) {
+	gizmos, gizmoz := gr("scope.io", "gizmos"), gr("scope.io", "gizmoz")
+	tg := newTestGraph(t, nil)
+	tg.g.learn(gizmos, "Gizmo", true)
+	tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns","ownerReferences":[
+		{"apiVersion":"scope.io/v1","kind":"Gizmo","name":"g","uid":"u"}]}}`)
+	tg.g.learn(gizmoz, "Gizmo", true) // the new plural, while the old one is served
+	assert.Equal(t, []string{"configmaps/ns/c -[owner]-> gizmos.scope.io/ns/g (Missing: not found)"},
+		strs(tg.References(oref(configMaps, "ns", "c"), 1)))
+	tg.g.forget(gizmos) // the old plural goes
+	tg.put(gizmoz, `{"metadata":{"name":"g","namespace":"ns","uid":"u"}}`)
+	assert.Equal(t, []string{"configmaps/ns/c -[owner]-> gizmoz.scope.io/ns/g"}, strs(tg.References(oref(configMaps, "ns", "c"), 1)))
+	_, err := tg.Graph.Referrers(ObjectRef{Group: "scope.io", Kind: "Gizmo", Namespace: "ns", Name: "g"}, 1)
+	assert.NoError(t, err, "the kind is served")
+	assert.Zero(t, tg.Stats().Unresolved)
+}

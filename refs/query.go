@@ -205,7 +205,7 @@ func (g *graph) knows(obj ObjectRef) (schema.GroupResource, error) {
 		return gr, nil
 	}
 	lower := schema.GroupResource{Group: strings.ToLower(gr.Group), Resource: strings.ToLower(gr.Resource)}
-	if alt, ok := g.aliases[resourceName(lower)]; ok {
+	if alt, ok := g.aliases[resourceName(lower)]; ok && alt != gr {
 		return gr, fmt.Errorf("%w: %q is not a resource's name; queries name resources by their plural: %s",
 			ErrUnknownResource, resourceName(gr), resourceName(alt))
 	}

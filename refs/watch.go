@@ -217,7 +217,14 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 	run.unsubs = append(run.unsubs, run.disc.Subscribe(func(ev discovery.Event) {
 		switch ev.Type {
 		case discovery.Added, discovery.Changed:
-			g.learn(ev.Resource)
+			// Only what can be watched: a resource that cannot (pods.metrics.k8s.io) holds
+			// no object of the graph, and known unwatched, it would make every answer
+			// that owner references bear on incomplete.
+			if ev.Resource.Watchable() {
+				g.learn(ev.Resource)
+			} else {
+				g.g.forget(ev.Resource.GVR.GroupResource())
+			}
 		case discovery.Removed:
 			g.g.forget(ev.Resource.GVR.GroupResource())
 		}
@@ -229,7 +236,7 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 	for _, r := range all {
 		g.learn(r)
 	}
-	if err := g.checkRuleResources(ctx, run.disc, all); err != nil {
+	if err := g.checkRuleResources(all); err != nil {
 		return err
 	}
 
@@ -366,7 +373,7 @@ func (g *Graph) learn(res discovery.Resource) *resInfo {
 // plural (a kind, singular or short name: "ConfigMap", "secret", "cm"), which would never
 // match an object or would make a phantom resource whose references stay Unknown, and logs
 // once the resources rules name that are not served (yet: a CRD may come).
-func (g *Graph) checkRuleResources(ctx context.Context, disc *discovery.Client, served []discovery.Resource) error {
+func (g *Graph) checkRuleResources(served []discovery.Resource) error {
 	isServed := map[schema.GroupResource]bool{}
 	for _, r := range served {
 		isServed[r.GVR.GroupResource()] = true
@@ -377,9 +384,9 @@ func (g *Graph) checkRuleResources(ctx context.Context, disc *discovery.Client, 
 			if gr.Resource == "" || gr == AnyResource || isServed[gr] {
 				continue
 			}
-			if res, err := disc.Resolve(ctx, resourceName(gr)); err == nil && res.GVR.GroupResource() != gr {
+			if alt, ok := g.g.aliasOf(gr); ok && alt != gr {
 				return &RuleError{Rule: r.Name, Err: fmt.Errorf("%s names %s by another name than its plural: use %s",
-					resourceName(gr), resourceName(res.GVR.GroupResource()), resourceName(res.GVR.GroupResource()))}
+					resourceName(gr), resourceName(alt), resourceName(alt))}
 			}
 			if name := resourceName(gr); !slices.Contains(absent, name) {
 				absent = append(absent, name)
@@ -395,7 +402,10 @@ func (g *Graph) checkRuleResources(ctx context.Context, disc *discovery.Client, 
 
 // handler is the graph's handler for one member resource of a set.
 func (g *Graph) handler(res discovery.Resource) cache.ResourceEventHandler {
-	info := g.learn(res)
+	// Interned, not learned: the graph's own discovery subscription describes resources in
+	// order, and a set's handler factory may run after a later event (a stale learn would
+	// mark a deleted CRD served again, or restore an old scope).
+	info := g.g.resource(res.GVR.GroupResource())
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { g.upsert(info, obj) },
 		UpdateFunc: func(_, obj any) { g.upsert(info, obj) },
