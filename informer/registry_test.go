@@ -67,7 +67,8 @@ func TestKeysSeparateNamespacesSelectorsAndVersions(t *testing.T) {
 	} {
 		assert.NotSame(t, base.h.e, other.h.e, "%s", other.Key())
 	}
-	// Cluster-scoped resources ignore the namespace.
+	// Cluster-scoped resources list no namespace; the namespace asked for is kept apart
+	// (Key.Restricted: served namespaced later, a restricted one must not list them all).
 	nodes := resource("", "v1", "nodes")
 	nodes.Namespaced = false
 	e.disc.emit(discoveryAdded(nodes))
@@ -77,8 +78,13 @@ func TestKeysSeparateNamespacesSelectorsAndVersions(t *testing.T) {
 	c2, err := e.f.Informer(ctx, "nodes", WithNamespace("other"))
 	require.NoError(t, err)
 	defer c2.Release()
-	assert.Same(t, c1.h.e, c2.h.e)
+	c3, err := e.f.Informer(ctx, "nodes", WithNamespace(c1.Key().Restricted))
+	require.NoError(t, err)
+	defer c3.Release()
+	assert.True(t, c1.h.e == c3.h.e, "the same namespace asked for: shared")
+	assert.True(t, c1.h.e != c2.h.e, "another namespace asked for: %s and %s", c1.Key(), c2.Key())
 	assert.Equal(t, "", c1.Key().Namespace)
+	assert.Equal(t, "", c2.Key().Namespace)
 	// GVR and GVK requests resolve to the same informer.
 	byGVR, err := e.f.InformerForGVR(ctx, schema.GroupVersionResource{Group: "example.com", Resource: "widgets"})
 	require.NoError(t, err)

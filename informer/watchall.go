@@ -11,11 +11,22 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/store"
 )
 
 // watchAll keeps one informer per listable and watchable resource that a filter selects,
 // following discovery: Added starts one, Changed moves to the new preferred version,
 // Removed stops it (handlers first see its remaining objects deleted).
+//
+// A move hands each handler over from the old member to the new one (handoff): the old
+// listener is detached and delivers what it has queued, the handler is added to the new
+// member only once that listener has ended (so the two never call the handler at the same
+// time, and nothing of the old member comes after anything of the new one), and once the
+// new member's initial list has been delivered the handler is told, with
+// DeletedFinalStateUnknown tombstones, of the keys it was last handed by the old member that
+// the new member does not cache. The old member's keys are taken from its store when its
+// listeners are detached, one map per move shared by its handlers, and dropped when the
+// handoff ends: nothing is kept or done per object outside moves.
 type watchAll struct {
 	c      *core
 	filter discovery.Filter
@@ -29,8 +40,17 @@ type watchAll struct {
 	handlers map[*allHandler]struct{}
 	indexes  map[string]indexSpec // AddIndex: registered on every member
 	stopped  bool
+	// retired are listeners detached from members that still deliver what was queued to
+	// them (a move or a removal), with their handler: Stop and RemoveEventHandler end them.
+	retired  map[*listener]*allHandler
 	done     chan struct{}
 	stopOnce sync.Once
+
+	// moveMu orders what changes which listener serves a handler for a resource: moves and
+	// removals of members, attaching handlers to members and the steps of handoffs. It is
+	// never held across user code (handler factories) or a wait; Stop and
+	// RemoveEventHandler do not take it.
+	moveMu sync.Mutex
 }
 
 type member struct {
@@ -38,6 +58,25 @@ type member struct {
 	h    *handle // the set's reference
 	view *handle // what Informers() hands out: Release on it does nothing
 	regs map[*allHandler]*Registration
+	// moving holds the handoffs of handlers moving to this member from the one it replaced,
+	// until their tombstones are queued; the handler's entry in regs stays nil (reserved)
+	// until it is added to this member. Guarded by wa.mu.
+	moving map[*allHandler]*handoff
+}
+
+// handoff is one handler's move from the member a resource had to its new member.
+type handoff struct {
+	// prev is the handler's listener on the member before, detached and delivering what it
+	// has queued; the handler is added to the new member once it has ended.
+	prev *listener
+	// seen is what the handler was last handed by the members before (key to object), once
+	// prev has delivered its queue: the store of the old member when prev was detached.
+	// Shared by the handlers of one move; read only.
+	seen map[string]any
+	// handler is the handler factory's handler for the new member, set by attach.
+	handler cache.ResourceEventHandler
+	// reg is the handler's registration on the new member once added.
+	reg *Registration
 }
 
 type allHandler struct {
@@ -45,6 +84,9 @@ type allHandler struct {
 }
 
 func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []Option) (*watchAll, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("%w: WatchAll(nil, ...)", ErrNilContext)
+	}
 	if _, err := c.context(); err != nil {
 		return nil, err
 	}
@@ -56,7 +98,7 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 		return nil, err
 	}
 	wa := &watchAll{c: c, filter: filter, opts: opts, members: map[schema.GroupResource]*member{},
-		handlers: map[*allHandler]struct{}{}, done: make(chan struct{}),
+		handlers: map[*allHandler]struct{}{}, retired: map[*listener]*allHandler{}, done: make(chan struct{}),
 		source: fmt.Sprintf("watch-all %q %q %q %q %s", filter.IncludeGroups, filter.ExcludeGroups,
 			filter.IncludeResources, filter.ExcludeResources, key)}
 	// Follow events first, then list: an event for a resource listed too is a no-op.
@@ -93,50 +135,195 @@ func (wa *watchAll) selects(res discovery.Resource) bool {
 }
 
 // add makes res a member unless it already is at the same version; an old version is
-// replaced (its handlers move to the new informer).
+// replaced: its handlers are handed over to the new member (see watchAll).
 func (wa *watchAll) add(res discovery.Resource) {
 	if !wa.selects(res) {
 		return
 	}
 	gr := res.GVR.GroupResource()
+	wa.moveMu.Lock()
 	wa.mu.Lock()
 	if wa.stopped {
 		wa.mu.Unlock()
+		wa.moveMu.Unlock()
 		return
 	}
 	old := wa.members[gr]
 	if old != nil && old.res.GVR == res.GVR {
 		wa.mu.Unlock()
+		wa.moveMu.Unlock()
 		return
 	}
 	h, err := wa.c.acquire(res, wa.opts) // no I/O: the informer starts on its own goroutine
 	if err != nil {
 		wa.mu.Unlock()
+		wa.moveMu.Unlock()
 		wa.c.logger.V(1).Info("Watch-all cannot start an informer", "resource", resourceName(gr), "err", err)
 		return
 	}
 	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}},
-		regs: map[*allHandler]*Registration{}}
+		regs: map[*allHandler]*Registration{}, moving: map[*allHandler]*handoff{}}
 	wa.members[gr] = m
 	todo := wa.reserveLocked([]*member{m}, wa.handlerList())
+	var regs []*Registration
+	var owners []*allHandler
+	if old != nil {
+		regs, owners = wa.retireLocked(old)
+	}
 	wa.mu.Unlock()
+	if old != nil {
+		seen := old.h.e.retire(regs)
+		wa.mu.Lock()
+		for i, r := range regs {
+			ah := owners[i]
+			s := seen
+			if p := old.moving[ah]; p != nil && p.reg == r {
+				// Its own handoff to old had not ended: what it was handed before old
+				// and not told deleted yet is still its view.
+				s = merged(p.seen, seen)
+			}
+			wa.handOverLocked(m, ah, &handoff{prev: r.l, seen: s})
+		}
+		for ah, p := range old.moving {
+			if p.reg == nil { // not yet added to old: old handed it nothing
+				wa.handOverLocked(m, ah, &handoff{prev: p.prev, seen: p.seen})
+			}
+		}
+		old.moving = nil
+		wa.mu.Unlock()
+	}
+	wa.moveMu.Unlock()
 	wa.applyIndexes(m)
 	wa.attach(todo)
 	if old != nil {
-		old.detach(false)
+		old.view.forceRelease()
+		old.h.release()
 	}
 }
 
+// handOverLocked records ho as ah's handoff to m if both are still in the set; wa.mu is
+// held.
+func (wa *watchAll) handOverLocked(m *member, ah *allHandler, ho *handoff) {
+	_, live := wa.handlers[ah]
+	if cur, reserved := m.regs[ah]; live && !wa.stopped && reserved && cur == nil {
+		m.moving[ah] = ho
+	}
+}
+
+// merged returns a copy of a with b's entries added over it.
+func merged(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// retireLocked returns the registrations of m's handlers, and their handlers, and records
+// their listeners as retired (they are about to be detached and drained); wa.mu is held. A
+// stopped set retires nothing: its Stop ended them.
+func (wa *watchAll) retireLocked(m *member) ([]*Registration, []*allHandler) {
+	if wa.stopped {
+		return nil, nil
+	}
+	var regs []*Registration
+	var owners []*allHandler
+	for ah, r := range m.regs {
+		if r != nil && r != skipped {
+			regs = append(regs, r)
+			owners = append(owners, ah)
+			wa.watchRetiredLocked(r.l, ah)
+		}
+	}
+	return regs, owners
+}
+
+// watchRetiredLocked records l, a listener that delivers what it has queued and ends, so
+// that Stop and RemoveEventHandler can end it, and forgets it once it has ended; wa.mu is
+// held and the set is not stopped (so the factory's Shutdown, which stops the set before it
+// waits for handler goroutines, has not begun waiting).
+func (wa *watchAll) watchRetiredLocked(l *listener, ah *allHandler) {
+	wa.retired[l] = ah
+	wa.c.handlers.Add(1)
+	go func() {
+		defer wa.c.handlers.Done()
+		<-l.done()
+		wa.mu.Lock()
+		delete(wa.retired, l)
+		wa.mu.Unlock()
+	}()
+}
+
 // remove drops the member of gr; with tombstones its handlers are told every remaining
-// object is deleted first.
+// object is deleted first (after what they have queued).
 func (wa *watchAll) remove(gr schema.GroupResource, tombstones bool) {
+	wa.moveMu.Lock()
 	wa.mu.Lock()
 	m := wa.members[gr]
 	delete(wa.members, gr)
-	wa.mu.Unlock()
-	if m != nil {
-		m.detach(tombstones)
+	if m == nil {
+		wa.mu.Unlock()
+		wa.moveMu.Unlock()
+		return
 	}
+	moving := m.moving
+	m.moving = nil
+	regs, owners := wa.retireLocked(m)
+	wa.mu.Unlock()
+	for i, r := range regs {
+		p := moving[owners[i]]
+		if p == nil || p.reg != r {
+			_ = m.h.removeHandler(r, tombstones, true)
+			continue
+		}
+		// Its handoff to m had not ended: the tombstones cover what the members before
+		// handed it too.
+		seen := m.h.e.retire([]*Registration{r})
+		if tombstones {
+			wa.farewell(owners[i], &handoff{prev: r.l, seen: merged(p.seen, seen)})
+		}
+	}
+	if tombstones {
+		for ah, p := range moving {
+			if p.reg == nil {
+				wa.farewell(ah, p)
+			}
+		}
+	}
+	wa.moveMu.Unlock()
+	m.view.forceRelease()
+	m.h.release()
+}
+
+// farewell tells ah's handler, once ho.prev has delivered its queue, that every key of
+// ho.seen is deleted: a handler whose handoff had not ended when its resource left the set.
+// The tombstones are delivered by a listener of their own, with prev's handler.
+func (wa *watchAll) farewell(ah *allHandler, ho *handoff) {
+	wa.mu.Lock()
+	defer wa.mu.Unlock()
+	if wa.stopped {
+		return
+	}
+	wa.c.handlers.Add(1)
+	go func() {
+		defer wa.c.handlers.Done()
+		<-ho.prev.done()
+		wa.mu.Lock()
+		defer wa.mu.Unlock()
+		if _, live := wa.handlers[ah]; !live || wa.stopped {
+			return
+		}
+		p := ho.prev
+		l := newListener(p.handler, p.convert, nil, p.logger, p.onPanic)
+		for key, obj := range ho.seen {
+			l.add(notification{kind: noteDelete, obj: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+		}
+		l.close(true)
+		wa.watchRetiredLocked(l, ah)
+	}()
 }
 
 func (wa *watchAll) handlerList() []*allHandler {
@@ -170,13 +357,37 @@ func (wa *watchAll) reserveLocked(ms []*member, ahs []*allHandler) []attachment 
 	return todo
 }
 
-// attach calls the handler factories and adds their handlers, without holding wa.mu (the
-// factories are user code). A pair whose member or handler went away meanwhile is undone.
+// attach calls the handler factories and adds their handlers, without holding wa.mu or
+// moveMu across the factories (user code). A pair whose member or handler went away
+// meanwhile is undone; a pair with a handoff is added by handOver once the handler's old
+// listener has ended.
 func (wa *watchAll) attach(todo []attachment) {
 	for _, a := range todo {
 		handler := wa.handlerFor(a.ah, a.m)
+		if handler != nil && isNil(handler) {
+			handler = nil
+		}
+		wa.moveMu.Lock()
+		wa.mu.Lock()
+		ok := wa.reservedLocked(a.m, a.ah)
+		if ho := a.m.moving[a.ah]; ok && ho != nil {
+			if handler == nil {
+				// No handler for the new member: the old listener delivers what it has
+				// queued and nothing is handed over.
+				a.m.regs[a.ah] = skipped
+				delete(a.m.moving, a.ah)
+			} else {
+				ho.handler = handler
+				wa.c.handlers.Add(1)
+				go wa.handOver(a.m, a.ah, ho)
+			}
+			wa.mu.Unlock()
+			wa.moveMu.Unlock()
+			continue
+		}
+		wa.mu.Unlock()
 		reg := skipped
-		if handler != nil && !isNil(handler) {
+		if ok && handler != nil {
 			var err error
 			if reg, err = a.m.h.addHandler(handler); err != nil {
 				if errors.Is(err, ErrHandlerType) {
@@ -186,29 +397,120 @@ func (wa *watchAll) attach(todo []attachment) {
 			}
 		}
 		wa.mu.Lock()
-		_, live := wa.handlers[a.ah]
-		cur, reserved := a.m.regs[a.ah]
-		keep := live && reserved && cur == nil && wa.members[a.m.res.GVR.GroupResource()] == a.m
+		keep := wa.reservedLocked(a.m, a.ah)
 		if keep {
 			a.m.regs[a.ah] = reg
 		}
 		wa.mu.Unlock()
+		wa.moveMu.Unlock()
 		if !keep && reg != skipped {
 			_ = a.m.h.removeHandler(reg, false, false)
 		}
 	}
 }
 
-// detach removes the set's handlers from the member's informer and releases it. The member
-// is no longer in the set, so no attach records into m.regs any more.
-func (m *member) detach(tombstones bool) {
-	for _, r := range m.regs {
-		if r != nil && r != skipped {
-			_ = m.h.removeHandler(r, tombstones, true)
+// reservedLocked reports whether (m, ah) is reserved and not attached yet, with both still
+// in the set; wa.mu is held.
+func (wa *watchAll) reservedLocked(m *member, ah *allHandler) bool {
+	_, live := wa.handlers[ah]
+	cur, reserved := m.regs[ah]
+	return !wa.stopped && live && reserved && cur == nil && wa.members[m.res.GVR.GroupResource()] == m
+}
+
+// handOver completes a handoff, on a goroutine of its own: once the handler's old listener
+// has delivered its queue, it adds the handler to m (which hands it m's cached objects as
+// adds), and once the handler has been delivered m's initial list it queues a
+// DeletedFinalStateUnknown for each key the handler was last handed before that m does not
+// cache (those deleted while no informer watched them, or not served at m's version). It
+// gives up at any step where the handoff is no longer m's (the set stopped, the handler was
+// removed, the resource moved again or left: that handoff's new owner goes on).
+func (wa *watchAll) handOver(m *member, ah *allHandler, ho *handoff) {
+	defer wa.c.handlers.Done()
+	<-ho.prev.done()
+	wa.moveMu.Lock()
+	wa.mu.Lock()
+	ok := wa.reservedLocked(m, ah) && m.moving[ah] == ho
+	wa.mu.Unlock()
+	if !ok {
+		wa.moveMu.Unlock()
+		return
+	}
+	reg, err := m.h.addHandler(ho.handler)
+	wa.mu.Lock()
+	ok = wa.reservedLocked(m, ah) && m.moving[ah] == ho
+	if ok && err != nil {
+		m.regs[ah] = skipped
+		delete(m.moving, ah)
+	} else if ok {
+		m.regs[ah] = reg
+		ho.reg = reg
+	}
+	wa.mu.Unlock()
+	wa.moveMu.Unlock()
+	if err != nil {
+		if errors.Is(err, ErrHandlerType) {
+			wa.c.logger.Error(err, "WatchAll handler not added", "resource", resourceName(m.res.GVR.GroupResource()))
+		}
+		return
+	}
+	if !ok {
+		_ = m.h.removeHandler(reg, false, false)
+		return
+	}
+	select {
+	case <-reg.l.synced:
+	case <-reg.l.done(): // removed, or m left the set
+	}
+	wa.moveMu.Lock()
+	defer wa.moveMu.Unlock()
+	wa.mu.Lock()
+	ok = !wa.stopped && m.moving[ah] == ho && m.regs[ah] == reg
+	if ok {
+		delete(m.moving, ah)
+	}
+	wa.mu.Unlock()
+	if ok {
+		m.h.e.queueGone(reg.l, ho.seen)
+	}
+}
+
+// retire detaches the listeners of regs from e: they get nothing more from it, deliver what
+// they have queued and end. It returns e's cached items by key at that moment: what each of
+// those handlers has been handed by e once its queue is delivered.
+func (e *entry) retire(regs []*Registration) map[string]any {
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	for _, r := range regs {
+		if _, ok := e.listeners[r.l]; ok {
+			delete(e.listeners, r.l)
+			r.l.close(true)
 		}
 	}
-	m.view.forceRelease()
-	m.h.release()
+	items := e.store.List()
+	seen := make(map[string]any, len(items))
+	for _, item := range items {
+		if key, err := store.KeyFunc(item); err == nil {
+			seen[key] = item
+		}
+	}
+	return seen
+}
+
+// queueGone queues to l, if it is still one of e's listeners, a DeletedFinalStateUnknown for
+// each key of seen that e does not cache. Under dispatchMu, so that it is ordered with
+// everything queued to l: a key e caches now was handed to l (and a later delete of it
+// will be); one it does not was not, or was deleted since.
+func (e *entry) queueGone(l *listener, seen map[string]any) {
+	e.dispatchMu.Lock()
+	defer e.dispatchMu.Unlock()
+	if _, ok := e.listeners[l]; !ok {
+		return
+	}
+	for key, obj := range seen {
+		if _, exists, err := e.store.GetByKey(key); err == nil && !exists {
+			l.add(notification{kind: noteDelete, obj: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+		}
+	}
 }
 
 func (wa *watchAll) onEvent(ev discovery.Event) {
@@ -227,6 +529,9 @@ func (wa *watchAll) onEvent(ev discovery.Event) {
 	}
 }
 
+// stop releases every member. Handlers get nothing more, as with Informer.Release: their
+// queues are dropped (those of retired listeners too) and only the call in progress
+// completes; stop does not wait for it.
 func (wa *watchAll) stop() {
 	wa.stopOnce.Do(func() {
 		wa.c.mu.Lock()
@@ -236,9 +541,19 @@ func (wa *watchAll) stop() {
 		wa.stopped = true
 		members := wa.members
 		wa.members = map[schema.GroupResource]*member{}
+		retired := make([]*listener, 0, len(wa.retired))
+		for l := range wa.retired {
+			retired = append(retired, l)
+		}
 		wa.mu.Unlock()
+		for _, l := range retired {
+			l.close(false)
+		}
 		for _, m := range members {
-			m.detach(false)
+			// Releasing the member's references removes the set's handlers without
+			// delivering their queues.
+			m.view.forceRelease()
+			m.h.release()
 		}
 		close(wa.done)
 	})
@@ -267,12 +582,18 @@ func (wa *watchAll) removeHandler(ah *allHandler) {
 	delete(wa.handlers, ah)
 	var todo []func()
 	for _, m := range wa.members {
+		delete(m.moving, ah)
 		if r, ok := m.regs[ah]; ok {
 			delete(m.regs, ah)
 			if r != nil && r != skipped {
 				h := m.h
 				todo = append(todo, func() { _ = h.removeHandler(r, false, false) })
 			}
+		}
+	}
+	for l, owner := range wa.retired {
+		if owner == ah {
+			todo = append(todo, func() { l.close(false) })
 		}
 	}
 	wa.mu.Unlock()

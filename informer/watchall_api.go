@@ -19,11 +19,29 @@ type WatchAll[T Object] struct {
 
 // WatchAll starts informers for every resource the filter selects that supports list and
 // watch, and keeps the set current: a resource discovery reports Added joins, one Changed to
-// a new preferred version moves to it (handlers are re-attached and see the objects again as
-// adds), one Removed leaves (handlers first get a DeletedFinalStateUnknown for each of its
-// remaining objects). Resources of an API group whose discovery failed stay out until it
-// recovers; their informers, if already members, are kept. The set stops when ctx ends or
-// on Stop.
+// a new preferred version moves to it, one Removed leaves (handlers first get a
+// DeletedFinalStateUnknown for each of its remaining objects). Resources of an API group
+// whose discovery failed stay out until it recovers; their informers, if already members,
+// are kept. The set stops when ctx ends or on Stop. A nil ctx is an error (ErrNilContext).
+//
+// Across a move, each handler sees one consistent sequence of events per object key, as if
+// one informer had watched the resource throughout: the old member's handler is first
+// delivered what it has queued (the new member's handler is not called until then, nor
+// concurrently with it); the new member's handler then gets the new member's cached objects
+// as adds (again for objects the old one had handed over), then its changes; and once it has
+// been delivered the new member's initial list, a DeletedFinalStateUnknown (whose Obj is the
+// object as the old member last had it) for each key it was last handed by the old member
+// that the new member does not cache: objects deleted while the informers changed, or that
+// the new version does not serve. So, once the set has moved and the new member has synced,
+// what a handler was told adds up to the new member's cache, and no delete of a key comes
+// after the new member's add of it unless the object was deleted. (Of an object deleted
+// just after the new member's initial list, the handler may get that delete and then
+// such a tombstone.) These are per group and resource: a handler factory that gives each
+// version its own state sees the re-adds in the new version's handler and the tombstones
+// there too. AllRegistration.MemberSynced is false for the resource until the tombstones are
+// queued. This costs nothing outside moves: a move keeps the old member's keys and objects
+// (one map, shared by its handlers) until its handlers' tombstones are queued, and a
+// goroutine per handler until then.
 func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts ...Option) (*WatchAll[T], error) {
 	wa, err := f.c.newWatchAll(ctx, filter, opts)
 	if err != nil {
@@ -32,7 +50,10 @@ func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts
 	return &WatchAll[T]{wa: wa}, nil
 }
 
-// Stop releases every member informer of the set.
+// Stop releases every member informer of the set. As with Informer.Release, handlers are
+// not delivered what is queued for them: each handler's call in progress, if any, completes
+// and is the last (Stop does not wait for it). The end of the set's context and the
+// factory's Shutdown stop it the same way (Shutdown waits for those calls).
 func (w *WatchAll[T]) Stop() { w.wa.stop() }
 
 // AllRegistration is a handler added to a watch-all set.
@@ -66,8 +87,11 @@ func (r *AllRegistration) MemberSynced(gr schema.GroupResource) bool {
 func (r *AllRegistration) memberSynced(m *member) bool {
 	r.w.mu.Lock()
 	reg, ok := m.regs[r.ah]
+	moving := m.moving[r.ah] != nil
 	r.w.mu.Unlock()
 	switch {
+	case moving: // handed over from the member before: the tombstones are not queued yet
+		return false
 	case !ok || reg == skipped:
 		return true
 	case reg == nil: // being attached
@@ -92,7 +116,8 @@ func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.
 	return &AllRegistration{w: w.wa, ah: ah}, nil
 }
 
-// RemoveEventHandler removes a handler from every member.
+// RemoveEventHandler removes a handler from every member; notifications not yet delivered
+// are dropped (those a member that left the set still had queued for it too).
 func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) { w.wa.removeHandler(r.ah) }
 
 // Informers returns the current members. Release on them does nothing: the set owns them.

@@ -114,6 +114,9 @@ type ResourceItem[T Object] struct {
 // plan is the sum of the members' (its Driver the first member's).
 func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
 	var res query.Result[ResourceItem[T]]
+	if ctx == nil {
+		return res, fmt.Errorf("%w: WatchAll.QueryItems(nil, ...)", ErrNilContext)
+	}
 	members := w.wa.snapshot()
 	slices.SortFunc(members, func(a, b *member) int {
 		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
@@ -186,6 +189,9 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 
 // Count returns how many objects of every member match q (Limit and Continue ignored).
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
+	if ctx == nil {
+		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
+	}
 	total := 0
 	for _, m := range w.wa.snapshot() {
 		n, _, err := m.h.e.store.Count(ctx, q, m.h.e.queryOpts)

@@ -1,0 +1,334 @@
+package informer
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/query"
+)
+
+// keyView is what a watch-all handler was told of one resource, summed over the handlers
+// the factory made for each of its versions: keys added or updated and not deleted since.
+// It records calls made while another is in progress, and tombstones without an object.
+type keyView struct {
+	mu         sync.Mutex
+	keys       map[string]bool
+	inFlight   atomic.Int32
+	concurrent atomic.Int32
+	nilTombs   atomic.Int32
+	tombs      atomic.Int32
+	// gates holds, per version, a channel every call of that version's handler waits for;
+	// started is closed when such a call first waits. Guarded by gateMu.
+	gateMu  sync.Mutex
+	gates   map[string]chan struct{}
+	started map[string]chan struct{}
+	once    map[string]*sync.Once
+	// calls counts the calls of each version's handler; guarded by mu.
+	calls map[string]int
+}
+
+func newKeyView() *keyView {
+	return &keyView{keys: map[string]bool{}, gates: map[string]chan struct{}{},
+		started: map[string]chan struct{}{}, once: map[string]*sync.Once{}, calls: map[string]int{}}
+}
+
+// hold makes the handler of version wait before each call until release(version), and
+// returns a channel closed when one waits.
+func (v *keyView) hold(version string) <-chan struct{} {
+	v.gateMu.Lock()
+	defer v.gateMu.Unlock()
+	v.gates[version] = make(chan struct{})
+	v.started[version] = make(chan struct{})
+	v.once[version] = &sync.Once{}
+	return v.started[version]
+}
+
+func (v *keyView) release(version string) {
+	v.gateMu.Lock()
+	defer v.gateMu.Unlock()
+	close(v.gates[version])
+}
+
+// wait waits for the gate of version, if it is held.
+func (v *keyView) wait(version string) {
+	v.gateMu.Lock()
+	gate, started, once := v.gates[version], v.started[version], v.once[version]
+	v.gateMu.Unlock()
+	if gate != nil {
+		once.Do(func() { close(started) })
+		<-gate
+	}
+}
+
+// factory is a WatchAll handler factory: one handler per version, one view.
+func (v *keyView) factory(res discovery.Resource) cache.ResourceEventHandler {
+	version := res.GVR.Version
+	call := func(fn func()) {
+		v.wait(version)
+		if v.inFlight.Add(1) > 1 {
+			v.concurrent.Add(1)
+		}
+		defer v.inFlight.Add(-1)
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.calls[version]++
+		fn()
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { call(func() { v.keys[objKey(o.(obj))] = true }) },
+		UpdateFunc: func(_, o any) { call(func() { v.keys[objKey(o.(obj))] = true }) },
+		DeleteFunc: func(o any) {
+			call(func() {
+				if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+					v.tombs.Add(1)
+					if _, ok := t.Obj.(obj); !ok {
+						v.nilTombs.Add(1)
+					}
+					delete(v.keys, t.Key)
+					return
+				}
+				delete(v.keys, objKey(o.(obj)))
+			})
+		},
+	}
+}
+
+// callsOf returns how many calls the handler of version has made.
+func (v *keyView) callsOf(version string) int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.calls[version]
+}
+
+func (v *keyView) snapshot() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Sorted(maps.Keys(v.keys))
+}
+
+func (v *keyView) equals(keys ...string) bool {
+	return slices.Equal(v.snapshot(), slices.Sorted(slices.Values(keys)))
+}
+
+// serve adds objects ns/<prefix><i> for i in [from, to) to s, and returns their keys.
+func serve(s *fakeServer, prefix string, from, to int) []string {
+	var keys []string
+	for i := from; i < to; i++ {
+		o := newObj("ns", fmt.Sprintf("%s%03d", prefix, i), nil)
+		s.add(o)
+		keys = append(keys, objKey(o))
+	}
+	return keys
+}
+
+// memberRegs returns the registrations the set made on the member of widgets, in any version.
+func memberRegs(wa *WatchAll[obj]) []*Registration {
+	wa.wa.mu.Lock()
+	m := wa.wa.members[widgets.GVR.GroupResource()]
+	wa.wa.mu.Unlock()
+	if m == nil {
+		return nil
+	}
+	return m.h.registrations()
+}
+
+// A move to a new version whose list lacks objects the old member had (deleted while no
+// informer watched them) tells the handler they are deleted, with tombstones carrying the
+// old object: the handler's view ends equal to the new member's cache, with no ghost.
+func TestWatchAllMoveDeletesWhatTheNewVersionLacks(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	gr := widgets.GVR.GroupResource()
+	v1 := serve(e.mode.server(widgets.GVR), "o", 0, 30)
+	// v2 lists o000-o019 and a new n000: o020-o029 were deleted while the informers changed.
+	want := append(serve(e.mode.server(widgetsV2.GVR), "o", 0, 20), serve(e.mode.server(widgetsV2.GVR), "n", 0, 1)...)
+
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	reg, err := wa.AddEventHandler(view.factory)
+	require.NoError(t, err)
+	eventually(t, func() bool { return reg.HasSynced() && view.equals(v1...) }, "v1 handed over: %v", view.snapshot())
+
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgetsV2, Old: &widgets})
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(gr)
+		return ok && inf.Key().GVR.Version == "v2" && reg.MemberSynced(gr) && view.equals(want...)
+	}, "view equals v2's cache: %v", view.snapshot())
+	assert.EqualValues(t, 10, view.tombs.Load(), "one tombstone per object v2 lacks")
+	assert.Zero(t, view.nilTombs.Load(), "tombstones carry the object the old member had")
+	assert.Zero(t, view.concurrent.Load(), "handler calls never overlap")
+}
+
+// When the old member parks as not found (its version no longer served) and queues
+// tombstones for everything it had while its handler is still busy, the move to the new
+// version delivers those tombstones before any add of the new member: a live object is
+// never left deleted, and the two members never call the handler at the same time.
+func TestWatchAllMoveOrdersOldTombstonesBeforeNewAdds(t *testing.T) {
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	e := newEnv(t, Options[obj]{}, widgetsV2)
+	ctx := context.Background()
+	gr := widgets.GVR.GroupResource()
+	keys := serve(e.mode.server(widgetsV2.GVR), "o", 0, 50)
+	serve(e.mode.server(widgets.GVR), "o", 0, 50)
+
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	started := view.hold("v2")
+	reg, err := wa.AddEventHandler(view.factory)
+	require.NoError(t, err)
+	<-started // the v2 handler is busy: its adds queue up
+	old, ok := wa.Informer(gr)
+	require.True(t, ok)
+
+	// v2 is no longer served: its informer parks as not found and queues a tombstone per
+	// object, behind the adds.
+	e.disc.set(widgets)
+	e.mode.server(widgetsV2.GVR).setErrors(notFoundErr(), notFoundErr())
+	e.mode.server(widgetsV2.GVR).closeWatches()
+	eventually(t, func() bool {
+		st := old.Status()
+		return st.Phase == PhaseParked && st.Reason == ReasonNotFound
+	}, "v2 parked as not found: %v", old.Status())
+
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &widgetsV2})
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(gr)
+		return ok && inf.Key().GVR.Version == "v1" && inf.HasSynced()
+	}, "moved to v1")
+	// Whatever the set added to v1 already has been handed v1's objects before the old
+	// handler goes on.
+	for _, r := range memberRegs(wa) {
+		eventually(t, r.HasSynced, "v1 registration synced")
+	}
+	view.release("v2")
+	// The v2 handler is handed its queue (an add and a tombstone per object) either way.
+	eventually(t, func() bool { return view.callsOf("v2") == 2*len(keys) && reg.MemberSynced(gr) },
+		"v2's queue delivered: %d calls", view.callsOf("v2"))
+	eventually(t, func() bool { return view.equals(keys...) },
+		"every live object in the view: %d of %d", len(view.snapshot()), len(keys))
+	assert.Zero(t, view.concurrent.Load(), "the old and the new member's handlers never run at once")
+}
+
+// A move while the handler still works through a move before it (v1 to v2 to v3), and a
+// removal while it does, leave the handler's view equal to the last member's cache, and
+// empty.
+func TestWatchAllMoveWhileHandingOver(t *testing.T) {
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	widgetsV3 := resource("example.com", "v3", "widgets")
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	gr := widgets.GVR.GroupResource()
+	serve(e.mode.server(widgets.GVR), "o", 0, 30)
+	serve(e.mode.server(widgetsV2.GVR), "o", 10, 40)
+	want := serve(e.mode.server(widgetsV3.GVR), "o", 20, 25)
+
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	started := view.hold("v1")
+	reg, err := wa.AddEventHandler(view.factory)
+	require.NoError(t, err)
+	<-started
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgetsV2, Old: &widgets})
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgetsV3, Old: &widgetsV2})
+	assert.False(t, reg.MemberSynced(gr), "not synced while the handler is handed over")
+	view.release("v1")
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(gr)
+		return ok && inf.Key().GVR.Version == "v3" && reg.MemberSynced(gr) && view.equals(want...)
+	}, "view equals v3's cache: %v", view.snapshot())
+
+	// v3 to v4 while the handler is busy, then the resource goes: everything is deleted.
+	widgetsV4 := resource("example.com", "v4", "widgets")
+	serve(e.mode.server(widgetsV4.GVR), "o", 0, 5)
+	started = view.hold("v3")
+	e.mode.server(widgetsV3.GVR).update(newObj("ns", "o020", map[string]string{"a": "b"}))
+	<-started
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgetsV4, Old: &widgetsV3})
+	e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgetsV4})
+	view.release("v3")
+	eventually(t, func() bool { return view.equals() }, "every object deleted: %v", view.snapshot())
+	assert.Zero(t, view.concurrent.Load(), "handler calls never overlap")
+	assert.Zero(t, view.nilTombs.Load())
+}
+
+// Stop, the factory's Shutdown and the end of the set's context end handler deliveries at
+// once: the call in progress completes and no other starts, however long the backlog.
+func TestWatchAllStopDropsTheBacklog(t *testing.T) {
+	for _, how := range []string{"Stop", "Shutdown", "context"} {
+		t.Run(how, func(t *testing.T) {
+			e := newEnv(t, Options[obj]{}, widgets)
+			serve(e.mode.server(widgets.GVR), "o", 0, 200)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+			require.NoError(t, err)
+			defer wa.Stop()
+			var calls atomic.Int32
+			started, gate := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			_, err = wa.AddEventHandler(func(discovery.Resource) cache.ResourceEventHandler {
+				return cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
+					calls.Add(1)
+					once.Do(func() { close(started) })
+					<-gate
+				}}
+			})
+			require.NoError(t, err)
+			<-started
+			inf, ok := wa.Informer(widgets.GVR.GroupResource())
+			require.True(t, ok)
+			shutdown := make(chan struct{})
+			switch how {
+			case "Stop":
+				wa.Stop()
+			case "Shutdown":
+				go func() { e.f.Shutdown(); close(shutdown) }()
+			case "context":
+				cancel()
+			}
+			eventually(t, func() bool { return inf.Status().Phase == PhaseStopped }, "member stopped")
+			before := calls.Load()
+			close(gate)
+			e.f.Shutdown() // waits for every handler goroutine
+			if how == "Shutdown" {
+				<-shutdown
+			}
+			assert.Equal(t, before, calls.Load(), "no handler call after the set stopped (%d queued)", 200-before)
+		})
+	}
+}
+
+// A nil context is an error of WatchAll and of the set's queries, not a crash later.
+func TestWatchAllNilContext(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	//nolint:staticcheck // a nil context on purpose
+	_, err := e.f.WatchAll(nil, discovery.Filter{})
+	require.ErrorIs(t, err, ErrNilContext)
+	assert.Empty(t, e.f.Statuses(), "nothing started")
+	wa, err := e.f.WatchAll(context.Background(), discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	//nolint:staticcheck // a nil context on purpose
+	_, err = wa.QueryItems(nil, query.Query{})
+	assert.ErrorIs(t, err, ErrNilContext)
+	//nolint:staticcheck // a nil context on purpose
+	_, err = wa.Count(nil, query.Query{})
+	assert.ErrorIs(t, err, ErrNilContext)
+}
