@@ -134,8 +134,9 @@ func (wa *watchAll) selects(res discovery.Resource) bool {
 	return res.Watchable() && wa.filter.Matches(res)
 }
 
-// add makes res a member unless it already is at the same version; an old version is
-// replaced: its handlers are handed over to the new member (see watchAll).
+// add makes res a member unless it already is at the same version and scope; an old
+// version (or scope) is replaced: its handlers are handed over to the new member (see
+// watchAll).
 func (wa *watchAll) add(res discovery.Resource) {
 	if !wa.selects(res) {
 		return
@@ -149,7 +150,7 @@ func (wa *watchAll) add(res discovery.Resource) {
 		return
 	}
 	old := wa.members[gr]
-	if old != nil && old.res.GVR == res.GVR {
+	if old != nil && old.res.GVR == res.GVR && old.res.Namespaced == res.Namespaced {
 		wa.mu.Unlock()
 		wa.moveMu.Unlock()
 		return

@@ -332,3 +332,35 @@ func TestWatchAllNilContext(t *testing.T) {
 	_, err = wa.Count(nil, query.Query{})
 	assert.ErrorIs(t, err, ErrNilContext)
 }
+
+// A member whose resource changes scope at the same version (a CRD re-created with the other
+// scope within one discovery round) was kept: in a factory restricted to a namespace, the
+// member made for the cluster-scoped resource parks (it must not list every namespace) and
+// the set never synced again. It is replaced by one of the new scope.
+func TestWatchAllReplacesAMemberWhoseScopeChanges(t *testing.T) {
+	clusterScoped := widgets
+	clusterScoped.Namespaced = false
+	e := newEnv(t, Options[obj]{Namespace: "ns"}, clusterScoped)
+	ctx := context.Background()
+	gr := widgets.GVR.GroupResource()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("", "a", nil))
+
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	reg, err := wa.AddEventHandler(view.factory)
+	require.NoError(t, err)
+	eventually(t, func() bool { return reg.HasSynced() && view.equals("a") }, "synced: %v", view.snapshot())
+
+	e.disc.set(widgets) // namespaced now, same version
+	srv.remove(newObj("", "a", nil))
+	srv.add(newObj("ns", "b", nil))
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &clusterScoped})
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(gr)
+		return ok && inf.Key().Namespace == "ns" && reg.MemberSynced(gr) && view.equals("ns/b")
+	}, "a member of namespace ns: %v", view.snapshot())
+	require.NoError(t, wa.WaitForSync(ctx))
+}
