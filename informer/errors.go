@@ -63,8 +63,10 @@ func (e *PanicError) Error() string {
 // call it later (AddEventHandler, SubscribeStatus, WatchAll.AddEventHandler).
 var ErrNilCallback = errors.New("kindex: nil callback")
 
-// ErrNilContext is returned by Factory.Start and the waits (WaitForSync, WaitForSyncOrPark)
-// when given a nil context.
+// ErrNilContext is returned by every method that takes a context when given a nil one:
+// Factory.Start, Informer, InformerForGVR, InformerForGVK, WatchAll, Dependents, Orphans, the
+// waits (WaitForSync, WaitForSyncOrPark) and the queries (Query, QueryItems, Count, CountBy,
+// and a watch-all set's).
 var ErrNilContext = errors.New("kindex: nil context")
 
 // DecodeError is returned by Get, List and Query when a cached object cannot be turned into

@@ -256,6 +256,9 @@ func (f *Factory[T]) Shutdown() { f.c.stop() }
 // ("deploy", "deployments.apps", "Deployment.v1.apps", a short name), at its preferred
 // version. Release it when done.
 func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
@@ -268,6 +271,9 @@ func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option)
 
 // InformerForGVR is Informer for a GVR; an empty version means the preferred one.
 func (f *Factory[T]) InformerForGVR(ctx context.Context, gvr schema.GroupVersionResource, opts ...Option) (*Informer[T], error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
@@ -281,6 +287,9 @@ func (f *Factory[T]) InformerForGVR(ctx context.Context, gvr schema.GroupVersion
 // InformerForGVK is Informer for the resource serving a GVK; an empty version means the
 // preferred one.
 func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersionKind, opts ...Option) (*Informer[T], error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}

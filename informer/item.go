@@ -207,6 +207,9 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 // QueryItems is Query without decoding: the same page, plan and continue token, with each
 // result an Item.
 func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[Item[T]], error) {
+	if ctx == nil {
+		return query.Result[Item[T]]{}, ErrNilContext
+	}
 	var res query.Result[Item[T]]
 	if err := i.h.gone(); err != nil {
 		return res, err

@@ -53,6 +53,9 @@ type UnknownOwner struct {
 // The answer is the caches' current content: an informer that has not synced yet may miss
 // objects.
 func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent[T], error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
@@ -93,6 +96,9 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 // The answer is as fresh as the caches: an owner created a moment ago may not be cached
 // yet. A garbage collector should confirm with a GET before deleting, as Kubernetes' does.
 func (f *Factory[T]) Orphans(ctx context.Context) ([]Orphan[T], error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}

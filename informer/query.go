@@ -25,6 +25,9 @@ import (
 // ErrInvalidContinue. The walk over candidates and the JSONPath filters stop when ctx ends
 // (the error is ctx's); JSONPath filters run with Options.QueryJSONPath's budget.
 func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T], error) {
+	if ctx == nil {
+		return query.Result[T]{}, ErrNilContext
+	}
 	var res query.Result[T]
 	items, next, plan, err := i.query(ctx, q)
 	if err != nil {
@@ -47,6 +50,9 @@ func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T]
 // equality condition is answered from sizes the indexes keep, without visiting objects;
 // any other visits the matches once, without sorting or decoding them.
 func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
+	if ctx == nil {
+		return 0, ErrNilContext
+	}
 	if err := i.h.gone(); err != nil {
 		return 0, err
 	}
@@ -61,6 +67,9 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 // proportional to the index's distinct values, not the objects; otherwise the matches are
 // visited once.
 func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) (map[string]int, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if err := i.h.gone(); err != nil {
 		return nil, err
 	}

@@ -364,3 +364,31 @@ func TestWatchAllReplacesAMemberWhoseScopeChanges(t *testing.T) {
 	}, "a member of namespace ns: %v", view.snapshot())
 	require.NoError(t, wa.WaitForSync(ctx))
 }
+
+// Every method that takes a context refuses a nil one: Informer passed it on to discovery,
+// and the queries to the store's scans, which call ctx.Err().
+func TestNilContextIsRefusedEverywhere(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	var nilCtx context.Context
+	_, err := e.f.Informer(nilCtx, "widgets")
+	assert.ErrorIs(t, err, ErrNilContext)
+	_, err = e.f.InformerForGVR(nilCtx, widgets.GVR)
+	assert.ErrorIs(t, err, ErrNilContext)
+	_, err = e.f.InformerForGVK(nilCtx, widgets.GVK)
+	assert.ErrorIs(t, err, ErrNilContext)
+	_, err = e.f.Dependents(nilCtx, "u")
+	assert.ErrorIs(t, err, ErrNilContext)
+	_, err = e.f.Orphans(nilCtx)
+	assert.ErrorIs(t, err, ErrNilContext)
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	_, err = inf.Query(nilCtx, query.Query{})
+	assert.ErrorIs(t, err, ErrNilContext)
+	_, err = inf.QueryItems(nilCtx, query.Query{})
+	assert.ErrorIs(t, err, ErrNilContext)
+	_, err = inf.Count(nilCtx, query.Query{})
+	assert.ErrorIs(t, err, ErrNilContext)
+	_, err = inf.CountBy(nilCtx, query.Query{}, "x")
+	assert.ErrorIs(t, err, ErrNilContext)
+}
