@@ -255,6 +255,7 @@ func (c *core) handleEvent(ev discovery.Event) {
 		for _, gr := range grs {
 			if e.key.GVR.GroupResource() == gr {
 				if ev.Type != discovery.Removed && ev.Resource.GVR.GroupResource() == gr {
+					e.described(ev.Resource)
 					e.parkUnservable(ev.Resource)
 				}
 				e.notify()

@@ -20,8 +20,12 @@ import (
 // supervisor goroutine that starts runs, parks them and resumes them (supervisor.go). It
 // outlives its runs; it ends when the last reference is released or the factory stops.
 type entry struct {
-	core      *core
-	key       Key
+	core *core
+	key  Key
+	// res is the resource as discovery last described it at the key's version (kind, scope,
+	// short names and categories may change when a CRD is re-created); target is what the
+	// entry lists, its Resource replaced by res for each run (targetNow). Guarded by resMu.
+	resMu     sync.Mutex
 	res       discovery.Resource
 	target    storage.Target
 	logger    logr.Logger
@@ -412,6 +416,35 @@ func (e *entry) stoppedErr() error {
 		return ErrShutdown
 	}
 	return ErrReleased
+}
+
+// resource returns the resource as discovery last described it.
+func (e *entry) resource() discovery.Resource {
+	e.resMu.Lock()
+	defer e.resMu.Unlock()
+	return e.res
+}
+
+// targetNow is what a run lists: the entry's target, of the resource as described now.
+func (e *entry) targetNow() storage.Target {
+	e.resMu.Lock()
+	defer e.resMu.Unlock()
+	t := e.target
+	t.Resource = e.res
+	return t
+}
+
+// described records what discovery says of the entry's resource at its version now (a CRD
+// re-created with another kind, short names, categories or scope): Resource and Status show
+// it, and the next run lists it so.
+func (e *entry) described(res discovery.Resource) {
+	if res.GVR != e.key.GVR {
+		return
+	}
+	e.resMu.Lock()
+	e.res = res
+	e.resMu.Unlock()
+	e.update(func(st *Status) { st.Resource = res })
 }
 
 // servable reports whether the entry can serve res as discovery serves it: its list URL

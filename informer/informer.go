@@ -128,9 +128,10 @@ type Informer[T Object] struct {
 // cache is freed. Release may be called from a handler, and more than once.
 func (i *Informer[T]) Release() { i.h.release() }
 
-// Resource is the resource the informer watches, as discovery described it when the
-// informer was created.
-func (i *Informer[T]) Resource() discovery.Resource { return i.h.e.res }
+// Resource is the resource the informer watches, as discovery last described it at the
+// informer's version: a CRD re-created with another kind, scope, short names or categories
+// shows them here and in Status.
+func (i *Informer[T]) Resource() discovery.Resource { return i.h.e.resource() }
 
 // Key identifies the shared informer.
 func (i *Informer[T]) Key() Key { return i.h.e.key }

@@ -72,7 +72,7 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 			}
 			if id := identity(e, obj); !seen[id] {
 				seen[id] = true
-				out = append(out, Dependent[T]{Resource: e.res, Object: obj})
+				out = append(out, Dependent[T]{Resource: e.resource(), Object: obj})
 			}
 		}
 	}
@@ -131,7 +131,7 @@ func (f *Factory[T]) Orphans(ctx context.Context) ([]Orphan[T], error) {
 			}
 			if id := identity(e, obj); !seen[id] {
 				seen[id] = true
-				out = append(out, Orphan[T]{Resource: e.res, Object: obj, Dangling: dangling, Unknown: unknown})
+				out = append(out, Orphan[T]{Resource: e.resource(), Object: obj, Dangling: dangling, Unknown: unknown})
 			}
 		}
 	}

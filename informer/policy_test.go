@@ -619,3 +619,26 @@ func TestNotFoundRechecksUseTheCache(t *testing.T) {
 		}
 	})
 }
+
+// Resource and Status kept the description discovery gave when the informer was created:
+// after a CRD was re-created with another kind and short names they still showed the old.
+func TestResourceFollowsDiscovery(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	renamed := widgets
+	renamed.GVK.Kind, renamed.ShortNames, renamed.Categories = "Gadget", []string{"gd"}, []string{"all"}
+	e.disc.set(renamed)
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: renamed, Old: &widgets})
+	eventually(t, func() bool { return inf.Resource().GVK.Kind == "Gadget" }, "kind: %s", inf.Resource().GVK.Kind)
+	assert.Equal(t, []string{"gd"}, inf.Resource().ShortNames)
+	assert.Equal(t, "Gadget", inf.Status().Resource.GVK.Kind)
+	// Another version's description is not this informer's.
+	v2 := resource("example.com", "v2", "widgets")
+	v2.GVK.Kind = "WidgetV2"
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: v2, Old: &renamed})
+	assert.Never(t, func() bool { return inf.Resource().GVK.Kind != "Gadget" }, 200*time.Millisecond, 20*time.Millisecond)
+}

@@ -62,7 +62,7 @@ func newRun(e *entry) *run {
 		}),
 		onReplace: e.listed,
 	}
-	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.target))), hooks: r,
+	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.targetNow()))), hooks: r,
 		known: func(key string) (any, bool) {
 			obj, ok, err := e.store.GetByKey(key)
 			return obj, ok && err == nil

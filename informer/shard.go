@@ -347,7 +347,7 @@ func (lw *shardLW) probe(ctx context.Context) {
 	if done || lw.e.core.probeShard == nil {
 		return
 	}
-	server, err := lw.e.core.probeShard(ctx, lw.e.target)
+	server, err := lw.e.core.probeShard(ctx, lw.e.targetNow())
 	if err != nil {
 		return
 	}
