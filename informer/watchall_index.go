@@ -117,6 +117,9 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	if ctx == nil {
 		return res, fmt.Errorf("%w: WatchAll.QueryItems(nil, ...)", ErrNilContext)
 	}
+	if err := q.Validate(); err != nil {
+		return res, err // the query's own error, before any member's name is put on it
+	}
 	members := w.wa.snapshot()
 	slices.SortFunc(members, func(a, b *member) int {
 		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
@@ -191,6 +194,9 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
+	}
+	if err := q.Validate(); err != nil {
+		return 0, err
 	}
 	total := 0
 	for _, m := range w.wa.snapshot() {

@@ -392,3 +392,22 @@ func TestNilContextIsRefusedEverywhere(t *testing.T) {
 	_, err = inf.CountBy(nilCtx, query.Query{}, "x")
 	assert.ErrorIs(t, err, ErrNilContext)
 }
+
+// An invalid query on a watch-all set was reported as the first member's error
+// ("kindex: apiservices.apiregistration.k8s.io: invalid query: ..."): it is the query's.
+func TestWatchAllInvalidQueryIsTheQuerys(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	require.NoError(t, wa.WaitForSync(ctx))
+	require.NotEmpty(t, wa.Informers())
+	_, err = wa.QueryItems(ctx, query.Query{Limit: -1})
+	var inv *query.InvalidError
+	require.ErrorAs(t, err, &inv)
+	assert.NotContains(t, err.Error(), "widgets")
+	_, err = wa.Count(ctx, query.Query{Conditions: []query.Condition{{Index: "", Op: query.Equal}}})
+	require.ErrorAs(t, err, &inv)
+	assert.NotContains(t, err.Error(), "widgets")
+}
