@@ -668,3 +668,22 @@ func TestKindPassesToAnotherResourceThatHasIt(t *testing.T) {
 	assert.NoError(t, err, "the kind is served")
 	assert.Zero(t, tg.Stats().Unresolved)
 }
+
+// What uses an object of a kind no served resource has yet, or of a resource discovery has
+// not described: the references waiting for it. Referrers found nothing (or, by kind, an
+// unknown-resource error) although objects named it.
+func TestReferrersFindReferencesWaitingForTheirKind(t *testing.T) {
+	gizmos := gr("example.com", "gizmos")
+	rules := append(BuiltinRules(), Rule{Name: "cm:gizmo", From: configMaps, Path: "{.data.gizmo}", To: gizmos})
+	tg := newTestGraph(t, rules)
+	tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns","ownerReferences":[
+		{"apiVersion":"example.com/v1","kind":"Widget","name":"w","uid":"u"}]},"data":{"gizmo":"g"}}`)
+	byKind, err := tg.Graph.Referrers(ObjectRef{Group: "example.com", Kind: "Widget", Namespace: "ns", Name: "w"}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"configmaps/ns/c -[owner]-> Widget.example.com/ns/w (Unknown: no served resource known to have kind Widget.example.com)"}, strs(byKind))
+	other, err := tg.Graph.Referrers(ObjectRef{Group: "example.com", Kind: "Widget", Namespace: "other", Name: "w"}, 1)
+	assert.ErrorIs(t, err, ErrUnknownResource, "nothing waits for that one")
+	assert.Empty(t, other)
+	byResource := tg.Referrers(oref(gizmos, "ns", "g"), 1)
+	assert.Equal(t, []string{"configmaps/ns/c -[cm:gizmo]-> gizmos.example.com/ns/g (Unknown: the scope of gizmos.example.com is not known (not served?))"}, strs(byResource))
+}

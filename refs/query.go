@@ -253,15 +253,59 @@ func (g *graph) namespaceOf(gr schema.GroupResource, ns string) string {
 // in References' order. obj need not exist: the referrers of a deleted Secret are the
 // objects that still name it, their edges Missing.
 //
-// Errors: ErrUnknownResource as for References; an *IncompleteError beside the edges, as for
-// Unreferenced, while a resource whose objects may use obj is not cached completely.
+// References that wait for obj's kind (no served resource has it yet) or for its resource's
+// scope (not described by discovery) are included, Unknown, at depth 1: what names a
+// Widget before the Widget CRD is installed.
+//
+// Errors: ErrUnknownResource as for References (unless references wait for obj); an
+// *IncompleteError beside the edges, as for Unreferenced, while a resource whose objects
+// may use obj is not cached completely.
 func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
 	gr, err := g.g.knows(obj)
 	if err != nil {
+		// A kind no served resource has may still be named: the references waiting for it.
+		if waiting := g.g.waiting(obj); len(waiting) > 0 {
+			return sortEdges(waiting), nil
+		}
 		return nil, err
 	}
-	edges := sortEdges(g.g.walk(obj, depth, true).settle(g.cover))
+	c := g.g.walk(obj, depth, true)
+	c.edges = append(c.edges, g.g.waiting(obj)...)
+	edges := sortEdges(c.settle(g.cover))
 	return edges, g.incompleteErr(g.g.related(gr, true))
+}
+
+// waiting returns the references to obj that wait for its kind or its resource's scope
+// (Unknown, depth 1): a reference to a kind no served resource has yet, or to a resource
+// discovery has not described, names obj all the same.
+func (g *graph) waiting(obj ObjectRef) []Edge {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var lookup string
+	switch info := g.byGR[obj.GroupResource()]; {
+	case obj.Resource == "" && obj.Kind != "":
+		lookup = kindKey(obj.Group, obj.Kind)
+	case info != nil && !info.known:
+		lookup = resKey(info.id)
+	default:
+		return nil
+	}
+	c := &collector{g: g}
+	for src := range g.pending[lookup] {
+		for _, o := range src.out {
+			if o.pend == nil || o.pend.key != lookup || o.pend.raw.name != obj.Name {
+				continue
+			}
+			ns := o.pend.raw.ns
+			if ns == "" && o.rule.Namespace != NamespaceCluster {
+				ns = src.key.ns
+			}
+			if obj.Namespace == "" || ns == obj.Namespace {
+				c.addPending(src, o, 1)
+			}
+		}
+	}
+	return c.edges
 }
 
 func sortEdges(edges []Edge) []Edge {
