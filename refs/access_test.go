@@ -27,15 +27,8 @@ func TestForbiddenResourceLeavesOthersCovered(t *testing.T) {
 	f.create(podsR, `{"metadata":{"name":"p","namespace":"{ns}"},"spec":{"containers":[{"name":"c","image":"x"}],
 		"volumes":[{"name":"v","configMap":{"name":"absent"}},{"name":"s","secret":{"secretName":"hidden"}}]}}`)
 
-	g, err := refs.New(cfg, refs.Options{Filter: &discovery.Filter{IncludeResources: []string{"pods", "configmaps", "secrets"}}})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() {
-		cancel()
-		g.Shutdown()
-	})
-	require.NoError(t, g.Start(ctx))
-	wctx, wcancel := context.WithTimeout(ctx, 3*time.Second)
+	g := startGraphAs(t, cfg, refs.Options{Filter: &discovery.Filter{IncludeResources: []string{"pods", "configmaps", "secrets"}}})
+	wctx, wcancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer wcancel()
 	require.Error(t, g.WaitForSync(wctx), "secrets are forbidden: the graph never syncs whole")
 

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/refs"
@@ -123,9 +124,20 @@ func equal(a, b []string) bool {
 	return true
 }
 
+// startGraph starts a graph as the admin and waits for it to sync.
 func startGraph(t *testing.T, opts refs.Options) *refs.Graph {
 	t.Helper()
-	g, err := refs.New(cp.AdminConfig(), opts)
+	g := startGraphAs(t, cp.AdminConfig(), opts)
+	wctx, wcancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer wcancel()
+	require.NoError(t, g.WaitForSync(wctx))
+	return g
+}
+
+// startGraphAs starts a graph with cfg; it stops when the test ends.
+func startGraphAs(t *testing.T, cfg *rest.Config, opts refs.Options) *refs.Graph {
+	t.Helper()
+	g, err := refs.New(cfg, opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(func() {
@@ -133,9 +145,6 @@ func startGraph(t *testing.T, opts refs.Options) *refs.Graph {
 		g.Shutdown()
 	})
 	require.NoError(t, g.Start(ctx))
-	wctx, wcancel := context.WithTimeout(ctx, 60*time.Second)
-	defer wcancel()
-	require.NoError(t, g.WaitForSync(wctx))
 	return g
 }
 
