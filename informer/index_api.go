@@ -67,6 +67,9 @@ func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
 	if p == nil {
 		return fmt.Errorf("%w %q: nil path", ErrInvalidIndex, name)
 	}
+	if name == "" {
+		return fmt.Errorf("%w: empty name", ErrInvalidIndex)
+	}
 	spec, err := jsonPathIndex(i.h.c.mode, name, p)
 	if err != nil {
 		return err

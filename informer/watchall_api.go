@@ -36,7 +36,9 @@ type WatchAll[T Object] struct {
 // what a handler was told adds up to the new member's cache, and no delete of a key comes
 // after the new member's add of it unless the object was deleted. (Of an object deleted
 // just after the new member's initial list, the handler may get that delete and then
-// such a tombstone.) These are per group and resource: a handler factory that gives each
+// such a tombstone. And when the old member emptied itself before discovery reported the
+// move, its version no longer served, it parked NotFound and queued a delete per object:
+// the handler gets those deletes, then the new member's adds.) These are per group and resource: a handler factory that gives each
 // version its own state sees the re-adds in the new version's handler and the tombstones
 // there too. AllRegistration.MemberSynced is false for the resource until the tombstones are
 // queued. This costs nothing outside moves: a move keeps the old member's keys and objects
