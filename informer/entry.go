@@ -22,11 +22,10 @@ import (
 type entry struct {
 	core *core
 	key  Key
-	// res is the resource as discovery last described it at the key's version (kind, scope,
-	// short names and categories may change when a CRD is re-created); target is what the
-	// entry lists, its Resource replaced by res for each run (targetNow). Guarded by resMu.
+	// target is what the entry lists. Its Resource is the resource as discovery last
+	// described it at the key's version (kind, scope, short names and categories may change
+	// when a CRD is re-created): guarded by resMu; the other fields never change.
 	resMu     sync.Mutex
-	res       discovery.Resource
 	target    storage.Target
 	logger    logr.Logger
 	store     *store.Store
@@ -69,7 +68,6 @@ func newEntry(c *core, key Key, t storage.Target) *entry {
 	e := &entry{
 		core:      c,
 		key:       key,
-		res:       t.Resource,
 		target:    t,
 		logger:    c.logger.WithValues("informer", key.String()),
 		store:     store.New(store.Options{}),
@@ -422,16 +420,14 @@ func (e *entry) stoppedErr() error {
 func (e *entry) resource() discovery.Resource {
 	e.resMu.Lock()
 	defer e.resMu.Unlock()
-	return e.res
+	return e.target.Resource
 }
 
-// targetNow is what a run lists: the entry's target, of the resource as described now.
+// targetNow is what a run lists: the entry's target, the resource as described now.
 func (e *entry) targetNow() storage.Target {
 	e.resMu.Lock()
 	defer e.resMu.Unlock()
-	t := e.target
-	t.Resource = e.res
-	return t
+	return e.target
 }
 
 // described records what discovery says of the entry's resource at its version now (a CRD
@@ -442,7 +438,7 @@ func (e *entry) described(res discovery.Resource) {
 		return
 	}
 	e.resMu.Lock()
-	e.res = res
+	e.target.Resource = res
 	e.resMu.Unlock()
 	e.update(func(st *Status) { st.Resource = res })
 }

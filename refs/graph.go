@@ -277,9 +277,17 @@ func (g *graph) forget(gr schema.GroupResource) {
 func (g *graph) aliasOf(gr schema.GroupResource) (schema.GroupResource, bool) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	lower := schema.GroupResource{Group: strings.ToLower(gr.Group), Resource: strings.ToLower(gr.Resource)}
-	alt, ok := g.aliases[resourceName(lower)]
+	return g.aliasLocked(gr)
+}
+
+// aliasLocked is aliasOf with g.mu held.
+func (g *graph) aliasLocked(gr schema.GroupResource) (schema.GroupResource, bool) {
+	alt, ok := g.aliases[resourceName(lowerGR(gr))]
 	return alt, ok
+}
+
+func lowerGR(gr schema.GroupResource) schema.GroupResource {
+	return schema.GroupResource{Group: strings.ToLower(gr.Group), Resource: strings.ToLower(gr.Resource)}
 }
 
 func kindKey(group, kind string) string { return "k:" + group + "/" + kind }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -204,12 +203,11 @@ func (g *graph) knows(obj ObjectRef) (schema.GroupResource, error) {
 	if g.byGR[gr] != nil {
 		return gr, nil
 	}
-	lower := schema.GroupResource{Group: strings.ToLower(gr.Group), Resource: strings.ToLower(gr.Resource)}
-	if alt, ok := g.aliases[resourceName(lower)]; ok && alt != gr {
+	if alt, ok := g.aliasLocked(gr); ok && alt != gr {
 		return gr, fmt.Errorf("%w: %q is not a resource's name; queries name resources by their plural: %s",
 			ErrUnknownResource, resourceName(gr), resourceName(alt))
 	}
-	if g.byGR[lower] != nil {
+	if lower := lowerGR(gr); g.byGR[lower] != nil {
 		return gr, fmt.Errorf("%w: %q is not a resource's name; resource names are lower case: %s",
 			ErrUnknownResource, resourceName(gr), resourceName(lower))
 	}
