@@ -85,10 +85,12 @@
 // cannot tell: the resource is not watched, not synced, parked as forbidden, or its kind is
 // not served). Dangling lists the Missing and Unknown references; a program acting on them
 // (a garbage collector) acts on Missing ones only, after confirming with the server.
-// Unreferenced and EmptySelectors return an *IncompleteError (ErrIncomplete) beside the
-// answer while some watched resource is not cached completely: an object of that resource
-// might use one reported. Selector edges exist only while both ends do and match, so they
-// never dangle.
+// Unreferenced, EmptySelectors and Referrers return an *IncompleteError (ErrIncomplete)
+// beside the answer while some resource the answer depends on is not cached completely (an
+// object of that resource might use one reported), References when the object's own
+// resource is not. Every query names resources by their plural, as discovery does: another
+// name (a kind, a short name, a typo) is ErrUnknownResource, not an empty answer. Selector
+// edges exist only while both ends do and match, so they never dangle.
 //
 // Queries read the graph under a read lock; References and Referrers cost the edges they
 // visit (each object expanded once, so cycles end), Dangling the missing targets' edges,
