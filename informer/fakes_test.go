@@ -239,6 +239,9 @@ type fakeDiscovery struct {
 	missed   map[schema.GroupResource]bool
 	rechecks atomic.Int32
 	resolves atomic.Int32 // ResolveGVR calls: each miss makes a real client re-discover
+	// afterResources, if set, runs once after a Resources call has taken its answer: events
+	// it emits are newer than that answer.
+	afterResources func()
 }
 
 func newFakeDiscovery(rs ...discovery.Resource) *fakeDiscovery {
@@ -318,12 +321,17 @@ func (d *fakeDiscovery) ResolveGVK(_ context.Context, gvk schema.GroupVersionKin
 
 func (d *fakeDiscovery) Resources(_ context.Context, f discovery.Filter) ([]discovery.Resource, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	var out []discovery.Resource
 	for _, r := range d.res {
 		if f.Matches(r) {
 			out = append(out, r)
 		}
+	}
+	after := d.afterResources
+	d.afterResources = nil
+	d.mu.Unlock()
+	if after != nil {
+		after()
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/store"
+	"github.com/kindex/kindex/internal/subscribe"
 )
 
 // watchAll keeps one informer per listable and watchable resource that a filter selects,
@@ -34,15 +35,27 @@ type watchAll struct {
 	// source identifies the set in its continue tokens: its filter and the options of its
 	// members (per-resource selectors aside, which the members' own tokens carry).
 	source string
+	// initial orders discovery events against the list the set starts from.
+	initial subscribe.Guard
 
 	mu       sync.Mutex
 	members  map[schema.GroupResource]*member
 	handlers map[*allHandler]struct{}
 	indexes  map[string]indexSpec // AddIndex: registered on every member
-	stopped  bool
+	// indexMu orders AddIndex, RemoveIndex and the registration of the indexes on a new
+	// member, so that an index removed while a member joins is not left on it. Held across
+	// index builds (JSONPath only: no user code), never with mu.
+	indexMu sync.Mutex
+	// afterIndexCopy, in tests, runs when a joining member's indexes have been read.
+	afterIndexCopy func()
+	stopped        bool
 	// retired are listeners detached from members that still deliver what was queued to
 	// them (a move or a removal), with their handler: Stop and RemoveEventHandler end them.
-	retired  map[*listener]*allHandler
+	retired map[*listener]*allHandler
+	// leaving holds, per resource that left the set, what each handler is still being told
+	// of its objects (a channel closed once delivered), so that a member that rejoins (a
+	// CRD deleted and created again) hands the handler nothing before those deletes.
+	leaving  map[schema.GroupResource]map[*allHandler]<-chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
 
@@ -67,8 +80,11 @@ type member struct {
 // handoff is one handler's move from the member a resource had to its new member.
 type handoff struct {
 	// prev is the handler's listener on the member before, detached and delivering what it
-	// has queued; the handler is added to the new member once it has ended.
+	// has queued; the handler is added to the new member once it has ended. Nil for a
+	// member that rejoins the set: wait is then closed once the handler has been told of the
+	// deletes of the member that left.
 	prev *listener
+	wait <-chan struct{}
 	// seen is what the handler was last handed by the members before (key to object), once
 	// prev has delivered its queue: the store of the old member when prev was detached.
 	// Shared by the handlers of one move; read only.
@@ -77,6 +93,20 @@ type handoff struct {
 	handler cache.ResourceEventHandler
 	// reg is the handler's registration on the new member once added.
 	reg *Registration
+}
+
+// closed is a channel that is closed.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// ended is closed once what the handler is handed before the new member has been delivered.
+func (ho *handoff) ended() <-chan struct{} {
+	if ho.prev != nil {
+		return ho.prev.done()
+	}
+	if ho.wait != nil {
+		return ho.wait
+	}
+	return closed
 }
 
 type allHandler struct {
@@ -98,10 +128,12 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 		return nil, err
 	}
 	wa := &watchAll{c: c, filter: filter, opts: opts, members: map[schema.GroupResource]*member{},
-		handlers: map[*allHandler]struct{}{}, retired: map[*listener]*allHandler{}, done: make(chan struct{}),
+		handlers: map[*allHandler]struct{}{}, retired: map[*listener]*allHandler{}, leaving: map[schema.GroupResource]map[*allHandler]<-chan struct{}{},
+		done: make(chan struct{}),
 		source: fmt.Sprintf("watch-all %q %q %q %q %s", filter.IncludeGroups, filter.ExcludeGroups,
 			filter.IncludeResources, filter.ExcludeResources, key)}
-	// Follow events first, then list: an event for a resource listed too is a no-op.
+	// Follow events first, then list; a listed resource that an event has touched meanwhile
+	// is left to the events, which are newer than or as new as the list.
 	c.mu.Lock()
 	if c.shutdown {
 		c.mu.Unlock()
@@ -118,8 +150,9 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 		c.logger.Info("Watch-all starts without some API groups; they join when discovery reports them", "err", err)
 	}
 	for _, res := range resources {
-		wa.add(res)
+		wa.initial.Apply(res.GVR.GroupResource(), func() { wa.add(res) })
 	}
+	wa.initial.Done()
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -187,10 +220,22 @@ func (wa *watchAll) add(res discovery.Resource) {
 		}
 		for ah, p := range old.moving {
 			if p.reg == nil { // not yet added to old: old handed it nothing
-				wa.handOverLocked(m, ah, &handoff{prev: p.prev, seen: p.seen})
+				wa.handOverLocked(m, ah, &handoff{prev: p.prev, wait: p.wait, seen: p.seen})
 			}
 		}
 		old.moving = nil
+		wa.mu.Unlock()
+	} else if leaving := wa.leaving[gr]; leaving != nil {
+		// Rejoining: each handler first gets the deletes of the member that left.
+		wa.mu.Lock()
+		delete(wa.leaving, gr)
+		for ah, ch := range leaving {
+			select {
+			case <-ch:
+			default:
+				wa.handOverLocked(m, ah, &handoff{wait: ch})
+			}
+		}
 		wa.mu.Unlock()
 	}
 	wa.moveMu.Unlock()
@@ -258,9 +303,9 @@ func (wa *watchAll) watchRetiredLocked(l *listener, ah *allHandler) {
 	}()
 }
 
-// remove drops the member of gr; with tombstones its handlers are told every remaining
-// object is deleted first (after what they have queued).
-func (wa *watchAll) remove(gr schema.GroupResource, tombstones bool) {
+// remove drops the member of gr; its handlers are told every remaining object is deleted
+// (after what they have queued), and a member that rejoins later hands them nothing before.
+func (wa *watchAll) remove(gr schema.GroupResource) {
 	wa.moveMu.Lock()
 	wa.mu.Lock()
 	m := wa.members[gr]
@@ -274,47 +319,58 @@ func (wa *watchAll) remove(gr schema.GroupResource, tombstones bool) {
 	m.moving = nil
 	regs, owners := wa.retireLocked(m)
 	wa.mu.Unlock()
+	leaving := map[*allHandler]<-chan struct{}{}
 	for i, r := range regs {
 		p := moving[owners[i]]
 		if p == nil || p.reg != r {
-			_ = m.h.removeHandler(r, tombstones, true)
+			_ = m.h.removeHandler(r, true, true)
+			leaving[owners[i]] = r.l.done()
 			continue
 		}
 		// Its handoff to m had not ended: the tombstones cover what the members before
 		// handed it too.
 		seen := m.h.e.retire([]*Registration{r})
-		if tombstones {
-			wa.farewell(owners[i], &handoff{prev: r.l, seen: merged(p.seen, seen)})
+		leaving[owners[i]] = wa.farewell(owners[i], &handoff{prev: r.l, seen: merged(p.seen, seen)})
+	}
+	for ah, p := range moving {
+		if p.reg == nil {
+			leaving[ah] = wa.farewell(ah, p)
 		}
 	}
-	if tombstones {
-		for ah, p := range moving {
-			if p.reg == nil {
-				wa.farewell(ah, p)
-			}
-		}
+	wa.mu.Lock()
+	if !wa.stopped {
+		wa.pruneLeavingLocked()
+		wa.leaving[gr] = leaving
 	}
+	wa.mu.Unlock()
 	wa.moveMu.Unlock()
 	m.view.forceRelease()
 	m.h.release()
 }
 
-// farewell tells ah's handler, once ho.prev has delivered its queue, that every key of
-// ho.seen is deleted: a handler whose handoff had not ended when its resource left the set.
-// The tombstones are delivered by a listener of their own, with prev's handler.
-func (wa *watchAll) farewell(ah *allHandler, ho *handoff) {
+// farewell tells ah's handler, once what it is handed before has been delivered, that every
+// key of ho.seen is deleted: a handler whose handoff had not ended when its resource left
+// the set. The tombstones are delivered by a listener of their own, with prev's handler. It
+// returns a channel closed once they have been delivered (or given up: the set stopped, the
+// handler was removed).
+func (wa *watchAll) farewell(ah *allHandler, ho *handoff) <-chan struct{} {
+	if ho.prev == nil {
+		return ho.ended() // a rejoin's handoff: nothing was handed before but the deletes it waits for
+	}
 	wa.mu.Lock()
 	defer wa.mu.Unlock()
 	if wa.stopped {
-		return
+		return closed
 	}
+	out := make(chan struct{})
 	wa.c.handlers.Add(1)
 	go func() {
 		defer wa.c.handlers.Done()
+		defer close(out)
 		<-ho.prev.done()
 		wa.mu.Lock()
-		defer wa.mu.Unlock()
 		if _, live := wa.handlers[ah]; !live || wa.stopped {
+			wa.mu.Unlock()
 			return
 		}
 		p := ho.prev
@@ -324,7 +380,27 @@ func (wa *watchAll) farewell(ah *allHandler, ho *handoff) {
 		}
 		l.close(true)
 		wa.watchRetiredLocked(l, ah)
+		wa.mu.Unlock()
+		<-l.done()
 	}()
+	return out
+}
+
+// pruneLeavingLocked forgets the deletes of members that left that have been delivered;
+// wa.mu is held.
+func (wa *watchAll) pruneLeavingLocked() {
+	for gr, hs := range wa.leaving {
+		for ah, ch := range hs {
+			select {
+			case <-ch:
+				delete(hs, ah)
+			default:
+			}
+		}
+		if len(hs) == 0 {
+			delete(wa.leaving, gr)
+		}
+	}
 }
 
 func (wa *watchAll) handlerList() []*allHandler {
@@ -427,7 +503,7 @@ func (wa *watchAll) reservedLocked(m *member, ah *allHandler) bool {
 // removed, the resource moved again or left: that handoff's new owner goes on).
 func (wa *watchAll) handOver(m *member, ah *allHandler, ho *handoff) {
 	defer wa.c.handlers.Done()
-	<-ho.prev.done()
+	<-ho.ended()
 	wa.moveMu.Lock()
 	wa.mu.Lock()
 	ok := wa.reservedLocked(m, ah) && m.moving[ah] == ho
@@ -466,13 +542,19 @@ func (wa *watchAll) handOver(m *member, ah *allHandler, ho *handoff) {
 	defer wa.moveMu.Unlock()
 	wa.mu.Lock()
 	ok = !wa.stopped && m.moving[ah] == ho && m.regs[ah] == reg
-	if ok {
+	wa.mu.Unlock()
+	if !ok {
+		return
+	}
+	// Queued before the handoff ends, so that MemberSynced never says synced before them
+	// (moveMu keeps the handoff m's meanwhile; Stop and RemoveEventHandler end reg.l, and
+	// queueGone queues nothing to a listener that is gone).
+	m.h.e.queueGone(reg.l, ho.seen)
+	wa.mu.Lock()
+	if m.moving[ah] == ho {
 		delete(m.moving, ah)
 	}
 	wa.mu.Unlock()
-	if ok {
-		m.h.e.queueGone(reg.l, ho.seen)
-	}
 }
 
 // retire detaches the listeners of regs from e: they get nothing more from it, deliver what
@@ -516,17 +598,22 @@ func (e *entry) queueGone(l *listener, seen map[string]any) {
 
 func (wa *watchAll) onEvent(ev discovery.Event) {
 	gr := ev.Resource.GVR.GroupResource()
+	if ev.Old != nil {
+		wa.initial.Touch(gr, ev.Old.GVR.GroupResource())
+	} else {
+		wa.initial.Touch(gr)
+	}
 	switch ev.Type {
 	case discovery.Added:
 		wa.add(ev.Resource)
 	case discovery.Changed:
 		if !wa.selects(ev.Resource) {
-			wa.remove(gr, false)
+			wa.remove(gr) // no longer listable and watchable: it leaves as if removed
 			return
 		}
 		wa.add(ev.Resource)
 	case discovery.Removed:
-		wa.remove(gr, true)
+		wa.remove(gr)
 	}
 }
 

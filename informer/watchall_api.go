@@ -19,8 +19,10 @@ type WatchAll[T Object] struct {
 
 // WatchAll starts informers for every resource the filter selects that supports list and
 // watch, and keeps the set current: a resource discovery reports Added joins, one Changed to
-// a new preferred version moves to it, one Removed leaves (handlers first get a
-// DeletedFinalStateUnknown for each of its remaining objects). Resources of an API group
+// a new preferred version moves to it, one Removed (or Changed so that it can no longer be
+// listed and watched) leaves: handlers get a DeletedFinalStateUnknown for each of its
+// remaining objects, and should it join again (a CRD deleted and created again), nothing
+// of the new member before those. Resources of an API group
 // whose discovery failed stay out until it recovers; their informers, if already members,
 // are kept. The set stops when ctx ends or on Stop. A nil ctx is an error (ErrNilContext).
 //

@@ -35,6 +35,8 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 	if err := validIndexName(name); err != nil {
 		return err
 	}
+	wa.indexMu.Lock()
+	defer wa.indexMu.Unlock()
 	wa.mu.Lock()
 	if wa.stopped {
 		wa.mu.Unlock()
@@ -68,6 +70,8 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 // RemoveIndex removes an index the set registered, from every member.
 func (w *WatchAll[T]) RemoveIndex(name string) error {
 	wa := w.wa
+	wa.indexMu.Lock()
+	defer wa.indexMu.Unlock()
 	wa.mu.Lock()
 	_, ok := wa.indexes[name]
 	delete(wa.indexes, name)
@@ -87,12 +91,18 @@ func (w *WatchAll[T]) RemoveIndex(name string) error {
 
 // applyIndexes registers the set's indexes on a new member (its store is empty).
 func (wa *watchAll) applyIndexes(m *member) {
+	wa.indexMu.Lock()
+	defer wa.indexMu.Unlock()
 	wa.mu.Lock()
 	specs := make(map[string]indexSpec, len(wa.indexes))
 	for name, spec := range wa.indexes {
 		specs[name] = spec
 	}
+	hook := wa.afterIndexCopy
 	wa.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	for name, spec := range specs {
 		if err := m.h.addIndex(name, spec); err != nil && !errors.Is(err, ErrReleased) {
 			wa.c.logger.Info("Watch-all index not registered on a member", "resource", resourceName(m.res.GVR.GroupResource()), "index", name, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,5 +123,33 @@ func TestWatchAllTokensAreBoundToTheSet(t *testing.T) {
 		require.NoError(t, err, name)
 		assert.Empty(t, next.Items, name)
 		assert.Empty(t, next.Continue, name)
+	}
+}
+
+// An index removed while a member joins is not left on it: the set's definitions and its
+// members' never part.
+func TestWatchAllIndexRemovedWhileAMemberJoins(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	wa, err := e.f.WatchAll(context.Background(), discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	require.NoError(t, wa.AddIndex("team", "{.metadata.labels.team}"))
+	removed := make(chan error, 1)
+	wa.wa.mu.Lock()
+	wa.wa.afterIndexCopy = func() {
+		// The joining member has read the set's indexes: remove one now. RemoveIndex waits
+		// for the member's indexes to be registered, or (the bug) finishes first.
+		go func() { removed <- wa.RemoveIndex("team") }()
+		select {
+		case err := <-removed:
+			removed <- err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	wa.wa.mu.Unlock()
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: gadgets})
+	require.NoError(t, <-removed)
+	for _, inf := range wa.Informers() {
+		assert.Empty(t, inf.IndexNames(), "%s", inf.Key().GVR)
 	}
 }

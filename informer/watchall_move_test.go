@@ -411,3 +411,85 @@ func TestWatchAllInvalidQueryIsTheQuerys(t *testing.T) {
 	require.ErrorAs(t, err, &inv)
 	assert.NotContains(t, err.Error(), "widgets")
 }
+
+// Discovery events delivered between the list a set starts from and the set's applying it
+// are newer than the list: a resource they moved or removed stays as they left it, never
+// as the older list had it.
+func TestWatchAllStartListOlderThanEvents(t *testing.T) {
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	serve(e.mode.server(widgets.GVR), "o", 0, 3)
+	serve(e.mode.server(widgetsV2.GVR), "o", 0, 3)
+	e.disc.mu.Lock()
+	e.disc.afterResources = func() {
+		e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgetsV2, Old: &widgets})
+		e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: gadgets})
+	}
+	e.disc.mu.Unlock()
+
+	wa, err := e.f.WatchAll(context.Background(), discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	inf, ok := wa.Informer(widgets.GVR.GroupResource())
+	require.True(t, ok, "widgets is a member")
+	assert.Equal(t, "v2", inf.Key().GVR.Version, "the move the event reported holds")
+	_, ok = wa.Informer(gadgets.GVR.GroupResource())
+	assert.False(t, ok, "gadgets, removed after the list was taken, is not a member")
+	require.NoError(t, wa.WaitForSync(context.Background()), "no member waits for a resource that is gone")
+}
+
+// A resource that leaves the set and comes back (a CRD deleted and created again) hands a
+// handler the new member's objects only after the deletes of the member that left: a
+// handler still busy with those never sees them after the re-adds, so live objects are not
+// left deleted in its view.
+func TestWatchAllRejoinAfterTheLeavingDeletes(t *testing.T) {
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	e := newEnv(t, Options[obj]{}, widgets)
+	gr := widgets.GVR.GroupResource()
+	serve(e.mode.server(widgets.GVR), "o", 0, 40)
+	keys := serve(e.mode.server(widgetsV2.GVR), "o", 0, 40)
+
+	wa, err := e.f.WatchAll(context.Background(), discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	started := view.hold("v1")
+	reg, err := wa.AddEventHandler(view.factory)
+	require.NoError(t, err)
+	<-started // v1's handler is busy: its adds, then the tombstones of the removal, queue up
+
+	e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
+	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: widgetsV2})
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(gr)
+		return ok && inf.Key().GVR.Version == "v2" && inf.HasSynced()
+	}, "widgets rejoined at v2")
+	assert.Zero(t, view.callsOf("v2"), "the new member hands nothing before the old deletes")
+	view.release("v1")
+	eventually(t, func() bool { return reg.MemberSynced(gr) && view.callsOf("v2") == len(keys) && view.equals(keys...) },
+		"the view ends with every live object: %d of %d (%d v2 calls)", len(view.snapshot()), len(keys), view.callsOf("v2"))
+	assert.Zero(t, view.concurrent.Load(), "the two members' handlers never run at once")
+}
+
+// A resource that stops being listable and watchable leaves the set as a removed one does:
+// its handlers are told its objects are deleted, since nothing follows them any more.
+func TestWatchAllResourceNoLongerWatchableLeaves(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	gr := widgets.GVR.GroupResource()
+	keys := serve(e.mode.server(widgets.GVR), "o", 0, 5)
+	wa, err := e.f.WatchAll(context.Background(), discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	reg, err := wa.AddEventHandler(view.factory)
+	require.NoError(t, err)
+	eventually(t, func() bool { return reg.HasSynced() && view.equals(keys...) }, "synced")
+
+	getOnly := widgets
+	getOnly.Verbs = []string{"get"}
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: getOnly, Old: &widgets})
+	eventually(t, func() bool { return view.equals() }, "every object deleted: %v", view.snapshot())
+	_, ok := wa.Informer(gr)
+	assert.False(t, ok, "no longer a member")
+	assert.EqualValues(t, len(keys), view.tombs.Load(), "one tombstone per object")
+}

@@ -206,7 +206,7 @@ func BenchmarkEvent(b *testing.B) {
 			obj := f.make(pod("app-7", "Running"))
 			loop(b, func(i int) {
 				if i%2 == 0 {
-					g.g.remove(podInfo, "ns-42", "pod-7")
+					g.g.remove(podInfo, "ns-42", "pod-7", "")
 				} else {
 					g.upsert(podInfo, obj)
 				}
@@ -222,7 +222,7 @@ func BenchmarkEvent(b *testing.B) {
 		obj := newRawObject([]byte(`{"metadata":{"name":"cm-7","namespace":"ns-42","uid":"x"}}`))
 		loop(b, func(i int) {
 			if i%2 == 0 {
-				g.g.remove(cmInfo, "ns-42", "cm-7")
+				g.g.remove(cmInfo, "ns-42", "cm-7", "")
 			} else {
 				g.upsert(cmInfo, obj)
 			}
@@ -248,7 +248,7 @@ func BenchmarkEvent(b *testing.B) {
 		obj := newRawObject([]byte(`{"metadata":{"name":"sa-7","namespace":"ns-42"}}`))
 		loop(b, func(i int) {
 			if i%2 == 0 {
-				g.g.remove(info, "ns-42", "sa-7")
+				g.g.remove(info, "ns-42", "sa-7", "")
 			} else {
 				g.upsert(info, obj)
 			}

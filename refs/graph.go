@@ -492,13 +492,15 @@ func (g *graph) apply(info *resInfo, rd reading) {
 	}
 }
 
-// remove records the deletion of an object of info.
-func (g *graph) remove(info *resInfo, ns, name string) {
+// remove records the deletion of an object of info. A deletion naming another UID than the
+// object's (uid "" names none) is of an earlier object of that name, told late (a resource
+// that left the watched set and came back): the object the graph has stays.
+func (g *graph) remove(info *resInfo, ns, name string, uid types.UID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.events++
 	e := g.entries[key{info.id, ns, name}]
-	if e == nil || !e.present {
+	if e == nil || !e.present || (uid != "" && e.uid != "" && uid != e.uid) {
 		return
 	}
 	g.setOut(e, nil)

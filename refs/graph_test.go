@@ -687,3 +687,29 @@ func TestReferrersFindReferencesWaitingForTheirKind(t *testing.T) {
 	byResource := tg.Referrers(oref(gizmos, "ns", "g"), 1)
 	assert.Equal(t, []string{"configmaps/ns/c -[cm:gizmo]-> gizmos.example.com/ns/g (Unknown: the scope of gizmos.example.com is not known (not served?))"}, strs(byResource))
 }
+
+// What names the objects of a resource that is no longer served is found however the
+// query names them: by resource (with or without the kind) or by kind alone, whether the
+// reference was resolved while the resource was served or waits for its kind since.
+func TestReferrersOfAForgottenResourceByEitherName(t *testing.T) {
+	widgets := gr("example.com", "widgets")
+	tg := newTestGraph(t, nil)
+	tg.g.learn(widgets, "Widget", true)
+	owned := `{"metadata":{"name":"NAME","namespace":"ns","ownerReferences":[{"apiVersion":"example.com/v1","kind":"Widget","name":"w","uid":"1"}]}}`
+	tg.put(configMaps, strings.Replace(owned, "NAME", "before", 1))
+	tg.g.forget(widgets)
+	tg.put(configMaps, strings.Replace(owned, "NAME", "after", 1))
+	for _, ref := range []ObjectRef{
+		{Group: "example.com", Resource: "widgets", Kind: "Widget", Namespace: "ns", Name: "w"},
+		{Group: "example.com", Resource: "widgets", Namespace: "ns", Name: "w"},
+		{Group: "example.com", Kind: "Widget", Namespace: "ns", Name: "w"},
+	} {
+		edges, err := tg.Graph.Referrers(ref, 1)
+		require.NoError(t, err, "%+v", ref)
+		var from []string
+		for _, e := range edges {
+			from = append(from, e.From.Name)
+		}
+		assert.Equal(t, []string{"after", "before"}, from, "%+v", ref)
+	}
+}

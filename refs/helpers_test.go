@@ -124,7 +124,7 @@ func (tg *testGraph) put(res schema.GroupResource, js string) *unstructured.Unst
 }
 
 func (tg *testGraph) del(res schema.GroupResource, ns, name string) {
-	tg.g.remove(tg.g.resource(res), ns, name)
+	tg.g.remove(tg.g.resource(res), ns, name, "")
 }
 
 // strs renders edges as "from -[rule]-> to" (with the state when not Present), sorted.

@@ -260,6 +260,13 @@ func (g *graph) namespaceOf(gr schema.GroupResource, ns string) string {
 // may use obj is not cached completely.
 func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
 	gr, err := g.g.knows(obj)
+	if err != nil && obj.Resource == "" {
+		// A kind no served resource has now may have been a resource's that is gone: what
+		// still names its objects by that resource is a referrer too.
+		if former, ok := g.g.formerResource(obj); ok {
+			obj.Resource, gr, err = former.Resource, former, nil
+		}
+	}
 	if err != nil {
 		// A kind no served resource has may still be named: the references waiting for it.
 		if waiting := g.g.waiting(obj); len(waiting) > 0 {
@@ -279,16 +286,27 @@ func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
 func (g *graph) waiting(obj ObjectRef) []Edge {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	var lookup string
-	switch info := g.byGR[obj.GroupResource()]; {
-	case obj.Resource == "" && obj.Kind != "":
-		lookup = kindKey(obj.Group, obj.Kind)
-	case info != nil && !info.known:
-		lookup = resKey(info.id)
-	default:
-		return nil
+	// References wait by kind (owner references, kind rules) or by resource (rules naming a
+	// resource): obj's kind, and the resource and kind of obj's resource while not served.
+	var lookups []string
+	if obj.Kind != "" {
+		lookups = append(lookups, kindKey(obj.Group, obj.Kind))
+	}
+	if info := g.byGR[obj.GroupResource()]; obj.Resource != "" && info != nil && !info.known {
+		lookups = append(lookups, resKey(info.id))
+		if info.kind != "" && info.kind != obj.Kind {
+			lookups = append(lookups, kindKey(info.gr.Group, info.kind))
+		}
 	}
 	c := &collector{g: g}
+	for _, lookup := range lookups {
+		g.waitingOn(c, lookup, obj)
+	}
+	return c.edges
+}
+
+// waitingOn adds to c the references pending on lookup that name obj; g.mu is held.
+func (g *graph) waitingOn(c *collector, lookup string, obj ObjectRef) {
 	for src := range g.pending[lookup] {
 		for _, o := range src.out {
 			if o.pend == nil || o.pend.key != lookup || o.pend.raw.name != obj.Name {
@@ -303,7 +321,24 @@ func (g *graph) waiting(obj ObjectRef) []Edge {
 			}
 		}
 	}
-	return c.edges
+}
+
+// formerResource returns the resource, no longer served, that had obj's kind, if one did and
+// no served resource has it now.
+func (g *graph) formerResource(obj ObjectRef) (schema.GroupResource, bool) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if obj.Kind == "" || g.byKind[schema.GroupKind{Group: obj.Group, Kind: obj.Kind}] != nil {
+		return schema.GroupResource{}, false
+	}
+	var out schema.GroupResource
+	found := false
+	for gr, info := range g.byGR {
+		if !info.known && gr.Group == obj.Group && info.kind == obj.Kind && (!found || gr.Resource < out.Resource) {
+			out, found = gr, true
+		}
+	}
+	return out, found
 }
 
 func sortEdges(edges []Edge) []Edge {

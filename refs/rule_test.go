@@ -195,3 +195,21 @@ func TestStartRefusesANilContext(t *testing.T) {
 	require.ErrorIs(t, g.Start(nil), informer.ErrNilContext)
 	require.ErrorIs(t, g.WaitForSync(nil), informer.ErrNilContext)
 }
+
+// A deletion of an earlier object of a name, told after its successor was added (a resource
+// that left the watched set and came back), leaves the successor in the graph; one of the
+// same UID, or of none, removes it.
+func TestLateDeletionOfAnEarlierObjectKeepsItsSuccessor(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	info := tg.g.resource(configMaps)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"volumes":[{"name":"v","configMap":{"name":"cfg"}}]}}`)
+	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"new"}}`)
+	tg.delete(info, obj(t, `{"metadata":{"name":"cfg","namespace":"ns","uid":"old"}}`))
+	tg.delete(info, cache.DeletedFinalStateUnknown{Key: "ns/cfg", Obj: obj(t, `{"metadata":{"name":"cfg","namespace":"ns","uid":"old"}}`)})
+	assert.Empty(t, tg.Dangling(), "the ConfigMap of UID new is still there")
+	tg.delete(info, cache.DeletedFinalStateUnknown{Key: "ns/cfg", Obj: obj(t, `{"metadata":{"name":"cfg","namespace":"ns","uid":"new"}}`)})
+	assert.Len(t, tg.Dangling(), 1, "its own deletion removes it")
+	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"newer"}}`)
+	tg.delete(info, cache.DeletedFinalStateUnknown{Key: "ns/cfg"}) // no last state: no UID to compare
+	assert.Len(t, tg.Dangling(), 1)
+}

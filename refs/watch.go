@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -19,6 +20,7 @@ import (
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/subscribe"
 	"github.com/kindex/kindex/metadataonly"
 )
 
@@ -213,8 +215,14 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 		}
 	}
 	// Kinds and scopes of every served resource, watched or not, so that references resolve
-	// to resources; subscribe first, then list (an Added for a listed resource is a no-op).
+	// to resources; subscribe first, then list, leaving to the events a listed resource they
+	// touched meanwhile (the list may be older than they are).
+	var initial subscribe.Guard
 	run.unsubs = append(run.unsubs, run.disc.Subscribe(func(ev discovery.Event) {
+		initial.Touch(ev.Resource.GVR.GroupResource())
+		if ev.Old != nil {
+			initial.Touch(ev.Old.GVR.GroupResource())
+		}
 		switch ev.Type {
 		case discovery.Added, discovery.Changed:
 			// Only what can be watched: a resource that cannot (pods.metrics.k8s.io) holds
@@ -234,8 +242,9 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 		return fmt.Errorf("refs: discovery: %w", err)
 	}
 	for _, r := range all {
-		g.learn(r)
+		initial.Apply(r.GVR.GroupResource(), func() { g.learn(r) })
 	}
+	initial.Done()
 	if err := g.checkRuleResources(all); err != nil {
 		return err
 	}
@@ -433,7 +442,11 @@ func (g *Graph) delete(info *resInfo, obj any) {
 			g.logger.Error(err, "Deletion skipped", "resource", resourceName(info.gr), "key", t.Key)
 			return
 		}
-		g.g.remove(info, ns, name)
+		var uid types.UID
+		if m, err := meta.Accessor(t.Obj); err == nil {
+			uid = m.GetUID()
+		}
+		g.g.remove(info, ns, name, uid)
 		return
 	}
 	m, err := meta.Accessor(obj)
@@ -441,7 +454,7 @@ func (g *Graph) delete(info *resInfo, obj any) {
 		g.logger.Error(err, "Deletion skipped", "resource", resourceName(info.gr))
 		return
 	}
-	g.g.remove(info, m.GetNamespace(), m.GetName())
+	g.g.remove(info, m.GetNamespace(), m.GetName(), m.GetUID())
 }
 
 // covers tells whether gr's objects in ns are cached completely: a member of a set, synced
