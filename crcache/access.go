@@ -299,14 +299,25 @@ func (a *access) acquire(ctx context.Context) ([]shard, error) {
 	return shards, nil
 }
 
-// waitReady waits until the access has its informers (or failed to get them).
+// waitReady waits until the access has its informers (or failed to get them). An access
+// that is ready, or stopped, answers so whatever ctx: a read with a context that has ended
+// is served from a cache that needs no wait, as controller-runtime's is.
 func (a *access) waitReady(ctx context.Context) error {
 	select {
-	case <-a.ready:
 	case <-a.stopCh:
 		return errAccessStopped
-	case <-ctx.Done():
-		return a.timeout(ctx.Err())
+	default:
+	}
+	select {
+	case <-a.ready:
+	default:
+		select {
+		case <-a.ready:
+		case <-a.stopCh:
+			return errAccessStopped
+		case <-ctx.Done():
+			return a.timeout(ctx.Err())
+		}
 	}
 	if a.err != nil {
 		return a.err
@@ -318,13 +329,21 @@ func (a *access) waitReady(ctx context.Context) error {
 // informer's *informer.SyncError (apierrors.IsForbidden, IsNotFound hold for it), when a
 // shard is parked before its first sync; and a timeout error (apierrors.IsTimeout) when ctx
 // ends first.
-func (a *access) waitSynced(ctx context.Context) error {
+func (a *access) waitSynced(ctx context.Context) error { return a.waitShardSynced(ctx, -1) }
+
+// waitShardSynced is waitSynced for the shard of index only (all of them if only < 0): a
+// read of one namespace of a cache over several waits for that namespace's informer alone,
+// so that another namespace's 403 does not fail it.
+func (a *access) waitShardSynced(ctx context.Context, only int) error {
 	if err := a.waitReady(ctx); err != nil {
 		return err
 	}
 	shards, err := a.current()
 	if err != nil {
 		return err
+	}
+	if only >= 0 {
+		shards = shards[only : only+1]
 	}
 	for _, s := range shards {
 		if s.hasSynced() {

@@ -51,7 +51,10 @@ type FieldRequirement struct {
 //
 // Anything else that receives it (an API server, another cache) sees only its String form
 // and its Requirements, which keep =, != and, as selection operators, in, notin, exists, !,
-// gt and lt; >= and <= have no selection operator and are left out of Requirements.
+// gt and lt; >= and <= have no selection operator and appear as the operators ">=" and "<="
+// (selection.Operator values of their own), never left out: a selector that wraps this one
+// (fields.AndSelectors) is refused by List for its operators other than = and !=, never
+// answered as if a condition were not there.
 type FieldSelector struct {
 	reqs []FieldRequirement
 }
@@ -251,8 +254,8 @@ func (s *FieldSelector) Requirements() fields.Requirements {
 			req.Operator, req.Value = selection.GreaterThan, r.Values[0]
 		case FieldLessThan:
 			req.Operator, req.Value = selection.LessThan, r.Values[0]
-		default:
-			continue
+		default: // >=, <=: no selection operator says them
+			req.Operator, req.Value = selection.Operator(r.Op), r.Values[0]
 		}
 		out = append(out, req)
 	}

@@ -167,6 +167,15 @@ func TestFieldSelectors(t *testing.T) {
 		}
 		require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tier": "db"}), "an IndexField name")
 		assert.Equal(t, []string{"p-1", "p-4"}, podNames(&l))
+		// Wrapped in another selector, a FieldSelector's ranges are refused, never dropped:
+		// the list is not answered as if a condition were not there.
+		for _, wrapped := range []fields.Selector{
+			fields.AndSelectors(crcache.MustParseFields("prio>=20")),
+			fields.AndSelectors(crcache.MustParseFields("prio<=20"), fields.OneTermNotEqualSelector("tier", "zzz")),
+		} {
+			err = c.List(ctx, &l, client.MatchingFieldsSelector{Selector: wrapped})
+			assert.ErrorIs(t, err, crcache.ErrInvalidFieldSelector, "%s", wrapped)
+		}
 	})
 	t.Run("selectors on many paths index a bounded number", func(t *testing.T) {
 		podGVK := corev1.SchemeGroupVersion.WithKind("Pod")

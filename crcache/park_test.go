@@ -200,3 +200,30 @@ func TestDefaultWatchErrorHandler(t *testing.T) {
 	assert.True(t, apierrors.IsForbidden(errs[0]), "%v", errs[0])
 	assert.Contains(t, names[0], "configmaps")
 }
+
+// TestForbiddenNamespaceLeavesTheOthersReadable: in a cache over several namespaces, a 403
+// in one of them fails the reads of that namespace (and of all namespaces) only: the
+// namespaces the user may read are served.
+func TestForbiddenNamespaceLeavesTheOthersReadable(t *testing.T) {
+	ns1, ns2 := cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	for _, ns := range []string{ns1, ns2} {
+		require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}))
+	}
+	user, ucfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns1, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	c := startCache(t, ucfg, cache.Options{DefaultNamespaces: map[string]cache.Config{ns1: {}, ns2: {}}})
+
+	var got corev1.ConfigMap
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns1, Name: "cm"}, &got))
+	var l corev1.ConfigMapList
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns1)))
+	assert.Len(t, l.Items, 1)
+
+	err = c.Get(ctx, client.ObjectKey{Namespace: ns2, Name: "cm"}, &got)
+	assert.True(t, apierrors.IsForbidden(err), "%v", err)
+	err = c.List(ctx, &l)
+	assert.True(t, apierrors.IsForbidden(err), "a list of every namespace needs ns2: %v", err)
+}

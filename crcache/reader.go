@@ -80,7 +80,7 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 	if !c.isStarted() {
 		return errCacheNotStarted
 	}
-	if err := a.waitSynced(ctx); err != nil {
+	if err := a.waitShardSynced(ctx, i); err != nil {
 		return err
 	}
 	shards, err := a.current()
@@ -151,7 +151,7 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	if !c.isStarted() {
 		return errCacheNotStarted
 	}
-	if err := a.waitSynced(ctx); err != nil {
+	if err := a.waitShardSynced(ctx, shard); err != nil {
 		return err
 	}
 	shards, err := a.current()
@@ -178,7 +178,9 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	var items []item
 	for _, s := range scope {
-		got, err := s.queryItems(ctx, q)
+		// From memory, once synced: as with controller-runtime's cache, a context that has
+		// ended does not fail the read.
+		got, err := s.queryItems(context.WithoutCancel(ctx), q)
 		if err != nil {
 			return fmt.Errorf("crcache: listing %s: %w", gvk, err)
 		}

@@ -338,3 +338,31 @@ func cancelledContext(parent context.Context) context.Context {
 	cancel()
 	return ctx
 }
+
+// TestEndedContextReadsASyncedCache: once synced, reads come from memory: a context that has
+// ended fails none of them (a reconcile during shutdown reads the cache as
+// controller-runtime's lets it), while a read that has to wait for a sync does fail.
+func TestEndedContextReadsASyncedCache(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}))
+	c := startCache(t, nil, cache.Options{})
+	_, err := c.GetInformer(ctx, &corev1.ConfigMap{})
+	require.NoError(t, err)
+
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	for range 50 {
+		var got corev1.ConfigMap
+		require.NoError(t, c.Get(ended, client.ObjectKey{Namespace: ns, Name: "cm"}, &got))
+		var l corev1.ConfigMapList
+		require.NoError(t, c.List(ended, &l, client.InNamespace(ns)))
+		require.Len(t, l.Items, 1)
+		_, err := c.GetInformer(ended, &corev1.ConfigMap{})
+		require.NoError(t, err)
+	}
+	var s corev1.SecretList
+	err = c.List(ended, &s)
+	assert.True(t, apierrors.IsTimeout(err), "an informer that has to sync first: %v", err)
+}
