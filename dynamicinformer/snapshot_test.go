@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -594,4 +595,103 @@ func TestSnapshotSyncedIncludesChangesWhileDown(t *testing.T) {
 			require.Zero(t, lists, "LIST requests on restart")
 		})
 	}
+}
+
+// snapshotFile returns the one snapshot file in dir.
+func snapshotFile(t *testing.T, dir string) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.snap"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	return files[0]
+}
+
+// A snapshot ahead of the server (another cluster's at the same address, etcd restored from
+// a backup) is not trusted: the informer relists and syncs with the server's objects, with
+// and without the apiserver's watch cache (pod templates have none here), however far
+// ahead. It relisted forever: the watch after the relist was judged ahead again.
+func TestSnapshotAheadOfTheServer(t *testing.T) {
+	ctx := context.Background()
+	for _, res := range []string{"configmaps", "podtemplates"} {
+		for _, ahead := range []uint64{50, 1_000_000} {
+			t.Run(fmt.Sprintf("%s+%d", res, ahead), func(t *testing.T) {
+				ns := cp.Namespace(t)
+				ri := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: res}).Namespace(ns)
+				for i := range 3 {
+					_, err := ri.Create(ctx, podTemplateOrConfigMap(t, res, fmt.Sprint("o", i)), metav1.CreateOptions{})
+					require.NoError(t, err)
+				}
+				opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+				snapshotOnce(t, opts, res)
+				require.NoError(t, ri.Delete(ctx, "o0", metav1.DeleteOptions{})) // while down
+				l, err := ri.List(ctx, metav1.ListOptions{})
+				require.NoError(t, err)
+				now, err := strconv.ParseUint(l.GetResourceVersion(), 10, 64)
+				require.NoError(t, err)
+				require.NoError(t, testsupport.SetSnapshotResourceVersion(snapshotFile(t, opts.SnapshotDir), strconv.FormatUint(now+ahead, 10)))
+
+				fx, inf, _ := restart(t, opts, res)
+				wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+				defer cancel()
+				require.NoError(t, inf.WaitForSync(wctx), "%s", inf.Status())
+				cacheEquals(t, ctx, inf, ri)
+				// One list of the current state, not lists at the snapshot's version, which
+				// the server answers "too large" only after the client's retries.
+				lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/" + res)
+				require.Equal(t, 1, lists)
+			})
+		}
+	}
+}
+
+func podTemplateOrConfigMap(t *testing.T, res, name string) *unstructured.Unstructured {
+	if res == "configmaps" {
+		return toUnstructured(t, &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
+	return toUnstructured(t, &corev1.PodTemplate{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodTemplate"}, ObjectMeta: metav1.ObjectMeta{Name: name},
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}})
+}
+
+// A snapshot whose resource the identity can no longer read (its grant revoked while the
+// process was down, or a snapshot another identity wrote in a shared directory) is not
+// served: the informer parks Forbidden with an empty cache, and handlers are told the
+// snapshot's objects are deleted. A grant then resumes it from the server.
+func TestSnapshotOfAForbiddenResourceIsNotServed(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 3)
+	user, ucfg, err := cp.NewUser()
+	require.NoError(t, err)
+	revoke := cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	newCompact := func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
+	}
+	f, _, _ := testsupport.StartFactory(t, ucfg, opts, newCompact)
+	inf, err := f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	f.Shutdown() // writes the snapshot
+	revoke()
+
+	f, _, _ = testsupport.StartFactory(t, ucfg, opts, newCompact)
+	ev := &testsupport.Events{}
+	inf, err = f.Informer(ctx, "configmaps", informer.WithEventHandler(ev.Handler()))
+	require.NoError(t, err)
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		st := inf.Status()
+		return st.Phase == informer.PhaseParked && st.Reason == informer.ReasonForbidden && !inf.Queryable()
+	}, "parked forbidden and no longer serving the snapshot")
+	objs, err := inf.List(nil)
+	require.NoError(t, err)
+	require.Empty(t, objs)
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		a, _, d := ev.Get()
+		return len(a) == 3 && len(d) == 3
+	}, "the snapshot's adds, then their deletes")
+
+	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	waitSync(t, inf)
+	cacheEquals(t, ctx, inf, cms)
 }

@@ -232,6 +232,17 @@
 //     with the cached object, scanned but not copied, so the relist costs its 64 KB stream
 //     buffer and the changed objects rather than a second copy of the cache. Synced then
 //     follows the watch after that relist, as above, and waits until the relist is applied.
+//   - A snapshot ahead of the server (another cluster's at the same address, etcd restored
+//     from a backup) is found by the probe: the watch from its version ends with 410 and
+//     the informer relists as above. The watches after that relist start from its version,
+//     which the server has.
+//   - A run that parks before it is current (its resource forbidden or gone since the
+//     snapshot was written) empties the cache, as for NotFound: objects the server has not
+//     confirmed, and may no longer let this identity read, are not served as if the
+//     informer were catching up. Handlers get a DeletedFinalStateUnknown for each.
+//   - With a Shard, the shard's filter is applied below the snapshot's watch, so that a
+//     server that does not filter (the gate off) does not make the run wait for events
+//     of other shards.
 //
 // A snapshot is written in the background every Options.SnapshotInterval when the informer
 // changed since the last write (rate-limited, not incremental: each write is a whole file,
@@ -244,7 +255,10 @@
 // applied, so that a quiet resource relisted once resumes with a watch at the next restart.
 // It is a lower bound of the cache's true position (the reflector may have received more,
 // still queued; an empty list counts only through its deletions): a resumed watch can only
-// replay events the cache has not seen, never skip one. Resource versions are compared as numbers, which
+// replay events the cache has not seen, never skip one. No snapshot is written while a
+// list is being applied (a relist after 410 arrives in key order, not version order: part
+// of the cache is the list's, part older, and no version describes it); the previous file
+// stays, and the next write follows the relist. Resource versions are compared as numbers, which
 // every kube-apiserver version uses; a server whose versions are not numbers disables
 // snapshots with one log line.
 //

@@ -62,7 +62,10 @@ func newRun(e *entry) *run {
 		}),
 		onReplace: e.listed,
 	}
-	lw := &classifyingLW{inner: e.shardLW(e.snapshotLW(r, e.core.mode.ListerWatcher(e.targetNow()))), hooks: r,
+	// The snapshot's watch decides when the run is current from the events the informer
+	// keeps: outside the shard filter, so that events of other shards (a server that does
+	// not filter) are not waited for.
+	lw := &classifyingLW{inner: e.snapshotLW(r, e.shardLW(e.core.mode.ListerWatcher(e.targetNow()))), hooks: r,
 		known: func(key string) (any, bool) {
 			obj, ok, err := e.store.GetByKey(key)
 			return obj, ok && err == nil
@@ -252,9 +255,14 @@ type countingFIFO struct {
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
 	f.onReplace()
+	// Counted before they are queued, so that the count of queued objects is never behind
+	// the count applied: a list is being applied while it is ahead (run.listing).
+	target := f.replaced.Add(int64(len(items)))
 	err := f.RealFIFO.Replace(items, rv)
+	if err != nil {
+		f.replaced.Add(-int64(len(items)))
+	}
 	if err == nil {
-		target := f.replaced.Add(int64(len(items)))
 		// An empty list's deletes have no Replaced delta after them to tell when they
 		// are applied: its version is not recorded here (the run's first list's is, by
 		// waitCurrent, once the informer has synced).
@@ -282,6 +290,12 @@ func (f *countingFIFO) listApplied(applied int64) (uint64, bool) {
 
 // replacedQueued returns how many objects the lists have queued (Replaced deltas).
 func (f *countingFIFO) replacedQueued() int64 { return f.replaced.Load() }
+
+// listing reports whether a list (a relist after 410 included) is being applied: the cache
+// then holds some objects as listed and others as they were before, and the highest
+// resourceVersion applied is no version it is consistent with. Counted for snapshot
+// informers only.
+func (r *run) listing() bool { return r.fifo.replacedQueued() > r.replacedApplied.Load() }
 
 // isNoMatch reports a discovery miss: the resource is not served.
 func isNoMatch(err error) bool { return meta.IsNoMatchError(err) }

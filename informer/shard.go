@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -400,4 +401,14 @@ func (lw *shardLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 		}
 		return true
 	}), nil
+}
+
+// CurrentResourceVersion asks inner for the server's resourceVersion (a snapshot run's
+// probe, which sits above the shard filter), if inner can.
+func (lw *shardLW) CurrentResourceVersion(ctx context.Context) (string, error) {
+	p, ok := lw.inner.(storage.ResourceVersionProber)
+	if !ok {
+		return "", errors.New("kindex: the mode cannot learn the server's resourceVersion without a LIST")
+	}
+	return p.CurrentResourceVersion(ctx)
 }

@@ -250,7 +250,8 @@ func (s *snapState) write(why string) {
 	}
 	e := s.e
 	e.dispatchMu.Lock()
-	if e.stopped {
+	if e.stopped || (e.cur != nil && e.cur.listing()) {
+		// Mid-list, the cache is consistent with no version: the next write saves it.
 		e.dispatchMu.Unlock()
 		return
 	}
@@ -419,6 +420,14 @@ func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptio
 	lw.mu.Unlock()
 	obj := first
 	if obj == nil {
+		if lw.sr != nil && opts.Continue == "" && opts.ResourceVersion == lw.sr.meta.ResourceVersion {
+			// The reflector relists from the snapshot's version: the watch from it was
+			// refused (410, the version compacted) or the snapshot is ahead of the server.
+			// Either way a list at that version cannot be served (an ahead one is answered
+			// "too large" only after the client's retries, about 40 s): read the current
+			// state instead, as the reflector would next.
+			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+		}
 		var err error
 		if obj, err = lw.inner.ListWithContext(ctx, opts); err != nil {
 			return nil, err
@@ -444,7 +453,7 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 		return w, nil
 	default:
 	}
-	return newSnapshotWatch(ctx, w, lw.sr, lw.replaced), nil
+	return newSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced), nil
 }
 
 // snapshotSynced is called after a run synced: snapshots may be written from now on.

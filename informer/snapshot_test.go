@@ -115,7 +115,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		probe, release := probeAt("10")
 		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
 		defer w.Stop()
 		go fw.Modify(obj("5"))
 		<-w.ResultChan()
@@ -131,7 +131,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		probe, release := probeAt("10")
 		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
 		defer w.Stop()
 		go fw.Add(obj("6"))
 		<-w.ResultChan()
@@ -146,7 +146,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		close(release)
 		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
 		defer w.Stop()
 		go fw.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired})
 		ev := <-w.ResultChan()
@@ -164,7 +164,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		sr := &snapRun{current: make(chan struct{}), probe: probe, logger: klog.Background(),
 			meta: snapshot.Meta{ResourceVersion: "558"}}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
 		defer w.Stop()
 		var ev watch.Event
 		var ok bool
@@ -186,7 +186,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		snapshotQuiet = 50 * time.Millisecond
 		sr := &snapRun{current: make(chan struct{})}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
 		defer w.Stop()
 		waitCurrent(t, sr)
 	})
@@ -195,7 +195,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		sr := &snapRun{current: make(chan struct{}), logger: klog.Background(),
 			probe: func(context.Context) (string, error) { return "", errors.New("no watch-list here") }}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
 		defer w.Stop()
 		waitCurrent(t, sr)
 	})
@@ -203,7 +203,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		snapshotQuiet = 50 * time.Millisecond
 		sr := &snapRun{current: make(chan struct{})}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
 		fw.Stop()
 		for range w.ResultChan() {
 		}

@@ -55,7 +55,8 @@ type snapshotWatch struct {
 	once    sync.Once
 }
 
-func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, replaced func() int64) *snapshotWatch {
+// from is the resourceVersion the watch starts from: the snapshot's, or a relist's.
+func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, from string, replaced func() int64) *snapshotWatch {
 	w := &snapshotWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
 	pctx, cancel := context.WithCancel(ctx)
 	probed := make(chan probeResult, 1)
@@ -126,12 +127,13 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, r
 					arm(max(0, quiet-time.Since(start)))
 					continue
 				}
-				if behind(sr, res.rv) {
-					// The server has not reached the snapshot's resourceVersion: the snapshot
-					// is another cluster's, or etcd was restored without a revision bump, and
-					// the watch from it would wait for changes that never come. An expired
-					// watch makes the reflector relist, which replaces the snapshot's objects
-					// by the differences.
+				if behind(from, res.rv) {
+					// The server has not reached the version the watch starts from (the
+					// snapshot's): the snapshot is another cluster's, or etcd was restored
+					// without a revision bump, and the watch from it would wait for changes
+					// that never come. An expired watch makes the reflector relist, which
+					// replaces the snapshot's objects by the differences; the watch after
+					// that relist starts from the list's version, which the server has.
 					sr.logger.Info("The snapshot is ahead of the server; relisting",
 						"snapshotResourceVersion", sr.meta.ResourceVersion, "serverResourceVersion", res.rv)
 					d.done = true
@@ -165,10 +167,11 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, r
 	return w
 }
 
-// behind reports whether the server's resourceVersion is lower than the snapshot's.
-func behind(sr *snapRun, server uint64) bool {
-	snap, err := strconv.ParseUint(sr.meta.ResourceVersion, 10, 64)
-	return err == nil && server < snap
+// behind reports whether the server's resourceVersion is lower than from, the version a
+// watch starts from.
+func behind(from string, server uint64) bool {
+	n, err := strconv.ParseUint(from, 10, 64)
+	return err == nil && server < n
 }
 
 // aheadStatus is the error a snapshot ahead of the server ends its watch with: 410 Expired,

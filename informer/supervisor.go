@@ -36,6 +36,13 @@ func (e *entry) supervise() {
 			bo.reset()
 		}
 		reason, perr := p.reason, p.err
+		if e.Status().ServingFromSnapshot {
+			// The snapshot was never confirmed by the server in this process, and now
+			// cannot be (its resource forbidden, gone or refused): it is not served as if
+			// it could be caught up with. Handlers are told its objects are deleted.
+			e.dropAll()
+			e.update(func(st *Status) { st.ServingFromSnapshot = false })
+		}
 		for {
 			if reason == ReasonNotFound {
 				e.dropAll()

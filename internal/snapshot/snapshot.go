@@ -177,6 +177,11 @@ func Write(path string, m Meta, count int, next func(i int) []byte, o Options) (
 	return nil
 }
 
+// staleAfter is how long a temporary file must have been left unchanged before a Write
+// takes it for one an interrupted Write left: a younger one may be another writer's
+// (two processes sharing a directory) still being written, at a 1 MiB buffer at a time.
+var staleAfter = 10 * time.Minute
+
 // removeStale removes temporary files an interrupted Write of base left in dir.
 func removeStale(dir, base string) {
 	entries, err := os.ReadDir(dir)
@@ -184,7 +189,10 @@ func removeStale(dir, base string) {
 		return
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), tmpPrefix+base+"-") {
+		if !strings.HasPrefix(e.Name(), tmpPrefix+base+"-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) >= staleAfter {
 			_ = os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -175,7 +176,40 @@ func TestSnapshotInterruptedWriteKeepsPrevious(t *testing.T) {
 
 	write(t, path, Meta{Identity: "id", ResourceVersion: "3"}, sample(2), Options{})
 	_, err = os.Stat(tmp.Name())
+	assert.NoError(t, err, "a recent temporary file may be another writer's: kept")
+	old := time.Now().Add(-staleAfter - time.Minute)
+	require.NoError(t, os.Chtimes(tmp.Name(), old, old))
+	write(t, path, Meta{Identity: "id", ResourceVersion: "4"}, sample(2), Options{})
+	_, err = os.Stat(tmp.Name())
 	assert.True(t, os.IsNotExist(err), "leftover removed")
+}
+
+// Two writers of one file (two processes sharing a directory) never make each other's
+// writes fail, and the file is always one of theirs, whole.
+func TestSnapshotConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*50)
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			objs := sample(200)
+			for i := range 50 {
+				errs <- Write(path, Meta{Identity: "id", ResourceVersion: fmt.Sprint(w*1000 + i)}, len(objs),
+					func(i int) []byte { return objs[i] }, Options{})
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	_, got, err := readAll(path, "id", Options{})
+	require.NoError(t, err)
+	assert.Len(t, got, 200)
 }
 
 func TestSnapshotKeyFile(t *testing.T) {
