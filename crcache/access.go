@@ -79,15 +79,21 @@ var errAccessStopped = errors.New("crcache: informer stopped (removed, or the ca
 type access struct {
 	c       *Cache
 	key     accessKey
-	res     *resource
 	backend backend
 	inf     *Informer
+
+	// swapMu: index registrations (read) against a change of the informers for a new plan
+	// (write, replan.go), so that an index registered meanwhile is on the new informers.
+	swapMu sync.RWMutex
 
 	ready   chan struct{} // closed when materialize has ended
 	matOnce sync.Once
 	err     error // why materialize failed; set before ready closes
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// res is the resource whose plan the shards follow; a new plan (replan.go) replaces it
+	// with the shards.
+	res     *resource
 	shards  []shard // nil until materialized
 	regs    map[*Registration]struct{}
 	indexes []*indexReg // registered through this access, in order
@@ -155,6 +161,9 @@ func (c *Cache) accessFor(gvk schema.GroupVersionKind, kind accessKind, failIfMi
 		c.mu.Unlock()
 		return nil, errAccessStopped
 	}
+	if cur := c.resources[gvk]; cur != nil {
+		res = cur // planned again for a new scope meanwhile
+	}
 	a := &access{
 		c:      c,
 		key:    key,
@@ -215,8 +224,21 @@ func (c *Cache) forget(a *access) {
 func (a *access) materialize(ctx context.Context) {
 	a.matOnce.Do(func() {
 		defer close(a.ready)
-		shards, err := a.acquire(ctx)
-		a.mu.Lock()
+		var shards []shard
+		var err error
+		for {
+			res := a.resource()
+			shards, err = a.acquire(ctx, res)
+			a.mu.Lock()
+			if a.stopped || a.res == res {
+				break
+			}
+			// Planned again for a new scope while acquiring: acquire with the new plan.
+			a.mu.Unlock()
+			for _, s := range shards {
+				s.release()
+			}
+		}
 		if a.stopped || err != nil {
 			pending := append([]*indexReg(nil), a.indexes...)
 			a.mu.Unlock()
@@ -238,6 +260,7 @@ func (a *access) materialize(ctx context.Context) {
 			return
 		}
 		a.shards = shards
+		res := a.res
 		pending := append([]*indexReg(nil), a.indexes...)
 		for r := range a.regs {
 			if err := r.attachLocked(shards); err != nil {
@@ -253,12 +276,20 @@ func (a *access) materialize(ctx context.Context) {
 			}
 			a.finishIndex(idx, err)
 		}
+		a.c.checkScope(res, shards)
 	})
 }
 
-// acquire takes one kindex informer reference per shard of the plan.
-func (a *access) acquire(ctx context.Context) ([]shard, error) {
-	p := a.res.plan
+// resource returns the resource whose plan the access follows.
+func (a *access) resource() *resource {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.res
+}
+
+// acquire takes one kindex informer reference per shard of res's plan.
+func (a *access) acquire(ctx context.Context, res *resource) ([]shard, error) {
+	p := res.plan
 	shards := make([]shard, 0, len(p.shards))
 	fail := func(err error) ([]shard, error) {
 		for _, s := range shards {
@@ -275,7 +306,7 @@ func (a *access) acquire(ctx context.Context) ([]shard, error) {
 		}
 		switch a.backend {
 		case backendCompact:
-			f, err := a.res.compactFactory()
+			f, err := res.compactFactory()
 			if err != nil {
 				return fail(err)
 			}
@@ -285,7 +316,7 @@ func (a *access) acquire(ctx context.Context) ([]shard, error) {
 			}
 			shards = append(shards, &kshard[*unstructured.Unstructured]{inf: inf, cfg: sc})
 		case backendMetadata:
-			f, err := a.res.metaFactory()
+			f, err := res.metaFactory()
 			if err != nil {
 				return fail(err)
 			}
@@ -329,16 +360,25 @@ func (a *access) waitReady(ctx context.Context) error {
 // informer's *informer.SyncError (apierrors.IsForbidden, IsNotFound hold for it), when a
 // shard is parked before its first sync; and a timeout error (apierrors.IsTimeout) when ctx
 // ends first.
-func (a *access) waitSynced(ctx context.Context) error { return a.waitShardSynced(ctx, -1) }
+func (a *access) waitSynced(ctx context.Context) error {
+	for {
+		// The informers of a resource planned again meanwhile are waited for in turn.
+		if err := a.waitShardSynced(ctx, nil, -1); !errors.Is(err, errReplanned) {
+			return err
+		}
+	}
+}
 
-// waitShardSynced is waitSynced for the shard of index only (all of them if only < 0): a
-// read of one namespace of a cache over several waits for that namespace's informer alone,
-// so that another namespace's 403 does not fail it.
-func (a *access) waitShardSynced(ctx context.Context, only int) error {
+// waitShardSynced is waitSynced for the shard of index only of plan p (all of them if only <
+// 0; p nil: whatever the plan): a read of one namespace of a cache over several waits for
+// that namespace's informer alone, so that another namespace's 403 does not fail it.
+// errReplanned: the access follows another plan than p now, or its informers were changed
+// while it waited.
+func (a *access) waitShardSynced(ctx context.Context, p *plan, only int) error {
 	if err := a.waitReady(ctx); err != nil {
 		return err
 	}
-	shards, err := a.current()
+	shards, err := a.currentFor(p)
 	if err != nil {
 		return err
 	}
@@ -357,7 +397,10 @@ func (a *access) waitShardSynced(ctx context.Context, only int) error {
 				return a.timeout(err)
 			}
 			if errors.Is(err, informer.ErrReleased) {
-				return errAccessStopped
+				if a.isStopped() {
+					return errAccessStopped
+				}
+				return errReplanned // released by a new plan (replan.go)
 			}
 			return fmt.Errorf("crcache: informer of %s cannot sync: %w", a.key.gvk, err)
 		}
@@ -385,13 +428,26 @@ func (a *access) hasSynced() bool {
 }
 
 // current returns the access's shards, or an error once it stopped.
-func (a *access) current() ([]shard, error) {
+func (a *access) current() ([]shard, error) { return a.currentFor(nil) }
+
+// currentFor is current for a read planned with p: errReplanned if the access follows
+// another plan now (p nil: any plan).
+func (a *access) currentFor(p *plan) ([]shard, error) {
+	_, shards, err := a.view()
+	if err == nil && p != nil && a.resource().plan != p {
+		return nil, errReplanned
+	}
+	return shards, err
+}
+
+// view returns the access's resource and its shards, together.
+func (a *access) view() (*resource, []shard, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {
-		return nil, errAccessStopped
+		return nil, nil, errAccessStopped
 	}
-	return a.shards, nil
+	return a.res, a.shards, nil
 }
 
 func (a *access) isStopped() bool {
@@ -427,19 +483,22 @@ func (a *access) addIndex(idx *indexReg) error { return a.addIndexAs(idx, false)
 // addIndexAs is addIndex; with selector, idx is a field selector's path, refused with
 // errSelectorLimit when the resource has maxSelectorIndexes of them (registerIndex).
 func (a *access) addIndexAs(idx *indexReg, selector bool) error {
+	a.swapMu.RLock()
 	have, shards, err := a.registerIndex(idx, selector)
-	if err != nil {
-		return err
-	}
-	if have != nil {
-		<-have.done // the same JSONPath index again: registered here already, or being
-		return have.err
-	}
-	if shards == nil {
+	if err != nil || have != nil || shards == nil {
+		a.swapMu.RUnlock()
+		if err != nil {
+			return err
+		}
+		if have != nil {
+			<-have.done // the same JSONPath index again: registered here already, or being
+			return have.err
+		}
 		return nil // materialize registers it
 	}
 	err = applyIndex(shards, idx)
 	a.finishIndex(idx, err)
+	a.swapMu.RUnlock()
 	return err
 }
 
@@ -452,8 +511,9 @@ var errSelectorLimit = errors.New("crcache: selector index limit")
 // two definitions at the same moment, nor field selectors go past maxSelectorIndexes on
 // the resource (selector: idx is a field selector's path; errSelectorLimit when full).
 func (a *access) registerIndex(idx *indexReg, selector bool) (have *indexReg, shards []shard, err error) {
-	a.res.idxMu.Lock()
-	defer a.res.idxMu.Unlock()
+	res := a.resource()
+	res.idxMu.Lock()
+	defer res.idxMu.Unlock()
 	if err := a.c.indexConflict(a, idx); err != nil {
 		return nil, nil, err
 	}

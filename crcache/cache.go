@@ -81,6 +81,9 @@ type Cache struct {
 	byObject map[schema.GroupVersionKind]cache.ByObject
 	resync   time.Duration
 	disc     *discovery.Client
+	// checks is the rate of access re-checks that the informers parked on a 403 share,
+	// across the factories of every resource (one pair per resource, see resource).
+	checks *informer.AccessChecks
 	// discOnce starts disc with the first informer, not with the cache: a cache no one
 	// asks for an informer makes no request, as controller-runtime's own does not.
 	discOnce sync.Once
@@ -94,6 +97,14 @@ type Cache struct {
 	startedCh chan struct{}
 	accesses  map[accessKey]*access
 	resources map[schema.GroupVersionKind]*resource
+	// retired are resources replaced by a new plan whose factories are not shut down yet.
+	retired []*resource
+
+	// replanMu serializes plans made again for a new scope (replan.go).
+	replanMu sync.Mutex
+	// unsubscribe ends the discovery subscription that notices scope changes; set with
+	// discovery's start (in a materialization, which Start waits for).
+	unsubscribe func()
 }
 
 var _ cache.Cache = (*Cache)(nil)
@@ -163,6 +174,7 @@ func NewCache(cfg *rest.Config, opts cache.Options, o Options) (*Cache, error) {
 		return nil, fmt.Errorf("crcache: discovery: %w", err)
 	}
 	c.disc = disc
+	c.checks = informer.NewAccessChecks(0)
 	return c, nil
 }
 
@@ -198,16 +210,20 @@ func (c *Cache) Start(ctx context.Context) error {
 	for _, a := range c.accesses {
 		accesses = append(accesses, a)
 	}
-	resources := make([]*resource, 0, len(c.resources))
+	resources := make([]*resource, 0, len(c.resources)+len(c.retired))
 	for _, r := range c.resources {
 		resources = append(resources, r)
 	}
+	resources = append(resources, c.retired...)
 	c.mu.Unlock()
 	for _, a := range accesses {
 		a.stop()
 	}
 	for _, r := range resources {
 		r.shutdown()
+	}
+	if c.unsubscribe != nil {
+		c.unsubscribe()
 	}
 	c.disc.Wait()
 	return nil
@@ -219,6 +235,8 @@ func (c *Cache) Start(ctx context.Context) error {
 // retries), but it is worth a log line.
 func (c *Cache) startDiscovery(ctx context.Context) {
 	c.discOnce.Do(func() {
+		// Before the first round, so that a scope changed at any time is seen (replan.go).
+		c.unsubscribe = c.disc.Subscribe(c.onDiscovery)
 		if err := c.disc.Start(ctx); err != nil && ctx.Err() == nil {
 			c.logger().Error(err, "Initial discovery failed; resources are resolved on demand")
 		}

@@ -89,7 +89,13 @@ func (p *plan) shardFor(ns string) int {
 // a namespace's own Config, then the type's ByObject settings, then DefaultNamespaces'
 // entry for the namespace, then the Default* options.
 func (c *Cache) planFor(gvk schema.GroupVersionKind, mapping *meta.RESTMapping) *plan {
-	p := &plan{gvk: gvk, gvr: mapping.Resource, namespaced: mapping.Scope.Name() == meta.RESTScopeNameNamespace}
+	return c.planForScope(gvk, mapping.Resource, mapping.Scope.Name() == meta.RESTScopeNameNamespace)
+}
+
+// planForScope is planFor for a resource gvr of the given scope: a resource whose scope
+// changed (a CRD re-created with the other scope) is planned again with it (replan.go).
+func (c *Cache) planForScope(gvk schema.GroupVersionKind, gvr schema.GroupVersionResource, namespaced bool) *plan {
+	p := &plan{gvk: gvk, gvr: gvr, namespaced: namespaced}
 	global := cache.Config{
 		LabelSelector:         c.opts.DefaultLabelSelector,
 		FieldSelector:         c.opts.DefaultFieldSelector,

@@ -53,8 +53,28 @@
 // CRD's objects are gone. A read, GetInformer or WaitForCacheSync that would wait for a
 // parked informer's first sync returns at once with the server's error
 // (apierrors.IsForbidden, apierrors.IsNotFound; errors.Is(err, informer.ErrParked))
-// instead of blocking until its context ends. Statuses (and Informer.Statuses) show each
-// informer's phase, reason, last error and object count.
+// instead of blocking until its context ends. In a cache over several namespaces, a read
+// of one namespace waits for that namespace's informer only: a 403 in another does not fail
+// it. The informers parked on a 403 re-check access (a SelfSubjectAccessReview) at a rate
+// they all share, about 4 a second whatever the number of resources
+// (informer.Options.AccessChecks: the cache has a kindex factory per resource). Once an
+// informer has synced, reads are served from memory whatever their context: one that has
+// ended fails only a read that would have to wait, as with controller-runtime's cache.
+// Statuses (and Informer.Statuses) show each informer's phase, reason, last error and
+// object count.
+//
+// Scope changes. A CRD deleted and re-created with the other scope (cluster-scoped to
+// namespaced, or the reverse) keeps its GVK, and the cache plans its informers again for the
+// new scope as soon as it notices (from discovery's events, and from what kindex's informers
+// say of their resource, checked by every read): one informer per namespace of
+// DefaultNamespaces (or ByObject.Namespaces) for a namespaced resource, one for a
+// cluster-scoped one, and reads routed by namespace only when it is namespaced. Informers
+// handed out before stay valid: their indexes are registered on the new kindex informers,
+// and each handler is told, with DeletedFinalStateUnknown deletes, that the objects of the
+// old informers are gone, then gets the new ones as adds. A read never answers with the old
+// scope: one that would (or that raced the change) plans the resource again and reads
+// again. A resource that cannot be planned again because it is not served at that moment
+// (deleted again) fails its reads with ErrScopeChanged until it is served again.
 //
 // # controller-runtime's options
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	toolscache "k8s.io/client-go/tools/cache"
@@ -144,16 +145,30 @@ func (a *access) watchSynced(ch *doneChecker) {
 	}
 	ctx, cancel := stopContext(a.stopCh)
 	defer cancel()
-	shards, err := a.current()
-	if err != nil {
-		return
-	}
-	for _, s := range shards {
-		if !s.hasSynced() && s.waitForSync(ctx) != nil && !s.hasSynced() {
+	var last []shard
+	for {
+		shards, err := a.current()
+		if err != nil || (last != nil && len(shards) > 0 && shards[0] == last[0]) {
+			return // stopped, or a failure that is not a new plan
+		}
+		last = shards
+		synced := true
+		for _, s := range shards {
+			if !s.hasSynced() && s.waitForSync(ctx) != nil && !s.hasSynced() {
+				synced = false
+				break
+			}
+		}
+		if synced {
+			ch.close()
 			return
 		}
+		if ctx.Err() != nil {
+			return
+		}
+		// Released by a new plan (replan.go), which swapped its informers in first: wait
+		// for those.
 	}
-	ch.close()
 }
 
 // doneChecker is a toolscache.DoneChecker.
@@ -189,6 +204,12 @@ type Registration struct {
 	once    sync.Once
 	removed chan struct{}
 	gone    bool // guarded by a.mu
+	// callMu serializes the calls of h: those of the kindex registrations of this
+	// attachment, those of an attachment being replaced, and the deletes a new plan
+	// delivers in between (replan.go). gen counts attachments: a call through the kindex
+	// registration of an older one (in flight when it was removed) is dropped.
+	callMu sync.Mutex
+	gen    atomic.Uint64
 }
 
 var _ toolscache.ResourceEventHandlerRegistration = (*Registration)(nil)
@@ -196,8 +217,9 @@ var _ toolscache.ResourceEventHandlerRegistration = (*Registration)(nil)
 // attachLocked adds the handler to every shard (a.mu held).
 func (r *Registration) attachLocked(shards []shard) error {
 	regs := make([]*informer.Registration, 0, len(shards))
+	h := &gatedHandler{r: r, gen: r.gen.Load()}
 	for _, s := range shards {
-		reg, err := s.addHandler(r.h)
+		reg, err := s.addHandler(h)
 		if err != nil {
 			for k, done := range regs {
 				_ = shards[k].removeHandler(done)
@@ -217,12 +239,53 @@ func (r *Registration) detachLocked() {
 		return
 	}
 	r.gone = true
+	r.gen.Add(1)
 	close(r.removed)
 	for k, reg := range r.regs {
 		if k < len(r.a.shards) {
 			_ = r.a.shards[k].removeHandler(reg)
 		}
 	}
+}
+
+// suspendLocked removes the handler from shards, the access's informers being replaced
+// (replan.go; a.mu held), and returns the generation of its next attachment: calls of this
+// one still in flight are dropped.
+func (r *Registration) suspendLocked(shards []shard) uint64 {
+	for k, reg := range r.regs {
+		if k < len(shards) {
+			_ = shards[k].removeHandler(reg)
+		}
+	}
+	r.regs = nil
+	return r.gen.Add(1)
+}
+
+// gatedHandler is one attachment of a Registration's handler: its calls hold the
+// registration's callMu and are dropped once the registration has moved on.
+type gatedHandler struct {
+	r   *Registration
+	gen uint64
+}
+
+func (g *gatedHandler) call(fn func(toolscache.ResourceEventHandler)) {
+	g.r.callMu.Lock()
+	defer g.r.callMu.Unlock()
+	if g.r.gen.Load() == g.gen {
+		fn(g.r.h)
+	}
+}
+
+func (g *gatedHandler) OnAdd(obj any, initial bool) {
+	g.call(func(h toolscache.ResourceEventHandler) { h.OnAdd(obj, initial) })
+}
+
+func (g *gatedHandler) OnUpdate(oldObj, newObj any) {
+	g.call(func(h toolscache.ResourceEventHandler) { h.OnUpdate(oldObj, newObj) })
+}
+
+func (g *gatedHandler) OnDelete(obj any) {
+	g.call(func(h toolscache.ResourceEventHandler) { h.OnDelete(obj) })
 }
 
 // watch closes synced once every shard registration has synced.

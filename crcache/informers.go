@@ -45,7 +45,23 @@ func (c *Cache) informerFor(ctx context.Context, gvk schema.GroupVersionKind, ki
 		return nil, err
 	}
 	if c.isStarted() && (o.BlockUntilSynced == nil || *o.BlockUntilSynced) {
-		if err := a.waitSynced(ctx); err != nil {
+		for attempt := 1; ; attempt++ {
+			// A resource whose scope changed is planned again before the wait, and when
+			// the wait fails because of the change (replan.go).
+			if res := a.resource(); res.stale.Load() {
+				if err := c.replan(gvk); err != nil {
+					return nil, err
+				}
+			}
+			err := a.waitSynced(ctx)
+			if err == nil {
+				break
+			}
+			if attempt < maxReadAttempts {
+				if res, shards, verr := a.view(); verr == nil && c.checkScope(res, shards) {
+					continue
+				}
+			}
 			return nil, err
 		}
 	}

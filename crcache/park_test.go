@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -226,4 +227,38 @@ func TestForbiddenNamespaceLeavesTheOthersReadable(t *testing.T) {
 	assert.True(t, apierrors.IsForbidden(err), "%v", err)
 	err = c.List(ctx, &l)
 	assert.True(t, apierrors.IsForbidden(err), "a list of every namespace needs ns2: %v", err)
+}
+
+// TestParkedResourcesShareTheAccessCheckRate: informers of many resources parked on a 403
+// (a controller watching kinds it may not read) share one rate of access reviews, as one
+// kindex factory's do, although the cache has a factory per resource: about 4 a second in
+// all, not a review per resource every 1.5 s.
+func TestParkedResourcesShareTheAccessCheckRate(t *testing.T) {
+	ctx := t.Context()
+	_, ucfg, err := cp.NewUser()
+	require.NoError(t, err)
+	rc := &requestCounter{}
+	c := startCache(t, rc.wrap(ucfg), cache.Options{})
+	lists := []client.ObjectList{
+		&corev1.ConfigMapList{}, &corev1.SecretList{}, &corev1.ServiceList{}, &corev1.PodList{},
+		&corev1.ServiceAccountList{}, &corev1.PersistentVolumeClaimList{}, &corev1.PodTemplateList{},
+		&corev1.ReplicationControllerList{}, &corev1.LimitRangeList{}, &corev1.ResourceQuotaList{},
+		&corev1.EndpointsList{}, &corev1.EventList{}, &corev1.NodeList{}, &corev1.NamespaceList{},
+		&corev1.PersistentVolumeList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{},
+		&rbacv1.ClusterRoleList{}, &rbacv1.ClusterRoleBindingList{}, &storagev1.StorageClassList{},
+	}
+	for _, l := range lists {
+		err := c.List(ctx, l)
+		require.True(t, apierrors.IsForbidden(err), "%T: %v", l, err)
+	}
+	const reviews = "/selfsubjectaccessreviews"
+	before := rc.count(reviews)
+	window := 6 * time.Second
+	time.Sleep(window) // the rate is what is measured: reviews sent during the window
+	sent := rc.count(reviews) - before
+	t.Logf("%d access reviews in %v for %d parked resources", sent, window, len(lists))
+	// 20 parked share 4 a second: each waits at least 5 s, so at most 2 each in the window
+	// (a rate per resource would be 4 each).
+	assert.LessOrEqual(t, sent, 2*len(lists))
+	assert.Positive(t, sent, "they still re-check")
 }

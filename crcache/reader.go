@@ -44,10 +44,16 @@ const maxReadAttempts = 10
 // informer it was reading while the cache runs on: the read then starts a new informer,
 // as a read after RemoveInformer does (or fails as one does with
 // ReaderFailOnMissingInformer), instead of reporting the removal it raced with.
+//
+// A read of a resource planned again for a new scope meanwhile (replan.go, errReplanned)
+// starts again too, with the new plan.
 func (c *Cache) again(read func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := read()
-		if attempt == maxReadAttempts-1 || !(errors.Is(err, errAccessStopped) || errors.Is(err, informer.ErrReleased)) {
+		if attempt == maxReadAttempts-1 && errors.Is(err, errReplanned) {
+			return fmt.Errorf("%w: its informers were planned again %d times during the read", ErrScopeChanged, maxReadAttempts)
+		}
+		if attempt == maxReadAttempts-1 || !(errors.Is(err, errAccessStopped) || errors.Is(err, informer.ErrReleased) || errors.Is(err, errReplanned)) {
 			return err
 		}
 		c.mu.Lock()
@@ -68,7 +74,8 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 	if err != nil {
 		return err
 	}
-	p := a.res.plan
+	res := a.resource()
+	p := res.plan
 	ns := key.Namespace
 	if !p.namespaced {
 		ns = ""
@@ -80,14 +87,17 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 	if !c.isStarted() {
 		return errCacheNotStarted
 	}
-	if err := a.waitShardSynced(ctx, i); err != nil {
+	if err := c.syncedFor(ctx, a, res, i); err != nil {
 		return err
 	}
-	shards, err := a.current()
+	shards, err := a.currentFor(p)
 	if err != nil {
 		return err
 	}
 	it, err := shards[i].getItem(ns, key.Name)
+	if c.checkScope(res, shards) {
+		return c.replanned(a.key.gvk) // the answer may be the old scope's
+	}
 	if apierrors.IsNotFound(err) {
 		// As controller-runtime's cache says it: the kind where the server says the resource.
 		return apierrors.NewNotFound(schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}, key.Name)
@@ -137,7 +147,8 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	if err != nil {
 		return err
 	}
-	p := a.res.plan
+	res := a.resource()
+	p := res.plan
 	ns := listOpts.Namespace
 	if !p.namespaced {
 		ns = ""
@@ -151,10 +162,10 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	if !c.isStarted() {
 		return errCacheNotStarted
 	}
-	if err := a.waitShardSynced(ctx, shard); err != nil {
+	if err := c.syncedFor(ctx, a, res, shard); err != nil {
 		return err
 	}
-	shards, err := a.current()
+	shards, err := a.currentFor(p)
 	if err != nil {
 		return err
 	}
@@ -185,6 +196,9 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 			return fmt.Errorf("crcache: listing %s: %w", gvk, err)
 		}
 		items = append(items, got...)
+	}
+	if c.checkScope(res, shards) {
+		return c.replanned(gvk) // the answer may be the old scope's
 	}
 	if len(scope) > 1 {
 		slices.SortFunc(items, func(x, y item) int { return compareKeys(x.Key(), y.Key()) })
@@ -217,6 +231,23 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	list.SetContinue(next)
 	list.SetRemainingItemCount(remaining)
 	return nil
+}
+
+// syncedFor waits until shard only of res's plan (every shard if only < 0) has synced, for
+// a read. A resource whose scope changed is planned again first (errReplanned: the read
+// starts again), and so is one whose informer fails to sync because of the change (a
+// namespace's informer of a resource now cluster-scoped parks NotFound).
+func (c *Cache) syncedFor(ctx context.Context, a *access, res *resource, only int) error {
+	if res.stale.Load() {
+		return c.replanned(a.key.gvk)
+	}
+	err := a.waitShardSynced(ctx, res.plan, only)
+	if err != nil && !errors.Is(err, errReplanned) {
+		if _, shards, verr := a.view(); verr == nil && c.checkScope(res, shards) {
+			return c.replanned(a.key.gvk)
+		}
+	}
+	return err
 }
 
 // fillList decodes items into list's Items, each straight into its element.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +26,9 @@ type resource struct {
 
 	// idxMu serializes index registrations through the resource's reads (registerIndex).
 	idxMu sync.Mutex
+	// stale: discovery serves the resource with another scope than the plan's, or the
+	// resource was replaced by one planned for the new scope (replan.go).
+	stale atomic.Bool
 
 	mu      sync.Mutex
 	compact *informer.Factory[*unstructured.Unstructured]
@@ -106,6 +110,7 @@ func startOnce[T informer.Object](r *resource, slot **informer.Factory[T], build
 		Logger:            r.c.kopts.Logger,
 		Registerer:        r.c.kopts.Registerer,
 		Discovery:         r.c.disc,
+		AccessChecks:      r.c.checks,
 	})
 	if err != nil {
 		return nil, err

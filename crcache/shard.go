@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
@@ -17,6 +18,9 @@ import (
 type shard interface {
 	config() *shardConfig
 	status() informer.Status
+	// resource is the resource as discovery last described it to the kindex informer (its
+	// scope is the live one, which the plan's may no longer be: replan.go).
+	resource() discovery.Resource
 	hasSynced() bool
 	waitForSync(ctx context.Context) error
 	waitForSyncOrPark(ctx context.Context) error
@@ -61,6 +65,7 @@ func (it kitem[T]) object() (runtime.Object, error) { return it.Object() }
 
 func (s *kshard[T]) config() *shardConfig                  { return s.cfg }
 func (s *kshard[T]) status() informer.Status               { return s.inf.Status() }
+func (s *kshard[T]) resource() discovery.Resource          { return s.inf.Resource() }
 func (s *kshard[T]) hasSynced() bool                       { return s.inf.HasSynced() }
 func (s *kshard[T]) waitForSync(ctx context.Context) error { return s.inf.WaitForSync(ctx) }
 func (s *kshard[T]) waitForSyncOrPark(ctx context.Context) error {

@@ -121,7 +121,7 @@ func (a *access) read(it item, out runtime.Object, noCopy bool) error {
 
 // cachedAt reports whether the access's informers still hold key at resourceVersion rv.
 func (a *access) cachedAt(key, rv string) bool {
-	shards, err := a.current()
+	res, shards, err := a.view()
 	if err != nil {
 		return false
 	}
@@ -129,7 +129,7 @@ func (a *access) cachedAt(key, rv string) bool {
 	if err != nil {
 		return false
 	}
-	i := a.res.plan.shardFor(ns)
+	i := res.plan.shardFor(ns)
 	if i < 0 || i >= len(shards) {
 		return false
 	}

@@ -2,6 +2,8 @@ package informer
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,4 +51,26 @@ func (c *ssarChecker) Allowed(ctx context.Context, gvr schema.GroupVersionResour
 		}
 	}
 	return true, nil
+}
+
+// AccessChecks is a rate of access re-checks shared by the informers parked on a 403 of
+// every factory given it (Options.AccessChecks): with n of them parked, each waits at least
+// n/perSecond between its re-checks. Safe for concurrent use.
+type AccessChecks struct {
+	perSecond float64
+	parked    atomic.Int64
+}
+
+// NewAccessChecks returns a rate of perSecond access re-checks a second (4 if perSecond is
+// not positive).
+func NewAccessChecks(perSecond float64) *AccessChecks {
+	if perSecond <= 0 {
+		perSecond = 4
+	}
+	return &AccessChecks{perSecond: perSecond}
+}
+
+// floor is the least wait between one parked informer's re-checks.
+func (a *AccessChecks) floor() time.Duration {
+	return time.Duration(float64(a.parked.Load()) / a.perSecond * float64(time.Second))
 }

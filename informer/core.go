@@ -89,8 +89,9 @@ type core struct {
 	indexOpts jsonpath.Options
 	// statusPanicLogged: a status subscriber's panic was logged once.
 	statusPanicLogged atomic.Bool
-	// accessParked counts the entries parked on a 403, whose re-checks share a rate.
-	accessParked atomic.Int64
+	// checks is the rate the entries parked on a 403 share (Options.AccessChecks, or the
+	// factory's own).
+	checks *AccessChecks
 	// indexes are Options.Indexes, registered by every entry as it is created.
 	indexes []namedIndex
 
@@ -121,6 +122,7 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 		in.AccessChecksPerSecond = 4
 	}
 	c := &core{mode: mode, opts: opts, in: in, logger: logger, metrics: m, disc: disc, access: access,
+		checks: NewAccessChecks(in.AccessChecksPerSecond),
 		reg: newRegistry(), watchAlls: map[*watchAll]struct{}{}, stopped: make(chan struct{}),
 		watcherDone: make(chan struct{})}
 	return c

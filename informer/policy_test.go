@@ -494,6 +494,43 @@ func TestAccessRechecksShareARate(t *testing.T) {
 	})
 }
 
+// Factories given one AccessChecks share its rate: a program with a factory per resource
+// sends no more access reviews for many parked resources than one factory would.
+func TestAccessRechecksShareARateAcrossFactories(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shared := NewAccessChecks(5)
+		const n = 30
+		var envs []*env
+		for range n {
+			e := newEnv(t, Options[obj]{AccessChecks: shared})
+			e.mode.server(widgets.GVR).setErrors(forbidden("widgets"), forbidden("widgets"))
+			envs = append(envs, e)
+		}
+		ctx := context.Background()
+		for _, e := range envs {
+			inf, err := e.f.Informer(ctx, "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonForbidden, apierrors.IsForbidden)
+		}
+		total := func() (sum int32) {
+			for _, e := range envs {
+				sum += e.access.checks.Load()
+			}
+			return sum
+		}
+		before := total()
+		window := 10 * time.Second
+		time.Sleep(window) // the rate is what is measured: checks made during the window
+		checks := total() - before
+		t.Logf("%d access checks in %v by %d parked informers of %d factories", checks, window, n, n)
+		// Each waits at least n/5 = 6 s (a factory's own rate would let each check every
+		// 1.5 s): at most 2 each in the window.
+		assert.LessOrEqual(t, checks, int32(2*n))
+		assert.GreaterOrEqual(t, checks, int32(n), "they still re-check, about every 6 s")
+	})
+}
+
 // A cluster-scoped resource of a factory restricted to one namespace, served again
 // namespaced (a CRD re-created with the other scope): the informer, made for it
 // cluster-scoped, listed every namespace of it, since its URL stays valid. It parks

@@ -86,8 +86,8 @@ const (
 func (e *entry) waitResume(reason Reason, bo *backoff) waited {
 	access := reason == ReasonForbidden || reason == ReasonWatchForbidden
 	if access {
-		e.core.accessParked.Add(1)
-		defer e.core.accessParked.Add(-1)
+		e.core.checks.parked.Add(1)
+		defer e.core.checks.parked.Add(-1)
 	}
 	for {
 		var timer *time.Timer
@@ -100,7 +100,7 @@ func (e *entry) waitResume(reason Reason, bo *backoff) waited {
 				// The factory's parked informers share a rate, so that a watch-everything set
 				// a user may read little of does not send a review per resource every second:
 				// with n parked, each waits at least n/AccessChecksPerSecond.
-				floor := time.Duration(float64(e.core.accessParked.Load()) / e.core.in.AccessChecksPerSecond * float64(time.Second))
+				floor := e.core.checks.floor()
 				every := max(e.core.opts.AccessRecheckInterval, floor)
 				if wait > every {
 					wait = every - time.Duration(rand.Int64N(int64(every)/5+1))
