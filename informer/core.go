@@ -123,7 +123,7 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 	}
 	c := &core{mode: mode, opts: opts, in: in, logger: logger, metrics: m, disc: disc, access: access,
 		checks: NewAccessChecks(in.AccessChecksPerSecond),
-		reg: newRegistry(), watchAlls: map[*watchAll]struct{}{}, stopped: make(chan struct{}),
+		reg:    newRegistry(), watchAlls: map[*watchAll]struct{}{}, stopped: make(chan struct{}),
 		watcherDone: make(chan struct{})}
 	return c
 }
