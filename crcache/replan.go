@@ -298,6 +298,13 @@ func (r *Registration) move(gen uint64, gone []any) {
 	if ch, ok := r.h.(*convertingHandler); ok {
 		inner = ch.h // gone holds objects decoded already
 	}
+	a := r.a
+	a.mu.Lock()
+	removed := r.gone || a.stopped
+	a.mu.Unlock()
+	if removed {
+		return // RemoveInformer or RemoveEventHandler meanwhile: its handlers get nothing more
+	}
 	r.callMu.Lock()
 	if r.gen.Load() == gen {
 		for _, obj := range gone {
@@ -305,7 +312,6 @@ func (r *Registration) move(gen uint64, gone []any) {
 		}
 	}
 	r.callMu.Unlock()
-	a := r.a
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if r.gone || a.stopped || r.gen.Load() != gen {

@@ -639,6 +639,18 @@ func TestSnapshotAheadOfTheServer(t *testing.T) {
 				// the server answers "too large" only after the client's retries.
 				lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/" + res)
 				require.Equal(t, 1, lists)
+				// The snapshot written next records a version the server has reached, never
+				// the ahead one: a restart once the server passes it would skip changes.
+				fx.f.Shutdown()
+				saved, err := testsupport.SnapshotResourceVersion(snapshotFile(t, opts.SnapshotDir))
+				require.NoError(t, err)
+				n, err := strconv.ParseUint(saved, 10, 64)
+				require.NoError(t, err)
+				l, err = ri.List(ctx, metav1.ListOptions{})
+				require.NoError(t, err)
+				server, err := strconv.ParseUint(l.GetResourceVersion(), 10, 64)
+				require.NoError(t, err)
+				require.LessOrEqual(t, n, server, "saved %d, server at %d", n, server)
 			})
 		}
 	}

@@ -127,7 +127,9 @@ func (r *run) processLoop() {
 			// with its resourceVersion, even when no object changed: the next snapshot
 			// saves it, so that a quiet resource does not relist at every restart.
 			if rv, ok := r.fifo.listApplied(r.replacedApplied.Load()); ok {
-				r.e.snap.raise(rv)
+				// Stored, not raised: the version a whole list is consistent with may be
+				// lower than one applied before it (a snapshot ahead of the server).
+				r.e.snap.appliedRV.Store(rv)
 				r.e.snap.dirty.Store(true)
 			}
 		}

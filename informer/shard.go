@@ -387,9 +387,9 @@ func (lw *shardLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 }
 
 func (lw *shardLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	if opts.SendInitialEvents != nil && *opts.SendInitialEvents {
-		lw.probe(ctx)
-	}
+	// Before a watch-list, and before the watch of a run whose first list made no request
+	// (a snapshot's): once per run either way.
+	lw.probe(ctx)
 	w, err := lw.inner.WatchWithContext(ctx, opts)
 	if err != nil {
 		return nil, err

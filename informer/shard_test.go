@@ -90,7 +90,7 @@ func (f fakeWatchLW) WatchWithContext(context.Context, metav1.ListOptions) (watc
 // apimachinery's watch.Filter would block on that send for ever, a goroutine per handoff.
 func TestShardWatchStopsWithAnEventPending(t *testing.T) {
 	fw := watch.NewFake()
-	lw := &shardLW{inner: fakeWatchLW{fw}, m: newShardMatcher(Shard{Ranges: []ShardRange{FullRange}})}
+	lw := &shardLW{inner: fakeWatchLW{fw}, e: &entry{core: &core{}}, m: newShardMatcher(Shard{Ranges: []ShardRange{FullRange}})}
 	w, err := lw.WatchWithContext(context.Background(), metav1.ListOptions{})
 	require.NoError(t, err)
 

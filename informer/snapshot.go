@@ -338,6 +338,8 @@ type snapRun struct {
 	// run's lists had queued (a relist after 410 included).
 	targetRV       uint64
 	targetReplaced int64
+	// ahead is called when the snapshot is found ahead of the server, before the relist.
+	ahead func()
 }
 
 func (sr *snapRun) markCurrent(rv uint64, replaced int64) {
@@ -365,7 +367,10 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 	}
 	rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
 	s.appliedRV.Store(rv)
-	r.snap = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger}
+	r.snap = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger,
+		// Ahead of the server, the snapshot's version is no version the cache will be
+		// consistent with: none is written until the relist's (or a later change's).
+		ahead: func() { s.appliedRV.Store(0) }}
 	if p, ok := inner.(storage.ResourceVersionProber); ok {
 		r.snap.probe = p.CurrentResourceVersion
 	}

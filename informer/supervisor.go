@@ -36,7 +36,7 @@ func (e *entry) supervise() {
 			bo.reset()
 		}
 		reason, perr := p.reason, p.err
-		if e.Status().ServingFromSnapshot {
+		if st := e.Status(); r.snap != nil && st.LastSyncTime.IsZero() {
 			// The snapshot was never confirmed by the server in this process, and now
 			// cannot be (its resource forbidden, gone or refused): it is not served as if
 			// it could be caught up with. Handlers are told its objects are deleted.

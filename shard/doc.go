@@ -33,6 +33,11 @@
 // them holds synced. The window
 // where an object is held twice is one sync of the new range plus a RenewPeriod.
 //
+// Members that hash another field than this member's (Options.Field; FieldAnnotation says
+// each member's) split their own hash space: during a rolling change of Field, each object
+// is held by a member of each field, twice for a while, never by none, and a member logs
+// that others of another field are live.
+//
 // Why two informers during a handoff rather than one informer whose range is widened and
 // narrowed: a kindex informer's list and watch are fixed by its key (resource, namespace,
 // selectors, shard), which makes sharing and release exact; a new range is a new list and

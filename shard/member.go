@@ -38,6 +38,12 @@ const (
 	// member computes for it: two members whose views of the group differ for a moment then
 	// cannot each count on the other for the same range.
 	AssignedAnnotation = "kindex.io/shard-assigned"
+	// FieldAnnotation is the annotation in which a member publishes what it hashes
+	// (Options.Field). Members that hash another field split their own hash space: a member
+	// leaves them out of its group, so that during a change of Field (a rolling update) each
+	// object is held by a member of each field, twice for a while, never by none. A Lease
+	// without it is counted as hashing the same field.
+	FieldAnnotation = "kindex.io/shard-field"
 )
 
 // Options configures a Member.
@@ -73,19 +79,20 @@ type Options struct {
 type Member struct {
 	o Options
 
-	mu       sync.Mutex
-	members  []string // live identities, sorted
-	assigned informer.Shard
-	known    bool
-	held     map[any]informer.Shard    // what each Informer of this replica holds synced
-	others   map[string]informer.Shard // what the other live members hold synced
-	cover    informer.Shard            // what the other members hold synced of their own assignment
-	failing  bool                      // the last renewal or list failed (logged once per run of failures)
-	leaving  bool                      // Leave was called
-	observed int                       // Lease lists seen
-	changed  chan struct{}
-	kick     chan struct{}
-	crash    bool // tests: end Run without deleting the Lease, as a killed process would
+	mu         sync.Mutex
+	members    []string // live identities, sorted
+	otherField []string // live members hashing another field (FieldAnnotation), sorted
+	assigned   informer.Shard
+	known      bool
+	held       map[any]informer.Shard    // what each Informer of this replica holds synced
+	others     map[string]informer.Shard // what the other live members hold synced
+	cover      informer.Shard            // what the other members hold synced of their own assignment
+	failing    bool                      // the last renewal or list failed (logged once per run of failures)
+	leaving    bool                      // Leave was called
+	observed   int                       // Lease lists seen
+	changed    chan struct{}
+	kick       chan struct{}
+	crash      bool // tests: end Run without deleting the Lease, as a killed process would
 }
 
 // minRenewPeriod bounds the requests a member makes: a renewal and a list per period.
@@ -391,7 +398,8 @@ func (m *Member) renew(ctx context.Context) error {
 	if apierrors.IsNotFound(err) {
 		l = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: m.leaseName(), Labels: map[string]string{GroupLabel: m.o.Group},
-				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving, AssignedAnnotation: assigned}},
+				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving, AssignedAnnotation: assigned,
+					FieldAnnotation: string(m.o.Field)}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
 		}
 		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
@@ -406,6 +414,7 @@ func (m *Member) renew(ctx context.Context) error {
 	l.Annotations[HeldAnnotation] = held
 	l.Annotations[LeavingAnnotation] = leaving
 	l.Annotations[AssignedAnnotation] = assigned
+	l.Annotations[FieldAnnotation] = string(m.o.Field)
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &id, &secs, &now
 	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
 	return err
@@ -428,6 +437,7 @@ func (m *Member) observe(ctx context.Context) error {
 	}
 	others := map[string]informer.Shard{}
 	claims := map[string]informer.Shard{} // what each other member says is its assignment
+	var otherField []string               // live members that hash another field
 	for _, l := range list.Items {
 		s := l.Spec
 		if s.HolderIdentity == nil || *s.HolderIdentity == m.o.Identity || s.RenewTime == nil || s.LeaseDurationSeconds == nil {
@@ -435,6 +445,10 @@ func (m *Member) observe(ctx context.Context) error {
 		}
 		if s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second).Before(now) {
 			continue // expired: a replica that died
+		}
+		if f := l.Annotations[FieldAnnotation]; f != "" && f != string(m.o.Field) {
+			otherField = append(otherField, *s.HolderIdentity)
+			continue // hashes another field: not a member of this split (FieldAnnotation)
 		}
 		if l.Annotations[LeavingAnnotation] != "true" {
 			live = append(live, *s.HolderIdentity)
@@ -459,7 +473,10 @@ func (m *Member) observe(ctx context.Context) error {
 		}
 	}
 
+	slices.Sort(otherField)
 	m.mu.Lock()
+	fieldsChanged := !slices.Equal(otherField, m.otherField)
+	m.otherField = otherField
 	membersChanged := !slices.Equal(live, m.members)
 	changed := membersChanged || !m.known || !assigned.Equal(m.assigned) || !sameShards(others, m.others) || !cover.Equal(m.cover)
 	// The first list may miss replicas started at the same moment: the assignment is known
@@ -475,6 +492,10 @@ func (m *Member) observe(ctx context.Context) error {
 	m.mu.Unlock()
 	if membersChanged {
 		m.o.Logger.Info("Shard membership changed", "members", live, "assigned", assigned.String())
+	}
+	if fieldsChanged && len(otherField) > 0 {
+		m.o.Logger.Info("Shard group has live members that hash another field; they split their own hash space, and objects are held by both until they are gone",
+			"field", string(m.o.Field), "others", otherField)
 	}
 	if wake != nil {
 		close(wake)

@@ -103,6 +103,36 @@ func TestMemberCountsOnlyWhatOthersKeep(t *testing.T) {
 	assert.False(t, ok, "a leaving member has no assignment")
 }
 
+// Members that hash another field (a change of Options.Field rolling through the replicas)
+// split their own hash space: left out of this field's split, so that every object is held
+// by a member of each field (twice for a while) rather than by a member of neither. A Lease
+// that does not say its field is counted as hashing the same one.
+func TestMemberLeavesOutMembersOfAnotherField(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	otherLease(t, cs, ns, "g", "c", "", "", false) // says no field
+	otherLease(t, cs, ns, "g", "n", "", "", false)
+	l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "g-n", metav1.GetOptions{})
+	require.NoError(t, err)
+	l.Annotations[FieldAnnotation] = string(informer.ShardByNamespace)
+	_, err = cs.CoordinationV1().Leases(ns).Update(context.Background(), l, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool { _, ok := m.Assignment(); return ok }, 10*time.Second, 20*time.Millisecond)
+	assert.Equal(t, []string{"b", "c"}, m.Members(), "n hashes namespaces: not in the split of UIDs")
+	a, _ := m.Assignment()
+	assert.True(t, a.Equal(Split(informer.ShardByUID, 2)[0]), "b is assigned half: %s", a)
+	mine, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "g-b", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, string(informer.ShardByUID), mine.Annotations[FieldAnnotation], "b says what it hashes")
+}
+
 // restrictedUser returns a config of a user of cp who may do verbs on Leases in ns, and
 // nothing else.
 func restrictedUser(t *testing.T, cp *testenv.ControlPlane, ns string, verbs ...string) *rest.Config {

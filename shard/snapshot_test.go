@@ -22,7 +22,8 @@ func TestShardSnapshotRestart(t *testing.T) {
 	for _, side := range []struct {
 		name string
 		cp   *testenv.ControlPlane
-	}{{"server", gated}, {"client", plain}} {
+		want informer.ShardFilter
+	}{{"server", gated, informer.ShardFilterServer}, {"client", plain, informer.ShardFilterClient}} {
 		t.Run(side.name, func(t *testing.T) {
 			cp := side.cp
 			ns := cp.Namespace(t)
@@ -58,6 +59,7 @@ func TestShardSnapshotRestart(t *testing.T) {
 			all := serverUIDs(t, cp, ns)
 			for i, inf := range infs {
 				assert.False(t, inf.Status().SnapshotTime.IsZero(), "shard %d started from its snapshot", i)
+				assert.Equal(t, side.want, inf.Status().ShardFilter, "shard %d says who filters", i)
 				objs, err := inf.List(nil)
 				require.NoError(t, err)
 				assert.Equal(t, within(shards[i], all), uidSet(objs), "shard %d", i)

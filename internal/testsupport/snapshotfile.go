@@ -32,3 +32,21 @@ func SetSnapshotResourceVersion(path, rv string) error {
 	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(out, crc32.MakeTable(crc32.Castagnoli)))
 	return os.WriteFile(path, out, 0o600)
 }
+
+// SnapshotResourceVersion returns the resourceVersion a plaintext snapshot file records.
+func SnapshotResourceVersion(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	const header = 8 + 2 + 2 + 4
+	at := header + 32
+	if len(b) < at+4 || binary.BigEndian.Uint16(b[10:]) != 0 {
+		return "", errors.New("testsupport: not a plaintext snapshot")
+	}
+	n := int(binary.BigEndian.Uint32(b[at:]))
+	if at+4+n > len(b) {
+		return "", errors.New("testsupport: damaged snapshot")
+	}
+	return string(b[at+4 : at+4+n]), nil
+}
