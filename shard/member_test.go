@@ -44,6 +44,20 @@ func TestMemberOptionsRefused(t *testing.T) {
 	assert.NoError(t, err, "whole seconds and a renew period of 100 ms are fine")
 }
 
+// runMember runs member id of group g until the test ends, and waits until it knows its
+// assignment.
+func runMember(t *testing.T, cs kubernetes.Interface, ns, g, id string) *Member {
+	t.Helper()
+	m, err := New(Options{Client: cs, Namespace: ns, Group: g, Identity: id, LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	require.Eventually(t, func() bool { _, ok := m.Assignment(); return ok }, 10*time.Second, 20*time.Millisecond)
+	return m
+}
+
 // otherLease writes the Lease of another member of group g, as that member would.
 func otherLease(t *testing.T, cs kubernetes.Interface, ns, g, id, held, assigned string, leaving bool) {
 	t.Helper()
@@ -77,13 +91,7 @@ func TestMemberCountsOnlyWhatOthersKeep(t *testing.T) {
 	// looked (its view lags). b counts on e only where e's claim and b's view of e agree.
 	otherLease(t, cs, ns, "g", "e", whole, formatHeld(Split(informer.ShardByUID, 2)[0]), false)
 
-	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	require.Eventually(t, func() bool { _, ok := m.Assignment(); return ok }, 10*time.Second, 20*time.Millisecond)
+	m := runMember(t, cs, ns, "g", "b")
 
 	split := Split(informer.ShardByUID, 4) // live: b, c, d, e
 	a, _ := m.Assignment()
@@ -118,13 +126,7 @@ func TestMemberLeavesOutMembersOfAnotherField(t *testing.T) {
 	_, err = cs.CoordinationV1().Leases(ns).Update(context.Background(), l, metav1.UpdateOptions{})
 	require.NoError(t, err)
 
-	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	require.Eventually(t, func() bool { _, ok := m.Assignment(); return ok }, 10*time.Second, 20*time.Millisecond)
+	m := runMember(t, cs, ns, "g", "b")
 	assert.Equal(t, []string{"b", "c"}, m.Members(), "n hashes namespaces: not in the split of UIDs")
 	a, _ := m.Assignment()
 	assert.True(t, a.Equal(Split(informer.ShardByUID, 2)[0]), "b is assigned half: %s", a)
