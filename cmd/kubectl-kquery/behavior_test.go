@@ -141,6 +141,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"cm", "--where", "size>3"}, `error: --where: "size" is not an index`},
 		{[]string{"cm", "--index", "a b={.x}"}, "error: --index: an index name is letters, digits, '_' and '-'"},
 		{[]string{"cm", "--index", "x={.x[}"}, "error: --index: bad JSONPath"},
+		{[]string{"cm", "--index", "name={.spec.size}"}, `error: --index: the name "name" is a built-in index`},
 		{[]string{"cm", "--nosuchflag"}, "error: unknown flag: --nosuchflag"},
 		// kubectl's refusals, in its words.
 		{[]string{"all", "web"}, "error: you must specify only one resource"},
@@ -410,6 +411,13 @@ func TestNamesAsKubectl(t *testing.T) {
 	r := kquery(t, kc, "deployments.app")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "No resources found in "+ns+" namespace.\n", r.stderr)
+	// kubectl's note comes from its table printer only, and only when nothing matched.
+	r = kquery(t, kc, "deployments.app", "-o", "name")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr+r.stdout)
+	r = kquery(t, kc, "cm", "web", "-o", "jsonpath={.metadata.nope}")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr+r.stdout, "web exists: its JSONPath found nothing")
 
 	r = kquery(t, kc, "cm,svc", "web")
 	assert.Equal(t, 1, r.code)

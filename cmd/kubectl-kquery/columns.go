@@ -134,9 +134,11 @@ func crdCell(p *jsonpath.Path, typ string, obj map[string]any, now time.Time) an
 			return int64(n)
 		}
 	case "number":
+		// A whole number stays an integer, as the apiserver decodes it for its own Table
+		// (kubectl prints 100000000000, not 1e+11).
 		switch n := v.(type) {
 		case int64:
-			return float64(n)
+			return n
 		case float64:
 			return n
 		}

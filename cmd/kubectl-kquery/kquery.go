@@ -585,7 +585,13 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	for _, n := range notes {
 		fmt.Fprint(x.stderr, n)
 	}
-	if tracker.n == 0 && len(errs) == 0 && !o.ignoreMissing {
+	found := 0
+	for _, p := range pages {
+		found += len(p.items)
+	}
+	// As kubectl's: from the table printer only, and when nothing matched (not when what
+	// matched printed nothing, as a JSONPath that finds no value does).
+	if o.format.Kind == "" && found == 0 && len(errs) == 0 && !o.ignoreMissing {
 		x.noResources(states)
 	}
 	for i, err := range errs {

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -232,6 +233,9 @@ func (o *options) complete() error {
 		}
 		if names[ix.Name] {
 			return &argError{Flag: "--index", Arg: a, Msg: fmt.Sprintf("the name %q is already used by another --index", ix.Name)}
+		}
+		if slices.Contains(builtinWhereIndexes, ix.Name) {
+			return &argError{Flag: "--index", Arg: a, Msg: fmt.Sprintf("the name %q is a built-in index (%s): choose another", ix.Name, strings.Join(builtinWhereIndexes, ", "))}
 		}
 		names[ix.Name] = true
 		o.indexes = append(o.indexes, ix)

@@ -75,7 +75,7 @@ func TestCRDCells(t *testing.T) {
 	require.NoError(t, err)
 	cells, err := c.cells(obj, now)
 	require.NoError(t, err)
-	assert.Equal(t, []any{"x", int64(3), int64(2), nil, float64(3), 2.7, true, nil,
+	assert.Equal(t, []any{"x", int64(3), int64(2), nil, int64(3), 2.7, true, nil,
 		"text", "3", `["a","b"]`, `{"k":"v"}`, nil, "3d", "<invalid>", nil, nil, "a"}, cells)
 
 	def, err := crdColumns("ys.test", "v1", nil) // no columns: the apiserver's AGE
