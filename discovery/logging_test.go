@@ -215,3 +215,4 @@ func TestLogsGoThroughTheCallersLogger(t *testing.T) {
 		})
 	}
 }
+

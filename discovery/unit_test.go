@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	cgdiscovery "k8s.io/client-go/discovery"
@@ -288,4 +290,19 @@ func TestWaitOutlastsAnAbandonedFirstRound(t *testing.T) {
 	c.Wait()
 	assert.Positive(t, started.Load())
 	assert.Equal(t, started.Load(), finished.Load(), "a request of the round was still in flight after Wait")
+}
+
+// A watch that fails once the client is stopping logs nothing: the failure is the request
+// cut by the client's own end. Before, it logs as a failure.
+func TestWatchFailedWhileStoppingLogsNothing(t *testing.T) {
+	var logged []string
+	log := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+	w := &watcher{log: log}
+	cut := fmt.Errorf("failed to list *v1.CustomResourceDefinition: %w", context.Canceled)
+	ctx, cancel := context.WithCancel(context.Background())
+	w.watchFailed(ctx, cancel, nil, cut)
+	require.Len(t, logged, 1, "a failure while running is logged")
+	cancel()
+	w.watchFailed(ctx, cancel, nil, cut)
+	assert.Len(t, logged, 1, "nothing more once stopping: %v", logged)
 }

@@ -52,12 +52,7 @@ func (w *watcher) start(ctx context.Context) {
 	ictx = klog.NewContext(ictx, w.log.V(1))
 	inf := w.newInf()
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
-			cancel()
-			w.refuse(inf, err)
-			return
-		}
-		w.logError(err)
+		w.watchFailed(ictx, cancel, inf, err)
 	})
 	w.informer, w.running = inf, true
 	w.mu.Unlock()
@@ -72,6 +67,22 @@ func (w *watcher) start(ctx context.Context) {
 		}
 		w.mu.Unlock()
 	}()
+}
+
+// watchFailed handles a failed list or watch of inf, which runs with ctx: a refusal
+// stops it (periodic re-discovery follows changes instead), anything else is logged and
+// retried. Once ctx has ended nothing is: a request cut by the client's own end is no
+// failure (a command that exits at once printed one to its user).
+func (w *watcher) watchFailed(ctx context.Context, cancel context.CancelFunc, inf cache.SharedIndexInformer, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) {
+		cancel()
+		w.refuse(inf, err)
+		return
+	}
+	w.logError(err)
 }
 
 // logError logs a failed list and watch, which the informer retries with backoff, at the
