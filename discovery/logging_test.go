@@ -215,4 +215,3 @@ func TestLogsGoThroughTheCallersLogger(t *testing.T) {
 		})
 	}
 }
-
