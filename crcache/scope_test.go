@@ -112,6 +112,19 @@ type liveSet struct {
 
 func newLiveSet() *liveSet { return &liveSet{keys: map[string]bool{}} }
 
+// watch returns the cache's informer of the flipper's resource, with a liveSet handler
+// that has been handed what it holds.
+func (f *flipper) watch(t *testing.T, c *crcache.Cache) (cache.Informer, toolscache.ResourceEventHandlerRegistration, *liveSet) {
+	t.Helper()
+	inf, err := c.GetInformer(t.Context(), f.object())
+	require.NoError(t, err)
+	live := newLiveSet()
+	reg, err := inf.AddEventHandler(live.handler())
+	require.NoError(t, err)
+	testenv.Eventually(t, 10*time.Second, reg.HasSynced, "handler did not sync")
+	return inf, reg, live
+}
+
 func (l *liveSet) handler() toolscache.ResourceEventHandler {
 	key := func(obj any) string {
 		if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
@@ -190,12 +203,7 @@ func TestScopeChangeClusterToNamespaced(t *testing.T) {
 	ctx := t.Context()
 
 	c := startCache(t, nil, cache.Options{})
-	inf, err := c.GetInformer(ctx, f.object())
-	require.NoError(t, err)
-	live := newLiveSet()
-	reg, err := inf.AddEventHandler(live.handler())
-	require.NoError(t, err)
-	testenv.Eventually(t, 10*time.Second, reg.HasSynced, "handler did not sync")
+	inf, reg, live := f.watch(t, c)
 	require.NoError(t, c.IndexJSONPath(ctx, f.object(), "size", "{.spec.size}"))
 	got, err := f.list(c)
 	require.NoError(t, err)
@@ -258,15 +266,9 @@ func TestScopeChangeNamespacedToCluster(t *testing.T) {
 	f.create(ns1, "a")
 	f.create(ns2, "b")
 	f.create(ns3, "c")
-	ctx := t.Context()
 
 	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns1: {}, ns2: {}}})
-	inf, err := c.GetInformer(ctx, f.object())
-	require.NoError(t, err)
-	live := newLiveSet()
-	reg, err := inf.AddEventHandler(live.handler())
-	require.NoError(t, err)
-	testenv.Eventually(t, 10*time.Second, reg.HasSynced, "handler did not sync")
+	_, _, live := f.watch(t, c)
 	got, err := f.list(c)
 	require.NoError(t, err)
 	assert.Equal(t, sorted(ns1+"/a", ns2+"/b"), got)

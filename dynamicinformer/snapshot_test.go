@@ -25,6 +25,7 @@ import (
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/snapshot"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 )
@@ -628,7 +629,7 @@ func TestSnapshotAheadOfTheServer(t *testing.T) {
 				require.NoError(t, err)
 				now, err := strconv.ParseUint(l.GetResourceVersion(), 10, 64)
 				require.NoError(t, err)
-				require.NoError(t, testsupport.SetSnapshotResourceVersion(snapshotFile(t, opts.SnapshotDir), strconv.FormatUint(now+ahead, 10)))
+				require.NoError(t, snapshot.SetResourceVersion(snapshotFile(t, opts.SnapshotDir), strconv.FormatUint(now+ahead, 10)))
 
 				fx, inf, _ := restart(t, opts, res)
 				wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -642,7 +643,7 @@ func TestSnapshotAheadOfTheServer(t *testing.T) {
 				// The snapshot written next records a version the server has reached, never
 				// the ahead one: a restart once the server passes it would skip changes.
 				fx.f.Shutdown()
-				saved, err := testsupport.SnapshotResourceVersion(snapshotFile(t, opts.SnapshotDir))
+				saved, err := snapshot.PeekResourceVersion(snapshotFile(t, opts.SnapshotDir))
 				require.NoError(t, err)
 				n, err := strconv.ParseUint(saved, 10, 64)
 				require.NoError(t, err)

@@ -38,7 +38,8 @@ type hooks struct {
 	// Pacer replaces the process's start pacer (pacer.go) for the factory.
 	Pacer *pacer
 	// AccessChecksPerSecond bounds the access re-checks of the factory's informers parked
-	// on a 403, together (see waitResume). Default 4.
+	// on a 403, together (see waitResume), unless Options.AccessChecks is set. Default 4
+	// (NewAccessChecks).
 	AccessChecksPerSecond float64
 }
 
@@ -117,9 +118,6 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 	}
 	if in.HealthyRun <= 0 {
 		in.HealthyRun = time.Minute
-	}
-	if in.AccessChecksPerSecond <= 0 {
-		in.AccessChecksPerSecond = 4
 	}
 	c := &core{mode: mode, opts: opts, in: in, logger: logger, metrics: m, disc: disc, access: access,
 		checks: NewAccessChecks(in.AccessChecksPerSecond),

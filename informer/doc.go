@@ -235,7 +235,11 @@
 //   - A snapshot ahead of the server (another cluster's at the same address, etcd restored
 //     from a backup) is found by the probe: the watch from its version ends with 410 and
 //     the informer relists as above. The watches after that relist start from its version,
-//     which the server has.
+//     which the server has, and the next snapshot records it, never the ahead one.
+//   - A relist that the reflector would make at the snapshot's version (after either
+//     410) is made at the current state instead (resourceVersion "", a consistent read):
+//     a compacted version is refused at once anyway, and an ahead one only after the
+//     client's retries, about 40 s.
 //   - A run that parks before it is current (its resource forbidden or gone since the
 //     snapshot was written) empties the cache, as for NotFound: objects the server has not
 //     confirmed, and may no longer let this identity read, are not served as if the

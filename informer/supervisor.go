@@ -97,9 +97,10 @@ func (e *entry) waitResume(reason Reason, bo *backoff) waited {
 			if access {
 				// A grant must take effect in seconds however long the park: access
 				// re-checks never back off beyond the interval (jittered by up to a fifth).
-				// The factory's parked informers share a rate, so that a watch-everything set
-				// a user may read little of does not send a review per resource every second:
-				// with n parked, each waits at least n/AccessChecksPerSecond.
+				// The factory's parked informers (and those of factories given the same
+				// Options.AccessChecks) share a rate, so that a watch-everything set a user
+				// may read little of does not send a review per resource every second: with
+				// n parked, each waits at least n/rate (AccessChecks.floor).
 				floor := e.core.checks.floor()
 				every := max(e.core.opts.AccessRecheckInterval, floor)
 				if wait > every {

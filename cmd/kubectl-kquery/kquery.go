@@ -506,7 +506,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	o := x.o
 	now := clock()
 	var errs []error
-	tracker := &trackingWriter{w: x.stdout}
+	out := x.stdout
 	var all []*unstructured.Unstructured // non-table formats print one List
 	var lastCont string
 	var notes []string
@@ -566,19 +566,19 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 			continue
 		}
 		if printedTable && !o.table.NoHeaders {
-			fmt.Fprintln(tracker)
+			fmt.Fprintln(out)
 		}
-		if err := printTable(tracker, tbl, s.t, o.table, o.allNamespaces, withKind); err != nil {
+		if err := printTable(out, tbl, s.t, o.table, o.allNamespaces, withKind); err != nil {
 			return err
 		}
 		printedTable = true
 	}
 	if o.format.Kind != "" && (len(all) > 0 || o.format.Kind == "json" || o.format.Kind == "yaml" || o.format.Kind == "jsonpath") {
 		if o.format.Kind == "custom-columns" {
-			if err := printCustomColumns(tracker, o.format.Columns, all, o.table.NoHeaders); err != nil {
+			if err := printCustomColumns(out, o.format.Columns, all, o.table.NoHeaders); err != nil {
 				return err
 			}
-		} else if err := printObjects(tracker, o.format, all, lastCont, single && len(errs) == 0); err != nil {
+		} else if err := printObjects(out, o.format, all, lastCont, single && len(errs) == 0); err != nil {
 			return err
 		}
 	}
@@ -614,17 +614,6 @@ func (x *execution) noResources(states []*state) {
 	} else {
 		fmt.Fprintln(x.stderr, "No resources found")
 	}
-}
-
-// trackingWriter counts what was written.
-type trackingWriter struct {
-	w io.Writer
-	n int
-}
-
-func (t *trackingWriter) Write(p []byte) (int, error) {
-	t.n += len(p)
-	return t.w.Write(p)
 }
 
 // isPathArg says whether a --group-by argument is a JSONPath rather than an index name.

@@ -42,5 +42,9 @@
 // Write creates a temporary file in the target's directory with mode 0600, writes, syncs,
 // renames it over the target and syncs the directory: a crash at any point leaves either
 // the previous file or the new one, never a mix. Temporary files a crash left behind are
-// removed by the next Write to the same target.
+// removed by a later Write to the same target once ten minutes old (a younger one may be
+// another process's write in progress, in a directory two processes share).
+//
+// PeekResourceVersion and SetResourceVersion read and rewrite a plaintext file's version
+// without the identity: for tests and tooling, never to trust a file.
 package snapshot

@@ -259,3 +259,23 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		}
 	}
 }
+
+// SetResourceVersion leaves a file that opens as valid and claims the new version;
+// PeekResourceVersion reads it back; encrypted files are refused.
+func TestSetResourceVersion(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	write(t, path, Meta{Identity: "id", ResourceVersion: "12"}, sample(5), Options{})
+	require.NoError(t, SetResourceVersion(path, "1000012"))
+	rv, err := PeekResourceVersion(path)
+	require.NoError(t, err)
+	assert.Equal(t, "1000012", rv)
+	m, got, err := readAll(path, "id", Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "1000012", m.ResourceVersion)
+	assert.Len(t, got, 5)
+
+	enc := filepath.Join(dir, "e")
+	write(t, enc, Meta{Identity: "id", ResourceVersion: "12"}, sample(5), Options{Key: testKey})
+	assert.ErrorIs(t, SetResourceVersion(enc, "13"), ErrInvalid)
+}

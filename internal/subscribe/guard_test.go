@@ -1,7 +1,6 @@
 package subscribe
 
 import (
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,29 +24,13 @@ func TestApplySkipsWhatEventsTouched(t *testing.T) {
 	assert.True(t, g.Apply(gadgets, func() {}), "after Done nothing is recorded")
 }
 
-// An event that arrives while a listed resource is applied is marked after the application
-// ends, so that its handling comes after it.
-func TestTouchWaitsForAnApplication(t *testing.T) {
+// fn runs under the guard's lock, so that an event that arrives while a listed resource is
+// applied is marked (Touch waits for the lock) only after the application, and handled
+// over it.
+func TestApplyHoldsTheLockAcrossFn(t *testing.T) {
 	var g Guard
-	var mu sync.Mutex
-	var order []string
-	inFn := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	g.Apply(widgets, func() {
-		go func() {
-			defer wg.Done()
-			<-inFn
-			g.Touch(widgets)
-			mu.Lock()
-			order = append(order, "event")
-			mu.Unlock()
-		}()
-		close(inFn)
-		mu.Lock()
-		order = append(order, "list")
-		mu.Unlock()
-	})
-	wg.Wait()
-	assert.Equal(t, []string{"list", "event"}, order)
+	held := false
+	g.Apply(widgets, func() { held = !g.mu.TryLock() })
+	assert.True(t, held, "fn ran while the guard was unlocked: an event could be marked between the check and fn")
+	assert.True(t, g.mu.TryLock(), "unlocked after fn")
 }
