@@ -495,40 +495,25 @@ func TestAccessRechecksShareARate(t *testing.T) {
 }
 
 // Factories given one AccessChecks share its rate: a program with a factory per resource
-// sends no more access reviews for many parked resources than one factory would.
+// sends no more access reviews for many parked resources than one factory would. The
+// informers of every factory count as parked together, so that each waits at least
+// n/rate between its re-checks (the rate itself: TestAccessRechecksShareARate).
 func TestAccessRechecksShareARateAcrossFactories(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		shared := NewAccessChecks(5)
-		const n = 30
-		var envs []*env
-		for range n {
-			e := newEnv(t, Options[obj]{AccessChecks: shared})
-			e.mode.server(widgets.GVR).setErrors(forbidden("widgets"), forbidden("widgets"))
-			envs = append(envs, e)
-		}
-		ctx := context.Background()
-		for _, e := range envs {
-			inf, err := e.f.Informer(ctx, "widgets")
-			require.NoError(t, err)
-			defer inf.Release()
-			requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonForbidden, apierrors.IsForbidden)
-		}
-		total := func() (sum int32) {
-			for _, e := range envs {
-				sum += e.access.checks.Load()
-			}
-			return sum
-		}
-		before := total()
-		window := 10 * time.Second
-		time.Sleep(window) // the rate is what is measured: checks made during the window
-		checks := total() - before
-		t.Logf("%d access checks in %v by %d parked informers of %d factories", checks, window, n, n)
-		// Each waits at least n/5 = 6 s (a factory's own rate would let each check every
-		// 1.5 s): at most 2 each in the window.
-		assert.LessOrEqual(t, checks, int32(2*n))
-		assert.GreaterOrEqual(t, checks, int32(n), "they still re-check, about every 6 s")
-	})
+	shared := NewAccessChecks(5)
+	const n = 12
+	ctx := context.Background()
+	for range n {
+		e := newEnv(t, Options[obj]{AccessChecks: shared})
+		e.mode.server(widgets.GVR).setErrors(forbidden("widgets"), forbidden("widgets"))
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		t.Cleanup(inf.Release)
+		requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonForbidden, apierrors.IsForbidden)
+	}
+	eventually(t, func() bool { return shared.parked.Load() == n }, "parked together: %d", shared.parked.Load())
+	assert.Equal(t, time.Duration(n)*time.Second/5, shared.floor(), "each waits at least n/5 s")
+	own := NewAccessChecks(5)
+	assert.Zero(t, own.floor(), "a rate not given to them counts none of them")
 }
 
 // A cluster-scoped resource of a factory restricted to one namespace, served again
