@@ -270,6 +270,15 @@ func (c *Client) logContext(ctx context.Context) context.Context {
 	return klog.NewContext(ctx, c.log)
 }
 
+// Following reports whether the client follows the server's changes now: it was started
+// and its context has not ended. A client that does not follow learns of a resource served
+// or removed since its last round only when asked (a miss, RecheckGVR, Refresh).
+func (c *Client) Following() bool {
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	return c.follower != nil
+}
+
 func (c *Client) setFollower(f *follower) {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()

@@ -129,7 +129,8 @@ func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
 // A deletion that discovery's cache missed (here a discovery client that is not started, so
 // no watch tells it; in a started one, a round that read the aggregated document just before
 // the apiserver rebuilt it) does not keep the informer retrying: the server's 404 makes it
-// ask discovery afresh, which corrects the cache, and it parks.
+// ask discovery afresh, which corrects the cache, and it parks. With that client, nothing
+// would ever report the CRD's return either: the park's timed re-checks ask afresh.
 func TestCRDDeletedBehindDiscoveryParks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -156,6 +157,17 @@ func TestCRDDeletedBehindDiscoveryParks(t *testing.T) {
 	assert.Equal(t, 0, st.Objects)
 	_, err = disc.ResolveGVR(ctx, gvr)
 	assert.True(t, meta.IsNoMatchError(err), "the recheck corrected discovery's cache: %v", err)
+
+	// The CRD comes back. No event can tell a client that follows nothing, and nobody calls
+	// Recheck: the parked informer's timed re-checks ask discovery afresh and it resumes.
+	require.False(t, disc.Following())
+	cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	_, err = cp.Dynamic(t).Resource(gvr).Namespace(ns).Create(ctx, widget(group, "w1", 2), metav1.CreateOptions{})
+	require.NoError(t, err)
+	testenv.Eventually(t, 60*time.Second, func() bool {
+		return inf.Status().Phase == informer.PhaseSynced && len(must(inf.List(nil))) == 1
+	}, "resumed without Recheck: %v", inf.Status())
+	assert.Equal(t, []string{"w1"}, names(must(inf.List(nil))))
 }
 
 // A CRD deleted while the informer's initial sync is in flight: the informer parks instead

@@ -96,6 +96,11 @@ type core struct {
 	// indexes are Options.Indexes, registered by every entry as it is created.
 	indexes []namedIndex
 
+	// rechecked is when each group was last re-discovered for parked entries of a
+	// discovery client that follows nothing (freshRecheckDue).
+	recheckMu sync.Mutex
+	rechecked map[string]time.Time
+
 	mu        sync.Mutex
 	ctx       context.Context
 	cancel    context.CancelFunc

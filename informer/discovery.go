@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -32,4 +33,32 @@ type Discovery interface {
 	// goroutine of its own (never the caller's of Resolve or Refresh), one event at a time
 	// and in order; unsubscribe waits for a call in flight. *discovery.Client does.
 	Subscribe(fn func(discovery.Event)) (unsubscribe func())
+}
+
+// follower is implemented by discovery clients that can say whether they follow the
+// server's changes (*discovery.Client: while started). A client that does not implement it
+// is taken to follow.
+type follower interface{ Following() bool }
+
+// freshRecheckDue says whether a parked entry's timed re-check should ask discovery afresh
+// for group: only when the client follows nothing (no event will ever say the resource is
+// back, and its cache does not change by itself), and then once per group per
+// hooks.RecheckInitial for all the factory's parked entries, so that many entries parked on
+// one group make one request, not one each.
+func (c *core) freshRecheckDue(group string) bool {
+	f, ok := c.disc.(follower)
+	if !ok || f.Following() {
+		return false
+	}
+	now := time.Now()
+	c.recheckMu.Lock()
+	defer c.recheckMu.Unlock()
+	if last, ok := c.rechecked[group]; ok && now.Sub(last) < c.in.RecheckInitial {
+		return false
+	}
+	if c.rechecked == nil {
+		c.rechecked = map[string]time.Time{}
+	}
+	c.rechecked[group] = now
+	return true
 }

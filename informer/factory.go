@@ -77,7 +77,9 @@ type Options[T Object] struct {
 	// kindex_start_collections_total). Default: none.
 	Registerer prometheus.Registerer
 	// Discovery resolves resources and reports their changes; front ends create one when it
-	// is nil. A shared *discovery.Client must be started by its owner.
+	// is nil. A shared *discovery.Client is started by its owner; one that is never started
+	// sends no events, so informers parked on a missing resource find it back only on their
+	// re-check timer (one fresh discovery of the group per second at most, for all of them).
 	Discovery Discovery
 	// OwnerIndex registers the owner index of Dependents and Orphans (the built-in owner-uid
 	// and uid indexes) on every informer as it starts. Without it the index is registered on

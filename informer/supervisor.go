@@ -144,7 +144,10 @@ func (e *entry) gone() bool {
 // cache on the backoff timer and afresh (ResolveGVR, a re-discovery on a miss) only on a
 // discovery event or Recheck: a factory with hundreds of informers parked on deleted CRDs
 // made hundreds of full re-discoveries per backoff period. The cache is kept current by the
-// discovery client's own rounds and events, which kick the entries they concern.
+// discovery client's own rounds and events, which kick the entries they concern. A client
+// that follows nothing (a shared client its owner did not start) sends no events and its
+// cache never changes by itself: the timer then re-discovers the resource's group, at most
+// once per group per RecheckInitial for all the factory's parked entries (freshRecheckDue).
 func (e *entry) canResume(reason Reason, kicked bool) bool {
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
@@ -159,9 +162,12 @@ func (e *entry) canResume(reason Reason, kicked bool) bool {
 	default:
 		var res discovery.Resource
 		var err error
-		if kicked {
+		switch {
+		case kicked:
 			res, err = e.core.disc.ResolveGVR(ctx, e.key.GVR)
-		} else {
+		case e.core.freshRecheckDue(e.key.GVR.Group):
+			res, err = e.core.disc.RecheckGVR(ctx, e.key.GVR)
+		default:
 			res, err = e.core.disc.CachedGVR(e.key.GVR)
 		}
 		return err == nil && res.Watchable() && e.servable(res)
