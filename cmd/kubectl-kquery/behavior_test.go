@@ -155,6 +155,42 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// Names with a label or field selector are refused as kubectl refuses them, with its words
+// and nothing else: not an empty answer, not NotFound, not the object the names select.
+func TestNamesWithSelectors(t *testing.T) {
+	seedGolden(t)
+	const (
+		names  = "error: name cannot be provided when a selector is specified\n"
+		tuples = "error: selectors and the all flag cannot be used when passing resource/name arguments\n"
+	)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cm", "cm-a", "--field-selector", "metadata.name=cm-a"}, names},
+		{[]string{"cm", "cm-a", "--field-selector", "metadata.name=cm-b"}, names},
+		{[]string{"cm", "cm-a", "cm-b", "--field-selector", "metadata.name=cm-b"}, names},
+		{[]string{"cm", "cm-a", "-l", "app=gizmo"}, names},
+		{[]string{"all", "web", "-l", "app=gizmo"}, names},
+		{[]string{"cm,gizmos", "cm-a", "-l", "app=gizmo"}, tuples},
+		{[]string{"cm,gizmos", "alpha", "--field-selector", "metadata.name=alpha"}, tuples},
+		{[]string{"cm/cm-a", "--field-selector", "metadata.name=cm-a"}, tuples},
+		{[]string{"cm/cm-a", "gz/alpha", "-l", "app=gizmo"}, tuples},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.Empty(t, r.stdout, "%q", tc.args)
+		assert.Equal(t, tc.want, r.stderr, "%q", tc.args)
+	}
+	// Each alone still selects.
+	r := kquery(t, goldenKubeconfig, "cm", "--field-selector", "metadata.name=cm-a", "-o", "name")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "configmap/cm-a\n", r.stdout)
+	r = kquery(t, goldenKubeconfig, "cm", "cm-a", "-o", "name")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "configmap/cm-a\n", r.stdout)
+}
+
 // The continue token of -o json's metadata fed back with --continue gives the next page,
 // until every object was listed once; a token of another query is refused.
 func TestContinue(t *testing.T) {

@@ -114,6 +114,9 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	if err := checkSelectors(o, args, reqs); err != nil {
+		return err
+	}
 	x := &execution{o: o, stdout: stdout, stderr: stderr, conditions: o.conds}
 	if x.cfg, err = restConfig(o); err != nil {
 		return err
@@ -204,8 +207,6 @@ func (x *execution) check(targets []target) error {
 		names += len(t.Names)
 	}
 	switch {
-	case names > 0 && o.selector != "":
-		return usagef("name cannot be provided when a selector is specified")
 	case names > 0 && o.allNamespaces && slices.ContainsFunc(targets, func(t target) bool { return t.Res.Namespaced && len(t.Names) > 0 }):
 		return usagef("a resource cannot be retrieved by name across all namespaces")
 	case o.watch && len(targets) > 1:
@@ -214,6 +215,27 @@ func (x *execution) check(targets []target) error {
 		return usagef("--continue takes one resource type, got %d: %s", len(targets), joinInputs(targets))
 	}
 	return nil
+}
+
+// checkSelectors refuses names with a label or field selector, as kubectl does and in its
+// words (from cli-runtime's builder, which kubectl prints as a plain error): a selector
+// chooses objects, names choose objects, and kubectl will not guess how to combine them.
+// Names given as TYPE/NAME, or after several types (which kubectl turns into TYPE/NAME),
+// have a message of their own.
+func checkSelectors(o *options, args []string, reqs []request) error {
+	if strings.TrimSpace(o.selector) == "" && strings.TrimSpace(o.fieldSelector) == "" {
+		return nil
+	}
+	slashed := strings.Contains(args[0], "/")
+	named := slashed || len(args) > 1
+	switch {
+	case !named:
+		return nil
+	case slashed || len(reqs) > 1:
+		return errors.New("selectors and the all flag cannot be used when passing resource/name arguments")
+	default:
+		return errors.New("name cannot be provided when a selector is specified")
+	}
 }
 
 func joinInputs(ts []target) string {
