@@ -191,6 +191,30 @@ func TestNamesWithSelectors(t *testing.T) {
 	assert.Equal(t, "configmap/cm-a\n", r.stdout)
 }
 
+// --sort-by on a field whose values are maps or lists is refused, as kubectl refuses it, with
+// the field and the type named, whatever the format or the page; a multi-valued path of
+// scalars sorts.
+func TestSortByUnsortable(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gizmos", "--sort-by", ".metadata.labels"}, `field "{.metadata.labels}" is an unsortable type: map (in kquery-golden/alpha)`},
+		{[]string{"gizmos", "--sort-by", "{.spec}", "-o", "json"}, `field "{.spec}" is an unsortable type: map (in kquery-golden/alpha)`},
+		{[]string{"gizmos", "--sort-by", "spec.tags", "--limit", "1"}, `field "{.spec.tags}" is an unsortable type: list (in kquery-golden/alpha)`},
+		{[]string{"gizmos", "--sort-by", ".spec.tags", "-o", "name", "--where", "name!=beta"}, `field "{.spec.tags}" is an unsortable type: list (in kquery-golden/alpha)`},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.NotContains(t, r.stdout, "alpha", "%q", tc.args) // -o json: an empty List, as for any error
+		assert.Equal(t, "error: "+tc.want+"; --sort-by takes a field of strings, numbers or booleans\n", r.stderr, "%q", tc.args)
+	}
+	r := kquery(t, goldenKubeconfig, "gizmos", "--sort-by", "{.spec.tags[*]}", "-o", "name")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "gizmo.golden.kquery.test/alpha\ngizmo.golden.kquery.test/beta\ngizmo.golden.kquery.test/delta\ngizmo.golden.kquery.test/gamma\n", r.stdout)
+}
+
 // The continue token of -o json's metadata fed back with --continue gives the next page,
 // until every object was listed once; a token of another query is refused.
 func TestContinue(t *testing.T) {

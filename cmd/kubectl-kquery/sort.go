@@ -29,8 +29,10 @@ func compileSortBy(expr string) (*jsonpath.Path, error) {
 	return p, nil
 }
 
-// checkSortField refuses a --sort-by path that no object in the answer has, as kubectl does:
-// it is most likely a typo.
+// checkSortField refuses, as kubectl does, a --sort-by path that no object in the answer has
+// (it is most likely a typo) and one whose values are maps or lists, which have no order:
+// the index holds them all under one marker, so that the page would come in no meaningful
+// order. Every object in the answer is checked, not only the page's: they are sorted together.
 func checkSortField(ctx context.Context, inf *dynamicinformer.Informer, q query.Query, matched int, expr string) error {
 	if matched == 0 {
 		return nil
@@ -39,8 +41,42 @@ func checkSortField(ctx context.Context, inf *dynamicinformer.Informer, q query.
 	q.Conditions = append(q.Conditions[:len(q.Conditions):len(q.Conditions)], query.Has(sortIndex(expr)))
 	q.Scan = false
 	n, err := inf.Count(ctx, q)
-	if err != nil || n > 0 {
+	if err != nil {
 		return err
 	}
-	return fmt.Errorf("couldn't find any field with path %q in the list of objects", sortIndex(expr))
+	if n == 0 {
+		return fmt.Errorf("couldn't find any field with path %q in the list of objects", sortIndex(expr))
+	}
+	p, err := jsonpath.Compile(sortIndex(expr))
+	if err != nil {
+		return err
+	}
+	r, err := inf.QueryItems(ctx, q) // not decoded: the path is evaluated on the cached JSON
+	if err != nil {
+		return err
+	}
+	for _, it := range r.Items {
+		vals, err := it.Eval(p)
+		if err != nil {
+			return err
+		}
+		for _, v := range vals {
+			if k := v.Kind(); k == jsonpath.KindMap || k == jsonpath.KindList {
+				obj := it.Name()
+				if it.Namespace() != "" {
+					obj = it.Namespace() + "/" + obj
+				}
+				return fmt.Errorf("field %q is an unsortable type: %s (in %s); --sort-by takes a field of strings, numbers or booleans", sortIndex(expr), kindWord(k), obj)
+			}
+		}
+	}
+	return nil
+}
+
+// kindWord names a JSON type in a message.
+func kindWord(k jsonpath.Kind) string {
+	if k == jsonpath.KindMap {
+		return "map"
+	}
+	return "list"
 }
