@@ -215,6 +215,38 @@ func TestSortByUnsortable(t *testing.T) {
 	assert.Equal(t, "gizmo.golden.kquery.test/alpha\ngizmo.golden.kquery.test/beta\ngizmo.golden.kquery.test/delta\ngizmo.golden.kquery.test/gamma\n", r.stdout)
 }
 
+// --group-by a JSONPath counts every object under the values the path evaluates to, maps and
+// lists (as JSON) included, so that the counts add up to the objects in scope.
+func TestGroupByValues(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		path string
+		want string
+	}{
+		{"{.metadata.labels}", "LABELS COUNT\n" +
+			`{"app":"gizmo","tier":"back"} 1` + "\n" + `{"app":"gizmo","tier":"front"} 1` + "\n" + `{"app":"gizmo"} 1` + "\n<none> 1\n"},
+		{".spec.tags", "TAGS COUNT\n" + `["a","b"] 1` + "\n<none> 3\n"},
+		{"{.spec.tags[0]}", "TAGS COUNT\na 1\n<none> 3\n"},
+		{"{.spec.tags[*]}", "TAGS COUNT\na 1\nb 1\n<none> 3\n"},
+		{"{.status.phase}", "PHASE COUNT\nRunning 2\nPending 1\n<none> 1\n"},
+	} {
+		r := kquery(t, goldenKubeconfig, "gizmos", "--group-by", tc.path)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, tc.want, regexp.MustCompile(` +`).ReplaceAllString(r.stdout, " "), tc.path)
+	}
+	for _, path := range []string{"{.spec}", "{.metadata.labels}", "{.status}"} {
+		r := kquery(t, goldenKubeconfig, "gizmos", "--group-by", path, "-o", "json")
+		require.Equal(t, 0, r.code, r.stderr)
+		var out struct{ Items []struct{ Count int } }
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+		sum := 0
+		for _, it := range out.Items {
+			sum += it.Count
+		}
+		assert.Equal(t, 4, sum, "%s: every gizmo counted once: %s", path, r.stdout)
+	}
+}
+
 // The continue token of -o json's metadata fed back with --continue gives the next page,
 // until every object was listed once; a token of another query is refused.
 func TestContinue(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
 
@@ -58,7 +60,11 @@ func (x *execution) printCounts(ctx context.Context, states []*state) error {
 			q.Conditions = append(q.Conditions, query.OneOf(nameIndex, s.t.Names...))
 		}
 		q.Scan = needsScan(q.Conditions)
-		total, groups, none, err := countBy(ctx, s.inf, q, o.groupBy)
+		index := o.groupBy
+		if isPathArg(index) {
+			index = groupByIndex
+		}
+		total, groups, none, err := countBy(ctx, s.inf, q, index)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -147,16 +153,46 @@ func (x *execution) writeCounts(w io.Writer, rows []countRow, multi bool) error 
 	return tw.Flush()
 }
 
-var lastField = regexp.MustCompile(`([A-Za-z0-9_-]+)[^A-Za-z0-9_-]*$`)
+// addGroupByIndex indexes inf's objects by the values of the --group-by JSONPath expr, every
+// value counting: strings, numbers and booleans by their text, as an --index holds them, and
+// maps and lists by their JSON, as -o jsonpath prints them (an --index has no value for
+// them to compare with, but a count does: pods by their whole label set). A missing field,
+// null, and a template that prints nothing are no value (<none>). The path is evaluated on
+// the cached JSON, without decoding the object.
+func addGroupByIndex(inf *dynamicinformer.Informer, expr string) error {
+	p, err := jsonpath.Compile(expr)
+	if err != nil {
+		return err
+	}
+	return inf.AddItemIndexFunc(groupByIndex, func(it informer.Item[dynamicinformer.Object]) ([]string, error) {
+		vals, err := it.Eval(p)
+		var out []string
+		for _, v := range vals {
+			switch {
+			case v.Kind() == jsonpath.KindNull || v.Kind() == jsonpath.KindInvalid:
+			case p.IsTemplate() && v.String() == "":
+			default:
+				out = append(out, v.String())
+			}
+		}
+		return out, err
+	})
+}
 
-// groupHeader is the column name of --group-by: the index name, or the last field a
-// JSONPath reads ({.spec.nodeName} is NODENAME).
+var nameRun = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_-]*`)
+
+// groupHeader is the column name of --group-by: the index name, or the last field name a
+// JSONPath reads ({.spec.nodeName} is NODENAME, {.spec.containers[0]} CONTAINERS,
+// {range .items[*]}{.name}{end} NAME).
 func groupHeader(g string) string {
 	if !isPathArg(g) {
 		return strings.ToUpper(g)
 	}
-	if m := lastField.FindStringSubmatch(g); m != nil {
-		return strings.ToUpper(m[1])
+	runs := nameRun.FindAllString(g, -1)
+	for i := len(runs) - 1; i >= 0; i-- {
+		if r := runs[i]; r != "end" && r != "range" {
+			return strings.ToUpper(r)
+		}
 	}
 	return "VALUE"
 }

@@ -43,6 +43,10 @@ var clock = time.Now
 // name it (index names in --where are letters, digits, '_' and '-').
 const nameIndex = "(name)"
 
+// groupByIndex is the index of a --group-by JSONPath, named so that it cannot clash with an
+// index of the same path (--sort-by's).
+const groupByIndex = "(group-by)"
+
 // indexDef is one --index NAME=JSONPATH.
 type indexDef struct {
 	Name string
@@ -378,7 +382,7 @@ func (x *execution) start(t *target) *state {
 		}
 	}
 	if isPathArg(o.groupBy) {
-		if err := inf.AddIndex(o.groupBy, o.groupBy); err != nil {
+		if err := addGroupByIndex(inf, o.groupBy); err != nil {
 			s.err = err
 			return s
 		}
