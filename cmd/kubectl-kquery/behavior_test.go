@@ -286,6 +286,108 @@ func TestContinue(t *testing.T) {
 	assert.Contains(t, r.stderr, "continue token")
 }
 
+// With several types, the continue token of a page records where each type stands: fed back
+// (from -o json's metadata or from stderr) it pages through every object of every type once,
+// with the kind prefix of a listing of several types on every page. A token of another
+// command line (other types, their order, a selector, a --where, one type's token) is refused.
+func TestContinueMultiType(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	cs := cp.Clientset(t)
+	ctx := context.Background()
+	for i := range 5 {
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(fmt.Sprintf("cm-%d", i)), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	for i := range 3 {
+		_, err := cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("sec-%d", i)}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	// Page by page: two of each type, then what is left.
+	want := []string{"ConfigMap/cm-0", "ConfigMap/cm-1", "Secret/sec-0", "Secret/sec-1",
+		"ConfigMap/cm-2", "ConfigMap/cm-3", "Secret/sec-2", "ConfigMap/cm-4"}
+
+	var got []string
+	token, pages, first := "", 0, ""
+	for ; pages < 10; pages++ {
+		args := []string{"cm,secrets", "--limit", "2", "-o", "json"}
+		if token != "" {
+			args = append(args, "--continue", token)
+		}
+		r := kquery(t, kc, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		var list struct {
+			Items []struct {
+				Kind     string
+				Metadata struct{ Name string }
+			}
+			Metadata struct{ Continue string }
+		}
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
+		for _, it := range list.Items {
+			got = append(got, it.Kind+"/"+it.Metadata.Name)
+		}
+		if pages == 0 {
+			first = list.Metadata.Continue
+		}
+		if token = list.Metadata.Continue; token == "" {
+			break
+		}
+	}
+	assert.Equal(t, want, got, "every object of both types once")
+	assert.Equal(t, 2, pages, "pages of 2 objects of each type: the third is the last")
+
+	// The same from the tables' stderr; kinds on every page, the last included, where one
+	// type has rows left.
+	var rows []string
+	token = ""
+	for page := 0; page < 10; page++ {
+		args := []string{"cm,secrets", "--limit", "2", "--no-headers"}
+		if token != "" {
+			args = append(args, "--continue", token)
+		}
+		r := kquery(t, kc, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			rows = append(rows, strings.Fields(l)[0])
+		}
+		m := regexp.MustCompile(`(?m)^kquery: next page of every resource: --continue (\S+)$`).FindStringSubmatch(r.stderr)
+		if m == nil {
+			assert.NotContains(t, r.stderr, "--continue")
+			break
+		}
+		token = m[1]
+	}
+	assert.Equal(t, []string{"configmap/cm-0", "configmap/cm-1", "secret/sec-0", "secret/sec-1",
+		"configmap/cm-2", "configmap/cm-3", "secret/sec-2", "configmap/cm-4"}, rows)
+
+	const foreign = "error: --continue: the continue token was not issued for this command line"
+	for _, args := range [][]string{
+		{"cm,services"},
+		{"secrets,cm"},
+		{"cm,secrets", "-l", "app=x"},
+		{"cm,secrets", "--where", "{.data.a}=1"},
+		{"cm,secrets", "--sort-by", ".metadata.name"},
+		{"cm,secrets", "-A"},
+		{"cm"},
+	} {
+		r := kquery(t, kc, append(args, "--limit", "2", "--continue", first)...)
+		assert.Equal(t, 1, r.code, "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+		assert.True(t, strings.HasPrefix(r.stderr, foreign), "%q: %s", args, r.stderr)
+	}
+	r := kquery(t, kc, "cm", "--limit", "2", "-o", "json")
+	m := regexp.MustCompile(`"continue": "(\S+)"`).FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, r.stdout)
+	r = kquery(t, kc, "cm,secrets", "--limit", "2", "--continue", m[1])
+	assert.Equal(t, 1, r.code)
+	assert.True(t, strings.HasPrefix(r.stderr, foreign), r.stderr)
+	r = kquery(t, kc, "cm,secrets", "--limit", "2", "--continue", first[:len(first)-2])
+	assert.Equal(t, 1, r.code)
+	assert.True(t, strings.HasPrefix(r.stderr, foreign), r.stderr)
+}
+
 // Each --where form selects what it says, on an index and on a JSONPath alike; notin and !=
 // keep the objects without a value, as a label selector's notin does.
 func TestWhereSemantics(t *testing.T) {

@@ -215,8 +215,6 @@ func (x *execution) check(targets []target) error {
 		return usagef("a resource cannot be retrieved by name across all namespaces")
 	case o.watch && len(targets) > 1:
 		return usagef("--watch takes one resource type, got %d: %s", len(targets), joinInputs(targets))
-	case o.cont != "" && len(targets) > 1:
-		return usagef("--continue takes one resource type, got %d: %s", len(targets), joinInputs(targets))
 	}
 	return nil
 }
@@ -446,9 +444,9 @@ func (x *execution) waitAll(ctx context.Context, states []*state) error {
 
 // pageOf runs the query of one target and returns its objects in (namespace, name) order,
 // or, for names, in the order asked, with a NotFound error per missing name.
-func (x *execution) pageOf(ctx context.Context, s *state) (items []*unstructured.Unstructured, cont string, errs []error, err error) {
+func (x *execution) pageOf(ctx context.Context, s *state, from string) (items []*unstructured.Unstructured, cont string, errs []error, err error) {
 	o := x.o
-	q := query.Query{Conditions: slices.Clone(x.conditions), Limit: o.limit, Continue: o.cont}
+	q := query.Query{Conditions: slices.Clone(x.conditions), Limit: o.limit, Continue: from}
 	if len(s.t.Names) > 0 {
 		q.Conditions = append(q.Conditions, query.OneOf(nameIndex, s.t.Names...))
 	}
@@ -457,6 +455,9 @@ func (x *execution) pageOf(ctx context.Context, s *state) (items []*unstructured
 		q.SortBy = sortIndex(o.sortBy)
 	}
 	r, err := s.inf.Query(ctx, q)
+	if errors.Is(err, query.ErrInvalidContinue) {
+		return nil, "", nil, errForeignContinue
+	}
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -534,27 +535,55 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	var errs []error
 	out := x.stdout
 	var all []*unstructured.Unstructured // non-table formats print one List
-	var lastCont string
+	var nextPage string                  // the continue token of this page
 	var notes []string
 	single := len(states) == 1 && len(states[0].t.Names) == 1
+	multiPage := len(states) > 1 && (o.limit > 0 || o.cont != "")
+	// Where each resource starts (see pages.go); one resource pages with its own token.
+	from := make([]pageState, len(states))
+	if o.cont != "" {
+		if multiPage {
+			var err error
+			if from, err = x.decodePages(states, o.cont); err != nil {
+				return err
+			}
+		} else if len(states) == 1 {
+			from[0].Cont = o.cont
+		}
+	}
+	next := slices.Clone(from) // where each resource stands after this page
+	more := false              // a resource printed without error has more
 	type page struct {
 		s     *state
 		items []*unstructured.Unstructured
 		cont  string
 	}
 	var pages []page
-	for _, s := range states {
+	for i, s := range states {
 		if s.err != nil {
 			errs = append(errs, s.err)
 			continue
 		}
-		items, cont, missing, err := x.pageOf(ctx, s)
+		if from[i].Done { // listed, nothing left: still one of the types answered
+			pages = append(pages, page{s: s})
+			continue
+		}
+		items, cont, missing, err := x.pageOf(ctx, s, from[i].Cont)
 		errs = append(errs, missing...)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		next[i] = pageState{Done: cont == "", Cont: cont}
+		more = more || cont != ""
 		pages = append(pages, page{s, items, cont})
+	}
+	switch {
+	case !more:
+	case multiPage:
+		nextPage = x.encodePages(states, next)
+	default:
+		nextPage = pages[0].cont
 	}
 	// Names are prefixed with their kind when the answer holds several resource types, as
 	// kubectl decides it: every type listed counts, found empty or not, and a type asked for
@@ -570,9 +599,10 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	printedTable := false
 	for _, p := range pages {
 		s, items, cont := p.s, p.items, p.cont
-		if cont != "" {
-			lastCont = cont
-			if o.format.Kind != "json" && o.format.Kind != "yaml" { // printed after the objects
+		if cont != "" && o.format.Kind != "json" && o.format.Kind != "yaml" { // printed after the objects
+			if multiPage {
+				notes = append(notes, fmt.Sprintf("kquery: %s: %d shown, more match\n", qualified(s.t.Res), len(items)))
+			} else {
 				notes = append(notes, fmt.Sprintf("kquery: %s: %d shown, more match; next page: --continue %s\n", qualified(s.t.Res), len(items), cont))
 			}
 		}
@@ -604,9 +634,12 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 			if err := printCustomColumns(out, o.format.Columns, all, o.table.NoHeaders); err != nil {
 				return err
 			}
-		} else if err := printObjects(out, o.format, all, lastCont, single && len(errs) == 0); err != nil {
+		} else if err := printObjects(out, o.format, all, nextPage, single && len(errs) == 0); err != nil {
 			return err
 		}
+	}
+	if multiPage && nextPage != "" && o.format.Kind != "json" && o.format.Kind != "yaml" {
+		notes = append(notes, fmt.Sprintf("kquery: next page of every resource: --continue %s\n", nextPage))
 	}
 	for _, n := range notes {
 		fmt.Fprint(x.stderr, n)

@@ -44,7 +44,7 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 		w.src = x.columns.source(ctx, s.t, s.scope)
 	}
 
-	items, _, missing, err := x.pageOf(ctx, s)
+	items, _, missing, err := x.pageOf(ctx, s, "")
 	if err != nil {
 		return err
 	}
