@@ -57,6 +57,28 @@ func TestForbiddenAnswersAtOnce(t *testing.T) {
 	assert.Contains(t, r.stderr, "kquery: pods: informer parked (Forbidden)")
 }
 
+// --as by a user who may not impersonate prints the server's refusal, naming the user and
+// what was refused (client-go's discovery drops it, and says "unknown"); once the user may
+// impersonate, the impersonated user's refusal names that user, the verb and the resource.
+func TestImpersonationForbidden(t *testing.T) {
+	seedGolden(t)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	kc := writeKubeconfig(t, cfg, "kquery-golden")
+	for _, args := range [][]string{{"cm"}, {"cm,gizmos", "--count"}, {"refs", "--dangling"}} {
+		r := kquery(t, kc, append(args, "--as", "someone")...)
+		assert.Equal(t, 1, r.code, "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+		assert.Regexp(t, fmt.Sprintf(`^Error from server \(Forbidden\): \S.* User %q cannot impersonate\S* .*\n$`, user), r.stderr, "%q", args)
+		assert.NotContains(t, r.stderr, "unknown", "%q", args)
+	}
+
+	cp.Grant(t, user, "", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"users"}, Verbs: []string{"impersonate"}})
+	r := kquery(t, kc, "cm", "--as", "someone")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, `Error from server (Forbidden): configmaps is forbidden: User "someone" cannot list resource "configmaps" in API group "" in the namespace "kquery-golden"`+"\n", r.stderr)
+}
+
 // An unknown type is a sentence with the closest names first; an ambiguous one lists the
 // candidates aligned.
 func TestResourceErrors(t *testing.T) {

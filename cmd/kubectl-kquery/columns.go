@@ -177,16 +177,9 @@ type columnFinder struct {
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 func newColumnFinder(cfg *rest.Config, log func(string, ...any)) (*columnFinder, error) {
-	httpClient, err := rest.HTTPClientFor(cfg)
+	httpClient, err := sameHostClient(cfg)
 	if err != nil {
 		return nil, err
-	}
-	// Like kindex's own clients: never follow a redirect to another host with our credentials.
-	httpClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) > 0 && (req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme) {
-			return http.ErrUseLastResponse
-		}
-		return nil
 	}
 	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
 	if err != nil {
@@ -202,6 +195,22 @@ func newColumnFinder(cfg *rest.Config, log func(string, ...any)) (*columnFinder,
 	}
 	return &columnFinder{cfg: cfg, log: log, sources: map[schema.GroupResource]columnSource{},
 		crds: dyn.Resource(crdGVR), raw: raw}, nil
+}
+
+// sameHostClient is the HTTP client of cfg that, like kindex's own clients, never follows a
+// redirect to another host with our credentials.
+func sameHostClient(cfg *rest.Config) (*http.Client, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	httpClient.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) > 0 && (req.URL.Host != via[0].URL.Host || req.URL.Scheme != via[0].URL.Scheme) {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+	return httpClient, nil
 }
 
 // source returns the column source for res, finding it on first use.

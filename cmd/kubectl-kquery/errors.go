@@ -12,6 +12,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/discovery"
 )
@@ -111,6 +114,54 @@ func formatArgError(e *argError) string {
 		s += e.Hint + "\n"
 	}
 	return s
+}
+
+// withServerStatus returns err, or, when err is an answer of the server whose Status body
+// client-go did not decode (its message is then "unknown": client-go's discovery reads /api's
+// body raw and drops the Status of a refusal, such as a user's who may not impersonate with
+// --as), the server's own Status, asked for again where discovery starts, so that the message
+// names the user, the verb and what was refused as the server said it.
+func withServerStatus(ctx context.Context, o *options, err error) error {
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) || !undecodedStatus(se.ErrStatus) {
+		return err
+	}
+	cfg, cerr := restConfig(o)
+	if cerr != nil {
+		return err
+	}
+	rc := rest.CopyConfig(cfg)
+	rc.GroupVersion = &schema.GroupVersion{}
+	rc.APIPath = "/"
+	rc.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	httpClient, herr := sameHostClient(rc)
+	if herr != nil {
+		return err
+	}
+	client, cerr := rest.RESTClientForConfigAndClient(rc, httpClient)
+	if cerr != nil {
+		return err
+	}
+	again := client.Get().AbsPath("/api").Do(ctx).Error()
+	var st apierrors.APIStatus
+	if errors.As(again, &st) && st.Status().Code == se.ErrStatus.Code && !undecodedStatus(st.Status()) && st.Status().Message != "" {
+		return again
+	}
+	return err
+}
+
+// undecodedStatus says whether s is client-go's stand-in for a server's answer it could not
+// read (rest's newUnstructuredResponseError).
+func undecodedStatus(s metav1.Status) bool {
+	if s.Details == nil {
+		return false
+	}
+	for _, c := range s.Details.Causes {
+		if c.Type == metav1.CauseTypeUnexpectedServerResponse {
+			return true
+		}
+	}
+	return false
 }
 
 // kubeconfigError is a kubeconfig that is not there.

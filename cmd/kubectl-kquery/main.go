@@ -152,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return 130
 	}
-	report(stderr, err)
+	report(stderr, withServerStatus(ctx, o, err))
 	return 1
 }
 
