@@ -48,10 +48,10 @@ func splitArgs(args []string) ([]request, error) {
 		for _, a := range args {
 			typ, name, _ := strings.Cut(a, "/")
 			if typ == "" || name == "" || strings.Contains(name, "/") {
-				return nil, usagef("arguments in resource/name form must have a single resource and name, got %q", a)
+				return nil, usagef("arguments in resource/name form must have a single resource and name, got %q", clip(a))
 			}
 			if strings.Contains(typ, ",") {
-				return nil, usagef("arguments in resource/name form may not have more than one resource type, got %q", a)
+				return nil, usagef("arguments in resource/name form may not have more than one resource type, got %q", clip(a))
 			}
 			i := slices.IndexFunc(out, func(r request) bool { return r.Input == typ })
 			if i < 0 {
@@ -67,7 +67,7 @@ func splitArgs(args []string) ([]request, error) {
 	var out []request
 	for _, typ := range strings.Split(args[0], ",") {
 		if typ == "" {
-			return nil, usagef("empty resource type in %q", args[0])
+			return nil, usagef("empty resource type in %q", clip(args[0]))
 		}
 		if !slices.ContainsFunc(out, func(r request) bool { return r.Input == typ }) {
 			out = append(out, request{Input: typ})
@@ -176,7 +176,7 @@ type unknownResourceError struct {
 }
 
 func (e *unknownResourceError) Error() string {
-	return fmt.Sprintf("the server doesn't have a resource type %q", e.Input)
+	return fmt.Sprintf("the server doesn't have a resource type %q", clip(e.Input))
 }
 func (e *unknownResourceError) Unwrap() error { return e.Err }
 
@@ -188,7 +188,7 @@ type ambiguousError struct {
 }
 
 func (e *ambiguousError) Error() string {
-	return fmt.Sprintf("%q names %d resources; qualify it with the group", e.Input, len(e.Candidates))
+	return fmt.Sprintf("%q names %d resources; qualify it with the group", clip(e.Input), len(e.Candidates))
 }
 func (e *ambiguousError) Unwrap() error { return e.Err }
 
@@ -272,15 +272,20 @@ func nameScore(word, name string) int {
 	if word == name {
 		return 0
 	}
-	d := editDistance(word, name)
 	switch {
 	case len(word) >= 2 && strings.HasPrefix(name, word), len(name) >= 2 && strings.HasPrefix(word, name):
-		return 100 + d
+		return 100 + max(len(word)-len(name), len(name)-len(word)) // the edits: what one adds
 	}
 	limit := 2
 	if len(word) <= 3 {
 		limit = 1
 	}
+	// The distance is at least the difference in length: a long word is not measured (the
+	// table editDistance fills grows with the product of the lengths).
+	if len(word)-len(name) > limit || len(name)-len(word) > limit {
+		return -1
+	}
+	d := editDistance(word, name)
 	if d > limit {
 		return -1
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -266,6 +267,64 @@ func TestGroupByValues(t *testing.T) {
 			sum += it.Count
 		}
 		assert.Equal(t, 4, sum, "%s: every gizmo counted once: %s", path, r.stdout)
+	}
+}
+
+// An argument of a megabyte gives an error of a few lines, whatever echoes it: a positioned
+// error shows the bytes around the problem, with the caret under the byte it names.
+func TestLongArgumentsShortErrors(t *testing.T) {
+	seedGolden(t)
+	big := strings.Repeat("abcdefghij", 100_000) // 1 MB, every byte's neighbours differ
+	atByte := regexp.MustCompile(`\(at byte (\d+) of (\d+)\)`)
+	for _, tc := range []struct {
+		args []string
+		arg  string // the argument the caret is in; "" for a message without one
+	}{
+		{[]string{"cm", "--where", big + "=~x"}, big + "=~x"},
+		{[]string{"cm", "--where", "x=" + big + "~y"}, "x=" + big + "~y"},
+		{[]string{"cm", "--where", "{." + big + "[}"}, "{." + big + "[}"},
+		{[]string{"cm", "--where", big[:1000] + "(x"}, big[:1000] + "(x"},
+		{[]string{"cm", "--where", big}, big},
+		{[]string{"cm", "--sort-by", "{." + big[:3000] + "[}"}, "{." + big[:3000] + "[}"},
+		{[]string{"cm", "--sort-by", big}, big},
+		{[]string{"cm", "-o", "jsonpath=" + big[:3000] + "["}, big[:3000] + "["},
+		{[]string{"cm", "-o", "custom-columns=A:.x,B:" + big[:3000] + "["}, "A:.x,B:" + big[:3000] + "["},
+		{[]string{"cm", "--index", "x={." + big + "[}"}, "x={." + big + "[}"},
+		{[]string{"cm", "--index", big}, big},
+		{[]string{"cm", "--group-by", big}, big},
+		{[]string{"cm", "--group-by", "{." + big[:3000] + "[}"}, "{." + big[:3000] + "[}"},
+		{[]string{big}, ""},
+		{[]string{"cm," + big}, ""},
+		{[]string{"cm/" + big + "/x"}, ""},
+		{[]string{"cm", "-o", big}, ""},
+		{[]string{"cm", "-o", "custom-columns=" + big}, ""},
+		{[]string{"cm", "-o", "go-template={{." + big}, ""},
+		{[]string{"cm", "-l", big + "("}, ""},
+		{[]string{"cm", "--" + big}, ""},
+		{[]string{"cm", "--sort-by", ".metadata.name" + big}, ""},
+	} {
+		name := fmt.Sprintf("%.40q", strings.Join(tc.args, " "))
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, name)
+		assert.Less(t, len(r.stderr), 2000, "%s: %.300s", name, r.stderr)
+		if tc.arg == "" {
+			continue
+		}
+		lines := strings.Split(r.stderr, "\n")
+		require.GreaterOrEqual(t, len(lines), 3, name)
+		m := atByte.FindStringSubmatch(lines[0])
+		require.NotNil(t, m, "%s: %s", name, lines[0])
+		at, _ := strconv.Atoi(m[1])
+		assert.Equal(t, strconv.Itoa(len(tc.arg)), m[2], name)
+		col := strings.Index(lines[2], "^")
+		require.GreaterOrEqual(t, col, 0, name)
+		if at < len(tc.arg) {
+			require.Less(t, col, len(lines[1]), name)
+			assert.Equal(t, string(tc.arg[at]), lines[1][col:col+1], "%s: the caret is under byte %d", name, at)
+			assert.Equal(t, tc.arg[max(at-20, 0):at], lines[1][col-min(at, 20):col], "%s: the bytes before it", name)
+		} else {
+			assert.Equal(t, len(lines[1]), col, "%s: the caret is past the end", name)
+		}
 	}
 }
 

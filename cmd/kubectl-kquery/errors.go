@@ -34,7 +34,7 @@ func report(w io.Writer, err error) {
 	case errors.As(err, &ae):
 		fmt.Fprint(w, formatArgError(ae))
 	case errors.As(err, &ue):
-		fmt.Fprintf(w, "error: %s\nSee 'kubectl kquery --help' for usage.\n", ue.msg)
+		fmt.Fprintf(w, "error: %s\nSee 'kubectl kquery --help' for usage.\n", boundLines(ue.msg))
 	case errors.As(err, &ure):
 		fmt.Fprintf(w, "error: %s\n", ure.Error())
 		if len(ure.Suggest) > 0 {
@@ -47,7 +47,7 @@ func report(w io.Writer, err error) {
 	case errors.As(err, &kce):
 		fmt.Fprintf(w, "error: %s\n", kce.Error())
 	default:
-		fmt.Fprintln(w, standardMessage(err))
+		fmt.Fprintln(w, boundLines(standardMessage(err)))
 	}
 }
 
@@ -96,12 +96,17 @@ func standardMessage(err error) string {
 //	error: --where: =~ (regular expression match) is not supported; use ...
 //	  --where size=~big
 //	               ^
+//
+// An argument longer than maxEcho bytes is shown as the maxEcho bytes around that byte, with
+// "..." where it was cut, and the message says where in the whole argument the byte is.
 func formatArgError(e *argError) string {
-	line := e.Flag + " " + e.Arg
+	off := min(max(e.Offset, 0), len(e.Arg))
+	shown, col := window(e.Arg, off)
+	line := e.Flag + " " + shown
 	if strings.HasSuffix(e.Flag, "=") {
-		line = e.Flag + e.Arg
+		line = e.Flag + shown
 	}
-	col := len(line) - len(e.Arg) + min(max(e.Offset, 0), len(e.Arg))
+	col += len(line) - len(shown)
 	clean := strings.Map(func(r rune) rune { // control characters would move the caret
 		if r < ' ' || r == 0x7f {
 			return ' '
@@ -109,11 +114,75 @@ func formatArgError(e *argError) string {
 		return r
 	}, line)
 	caret := strings.Repeat(" ", utf8.RuneCountInString(line[:col])) + "^"
-	s := fmt.Sprintf("error: %s: %s\n  %s\n  %s\n", strings.TrimSuffix(e.Flag, "="), e.Msg, clean, caret)
+	msg := e.Msg
+	if len(shown) < len(e.Arg) {
+		msg += fmt.Sprintf(" (at byte %d of %d)", off, len(e.Arg))
+	}
+	s := fmt.Sprintf("error: %s: %s\n  %s\n  %s\n", strings.TrimSuffix(e.Flag, "="), msg, clean, caret)
 	if e.Hint != "" {
 		s += e.Hint + "\n"
 	}
 	return s
+}
+
+// maxEcho is how many bytes of an argument a message quotes: a message about an argument of
+// a megabyte is a few lines long all the same.
+const maxEcho = 200
+
+// clip returns s, or, when s is longer than maxEcho bytes, its start and its end with the
+// number of bytes left out between them.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	head := runeStart(s, maxEcho*3/4)
+	tail := runeStart(s, len(s)-maxEcho/4)
+	return fmt.Sprintf("%s...(%d bytes)...%s", s[:head], tail-head, s[tail:])
+}
+
+// window returns the part of arg a message shows around the byte off, with "..." where it
+// was cut, and where off is in it.
+func window(arg string, off int) (shown string, col int) {
+	if len(arg) <= maxEcho {
+		return arg, off
+	}
+	start := max(off-maxEcho/2, 0)
+	end := min(start+maxEcho, len(arg))
+	start = runeStart(arg, max(end-maxEcho, 0))
+	end = runeStart(arg, end)
+	shown, col = arg[start:end], off-start
+	if start > 0 {
+		shown, col = "..."+shown, col+3
+	}
+	if end < len(arg) {
+		shown += "..."
+	}
+	return shown, col
+}
+
+// runeStart moves i back to the start of the UTF-8 sequence it is in.
+func runeStart(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
+
+// maxLine is the longest line report prints of a message kquery did not word itself (the
+// server's, a library's), which may quote a whole argument.
+const maxLine = 1024
+
+// boundLines shortens each line of s longer than maxLine to its start and its end.
+func boundLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if len(l) > maxLine {
+			head := runeStart(l, maxLine/2)
+			tail := runeStart(l, len(l)-maxLine/4)
+			lines[i] = fmt.Sprintf("%s...(%d bytes)...%s", l[:head], tail-head, l[tail:])
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // withServerStatus returns err, or, when err is an answer of the server whose Status body
@@ -172,7 +241,7 @@ func (e *kubeconfigError) Error() string { return e.msg }
 // notFoundError is an object asked for by name that the cache does not hold, in kubectl's
 // words, with close names that it does hold.
 func notFoundError(t *target, name string, close []string) error {
-	err := apierrors.NewNotFound(t.Res.GVR.GroupResource(), name)
+	err := apierrors.NewNotFound(t.Res.GVR.GroupResource(), clip(name))
 	if len(close) > 0 {
 		err.ErrStatus.Message += "; did you mean " + strings.Join(close, ", ") + "?"
 	}

@@ -79,7 +79,7 @@ func compileArg(flag, arg string, offset int, expr string) (*jsonpath.Path, erro
 		if errors.As(err, &se) {
 			return nil, &argError{Flag: flag, Arg: arg, Offset: offset + se.Offset, Msg: "bad JSONPath: " + se.Msg}
 		}
-		return nil, fmt.Errorf("%s %q: %w", flag, arg, err)
+		return nil, fmt.Errorf("%s %q: %w", flag, clip(arg), err)
 	}
 	return p, nil
 }

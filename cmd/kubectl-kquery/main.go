@@ -194,10 +194,10 @@ func (o *options) complete() error {
 	}
 	// kubectl's checks, with its words: the whole -o value is quoted.
 	if o.table.ShowLabels && o.output != "" && o.output != "wide" {
-		return usagef("--show-labels option cannot be used with %s printer", o.output)
+		return usagef("--show-labels option cannot be used with %s printer", clip(o.output))
 	}
 	if len(o.table.LabelColumns) > 0 && strings.HasPrefix(o.output, "custom-columns") {
-		return usagef("--label-columns option cannot be used with %s printer", o.output)
+		return usagef("--label-columns option cannot be used with %s printer", clip(o.output))
 	}
 	if o.table.Wide = o.format.Kind == "wide"; o.format.Kind == "wide" {
 		o.format.Kind = ""
@@ -232,7 +232,7 @@ func (o *options) complete() error {
 			return err
 		}
 		if names[ix.Name] {
-			return &argError{Flag: "--index", Arg: a, Msg: fmt.Sprintf("the name %q is already used by another --index", ix.Name)}
+			return &argError{Flag: "--index", Arg: a, Msg: fmt.Sprintf("the name %q is already used by another --index", clip(ix.Name))}
 		}
 		if slices.Contains(builtinWhereIndexes, ix.Name) {
 			return &argError{Flag: "--index", Arg: a, Msg: fmt.Sprintf("the name %q is a built-in index (%s): choose another", ix.Name, strings.Join(builtinWhereIndexes, ", "))}
@@ -263,7 +263,7 @@ func (o *options) complete() error {
 	}
 	if o.groupBy != "" && !known[o.groupBy] {
 		if !isPathArg(o.groupBy) {
-			return &argError{Flag: "--group-by", Arg: o.groupBy, Msg: fmt.Sprintf("%q is not an index", o.groupBy),
+			return &argError{Flag: "--group-by", Arg: o.groupBy, Msg: fmt.Sprintf("%q is not an index", clip(o.groupBy)),
 				Hint: "define it with --index NAME=JSONPATH, use a built-in index (" + strings.Join(builtinWhereIndexes, ", ") + "), or give a JSONPath such as {.spec.nodeName}"}
 		}
 		if _, err := compileArg("--group-by", o.groupBy, 0, o.groupBy); err != nil {

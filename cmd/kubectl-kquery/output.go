@@ -71,10 +71,10 @@ func parseOutput(o string) (outputFormat, error) {
 		p, err := jsonpath.Compile(relaxedTemplate(arg))
 		if err != nil {
 			var se *jsonpath.SyntaxError
-			if errors.As(err, &se) && relaxedTemplate(arg) == arg {
-				return outputFormat{}, &argError{Flag: "-o " + format + "=", Arg: arg, Offset: se.Offset, Msg: "bad JSONPath: " + se.Msg}
+			if errors.As(err, &se) {
+				return outputFormat{}, &argError{Flag: "-o " + format + "=", Arg: arg, Offset: relaxedOffset(arg, se.Offset), Msg: "bad JSONPath: " + se.Msg}
 			}
-			return outputFormat{}, usagef("error parsing jsonpath %s: %v", arg, err)
+			return outputFormat{}, usagef("error parsing jsonpath %s: %v", clip(arg), err)
 		}
 		return outputFormat{Kind: "jsonpath", Path: p}, nil
 	case "custom-columns", "custom-columns-file":
@@ -84,7 +84,7 @@ func parseOutput(o string) (outputFormat, error) {
 		var cols []customColumn
 		var err error
 		if format == "custom-columns" {
-			cols, err = parseCustomColumns(arg)
+			cols, err = parseCustomColumns("-o "+format+"=", arg)
 		} else {
 			var text string
 			if text, err = readFile(); err == nil {
@@ -107,12 +107,12 @@ func parseOutput(o string) (outputFormat, error) {
 		}
 		p, err := printers.NewGoTemplatePrinter([]byte(arg))
 		if err != nil {
-			return outputFormat{}, fmt.Errorf("error parsing template %s: %w", arg, err)
+			return outputFormat{}, fmt.Errorf("error parsing template %s: %w", clip(arg), err)
 		}
 		p.AllowMissingKeys(true)
 		return outputFormat{Kind: "go-template", Printer: p}, nil
 	}
-	return outputFormat{}, usagef("unable to match a printer suitable for the output format %q, allowed formats are: %s", o, allowedFormats)
+	return outputFormat{}, usagef("unable to match a printer suitable for the output format %q, allowed formats are: %s", clip(o), allowedFormats)
 }
 
 // relaxedTemplate accepts what kubectl accepts for a single path: ".a.b", "a.b" and
@@ -128,18 +128,39 @@ func relaxedTemplate(s string) string {
 	return "{" + t + "}"
 }
 
-func parseCustomColumns(spec string) ([]customColumn, error) {
+// relaxedOffset maps a byte offset in relaxedTemplate(s) back to s.
+func relaxedOffset(s string, off int) int {
+	t := relaxedTemplate(s)
+	if t != s {
+		trimmed := strings.TrimLeft(s, " \t\n\r\v\f")
+		off += len(s) - len(trimmed) - 1 // the leading space, the brace added
+		if !strings.HasPrefix(trimmed, ".") {
+			off-- // the dot added
+		}
+	}
+	return min(max(off, 0), len(s))
+}
+
+// parseCustomColumns parses the spec of -o custom-columns (flag is how the message names
+// the option); a JSONPath that does not compile is shown with a caret in the spec.
+func parseCustomColumns(flag, spec string) ([]customColumn, error) {
 	var cols []customColumn
+	at := 0 // of part in spec
 	for _, part := range strings.Split(spec, ",") {
 		header, expr, ok := strings.Cut(part, ":")
 		if !ok || header == "" || strings.Contains(expr, ":") && !strings.Contains(expr, "{") && !strings.Contains(expr, "'") {
-			return nil, usagef("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", part)
+			return nil, usagef("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", clip(part))
 		}
 		p, err := jsonpath.Compile(relaxedTemplate(expr))
 		if err != nil {
-			return nil, fmt.Errorf("custom-columns %s: %w", part, err)
+			var se *jsonpath.SyntaxError
+			if errors.As(err, &se) {
+				return nil, &argError{Flag: flag, Arg: spec, Offset: at + len(header) + 1 + relaxedOffset(expr, se.Offset), Msg: "bad JSONPath: " + se.Msg}
+			}
+			return nil, fmt.Errorf("custom-columns %s: %w", clip(part), err)
 		}
 		cols = append(cols, customColumn{Header: header, Path: p})
+		at += len(part) + 1
 	}
 	return cols, nil
 }
@@ -161,7 +182,7 @@ func parseCustomColumnsFile(text string) ([]customColumn, error) {
 	for i, h := range lines[0] {
 		p, err := jsonpath.Compile(relaxedTemplate(lines[1][i]))
 		if err != nil {
-			return nil, fmt.Errorf("custom-columns file, column %s: %w", h, err)
+			return nil, fmt.Errorf("custom-columns file, column %s: %w", clip(h), err)
 		}
 		cols = append(cols, customColumn{Header: h, Path: p})
 	}

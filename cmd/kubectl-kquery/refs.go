@@ -143,7 +143,7 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 	}
 	typ, name, ok := strings.Cut(args[0], "/")
 	if !ok || typ == "" || name == "" {
-		return usagef("refs takes TYPE/NAME, got %q", args[0])
+		return usagef("refs takes TYPE/NAME, got %q", clip(args[0]))
 	}
 	res, err := disc.Resolve(ctx, typ)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kindex/kindex/dynamicinformer"
@@ -20,11 +21,15 @@ import (
 // "{.a.b}" all mean {.a.b}.
 func sortIndex(expr string) string { return relaxedTemplate(expr) }
 
-// compileSortBy checks a --sort-by argument.
+// compileSortBy checks a --sort-by argument; a syntax error is shown with a caret in it.
 func compileSortBy(expr string) (*jsonpath.Path, error) {
 	p, err := jsonpath.Compile(sortIndex(expr))
 	if err != nil {
-		return nil, usagef("--sort-by %q: %v", expr, err)
+		var se *jsonpath.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &argError{Flag: "--sort-by", Arg: expr, Offset: relaxedOffset(expr, se.Offset), Msg: "bad JSONPath: " + se.Msg}
+		}
+		return nil, usagef("--sort-by %q: %v", clip(expr), err)
 	}
 	return p, nil
 }
@@ -45,7 +50,7 @@ func checkSortField(ctx context.Context, inf *dynamicinformer.Informer, q query.
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("couldn't find any field with path %q in the list of objects", sortIndex(expr))
+		return fmt.Errorf("couldn't find any field with path %q in the list of objects", clip(sortIndex(expr)))
 	}
 	p, err := jsonpath.Compile(sortIndex(expr))
 	if err != nil {
@@ -66,7 +71,7 @@ func checkSortField(ctx context.Context, inf *dynamicinformer.Informer, q query.
 				if it.Namespace() != "" {
 					obj = it.Namespace() + "/" + obj
 				}
-				return fmt.Errorf("field %q is an unsortable type: %s (in %s); --sort-by takes a field of strings, numbers or booleans", sortIndex(expr), kindWord(k), obj)
+				return fmt.Errorf("field %q is an unsortable type: %s (in %s); --sort-by takes a field of strings, numbers or booleans", clip(sortIndex(expr)), kindWord(k), obj)
 			}
 		}
 	}

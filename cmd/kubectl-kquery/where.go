@@ -48,7 +48,7 @@ type argError struct {
 }
 
 func (e *argError) Error() string {
-	return fmt.Sprintf("%s %q: %s (at byte %d)", e.Flag, e.Arg, e.Msg, e.Offset)
+	return fmt.Sprintf("%s %q: %s (at byte %d)", e.Flag, clip(e.Arg), e.Msg, e.Offset)
 }
 
 // where errors, for tests and callers that branch.
@@ -119,7 +119,8 @@ func parseWhere(arg string) (*whereExpr, error) {
 		return nil, err
 	}
 	if negated {
-		return nil, p.fail(opAt, "!%s means \"has no value\" and takes no operator; write %s!=VALUE or %s notin (...)", w.Subject, w.Subject, w.Subject)
+		subj := clip(w.Subject)
+		return nil, p.fail(opAt, "!%s means \"has no value\" and takes no operator; write %s!=VALUE or %s notin (...)", subj, subj, subj)
 	}
 	p.skipSpace()
 	switch w.Op {
@@ -137,7 +138,7 @@ func parseWhere(arg string) (*whereExpr, error) {
 			// The query's own rule (query.ParseNumber), so that no bound passes here and fails
 			// when the query runs: " 5" is not a number there either.
 			if _, err := query.ParseNumber(v); err != nil {
-				return nil, p.fail(at, "%s compares numbers; %q is not a number", w.Op, v)
+				return nil, p.fail(at, "%s compares numbers; %q is not a number", w.Op, clip(v))
 			}
 		}
 		w.Values = []string{v}
@@ -203,8 +204,9 @@ func (p *whereParser) subject(w *whereExpr) error {
 		if p.pos < len(p.s) && (p.s[p.pos] == '.' || p.s[p.pos] == '[') {
 			// "spec.size>3": a path without its leading dot.
 			end := p.scanBarePath(p.pos)
-			e := p.fail(start, "%q is neither an index name nor a JSONPath", p.s[start:end])
-			e.Hint = fmt.Sprintf("a JSONPath starts with '.' or '{': .%s or {.%s}", p.s[start:end], p.s[start:end])
+			word := clip(p.s[start:end])
+			e := p.fail(start, "%q is neither an index name nor a JSONPath", word)
+			e.Hint = fmt.Sprintf("a JSONPath starts with '.' or '{': .%s or {.%s}", word, word)
 			return e
 		}
 	default:
@@ -402,7 +404,7 @@ func (p *whereParser) set(w *whereExpr) error {
 		kw = "notin"
 	}
 	if p.eof() || p.s[p.pos] != '(' {
-		return p.fail(p.pos, "%s needs a parenthesized list of values, as in %s %s (a,b)", kw, w.Subject, kw)
+		return p.fail(p.pos, "%s needs a parenthesized list of values, as in %s %s (a,b)", kw, clip(w.Subject), kw)
 	}
 	p.pos++
 	for {
@@ -438,8 +440,8 @@ func (p *whereParser) set(w *whereExpr) error {
 func (w *whereExpr) conditions(indexes map[string]bool) ([]query.Condition, error) {
 	if !w.Path && !indexes[w.Subject] {
 		return nil, &argError{Flag: "--where", Arg: w.Arg, Offset: w.SubjAt,
-			Msg:  fmt.Sprintf("%q is not an index", w.Subject),
-			Hint: fmt.Sprintf("define it with --index %s=JSONPATH, use a built-in index (%s), or write a JSONPath such as {.spec.%s}", w.Subject, strings.Join(builtinWhereIndexes, ", "), w.Subject)}
+			Msg:  fmt.Sprintf("%q is not an index", clip(w.Subject)),
+			Hint: fmt.Sprintf("define it with --index %s=JSONPATH, use a built-in index (%s), or write a JSONPath such as {.spec.%s}", clip(w.Subject), strings.Join(builtinWhereIndexes, ", "), clip(w.Subject))}
 	}
 	mk := func(op query.Op, values ...string) query.Condition {
 		if w.Path {
