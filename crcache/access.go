@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +16,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/jsonpath"
 )
@@ -77,10 +79,9 @@ var errAccessStopped = errors.New("crcache: informer stopped (removed, or the ca
 // releases exactly its own references: the kindex informer stops when its last reference
 // goes, whichever access held it.
 type access struct {
-	c       *Cache
-	key     accessKey
-	backend backend
-	inf     *Informer
+	c   *Cache
+	key accessKey
+	inf *Informer
 
 	// swapMu: index registrations (read) against a change of the informers for a new plan
 	// (write, replan.go), so that an index registered meanwhile is on the new informers.
@@ -93,14 +94,22 @@ type access struct {
 	mu sync.Mutex
 	// res is the resource whose plan the shards follow; a new plan (replan.go) replaces it
 	// with the shards.
-	res     *resource
-	shards  []shard // nil until materialized
-	regs    map[*Registration]struct{}
-	indexes []*indexReg // registered through this access, in order
-	stopped bool
-	stopCh  chan struct{}
-	checker *doneChecker
-	synced  bool // latch: every shard has synced once
+	res    *resource
+	shards []shard // nil until materialized, and while moveErr is set
+	// backend is the storage of the shards (or that materialize acquires); want is the one
+	// the access is to move to.
+	backend, want backend
+	// moveErr is why the access could not move to the informers of its resource's plan
+	// (replan.go), at moveErrTime: it holds no informer, and reads fail with it until a
+	// plan again moves it.
+	moveErr     error
+	moveErrTime time.Time
+	regs        map[*Registration]struct{}
+	indexes     []*indexReg // registered through this access, in order
+	stopped     bool
+	stopCh      chan struct{}
+	checker     *doneChecker
+	synced      bool // latch: every shard has synced once
 
 	shared sharedObjects // objects read with UnsafeDisableDeepCopy (shared.go)
 	// Handlers and function indexes registered; from two on they share decoded objects
@@ -174,7 +183,7 @@ func (c *Cache) accessFor(gvk schema.GroupVersionKind, kind accessKind, failIfMi
 	}
 	a.inf = &Informer{a: a}
 	if kind == kindMetadata && !c.holdsLocked(gvk, kindTyped) {
-		a.backend = backendMetadata
+		a.backend, a.want = backendMetadata, backendMetadata
 	}
 	c.accesses[key] = a
 	if c.started {
@@ -227,13 +236,16 @@ func (a *access) materialize(ctx context.Context) {
 		var shards []shard
 		var err error
 		for {
-			res := a.resource()
-			shards, err = a.acquire(ctx, res)
 			a.mu.Lock()
-			if a.stopped || a.res == res {
+			res, be := a.res, a.backend
+			a.mu.Unlock()
+			shards, err = a.acquire(ctx, res, be)
+			a.mu.Lock()
+			if a.stopped || (a.res == res && a.backend == be) {
 				break
 			}
-			// Planned again for a new scope while acquiring: acquire with the new plan.
+			// Planned again for a new scope while acquiring, or to be read from the compact
+			// informers: acquire again.
 			a.mu.Unlock()
 			for _, s := range shards {
 				s.release()
@@ -287,8 +299,8 @@ func (a *access) resource() *resource {
 	return a.res
 }
 
-// acquire takes one kindex informer reference per shard of res's plan.
-func (a *access) acquire(ctx context.Context, res *resource) ([]shard, error) {
+// acquire takes one kindex informer reference per shard of res's plan, from be's factory.
+func (a *access) acquire(ctx context.Context, res *resource, be backend) ([]shard, error) {
 	p := res.plan
 	shards := make([]shard, 0, len(p.shards))
 	fail := func(err error) ([]shard, error) {
@@ -304,28 +316,44 @@ func (a *access) acquire(ctx context.Context, res *resource) ([]shard, error) {
 			informer.WithLabelSelector(sc.label),
 			informer.WithFieldSelector(sc.field),
 		}
-		switch a.backend {
+		// The factory of be's storage, started, and a function that takes an informer of it.
+		var informerOf func() (shard, error)
+		switch be {
 		case backendCompact:
 			f, err := res.compactFactory()
 			if err != nil {
 				return fail(err)
 			}
-			inf, err := f.InformerForGVR(ctx, p.gvr, opts...)
-			if err != nil {
-				return fail(err)
+			informerOf = func() (shard, error) {
+				inf, err := f.InformerForGVR(ctx, p.gvr, opts...)
+				if err != nil {
+					return nil, err
+				}
+				return &kshard[*unstructured.Unstructured]{inf: inf, cfg: sc}, nil
 			}
-			shards = append(shards, &kshard[*unstructured.Unstructured]{inf: inf, cfg: sc})
 		case backendMetadata:
 			f, err := res.metaFactory()
 			if err != nil {
 				return fail(err)
 			}
-			inf, err := f.InformerForGVR(ctx, p.gvr, opts...)
-			if err != nil {
+			informerOf = func() (shard, error) {
+				inf, err := f.InformerForGVR(ctx, p.gvr, opts...)
+				if err != nil {
+					return nil, err
+				}
+				return &kshard[*metav1.PartialObjectMetadata]{inf: inf, cfg: sc}, nil
+			}
+		}
+		if fault := a.c.acquireFault; fault != nil {
+			if err := fault(p.gvr, p.namespaced); err != nil {
 				return fail(err)
 			}
-			shards = append(shards, &kshard[*metav1.PartialObjectMetadata]{inf: inf, cfg: sc})
 		}
+		s, err := informerOf()
+		if err != nil {
+			return fail(err)
+		}
+		shards = append(shards, s)
 	}
 	return shards, nil
 }
@@ -447,7 +475,25 @@ func (a *access) view() (*resource, []shard, error) {
 	if a.stopped {
 		return nil, nil, errAccessStopped
 	}
+	if a.moveErr != nil {
+		return nil, nil, a.moveErr
+	}
 	return a.res, a.shards, nil
+}
+
+// broken reports whether the access could not move to the informers of its resource's
+// plan (moveErr).
+func (a *access) broken() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.moveErr != nil
+}
+
+// storage is the storage the access reads.
+func (a *access) storage() backend {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.backend
 }
 
 func (a *access) isStopped() bool {
@@ -494,7 +540,7 @@ func (a *access) addIndexAs(idx *indexReg, selector bool) error {
 			<-have.done // the same JSONPath index again: registered here already, or being
 			return have.err
 		}
-		return nil // materialize registers it
+		return nil // materialize, or the move to the informers of a plan, registers it
 	}
 	err = applyIndex(shards, idx)
 	a.finishIndex(idx, err)
@@ -532,6 +578,11 @@ func (a *access) registerIndex(idx *indexReg, selector bool) (have *indexReg, sh
 	a.indexes = append(a.indexes, idx)
 	if idx.fn != nil {
 		a.sharers.Add(1)
+	}
+	if a.moveErr != nil {
+		// No informer until a plan moves the access, which registers it then.
+		idx.err = nil
+		close(idx.done)
 	}
 	return nil, a.shards, nil
 }
@@ -640,4 +691,32 @@ func applyIndex(shards []shard, idx *indexReg) error {
 
 func (a *access) timeout(cause error) error {
 	return newTimeoutError(fmt.Sprintf("failed waiting for %s informer of %s to sync", a.key.kind, a.key.gvk), cause)
+}
+
+// failedStatuses returns, for an access that could not move to the informers of its
+// resource's plan (moveErr), a Stopped status with the error for each informer of the plan
+// it lacks; nil otherwise.
+func (a *access) failedStatuses() []informer.Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.moveErr == nil || a.stopped {
+		return nil
+	}
+	p := a.res.plan
+	mode := "dynamic"
+	if a.backend == backendMetadata {
+		mode = "metadata"
+	}
+	out := make([]informer.Status, 0, len(p.shards))
+	for _, sc := range p.shards {
+		out = append(out, informer.Status{
+			Key:           informer.Key{GVR: p.gvr, Mode: mode, Namespace: sc.listNamespace, LabelSelector: sc.label, FieldSelector: sc.field},
+			Resource:      discovery.Resource{GVR: p.gvr, GVK: p.gvk, Namespaced: p.namespaced},
+			Phase:         informer.PhaseStopped,
+			Reason:        informer.ReasonUnknown,
+			LastError:     a.moveErr,
+			LastErrorTime: a.moveErrTime,
+		})
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -102,6 +103,12 @@ type Cache struct {
 
 	// replanMu serializes plans made again for a new scope (replan.go).
 	replanMu sync.Mutex
+	// retries are the pending retries of plans whose informers could not be had
+	// (replan.go); guarded by mu.
+	retries map[schema.GroupVersionKind]*replanRetry
+	// acquireFault, if set (by tests), fails the acquisition of the informers of a plan
+	// when it returns an error.
+	acquireFault func(gvr schema.GroupVersionResource, namespaced bool) error
 	// unsubscribe ends the discovery subscription that notices scope changes; set with
 	// discovery's start (in a materialization, which Start waits for).
 	unsubscribe func()
@@ -203,6 +210,7 @@ func (c *Cache) Start(ctx context.Context) error {
 	<-ctx.Done()
 	c.mu.Lock()
 	c.stopping = true
+	c.stopRetriesLocked()
 	c.mu.Unlock()
 	c.bg.Wait()
 	c.mu.Lock()
@@ -257,13 +265,7 @@ func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
-	c.mu.Lock()
-	accesses := make([]*access, 0, len(c.accesses))
-	for _, a := range c.accesses {
-		accesses = append(accesses, a)
-	}
-	c.mu.Unlock()
-	for _, a := range accesses {
+	for _, a := range c.accessList() {
 		if err := a.waitSynced(ctx); err != nil {
 			if !errors.Is(err, errAccessStopped) {
 				c.logger().Error(err, "Cache did not sync", "gvk", a.key.gvk.String(), "type", a.key.kind.String())
@@ -288,8 +290,18 @@ func (c *Cache) Statuses() []informer.Status {
 	for _, r := range resources {
 		out = append(out, r.statuses()...)
 	}
+	for _, a := range c.accessList() {
+		out = append(out, a.failedStatuses()...)
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
 	return out
+}
+
+// accessList returns the cache's accesses.
+func (c *Cache) accessList() []*access {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Collect(maps.Values(c.accesses))
 }
 
 func (c *Cache) logger() logr.Logger { return c.kopts.Logger.WithName("crcache") }

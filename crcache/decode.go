@@ -137,7 +137,7 @@ func (a *access) eventObject(obj any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("crcache: unexpected %T from the %s informer", obj, a.key.gvk)
 	}
-	if a.backend != backendCompact || a.sharers.Load() < 2 {
+	if !it.compact() || a.sharers.Load() < 2 {
 		return a.decodeEvent(it)
 	}
 	key, rv := it.Key(), it.ResourceVersion()

@@ -70,11 +70,17 @@
 // DefaultNamespaces (or ByObject.Namespaces) for a namespaced resource, one for a
 // cluster-scoped one, and reads routed by namespace only when it is namespaced. Informers
 // handed out before stay valid: their indexes are registered on the new kindex informers,
-// and each handler is told, with DeletedFinalStateUnknown deletes, that the objects of the
-// old informers are gone, then gets the new ones as adds. A read never answers with the old
-// scope: one that would (or that raced the change) plans the resource again and reads
-// again. A resource that cannot be planned again because it is not served at that moment
-// (deleted again) fails its reads with ErrScopeChanged until it is served again.
+// and each handler first gets what the old informers had queued for it (a handler busy
+// during the change loses no delete), is then told, with DeletedFinalStateUnknown deletes,
+// that what it holds of them is gone, and then gets the new objects as adds; a second change
+// before the first is done is told of both. A read never answers with the old scope: one
+// that would (or that raced the change) plans the resource again and reads again. A
+// resource that cannot be planned again because it is not served at that moment (deleted
+// again) fails its reads with ErrScopeChanged until it is served again. When the new
+// informers cannot be had, the old ones stop all the same (their handlers told their
+// objects are gone), and reads, GetInformer, WaitForCacheSync and the statuses (Stopped,
+// with the error) show the failure until a read or the cache's own retry (after 1 s, backing
+// off to a minute) moves the informer.
 //
 // # controller-runtime's options
 //

@@ -1,8 +1,11 @@
 package crcache
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,8 +123,13 @@ func (i *Informer) IsStopped() bool { return i.a.isStopped() }
 
 // Statuses returns the status of each kindex informer behind this one: its phase (Syncing,
 // Synced, Parked, Stopped), the reason it is parked or retrying (Forbidden, NotFound, ...),
-// its last error and its object count.
+// its last error and its object count. When the informer could not move to the kindex
+// informers of its resource's new plan (a CRD re-created with the other scope), it has
+// none: each of those it lacks is shown Stopped, with the error.
 func (i *Informer) Statuses() []informer.Status {
+	if st := i.a.failedStatuses(); st != nil {
+		return st
+	}
 	shards, err := i.a.current()
 	if err != nil {
 		return nil
@@ -199,17 +207,43 @@ func (d *doneChecker) isDone() bool {
 type Registration struct {
 	a       *access
 	h       toolscache.ResourceEventHandler
-	regs    []*informer.Registration // guarded by a.mu
+	regs    []*informer.Registration // guarded by a.mu; nil while not attached
 	synced  chan struct{}
 	once    sync.Once
 	removed chan struct{}
 	gone    bool // guarded by a.mu
+	// attached is the generation of the attachment to the access's informers (regs), 0
+	// while there is none; detached is closed when that attachment ends. Guarded by a.mu.
+	attached uint64
+	detached chan struct{}
+	// handoffs are the handler's kindex registrations on informers it was moved off
+	// (replan.go), delivering what was queued for them; moving says a goroutine moves the
+	// handler (move), which attaches it to the access's informers once they have. Guarded
+	// by a.mu.
+	handoffs []handoff
+	moving   bool
 	// callMu serializes the calls of h: those of the kindex registrations of this
-	// attachment, those of an attachment being replaced, and the deletes a new plan
-	// delivers in between (replan.go). gen counts attachments: a call through the kindex
-	// registration of an older one (in flight when it was removed) is dropped.
+	// attachment, those of the registrations being handed off, and the deletes a move
+	// delivers (replan.go). gen counts attachments and removals: a call through the kindex
+	// registration of an older attachment (in flight when it was removed) is dropped.
 	callMu sync.Mutex
 	gen    atomic.Uint64
+	// held (guarded by callMu) is what the handler holds from informers it was moved off
+	// and the informers it is attached to now have not told it of yet: an object they
+	// hand it again is an update (or nothing, at the same resourceVersion), and what is
+	// left once they have handed it their objects is deleted (settle).
+	held map[string]item
+}
+
+// handoff is one kindex registration of a handler being moved off an informer: seen is
+// what the handler holds of that informer once done is closed (its queue delivered), and
+// gone says that those objects are gone (the resource was planned again), rather than
+// served by the informers the handler moves to (the same resource, read from another
+// store).
+type handoff struct {
+	seen map[string]item
+	done <-chan struct{}
+	gone bool
 }
 
 var _ toolscache.ResourceEventHandlerRegistration = (*Registration)(nil)
@@ -217,7 +251,8 @@ var _ toolscache.ResourceEventHandlerRegistration = (*Registration)(nil)
 // attachLocked adds the handler to every shard (a.mu held).
 func (r *Registration) attachLocked(shards []shard) error {
 	regs := make([]*informer.Registration, 0, len(shards))
-	h := &gatedHandler{r: r, gen: r.gen.Load()}
+	gen := r.gen.Add(1)
+	h := &gatedHandler{r: r, gen: gen, stop: r.a.c.ctx.Done()}
 	for _, s := range shards {
 		reg, err := s.addHandler(h)
 		if err != nil {
@@ -228,12 +263,22 @@ func (r *Registration) attachLocked(shards []shard) error {
 		}
 		regs = append(regs, reg)
 	}
-	r.regs = regs
-	go r.watch(regs)
+	r.regs, r.attached, r.detached = regs, gen, make(chan struct{})
+	go r.watch(regs, gen, r.detached)
 	return nil
 }
 
-// detachLocked removes the handler from every shard (a.mu held).
+// endAttachmentLocked forgets the current attachment (a.mu held).
+func (r *Registration) endAttachmentLocked() {
+	r.regs, r.attached = nil, 0
+	if r.detached != nil {
+		close(r.detached)
+		r.detached = nil
+	}
+}
+
+// detachLocked removes the handler from every shard (a.mu held): what is queued for it is
+// dropped, handoffs included.
 func (r *Registration) detachLocked() {
 	if r.gone {
 		return
@@ -246,53 +291,213 @@ func (r *Registration) detachLocked() {
 			_ = r.a.shards[k].removeHandler(reg)
 		}
 	}
+	r.endAttachmentLocked()
+	r.handoffs = nil
 }
 
-// suspendLocked removes the handler from shards, the access's informers being replaced
-// (replan.go; a.mu held), and returns the generation of its next attachment: calls of this
-// one still in flight are dropped.
-func (r *Registration) suspendLocked(shards []shard) uint64 {
+// handOffLocked moves the handler off shards, the access's informers being replaced
+// (replan.go; a.mu held): each kindex registration delivers what is queued for it, and
+// the move (moveLocked) goes on from what the handler then holds. gone: those objects are
+// gone, not served by the new informers.
+func (r *Registration) handOffLocked(shards []shard, gone bool) {
 	for k, reg := range r.regs {
-		if k < len(shards) {
-			_ = shards[k].removeHandler(reg)
+		if k >= len(shards) {
+			continue
 		}
+		seen, done, err := shards[k].handOff(reg)
+		if err != nil {
+			r.a.c.logger().Error(err, "Cannot hand an event handler off its informer", "gvk", r.a.key.gvk.String())
+			continue
+		}
+		r.handoffs = append(r.handoffs, handoff{seen: seen, done: done, gone: gone})
 	}
-	r.regs = nil
-	return r.gen.Add(1)
+	r.endAttachmentLocked()
+}
+
+// moveLocked starts the goroutine that moves the handler to the access's informers, unless
+// one runs (a.mu held; the caller counts in c.bg, as the goroutine does until it ends).
+func (r *Registration) moveLocked(ctx context.Context) {
+	if r.moving || r.gone || r.attached != 0 {
+		return
+	}
+	r.moving = true
+	r.a.c.bg.Add(1)
+	go r.move(ctx)
+}
+
+// move waits until the handler's kindex registrations being handed off have delivered
+// their queues, tells it (with DeletedFinalStateUnknown deletes) that what they handed it
+// is gone when it is, and then adds it to the access's informers, which hand it their
+// objects: as adds, or as updates (nothing at the same resourceVersion) of what it still
+// holds of the same resource (held). It gives up when the handler is removed, the access
+// stopped or the cache stops (ctx).
+func (r *Registration) move(ctx context.Context) {
+	a := r.a
+	defer a.c.bg.Done()
+	for {
+		a.mu.Lock()
+		if r.gone || a.stopped || ctx.Err() != nil {
+			r.moving, r.handoffs = false, nil
+			a.mu.Unlock()
+			return
+		}
+		hs := r.handoffs
+		r.handoffs = nil
+		if len(hs) == 0 {
+			r.moving = false
+			if a.shards != nil {
+				if err := r.attachLocked(a.shards); err != nil {
+					a.c.logger().Error(err, "Cannot add event handler to the informers of the resource", "gvk", a.key.gvk.String())
+				}
+			}
+			a.mu.Unlock()
+			return
+		}
+		a.mu.Unlock()
+		for _, h := range hs {
+			select {
+			case <-h.done:
+			case <-r.removed:
+			case <-a.stopCh:
+			case <-ctx.Done():
+			}
+		}
+		r.callMu.Lock()
+		if r.isGone() {
+			r.callMu.Unlock()
+			continue // given up above
+		}
+		held := r.held
+		if held == nil {
+			held = map[string]item{}
+		}
+		gone := false
+		for _, h := range hs {
+			maps.Copy(held, h.seen)
+			gone = gone || h.gone
+		}
+		r.held = held
+		if gone {
+			r.deleteHeldLocked()
+		}
+		r.callMu.Unlock()
+	}
+}
+
+// isGone reports whether the handler was removed or its access stopped.
+func (r *Registration) isGone() bool {
+	r.a.mu.Lock()
+	defer r.a.mu.Unlock()
+	return r.gone || r.a.stopped
+}
+
+// deleteHeldLocked tells the handler that what it holds in held is deleted (callMu held).
+func (r *Registration) deleteHeldLocked() {
+	for _, key := range slices.Sorted(maps.Keys(r.held)) {
+		r.h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: key, Obj: r.held[key]})
+	}
+	r.held = nil
+}
+
+// settle tells the handler, once attachment gen has handed it its informers' objects,
+// that what it still holds of the informers it was moved off is deleted.
+func (r *Registration) settle(gen uint64) {
+	r.callMu.Lock()
+	defer r.callMu.Unlock()
+	if len(r.held) == 0 {
+		return
+	}
+	r.a.mu.Lock()
+	current := !r.gone && !r.a.stopped && r.attached == gen
+	r.a.mu.Unlock()
+	if current {
+		r.deleteHeldLocked()
+	}
+}
+
+// takeHeldLocked returns what the handler holds of key from informers it was moved off and
+// forgets it: the informers it is attached to have told it of key (callMu held).
+func (r *Registration) takeHeldLocked(obj any) (item, bool) {
+	if len(r.held) == 0 {
+		return nil, false
+	}
+	var key string
+	switch o := obj.(type) {
+	case item:
+		key = o.Key()
+	case toolscache.DeletedFinalStateUnknown:
+		key = o.Key
+	default:
+		return nil, false
+	}
+	prev, ok := r.held[key]
+	if ok {
+		delete(r.held, key)
+	}
+	return prev, ok
 }
 
 // gatedHandler is one attachment of a Registration's handler: its calls hold the
-// registration's callMu and are dropped once the registration has moved on.
+// registration's callMu and are dropped once the registration has moved on, was removed,
+// its access stopped or the cache is stopping (stop: Start's context is done).
 type gatedHandler struct {
-	r   *Registration
-	gen uint64
+	r    *Registration
+	gen  uint64
+	stop <-chan struct{}
 }
 
-func (g *gatedHandler) call(fn func(toolscache.ResourceEventHandler)) {
-	g.r.callMu.Lock()
-	defer g.r.callMu.Unlock()
-	if g.r.gen.Load() == g.gen {
-		fn(g.r.h)
+func (g *gatedHandler) call(fn func(r *Registration)) {
+	r := g.r
+	r.callMu.Lock()
+	defer r.callMu.Unlock()
+	select {
+	case <-r.a.stopCh:
+		return
+	case <-g.stop:
+		return
+	default:
+	}
+	if r.gen.Load() == g.gen {
+		fn(r)
 	}
 }
 
 func (g *gatedHandler) OnAdd(obj any, initial bool) {
-	g.call(func(h toolscache.ResourceEventHandler) { h.OnAdd(obj, initial) })
+	g.call(func(r *Registration) {
+		if prev, ok := r.takeHeldLocked(obj); ok {
+			it, _ := obj.(item)
+			if prev.ResourceVersion() != it.ResourceVersion() {
+				r.h.OnUpdate(prev, obj)
+			}
+			return
+		}
+		r.h.OnAdd(obj, initial)
+	})
 }
 
 func (g *gatedHandler) OnUpdate(oldObj, newObj any) {
-	g.call(func(h toolscache.ResourceEventHandler) { h.OnUpdate(oldObj, newObj) })
+	g.call(func(r *Registration) {
+		r.takeHeldLocked(newObj)
+		r.h.OnUpdate(oldObj, newObj)
+	})
 }
 
 func (g *gatedHandler) OnDelete(obj any) {
-	g.call(func(h toolscache.ResourceEventHandler) { h.OnDelete(obj) })
+	g.call(func(r *Registration) {
+		r.takeHeldLocked(obj)
+		r.h.OnDelete(obj)
+	})
 }
 
-// watch closes synced once every shard registration has synced.
-func (r *Registration) watch(regs []*informer.Registration) {
+// watch closes synced once every kindex registration of attachment gen has synced, and
+// then settles what the handler holds of informers it was moved off. It ends with the
+// attachment (detached).
+func (r *Registration) watch(regs []*informer.Registration, gen uint64, detached <-chan struct{}) {
 	for _, reg := range regs {
 		select {
 		case <-reg.HasSyncedChecker().Done():
+		case <-detached:
+			return
 		case <-r.removed:
 			return
 		case <-r.a.stopCh:
@@ -300,6 +505,7 @@ func (r *Registration) watch(regs []*informer.Registration) {
 		}
 	}
 	r.once.Do(func() { close(r.synced) })
+	r.settle(gen)
 }
 
 // HasSynced reports whether the informer has synced and the handler has been given every

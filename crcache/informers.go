@@ -48,7 +48,7 @@ func (c *Cache) informerFor(ctx context.Context, gvk schema.GroupVersionKind, ki
 		for attempt := 1; ; attempt++ {
 			// A resource whose scope changed is planned again before the wait, and when
 			// the wait fails because of the change (replan.go).
-			if res := a.resource(); res.stale.Load() {
+			if res := a.resource(); res.stale.Load() || a.broken() {
 				if err := c.replan(gvk); err != nil {
 					return nil, err
 				}

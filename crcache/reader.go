@@ -236,9 +236,11 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 // syncedFor waits until shard only of res's plan (every shard if only < 0) has synced, for
 // a read. A resource whose scope changed is planned again first (errReplanned: the read
 // starts again), and so is one whose informer fails to sync because of the change (a
-// namespace's informer of a resource now cluster-scoped parks NotFound).
+// namespace's informer of a resource now cluster-scoped parks NotFound), and an access that
+// could not move to the informers of its plan (the move is tried again; its error if it
+// fails again).
 func (c *Cache) syncedFor(ctx context.Context, a *access, res *resource, only int) error {
-	if res.stale.Load() {
+	if res.stale.Load() || a.broken() {
 		return c.replanned(a.key.gvk)
 	}
 	err := a.waitShardSynced(ctx, res.plan, only)
@@ -435,7 +437,7 @@ func (a *access) fieldSubject(field string, paths bool) (query.Condition, error)
 	if err != nil {
 		return query.Condition{}, fmt.Errorf("%w: field %q is not an index of %s nor a JSONPath: %w", ErrInvalidFieldSelector, field, a.key.gvk, err)
 	}
-	if a.backend == backendMetadata && !strings.HasPrefix(p.String(), "{.metadata") {
+	if a.storage() == backendMetadata && !strings.HasPrefix(p.String(), "{.metadata") {
 		return query.Condition{}, fmt.Errorf("%w: field %q of %s is not indexed, and a metadata-only informer holds no such field (IndexField names are per informer: register it on this one)",
 			ErrInvalidFieldSelector, field, a.key.gvk)
 	}

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
-	"github.com/kindex/kindex/query"
 )
 
 // A resource's plan (config.go) depends on its scope: a namespaced resource of a cache
@@ -33,11 +32,24 @@ import (
 //   - replan builds a new resource, with its own factories, planned for the scope discovery
 //     shows now (CachedGVR, no request), and puts it in c.resources;
 //   - every access of the GVK acquires informers of the new plan, registers on them the
-//     indexes registered through it, swaps them in, and moves its handlers: each is told
-//     that the objects of the old informers are deleted (DeletedFinalStateUnknown), then is
-//     added to the new informers, which give it their objects as adds; Informers handed out
-//     before stay valid, with their handlers and indexes;
-//   - the old informers are released and the old resource's factories shut down.
+//     indexes registered through it, swaps them in, and moves its handlers
+//     (Registration.move): each is handed off its old informers (kindex's
+//     HandOffEventHandler), which deliver what they had queued for it (the deletes of the
+//     objects deleted with the old CRD among them) and say what it then holds; it is told
+//     that those objects are deleted (DeletedFinalStateUnknown), then is added to the new
+//     informers, which give it their objects as adds. A handler moved again before it was
+//     added (two changes in quick succession) is told of what it holds of every informer it
+//     was handed off, once all have delivered their queues, and is added to the last ones.
+//     Informers handed out before stay valid, with their handlers and indexes;
+//   - the old informers are released and the old resource's factories shut down, whether
+//     or not every access could acquire the new informers.
+//
+// An access that cannot acquire the informers of the new plan leaves the old ones all the
+// same (they list a resource that is not there, or the same URL with the other scope): its
+// handlers are told their objects are deleted, its reads, GetInformer and WaitForCacheSync
+// fail with ErrScopeChanged and the cause, and its Statuses show each informer it lacks as
+// Stopped with that error. Each read tries the move again, and so does the cache, after 1 s,
+// then twice as long each time up to a minute, until it succeeds (retryLater).
 //
 // A resource that is not served when it is planned again (deleted again meanwhile, or its
 // version no longer served) keeps its stale bit, and its reads fail with ErrScopeChanged
@@ -157,7 +169,7 @@ func (c *Cache) replanTracked(ctx context.Context, gvk schema.GroupVersionKind) 
 		if live.Namespaced == cur.plan.namespaced {
 			cur.stale.Store(false) // changed back
 		} else {
-			nr := &resource{c: c, plan: c.planForScope(gvk, cur.plan.gvr, live.Namespaced)}
+			nr := c.newResource(c.planForScope(gvk, cur.plan.gvr, live.Namespaced))
 			c.mu.Lock()
 			if c.stopping {
 				c.mu.Unlock()
@@ -177,12 +189,9 @@ func (c *Cache) replanTracked(ctx context.Context, gvk schema.GroupVersionKind) 
 			failed = errors.Join(failed, err)
 		}
 	}
-	if failed != nil {
-		// The old factories stay up for the accesses that could not move; Start shuts
-		// them down.
-		return fmt.Errorf("%w: %s, now %s: %w", ErrScopeChanged, gvk, scopeName(cur.plan.namespaced), failed)
-	}
 	if old != nil {
+		// Every access has left the old informers, for the new ones or, failing that, for
+		// none: the old factories stop now.
 		c.mu.Lock()
 		c.retired = slices.DeleteFunc(c.retired, func(r *resource) bool { return r == old })
 		c.mu.Unlock()
@@ -194,47 +203,118 @@ func (c *Cache) replanTracked(ctx context.Context, gvk schema.GroupVersionKind) 
 			old.shutdown()
 		}()
 	}
+	if failed != nil {
+		c.retryLater(gvk)
+		return fmt.Errorf("%w: %s, now %s: %w", ErrScopeChanged, gvk, scopeName(cur.plan.namespaced), failed)
+	}
+	c.retried(gvk)
 	return nil
 }
 
-// switchTo moves the access to resource nr's plan: new kindex informers with the indexes
-// registered through the access, then its handlers (see the top of this file).
+// Retries of a plan whose informers could not be acquired: the first after
+// minReplanRetry, then twice as long each time, up to maxReplanRetry.
+const (
+	minReplanRetry = time.Second
+	maxReplanRetry = time.Minute
+)
+
+// replanRetry is gvk's pending retry.
+type replanRetry struct {
+	timer *time.Timer // nil while the retry runs
+	delay time.Duration
+}
+
+// retryLater plans gvk again later: its accesses could not move to the informers of its
+// plan, and reads of it, which try again, may be rare.
+func (c *Cache) retryLater(gvk schema.GroupVersionKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopping {
+		return
+	}
+	if c.retries == nil {
+		c.retries = map[schema.GroupVersionKind]*replanRetry{}
+	}
+	r := c.retries[gvk]
+	if r == nil {
+		r = &replanRetry{delay: minReplanRetry}
+		c.retries[gvk] = r
+	} else if r.timer != nil {
+		return // pending
+	} else {
+		r.delay = min(2*r.delay, maxReplanRetry)
+	}
+	r.timer = time.AfterFunc(r.delay, func() {
+		c.mu.Lock()
+		r.timer = nil
+		c.mu.Unlock()
+		if err := c.replan(gvk); err != nil && !errors.Is(err, errAccessStopped) {
+			c.logger().Error(err, "Cannot move the informers of a resource to its new plan; retrying", "gvk", gvk.String())
+		}
+	})
+}
+
+// retried forgets gvk's retries: its accesses are on the informers of its plan.
+func (c *Cache) retried(gvk schema.GroupVersionKind) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.retries[gvk]; r != nil && r.timer == nil {
+		delete(c.retries, gvk)
+	}
+}
+
+// stopRetriesLocked stops the pending retries (the cache stops; c.mu held).
+func (c *Cache) stopRetriesLocked() {
+	for gvk, r := range c.retries {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		delete(c.retries, gvk)
+	}
+}
+
+// switchTo moves the access to the informers of resource nr's plan (nil: the plan it
+// follows) in the storage it wants (a.want; metadata-only reads move to the compact
+// informers once the resource is read whole, access.go): new kindex informers with the
+// indexes registered through the access, then its handlers (see the top of this file). When
+// the new informers cannot be had, the access leaves the old ones anyway (they are of
+// another plan or are replaced) and fails its reads with the error until a plan again
+// (a read, or the retry) moves it.
 func (a *access) switchTo(ctx context.Context, nr *resource) error {
 	a.swapMu.Lock()
 	defer a.swapMu.Unlock()
 	a.mu.Lock()
-	if a.stopped || a.res == nr {
+	if nr == nil {
+		nr = a.res
+	}
+	be := a.want
+	if a.stopped || (a.res == nr && a.backend == be && a.moveErr == nil) {
 		a.mu.Unlock()
 		return nil
 	}
-	if a.shards == nil {
+	if a.shards == nil && a.moveErr == nil {
 		// Not materialized: materialize acquires with the new plan (and acquires again if
 		// it is acquiring with the old one).
-		a.res = nr
+		a.res, a.backend = nr, be
 		a.mu.Unlock()
 		return nil
 	}
 	indexes := slices.Clone(a.indexes)
 	a.mu.Unlock()
 
-	shards, err := a.acquire(ctx, nr)
-	if err != nil {
-		return fmt.Errorf("crcache: informers of %s (%s) for its new scope: %w", a.key.gvk, a.key.kind, err)
-	}
-	for _, idx := range indexes {
-		<-idx.done // an index materialize is registering
-		if idx.err != nil {
-			continue
-		}
-		if err := applyIndex(shards, idx); err != nil {
-			a.c.logger().Error(err, "Cannot register index on the informers of the new scope", "gvk", a.key.gvk.String(), "index", idx.name)
+	shards, err := a.acquire(ctx, nr, be)
+	if err == nil {
+		for _, idx := range indexes {
+			<-idx.done // an index materialize is registering
+			if idx.err != nil {
+				continue
+			}
+			if err := applyIndex(shards, idx); err != nil {
+				a.c.logger().Error(err, "Cannot register index on the informers of the new plan", "gvk", a.key.gvk.String(), "index", idx.name)
+			}
 		}
 	}
 
-	type move struct {
-		r   *Registration
-		gen uint64
-	}
 	a.mu.Lock()
 	if a.stopped {
 		a.mu.Unlock()
@@ -244,80 +324,26 @@ func (a *access) switchTo(ctx context.Context, nr *resource) error {
 		return nil
 	}
 	old := a.shards
-	a.shards, a.res = shards, nr
-	var moves []move
+	// The objects of the old informers are gone for the handlers when they are another
+	// plan's; the same plan's in another storage serves them still.
+	gone := a.res != nr || a.moveErr != nil
+	a.shards, a.res, a.backend, a.moveErr = shards, nr, be, nil
+	if err != nil {
+		err = fmt.Errorf("crcache: informers of %s (%s) for its %s plan: %w", a.key.gvk, a.key.kind, scopeName(nr.plan.namespaced), err)
+		a.moveErr, a.moveErrTime = err, time.Now()
+		gone = true
+	}
 	for r := range a.regs {
 		if !r.gone {
-			moves = append(moves, move{r: r, gen: r.suspendLocked(old)})
+			r.handOffLocked(old, gone)
+			r.moveLocked(ctx)
 		}
 	}
 	a.mu.Unlock()
 	a.shared.reset()
 	a.recent.reset()
-
-	// What the handlers were told of is in the old informers: they are told it is gone,
-	// decoded now, before the informers are released.
-	var gone []any
-	if len(moves) > 0 {
-		for _, s := range old {
-			items, err := s.queryItems(context.WithoutCancel(ctx), query.Query{Scan: true})
-			if err != nil {
-				a.c.logger().Error(err, "Cannot list the objects of the old scope's informer; their deletes are not delivered", "gvk", a.key.gvk.String())
-				continue
-			}
-			for _, it := range items {
-				obj, err := a.eventObject(it)
-				if err != nil {
-					a.c.logger().Error(err, "Cannot convert an object for an event handler; notification skipped", "gvk", a.key.gvk.String())
-					continue
-				}
-				gone = append(gone, toolscache.DeletedFinalStateUnknown{Key: it.Key(), Obj: obj})
-			}
-		}
-	}
 	for _, s := range old {
 		s.release()
 	}
-	for _, m := range moves {
-		// In the background: a handler may be reading the resource, which waits for this
-		// plan; the caller of switchTo counts in c.bg, so Start waits for these.
-		a.c.bg.Add(1)
-		go func() {
-			defer a.c.bg.Done()
-			m.r.move(m.gen, gone)
-		}()
-	}
-	return nil
-}
-
-// move delivers the deletes of the old scope's objects to the handler, then adds it to the
-// access's new informers (which give it their objects as adds), unless it was removed or
-// moved again meanwhile.
-func (r *Registration) move(gen uint64, gone []any) {
-	inner := r.h
-	if ch, ok := r.h.(*convertingHandler); ok {
-		inner = ch.h // gone holds objects decoded already
-	}
-	a := r.a
-	a.mu.Lock()
-	removed := r.gone || a.stopped
-	a.mu.Unlock()
-	if removed {
-		return // RemoveInformer or RemoveEventHandler meanwhile: its handlers get nothing more
-	}
-	r.callMu.Lock()
-	if r.gen.Load() == gen {
-		for _, obj := range gone {
-			inner.OnDelete(obj)
-		}
-	}
-	r.callMu.Unlock()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if r.gone || a.stopped || r.gen.Load() != gen {
-		return
-	}
-	if err := r.attachLocked(a.shards); err != nil {
-		a.c.logger().Error(err, "Cannot add event handler to the informers of the new scope", "gvk", a.key.gvk.String())
-	}
+	return err
 }

@@ -42,10 +42,15 @@ func (c *Cache) resourceFor(p *plan) *resource {
 	defer c.mu.Unlock()
 	r := c.resources[p.gvk]
 	if r == nil {
-		r = &resource{c: c, plan: p}
+		r = c.newResource(p)
 		c.resources[p.gvk] = r
 	}
 	return r
+}
+
+// newResource returns a new resource for plan p.
+func (c *Cache) newResource(p *plan) *resource {
+	return &resource{c: c, plan: p}
 }
 
 // hasTransform reports whether any shard of the plan transforms objects.

@@ -3,9 +3,12 @@ package crcache_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -324,4 +327,240 @@ func TestScopeChangeNamespacedToCluster(t *testing.T) {
 		return slices.Equal(live.list(), []string{ns1 + "/d"})
 	}, func() string { return fmt.Sprintf("the handler sees %v", live.list()) })
 	require.Len(t, f.active(c), 2, "one informer per namespace again")
+}
+
+// gate holds a handler's calls while it is closed: the first call made after close blocks
+// until open, and entered says it has begun.
+type gate struct {
+	mu      sync.Mutex
+	held    chan struct{} // nil while open
+	entered chan struct{}
+}
+
+func (g *gate) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held, g.entered = make(chan struct{}), make(chan struct{})
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held != nil {
+		close(g.held)
+		g.held = nil
+	}
+}
+
+func (g *gate) pass() {
+	g.mu.Lock()
+	held, entered := g.held, g.entered
+	g.mu.Unlock()
+	if held == nil {
+		return
+	}
+	select {
+	case <-entered:
+	default:
+		close(entered)
+	}
+	<-held
+}
+
+// gated wraps h so that its calls pass g first.
+func gated(g *gate, h toolscache.ResourceEventHandler) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc:    func(obj any, initial bool) { g.pass(); h.OnAdd(obj, initial) },
+		UpdateFunc: func(old, obj any) { g.pass(); h.OnUpdate(old, obj) },
+		DeleteFunc: func(obj any) { g.pass(); h.OnDelete(obj) },
+	}
+}
+
+// watchGated is watch with a handler held by g.
+func (f *flipper) watchGated(t *testing.T, c *crcache.Cache, g *gate) *liveSet {
+	t.Helper()
+	inf, err := c.GetInformer(t.Context(), f.object())
+	require.NoError(t, err)
+	live := newLiveSet()
+	reg, err := inf.AddEventHandler(gated(g, live.handler()))
+	require.NoError(t, err)
+	testenv.Eventually(t, 10*time.Second, reg.HasSynced, "handler did not sync")
+	return live
+}
+
+// hold closes g and makes the handler enter a call that it holds: the add of a new object
+// (ns, name).
+func (f *flipper) hold(t *testing.T, g *gate, ns, name string) {
+	t.Helper()
+	g.close()
+	f.create(ns, name)
+	select {
+	case <-g.entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handler was not called")
+	}
+}
+
+// awaitList waits until a List through c returns want.
+func (f *flipper) awaitList(t *testing.T, c *crcache.Cache, want ...string) {
+	t.Helper()
+	var got []string
+	var err error
+	testenv.EventuallyWith(t, 60*time.Second, func() bool {
+		got, err = f.list(c)
+		return err == nil && slices.Equal(got, want)
+	}, func() string {
+		return fmt.Sprintf("List = %v, %v (want %v); informers: %v", got, err, want, f.active(c))
+	})
+}
+
+// awaitLive waits until the handler's view is want.
+func awaitLive(t *testing.T, live *liveSet, want ...string) {
+	t.Helper()
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return slices.Equal(live.list(), want) },
+		func() string { return fmt.Sprintf("the handler holds %v, want %v", live.list(), want) })
+}
+
+// TestScopeChangeDeliversQueuedDeletes: a handler busy with one call while its resource's
+// CRD is deleted (its informer queues the deletes to it) and re-created with the other
+// scope still gets those deletes: what it was handed before the change and was deleted
+// does not stay in its view.
+func TestScopeChangeDeliversQueuedDeletes(t *testing.T) {
+	f := newFlipper(t)
+	f.install(true)
+	ns := cp.Namespace(t)
+	f.create(ns, "a")
+	f.create(ns, "b")
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	var g gate
+	live := f.watchGated(t, c, &g)
+	awaitLive(t, live, ns+"/a", ns+"/b")
+
+	f.hold(t, &g, ns, "c")
+	cp.DeleteCRD(t, f.gvr.GroupResource().String())
+	// The old informer has taken the deletes (queued to the handler) before the new scope.
+	testenv.EventuallyWith(t, 30*time.Second, func() bool {
+		st := f.active(c)
+		return len(st) == 1 && st[0].Objects == 0
+	}, func() string { return fmt.Sprintf("informers: %v", f.active(c)) })
+	f.install(false)
+	f.create("", "x")
+	f.awaitList(t, c, "/x")
+	g.open()
+	awaitLive(t, live, "/x")
+}
+
+// TestScopeChangeTwiceWhileHandlerBusy: two scope changes in quick succession, the second
+// before the handler has been moved for the first: the handler ends with the objects of
+// the last scope only.
+func TestScopeChangeTwiceWhileHandlerBusy(t *testing.T) {
+	f := newFlipper(t)
+	f.install(true)
+	ns := cp.Namespace(t)
+	f.create(ns, "a")
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	var g gate
+	live := f.watchGated(t, c, &g)
+	awaitLive(t, live, ns+"/a")
+
+	f.hold(t, &g, ns, "b")
+	f.flip(false)
+	f.create("", "x")
+	f.awaitList(t, c, "/x")
+	f.flip(true)
+	f.create(ns, "d")
+	f.awaitList(t, c, ns+"/d")
+	g.open()
+	awaitLive(t, live, ns+"/d")
+}
+
+// informerGoroutines counts the goroutines of kindex informers (their supervisors) and of
+// kindex factories (the goroutine that follows each factory's context).
+func informerGoroutines() (informers, factories int) {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		switch {
+		case strings.Contains(g, "kindex/informer.(*entry).supervise"):
+			informers++
+		case strings.Contains(g, "kindex/informer.(*core).start.func"):
+			factories++
+		}
+	}
+	return informers, factories
+}
+
+// TestScopeChangeMoveFailure: when the informers of the new scope cannot be had, the old
+// ones stop anyway (no goroutine of theirs is left), the handler is told their objects are
+// gone, reads and the informer's status show the error, and once the informers can be had
+// the cache moves to them by itself.
+func TestScopeChangeMoveFailure(t *testing.T) {
+	f := newFlipper(t)
+	f.install(true)
+	ns1, ns2 := cp.Namespace(t), cp.Namespace(t)
+	f.create(ns1, "a")
+	f.create(ns2, "b")
+	c := newCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns1: {}, ns2: {}}})
+	injected := errors.New("injected acquisition failure")
+	var failing atomic.Bool
+	crcache.FailAcquire(c, f.gvr, func(bool) error {
+		if failing.Load() {
+			return injected
+		}
+		return nil
+	})
+	run(t, c)
+	inf, _, live := f.watch(t, c)
+	awaitLive(t, live, sorted(ns1+"/a", ns2+"/b")...)
+	require.Len(t, f.active(c), 2)
+	informers, factories := informerGoroutines()
+	require.Equal(t, 2, informers, "one informer per namespace")
+	require.Equal(t, 1, factories)
+
+	failing.Store(true)
+	f.flip(false)
+	f.create("", "x")
+	var err error
+	testenv.EventuallyWith(t, 60*time.Second, func() bool {
+		_, err = f.list(c)
+		return errors.Is(err, injected)
+	}, func() string { return fmt.Sprintf("List: %v", err) })
+	assert.ErrorIs(t, err, crcache.ErrScopeChanged)
+	awaitLive(t, live)
+	testenv.EventuallyWith(t, 30*time.Second, func() bool {
+		informers, factories = informerGoroutines()
+		return informers == 0 && factories == 1
+	}, func() string {
+		return fmt.Sprintf("%d informers and %d factories run, want none and the new plan's", informers, factories)
+	})
+	st := inf.(*crcache.Informer).Statuses()
+	require.Len(t, st, 1, "one informer of the whole resource lacking: %v", st)
+	assert.Equal(t, informer.PhaseStopped, st[0].Phase)
+	assert.ErrorIs(t, st[0].LastError, injected)
+	assert.False(t, st[0].Resource.Namespaced)
+	var failed []informer.Status
+	for _, s := range c.Statuses() {
+		if s.Key.GVR == f.gvr && errors.Is(s.LastError, injected) {
+			failed = append(failed, s)
+		}
+	}
+	assert.Len(t, failed, 1, "the cache's statuses show it: %v", c.Statuses())
+	assert.False(t, c.WaitForCacheSync(t.Context()))
+
+	failing.Store(false)
+	testenv.EventuallyWith(t, 60*time.Second, func() bool {
+		return slices.Equal(live.list(), []string{"/x"})
+	}, func() string { return fmt.Sprintf("the handler holds %v", live.list()) })
+	f.awaitList(t, c, "/x")
+	assert.Empty(t, inf.(*crcache.Informer).Statuses()[0].LastError)
+	informers, factories = informerGoroutines()
+	assert.Equal(t, 1, informers)
+	assert.Equal(t, 1, factories)
 }

@@ -3,6 +3,7 @@ package crcache
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 
@@ -30,6 +31,10 @@ type shard interface {
 	queryItems(ctx context.Context, q query.Query) ([]item, error)
 	addHandler(h toolscache.ResourceEventHandler) (*informer.Registration, error)
 	removeHandler(r *informer.Registration) error
+	// handOff removes r once what is queued for it is delivered (informer's
+	// HandOffEventHandler): it returns the items the handler then holds, by key, and a
+	// channel closed once they are delivered.
+	handOff(r *informer.Registration) (map[string]item, <-chan struct{}, error)
 	addIndexFunc(name string, fn toolscache.IndexFunc) error
 	addIndexPath(name string, p *jsonpath.Path) error
 	removeIndex(name string) error
@@ -52,6 +57,9 @@ type item interface {
 	// object decodes the item into the informer's object type (a new object in compact mode;
 	// the cached, shared object in metadata-only mode).
 	object() (runtime.Object, error)
+	// compact reports whether the item is of a compact informer (its JSON bytes stored),
+	// not of a metadata-only one.
+	compact() bool
 }
 
 type kshard[T informer.Object] struct {
@@ -62,6 +70,12 @@ type kshard[T informer.Object] struct {
 type kitem[T informer.Object] struct{ informer.Item[T] }
 
 func (it kitem[T]) object() (runtime.Object, error) { return it.Object() }
+
+func (it kitem[T]) compact() bool {
+	var zero T
+	_, ok := any(zero).(*unstructured.Unstructured)
+	return ok
+}
 
 func (s *kshard[T]) config() *shardConfig                  { return s.cfg }
 func (s *kshard[T]) status() informer.Status               { return s.inf.Status() }
@@ -113,6 +127,18 @@ func (s *kshard[T]) addHandler(h toolscache.ResourceEventHandler) (*informer.Reg
 }
 
 func (s *kshard[T]) removeHandler(r *informer.Registration) error { return s.inf.RemoveEventHandler(r) }
+
+func (s *kshard[T]) handOff(r *informer.Registration) (map[string]item, <-chan struct{}, error) {
+	seen, done, err := s.inf.HandOffEventHandler(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make(map[string]item, len(seen))
+	for key, it := range seen {
+		out[key] = kitem[T]{it}
+	}
+	return out, done, nil
+}
 
 // addIndexFunc registers fn on Items (informer.Informer.AddItemIndexFunc): fn receives
 // each object as an item, which the access decodes straight into its kind (eventObject).

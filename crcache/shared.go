@@ -78,7 +78,7 @@ func (s *sharedObjects) reset() {
 // read writes the cached item it into out for Get and List: a copy (decodeInto), or with
 // noCopy, from the compact store, a shallow copy of the access's shared object for it.
 func (a *access) read(it item, out runtime.Object, noCopy bool) error {
-	if !noCopy || a.backend != backendCompact {
+	if !noCopy || !it.compact() {
 		return a.decodeInto(it, out, noCopy)
 	}
 	rv := it.ResourceVersion()
