@@ -97,7 +97,8 @@ type access struct {
 	res    *resource
 	shards []shard // nil until materialized, and while moveErr is set
 	// backend is the storage of the shards (or that materialize acquires); want is the one
-	// the access is to move to.
+	// the access is to move to (a metadata-only access moves to the compact informers once
+	// its resource is read whole: upgradeLocked).
 	backend, want backend
 	// moveErr is why the access could not move to the informers of its resource's plan
 	// (replan.go), at moveErrTime: it holds no informer, and reads fail with it until a
@@ -189,8 +190,53 @@ func (c *Cache) accessFor(gvk schema.GroupVersionKind, kind accessKind, failIfMi
 	if c.started {
 		c.goMaterialize(a)
 	}
+	if kind != kindMetadata {
+		if m := c.accesses[accessKey{gvk, kindMetadata}]; m != nil {
+			c.upgradeLocked(m, a)
+		}
+	}
 	c.mu.Unlock()
 	return a, nil
+}
+
+// upgradeLocked moves metadata-only access m to the compact informers that full, a typed
+// or unstructured access of the same resource, reads (c.mu held): one informer then holds
+// the resource, as the package documentation promises. A materialized m moves once full
+// has synced, so that its reads and handlers do not wait meanwhile; its handlers are
+// handed the compact informers' objects as updates of what they hold (nothing for an
+// unchanged one), and deletes of what those lack (replan.go, Registration.move). If full
+// never syncs (removed, parked), m keeps its metadata-only informer.
+func (c *Cache) upgradeLocked(m, full *access) {
+	m.mu.Lock()
+	if m.stopped || m.want == backendCompact {
+		m.mu.Unlock()
+		return
+	}
+	m.want = backendCompact
+	materialized := m.shards != nil || m.moveErr != nil
+	if !materialized {
+		m.backend = backendCompact // materialize acquires it (again, if acquiring already)
+	}
+	m.mu.Unlock()
+	if !materialized || !c.started {
+		return
+	}
+	ctx := c.ctx
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		if err := full.waitSynced(ctx); err != nil {
+			m.mu.Lock()
+			if m.backend == backendMetadata {
+				m.want = backendMetadata
+			}
+			m.mu.Unlock()
+			return
+		}
+		if err := m.switchTo(ctx, nil); err != nil {
+			c.logger().Error(err, "Cannot move metadata-only reads to the informers of the whole objects", "gvk", m.key.gvk.String())
+		}
+	}()
 }
 
 // holdsLocked reports whether the cache has an informer that can serve gvk read as kind:
@@ -703,7 +749,7 @@ func (a *access) failedStatuses() []informer.Status {
 		return nil
 	}
 	p := a.res.plan
-	mode := "dynamic"
+	mode := "compact"
 	if a.backend == backendMetadata {
 		mode = "metadata"
 	}

@@ -20,7 +20,10 @@
 // decodes only the metadata. The three share one informer, where controller-runtime runs
 // one per kind (controller-runtime#977); a resource read only as metadata gets a
 // metadata-only informer (protobuf, a few hundred bytes per object), as with
-// controller-runtime. Every object a read returns is the caller's own: decoding is the
+// controller-runtime, until it is read whole (typed or unstructured): once that informer
+// has synced, the metadata reads and their handlers move to it and the metadata-only
+// informer stops, so that the resource is listed and watched once (the handlers are handed
+// nothing again: an object changed meanwhile is an update, one deleted a delete). Every object a read returns is the caller's own: decoding is the
 // copy. With UnsafeDisableDeepCopy, reads share objects as controller-runtime's do (two
 // reads of an unchanged object share their maps, and a change made through one is seen by
 // the next): the access keeps the object it decoded for each object read that way, at its

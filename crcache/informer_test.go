@@ -1,6 +1,7 @@
 package crcache_test
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -283,6 +284,101 @@ func TestSharedStorage(t *testing.T) {
 	assert.Len(t, modes["pods"], 1, "one informer for three kinds of reads: %v", modes)
 	assert.Len(t, modes["configmaps"], 1)
 	assert.NotEqual(t, modes["pods"][0], modes["configmaps"][0], "metadata alone uses the metadata-only mode")
+}
+
+// TestMetadataThenWholeShareOneInformer: a resource read as metadata only, then typed, is
+// held by one informer once the typed read has synced: the metadata-only informer stops
+// (and its watch), metadata reads go on from the other, and the metadata handler is handed
+// nothing again (no add, no delete of an object that did not change) and gets the changes
+// that follow.
+func TestMetadataThenWholeShareOneInformer(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	pods := func() []informer.Status {
+		var out []informer.Status
+		for _, s := range c.Statuses() {
+			if s.Key.GVR.Resource == "pods" && s.Phase != informer.PhaseStopped {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+
+	meta := metadataPodList()
+	require.NoError(t, c.List(ctx, meta))
+	require.Len(t, meta.Items, 3)
+	minf, err := c.GetInformer(ctx, metadataPod())
+	require.NoError(t, err)
+	var adds, updates, deletes atomic.Int32
+	var mu sync.Mutex
+	var last *metav1.PartialObjectMetadata
+	reg, err := minf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { adds.Add(1) },
+		UpdateFunc: func(_, obj any) {
+			mu.Lock()
+			defer mu.Unlock()
+			last = obj.(*metav1.PartialObjectMetadata)
+			updates.Add(1)
+		},
+		DeleteFunc: func(any) { deletes.Add(1) },
+	})
+	require.NoError(t, err)
+	testenv.Eventually(t, 10*time.Second, reg.HasSynced, "handler did not sync")
+	require.EqualValues(t, 3, adds.Load())
+	st := pods()
+	require.Len(t, st, 1)
+	require.Equal(t, "metadata", st[0].Key.Mode)
+
+	var typed corev1.PodList
+	require.NoError(t, c.List(ctx, &typed))
+	require.Len(t, typed.Items, 3)
+	testenv.EventuallyWith(t, 30*time.Second, func() bool {
+		st = pods()
+		return len(st) == 1 && st[0].Key.Mode != "metadata"
+	}, func() string { return fmt.Sprintf("informers of pods: %v", st) })
+	tinf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	assert.Equal(t, tinf.(*crcache.Informer).Statuses()[0].Key, minf.(*crcache.Informer).Statuses()[0].Key,
+		"the metadata reads use the typed reads' informer")
+	meta = metadataPodList()
+	require.NoError(t, c.List(ctx, meta))
+	assert.Len(t, meta.Items, 3)
+	assert.EqualValues(t, 3, adds.Load(), "nothing handed again")
+	assert.Zero(t, updates.Load(), "nothing changed")
+	assert.Zero(t, deletes.Load())
+
+	p := typed.Items[0].DeepCopy()
+	p.Labels["moved"] = "yes"
+	require.NoError(t, cl.Update(ctx, p))
+	testenv.Eventually(t, 10*time.Second, func() bool { return updates.Load() == 1 }, "no update after the move")
+	mu.Lock()
+	assert.Equal(t, "yes", last.Labels["moved"])
+	mu.Unlock()
+	require.NoError(t, cl.Delete(ctx, p))
+	testenv.Eventually(t, 10*time.Second, func() bool { return deletes.Load() == 1 }, "no delete after the move")
+	m := metadataPod()
+	err = c.Get(ctx, client.ObjectKeyFromObject(p), m)
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	assert.Len(t, pods(), 1)
+
+	// Both asked for before Start: one informer from the start.
+	c2 := newCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	_, err = c2.GetInformer(ctx, metadataPod())
+	require.NoError(t, err)
+	_, err = c2.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	run(t, c2)
+	require.True(t, c2.WaitForCacheSync(ctx))
+	var modes []string
+	for _, s := range c2.Statuses() {
+		if s.Key.GVR.Resource == "pods" {
+			modes = append(modes, s.Key.Mode)
+		}
+	}
+	assert.Equal(t, []string{"compact"}, modes)
 }
 
 // TestGetInformerCancelled: a context that ends before the informer syncs gives a timeout,
