@@ -2,6 +2,7 @@ package crcache
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -85,6 +87,10 @@ type Cache struct {
 	// checks is the rate of access re-checks that the informers parked on a 403 share,
 	// across the factories of every resource (one pair per resource, see resource).
 	checks *informer.AccessChecks
+	// instance tells the cache from others (continue tokens, resource.tokenSource), and
+	// resourceIDs numbers its resources.
+	instance    string
+	resourceIDs atomic.Uint64
 	// discOnce starts disc with the first informer, not with the cache: a cache no one
 	// asks for an informer makes no request, as controller-runtime's own does not.
 	discOnce sync.Once
@@ -182,6 +188,7 @@ func NewCache(cfg *rest.Config, opts cache.Options, o Options) (*Cache, error) {
 	}
 	c.disc = disc
 	c.checks = informer.NewAccessChecks(0)
+	c.instance = rand.Text()
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/kindex/kindex/query"
 	"github.com/stretchr/testify/assert"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -137,15 +138,21 @@ func inlinedStrip() toolscache.TransformFunc { return cache.TransformStripManage
 
 func TestContinueTokens(t *testing.T) {
 	q := query.Query{Namespace: "ns", Scan: true}
-	podGVK := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	const source = "crcache instance /v1, Kind=Pod 1.0"
 	for _, key := range []string{"ns/name", "name", "a-b/c"} {
-		got, err := decodeContinue(q, podGVK, encodeContinue(q, podGVK, key))
+		got, err := decodeContinue(q, source, encodeContinue(q, source, key))
 		assert.NoError(t, err)
 		assert.Equal(t, key, got)
 	}
-	for _, bad := range []string{"!", "bm9wZQ", encodeContinue(q, podGVK, "x")[:4]} {
-		_, err := decodeContinue(q, podGVK, bad)
-		assert.Error(t, err, bad)
+	for _, bad := range []string{"!", "bm9wZQ", encodeContinue(q, source, "x")[:4]} {
+		_, err := decodeContinue(q, source, bad)
+		assert.ErrorIs(t, err, ErrContinueExpired, bad)
+		assert.ErrorIs(t, err, query.ErrInvalidContinue, bad)
+		assert.True(t, apierrors.IsResourceExpired(err), "%s: %v", bad, err)
+	}
+	for _, other := range []string{"crcache other /v1, Kind=Pod 1.0", "crcache instance /v1, Kind=Pod 1.1", "crcache instance /v1, Kind=Pod 2.0"} {
+		_, err := decodeContinue(q, other, encodeContinue(q, source, "x"))
+		assert.ErrorIs(t, err, ErrContinueExpired, other)
 	}
 	// (namespace, name) order, not the order of the keys as strings.
 	assert.Negative(t, compareKeys("a/x", "a-b/a"))

@@ -33,7 +33,12 @@
 // Lists. List returns its objects in (namespace, name) order and supports Limit and
 // Continue: a page of Limit objects (after the label and field selectors, never before)
 // with a continue token that returns the next page, consistent while objects come and go
-// (an object present throughout is returned exactly once), and RemainingItemCount.
+// (an object present throughout is returned exactly once), and RemainingItemCount. A token
+// is good for the cache that issued it, the list it was issued for (resource, namespace,
+// selectors) and the informers that answered it: any other use (another cache or list, a
+// token kept across RemoveInformer of the resource's last informer or a scope change) fails
+// with a 410 Expired (apierrors.IsResourceExpired; errors.Is ErrContinueExpired), as the API
+// server answers a token it cannot continue, instead of returning a page of another list.
 // controller-runtime's cache refuses Continue and truncates limited lists
 // (controller-runtime#532, #3044).
 //

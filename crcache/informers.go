@@ -3,6 +3,7 @@ package crcache
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -83,9 +84,17 @@ func (c *Cache) RemoveInformer(_ context.Context, obj client.Object) error {
 	if a != nil {
 		delete(c.accesses, a.key)
 	}
+	var last *resource // the resource, if no informer of it is left
+	if a != nil && !slices.ContainsFunc(slices.Collect(maps.Keys(c.accesses)), func(k accessKey) bool { return k.gvk == gvk }) {
+		last = c.resources[gvk]
+	}
 	c.mu.Unlock()
 	if a != nil {
 		a.stop()
+	}
+	if last != nil {
+		// Its kindex informers stop: continue tokens of their lists expire.
+		last.epoch.Add(1)
 	}
 	return nil
 }

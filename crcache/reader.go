@@ -126,7 +126,8 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 //   - Limit returns at most Limit objects and, when more match, a Continue token; passing it
 //     back (client.Continue) returns the next page. Pages follow (namespace, name) order, so
 //     an object present throughout is returned exactly once whatever changes in between. The
-//     list's RemainingItemCount says how many matches follow the page. Without Limit, the
+//     list's RemainingItemCount says how many matches follow the page. A token of another
+//     cache or list, or of informers since stopped, is refused (ErrContinueExpired). Without Limit, the
 //     list's Continue is "continue-not-supported" and passing that back is an error, as
 //     with controller-runtime's cache.
 func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
@@ -183,7 +184,7 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	if listOpts.LabelSelector != nil && !listOpts.LabelSelector.Empty() {
 		q.Labels = listOpts.LabelSelector
 	}
-	after, err := decodeContinue(q, gvk, listOpts.Continue)
+	after, err := decodeContinue(q, res.tokenSource(), listOpts.Continue)
 	if err != nil {
 		return err
 	}
@@ -218,7 +219,7 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	if listOpts.Limit > 0 && int64(len(items)) > listOpts.Limit {
 		rest := int64(len(items)) - listOpts.Limit
 		items = items[:listOpts.Limit]
-		next = encodeContinue(q, gvk, items[len(items)-1].Key())
+		next = encodeContinue(q, res.tokenSource(), items[len(items)-1].Key())
 		remaining = &rest
 	}
 	noCopy := len(scope) == 1 && scope[0].config().noCopy
@@ -484,13 +485,43 @@ func splitKey(k string) (string, string) {
 
 // Continue tokens are package query's (query.EncodeContinue): they name the last key
 // returned, so that a page starts after it in whatever the cache holds when it is asked for,
-// and they are bound to the list's query and kind, so that a token of another list is
-// refused (query.ErrInvalidContinue, an ErrInvalidQuery) instead of starting somewhere.
-func encodeContinue(q query.Query, gvk schema.GroupVersionKind, key string) string {
-	return query.EncodeContinue(q, "crcache "+gvk.String(), key)
+// and they are bound to the list's query (namespace, selectors) and to their source
+// (resource.tokenSource): the cache instance, the resource, its plan and the informers
+// that hold it, so that a token of another cache, another resource or list, or of informers
+// since stopped (RemoveInformer of the last informer of the resource, a new plan for a new
+// scope) is refused (ErrContinueExpired) instead of starting somewhere.
+func encodeContinue(q query.Query, source, key string) string {
+	return query.EncodeContinue(q, source, key)
 }
 
-func decodeContinue(q query.Query, gvk schema.GroupVersionKind, token string) (string, error) {
+func decodeContinue(q query.Query, source, token string) (string, error) {
 	q.Continue = token
-	return query.DecodeContinue(q, "crcache "+gvk.String())
+	key, err := query.DecodeContinue(q, source)
+	if err != nil {
+		return "", &continueError{
+			status: apierrors.NewResourceExpired("the continue token was not issued by this cache for this list (it is of another cache, resource or selection, of informers since removed or planned again, or was modified): list again without it"),
+			cause:  err,
+		}
+	}
+	return key, nil
 }
+
+// ErrContinueExpired is matched (errors.Is) by the error of a List whose Continue token was
+// not issued by this cache for this list: a token of another cache, of another resource or
+// of a list with other options (namespace, selectors; Limit may change), of the resource's
+// informers before they stopped (RemoveInformer of the last of them, a plan for a new
+// scope), or one modified. As the API server's error for a token too old to continue, the
+// error is a 410 with reason Expired (apierrors.IsResourceExpired): list again without the
+// token. It matches query.ErrInvalidContinue (and query.ErrInvalidQuery) too.
+var ErrContinueExpired = errors.New("crcache: continue token expired or not issued for this list")
+
+// continueError is a refused continue token: the Expired status first, so that apierrors'
+// checks find it, then ErrContinueExpired and query's error.
+type continueError struct {
+	status *apierrors.StatusError
+	cause  error
+}
+
+func (e *continueError) Error() string { return e.status.Error() + ": " + e.cause.Error() }
+
+func (e *continueError) Unwrap() []error { return []error{e.status, ErrContinueExpired, e.cause} }

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kindex/kindex/crcache"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/query"
 )
@@ -250,6 +251,51 @@ func TestListLimitContinue(t *testing.T) {
 		require.Error(t, err)
 		assert.ErrorIs(t, err, query.ErrInvalidQuery)
 	})
+}
+
+// TestContinueTokenOfAnotherList: a continue token is accepted by the cache that issued it,
+// for the list it was issued for, while the informers that answered it run; any other use
+// is a 410 Expired (ErrContinueExpired), as the API server answers a token it cannot
+// continue, instead of a page of another list.
+func TestContinueTokenOfAnotherList(t *testing.T) {
+	ns := cp.Namespace(t)
+	createPods(t, adminClient(t), ns, "p", 4)
+	ctx := t.Context()
+	c1 := startCache(t, nil, cache.Options{})
+	c2 := startCache(t, nil, cache.Options{})
+	page := func(c *crcache.Cache, token string, opts ...client.ListOption) (*corev1.PodList, error) {
+		var l corev1.PodList
+		err := c.List(ctx, &l, append([]client.ListOption{client.InNamespace(ns), client.Limit(2), client.Continue(token)}, opts...)...)
+		return &l, err
+	}
+	expired := func(err error, msg string) {
+		t.Helper()
+		require.Error(t, err, msg)
+		assert.True(t, apierrors.IsResourceExpired(err), "%s: %v", msg, err)
+		assert.ErrorIs(t, err, crcache.ErrContinueExpired, msg)
+	}
+
+	first, err := page(c1, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{"p-00", "p-01"}, podNames(first))
+	_, err = page(c2, first.Continue)
+	expired(err, "another cache, the same list")
+	next, err := page(c1, first.Continue)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p-02", "p-03"}, podNames(next), "the cache that issued it")
+	var cms corev1.ConfigMapList
+	expired(c1.List(ctx, &cms, client.InNamespace(ns), client.Limit(2), client.Continue(first.Continue)), "another resource")
+	_, err = page(c1, first.Continue, client.MatchingLabels{"group": "even"})
+	expired(err, "another selection")
+
+	require.NoError(t, c1.RemoveInformer(ctx, &corev1.Pod{}))
+	_, err = page(c1, first.Continue)
+	expired(err, "a token of an informer since removed")
+	again, err := page(c1, "")
+	require.NoError(t, err)
+	next, err = page(c1, again.Continue)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"p-02", "p-03"}, podNames(next), "the new informer's tokens")
 }
 
 // TestReadErrors: a cancelled context, a read before Start, ReaderFailOnMissingInformer, an

@@ -23,6 +23,11 @@ import (
 type resource struct {
 	c    *Cache
 	plan *plan
+	// id tells the resource from the others of its cache, those planned again for a GVK
+	// included; epoch counts the times every informer of it was removed (RemoveInformer),
+	// its kindex informers stopping. Continue tokens are bound to both (tokenSource).
+	id    uint64
+	epoch atomic.Uint64
 
 	// idxMu serializes index registrations through the resource's reads (registerIndex).
 	idxMu sync.Mutex
@@ -50,7 +55,14 @@ func (c *Cache) resourceFor(p *plan) *resource {
 
 // newResource returns a new resource for plan p.
 func (c *Cache) newResource(p *plan) *resource {
-	return &resource{c: c, plan: p}
+	return &resource{c: c, plan: p, id: c.resourceIDs.Add(1)}
+}
+
+// tokenSource identifies the informers that hold the resource now, for continue tokens
+// (reader.go): the cache instance, the resource's GVK, the resource (a new plan is
+// another), and its epoch.
+func (r *resource) tokenSource() string {
+	return fmt.Sprintf("crcache %s %s %d.%d", r.c.instance, r.plan.gvk, r.id, r.epoch.Load())
 }
 
 // hasTransform reports whether any shard of the plan transforms objects.
