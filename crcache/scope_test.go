@@ -276,6 +276,11 @@ func TestScopeChangeNamespacedToCluster(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, sorted(ns1+"/a", ns2+"/b"), got)
 	require.Len(t, f.active(c), 2, "one informer per namespace")
+	pageList := &unstructured.UnstructuredList{}
+	pageList.SetGroupVersionKind(f.gvk.GroupVersion().WithKind("FlipperList"))
+	require.NoError(t, c.List(t.Context(), pageList, client.Limit(1)))
+	require.NotEmpty(t, pageList.GetContinue())
+	token := pageList.GetContinue()
 
 	f.flip(false)
 	f.create("", "x")
@@ -290,6 +295,8 @@ func TestScopeChangeNamespacedToCluster(t *testing.T) {
 		return fmt.Sprintf("List = %v, %v; Get(x): %v; informers: %v", got, lastErr, getErr, f.active(c))
 	})
 	require.NoError(t, f.get(c, ns1, "y"), "a cluster-scoped object is read whatever the namespace")
+	err = c.List(t.Context(), pageList, client.Limit(1), client.Continue(token))
+	assert.ErrorIs(t, err, crcache.ErrContinueExpired, "a token of the old scope's informers")
 	got, err = f.list(c, client.InNamespace(ns1))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/x", "/y"}, got, "a List of a cluster-scoped type with a namespace returns its objects, as the API server does")
