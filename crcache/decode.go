@@ -64,7 +64,7 @@ func (a *access) decodeInto(it item, out runtime.Object, noCopy bool) error {
 		if !ok {
 			return fmt.Errorf("crcache: cannot read metadata of %s into a %T", gvk, out)
 		}
-		if it.Raw() != nil {
+		if it.compact() {
 			*pom = metav1.PartialObjectMetadata{}
 			if err := it.DecodeInto(pom); err != nil {
 				return fmt.Errorf("crcache: decoding metadata: %w", err)
@@ -91,7 +91,7 @@ func (a *access) decodeInto(it item, out runtime.Object, noCopy bool) error {
 // decodeTyped decodes a compact item's bytes into out, a pointer to a typed struct, after
 // zeroing it (a JSON decode into a used struct would keep fields the object lacks).
 func decodeTyped(it item, out runtime.Object) error {
-	if it.Raw() == nil {
+	if !it.compact() {
 		obj, err := it.object()
 		if err != nil {
 			return err
