@@ -708,3 +708,55 @@ func TestSnapshotOfAForbiddenResourceIsNotServed(t *testing.T) {
 	waitSync(t, inf)
 	cacheEquals(t, ctx, inf, cms)
 }
+
+// A directory where an informer's snapshot file should be failed every write, and each
+// interval logged the failure again. It is logged once per distinct failure (again after a
+// success), and Status.SnapshotError shows it while it lasts.
+func TestSnapshotWriteFailureLoggedOnce(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 2)
+	dir := t.TempDir()
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: dir}
+	snapshotOnce(t, opts, "configmaps")
+	files, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	path := filepath.Join(dir, files[0].Name())
+	blockWith := func() {
+		require.NoError(t, os.Remove(path))
+		require.NoError(t, os.Mkdir(path, 0o700))
+	}
+	blockWith()
+
+	opts.SnapshotInterval = 20 * time.Millisecond
+	fx := startCompact(t, opts)
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	testsupport.Churn(t, ctx, cms, "new", "o0", "o1")
+	testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().SnapshotError != nil }, "write failure in the status")
+	require.ErrorContains(t, inf.Status().SnapshotError, "is a directory")
+	// Three more failed attempts.
+	for range 3 {
+		last := inf.Status().SnapshotErrorTime
+		testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().SnapshotErrorTime.After(last) }, "another attempt")
+	}
+	const failure = "Cannot write a snapshot"
+	require.Equal(t, 1, fx.log.Count(failure), "%s", fx.log)
+
+	// The directory removed, the next write succeeds and clears the status.
+	require.NoError(t, os.Remove(path))
+	testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().SnapshotError == nil }, "recovered")
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.True(t, info.Mode().IsRegular())
+	require.Equal(t, 1, fx.log.Count("Wrote a snapshot again"), "%s", fx.log)
+
+	// The same failure after a success is logged again.
+	blockWith()
+	testsupport.Churn(t, ctx, cms, "newer", "o0", "new")
+	testenv.Eventually(t, 10*time.Second, func() bool { return inf.Status().SnapshotError != nil }, "write failure in the status")
+	require.Equal(t, 2, fx.log.Count(failure), "%s", fx.log)
+}

@@ -255,7 +255,10 @@
 // about 90 ms per 10,000 Pods of 4 KB on a 2-core machine), and when the informer stops
 // cleanly (release of the last reference, Shutdown, end of the factory's context). The store
 // is read under the dispatch lock only to copy its item pointers (items are immutable);
-// encoding, encryption and I/O happen outside it. The resourceVersion written is the highest
+// encoding, encryption and I/O happen outside it. A write that fails (a directory where the
+// file should be, a full disk) is retried every interval while there are changes to save;
+// each distinct failure is logged once (again after a success) and shown in
+// Status.SnapshotError until a write succeeds. The resourceVersion written is the highest
 // one the cache is known to be consistent with: that of a list (the run's first, or a
 // relist after 410) once all of it is applied, or of a later change the processing loop
 // applied, so that a quiet resource relisted once resumes with a watch at the next restart.

@@ -105,6 +105,7 @@ type snapState struct {
 	loopOn    atomic.Bool   // the background writer was started
 	loopDone  chan struct{}
 	lastWrite atomic.Int64 // nanoseconds the last write took, for tests and logs
+	failure   string       // the last write's error ("" after a success), under writeMu
 }
 
 func newSnapState(e *entry) *snapState {
@@ -283,10 +284,27 @@ func (s *snapState) write(why string) {
 	}
 	if err != nil {
 		s.dirty.Store(true)
-		e.logger.Info("Cannot write a snapshot", "path", s.path, "err", err.Error())
+		s.failed(err)
 		return
 	}
+	if s.failure != "" {
+		s.failure = ""
+		e.logger.Info("Wrote a snapshot again", "path", s.path)
+		e.update(func(st *Status) { st.SnapshotError = nil })
+	}
 	e.logger.V(2).Info("Wrote a snapshot", "why", why, "objects", len(items), "resourceVersion", rv, "took", took.String())
+}
+
+// failed records a failed write in the status; it logs the failure unless the previous
+// write failed the same way (a directory in the file's place fails every interval).
+// Called under writeMu.
+func (s *snapState) failed(err error) {
+	now := time.Now()
+	if msg := err.Error(); msg != s.failure {
+		s.failure = msg
+		s.e.logger.Info("Cannot write a snapshot; retrying every SnapshotInterval, logged again only if the failure changes", "path", s.path, "err", msg)
+	}
+	s.e.update(func(st *Status) { st.SnapshotError, st.SnapshotErrorTime = err, now })
 }
 
 // isSynced reports whether the current run is synced.

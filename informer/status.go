@@ -49,7 +49,7 @@ func (e *entry) update(mut func(st *Status)) {
 	cur := c.st
 	significant := cur.Phase != prev.Phase || cur.Reason != prev.Reason ||
 		!cur.LastErrorTime.Equal(prev.LastErrorTime) || !cur.LastSyncTime.Equal(prev.LastSyncTime) ||
-		cur.ServingFromSnapshot != prev.ServingFromSnapshot
+		cur.ServingFromSnapshot != prev.ServingFromSnapshot || errString(cur.SnapshotError) != errString(prev.SnapshotError)
 	var wake chan struct{}
 	if significant {
 		wake = c.changed

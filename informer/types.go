@@ -165,6 +165,12 @@ type Status struct {
 	ServingFromSnapshot     bool
 	SnapshotTime            time.Time
 	SnapshotResourceVersion string
+	// SnapshotError is why the informer's last attempt to write its snapshot failed (a
+	// directory where the file should be, a full disk), nil once a write succeeds; it is
+	// logged once per distinct failure, and the informer retries every SnapshotInterval
+	// while it has changes to save. SnapshotErrorTime is when a write last failed.
+	SnapshotError     error
+	SnapshotErrorTime time.Time
 	// ShardFilter says who applies the informer's Shard: ShardFilterServer when the
 	// apiserver honoured the shard selector (its list echoed it in ListMeta.ShardInfo),
 	// ShardFilterClient when it did not (feature gate ShardedListAndWatch off, an older

@@ -144,10 +144,14 @@ func Write(path string, m Meta, count int, next func(i int) []byte, o Options) (
 	if dir == "" {
 		dir = "."
 	}
+	if fi, serr := os.Lstat(path); serr == nil && fi.IsDir() {
+		// Renaming over it would fail only after the whole file was written.
+		return fmt.Errorf("snapshot: %s is a directory, not a snapshot file", path)
+	}
 	removeStale(dir, base)
 	f, err := os.CreateTemp(dir, tmpPrefix+base+"-*")
 	if err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		return fileError("create a temporary file in", dir, err)
 	}
 	defer func() {
 		if err != nil {
@@ -156,25 +160,42 @@ func Write(path string, m Meta, count int, next func(i int) []byte, o Options) (
 		}
 	}()
 	if err = f.Chmod(0o600); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		return fileError("write", path, err)
 	}
 	if err = writeTo(f, m, count, next, o); err != nil {
-		return err
+		return fileError("write", path, err)
 	}
 	if err = f.Sync(); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		return fileError("write", path, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		return fileError("write", path, err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("snapshot: %w", err)
+		return fileError("replace", path, err)
 	}
 	if d, derr := os.Open(dir); derr == nil {
 		_ = d.Sync()
 		_ = d.Close()
 	}
 	return nil
+}
+
+// fileError names path, the file Write was asked for, in an error about the temporary
+// file it writes first, whose random name would make every failure read differently: the
+// caller can then tell a failure that repeats from a new one.
+func fileError(op, path string, err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	default:
+		return err
+	}
+	return fmt.Errorf("snapshot: %s %s: %w", op, path, err)
 }
 
 // staleAfter is how long a temporary file must have been left unchanged before a Write

@@ -279,3 +279,29 @@ func TestSetResourceVersion(t *testing.T) {
 	write(t, enc, Meta{Identity: "id", ResourceVersion: "12"}, sample(5), Options{Key: testKey})
 	assert.ErrorIs(t, SetResourceVersion(enc, "13"), ErrInvalid)
 }
+
+// A directory in the snapshot's place failed every Write only after the whole file was
+// written, with an error naming the random temporary file: each attempt read as a new
+// failure. Write now refuses at once, and a failure that repeats reads the same.
+func TestWriteFailureNamesTheTarget(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.snap")
+	require.NoError(t, os.Mkdir(path, 0o700))
+	var errs []string
+	for range 2 {
+		err := Write(path, Meta{Identity: "id", ResourceVersion: "5"}, 1, func(int) []byte { return []byte("{}") }, Options{})
+		require.Error(t, err)
+		errs = append(errs, err.Error())
+	}
+	assert.Equal(t, errs[0], errs[1], "the same failure, told the same way")
+	assert.Contains(t, errs[0], path)
+	assert.Contains(t, errs[0], "is a directory")
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, left, 1, "no temporary file left behind")
+
+	// A failure on the temporary file names the target, not the temporary file.
+	err = fileError("write", path, &os.PathError{Op: "write", Path: filepath.Join(dir, tmpPrefix+"s.snap-123"), Err: syscall.ENOSPC})
+	assert.Equal(t, "snapshot: write "+path+": no space left on device", err.Error())
+	assert.ErrorIs(t, err, syscall.ENOSPC)
+}
