@@ -217,7 +217,7 @@ func TestSnapshotSecretsNeedEncryption(t *testing.T) {
 	require.Equal(t, 1, fx.log.Count("Snapshots of Secrets are refused"), "%s", fx.log)
 
 	keyFile := filepath.Join(t.TempDir(), "key")
-	require.NoError(t, os.WriteFile(keyFile, []byte("0123456789abcdef0123456789abcdef"), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, []byte(strings.Repeat("0123456789abcdef", 4)+"\n"), 0o600))
 	enc := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir(), SnapshotKeyFile: keyFile}
 	snapshotOnce(t, enc, "secrets")
 	files, err = os.ReadDir(enc.SnapshotDir)

@@ -124,8 +124,13 @@ type Options[T Object] struct {
 	// DefaultSnapshotInterval (5 minutes).
 	SnapshotInterval time.Duration
 	// SnapshotKey encrypts snapshots with AES-GCM (16, 24 or 32 bytes: AES-128, -192 or
-	// -256); SnapshotKeyFile reads the key from a file holding those raw bytes. A snapshot
-	// written with another key, or without one, is ignored.
+	// -256). SnapshotKeyFile reads the key from a file holding it as hexadecimal text: 32,
+	// 48 or 64 hex digits, optionally followed by one newline ("openssl rand -hex 32 >file"
+	// writes one); NewFactory refuses any other content (raw key bytes included), and, as
+	// ssh does for a private key, a file its group or others may read or write (mode &
+	// 0o077: use 0600 or 0400; a Kubernetes Secret volume needs defaultMode 0400 and no
+	// fsGroup, which makes files group-readable). A snapshot written with another key, or
+	// without one, is ignored.
 	SnapshotKey     []byte
 	SnapshotKeyFile string
 	// SnapshotPlainSecrets lets informers on secrets read and write unencrypted snapshots.

@@ -6,6 +6,7 @@ import (
 	"github.com/kindex/kindex/internal/snapshot"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +31,12 @@ func (snapModeFake) SnapshotList([]any, string) runtime.Object       { return ni
 func TestSnapshotConfigValidation(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "snaps")
 	keyFile := filepath.Join(t.TempDir(), "key")
-	require.NoError(t, os.WriteFile(keyFile, make([]byte, 32), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, []byte(strings.Repeat("0f", 32)+"\n"), 0o600))
+	openKeyFile := filepath.Join(t.TempDir(), "open-key")
+	require.NoError(t, os.WriteFile(openKeyFile, []byte(strings.Repeat("0f", 32)), 0o600))
+	require.NoError(t, os.Chmod(openKeyFile, 0o644))
+	rawKeyFile := filepath.Join(t.TempDir(), "raw-key")
+	require.NoError(t, os.WriteFile(rawKeyFile, make([]byte, 32), 0o600))
 	sm := snapModeFake{newFakeMode()}
 	for _, tc := range []struct {
 		name    string
@@ -48,6 +54,8 @@ func TestSnapshotConfigValidation(t *testing.T) {
 		{name: "key and key file", mode: sm, dir: dir, key: make([]byte, 16), keyFile: keyFile, err: "not both"},
 		{name: "missing key file", mode: sm, dir: dir, keyFile: keyFile + ".missing", err: "key file"},
 		{name: "negative interval", mode: sm, dir: dir, iv: -time.Second, err: "negative"},
+		{name: "key file readable by others", mode: sm, dir: dir, keyFile: openKeyFile, err: "accessible by group or others"},
+		{name: "raw key file", mode: sm, dir: dir, keyFile: rawKeyFile, err: "not hexadecimal text"},
 		{name: "key file", mode: sm, dir: dir, keyFile: keyFile},
 		{name: "plain", mode: sm, dir: dir},
 	} {

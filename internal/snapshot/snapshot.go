@@ -2,12 +2,14 @@ package snapshot
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -118,23 +120,50 @@ func fileAEAD(key, salt []byte) (cipher.AEAD, error) {
 	return newAEAD(k)
 }
 
-// ReadKeyFile reads a key from a file holding 16, 24 or 32 raw bytes (one trailing newline
-// is tolerated). Text encodings (hex, base64) are not decoded.
+// ReadKeyFile reads a key from a file holding it as hexadecimal text: 32, 48 or 64 hex
+// digits (a key of 16, 24 or 32 bytes: AES-128, -192 or -256), in either case, optionally
+// followed by one newline, as "openssl rand -hex 32 >file" writes. Anything else is refused,
+// raw key bytes included (they cannot be told from text reliably). Like ssh with a private
+// key, it refuses a file that its group or others may read or write (mode & 0o077: chmod
+// 600 or 400), and anything but a regular file (a symbolic link to one is followed). Errors
+// name the file and never its content.
 func ReadKeyFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	const want = "32, 48 or 64 hexadecimal digits (a 16-, 24- or 32-byte AES key), optionally followed by a newline, as \"openssl rand -hex 32\" writes"
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: key file: %w", err)
 	}
-	if n := len(b); n == 17 || n == 25 || n == 33 {
-		if b[n-1] == '\n' {
-			b = b[:n-1]
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("snapshot: key file %s is not a regular file (%v)", path, fi.Mode().Type())
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("snapshot: key file %s is accessible by group or others (mode %04o): it must be readable by its owner only (chmod 600)", path, perm)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: key file: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	b, err := io.ReadAll(io.LimitReader(f, 2*32+2))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: key file %s: %w", path, err)
+	}
+	text := bytes.TrimSuffix(b, []byte("\n"))
+	for _, c := range text {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return nil, fmt.Errorf("snapshot: key file %s is not hexadecimal text (raw key bytes are not read): want %s", path, want)
 		}
 	}
-	switch len(b) {
-	case 16, 24, 32:
-		return b, nil
+	switch len(text) {
+	case 32, 48, 64:
+	default:
+		return nil, fmt.Errorf("snapshot: key file %s holds %d hexadecimal digits: want %s", path, len(text), want)
 	}
-	return nil, fmt.Errorf("snapshot: key file %s: want 16, 24 or 32 bytes, got %d", path, len(b))
+	key := make([]byte, len(text)/2)
+	if _, err := hex.Decode(key, text); err != nil {
+		return nil, fmt.Errorf("snapshot: key file %s: %w", path, err)
+	}
+	return key, nil
 }
 
 // Write writes count objects, next(0) ... next(count-1), with m to path atomically (see

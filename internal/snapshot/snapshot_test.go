@@ -2,11 +2,13 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -212,16 +214,78 @@ func TestSnapshotConcurrentWriters(t *testing.T) {
 	assert.Len(t, got, 200)
 }
 
+// A key file holds the key as hexadecimal text, readable by its owner only. A hex key
+// used to be taken as raw bytes (32 hex digits made a 32-byte key of ASCII), the key of
+// another tool that decodes it; a 64-digit one was refused for its length; and a key file
+// anyone could read was accepted.
 func TestSnapshotKeyFile(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "k")
-	require.NoError(t, os.WriteFile(p, append(bytes.Clone(testKey), '\n'), 0o600))
-	k, err := ReadKeyFile(p)
-	require.NoError(t, err)
-	assert.Equal(t, testKey, k)
-	require.NoError(t, os.WriteFile(p, []byte("short"), 0o600))
-	_, err = ReadKeyFile(p)
-	assert.Error(t, err)
+	put := func(content string, mode os.FileMode) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		require.NoError(t, os.Chmod(p, mode))
+	}
+	key := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*37 + 11)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name    string
+		content string
+		mode    os.FileMode
+		want    []byte
+	}{
+		{"AES-256, with newline", hex.EncodeToString(key(32)) + "\n", 0o600, key(32)},
+		{"AES-128", hex.EncodeToString(key(16)), 0o600, key(16)},
+		{"AES-192, upper case", strings.ToUpper(hex.EncodeToString(key(24))), 0o400, key(24)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			put(tc.content, tc.mode)
+			k, err := ReadKeyFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, k)
+		})
+	}
+	for _, tc := range []struct {
+		name    string
+		content string
+		mode    os.FileMode
+		err     string
+	}{
+		{"raw bytes", string(key(32)), 0o600, "hexadecimal"},
+		{"raw bytes of hex digits' length", string(bytes.Repeat([]byte{0xfe}, 64)), 0o600, "hexadecimal"},
+		{"too short", "short", 0o600, "32, 48 or 64 hexadecimal digits"},
+		{"odd length", hex.EncodeToString(key(32))[:63], 0o600, "32, 48 or 64 hexadecimal digits"},
+		{"two newlines", hex.EncodeToString(key(32)) + "\n\n", 0o600, "32, 48 or 64 hexadecimal digits"},
+		{"leading space", " " + hex.EncodeToString(key(16)), 0o600, "hexadecimal"},
+		{"not hex", strings.Repeat("zz", 32), 0o600, "hexadecimal"},
+		{"empty", "", 0o600, "32, 48 or 64 hexadecimal digits"},
+		{"readable by all", hex.EncodeToString(key(32)), 0o644, "group or others"},
+		{"readable by the group", hex.EncodeToString(key(32)), 0o640, "group or others"},
+		{"writable by others", hex.EncodeToString(key(32)), 0o602, "group or others"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			put(tc.content, tc.mode)
+			_, err := ReadKeyFile(p)
+			require.ErrorContains(t, err, tc.err)
+			assert.ErrorContains(t, err, p, "the error names the file")
+			if secret := strings.TrimSpace(tc.content); len(secret) > 8 {
+				assert.NotContains(t, err.Error(), secret[1:], "the key is not told")
+			}
+		})
+	}
+	t.Run("not a regular file", func(t *testing.T) {
+		fifo := filepath.Join(dir, "fifo")
+		require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+		for _, path := range []string{fifo, dir} {
+			_, err := ReadKeyFile(path) // a FIFO must not block
+			require.ErrorContains(t, err, "not a regular file")
+		}
+	})
 }
 
 func FuzzSnapshotOpen(f *testing.F) {
