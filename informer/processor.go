@@ -17,6 +17,7 @@ const (
 	noteUpdate
 	noteDelete
 	noteSynced // marker: every notification before it belongs to the initial state
+	noteMark   // marker: closes mark once every notification before it was delivered
 )
 
 // notification carries stored items; they are turned into user objects (StorageMode.Object)
@@ -26,6 +27,7 @@ type notification struct {
 	old     any
 	obj     any
 	initial bool
+	mark    chan struct{} // noteMark's
 }
 
 // listener delivers notifications to one handler on its own goroutine, through an unbounded
@@ -71,8 +73,12 @@ func (l *listener) backlog() int { return int(l.box.Stats().Pending) }
 func (l *listener) markSynced() { l.syncedOnce.Do(func() { close(l.synced) }) }
 
 func (l *listener) deliver(n notification) {
-	if n.kind == noteSynced {
+	switch n.kind {
+	case noteSynced:
 		l.markSynced()
+		return
+	case noteMark:
+		close(n.mark)
 		return
 	}
 	defer func() {

@@ -75,6 +75,10 @@ type member struct {
 	// until their tombstones are queued; the handler's entry in regs stays nil (reserved)
 	// until it is added to this member. Guarded by wa.mu.
 	moving map[*allHandler]*handoff
+	// settling holds, per handler whose handoff to this member queued tombstones, a channel
+	// closed once they have been delivered: until then the handler has not seen the
+	// member's state (MemberSynced). Guarded by wa.mu.
+	settling map[*allHandler]<-chan struct{}
 }
 
 // handoff is one handler's move from the member a resource had to its new member.
@@ -196,7 +200,7 @@ func (wa *watchAll) add(res discovery.Resource) {
 		return
 	}
 	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}},
-		regs: map[*allHandler]*Registration{}, moving: map[*allHandler]*handoff{}}
+		regs: map[*allHandler]*Registration{}, moving: map[*allHandler]*handoff{}, settling: map[*allHandler]<-chan struct{}{}}
 	wa.members[gr] = m
 	todo := wa.reserveLocked([]*member{m}, wa.handlerList())
 	var regs []*Registration
@@ -546,13 +550,16 @@ func (wa *watchAll) handOver(m *member, ah *allHandler, ho *handoff) {
 	if !ok {
 		return
 	}
-	// Queued before the handoff ends, so that MemberSynced never says synced before them
-	// (moveMu keeps the handoff m's meanwhile; Stop and RemoveEventHandler end reg.l, and
-	// queueGone queues nothing to a listener that is gone).
-	m.h.e.queueGone(reg.l, ho.seen)
+	// Queued before the handoff ends, and MemberSynced stays false until the handler has
+	// been delivered them (moveMu keeps the handoff m's meanwhile; Stop and
+	// RemoveEventHandler end reg.l, and queueGone queues nothing to a listener that is gone).
+	delivered := m.h.e.queueGone(reg.l, ho.seen)
 	wa.mu.Lock()
 	if m.moving[ah] == ho {
 		delete(m.moving, ah)
+		if delivered != nil {
+			m.settling[ah] = delivered
+		}
 	}
 	wa.mu.Unlock()
 }
@@ -582,18 +589,27 @@ func (e *entry) retire(regs []*Registration) map[string]any {
 // queueGone queues to l, if it is still one of e's listeners, a DeletedFinalStateUnknown for
 // each key of seen that e does not cache. Under dispatchMu, so that it is ordered with
 // everything queued to l: a key e caches now was handed to l (and a later delete of it
-// will be); one it does not was not, or was deleted since.
-func (e *entry) queueGone(l *listener, seen map[string]any) {
+// will be); one it does not was not, or was deleted since. It returns a channel closed once
+// l has delivered them (nil when it queued none); l ending before does not close it.
+func (e *entry) queueGone(l *listener, seen map[string]any) <-chan struct{} {
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if _, ok := e.listeners[l]; !ok {
-		return
+		return nil
 	}
+	queued := false
 	for key, obj := range seen {
 		if _, exists, err := e.store.GetByKey(key); err == nil && !exists {
 			l.add(notification{kind: noteDelete, obj: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
+			queued = true
 		}
 	}
+	if !queued {
+		return nil
+	}
+	mark := make(chan struct{})
+	l.add(notification{kind: noteMark, mark: mark})
+	return mark
 }
 
 func (wa *watchAll) onEvent(ev discovery.Event) {
@@ -671,6 +687,7 @@ func (wa *watchAll) removeHandler(ah *allHandler) {
 	var todo []func()
 	for _, m := range wa.members {
 		delete(m.moving, ah)
+		delete(m.settling, ah)
 		if r, ok := m.regs[ah]; ok {
 			delete(m.regs, ah)
 			if r != nil && r != skipped {

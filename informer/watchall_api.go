@@ -42,8 +42,8 @@ type WatchAll[T Object] struct {
 // move, its version no longer served, it parked NotFound and queued a delete per object:
 // the handler gets those deletes, then the new member's adds.) These are per group and resource: a handler factory that gives each
 // version its own state sees the re-adds in the new version's handler and the tombstones
-// there too. AllRegistration.MemberSynced is false for the resource until the tombstones are
-// queued. This costs nothing outside moves: a move keeps the old member's keys and objects
+// there too. AllRegistration.MemberSynced (and HasSynced) is false for the resource until
+// the handler has been delivered the tombstones. This costs nothing outside moves: a move keeps the old member's keys and objects
 // (one map, shared by its handlers) until its handlers' tombstones are queued, and a
 // goroutine per handler until then.
 func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts ...Option) (*WatchAll[T], error) {
@@ -92,6 +92,7 @@ func (r *AllRegistration) memberSynced(m *member) bool {
 	r.w.mu.Lock()
 	reg, ok := m.regs[r.ah]
 	moving := m.moving[r.ah] != nil
+	settling := m.settling[r.ah]
 	r.w.mu.Unlock()
 	switch {
 	case moving: // handed over from the member before: the tombstones are not queued yet
@@ -100,6 +101,19 @@ func (r *AllRegistration) memberSynced(m *member) bool {
 		return true
 	case reg == nil: // being attached
 		return false
+	}
+	if settling != nil {
+		select {
+		case <-settling:
+			r.w.mu.Lock()
+			if m.settling[r.ah] == settling {
+				delete(m.settling, r.ah)
+			}
+			r.w.mu.Unlock()
+		case <-reg.l.done(): // removed: nothing more comes
+		default: // the tombstones are queued, not all delivered
+			return false
+		}
 	}
 	return reg.HasSynced()
 }

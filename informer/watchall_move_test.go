@@ -172,6 +172,56 @@ func TestWatchAllMoveDeletesWhatTheNewVersionLacks(t *testing.T) {
 	assert.Zero(t, view.concurrent.Load(), "handler calls never overlap")
 }
 
+// MemberSynced said true once a move's tombstones (the keys the new version lacks) were
+// queued, while the handler had not been handed them: a caller that trusted it saw objects
+// that were gone. It is true only once they have been delivered.
+func TestWatchAllMemberSyncedAfterMoveTombstonesDelivered(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	gr := widgets.GVR.GroupResource()
+	v1 := serve(e.mode.server(widgets.GVR), "o", 0, 30)
+	want := serve(e.mode.server(widgetsV2.GVR), "o", 0, 20)
+
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	// v2's handler takes its adds and then waits in its first delete (a tombstone).
+	gate, waiting := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	reg, err := wa.AddEventHandler(func(res discovery.Resource) cache.ResourceEventHandler {
+		h := view.factory(res)
+		if res.GVR.Version != "v2" {
+			return h
+		}
+		return cache.ResourceEventHandlerFuncs{AddFunc: func(o any) { h.OnAdd(o, false) },
+			UpdateFunc: h.OnUpdate,
+			DeleteFunc: func(o any) {
+				once.Do(func() { close(waiting) })
+				<-gate
+				h.OnDelete(o)
+			}}
+	})
+	require.NoError(t, err)
+	eventually(t, func() bool { return reg.HasSynced() && view.equals(v1...) }, "v1 handed over: %v", view.snapshot())
+
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgetsV2, Old: &widgets})
+	<-waiting
+	eventually(t, func() bool {
+		wa.wa.mu.Lock()
+		defer wa.wa.mu.Unlock()
+		return wa.wa.members[gr].moving[reg.ah] == nil
+	}, "the handoff has queued its tombstones and ended")
+	assert.Equal(t, 20, view.callsOf("v2"), "v2's initial list delivered")
+	assert.False(t, reg.MemberSynced(gr), "9 tombstones still queued, one being delivered")
+	assert.False(t, reg.HasSynced())
+	close(gate)
+	eventually(t, func() bool { return reg.MemberSynced(gr) }, "synced once the tombstones are delivered")
+	assert.True(t, view.equals(want...), "the view is v2's cache once synced: %v", view.snapshot())
+	assert.EqualValues(t, 10, view.tombs.Load())
+}
+
 // When the old member parks as not found (its version no longer served) and queues
 // tombstones for everything it had while its handler is still busy, the move to the new
 // version delivers those tombstones before any add of the new member: a live object is
