@@ -97,6 +97,12 @@ type graph struct {
 	aliases map[string]schema.GroupResource
 
 	entries map[key]*entry
+	// shadows holds, per entry, the edges its fields name that dedupeOut folded into an
+	// equal edge of e.out (same rule, target and UID) although their values named another
+	// namespace: a cluster-scoped target named with two namespaces. They are no edges of
+	// the graph, only what re-resolving needs should the target's resource become
+	// namespaced (reresolve). Rare: no entry for most objects.
+	shadows map[*entry][]outEdge
 	objs    map[resID]map[*entry]struct{} // present entries per resource
 	missing map[*entry]struct{}           // referenced, and absent or of another UID
 	pending map[string]map[*entry]int     // catalog lookup -> sources with pending edges
@@ -113,7 +119,7 @@ func newGraph(rules []*crule) *graph {
 	g := &graph{
 		rules: rules, byGR: map[schema.GroupResource]*resInfo{}, byKind: map[schema.GroupKind]*resInfo{},
 		aliases: map[string]schema.GroupResource{},
-		entries: map[key]*entry{}, objs: map[resID]map[*entry]struct{}{}, missing: map[*entry]struct{}{},
+		entries: map[key]*entry{}, shadows: map[*entry][]outEdge{}, objs: map[resID]map[*entry]struct{}{}, missing: map[*entry]struct{}{},
 		pending: map[string]map[*entry]int{}, selectors: map[resID]map[string]map[*selInst]struct{}{},
 		labelIdx: map[resID]map[string]*nsLabels{},
 	}
@@ -314,7 +320,7 @@ func (g *graph) retry(lookup string) {
 				out = append(out, r)
 			}
 		}
-		g.setOut(e, dedupeOut(out))
+		g.replaceOut(e, append(out, g.shadows[e]...))
 	}
 }
 
@@ -393,17 +399,20 @@ func (g *graph) reresolve(info *resInfo, kind string, onlyByKind bool) {
 		}
 	}
 	for _, src := range srcs {
-		out := make([]outEdge, 0, len(src.out))
-		for _, o := range src.out {
-			if o.pend != nil || o.to.key.res != info.id || (onlyByKind && o.rule.toID != noRes) {
-				out = append(out, o)
-				continue
-			}
-			if r, ok := g.resolve(rawOf(o, info, kind), src.key.ns); ok {
-				out = append(out, r)
+		shadows := g.shadows[src]
+		out := make([]outEdge, 0, len(src.out)+len(shadows))
+		for _, list := range [][]outEdge{src.out, shadows} {
+			for _, o := range list {
+				if o.pend != nil || o.to.key.res != info.id || (onlyByKind && o.rule.toID != noRes) {
+					out = append(out, o)
+					continue
+				}
+				if r, ok := g.resolve(rawOf(o, info, kind), src.key.ns); ok {
+					out = append(out, r)
+				}
 			}
 		}
-		g.setOut(src, dedupeOut(out))
+		g.replaceOut(src, out)
 	}
 }
 
@@ -426,32 +435,63 @@ func sameOut(a, b outEdge) bool {
 	return a.to == b.to && a.uid == b.uid
 }
 
-// dedupeOut drops edges that resolved to the same target twice.
-func dedupeOut(out []outEdge) []outEdge {
+// replaceOut makes out, deduplicated, e's field edges, and keeps the edges folded into
+// others that named another namespace (shadows). out may be modified.
+func (g *graph) replaceOut(e *entry, out []outEdge) {
+	out, shadows := dedupeOut(out)
+	if len(shadows) > 0 {
+		g.shadows[e] = shadows
+	} else if len(g.shadows) > 0 {
+		delete(g.shadows, e)
+	}
+	g.setOut(e, out)
+}
+
+// dedupeOut drops edges that resolved to the same target twice. It returns, apart, those
+// of the dropped edges whose values named a namespace that no kept edge to their target
+// named (one per namespace): as edges they are the same, but resolved again after their
+// target's resource becomes namespaced, they would not be.
+func dedupeOut(out []outEdge) (kept, shadows []outEdge) {
 	if len(out) < 2 {
-		return out
+		return out, nil
+	}
+	// shadowed adds o to shadows unless its namespace is already kept for its edge.
+	shadowed := func(o outEdge, first outEdge) {
+		if o.pend != nil || o.vns == first.vns {
+			return
+		}
+		for _, s := range shadows {
+			if sameOut(s, o) && s.vns == o.vns {
+				return
+			}
+		}
+		shadows = append(shadows, o)
 	}
 	res := out[:0]
 	if len(out) > 16 {
-		seen := make(map[outID]struct{}, len(out))
+		seen := make(map[outID]int, len(out))
 		for _, o := range out {
-			if id := idOf(o); !hasID(seen, id) {
-				seen[id] = struct{}{}
-				res = append(res, o)
+			id := idOf(o)
+			if i, ok := seen[id]; ok {
+				shadowed(o, res[i])
+				continue
 			}
+			seen[id] = len(res)
+			res = append(res, o)
 		}
-		return res
+		return res, shadows
 	}
 next:
 	for _, o := range out {
 		for _, r := range res {
 			if sameOut(o, r) {
+				shadowed(o, r)
 				continue next
 			}
 		}
 		res = append(res, o)
 	}
-	return res
+	return res, shadows
 }
 
 func hasID(set map[outID]struct{}, id outID) bool {
@@ -484,7 +524,7 @@ func (g *graph) apply(info *resInfo, rd reading) {
 			out = append(out, o)
 		}
 	}
-	g.setOut(e, dedupeOut(out))
+	g.replaceOut(e, out)
 	g.setSels(e, rd.sels)
 	g.setCut(e, rd.err != nil)
 	if !wasPresent || oldUID != e.uid {
@@ -503,7 +543,7 @@ func (g *graph) remove(info *resInfo, ns, name string, uid types.UID) {
 	if e == nil || !e.present || (uid != "" && e.uid != "" && uid != e.uid) {
 		return
 	}
-	g.setOut(e, nil)
+	g.replaceOut(e, nil)
 	g.setSels(e, nil)
 	g.setCut(e, false)
 	if info.selTarget {

@@ -713,3 +713,41 @@ func TestReferrersOfAForgottenResourceByEitherName(t *testing.T) {
 		assert.Equal(t, []string{"after", "before"}, from, "%+v", ref)
 	}
 }
+
+// References to a cluster-scoped object that name different namespaces are one edge; each
+// namespace named is kept apart (however many edges the object has: more than 16 are
+// deduplicated through a map) so that each becomes its own edge if the resource turns
+// namespaced, and is forgotten with the value that named it.
+func TestFoldedReferencesKeepTheirNamespaces(t *testing.T) {
+	gizmos := gr("scope.io", "gizmos")
+	tg := newTestGraph(t, append(BuiltinRules(),
+		Rule{Name: "cm:gizmos", From: configMaps, Path: "{.data.refs[*]}", To: gizmos, NamespaceField: "namespace", NameField: "name"}))
+	tg.g.learn(gizmos, "Gizmo", false)
+	refsOfC := func() []string { return strs(tg.References(oref(configMaps, "ns", "c"), 1)) }
+	for _, n := range []int{2, 20} {
+		var vals []string
+		var want []string
+		for i := range n {
+			vals = append(vals, fmt.Sprintf(`{"namespace":"ns%d","name":"g"}`, i%4), fmt.Sprintf(`{"name":"x%d"}`, i))
+			want = append(want, fmt.Sprintf("configmaps/ns/c -[cm:gizmos]-> gizmos.scope.io/x%d (Missing: not found)", i))
+		}
+		tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns"},"data":{"refs":[`+strings.Join(vals, ",")+`]}}`)
+		want = append(want, "configmaps/ns/c -[cm:gizmos]-> gizmos.scope.io/g (Missing: not found)")
+		assert.ElementsMatch(t, want, refsOfC(), "%d values", n)
+		assert.Len(t, tg.g.shadows[tg.g.entries[key{tg.g.byGR[configMaps].id, "ns", "c"}]], min(n, 4)-1, "one per other namespace")
+
+		tg.g.learn(gizmos, "Gizmo", true)
+		got := refsOfC()
+		for i := range min(n, 4) {
+			assert.Contains(t, got, fmt.Sprintf("configmaps/ns/c -[cm:gizmos]-> gizmos.scope.io/ns%d/g (Missing: not found)", i))
+		}
+		assert.Len(t, got, n+min(n, 4))
+		tg.g.learn(gizmos, "Gizmo", false)
+		assert.ElementsMatch(t, want, refsOfC(), "folded again")
+	}
+	tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns"},"data":{"refs":[{"namespace":"a","name":"g"}]}}`)
+	assert.Empty(t, tg.g.shadows, "no other namespace named")
+	tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns"},"data":{"refs":[{"namespace":"a","name":"g"},{"namespace":"b","name":"g"}]}}`)
+	tg.del(configMaps, "ns", "c")
+	assert.Empty(t, tg.g.shadows, "forgotten with the object")
+}

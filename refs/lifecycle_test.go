@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -167,4 +168,37 @@ func TestShutdownLeavesNoGoroutines(t *testing.T) {
 	cancel()
 	g.Shutdown()
 	goleak.VerifyNone(t, ignore, idleConns)
+}
+
+// Two references that differ only in the namespace they name resolve to one target while
+// the target's resource is cluster-scoped (the namespace does not count). The graph kept
+// only one of them, so when the CRD came back namespaced only one reference followed: the
+// other target was in no answer (References, Dangling, Referrers), as if nothing named it.
+func TestReferencesNamingNamespacesSurviveAScopeChange(t *testing.T) {
+	group := "vns.refs.example.com"
+	holders := schema.GroupResource{Group: group, Resource: "holders"}
+	targets := schema.GroupResource{Group: group, Resource: "targets"}
+	cp.InstallCRD(t, testenv.NewCRD(group, "Holder", "holders"))
+	clusterCRD := testenv.NewCRD(group, "Target", "targets")
+	clusterCRD.Spec.Scope = apiextv1.ClusterScoped
+	cp.InstallCRD(t, clusterCRD)
+	g := startGraph(t, refs.Options{Rules: append(refs.BuiltinRules(),
+		refs.Rule{Name: "holders:targets", From: holders, Path: "{.spec.targets[*]}", To: targets,
+			NamespaceField: "namespace", NameField: "name"})})
+	f := newFixture(t)
+	other := cp.Namespace(t)
+	f.create(holders.WithVersion("v1"), `{"apiVersion":"`+group+`/v1","kind":"Holder","metadata":{"name":"h","namespace":"{ns}"},
+	  "spec":{"targets":[{"namespace":"{ns}","name":"t"},{"namespace":"`+other+`","name":"t"}]}}`)
+	eventually(t, f.want(`holders.`+group+`/{ns}/h -[holders:targets]-> targets.`+group+`/t (Missing: not found)`),
+		func() []string { return f.edges(g) })
+
+	// The CRD comes back namespaced: each reference names its own target.
+	cp.DeleteCRD(t, "targets."+group)
+	cp.InstallCRD(t, testenv.NewCRD(group, "Target", "targets"))
+	eventually(t, f.want(`
+		holders.`+group+`/{ns}/h -[holders:targets]-> targets.`+group+`/{ns}/t (Missing: not found)
+		holders.`+group+`/{ns}/h -[holders:targets]-> targets.`+group+`/`+other+`/t (Missing: not found)
+	`), func() []string { return f.edges(g) })
+	assert.Len(t, usedBy(t, g, refs.ObjectRef{Group: group, Resource: "targets", Namespace: other, Name: "t"}, 1), 1,
+		"the target in the other namespace has its referrer")
 }
