@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,12 @@ type resInfo struct {
 	kind       string
 	namespaced bool
 	known      bool // kind and scope come from discovery
+	// aliases are the keys of graph.aliases discovery last gave this resource (its kind,
+	// singular and short names); entries counts the graph's entries of its objects. A
+	// resource no longer served keeps its aliases while it has entries (a query may still
+	// name it by another name), and loses them with its last entry.
+	aliases []string
+	entries int
 }
 
 // key identifies an object.
@@ -93,7 +100,8 @@ type graph struct {
 	byGR   map[schema.GroupResource]*resInfo
 	byKind map[schema.GroupKind]*resInfo
 	// aliases maps the other names of served resources (kind, singular, short names), in
-	// lower case, dot group, to the resource, for the errors of queries that use them.
+	// lower case, dot group, to the resource, for the errors of queries that use them; and
+	// those of resources no longer served while the graph holds entries of their objects.
 	aliases map[string]schema.GroupResource
 
 	entries map[key]*entry
@@ -168,12 +176,23 @@ func (g *graph) resource(gr schema.GroupResource) *resInfo {
 func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool, names ...string) *resInfo {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	info := g.intern(gr)
+	var aliases []string
 	for _, n := range append(names, kind) {
 		if n = strings.ToLower(n); n != "" && n != gr.Resource {
-			g.aliases[resourceName(schema.GroupResource{Group: gr.Group, Resource: n})] = gr
+			k := resourceName(schema.GroupResource{Group: gr.Group, Resource: n})
+			g.aliases[k] = gr
+			if !slices.Contains(aliases, k) {
+				aliases = append(aliases, k)
+			}
 		}
 	}
-	info := g.intern(gr)
+	for _, k := range info.aliases {
+		if !slices.Contains(aliases, k) { // a name it no longer has
+			g.releaseAlias(k, info)
+		}
+	}
+	info.aliases = aliases
 	if info.known && info.kind == kind && info.namespaced == namespaced {
 		return info
 	}
@@ -275,6 +294,34 @@ func (g *graph) forget(gr schema.GroupResource) {
 	info.known = false
 	if remapped { // references by its kind follow the kind
 		g.reresolve(info, info.kind, true)
+	}
+	if info.entries == 0 {
+		g.dropAliases(info)
+	}
+}
+
+// dropAliases forgets the other names of info, a resource no longer served of which the
+// graph holds no entry: nothing a query could find by them. mu is held.
+func (g *graph) dropAliases(info *resInfo) {
+	for _, k := range info.aliases {
+		g.releaseAlias(k, info)
+	}
+	info.aliases = nil
+}
+
+// releaseAlias removes the alias k of info, if it names info: to another resource that has
+// it and is served or has entries, if any (the kind of a CRD renamed), else altogether. It
+// costs a look at every resource, on discovery changes only. mu is held.
+func (g *graph) releaseAlias(k string, info *resInfo) {
+	if g.aliases[k] != info.gr {
+		return
+	}
+	delete(g.aliases, k)
+	for _, other := range g.res {
+		if other != info && (other.known || other.entries > 0) && slices.Contains(other.aliases, k) {
+			g.aliases[k] = other.gr
+			return
+		}
 	}
 }
 
@@ -421,6 +468,7 @@ func (g *graph) getOrCreate(k key) *entry {
 	if e == nil {
 		e = &entry{key: k}
 		g.entries[k] = e
+		g.res[k.res].entries++
 	}
 	return e
 }
@@ -698,8 +746,12 @@ func (g *graph) recheck(e *entry) {
 	if !e.present {
 		if e.in.len() == 0 {
 			g.setMissing(e, false)
-			if len(e.out) == 0 && len(e.sels) == 0 {
+			if len(e.out) == 0 && len(e.sels) == 0 && g.entries[e.key] == e {
 				delete(g.entries, e.key)
+				info := g.res[e.key.res]
+				if info.entries--; info.entries == 0 && !info.known {
+					g.dropAliases(info)
+				}
 			}
 			return
 		}

@@ -751,3 +751,54 @@ func TestFoldedReferencesKeepTheirNamespaces(t *testing.T) {
 	tg.del(configMaps, "ns", "c")
 	assert.Empty(t, tg.g.shadows, "forgotten with the object")
 }
+
+// The other names of resources (kind, singular, short names) were kept forever: every CRD
+// ever served left its names behind, so the table grew with CRD churn. A resource no
+// longer served keeps them while the graph holds entries of its objects (a query may still
+// name it by one: the error names the plural), and loses them with the last; a name a
+// resource no longer has goes at once, or passes to another resource that has it.
+func TestAliasesGoWithTheirResources(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	baseline := len(tg.g.aliases)
+	pluralIn := func(name, plural string) {
+		t.Helper()
+		_, err := tg.Unreferenced(gr("churn.io", name))
+		require.ErrorIs(t, err, ErrUnknownResource)
+		assert.ErrorContains(t, err, "by their plural: "+plural)
+	}
+	for i := range 50 {
+		gizmos := gr("churn.io", fmt.Sprintf("gizmos%d", i))
+		kind := fmt.Sprintf("Gizmo%d", i)
+		tg.g.learn(gizmos, kind, true, strings.ToLower(kind), fmt.Sprintf("gz%d", i))
+		tg.put(gizmos, `{"metadata":{"name":"g","namespace":"ns","uid":"u"}}`)
+		tg.put(configMaps, `{"metadata":{"name":"c","namespace":"ns","ownerReferences":[
+			{"apiVersion":"churn.io/v1","kind":"`+kind+`","name":"g","uid":"u"}]}}`)
+		pluralIn(fmt.Sprintf("gz%d", i), resourceName(gizmos))
+		// The CRD goes; a ConfigMap still names its Gizmo: its names stay.
+		tg.del(gizmos, "ns", "g")
+		tg.g.forget(gizmos)
+		pluralIn(strings.ToLower(kind), resourceName(gizmos))
+		tg.del(configMaps, "ns", "c")
+		require.Len(t, tg.g.aliases, baseline, "cycle %d: nothing names gizmos any more", i)
+	}
+
+	// Names that change, and a kind two resources have (a CRD renamed).
+	gizmos, gizmoz := gr("scope.io", "gizmos"), gr("scope.io", "gizmoz")
+	tg.g.learn(gizmos, "Gizmo", true, "gizmo", "gz1")
+	tg.g.learn(gizmos, "Gizmo", true, "gizmo", "gz2")
+	assert.NotContains(t, tg.g.aliases, "gz1.scope.io")
+	pluralIn2 := func(name string, plural schema.GroupResource) {
+		t.Helper()
+		_, err := tg.Unreferenced(gr("scope.io", name))
+		assert.ErrorContains(t, err, "by their plural: "+resourceName(plural))
+	}
+	pluralIn2("gz2", gizmos)
+	tg.g.learn(gizmoz, "Gizmo", true, "gizmo")
+	tg.g.learn(gizmos, "Gizmo", true, "gizmo", "gz2") // discovery tells of gizmos again, last
+	pluralIn2("gizmo", gizmos)
+	tg.g.forget(gizmos)
+	pluralIn2("gizmo", gizmoz)
+	assert.NotContains(t, tg.g.aliases, "gz2.scope.io")
+	tg.g.forget(gizmoz)
+	assert.Len(t, tg.g.aliases, baseline)
+}

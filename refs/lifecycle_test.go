@@ -202,3 +202,28 @@ func TestReferencesNamingNamespacesSurviveAScopeChange(t *testing.T) {
 	assert.Len(t, usedBy(t, g, refs.ObjectRef{Group: group, Resource: "targets", Namespace: other, Name: "t"}, 1), 1,
 		"the target in the other namespace has its referrer")
 }
+
+// Every CRD the graph saw left its other names (kind, singular, short names) in the graph
+// for good: under CRD churn the table only grew. They go with the resource once nothing in
+// the graph is of it.
+func TestCRDChurnLeavesNoNamesBehind(t *testing.T) {
+	group := "churn.refs.example.com"
+	g := startGraph(t, refs.Options{})
+	f := newFixture(t)
+	for i := range 3 {
+		kind, plural := fmt.Sprintf("Churn%d", i), fmt.Sprintf("churns%d", i)
+		crd := testenv.NewCRD(group, kind, plural)
+		crd.Spec.Names.ShortNames = []string{fmt.Sprintf("ch%d", i)}
+		cp.InstallCRD(t, crd)
+		f.create(schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural},
+			`{"apiVersion":"`+group+`/v1","kind":"`+kind+`","metadata":{"name":"x","namespace":"{ns}"}}`)
+		short := schema.GroupResource{Group: group, Resource: fmt.Sprintf("ch%d", i)}
+		eventually(t, []string{"refs: unknown resource: \"" + short.String() + "\" is not a resource's name; queries name resources by their plural: " + plural + "." + group},
+			func() []string {
+				_, err := g.Unreferenced(short)
+				return []string{fmt.Sprint(err)}
+			})
+		cp.DeleteCRD(t, plural+"."+group)
+		eventually(t, nil, func() []string { return refs.AliasesIn(g, group) })
+	}
+}
