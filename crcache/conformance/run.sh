@@ -34,7 +34,8 @@ reap() {
 	local pids=() dirs=() pid arg i
 	local -a args
 	for pid in /proc/[0-9]*; do
-		mapfile -d '' args <"$pid/cmdline" 2>/dev/null || continue
+		# stderr first: a process that ended since the glob has no cmdline to open.
+		mapfile -d '' args 2>/dev/null <"$pid/cmdline" || continue
 		case "${args[0]:-}" in "$assets"/kube-apiserver | "$assets"/etcd) ;; *) continue ;; esac
 		pids+=("${pid#/proc/}")
 		for arg in "${args[@]}"; do
