@@ -10,7 +10,11 @@ import (
 )
 
 // Discovery is the part of *discovery.Client the core uses. Front ends pass the real client;
-// unit tests pass a fake.
+// unit tests pass a fake. An implementation may also have a method Following() bool, as
+// *discovery.Client does, saying whether it delivers events now: while it does not, informers
+// parked on a missing resource ask RecheckGVR on their re-check timer (once per group per
+// second for all of them), since no event would tell them the resource is back. One without
+// that method is taken to deliver events.
 type Discovery interface {
 	// Resolve resolves what a user typed ("deploy", "widgets.example.com", ...).
 	Resolve(ctx context.Context, input string) (discovery.Resource, error)

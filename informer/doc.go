@@ -21,7 +21,7 @@
 //	defer inf.Release()
 //	if err := inf.WaitForSync(ctx); err != nil { ... } // a *SyncError names what did not sync
 //	if err := inf.AddIndex("size", "{.spec.size}"); err != nil { ... }
-//	res, err := inf.Query(query.Query{Conditions: []query.Condition{query.Gt("size", "2")}})
+//	res, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Gt("size", "2")}})
 //
 // # Meanings written once
 //

@@ -26,7 +26,7 @@ type Selectors struct {
 }
 
 // Options configures a Factory. The zero value watches every namespace with no selector,
-// strips managedFields, logs to klog and registers no metrics.
+// strips managedFields, logs nothing (see Logger) and registers no metrics.
 type Options[T Object] struct {
 	// Namespace limits namespaced resources to one namespace; "" means all namespaces.
 	// Cluster-scoped resources are always watched cluster-wide.
@@ -260,7 +260,9 @@ func compileIndexes(exprs map[string]string, jopts jsonpath.Options) (map[string
 
 // Start binds the factory to ctx and returns at once (after starting discovery, when the
 // factory created it). Everything the factory started stops when ctx ends or on Shutdown.
-// Informers can be requested only after Start.
+// Informers can be requested only after Start (before it they fail with ErrNotStarted). A
+// factory starts once: a second Start is an error, and so is Start after Shutdown
+// (ErrShutdown) or a discovery client the factory created that fails its first discovery.
 func (f *Factory[T]) Start(ctx context.Context) error { return f.c.start(ctx) }
 
 // Shutdown stops every informer and watch-all set and waits until every goroutine the
@@ -270,7 +272,12 @@ func (f *Factory[T]) Shutdown() { f.c.stop() }
 
 // Informer returns a reference to the shared informer of the resource the user typed
 // ("deploy", "deployments.apps", "Deployment.v1.apps", a short name), at its preferred
-// version. Release it when done.
+// version. Release it when done. It does not wait for the informer to sync (WaitForSync
+// does). Errors: ErrNotStarted before Start and ErrShutdown after the factory stopped;
+// discovery's for the input (meta.IsNoMatchError for an unknown name,
+// *discovery.AmbiguousError, discovery.ErrGroupUnavailable); ErrNotWatchable for a resource
+// without list and watch; and, for a handler given with WithEventHandler, ErrNilCallback or
+// ErrHandlerType.
 func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -316,7 +323,8 @@ func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersion
 	return f.ForResource(res, opts...)
 }
 
-// ForResource is Informer for a resource already resolved through discovery.
+// ForResource is Informer for a resource already resolved through discovery, with the same
+// errors except discovery's: it makes no request.
 func (f *Factory[T]) ForResource(res discovery.Resource, opts ...Option) (*Informer[T], error) {
 	h, err := f.c.acquire(res, opts)
 	if err != nil {
@@ -356,7 +364,8 @@ func (f *Factory[T]) Statuses() []Status {
 }
 
 // SubscribeStatus calls fn with an informer's status each time its phase, reason, last
-// error or last sync time changes. A panic of fn is recovered (the status is skipped for
+// error, last sync time, ServingFromSnapshot or SnapshotError changes (not on each change of
+// its object count). A panic of fn is recovered (the status is skipped for
 // it, counted in kindex_callback_failures_total and logged once); a nil fn is refused
 // (ErrNilCallback). Calls come from one goroutine, in order; a slow fn
 // delays other subscribers but never an informer. It returns the function that ends the

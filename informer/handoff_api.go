@@ -11,11 +11,13 @@ var errNotRegistered = errors.New("kindex: the registration was not made through
 // HandOffEventHandler removes a handler added through this reference, as RemoveEventHandler
 // does, except that the notifications queued for it are still delivered: it is for moving
 // a handler to another informer without losing an event. It returns the objects the
-// informer caches at that moment, by key, which is what the handler has been handed, adds
-// less deletes, once those notifications are delivered; and a channel closed once they
-// have been and the handler's last call has returned. The handler gets nothing else from
-// this informer. A registration not made through this reference (or removed already) is
-// an error, and ErrReleased once the reference is released.
+// informer caches at that moment, by cache key ("namespace/name", or "name"), which is what
+// the handler has been handed, adds less deletes, once those notifications are delivered;
+// and a channel closed once they have been and the handler's last call has returned. It
+// does not wait for that itself; a handler that hands itself off must not wait for the
+// channel in its own call. The handler gets nothing else from this informer. A
+// registration not made through this reference (or removed already) is an error, and
+// ErrReleased once the reference is released.
 func (i *Informer[T]) HandOffEventHandler(r *Registration) (map[string]Item[T], <-chan struct{}, error) {
 	h := i.h
 	h.mu.Lock()

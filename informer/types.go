@@ -22,7 +22,7 @@ type Object interface {
 // Key identifies one shared informer in a factory: equal keys share one informer.
 type Key struct {
 	GVR       schema.GroupVersionResource
-	Mode      string // storage mode name ("dynamic", "metadata")
+	Mode      string // storage mode name: "dynamic" (unstructured), "compact" or "metadata"
 	Namespace string // "" for all namespaces and for cluster-scoped resources
 	// Restricted is, for a cluster-scoped resource, the namespace the factory or the call
 	// asked for (Options.Namespace, WithNamespace): were the resource served namespaced
@@ -90,6 +90,7 @@ const (
 type Reason string
 
 const (
+	// ReasonNone: healthy, or the informer is syncing without an error so far.
 	ReasonNone Reason = ""
 	// ReasonNotFound: the server does not serve the resource (CRD deleted). Parks when
 	// discovery confirms the resource is gone; a 404 while discovery still serves it is retried.
