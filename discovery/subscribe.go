@@ -15,7 +15,7 @@ import (
 // handler is called, the snapshot that Resolve reads already reflects the event. A slow
 // handler delays only its own subscription (its queue is unbounded, and an event is released
 // as soon as handler has returned for it). A panic in handler is recovered and logged, and
-// the next event is delivered.
+// the next event is delivered. handler must not be nil: Subscribe panics on a nil one.
 //
 // unsubscribe stops the deliveries: events still queued are dropped. Called from another
 // goroutine, it waits until the call of handler in flight, if any, has returned and the
