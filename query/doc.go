@@ -10,7 +10,7 @@
 // # What each kind of condition costs
 //
 // A query is answered from one index, the driver: the positive indexed condition (Eq,
-// OneOf, Has, Lt, Le, Gt, Ge) with the fewest entries in scope. Every other condition is
+// OneOf, Has, Lt, Le, Gt, Ge, HasPrefix) with the fewest entries in scope. Every other condition is
 // checked on the driver's candidates only. With n objects in scope, k candidates and m
 // matches:
 //

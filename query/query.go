@@ -164,8 +164,8 @@ type Query struct {
 	// same.
 	Limit    int
 	Continue string
-	// Scan allows a query without any positive indexed condition (Equal, In, Exists or a
-	// numeric comparison on an index) to visit every object in scope. Without it such a query
+	// Scan allows a query without any positive indexed condition (Equal, In, Exists, Prefix
+	// or a numeric comparison on an index) to visit every object in scope. Without it such a query
 	// is refused with ErrScanRequired, so that an expensive query is always a decision.
 	Scan bool
 	// SortBy names an index whose values order the results instead of (namespace, name):
@@ -177,7 +177,8 @@ type Query struct {
 	Descending bool
 }
 
-// Result is one page of a query's results, in (namespace, name) order.
+// Result is one page of a query's results, in (namespace, name) order, or in the order of
+// Query.SortBy.
 type Result[T any] struct {
 	Items []T
 	// Continue is non-empty when more results follow; pass it as Query.Continue.
