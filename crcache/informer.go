@@ -203,7 +203,8 @@ func (d *doneChecker) isDone() bool {
 	}
 }
 
-// Registration is a handler added to an Informer: one kindex registration per shard.
+// Registration is a handler added to an Informer: one kindex registration per kindex
+// informer behind it (one per namespace the cache is restricted to, one when it is not).
 type Registration struct {
 	a       *access
 	h       toolscache.ResourceEventHandler
