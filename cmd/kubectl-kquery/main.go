@@ -4,6 +4,7 @@
 //
 //	kubectl kquery TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] [flags]
 //	kubectl kquery TYPE/NAME... [flags]
+//	kubectl kquery refs TYPE/NAME | --dangling | --unused TYPE [flags]
 //
 // It reads the command line as kubectl get does (names, TYPE/NAME, comma-separated types,
 // categories such as "all"; -o wide|yaml|json|name|jsonpath=|custom-columns=|go-template=,
@@ -11,7 +12,9 @@
 // columns kubectl prints. On top of that, --index NAME=JSONPATH registers a JSONPath
 // expression as an index and --where filters on indexes and JSONPaths, answered from the
 // cache; --count and --group-by count the matches; --limit and --continue page through
-// them. Install with
+// them. The refs subcommand answers from kindex's reference graph (package refs): what an
+// object uses and what uses it, references whose target does not exist, objects nothing
+// uses. Install with
 //
 //	go install github.com/kindex/kindex/cmd/kubectl-kquery@latest
 //
