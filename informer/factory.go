@@ -150,7 +150,7 @@ type Options[T Object] struct {
 
 // Factory creates shared informers on demand and owns their lifetime. Informers of the same
 // resource (version), mode, namespace and selectors are shared; each request returns a
-// reference that must be released.
+// reference that must be released. Its methods are safe for concurrent use.
 type Factory[T Object] struct {
 	c *core
 }

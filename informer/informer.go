@@ -117,7 +117,8 @@ func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
 
 // Informer is one reference to a shared informer. Objects it returns, and objects handed to
 // handlers, are shared with every other user of the cache: treat them as read-only (copy
-// with DeepCopy before changing one).
+// with DeepCopy before changing one). Its methods are safe for concurrent use; the
+// handlers and indexes added through it are this reference's, removed by its Release.
 type Informer[T Object] struct {
 	h *handle
 }
@@ -271,7 +272,7 @@ func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	return unlessGone(n.i.h, out, err)
 }
 
-// Get returns the namespace's cached object name.
+// Get returns the namespace's cached object name; errors as Informer.Get.
 func (n NamespaceLister[T]) Get(name string) (T, error) { return n.i.Get(n.ns, name) }
 
 func (i *Informer[T]) filter(items []any, selector labels.Selector) ([]T, error) {

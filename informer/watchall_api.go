@@ -148,7 +148,8 @@ func (w *WatchAll[T]) Informers() []*Informer[T] {
 	return out
 }
 
-// Informer returns the member for a group and resource.
+// Informer returns the member for a group and resource, and false when it is not a member.
+// Release on it does nothing: the set owns it.
 func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
 	w.wa.mu.Lock()
 	defer w.wa.mu.Unlock()

@@ -67,7 +67,8 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 	return errors.Join(errs...)
 }
 
-// RemoveIndex removes an index the set registered, from every member.
+// RemoveIndex removes an index the set registered, from every member; ErrIndexNotFound if
+// the set did not register it.
 func (w *WatchAll[T]) RemoveIndex(name string) error {
 	wa := w.wa
 	wa.indexMu.Lock()
