@@ -121,7 +121,7 @@ type Options[T Object] struct {
 	// SnapshotInterval is how often an informer whose objects changed writes its snapshot
 	// in the background (it also writes one when it stops cleanly, so the last Release and
 	// Shutdown take as long as that write: about 90 ms per 10,000 objects of 4 KB). Default
-	// DefaultSnapshotInterval (5 minutes).
+	// DefaultSnapshotInterval (5 minutes); a negative interval fails NewFactory.
 	SnapshotInterval time.Duration
 	// SnapshotKey encrypts snapshots with AES-GCM (16, 24 or 32 bytes: AES-128, -192 or
 	// -256). SnapshotKeyFile reads the key from a file holding it as hexadecimal text: 32,
@@ -129,8 +129,9 @@ type Options[T Object] struct {
 	// writes one); NewFactory refuses any other content (raw key bytes included), and, as
 	// ssh does for a private key, a file its group or others may read or write (mode &
 	// 0o077: use 0600 or 0400; a Kubernetes Secret volume needs defaultMode 0400 and no
-	// fsGroup, which makes files group-readable). A snapshot written with another key, or
-	// without one, is ignored.
+	// fsGroup, which makes files group-readable). Set one of the two, and only with
+	// SnapshotDir: NewFactory refuses both at once, or either without SnapshotDir. A
+	// snapshot written with another key, or without one, is ignored.
 	SnapshotKey     []byte
 	SnapshotKeyFile string
 	// SnapshotPlainSecrets lets informers on secrets read and write unencrypted snapshots.
