@@ -48,10 +48,11 @@ type IndexStats struct {
 // An expression that does not compile fails with ErrInvalidIndex and a *jsonpath.SyntaxError
 // (errors.As) that holds the byte offset.
 //
-// In a mode that keeps only part of each object (the compact mode's projection), an
-// expression that reads a field the mode drops fails with ErrInvalidIndex wrapping the
-// mode's error (compact.ErrNotProjected): it would index nothing where the server's objects
-// have values.
+// In a mode that keeps only part of each object (the compact mode's projection, the
+// metadata-only mode), an expression that reads a field the mode drops fails with
+// ErrInvalidIndex wrapping the mode's error (dynamicinformer.ErrNotProjected,
+// metadataonly.ErrNotMetadata): it would index nothing where the server's objects have
+// values.
 func (i *Informer[T]) AddIndex(name, expr string) error {
 	p, err := jsonpath.CompileWithOptions(expr, i.h.c.indexOpts)
 	if err != nil {
