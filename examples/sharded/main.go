@@ -5,8 +5,8 @@
 //
 // Run it as a Deployment with N replicas (the Pod name as --identity), or by hand:
 //
-//	go run ./examples/sharded --lease-namespace default --identity a pods -A &
-//	go run ./examples/sharded --lease-namespace default --identity b pods -A &
+//	go run ./examples/sharded --lease-namespace default --identity a pods &
+//	go run ./examples/sharded --lease-namespace default --identity b pods &
 //
 // The apiserver filters by shard when it runs with --feature-gates=ShardedListAndWatch=true
 // (Kubernetes 1.36 and later); otherwise each replica still receives every object and
