@@ -176,8 +176,10 @@ func (c *Client) closeIdleConnections() {
 	}
 }
 
-// Refresh re-discovers everything now. Calls made while a re-discovery is in flight share it.
-// It clears the negative cache.
+// Refresh re-discovers everything now and waits for the round: it returns the round's error
+// (a partial failure of some groups is not one: see Resources), or ctx's when ctx ends
+// first; the round itself, bounded by Options.RequestTimeout, goes on for other callers.
+// Calls made while a re-discovery is in flight share it. It clears the negative cache.
 func (c *Client) Refresh(ctx context.Context) error {
 	if err := c.refreshAll(ctx); err != nil {
 		return err
