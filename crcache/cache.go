@@ -251,7 +251,7 @@ func (c *Cache) Start(ctx context.Context) error {
 func (c *Cache) startDiscovery(ctx context.Context) {
 	c.discOnce.Do(func() {
 		// Before the first round, so that a scope changed at any time is seen (replan.go).
-		c.unsubscribe = c.disc.Subscribe(c.onDiscovery)
+		c.unsubscribe, _ = c.disc.Subscribe(c.onDiscovery) // not nil: cannot fail
 		if err := c.disc.Start(ctx); err != nil && ctx.Err() == nil {
 			c.logger().Error(err, "Initial discovery failed; resources are resolved on demand")
 		}

@@ -18,6 +18,9 @@ import (
 // errors.As gives the *GroupUnavailableError.
 var ErrGroupUnavailable = errors.New("discovery: API group unavailable")
 
+// ErrNilHandler is returned by Subscribe for a nil handler.
+var ErrNilHandler = errors.New("discovery: Subscribe: nil handler")
+
 // GroupUnavailableError says that a resource belongs, or may belong, to an API group whose
 // discovery failed. errors.Is(err, ErrGroupUnavailable) is true; Unwrap gives the discovery
 // error the server returned for the group (for example client-go's StaleGroupVersionError

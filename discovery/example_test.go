@@ -43,7 +43,7 @@ func Example() {
 func ExampleClient_Subscribe() {
 	ctx := context.Background()
 	var c *discovery.Client // from discovery.New, started
-	unsubscribe := c.Subscribe(func(e discovery.Event) {
+	unsubscribe, err := c.Subscribe(func(e discovery.Event) {
 		switch e.Type {
 		case discovery.Added:
 			fmt.Println("start an informer for", e.Resource.GVR)
@@ -53,6 +53,9 @@ func ExampleClient_Subscribe() {
 			fmt.Println("stop the informer for", e.Resource.GVR)
 		}
 	})
+	if err != nil { // a nil handler
+		return
+	}
 	defer unsubscribe()
 	resources, err := c.Resources(ctx, discovery.Filter{ExcludeGroups: []string{"events.k8s.io"}})
 	var partial *discovery.PartialDiscoveryError

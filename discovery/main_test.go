@@ -142,11 +142,12 @@ type events struct {
 
 func subscribe(t *testing.T, c *discovery.Client) *events {
 	e := &events{}
-	unsubscribe := c.Subscribe(func(ev discovery.Event) {
+	unsubscribe, err := c.Subscribe(func(ev discovery.Event) {
 		e.mu.Lock()
 		e.all = append(e.all, timedEvent{Event: ev, At: time.Now()})
 		e.mu.Unlock()
 	})
+	require.NoError(t, err)
 	t.Cleanup(unsubscribe)
 	return e
 }

@@ -105,8 +105,9 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 	for _, cfg := range []*rest.Config{cp.AdminConfig(), restricted} {
 		c, _ := newClient(t, cfg, discovery.Options{RefreshInterval: 50 * time.Millisecond})
 		require.NoError(t, c.Start(ctx))
-		unsubscribe := c.Subscribe(func(discovery.Event) {})
-		_, err := c.Resolve(ctx, "pods")
+		unsubscribe, err := c.Subscribe(func(discovery.Event) {})
+		require.NoError(t, err)
+		_, err = c.Resolve(ctx, "pods")
 		require.NoError(t, err)
 		_, err = c.Resolve(ctx, "nosuchthing")
 		require.True(t, meta.IsNoMatchError(err))

@@ -15,14 +15,17 @@ import (
 // handler is called, the snapshot that Resolve reads already reflects the event. A slow
 // handler delays only its own subscription (its queue is unbounded, and an event is released
 // as soon as handler has returned for it). A panic in handler is recovered and logged, and
-// the next event is delivered. handler must not be nil: Subscribe panics on a nil one.
+// the next event is delivered. A nil handler is refused with ErrNilHandler.
 //
 // unsubscribe stops the deliveries: events still queued are dropped. Called from another
 // goroutine, it waits until the call of handler in flight, if any, has returned and the
 // subscription's goroutine has exited; after it returns, handler is not called again.
 // Called from handler itself, it returns at once (it cannot wait for itself), and no event
 // is delivered after that call of handler returns. It is idempotent.
-func (c *Client) Subscribe(handler func(Event)) (unsubscribe func()) {
+func (c *Client) Subscribe(handler func(Event)) (unsubscribe func(), err error) {
+	if handler == nil {
+		return nil, ErrNilHandler
+	}
 	log := c.log
 	s := mailbox.New(handler, mailbox.Options[Event]{OnPanic: func(e Event, r any, stack []byte) {
 		log.Error(fmt.Errorf("panic: %v", r), "discovery event handler panicked",
@@ -32,7 +35,7 @@ func (c *Client) Subscribe(handler func(Event)) (unsubscribe func()) {
 	return func() {
 		c.subs.remove(s)
 		s.Close()
-	}
+	}, nil
 }
 
 // subscribers is the set of live subscriptions.

@@ -73,13 +73,14 @@ func TestSubscribeDeliversInOrderAndUnsubscribeWaits(t *testing.T) {
 	var got []string
 	release := make(chan struct{})
 	entered := make(chan struct{}, 100)
-	unsubscribe := c.Subscribe(func(e Event) {
+	unsubscribe, err := c.Subscribe(func(e Event) {
 		entered <- struct{}{}
 		<-release
 		mu.Lock()
 		got = append(got, e.Type.String()+" "+e.Resource.GVR.Resource)
 		mu.Unlock()
 	})
+	require.NoError(t, err)
 	ev := func(t EventType, r string) Event {
 		return Event{Type: t, Resource: mkRes("", "v1", r, "K")}
 	}
@@ -118,7 +119,7 @@ func TestSubscribeOrderAndPanicRecovery(t *testing.T) {
 	require.NoError(t, err)
 	var got []string
 	var mu sync.Mutex
-	unsubscribe := c.Subscribe(func(e Event) {
+	unsubscribe, err := c.Subscribe(func(e Event) {
 		if e.Resource.GVR.Resource == "boom" {
 			panic("handler bug")
 		}
@@ -126,6 +127,7 @@ func TestSubscribeOrderAndPanicRecovery(t *testing.T) {
 		got = append(got, e.Resource.GVR.Resource)
 		mu.Unlock()
 	})
+	require.NoError(t, err)
 	defer unsubscribe()
 	var names []string
 	for i := range 200 {
@@ -211,7 +213,7 @@ func TestUnsubscribeFromHandler(t *testing.T) {
 	var unsubscribe func()
 	subscribed := make(chan struct{})
 	returned := make(chan struct{})
-	unsubscribe = c.Subscribe(func(e Event) {
+	unsubscribe, err = c.Subscribe(func(e Event) {
 		<-subscribed
 		mu.Lock()
 		got = append(got, e.Resource.GVR.Resource)
@@ -221,6 +223,7 @@ func TestUnsubscribeFromHandler(t *testing.T) {
 			close(returned)
 		}
 	})
+	require.NoError(t, err)
 	close(subscribed)
 	for _, r := range []string{"a", "b", "c", "d"} {
 		c.subs.publish([]Event{{Type: Added, Resource: mkRes("", "v1", r, "K")}})
@@ -305,4 +308,14 @@ func TestWatchFailedWhileStoppingLogsNothing(t *testing.T) {
 	cancel()
 	w.watchFailed(ctx, cancel, nil, cut)
 	assert.Len(t, logged, 1, "nothing more once stopping: %v", logged)
+}
+
+// A nil handler is an error, not a panic on the first event.
+func TestSubscribeNilHandler(t *testing.T) {
+	c, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{})
+	require.NoError(t, err)
+	unsubscribe, err := c.Subscribe(nil)
+	require.ErrorIs(t, err, ErrNilHandler)
+	assert.Nil(t, unsubscribe)
+	assert.NotPanics(t, func() { c.subs.publish([]Event{{Type: Added, Resource: mkRes("", "v1", "a", "K")}}) })
 }

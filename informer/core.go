@@ -158,7 +158,12 @@ func (c *core) start(ctx context.Context) error {
 	}
 	// Discovery delivers events on a goroutine of its own, one at a time and in order: they
 	// are handled there, with no queue of the factory's.
-	unsub := c.disc.Subscribe(c.handleEvent)
+	unsub, err := c.disc.Subscribe(c.handleEvent)
+	if err != nil { // cannot happen with a real client: handleEvent is not nil
+		close(c.watcherDone)
+		c.stop()
+		return fmt.Errorf("kindex: subscribe to discovery: %w", err)
+	}
 	c.mu.Lock()
 	c.unsub = unsub
 	c.mu.Unlock()

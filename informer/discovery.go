@@ -36,7 +36,8 @@ type Discovery interface {
 	// Subscribe calls fn for every change to the served resources until unsubscribe, on a
 	// goroutine of its own (never the caller's of Resolve or Refresh), one event at a time
 	// and in order; unsubscribe waits for a call in flight. *discovery.Client does.
-	Subscribe(fn func(discovery.Event)) (unsubscribe func())
+	// A nil fn is an error (the core never passes one).
+	Subscribe(fn func(discovery.Event)) (unsubscribe func(), err error)
 }
 
 // follower is implemented by discovery clients that can say whether they follow the

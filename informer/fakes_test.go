@@ -336,7 +336,10 @@ func (d *fakeDiscovery) Resources(_ context.Context, f discovery.Filter) ([]disc
 	return out, nil
 }
 
-func (d *fakeDiscovery) Subscribe(fn func(discovery.Event)) func() {
+func (d *fakeDiscovery) Subscribe(fn func(discovery.Event)) (func(), error) {
+	if fn == nil {
+		return nil, discovery.ErrNilHandler
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	id := d.nextID
@@ -346,7 +349,7 @@ func (d *fakeDiscovery) Subscribe(fn func(discovery.Event)) func() {
 		d.mu.Lock()
 		delete(d.subs, id)
 		d.mu.Unlock()
-	}
+	}, nil
 }
 
 func (d *fakeDiscovery) emit(ev discovery.Event) {

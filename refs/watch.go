@@ -218,7 +218,7 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 	// to resources; subscribe first, then list, leaving to the events a listed resource they
 	// touched meanwhile (the list may be older than they are).
 	var initial subscribe.Guard
-	run.unsubs = append(run.unsubs, run.disc.Subscribe(func(ev discovery.Event) {
+	unsub, err := run.disc.Subscribe(func(ev discovery.Event) {
 		initial.Touch(ev.Resource.GVR.GroupResource())
 		if ev.Old != nil {
 			initial.Touch(ev.Old.GVR.GroupResource())
@@ -236,7 +236,11 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 		case discovery.Removed:
 			g.g.forget(ev.Resource.GVR.GroupResource())
 		}
-	}))
+	})
+	if err != nil {
+		return err
+	}
+	run.unsubs = append(run.unsubs, unsub)
 	all, err := run.disc.Resources(ctx, discovery.Filter{})
 	if err != nil && len(all) == 0 {
 		return fmt.Errorf("refs: discovery: %w", err)

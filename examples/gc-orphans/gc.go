@@ -56,9 +56,13 @@ func startCollector(ctx context.Context, cfg *rest.Config, filter discovery.Filt
 		return nil, err
 	}
 	if events != nil { // subscribed after Start: changes only, not the first discovery
-		c.unsubscribe = append(c.unsubscribe, c.disc.Subscribe(func(e discovery.Event) {
+		unsub, err := c.disc.Subscribe(func(e discovery.Event) {
 			fmt.Fprintf(events, "[discovery] %s %s (%s)\n", e.Type, qualified(e.Resource), e.Resource.GVR.Version)
-		}))
+		})
+		if err != nil {
+			return nil, err
+		}
+		c.unsubscribe = append(c.unsubscribe, unsub)
 	}
 
 	// Metadata only: objects travel as protobuf and cost a fraction of their full form.
