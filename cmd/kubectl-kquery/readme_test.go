@@ -17,14 +17,14 @@ import (
 	"github.com/kindex/kindex/internal/testenv"
 )
 
-// readmeExample returns the Go program under "## A 20-line example" in the repository's
+// readmeExample returns the Go program under "## A short example" in the repository's
 // README.md.
 func readmeExample(t *testing.T) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
-	_, after, ok := strings.Cut(string(b), "## A 20-line example\n")
-	require.True(t, ok, "README.md has no \"A 20-line example\" section")
+	_, after, ok := strings.Cut(string(b), "## A short example\n")
+	require.True(t, ok, "README.md has no \"A short example\" section")
 	_, code, ok := strings.Cut(after, "```go\n")
 	require.True(t, ok, "no Go code block in the section")
 	code, _, ok = strings.Cut(code, "\n```")
