@@ -143,7 +143,7 @@ func (c *core) start(ctx context.Context) error {
 	}
 	if c.started {
 		c.mu.Unlock()
-		return fmt.Errorf("kindex: factory already started")
+		return ErrAlreadyStarted
 	}
 	c.started = true
 	c.ctx, c.cancel = context.WithCancel(ctx)

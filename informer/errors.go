@@ -19,6 +19,8 @@ import (
 var (
 	// ErrNotStarted is returned when an informer is requested before Factory.Start.
 	ErrNotStarted = errors.New("kindex: factory not started")
+	// ErrAlreadyStarted is returned by a second Factory.Start.
+	ErrAlreadyStarted = errors.New("kindex: factory already started")
 	// ErrShutdown is returned once the factory was shut down or its context ended.
 	ErrShutdown = errors.New("kindex: factory shut down")
 	// ErrReleased is returned by an Informer after Release.

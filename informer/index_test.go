@@ -348,6 +348,12 @@ func TestStartAfterShutdown(t *testing.T) {
 	assert.NotContains(t, err.Error(), "already started")
 }
 
+// A second Start is an error callers can tell apart.
+func TestStartTwice(t *testing.T) {
+	e := newEnv(t, Options[obj]{}) // started
+	assert.ErrorIs(t, e.f.Start(context.Background()), ErrAlreadyStarted)
+}
+
 // TestItemIndexFunc: an index function of Items indexes what it reads, follows changes, and
 // its errors are counted without losing the object, as AddIndexFunc's.
 func TestItemIndexFunc(t *testing.T) {

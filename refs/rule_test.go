@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -194,6 +195,8 @@ func TestStartRefusesANilContext(t *testing.T) {
 	//nolint:staticcheck // a nil context is the input under test
 	require.ErrorIs(t, g.Start(nil), informer.ErrNilContext)
 	require.ErrorIs(t, g.WaitForSync(nil), informer.ErrNilContext)
+	g.Shutdown()
+	require.ErrorIs(t, g.Start(context.Background()), ErrStopped, "a graph shut down does not start")
 }
 
 // A deletion of an earlier object of a name, told after its successor was added (a resource

@@ -142,6 +142,13 @@ type Stats struct {
 // ("ConfigMap", "configmap", "cm"), the error names the plural.
 var ErrUnknownResource = errors.New("refs: unknown resource")
 
+// ErrAlreadyStarted is returned by a second Graph.Start; ErrStopped by Start after the
+// graph was shut down.
+var (
+	ErrAlreadyStarted = errors.New("refs: graph already started")
+	ErrStopped        = errors.New("refs: graph shut down")
+)
+
 // ErrIncomplete is matched by the *IncompleteError of an answer given while some resources
 // the answer depends on are not cached completely.
 var ErrIncomplete = errors.New("refs: cache incomplete")

@@ -167,10 +167,10 @@ func (g *Graph) Start(ctx context.Context) error {
 	switch {
 	case g.stopped:
 		g.mu.Unlock()
-		return errors.New("refs: graph shut down")
+		return ErrStopped
 	case g.started:
 		g.mu.Unlock()
-		return errors.New("refs: graph already started")
+		return ErrAlreadyStarted
 	}
 	g.started = true
 	ctx, g.cancel = context.WithCancel(ctx)
