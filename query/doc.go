@@ -62,8 +62,8 @@
 //
 // Condition.Validate and Query.Validate check what needs no cache: one subject (an index or
 // a JSONPath), a valid operator (the zero Op is not one), the number of values the operator
-// takes, a numeric bound that is a finite number (ParseNumber: "1e999", "-Inf" and "NaN"
-// are all refused, and values that are not finite numbers never match), and a JSONPath
+// takes, a numeric bound that is a finite number (ParseNumber: "1e999", "-Inf", "NaN" and
+// "1e-400" are all refused, and values it refuses never match), and a JSONPath
 // that compiles. Errors are *InvalidError (ErrInvalidQuery) naming the condition; a JSONPath
 // error wraps the *jsonpath.SyntaxError, whose Offset says where the expression is wrong.
 // User text in error messages is quoted cut to 256 bytes.

@@ -26,7 +26,8 @@ const (
 	NotExists
 	// LessThan, LessOrEqual, GreaterThan, GreaterOrEqual: some value is a number that
 	// compares so with the number Values[0], which must be a finite number (see
-	// ParseNumber). Values that are not finite numbers never match.
+	// ParseNumber). Values that ParseNumber refuses (text, "NaN", "1e999", and "1e-400",
+	// too small for a float64) never match.
 	LessThan
 	LessOrEqual
 	GreaterThan

@@ -115,6 +115,21 @@ func TestParseNumber(t *testing.T) {
 	assert.Equal(t, 2.5, n("2.5").Float64())
 }
 
+// NumberOf, which reads the values a comparison visits, takes exactly what ParseNumber
+// takes, as the same number. It took a value "1e-400" for 0, so that "<= 0" matched it and
+// "> 0" did not, where ParseNumber refuses the same text as a bound.
+func TestNumberOfAgreesWithParseNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "+5", "2.5", "1e3", "0x1p-2", "1_000", "9223372036854775808", "5e-324", "0e-999",
+		"-0.000e-400", "0x0p-2000", "1e-400", "-1e-400", "0.0001e-320", "0x1p-1080", "-0x.8p-1074", "1e999", "Inf", "NaN", "", "a"} {
+		want, err := query.ParseNumber(s)
+		got, ok := query.NumberOf(s)
+		assert.Equal(t, err == nil, ok, "%q: ParseNumber says %v", s, err)
+		if ok && err == nil {
+			assert.Equal(t, 0, got.Compare(want), s)
+		}
+	}
+}
+
 // An integer and a float64 compare by their exact values. Rounding the integer to a float64
 // made -18014398509481986 equal to -18014398509481985.5 and that equal to
 // -18014398509481985, while the two integers differ: an order that is not one, with which

@@ -28,13 +28,7 @@ type Number struct {
 // no bound is accepted that compares in surprising ways.
 func ParseNumber(s string) (Number, error) {
 	if n, ok := NumberOf(s); ok {
-		if !n.isInt && n.f == 0 && nonzeroMantissa(s) {
-			return Number{}, fmt.Errorf("%s is too small: it rounds to 0 as a float64, and numeric comparisons take numbers as written", quote(s))
-		}
 		return n, nil
-	}
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return Number{isInt: true, i: i, f: float64(i)}, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	switch {
@@ -44,8 +38,10 @@ func ParseNumber(s string) (Number, error) {
 		return Number{}, fmt.Errorf("%s is not a number", quote(s))
 	case math.IsInf(f, 0) || math.IsNaN(f):
 		return Number{}, fmt.Errorf("%s is not a finite number: numeric comparisons take finite numbers", quote(s))
+	case f == 0 && nonzeroMantissa(s):
+		return Number{}, fmt.Errorf("%s is too small: it rounds to 0 as a float64, and numeric comparisons take numbers as written", quote(s))
 	}
-	return Number{f: f}, nil
+	return Number{}, fmt.Errorf("%s is not a number", quote(s))
 }
 
 // nonzeroMantissa reports whether the number s (in strconv.ParseFloat's syntax) has a
@@ -184,8 +180,9 @@ func (q Query) Validate() error {
 }
 
 // NumberOf is ParseNumber without the error, for the values of every object a comparison
-// visits: it does not allocate, and most values that are not numbers are refused by their
-// first byte.
+// visits: it takes what ParseNumber takes, as the same number, and nothing else ("1e-400"
+// is no more a value than a bound); it does not allocate, and most values that are not
+// numbers are refused by their first byte.
 func NumberOf(s string) (Number, bool) {
 	if s == "" {
 		return Number{}, false
@@ -199,7 +196,7 @@ func NumberOf(s string) (Number, bool) {
 		return Number{isInt: true, i: i, f: float64(i)}, true
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || f == 0 && nonzeroMantissa(s) {
 		return Number{}, false
 	}
 	return Number{f: f}, true
