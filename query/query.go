@@ -170,11 +170,17 @@ type Query struct {
 	// is refused with ErrScanRequired, so that an expensive query is always a decision.
 	Scan bool
 	// SortBy names an index whose values order the results instead of (namespace, name):
-	// each object by its smallest value (its largest with Descending), numbers numerically
-	// and before other values, which compare as bytes; objects without a value come last;
-	// ties in (namespace, name) order. A page is selected without sorting the whole match
-	// set, and continue tokens keep the position in this order.
-	SortBy     string
+	// each object by its smallest value (its largest with Descending). Numbers (values
+	// ParseNumber takes) come first, numerically; numbers equal in value but written
+	// differently ("1", "1.0", "1e0"; "0", "-0") by their text, so that objects of one value
+	// stay together. Then objects whose value is a map or a list (NonScalar), then the
+	// other values as bytes, "" first. Objects without a value come last; ties in
+	// (namespace, name) order. A page is selected without sorting the whole match set, and
+	// continue tokens keep the position in this order.
+	SortBy string
+	// Descending reverses the order of values (objects without a value still come last;
+	// ties stay in (namespace, name) order). It needs SortBy: without it the query is
+	// invalid.
 	Descending bool
 }
 

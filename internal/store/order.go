@@ -42,7 +42,8 @@ func newSortValue(values []string, desc bool) sortValue {
 	return best
 }
 
-// compareValues orders values: numbers numerically, before strings, which compare bytewise.
+// compareValues orders values: numbers numerically (equal numbers written differently by
+// their text), then query.NonScalar, then the other strings bytewise.
 func compareValues(a, b sortValue) int {
 	switch {
 	case a.isN && b.isN:
@@ -53,6 +54,12 @@ func compareValues(a, b sortValue) int {
 	case a.isN:
 		return -1
 	case b.isN:
+		return 1
+	case a.s == b.s:
+		return 0
+	case a.s == query.NonScalar:
+		return -1 // before every string, "" included
+	case b.s == query.NonScalar:
 		return 1
 	}
 	return strings.Compare(a.s, b.s)
