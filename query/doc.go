@@ -55,8 +55,11 @@
 //     reads the index's value sizes: O(distinct values).
 //
 // A query without a positive indexed condition is refused with ErrScanRequired unless Scan
-// is set, so that an expensive query is always a decision. Plan in the result says which
-// condition drove and how many candidates and matches there were.
+// is set, so that an expensive query is always a decision; Count and CountBy of a query
+// with no condition at all (no Conditions, AnyOf or Labels: a namespace's size, an
+// index's value sizes) cost no scan and need no Scan. Count and CountBy ignore Limit,
+// Continue, SortBy and Descending. Plan in the result says which condition drove and how
+// many candidates and matches there were.
 //
 // # Validation
 //
