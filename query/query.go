@@ -10,7 +10,12 @@ import (
 // Op is a comparison.
 type Op int
 
-// The comparisons a Condition can make.
+// The comparisons a Condition can make. An object's values are the text an index holds
+// (strings as they are, numbers as kubectl prints them: see indexfuncs.FromPath); Equal,
+// In, NotEqual and Prefix compare that text as bytes, without Unicode normalization or case
+// folding (a precomposed "é" and "e" followed by a combining accent are different values)
+// and without reading numbers ("1" and "1.0" are different values: compare numbers with
+// LessOrEqual and GreaterOrEqual).
 const (
 	// Equal: some value equals Values[0].
 	Equal Op = iota + 1
