@@ -181,6 +181,11 @@ func (g *Gen) SpecPath(root string, keys []string) Path {
 }
 
 func (g *Gen) specPath(root string, keys []string) Path {
+	if g.R.IntN(20) == 0 {
+		// Read from the whole object, not metadata: metadata-only objects of built-in
+		// resources have no apiVersion and kind.
+		return Path{Segs: []Seg{{Kind: Field, Key: pick(g, []string{"kind", "apiVersion"})}}}
+	}
 	p := Path{Segs: []Seg{{Kind: Field, Key: root}, g.field(keys)}}
 	if g.R.IntN(12) == 0 {
 		p.Segs = []Seg{{Kind: Field, Key: root}, {Kind: Descent, Key: pick(g, []string{"k", "a", "x"})}}
@@ -229,7 +234,9 @@ func (g *Gen) specPath(root string, keys []string) Path {
 // included) holds.
 func (g *Gen) MetaPath() Path {
 	md := Seg{Kind: Field, Key: "metadata"}
-	switch g.R.IntN(6) {
+	switch g.R.IntN(8) {
+	case 6:
+		return Path{Segs: []Seg{md, {Kind: Field, Key: pick(g, []string{"uid", "generation", "creationTimestamp", "managedFields", "resourceVersion"})}}}
 	case 0:
 		return Path{Segs: []Seg{md, {Kind: Field, Key: "labels"}, {Kind: Field, Key: pick(g, []string{"tier", "app"})}}}
 	case 1:
@@ -374,6 +381,12 @@ func (g *Gen) Query(m *Model, o QueryOptions) query.Query {
 	}
 	if g.R.IntN(2) == 0 {
 		q.Limit = 1 + g.R.IntN(7)
+	}
+	switch g.R.IntN(80) {
+	case 0:
+		q.Limit = -1 // invalid
+	case 1:
+		q.AnyOf = append(q.AnyOf, nil) // an empty group: invalid
 	}
 	// Mostly queries that run; some that must be refused for want of Scan.
 	q.Scan = g.R.IntN(5) != 0
