@@ -172,6 +172,11 @@ func TestRandomQueriesAgreeWithTheModel(t *testing.T) {
 			// fields are kept by an index of their own.
 			factoryIndexes[fmt.Sprint(r.prefix, "w", i)] = p.String()
 		}
+		// A second name for an index's expression: both share one index.
+		alias := r.prefix + "alias"
+		r.model.Indexes[alias] = r.model.Indexes[r.indexes[1]]
+		r.indexes = append(r.indexes, alias)
+		factoryIndexes[alias] = r.model.Indexes[alias].String()
 	}
 
 	// The objects, as the server returns them.

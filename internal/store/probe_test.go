@@ -92,16 +92,33 @@ type probeStore struct {
 // both ways, pages), in every way a cache holds objects, with each indexed condition also
 // asked as a JSONPath condition. Paging is also checked while objects change between pages.
 func TestQueriesAgreeWithTheModel(t *testing.T) {
-	for seed := range uint64(2) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { probeSeed(t, seed) })
+	for _, run := range []probeRun{
+		{seed: 0, objects: 150, queries: 120, namespaces: []string{"ns-a", "ns-b", "n"}},
+		{seed: 1, objects: 150, queries: 120, namespaces: []string{"ns-a", "ns-b", "n"}},
+		// Values shared by hundreds of objects in many namespaces: key lists as trees, split
+		// by namespace.
+		{seed: 2, objects: 300, queries: 50, namespaces: []string{"a", "b", "c", "d", "e", "f"}, narrow: true},
+	} {
+		t.Run(fmt.Sprint("seed", run.seed), func(t *testing.T) { probeSeed(t, run) })
 	}
 }
 
-func probeSeed(t *testing.T, seed uint64) {
+// probeRun is one run of the randomized test.
+type probeRun struct {
+	seed       uint64
+	objects    int
+	queries    int
+	namespaces []string
+	narrow     bool
+}
+
+func probeSeed(t *testing.T, run probeRun) {
 	ctx := context.Background()
+	seed := run.seed
 	g := querymodel.NewGen(seed)
+	g.Narrow = run.narrow
 	model := querymodel.New()
-	namespaces := []string{"ns-a", "ns-b", "n"}
+	namespaces := run.namespaces
 
 	// Indexes: paths into spec (anything) and metadata (every mode has it).
 	var indexes, metaIndexes, exprs []string
@@ -131,19 +148,29 @@ func probeSeed(t *testing.T, seed uint64) {
 	}
 
 	var stores []probeStore
-	for _, m := range probeModes(t, exprs) {
-		s := store.New(store.Options{})
-		for _, name := range indexes {
-			if m.metaOnly && !slices.Contains(metaIndexes, name) {
-				continue
-			}
-			p := jsonpath.MustCompile(model.Indexes[name].String())
-			if err := s.AddIndex(name, store.IndexFunc(indexfuncs.FromPath(p))); err != nil {
-				t.Fatal(err)
+	// Half the indexes are registered before the objects come, half after (backfilled),
+	// in the slots of indexes removed meanwhile.
+	addIndexes := func(odd int) {
+		for _, ps := range stores {
+			for i, name := range indexes {
+				if ps.mode.metaOnly && !slices.Contains(metaIndexes, name) || i%2 != odd {
+					continue
+				}
+				p := jsonpath.MustCompile(model.Indexes[name].String())
+				if err := ps.s.AddIndex(name, store.IndexFunc(indexfuncs.FromPath(p))); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		stores = append(stores, probeStore{mode: m, s: s})
 	}
+	for _, m := range probeModes(t, exprs) {
+		s := store.New(store.Options{})
+		stores = append(stores, probeStore{mode: m, s: s})
+		if err := s.AddIndex("gone", func(any) ([]string, error) { return []string{"x"}, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addIndexes(0)
 	put := func(data []byte) {
 		t.Helper()
 		o, err := model.Put(data)
@@ -182,10 +209,16 @@ func probeSeed(t *testing.T, seed uint64) {
 		}
 		return data
 	}
-	for i := range 150 {
+	for i := range run.objects {
 		ns := namespaces[i%len(namespaces)]
 		put(object(ns, fmt.Sprintf("w%03d", i)))
 	}
+	for _, ps := range stores {
+		if _, err := ps.s.RemoveIndex("gone"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addIndexes(1)
 
 	opts := querymodel.QueryOptions{Indexes: indexes, Paths: wherePaths, Namespaces: append(slices.Clone(namespaces), "none"), LabelKeys: []string{"tier", "app", "x.io/y"}}
 	metaOpts := querymodel.QueryOptions{Indexes: metaIndexes, Namespaces: opts.Namespaces, LabelKeys: opts.LabelKeys}
@@ -197,7 +230,7 @@ func probeSeed(t *testing.T, seed uint64) {
 			t.Errorf(format, args...)
 		}
 	}
-	for n := range 120 {
+	for n := range run.queries {
 		q := g.Query(model, opts)
 		qm := g.Query(model, metaOpts)
 		for _, ps := range stores {

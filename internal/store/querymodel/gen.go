@@ -16,6 +16,8 @@ import (
 // Gen makes random objects, paths and queries from a seeded source.
 type Gen struct {
 	R *rand.Rand
+	// Narrow makes scalars few and common, so that values are shared by many objects.
+	Narrow bool
 }
 
 // NewGen returns a generator seeded with seed.
@@ -57,6 +59,9 @@ var labelValues = []string{"", "a", "b", "A", "ab", "7", "07", "7.0", "1e3", "0x
 // Scalar returns a random JSON scalar: a string, a number (as json.Number, so that its
 // text goes to the wire as written), a boolean or null.
 func (g *Gen) Scalar() any {
+	if g.Narrow {
+		return pick(g, []any{"", "a", "ab", json.Number("1"), "1.0", json.Number("-0.0"), true, nil})
+	}
 	switch g.R.IntN(10) {
 	case 0, 1, 2, 3:
 		return pick(g, strs)
