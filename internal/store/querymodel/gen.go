@@ -25,9 +25,12 @@ func NewGen(seed uint64) *Gen { return &Gen{R: rand.New(rand.NewPCG(seed, seed^0
 
 func pick[T any](g *Gen, xs []T) T { return xs[g.R.IntN(len(xs))] }
 
-// Keys of maps in generated objects and paths: plain, dotted (read as a key, or as its
-// parts when a map lacks it), unicode in two normalization forms, a digit.
-var specKeys = []string{"a", "b", "c", "x", "x.y", "y", "\u00fc", "u\u0308", "1", "k", "v"}
+// SpecKeys are the keys of maps in generated objects and paths: plain, dotted (read as a
+// key, or as its parts when a map lacks it), unicode in two normalization forms, a digit,
+// characters JSON encoders escape, quotes, the empty key.
+var SpecKeys = []string{"a", "b", "c", "x", "x.y", "y", "\u00fc", "u\u0308", "1", "k", "v", "<&>", "k\u2028", `q"'\`, ""}
+
+var specKeys = SpecKeys
 
 // dataKeys are the keys of ConfigMap data (ConfigMap keys are [-._a-zA-Z0-9]+).
 var dataKeys = []string{"a", "b", "c", "x", "x.y", "1", "k"}
@@ -166,7 +169,7 @@ func (g *Gen) ConfigMap(ns, name string, marker map[string]string) map[string]an
 
 func (g *Gen) field(keys []string) Seg {
 	k := pick(g, keys)
-	quoted := strings.ContainsAny(k, ".") || k == "1" || g.R.IntN(4) == 0
+	quoted := k == "" || strings.ContainsAny(k, ".<&\u2028\"'\\1") || g.R.IntN(4) == 0
 	return Seg{Kind: Field, Key: k, Quoted: quoted}
 }
 
