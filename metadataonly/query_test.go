@@ -244,3 +244,30 @@ func TestMetadataDependentsAndOrphansWithWatchAll(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"configmaps " + ns + "/owned"}, names(ds), "dependents of a deleted owner are still found")
 }
+
+// The server sends the metadata of built-in resources without kind and apiVersion (custom
+// resources' with them): objects listed and watched carry the resource's anyway, so that a
+// JSONPath index on {.kind} or {.apiVersion} reads them as on a custom resource.
+func TestMetadataObjectsOfBuiltinResourcesHaveTheirKind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Clientset(t).CoreV1().ConfigMaps(ns)
+	_, err := cms.Create(ctx, labeled("listed", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+	fx := start(t, nil, metadataonly.Options{Namespace: ns})
+	inf, err := fx.f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.AddIndex("kind", "{.kind}"))
+	require.NoError(t, inf.AddIndex("apiVersion", "{.apiVersion}"))
+	waitSync(t, inf)
+	_, err = cms.Create(ctx, labeled("watched", nil), metav1.CreateOptions{})
+	require.NoError(t, err)
+	both := []string{ns + "/listed", ns + "/watched"}
+	eventuallyKeys(t, inf, conds(query.Eq("kind", "ConfigMap")), both...)
+	assert.Equal(t, both, run(t, inf, conds(query.Eq("apiVersion", "v1"))))
+	for _, o := range must(inf.List(nil)) {
+		assert.Equal(t, corev1.SchemeGroupVersion.WithKind("ConfigMap"), o.GroupVersionKind(), o.GetName())
+	}
+}

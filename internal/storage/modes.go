@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -36,15 +37,44 @@ func NewMetadataMode(client MetadataClient, sc Config) Mode {
 		if t.Resource.Namespaced {
 			ns = t.Namespace
 		}
+		kind := kindSetter(t.Resource.GVK)
 		list := func(ctx context.Context, o metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
-			return client.List(ctx, gvr, ns, o)
+			l, err := client.List(ctx, gvr, ns, o)
+			if err == nil {
+				for i := range l.Items {
+					kind(&l.Items[i])
+				}
+			}
+			return l, err
 		}
 		watchFn := func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return client.Watch(ctx, gvr, ns, o)
+			w, err := client.Watch(ctx, gvr, ns, o)
+			if err != nil {
+				return nil, err
+			}
+			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
+				if p, ok := ev.Object.(*metav1.PartialObjectMetadata); ok && ev.Type != watch.Bookmark {
+					kind(p)
+				}
+				return ev, true
+			}), nil
 		}
 		return &probingLW{ListerWatcherWithContext: clientListerWatcher(t, list, watchFn, client), watch: watchFn}
 	}
 	return m
+}
+
+// kindSetter returns a function that gives an object of the resource its kind and
+// apiVersion when the server sent none: the server's metadata of built-in resources (as
+// protobuf) comes without them, of custom resources with them, and JSONPath reads .kind and
+// .apiVersion of either (indexfuncs' metadata map) alike.
+func kindSetter(gvk schema.GroupVersionKind) func(*metav1.PartialObjectMetadata) {
+	apiVersion := gvk.GroupVersion().String() // one string shared by every object
+	return func(p *metav1.PartialObjectMetadata) {
+		if p.Kind == "" && gvk.Kind != "" {
+			p.APIVersion, p.Kind = apiVersion, gvk.Kind
+		}
+	}
 }
 
 // clientMode is a mode on a client-go client that decodes: objects are stored as received.
