@@ -48,7 +48,13 @@
 // of Leases does (a member that cannot see the others would be given a range and never
 // take it), and Informer.Run fails if the informer of its assignment parks before it has
 // synced (a resource this replica may not list); stop the Member then, and the others
-// take its range over.
+// take its range over. An Informer ends when its Member's Run does.
+//
+// Identities must be unique in a group. A Lease is kept by one instance (InstanceAnnotation):
+// a replica started with the identity of a live one waits for that one's Lease to expire,
+// fails with ErrIdentityInUse as soon as it sees it renewed, and leaves it alone; a replica
+// restarted under the name of one that died takes the Lease over once it expires. A member
+// deletes its Lease only while it is its own.
 //
 // Handlers (InformerOptions.Handler) see the union: an object that enters the replica's
 // shard arrives as an add, one that leaves it (handed to another replica) as a delete, as

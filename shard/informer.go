@@ -73,6 +73,8 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 		return nil, errors.New("shard: NewInformer: nil Factory")
 	case resource == "":
 		return nil, errors.New("shard: NewInformer: empty resource")
+	case m.done == nil:
+		return nil, errors.New("shard: NewInformer: the Member was not made by New")
 	}
 	if o.Poll <= 0 {
 		o.Poll = 100 * time.Millisecond
@@ -84,9 +86,10 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 	return s, nil
 }
 
-// ErrRunOnce is returned by a second call of Informer.Run: an Informer runs once (its
-// handler's stream ends with the first Run); make a new one to follow the Member again.
-var ErrRunOnce = errors.New("shard: Informer.Run called twice")
+// ErrRunOnce is returned by a second call of Informer.Run or Member.Run: an Informer runs
+// once (its handler's stream ends with the first Run), and so does a Member (its Lease is
+// deleted at the end of the first); make new ones to join the group again.
+var ErrRunOnce = errors.New("shard: Run called twice")
 
 // Run follows the Member's assignment until ctx ends, then releases every informer it
 // holds (handlers get no deletes for that). It returns ctx's error, the first error
@@ -95,7 +98,9 @@ var ErrRunOnce = errors.New("shard: Informer.Run called twice")
 // parks before it has synced (the resource is forbidden to this replica or not served):
 // the replica cannot hold its range, so stop its Member (cancel Member.Run's context) and
 // the others take the range over. An informer that parks once synced keeps serving what it
-// holds, as unsharded informers do; its Status says so.
+// holds, as unsharded informers do; its Status says so. Run also ends, with an error
+// wrapping what Member.Run returned, when the Member's Run returns first: the others take
+// the range of a member that stopped, and the Informer does not keep holding it.
 func (s *Informer[T]) Run(ctx context.Context) error {
 	s.mu.Lock()
 	again := s.started
@@ -115,6 +120,11 @@ func (s *Informer[T]) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-s.m.done:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return s.m.stopped()
 		case <-changed:
 		case <-tick.C:
 		}

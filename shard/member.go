@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -38,6 +40,11 @@ const (
 	// member computes for it: two members whose views of the group differ for a moment then
 	// cannot each count on the other for the same range.
 	AssignedAnnotation = "kindex.io/shard-assigned"
+	// InstanceAnnotation is the annotation in which a member says which process keeps the
+	// Lease (a random value per Member). A member never takes over the Lease of its identity
+	// while another instance keeps it (see ErrIdentityInUse), and deletes the Lease at the end
+	// of Run only if it is still its own.
+	InstanceAnnotation = "kindex.io/shard-instance"
 	// FieldAnnotation is the annotation in which a member publishes what it hashes
 	// (Options.Field). Members that hash another field split their own hash space: a member
 	// leaves them out of its group, so that during a change of Field (a rolling update) each
@@ -45,6 +52,15 @@ const (
 	// without it is counted as hashing the same field.
 	FieldAnnotation = "kindex.io/shard-field"
 )
+
+// ErrIdentityInUse is wrapped by the error Member.Run returns when another live process
+// keeps the Lease of the same Identity: one that renews it while this member waits for it
+// to expire (two replicas given one identity), or one that took it over while this member
+// kept it (this member could not renew it for a LeaseDuration). Identities must be unique
+// in a group: two members of one identity would hold the same range, each counting itself
+// once. A Lease that is not renewed (a replica that died, restarted under the same name) is
+// taken over once it expires, without an error.
+var ErrIdentityInUse = errors.New("shard: another live instance keeps the Lease of this identity")
 
 // Options configures a Member.
 type Options struct {
@@ -92,7 +108,21 @@ type Member struct {
 	observed   int                       // Lease lists seen
 	changed    chan struct{}
 	kick       chan struct{}
-	crash      bool // tests: end Run without deleting the Lease, as a killed process would
+	crash      bool  // tests: end Run without deleting the Lease, as a killed process would
+	started    bool  // Run was called: a Member runs once
+	runErr     error // what Run returned
+
+	instance string        // InstanceAnnotation's value: this Member's, random
+	holding  bool          // this Run created or renewed the Lease as instance
+	waiting  *foreignLease // the live Lease of another instance this member waits for
+	done     chan struct{} // closed when Run returns
+}
+
+// foreignLease is another instance's Lease of this member's identity, as first seen.
+type foreignLease struct {
+	instance, holder, group string
+	renew                   time.Time // its renewTime when first seen
+	seen                    time.Time // when first seen, on this replica's clock
 }
 
 // minRenewPeriod bounds the requests a member makes: a renewal and a list per period.
@@ -133,8 +163,12 @@ func New(o Options) (*Member, error) {
 	if o.RenewPeriod < minRenewPeriod || o.RenewPeriod >= o.LeaseDuration {
 		return nil, fmt.Errorf("shard: RenewPeriod %v must be at least %v and shorter than LeaseDuration %v", o.RenewPeriod, minRenewPeriod, o.LeaseDuration)
 	}
+	instance := make([]byte, 8)
+	if _, err := rand.Read(instance); err != nil {
+		return nil, fmt.Errorf("shard: instance identifier: %w", err)
+	}
 	return &Member{o: o, changed: make(chan struct{}), kick: make(chan struct{}, 1), others: map[string]informer.Shard{},
-		held: map[any]informer.Shard{}}, nil
+		held: map[any]informer.Shard{}, instance: hex.EncodeToString(instance), done: make(chan struct{})}, nil
 }
 
 // Identity is Options.Identity.
@@ -191,7 +225,9 @@ func (m *Member) Leave(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		m.mu.Lock()
-		left := len(m.published().Ranges) == 0 && m.known && m.assigned.IsZero()
+		// Nothing held, and the others know it: they leave the member out of the split, or it
+		// keeps no Lease (Run has not started, has ended, or waits for another instance's).
+		left := len(m.published().Ranges) == 0 && (!m.holding || m.known && m.assigned.IsZero())
 		m.mu.Unlock()
 		if left {
 			return nil
@@ -328,18 +364,58 @@ func (m *Member) leaseName() string { return m.o.Group + "-" + m.o.Identity }
 // cannot see the others' would be given a range by them and never take it, so it deletes
 // its Lease and stops instead. Later failures are logged (the first of a run of them at
 // level 0) and retried every RenewPeriod.
+//
+// The Lease of the member's identity is kept by one instance (InstanceAnnotation): a member
+// that finds it kept by another, not expired, waits (logging it once) until it expires or is
+// deleted, as when a replica that died is restarted under the same name, and then takes it;
+// Run returns an error wrapping ErrIdentityInUse, and leaves the Lease alone, if that other
+// instance renews it meanwhile, or if another instance takes the Lease over while this
+// member keeps it. Run deletes the Lease at its end only while it is still its own. A
+// Member runs once: a second call returns ErrRunOnce. When Run returns, the member has no
+// assignment any more, and the Informers that follow it end.
 func (m *Member) Run(ctx context.Context) error {
+	if m.done == nil {
+		return errors.New("shard: Member.Run: the Member was not made by New")
+	}
+	m.mu.Lock()
+	again := m.started
+	m.started = true
+	m.mu.Unlock()
+	if again {
+		return ErrRunOnce
+	}
+	err := m.run(ctx)
+	m.mu.Lock()
+	m.holding, m.known, m.runErr = false, false, err
+	wake := m.changed
+	m.changed = make(chan struct{})
+	m.mu.Unlock()
+	close(wake)
+	close(m.done)
+	return err
+}
+
+func (m *Member) run(ctx context.Context) error {
 	tick := time.NewTicker(m.o.RenewPeriod)
 	defer tick.Stop()
-	first := true
+	first := true // until the first renewal and list succeed
 	for {
 		err := m.renew(ctx)
-		if err != nil {
+		waiting := errors.Is(err, errWaiting)
+		switch {
+		case waiting:
+		case errors.Is(err, ErrIdentityInUse):
+			return err
+		case err != nil:
 			err = fmt.Errorf("shard: renew Lease %s/%s: %w", m.o.Namespace, m.leaseName(), err)
-		} else if err = m.observe(ctx); err != nil {
-			err = fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, err)
+		default:
+			if err = m.observe(ctx); err != nil {
+				err = fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, err)
+			}
 		}
-		if err != nil && ctx.Err() == nil {
+		switch {
+		case waiting:
+		case err != nil && ctx.Err() == nil:
 			if first {
 				m.deleteLease(ctx)
 				return err
@@ -353,12 +429,12 @@ func (m *Member) Run(ctx context.Context) error {
 				v = 1
 			}
 			m.o.Logger.V(v).Info("Cannot renew the shard Lease or list the group's", "err", err)
-		} else if err == nil {
+		case err == nil:
+			first = false
 			m.mu.Lock()
 			m.failing = false
 			m.mu.Unlock()
 		}
-		first = false
 		select {
 		case <-ctx.Done():
 			m.mu.Lock()
@@ -374,12 +450,28 @@ func (m *Member) Run(ctx context.Context) error {
 	}
 }
 
-// deleteLease deletes the member's Lease, even once ctx has ended.
+// deleteLease deletes the member's Lease, even once ctx has ended, if it is still its own
+// (another instance may have taken it over, or keep it while this member waits).
 func (m *Member) deleteLease(ctx context.Context) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_ = m.o.Client.CoordinationV1().Leases(m.o.Namespace).Delete(dctx, m.leaseName(), metav1.DeleteOptions{})
+	leases := m.o.Client.CoordinationV1().Leases(m.o.Namespace)
+	for range 3 {
+		l, err := leases.Get(dctx, m.leaseName(), metav1.GetOptions{})
+		if err != nil || l.Annotations[InstanceAnnotation] != m.instance {
+			return
+		}
+		err = leases.Delete(dctx, m.leaseName(), metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion}})
+		if !apierrors.IsConflict(err) {
+			return
+		}
+	}
 }
+
+// errWaiting: the Lease of the member's identity is kept by another live instance; the
+// member waits for it to expire or be deleted.
+var errWaiting = errors.New("shard: waiting for the Lease of another instance")
 
 func (m *Member) renew(ctx context.Context) error {
 	leases := m.o.Client.CoordinationV1().Leases(m.o.Namespace)
@@ -399,25 +491,124 @@ func (m *Member) renew(ctx context.Context) error {
 		l = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: m.leaseName(), Labels: map[string]string{GroupLabel: m.o.Group},
 				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving, AssignedAnnotation: assigned,
-					FieldAnnotation: string(m.o.Field)}},
+					FieldAnnotation: string(m.o.Field), InstanceAnnotation: m.instance}},
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, AcquireTime: &now, RenewTime: &now},
 		}
 		_, err = leases.Create(ctx, l, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return errWaiting // created meanwhile by another instance: the next renewal looks at it
+		}
+		if err == nil {
+			m.setHolding()
+		}
 		return err
 	}
 	if err != nil {
 		return err
 	}
+	if err := m.mayRenew(l, now.Time); err != nil {
+		return err
+	}
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
 	}
+	if l.Labels == nil {
+		l.Labels = map[string]string{}
+	}
+	l.Labels[GroupLabel] = m.o.Group
 	l.Annotations[HeldAnnotation] = held
 	l.Annotations[LeavingAnnotation] = leaving
 	l.Annotations[AssignedAnnotation] = assigned
 	l.Annotations[FieldAnnotation] = string(m.o.Field)
+	l.Annotations[InstanceAnnotation] = m.instance
 	l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &id, &secs, &now
-	_, err = leases.Update(ctx, l, metav1.UpdateOptions{})
-	return err
+	if _, err = leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+	m.setHolding()
+	return nil
+}
+
+func (m *Member) setHolding() {
+	m.mu.Lock()
+	m.holding, m.waiting = true, nil
+	m.mu.Unlock()
+}
+
+// mayRenew says whether the member may write l, the Lease of its identity: nil if it is
+// its own or nobody's (expired, or without an instance, as one written by hand); errWaiting
+// while another instance keeps it; an error wrapping ErrIdentityInUse if that instance
+// renews it meanwhile, or took it over from this member.
+func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
+	inst := l.Annotations[InstanceAnnotation]
+	holder := ""
+	if l.Spec.HolderIdentity != nil {
+		holder = *l.Spec.HolderIdentity
+	}
+	group := l.Labels[GroupLabel]
+	var renew time.Time
+	if l.Spec.RenewTime != nil {
+		renew = l.Spec.RenewTime.Time
+	}
+	name := m.o.Namespace + "/" + m.leaseName()
+	var wait []any // logged once m.mu is released
+	defer func() {
+		if wait != nil {
+			m.o.Logger.Info("The shard Lease of this identity is kept by another instance; waiting until it expires or is deleted (identities must be unique in a group)", wait...)
+		}
+	}()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case inst == m.instance:
+		return nil
+	case m.holding && inst == "":
+		return nil // the instance was edited out: the Lease is still this member's
+	case m.holding:
+		return fmt.Errorf("%w: Lease %s, kept by this member (instance %s), was taken over by instance %s (holder %q): identities must be unique in a group",
+			ErrIdentityInUse, name, m.instance, inst, holder)
+	case inst == "" && holder == m.o.Identity && group == m.o.Group:
+		return nil // not an instance's: written by hand or by an earlier version
+	}
+	w := m.waiting
+	if w == nil || w.instance != inst || w.holder != holder || w.group != group {
+		w = &foreignLease{instance: inst, holder: holder, group: group, renew: renew, seen: now}
+		m.waiting = w
+		if exp := m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, now); exp.After(now) {
+			wait = []any{"lease", name, "instance", inst, "holder", holder, "group", group, "expires", exp.Format(time.RFC3339)}
+			return errWaiting
+		}
+	} else if !renew.Equal(w.renew) {
+		return fmt.Errorf("%w: Lease %s is renewed by instance %s (holder %q, group %q): identities must be unique in a group",
+			ErrIdentityInUse, name, inst, holder, group)
+	}
+	if m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, w.seen).After(now) {
+		return errWaiting
+	}
+	m.waiting = nil
+	return nil // expired: this member takes it over
+}
+
+// maxCountedLease bounds how long another's Lease counts without being seen renewed, whatever
+// its leaseDurationSeconds says, unless this member's own LeaseDuration is longer.
+const maxCountedLease = time.Hour
+
+// expiry is when a Lease of this renewTime and leaseDurationSeconds, first seen with that
+// renewTime at seen (this replica's clock), expires: its duration after the earlier of the
+// two, so that a renewTime ahead of this replica's clock (or written by hand far in the
+// future) holds no longer than a Lease seen renewed now; and the duration counts for at most
+// maxCountedLease (or this member's LeaseDuration, if longer). The zero time for a Lease
+// without a renewTime or a duration.
+func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen time.Time) time.Time {
+	if renew == nil || secs == nil || *secs <= 0 {
+		return time.Time{}
+	}
+	d := min(time.Duration(*secs)*time.Second, max(maxCountedLease, m.o.LeaseDuration))
+	from := renew.Time
+	if seen.Before(from) {
+		from = seen
+	}
+	return from.Add(d)
 }
 
 // observe lists the group's Leases and recomputes the membership and assignment.
@@ -546,4 +737,11 @@ func parseHeld(field informer.ShardField, v string) (informer.Shard, error) {
 		s.Ranges = append(s.Ranges, informer.ShardRange{Start: start, Last: last})
 	}
 	return s.Normalize(), nil
+}
+
+// stopped is the error of an Informer whose Member's Run has returned.
+func (m *Member) stopped() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return fmt.Errorf("shard: the Member's Run has returned: %w", m.runErr)
 }

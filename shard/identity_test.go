@@ -1,0 +1,190 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testsupport"
+	"github.com/kindex/kindex/metadataonly"
+)
+
+// running is a Member whose Run goes on in the background until stop or the test's end.
+type running struct {
+	m    *Member
+	log  *testsupport.Lines
+	stop context.CancelFunc
+	done chan struct{} // closed when Run has returned err
+	err  error
+}
+
+func startMember(t *testing.T, cs kubernetes.Interface, ns, g, id string) *running {
+	t.Helper()
+	r := &running{log: &testsupport.Lines{}, done: make(chan struct{})}
+	var err error
+	r.m, err = New(Options{Client: cs, Namespace: ns, Group: g, Identity: id, LeaseDuration: 3 * time.Second,
+		RenewPeriod: 100 * time.Millisecond, Logger: r.log.Logger(1)})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop = cancel
+	go func() { r.err = r.m.Run(ctx); close(r.done) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("Run of %s did not return", id)
+		}
+	})
+	return r
+}
+
+func (r *running) assigned() bool { _, ok := r.m.Assignment(); return ok }
+
+func getLease(t *testing.T, cs kubernetes.Interface, ns, name string) *coordinationv1.Lease {
+	t.Helper()
+	l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	return l
+}
+
+// renewedAfter waits until the Lease name is renewed by instance after it has been read.
+func renewedAfter(t *testing.T, cs kubernetes.Interface, ns, name, instance string) {
+	t.Helper()
+	before := getLease(t, cs, ns, name).Spec.RenewTime.Time
+	require.Eventually(t, func() bool {
+		l := getLease(t, cs, ns, name)
+		return l.Annotations[InstanceAnnotation] == instance && l.Spec.RenewTime.After(before)
+	}, 10*time.Second, 20*time.Millisecond, "Lease %s renewed by %s", name, instance)
+}
+
+// Two replicas given one identity (a careless deployment), started one after the other or
+// together: one keeps the Lease and renews it undisturbed; the other never takes it, never
+// has an assignment, and fails with ErrIdentityInUse naming the Lease, leaving the Lease to
+// the first.
+func TestMemberSameIdentity(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	for _, tt := range []struct {
+		name     string
+		together bool
+	}{{"second later", false}, {"together", true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			g := "g" + map[bool]string{false: "1", true: "2"}[tt.together]
+			a := startMember(t, cs, ns, g, "b")
+			if !tt.together {
+				require.Eventually(t, a.assigned, 10*time.Second, 10*time.Millisecond)
+			}
+			b := startMember(t, cs, ns, g, "b")
+			var keeper, loser *running
+			var err error
+			select {
+			case <-a.done:
+				keeper, loser, err = b, a, a.err
+			case <-b.done:
+				keeper, loser, err = a, b, b.err
+			case <-time.After(20 * time.Second):
+				t.Fatal("neither member noticed the other")
+			}
+			require.ErrorIs(t, err, ErrIdentityInUse)
+			assert.Contains(t, err.Error(), ns+"/"+g+"-b", "the error names the Lease")
+			if !tt.together {
+				assert.Same(t, b, loser, "the replica already running keeps its Lease")
+			}
+			assert.Zero(t, loser.log.Count("Shard membership changed"), "the other replica never joined the group")
+			require.Eventually(t, keeper.assigned, 10*time.Second, 10*time.Millisecond)
+			renewedAfter(t, cs, ns, g+"-b", keeper.m.instance)
+			assert.Zero(t, keeper.log.Count("Cannot renew"), "the replica keeping the Lease renews it undisturbed:\n%s", keeper.log)
+			assert.Equal(t, []string{"b"}, keeper.m.Members())
+
+			// A third, whose context has ended before Run: it leaves the Lease alone.
+			c, err := New(Options{Client: cs, Namespace: ns, Group: g, Identity: "b"})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			assert.ErrorIs(t, c.Run(ctx), context.Canceled)
+			assert.ErrorIs(t, c.Run(ctx), ErrRunOnce, "a Member runs once")
+			assert.Equal(t, keeper.m.instance, getLease(t, cs, ns, g+"-b").Annotations[InstanceAnnotation])
+			renewedAfter(t, cs, ns, g+"-b", keeper.m.instance)
+		})
+	}
+}
+
+// A replica restarted under the name of one that died (a StatefulSet's Pod) finds its
+// identity's Lease not yet expired: it waits, says so, and takes the Lease once it expires,
+// without an error.
+func TestMemberTakesOverAnExpiredLease(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	now := metav1.NewMicroTime(time.Now())
+	secs, id := int32(2), "b"
+	_, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: "g-b", Labels: map[string]string{GroupLabel: "g"},
+			Annotations: map[string]string{InstanceAnnotation: "dead", HeldAnnotation: formatHeld(Split(informer.ShardByUID, 1)[0])}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, RenewTime: &now},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	r := startMember(t, cs, ns, "g", "b")
+	require.Eventually(t, r.assigned, 20*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 1, r.log.Count("kept by another instance", `"instance"="dead"`), "the wait is logged once:\n%s", r.log)
+	assert.GreaterOrEqual(t, time.Since(now.Time), time.Duration(secs)*time.Second, "not before the Lease expired")
+	assert.Equal(t, r.m.instance, getLease(t, cs, ns, "g-b").Annotations[InstanceAnnotation])
+	select {
+	case <-r.done:
+		t.Fatalf("Run returned: %v", r.err)
+	default:
+	}
+}
+
+// A member whose Lease another instance takes over (this one could not renew it for a
+// LeaseDuration, and a replica of the same name replaced it) stops: Run fails with
+// ErrIdentityInUse without deleting the Lease, and its Informer ends and releases what it
+// held, instead of holding a range that the group gives to the other.
+func TestMemberLeaseTakenOver(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	configMaps(t, plain, ns, "c", 5)
+	f := startFactory(t, plain, metadataonly.Options{}, metadataonly.NewFactory)
+	r := startMember(t, cs, ns, "g", "b")
+	inf, err := NewInformer(r.m, f, "configmaps", InformerOptions{Options: []informer.Option{informer.WithNamespace(ns)}})
+	require.NoError(t, err)
+	ictx := waitCtx(t, 60*time.Second)
+	infDone := make(chan error, 1)
+	go func() { infDone <- inf.Run(ictx) }()
+	require.NoError(t, inf.WaitForSync(ictx))
+
+	require.NoError(t, retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		l := getLease(t, cs, ns, "g-b")
+		l.Annotations[InstanceAnnotation] = "other"
+		_, err := cs.CoordinationV1().Leases(ns).Update(context.Background(), l, metav1.UpdateOptions{})
+		return err
+	}))
+
+	select {
+	case <-r.done:
+		require.ErrorIs(t, r.err, ErrIdentityInUse)
+	case <-time.After(20 * time.Second):
+		t.Fatal("Run did not notice the takeover")
+	}
+	select {
+	case err := <-infDone:
+		assert.ErrorIs(t, err, ErrIdentityInUse, "the Informer says why it ended")
+		assert.False(t, errors.Is(err, context.Canceled))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the Informer goes on holding the range")
+	}
+	assert.Empty(t, inf.Informers(), "the Informer released what it held")
+	assert.Empty(t, f.Statuses())
+	_, ok := r.m.Assignment()
+	assert.False(t, ok, "a stopped member has no assignment")
+	assert.Equal(t, "other", getLease(t, cs, ns, "g-b").Annotations[InstanceAnnotation], "the Lease is left to the other instance")
+}
