@@ -188,3 +188,37 @@ func TestMemberLeaseTakenOver(t *testing.T) {
 	assert.False(t, ok, "a stopped member has no assignment")
 	assert.Equal(t, "other", getLease(t, cs, ns, "g-b").Annotations[InstanceAnnotation], "the Lease is left to the other instance")
 }
+
+// Careless calls get errors, not panics or hangs: a Member not made by New, Leave before
+// Run and twice, and a Run after Leave (the member joins as leaving and is given nothing).
+func TestMemberMisuse(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	var zero Member
+	assert.Error(t, zero.Run(waitCtx(t, 5*time.Second)), "a Member not made by New")
+	f, err := metadataonly.NewFactory(plain.AdminConfig(), metadataonly.Options{})
+	require.NoError(t, err)
+	_, err = NewInformer(&zero, f, "configmaps", InformerOptions{})
+	assert.Error(t, err, "an Informer of a Member not made by New")
+
+	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 3 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	ctx := waitCtx(t, 10*time.Second)
+	require.NoError(t, m.Leave(ctx), "Leave before Run: nothing to hand over")
+	require.NoError(t, m.Leave(ctx), "Leave twice")
+
+	c := startMember(t, cs, ns, "g", "c")
+	rctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+	require.Eventually(t, func() bool {
+		l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "g-b", metav1.GetOptions{})
+		return err == nil && l.Annotations[LeavingAnnotation] == "true"
+	}, 10*time.Second, 20*time.Millisecond, "Run after Leave keeps a Lease that says it leaves")
+	renewedAfter(t, cs, ns, "g-b", m.instance)
+	require.Eventually(t, c.assigned, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"c"}, c.m.Members(), "the leaving member is given nothing")
+	_, ok := m.Assignment()
+	assert.False(t, ok)
+}
