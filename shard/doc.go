@@ -6,7 +6,12 @@
 // A Member keeps its replica's Lease "<Group>-<Identity>" in a namespace, renewing it every
 // RenewPeriod, and lists the group's Leases as often. The live members are those whose
 // Lease has not expired (renewTime + leaseDurationSeconds after now, on this replica's
-// clock: keep clocks within a fraction of the LeaseDuration). The assignment is a function
+// clock: keep clocks within a fraction of the LeaseDuration; and a renewTime ahead of that
+// clock counts as a renewal when this replica first sees it, so a Lease nobody renews
+// expires one duration later whatever its renewTime says; a duration counts for an hour at
+// most, or this member's LeaseDuration if longer). Only a Lease named
+// "<Group>-<holderIdentity>" is a member's: others with the group's label (written by hand,
+// say) are left out and logged. The assignment is a function
 // of the sorted live identities alone, so every member that sees the same Leases computes
 // the same one: the hash space [0, 2^64) split into N equal contiguous ranges, the i-th
 // to the i-th identity (Split). A member takes its first assignment from its second list of

@@ -112,11 +112,16 @@ type Member struct {
 	started    bool  // Run was called: a Member runs once
 	runErr     error // what Run returned
 
-	instance string        // InstanceAnnotation's value: this Member's, random
-	holding  bool          // this Run created or renewed the Lease as instance
-	waiting  *foreignLease // the live Lease of another instance this member waits for
-	done     chan struct{} // closed when Run returns
+	instance string                 // InstanceAnnotation's value: this Member's, random
+	holding  bool                   // this Run created or renewed the Lease as instance
+	waiting  *foreignLease          // the live Lease of another instance this member waits for
+	seen     map[string]seenRenewal // the renewTime of each Lease of the group, and when it was first seen
+	ignored  map[string]bool        // Leases of the group that are not a member's, logged once
+	done     chan struct{}          // closed when Run returns
 }
+
+// seenRenewal is a Lease's renewTime and when this member first saw it (its clock).
+type seenRenewal struct{ renew, at time.Time }
 
 // foreignLease is another instance's Lease of this member's identity, as first seen.
 type foreignLease struct {
@@ -620,7 +625,7 @@ func (m *Member) observe(ctx context.Context) error {
 	}
 	now := time.Now()
 	m.mu.Lock()
-	leaving := m.leaving
+	leaving, prevSeen, prevIgnored := m.leaving, m.seen, m.ignored // only observe writes the last two
 	m.mu.Unlock()
 	var live []string // the members the assignment is split between
 	if !leaving {
@@ -629,12 +634,28 @@ func (m *Member) observe(ctx context.Context) error {
 	others := map[string]informer.Shard{}
 	claims := map[string]informer.Shard{} // what each other member says is its assignment
 	var otherField []string               // live members that hash another field
+	seen := make(map[string]seenRenewal, len(list.Items))
+	ignored := map[string]bool{} // Leases that are not a member's
+	var ignore []string          // those seen for the first time, and their holders
 	for _, l := range list.Items {
 		s := l.Spec
 		if s.HolderIdentity == nil || *s.HolderIdentity == m.o.Identity || s.RenewTime == nil || s.LeaseDurationSeconds == nil {
 			continue
 		}
-		if s.RenewTime.Add(time.Duration(*s.LeaseDurationSeconds) * time.Second).Before(now) {
+		if l.Name != m.o.Group+"-"+*s.HolderIdentity {
+			// Written by hand, or a member's Lease edited: whatever it says is not what a
+			// member holds (it could speak for a real member of that name).
+			if ignored[l.Name] = true; !prevIgnored[l.Name] {
+				ignore = append(ignore, l.Name, *s.HolderIdentity)
+			}
+			continue
+		}
+		r := seenRenewal{renew: s.RenewTime.Time, at: now}
+		if prev, ok := prevSeen[l.Name]; ok && prev.renew.Equal(r.renew) {
+			r.at = prev.at
+		}
+		seen[l.Name] = r
+		if !m.expiry(s.RenewTime, s.LeaseDurationSeconds, r.at).After(now) {
 			continue // expired: a replica that died
 		}
 		if f := l.Annotations[FieldAnnotation]; f != "" && f != string(m.o.Field) {
@@ -651,6 +672,10 @@ func (m *Member) observe(ctx context.Context) error {
 			claims[*s.HolderIdentity] = a
 		}
 	}
+	for i := 0; i < len(ignore); i += 2 {
+		m.o.Logger.Info("Lease of the shard group left out: a member's Lease is named <group>-<holderIdentity>",
+			"lease", m.o.Namespace+"/"+ignore[i], "holderIdentity", ignore[i+1], "group", m.o.Group)
+	}
 	slices.Sort(live)
 	live = slices.Compact(live)
 	var assigned informer.Shard // none while leaving
@@ -666,6 +691,7 @@ func (m *Member) observe(ctx context.Context) error {
 
 	slices.Sort(otherField)
 	m.mu.Lock()
+	m.seen, m.ignored = seen, ignored
 	fieldsChanged := !slices.Equal(otherField, m.otherField)
 	m.otherField = otherField
 	membersChanged := !slices.Equal(live, m.members)
