@@ -3,6 +3,9 @@ package shard
 import (
 	"context"
 	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +65,69 @@ func TestMemberHandWrittenLeases(t *testing.T) {
 	long, err := New(Options{Client: cs, Namespace: ns, Identity: "a", LeaseDuration: 2 * time.Hour})
 	require.NoError(t, err)
 	assert.Equal(t, now.Add(2*time.Hour), long.expiry(&at, &huge, now), "or for the member's own LeaseDuration if longer")
+}
+
+// intersectRef is intersect by brute force: every pair of ranges.
+func intersectRef(a, b informer.Shard) informer.Shard {
+	var out []informer.ShardRange
+	for _, x := range a.Ranges {
+		for _, y := range b.Ranges {
+			if lo, hi := max(x.Start, y.Start), min(x.Last, y.Last); lo <= hi {
+				out = append(out, informer.ShardRange{Start: lo, Last: hi})
+			}
+		}
+	}
+	return informer.Shard{Field: a.Field, Ranges: out}.Normalize()
+}
+
+func TestIntersect(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func() informer.Shard {
+		var s informer.Shard
+		for range rng.IntN(8) {
+			a, b := rng.Uint64N(64), rng.Uint64N(64)
+			if rng.IntN(10) == 0 {
+				b = math.MaxUint64 - rng.Uint64N(3)
+			}
+			s.Ranges = append(s.Ranges, informer.ShardRange{Start: min(a, b), Last: max(a, b)})
+		}
+		return s
+	}
+	for range 5000 {
+		a, b := random(), random()
+		want, got := intersectRef(a, b), intersect(a, b)
+		require.True(t, want.Equal(got), "%v ∩ %v: want %v, got %v", a.Ranges, b.Ranges, want.Ranges, got.Ranges)
+	}
+}
+
+// A Lease whose annotations list as many ranges as the API server lets them hold (a hand
+// edit, or a forgery) costs a member a list of Leases, not seconds of CPU every RenewPeriod:
+// what others hold is intersected in one pass over the ranges, not range by range.
+func TestMemberEnormousAnnotations(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	var b strings.Builder
+	var want informer.Shard
+	for i := uint64(0); b.Len() < 120_000; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		v := strconv.FormatUint(2*i, 16)
+		b.WriteString(v + "-" + v)
+		want.Ranges = append(want.Ranges, informer.ShardRange{Start: 2 * i, Last: 2 * i})
+	}
+	ranges := b.String()
+	t.Logf("%d ranges in %d bytes per annotation", len(want.Ranges), len(ranges))
+	// a sorts first: its share of a group of two is the first half, where the ranges are.
+	handLease(t, cs, ns, "g", "g-a", "a", 60, time.Now(), map[string]string{HeldAnnotation: ranges, AssignedAnnotation: ranges})
+	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	ctx := waitCtx(t, 60*time.Second)
+	require.NoError(t, m.renew(ctx))
+	start := time.Now()
+	require.NoError(t, m.observe(ctx))
+	took := time.Since(start)
+	t.Logf("one list of Leases took %v", took)
+	assert.True(t, m.covered().Equal(want), "a holds every range it lists, all in its share")
+	assert.Less(t, took, 2*time.Second)
 }

@@ -323,14 +323,19 @@ func (m *Member) published() informer.Shard {
 	return out
 }
 
-// intersect is the part of the hash space both a and b hold (empty Ranges for none).
+// intersect is the part of the hash space both a and b hold (empty Ranges for none), in
+// one pass over both sorted lists of ranges: a Lease may list thousands.
 func intersect(a, b informer.Shard) informer.Shard {
+	x, y := a.Normalize().Ranges, b.Normalize().Ranges
 	var out []informer.ShardRange
-	for _, x := range a.Normalize().Ranges {
-		for _, y := range b.Normalize().Ranges {
-			if lo, hi := max(x.Start, y.Start), min(x.Last, y.Last); lo <= hi {
-				out = append(out, informer.ShardRange{Start: lo, Last: hi})
-			}
+	for i, j := 0, 0; i < len(x) && j < len(y); {
+		if lo, hi := max(x[i].Start, y[j].Start), min(x[i].Last, y[j].Last); lo <= hi {
+			out = append(out, informer.ShardRange{Start: lo, Last: hi})
+		}
+		if x[i].Last < y[j].Last { // the range that ends first meets nothing further on
+			i++
+		} else {
+			j++
 		}
 	}
 	return informer.Shard{Field: a.Field, Ranges: out}.Normalize()
