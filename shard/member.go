@@ -70,7 +70,7 @@ type Options struct {
 	// Namespace holds the group's Leases. Required.
 	Namespace string
 	// Group names the set of replicas that split the hash space: the Lease name prefix and
-	// the value of GroupLabel. Default "kindex".
+	// the value of GroupLabel (so a label value: at most 63 characters). Default "kindex".
 	Group string
 	// Identity is this replica's name, unique in the group (a Pod name). Required; the
 	// Lease is "<Group>-<Identity>".
@@ -143,6 +143,9 @@ func New(o Options) (*Member, error) {
 	}
 	if o.Group == "" {
 		o.Group = "kindex"
+	}
+	if errs := validation.IsValidLabelValue(o.Group); len(errs) > 0 {
+		return nil, fmt.Errorf("shard: invalid Group %q (the value of label %s): %v", o.Group, GroupLabel, errs)
 	}
 	if o.Identity == "" {
 		return nil, errors.New("shard: Options.Identity is empty")

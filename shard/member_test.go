@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,8 @@ func TestMemberOptionsRefused(t *testing.T) {
 		{"lease duration overflows a Lease", Options{LeaseDuration: time.Duration(math.MaxInt32+1) * time.Second}},
 		{"renew period in a hot loop", Options{LeaseDuration: 3 * time.Second, RenewPeriod: time.Nanosecond}},
 		{"renew period as long as the lease", Options{LeaseDuration: 3 * time.Second, RenewPeriod: 3 * time.Second}},
+		{"group not a label value", Options{Group: "g-"}},
+		{"group too long for a label value", Options{Group: strings.Repeat("g", 64)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			o := tt.o
