@@ -22,6 +22,9 @@
 // it holds as they hold it synced (make-before-break again); then Run's end deletes the
 // Lease. A member stopped without Leave deletes its Lease, and its range is uncovered
 // until the others have synced it; one that dies keeps its range until its Lease expires.
+// One whose renewals fail for a LeaseDuration (its RBAC revoked, say) counts itself out as
+// the others do, says so, and releases its range as they hold it synced; it rejoins once a
+// renewal succeeds.
 //
 // An Informer holds one resource's objects of the assignment and follows it,
 // make-before-break: on a change it acquires an informer of the new range (a separate

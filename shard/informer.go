@@ -147,7 +147,7 @@ func (s *Informer[T]) close() {
 
 // reconcile makes one step towards holding exactly the assignment.
 func (s *Informer[T]) reconcile(ctx context.Context) error {
-	if s.m.Leaving() {
+	if s.m.handingOver() {
 		s.drain()
 		return nil
 	}
@@ -238,7 +238,7 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 	return nil
 }
 
-// drain is reconcile while the Member leaves: it releases every piece the other members
+// drain is reconcile while the Member leaves or is counted out: it releases every piece the other members
 // hold synced (and every piece not synced yet, which holds nothing), and publishes the rest.
 func (s *Informer[T]) drain() {
 	cover := s.m.covered()

@@ -114,6 +114,8 @@ type Member struct {
 
 	instance string                 // InstanceAnnotation's value: this Member's, random
 	holding  bool                   // this Run created or renewed the Lease as instance
+	renewed  time.Time              // the renewTime of its last renewal that succeeded
+	lapsed   bool                   // the Lease is expired: not renewed for a LeaseDuration
 	waiting  *foreignLease          // the live Lease of another instance this member waits for
 	seen     map[string]seenRenewal // the renewTime of each Lease of the group, and when it was first seen
 	ignored  map[string]bool        // Leases of the group that are not a member's, logged once
@@ -253,6 +255,14 @@ func (m *Member) Leaving() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.leaving
+}
+
+// handingOver reports whether the member hands everything it holds over: it leaves, or its
+// Lease has expired (the group counts it out).
+func (m *Member) handingOver() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.leaving || m.lapsed
 }
 
 // Owns reports whether an object whose Field is value (its UID, or its namespace) is this
@@ -421,9 +431,12 @@ func (m *Member) run(ctx context.Context) error {
 			return err
 		case err != nil:
 			err = fmt.Errorf("shard: renew Lease %s/%s: %w", m.o.Namespace, m.leaseName(), err)
-		default:
-			if err = m.observe(ctx); err != nil {
-				err = fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, err)
+		}
+		// The group is listed after a failed renewal too (not the first: Run fails then): the
+		// others count this member out once its Lease expires, and so must it.
+		if !waiting && (err == nil || !first) {
+			if lerr := m.observe(ctx); lerr != nil {
+				err = errors.Join(err, fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr))
 			}
 		}
 		switch {
@@ -512,7 +525,7 @@ func (m *Member) renew(ctx context.Context) error {
 			return errWaiting // created meanwhile by another instance: the next renewal looks at it
 		}
 		if err == nil {
-			m.setHolding()
+			m.setHolding(now.Time)
 		}
 		return err
 	}
@@ -538,13 +551,13 @@ func (m *Member) renew(ctx context.Context) error {
 	if _, err = leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
 		return err
 	}
-	m.setHolding()
+	m.setHolding(now.Time)
 	return nil
 }
 
-func (m *Member) setHolding() {
+func (m *Member) setHolding(renewed time.Time) {
 	m.mu.Lock()
-	m.holding, m.waiting = true, nil
+	m.holding, m.waiting, m.renewed = true, nil, renewed
 	m.mu.Unlock()
 }
 
@@ -634,9 +647,14 @@ func (m *Member) observe(ctx context.Context) error {
 	now := time.Now()
 	m.mu.Lock()
 	leaving, prevSeen, prevIgnored := m.leaving, m.seen, m.ignored // only observe writes the last two
+	// A Lease not renewed for a LeaseDuration (the renewals fail: 403, say) is expired for
+	// the others: they split the space without this member, and so does it, handing its
+	// range over as they hold it, until a renewal succeeds again.
+	renewed := m.renewed
+	lapsed := m.holding && !now.Before(renewed.Add(m.o.LeaseDuration))
 	m.mu.Unlock()
 	var live []string // the members the assignment is split between
-	if !leaving {
+	if !leaving && !lapsed {
 		live = append(live, m.o.Identity)
 	}
 	others := map[string]informer.Shard{}
@@ -699,7 +717,8 @@ func (m *Member) observe(ctx context.Context) error {
 
 	slices.Sort(otherField)
 	m.mu.Lock()
-	m.seen, m.ignored = seen, ignored
+	lapsedChanged := lapsed != m.lapsed
+	m.seen, m.ignored, m.lapsed = seen, ignored, lapsed
 	fieldsChanged := !slices.Equal(otherField, m.otherField)
 	m.otherField = otherField
 	membersChanged := !slices.Equal(live, m.members)
@@ -715,6 +734,13 @@ func (m *Member) observe(ctx context.Context) error {
 		m.changed = make(chan struct{})
 	}
 	m.mu.Unlock()
+	switch {
+	case lapsedChanged && lapsed:
+		m.o.Logger.Info("The shard Lease has not been renewed for a LeaseDuration: the group counts this replica out; it hands its range over as the others hold it",
+			"lease", m.o.Namespace+"/"+m.leaseName(), "renewed", renewed.Format(time.RFC3339))
+	case lapsedChanged:
+		m.o.Logger.Info("The shard Lease is renewed again: this replica rejoins the group", "lease", m.o.Namespace+"/"+m.leaseName())
+	}
 	if membersChanged {
 		m.o.Logger.Info("Shard membership changed", "members", live, "assigned", assigned.String())
 	}

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/informer"
@@ -34,6 +35,7 @@ const (
 // test process.
 type replica struct {
 	id     string
+	log    *testsupport.Lines // the Member's log
 	m      *Member
 	inf    *Informer[*metav1.PartialObjectMetadata]
 	cancel context.CancelFunc
@@ -52,8 +54,9 @@ type group struct {
 	received atomic.Int64 // response bytes of the factory's ConfigMap requests
 	mu       sync.Mutex
 	replicas map[string]*replica
-	added    int  // replicas added so far
-	separate bool // each replica added gets a factory of its own (no informer shared)
+	added    int                             // replicas added so far
+	separate bool                            // each replica added gets a factory of its own (no informer shared)
+	clients  map[string]kubernetes.Interface // the Lease client of a replica, if not the admin's
 }
 
 // all returns the replicas (the sampler reads them while the test adds one).
@@ -119,10 +122,17 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // different informers, so each replica's cache is its own (as in separate processes).
 func (g *group) add(id string) *replica {
 	t := g.t
-	m, err := New(Options{Client: g.cp.Clientset(t), Namespace: g.ns, Group: "test", Identity: id,
-		LeaseDuration: testLease, RenewPeriod: testRenew})
+	var client kubernetes.Interface = g.cp.Clientset(t)
+	g.mu.Lock()
+	if c := g.clients[id]; c != nil {
+		client = c
+	}
+	g.mu.Unlock()
+	log := &testsupport.Lines{}
+	m, err := New(Options{Client: client, Namespace: g.ns, Group: "test", Identity: id,
+		LeaseDuration: testLease, RenewPeriod: testRenew, Logger: log.Logger(0)})
 	require.NoError(t, err)
-	r := &replica{id: id, m: m, handled: map[types.UID]bool{}}
+	r := &replica{id: id, log: log, m: m, handled: map[types.UID]bool{}}
 	var h cache.ResourceEventHandler = cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { r.setHandled(obj.(*metav1.PartialObjectMetadata).UID, true) },
 		UpdateFunc: func(_, obj any) {
