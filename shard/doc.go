@@ -24,7 +24,9 @@
 // until the others have synced it; one that dies keeps its range until its Lease expires.
 // One whose renewals fail for a LeaseDuration (its RBAC revoked, say) counts itself out as
 // the others do, says so, and releases its range as they hold it synced; it rejoins once a
-// renewal succeeds.
+// renewal succeeds. A member whose own Lease is missing from the list (deleted by someone,
+// and created again at the next renewal; or gone with its namespace) keeps its assignment
+// until the Lease is back, rather than take the whole space as if it were alone.
 //
 // An Informer holds one resource's objects of the assignment and follows it,
 // make-before-break: on a change it acquires an informer of the new range (a separate

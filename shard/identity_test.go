@@ -265,3 +265,54 @@ func TestMemberRenewForbidden(t *testing.T) {
 	assert.Empty(t, misses, "no gap")
 	g.checkExactlyOnce(all)
 }
+
+// The namespace of the group's Leases is deleted under a running group (its Leases with
+// it): no member can renew, and each list shows none of the group. Members keep their
+// assignment rather than each taking the whole space on a list that no longer shows the
+// group (every object held by every replica); a member whose Lease someone deletes says so
+// and creates it again.
+func TestMemberLeaseNamespaceDeleted(t *testing.T) {
+	cp := plain
+	ns := cp.Namespace(t)
+	all := bulkConfigMaps(t, cp, ns, 300)
+	g := newGroup(t, cp, ns)
+	g.leaseNS = cp.Namespace(t)
+	for _, id := range []string{"r0", "r1", "r2"} {
+		g.add(id)
+	}
+	require.Eventually(t, func() bool { return g.settled(3) }, 30*time.Second, 50*time.Millisecond, "3 replicas settle")
+	endSampling := g.startSampling(all)
+	cs := cp.Clientset(t)
+
+	g.mu.Lock()
+	r1 := g.replicas["r1"]
+	g.mu.Unlock()
+	old := getLease(t, cs, g.leaseNS, "test-r1")
+	require.NoError(t, cs.CoordinationV1().Leases(g.leaseNS).Delete(context.Background(), "test-r1", metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		l, err := cs.CoordinationV1().Leases(g.leaseNS).Get(context.Background(), "test-r1", metav1.GetOptions{})
+		return err == nil && l.UID != old.UID
+	}, 10*time.Second, 20*time.Millisecond, "r1 creates its Lease again")
+	assert.Equal(t, 1, r1.log.Count("deleted"), "r1 says its Lease was deleted:\n%s", r1.log)
+	require.Eventually(t, func() bool { return g.settled(3) }, 30*time.Second, 50*time.Millisecond, "3 replicas settle again")
+
+	require.NoError(t, cs.CoreV1().Namespaces().Delete(context.Background(), g.leaseNS, metav1.DeleteOptions{}))
+	// No namespace controller runs: delete its Leases as it would.
+	require.NoError(t, cs.CoordinationV1().Leases(g.leaseNS).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}))
+	// Until every Lease would have expired, and a few lists after that.
+	require.Eventually(t, func() bool {
+		for _, r := range g.all() {
+			if time.Since(r.m.renewedAt()) < testLease+3*testRenew {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 50*time.Millisecond)
+	g.checkExactlyOnce(all)
+	for _, r := range g.all() {
+		assert.Equal(t, 1, r.log.Count("Cannot renew", "being terminated"), "%s says why it cannot renew:\n%s", r.id, r.log)
+	}
+	misses, samples := endSampling()
+	t.Logf("%d samples of the union, %d with an object missing", samples, len(misses))
+	assert.Empty(t, misses, "no gap")
+}

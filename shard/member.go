@@ -115,6 +115,7 @@ type Member struct {
 	instance string                 // InstanceAnnotation's value: this Member's, random
 	holding  bool                   // this Run created or renewed the Lease as instance
 	renewed  time.Time              // the renewTime of its last renewal that succeeded
+	gone     bool                   // the Lease was found deleted (logged once) and is not back yet
 	lapsed   bool                   // the Lease is expired: not renewed for a LeaseDuration
 	waiting  *foreignLease          // the live Lease of another instance this member waits for
 	seen     map[string]seenRenewal // the renewTime of each Lease of the group, and when it was first seen
@@ -514,6 +515,14 @@ func (m *Member) renew(ctx context.Context) error {
 	id := m.o.Identity
 	l, err := leases.Get(ctx, m.leaseName(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		m.mu.Lock()
+		report := m.holding && !m.gone
+		m.gone = m.holding
+		m.mu.Unlock()
+		if report {
+			m.o.Logger.Info("The shard Lease was deleted while this replica kept it; creating it again",
+				"lease", m.o.Namespace+"/"+m.leaseName())
+		}
 		l = &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{Name: m.leaseName(), Labels: map[string]string{GroupLabel: m.o.Group},
 				Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leaving, AssignedAnnotation: assigned,
@@ -557,7 +566,7 @@ func (m *Member) renew(ctx context.Context) error {
 
 func (m *Member) setHolding(renewed time.Time) {
 	m.mu.Lock()
-	m.holding, m.waiting, m.renewed = true, nil, renewed
+	m.holding, m.waiting, m.renewed, m.gone = true, nil, renewed, false
 	m.mu.Unlock()
 }
 
@@ -663,8 +672,12 @@ func (m *Member) observe(ctx context.Context) error {
 	seen := make(map[string]seenRenewal, len(list.Items))
 	ignored := map[string]bool{} // Leases that are not a member's
 	var ignore []string          // those seen for the first time, and their holders
+	own := false
 	for _, l := range list.Items {
 		s := l.Spec
+		if l.Name == m.leaseName() && l.Annotations[InstanceAnnotation] == m.instance {
+			own = true
+		}
 		if s.HolderIdentity == nil || *s.HolderIdentity == m.o.Identity || s.RenewTime == nil || s.LeaseDurationSeconds == nil {
 			continue
 		}
@@ -697,6 +710,12 @@ func (m *Member) observe(ctx context.Context) error {
 		if a, err := parseHeld(m.o.Field, l.Annotations[AssignedAnnotation]); err == nil {
 			claims[*s.HolderIdentity] = a
 		}
+	}
+	if !own {
+		// This member's own Lease is gone (deleted by someone, or with its namespace): the
+		// list is not the group as the others see it, and a member alone in it would take the
+		// whole space. The assignment stays as it is until the Lease is back.
+		return nil
 	}
 	for i := 0; i < len(ignore); i += 2 {
 		m.o.Logger.Info("Lease of the shard group left out: a member's Lease is named <group>-<holderIdentity>",
@@ -804,4 +823,10 @@ func (m *Member) stopped() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return fmt.Errorf("shard: the Member's Run has returned: %w", m.runErr)
+}
+
+func (m *Member) renewedAt() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.renewed
 }

@@ -57,6 +57,7 @@ type group struct {
 	added    int                             // replicas added so far
 	separate bool                            // each replica added gets a factory of its own (no informer shared)
 	clients  map[string]kubernetes.Interface // the Lease client of a replica, if not the admin's
+	leaseNS  string
 }
 
 // all returns the replicas (the sampler reads them while the test adds one).
@@ -129,7 +130,11 @@ func (g *group) add(id string) *replica {
 	}
 	g.mu.Unlock()
 	log := &testsupport.Lines{}
-	m, err := New(Options{Client: client, Namespace: g.ns, Group: "test", Identity: id,
+	lns := g.ns
+	if g.leaseNS != "" {
+		lns = g.leaseNS
+	}
+	m, err := New(Options{Client: client, Namespace: lns, Group: "test", Identity: id,
 		LeaseDuration: testLease, RenewPeriod: testRenew, Logger: log.Logger(0)})
 	require.NoError(t, err)
 	r := &replica{id: id, log: log, m: m, handled: map[types.UID]bool{}}
