@@ -3,6 +3,8 @@ package shard
 import (
 	"context"
 	"errors"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,7 +279,16 @@ func TestMemberLeaseNamespaceDeleted(t *testing.T) {
 	all := bulkConfigMaps(t, cp, ns, 300)
 	g := newGroup(t, cp, ns)
 	g.leaseNS = cp.Namespace(t)
+	// The members' requests pass a gate, closed while the Leases are deleted: a list that
+	// shows some of them gone is a view in which a member rightly takes the others' ranges.
+	var gate gate
+	cfg := cp.AdminConfig()
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return gateRT{rt: rt, g: &gate} })
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	g.clients = map[string]kubernetes.Interface{}
 	for _, id := range []string{"r0", "r1", "r2"} {
+		g.clients[id] = client
 		g.add(id)
 	}
 	require.Eventually(t, func() bool { return g.settled(3) }, 30*time.Second, 50*time.Millisecond, "3 replicas settle")
@@ -293,12 +304,14 @@ func TestMemberLeaseNamespaceDeleted(t *testing.T) {
 		l, err := cs.CoordinationV1().Leases(g.leaseNS).Get(context.Background(), "test-r1", metav1.GetOptions{})
 		return err == nil && l.UID != old.UID
 	}, 10*time.Second, 20*time.Millisecond, "r1 creates its Lease again")
-	assert.Equal(t, 1, r1.log.Count("deleted"), "r1 says its Lease was deleted:\n%s", r1.log)
+	assert.Equal(t, 1, r1.log.Count("was deleted while this replica kept it"), "r1 says its Lease was deleted:\n%s", r1.log)
 	require.Eventually(t, func() bool { return g.settled(3) }, 30*time.Second, 50*time.Millisecond, "3 replicas settle again")
 
+	gate.mu.Lock()
 	require.NoError(t, cs.CoreV1().Namespaces().Delete(context.Background(), g.leaseNS, metav1.DeleteOptions{}))
 	// No namespace controller runs: delete its Leases as it would.
 	require.NoError(t, cs.CoordinationV1().Leases(g.leaseNS).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}))
+	gate.mu.Unlock()
 	// Until every Lease would have expired, and a few lists after that.
 	require.Eventually(t, func() bool {
 		for _, r := range g.all() {
@@ -315,4 +328,18 @@ func TestMemberLeaseNamespaceDeleted(t *testing.T) {
 	misses, samples := endSampling()
 	t.Logf("%d samples of the union, %d with an object missing", samples, len(misses))
 	assert.Empty(t, misses, "no gap")
+}
+
+// gate holds requests while its mu is locked; those under way finish first.
+type gate struct{ mu sync.RWMutex }
+
+type gateRT struct {
+	rt http.RoundTripper
+	g  *gate
+}
+
+func (g gateRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	g.g.mu.RLock()
+	defer g.g.mu.RUnlock()
+	return g.rt.RoundTrip(r)
 }
