@@ -527,3 +527,50 @@ func TestShardLeaveWhileAnotherJoins(t *testing.T) {
 	assert.Empty(t, misses, "no gap")
 	g.checkExactlyOnce(all)
 }
+
+// TestShardRapidScale: three replicas join a group of one and leave again (Member.Leave),
+// over and over, staying from no time at all to a few RenewPeriods: no object is missing
+// from the union at any sampled moment, and afterwards the one replica left holds each
+// object exactly once.
+func TestShardRapidScale(t *testing.T) {
+	cp := plain
+	ns := cp.Namespace(t)
+	all := bulkConfigMaps(t, cp, ns, 300)
+	g := newGroup(t, cp, ns)
+	g.separate = true
+	r0 := g.add("r0")
+	require.Eventually(t, func() bool { return g.settled(1) }, 30*time.Second, 50*time.Millisecond, "r0 settles")
+	endSampling := g.startSampling(all)
+	var wg sync.WaitGroup
+	for _, periods := range []int{0, 1, 3, 6, 12} {
+		var joined []*replica
+		for i := 1; i <= 3; i++ {
+			joined = append(joined, g.add(fmt.Sprintf("r%d-%d", i, periods)))
+		}
+		// They stay for this many lists of Leases of r0 (none: they leave at once).
+		r0.m.mu.Lock()
+		until := r0.m.observed + periods
+		r0.m.mu.Unlock()
+		require.Eventually(t, func() bool { r0.m.mu.Lock(); defer r0.m.mu.Unlock(); return r0.m.observed >= until },
+			30*time.Second, 5*time.Millisecond)
+		if periods == 12 {
+			assert.True(t, r0.inf.Settled() && !r0.inf.Held().Equal(Split(informer.ShardByUID, 1)[0]),
+				"given the time, r0 hands three quarters over before they leave: %s", r0.inf.Held())
+		}
+		for _, r := range joined {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				assert.NoError(t, r.m.Leave(waitCtx(t, 30*time.Second)), "%s leaves", r.id)
+				g.remove(r.id).stop(false)
+			}()
+		}
+	}
+	wg.Wait()
+	require.Eventually(t, func() bool { return g.settled(1) }, 30*time.Second, 50*time.Millisecond, "r0 alone again")
+	misses, samples := endSampling()
+	t.Logf("%d samples of the union, %d with an object missing", samples, len(misses))
+	assert.Empty(t, misses, "no gap")
+	assert.Greater(t, samples, 20)
+	g.checkExactlyOnce(all)
+}
