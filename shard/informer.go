@@ -238,8 +238,9 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 	return nil
 }
 
-// drain is reconcile while the Member leaves or is counted out: it releases every piece the other members
-// hold synced (and every piece not synced yet, which holds nothing), and publishes the rest.
+// drain is reconcile while the Member leaves or is counted out: it releases every piece the
+// other members hold synced (and every piece not synced yet, which holds nothing), and
+// publishes the rest.
 func (s *Informer[T]) drain() {
 	cover := s.m.covered()
 	held := informer.Shard{Field: s.m.Field()}

@@ -825,6 +825,7 @@ func (m *Member) stopped() error {
 	return fmt.Errorf("shard: the Member's Run has returned: %w", m.runErr)
 }
 
+// renewedAt is the renewTime of the member's last renewal that succeeded.
 func (m *Member) renewedAt() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
