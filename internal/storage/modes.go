@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,12 +53,7 @@ func NewMetadataMode(client MetadataClient, sc Config) Mode {
 			if err != nil {
 				return nil, err
 			}
-			return watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-				if p, ok := ev.Object.(*metav1.PartialObjectMetadata); ok && ev.Type != watch.Bookmark {
-					kind(p)
-				}
-				return ev, true
-			}), nil
+			return newKindWatch(w, kind), nil
 		}
 		return &probingLW{ListerWatcherWithContext: clientListerWatcher(t, list, watchFn, client), watch: watchFn}
 	}
@@ -75,6 +71,42 @@ func kindSetter(gvk schema.GroupVersionKind) func(*metav1.PartialObjectMetadata)
 			p.APIVersion, p.Kind = apiVersion, gvk.Kind
 		}
 	}
+}
+
+// kindWatch passes a watch's events on, each object given its kind (kindSetter) on the way.
+// Why not watch.Filter: its goroutine sends without watching Stop, so one whose consumer
+// stopped reading (a reflector that stopped the watch) stays blocked for ever.
+type kindWatch struct {
+	in   watch.Interface
+	out  chan watch.Event
+	stop chan struct{}
+	once sync.Once
+}
+
+func newKindWatch(in watch.Interface, kind func(*metav1.PartialObjectMetadata)) *kindWatch {
+	w := &kindWatch{in: in, out: make(chan watch.Event), stop: make(chan struct{})}
+	go func() {
+		defer close(w.out)
+		for ev := range in.ResultChan() {
+			if p, ok := ev.Object.(*metav1.PartialObjectMetadata); ok && ev.Type != watch.Bookmark {
+				kind(p)
+			}
+			select {
+			case w.out <- ev:
+			case <-w.stop:
+				return
+			}
+		}
+	}()
+	return w
+}
+
+func (w *kindWatch) ResultChan() <-chan watch.Event { return w.out }
+
+// Stop stops the watch it wraps; the goroutine ends at once, even while an event waits.
+func (w *kindWatch) Stop() {
+	w.once.Do(func() { close(w.stop) })
+	w.in.Stop()
 }
 
 // clientMode is a mode on a client-go client that decodes: objects are stored as received.
