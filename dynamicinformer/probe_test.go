@@ -2,7 +2,6 @@ package dynamicinformer_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,41 +32,11 @@ type probeInformer struct {
 	rv       func(ns, name string) (string, bool)
 }
 
-func dynamicProbe(mode string, inf *dynamicinformer.Informer) probeInformer {
+// probeOf reads inf in the probe's terms; metaOnly: inf holds metadata only.
+func probeOf[T informer.Object](mode string, metaOnly bool, inf *informer.Informer[T]) probeInformer {
 	return probeInformer{
-		mode: mode,
-		query: func(ctx context.Context, q query.Query) ([]string, string, error) {
-			res, err := inf.Query(ctx, q)
-			keys := []string{}
-			for _, o := range res.Items {
-				keys = append(keys, o.GetNamespace()+"/"+o.GetName())
-			}
-			return keys, res.Continue, err
-		},
-		items: func(ctx context.Context, q query.Query) ([]string, string, error) {
-			res, err := inf.QueryItems(ctx, q)
-			keys := []string{}
-			for _, it := range res.Items {
-				keys = append(keys, it.Key())
-			}
-			return keys, res.Continue, err
-		},
-		count:   inf.Count,
-		countBy: inf.CountBy,
-		rv: func(ns, name string) (string, bool) {
-			o, err := inf.Get(ns, name)
-			if err != nil {
-				return "", false
-			}
-			return o.GetResourceVersion(), true
-		},
-	}
-}
-
-func metadataProbe(inf *metadataonly.Informer) probeInformer {
-	return probeInformer{
-		mode:     "metadata-only",
-		metaOnly: true,
+		mode:     mode,
+		metaOnly: metaOnly,
 		query: func(ctx context.Context, q query.Query) ([]string, string, error) {
 			res, err := inf.Query(ctx, q)
 			keys := []string{}
@@ -249,7 +218,7 @@ func TestRandomQueriesAgreeWithTheModel(t *testing.T) {
 				require.NoError(t, inf.AddIndex(name, r.model.Indexes[name].String()), mode)
 			}
 			require.NoError(t, inf.WaitForSync(ctx), mode)
-			r.infs = append(r.infs, dynamicProbe(mode, inf))
+			r.infs = append(r.infs, probeOf(mode, false, inf))
 		}
 	}
 	mf, err := metadataonly.NewFactory(cp.AdminConfig(), metadataonly.Options{})
@@ -265,7 +234,7 @@ func TestRandomQueriesAgreeWithTheModel(t *testing.T) {
 			require.NoError(t, minf.AddIndex(name, r.model.Indexes[name].String()))
 		}
 		require.NoError(t, minf.WaitForSync(ctx))
-		r.infs = append(r.infs, metadataProbe(minf))
+		r.infs = append(r.infs, probeOf("metadata-only", true, minf))
 	}
 
 	// caughtUp waits until every informer of r holds what the server returned last.
@@ -307,11 +276,11 @@ func TestRandomQueriesAgreeWithTheModel(t *testing.T) {
 					qq = qm
 				}
 				if msg := probeAnswers(ctx, inf, r.model, qq); msg != "" {
-					fail("%s %s: %s:\n%s", r.name, inf.mode, describeQuery(qq), msg)
+					fail("%s %s: %s:\n%s", r.name, inf.mode, querymodel.Describe(qq), msg)
 				}
-				if w, ok := whereForm(r.model, qq); ok {
+				if w, ok := r.model.WhereForm(qq); ok {
 					if msg := probeAnswers(ctx, inf, r.model, w); msg != "" {
-						fail("%s %s: %s (indexed conditions as JSONPath):\n%s", r.name, inf.mode, describeQuery(w), msg)
+						fail("%s %s: %s (indexed conditions as JSONPath):\n%s", r.name, inf.mode, querymodel.Describe(w), msg)
 					}
 				}
 			}
@@ -350,7 +319,7 @@ func TestRandomQueriesAgreeWithTheModel(t *testing.T) {
 					require.NoError(t, err)
 					if !slices.Equal(got, want) || (next != "") != more {
 						fail("%s %s: page %d of %s after %+v: got %q (more: %v), want %q (more: %v)%s", r.name, inf.mode, step,
-							describeQuery(pq), cursors[i], got, next != "", want, more, r.model.Explain(pq, got, want))
+							querymodel.Describe(pq), cursors[i], got, next != "", want, more, r.model.Explain(pq, got, want))
 						done[i] = true
 						continue
 					}
@@ -456,56 +425,11 @@ func probeAnswers(ctx context.Context, inf probeInformer, model *querymodel.Mode
 }
 
 func probeOutcome(want querymodel.Outcome, err error) string {
-	switch {
-	case want == querymodel.OK && err != nil:
-		return fmt.Sprintf("error %v, want none", err)
-	case want == querymodel.Invalid && !errors.Is(err, query.ErrInvalidQuery):
-		return fmt.Sprintf("error %v, want ErrInvalidQuery", err)
-	case want == querymodel.ScanRequired && !errors.Is(err, query.ErrScanRequired):
-		return fmt.Sprintf("error %v, want ErrScanRequired", err)
-	case apierrors.IsNotFound(err):
+	if msg := querymodel.CheckOutcome(want, err); msg != "" {
+		return msg
+	}
+	if apierrors.IsNotFound(err) { // never right, whatever the model wants
 		return fmt.Sprintf("error %v", err)
 	}
 	return ""
-}
-
-// whereForm is q with every indexed condition asked as the JSONPath condition of the
-// index's expression, and Scan set; false if q has no indexed condition.
-func whereForm(model *querymodel.Model, q query.Query) (query.Query, bool) {
-	changed := false
-	conv := func(cs []query.Condition) []query.Condition {
-		out := slices.Clone(cs)
-		for i, c := range out {
-			if p, ok := model.Indexes[c.Index]; ok {
-				out[i].Path, out[i].Index, changed = p.String(), "", true
-			}
-		}
-		return out
-	}
-	w := q
-	w.Conditions, w.AnyOf, w.Scan = conv(q.Conditions), nil, true
-	for _, grp := range q.AnyOf {
-		w.AnyOf = append(w.AnyOf, conv(grp))
-	}
-	return w, changed
-}
-
-func describeQuery(q query.Query) string {
-	s := fmt.Sprintf("%q", q.Conditions)
-	if len(q.AnyOf) > 0 {
-		s += fmt.Sprintf(" any%q", q.AnyOf)
-	}
-	if q.Labels != nil {
-		s += " labels(" + q.Labels.String() + ")"
-	}
-	if q.Namespace != "" {
-		s += " ns=" + q.Namespace
-	}
-	if q.SortBy != "" {
-		s += " sort=" + q.SortBy
-		if q.Descending {
-			s += " desc"
-		}
-	}
-	return s + fmt.Sprintf(" limit=%d scan=%v", q.Limit, q.Scan)
 }

@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -244,11 +243,11 @@ func probeSeed(t *testing.T, run probeRun) {
 				qq = qm
 			}
 			if msg := checkQuery(ctx, ps, model, qq, fmt.Sprint(seed, "/", n)); msg != "" {
-				fail("%s: query %s:\n%s", ps.mode.name, describe(qq), msg)
+				fail("%s: query %s:\n%s", ps.mode.name, querymodel.Describe(qq), msg)
 			}
-			if w, ok := asWhere(model, qq); ok {
+			if w, ok := model.WhereForm(qq); ok {
 				if msg := checkQuery(ctx, ps, model, w, fmt.Sprint(seed, "/", n)); msg != "" {
-					fail("%s: query (indexed conditions as JSONPath) %s:\n%s", ps.mode.name, describe(w), msg)
+					fail("%s: query (indexed conditions as JSONPath) %s:\n%s", ps.mode.name, querymodel.Describe(w), msg)
 				}
 			}
 		}
@@ -273,7 +272,7 @@ func probeSeed(t *testing.T, run probeRun) {
 						}
 					}
 				}); msg != "" {
-					fail("paging while objects change, query %s:\n%s", describe(pq), msg)
+					fail("paging while objects change, query %s:\n%s", querymodel.Describe(pq), msg)
 				}
 			}
 		}
@@ -309,53 +308,6 @@ func splitKey(k string) (string, string) {
 	return "", k
 }
 
-// asWhere returns q with each indexed condition replaced by the JSONPath condition of the
-// index's expression (and Scan set), or false if q has none.
-func asWhere(model *querymodel.Model, q query.Query) (query.Query, bool) {
-	changed := false
-	conv := func(cs []query.Condition) []query.Condition {
-		out := make([]query.Condition, len(cs))
-		for i, c := range cs {
-			if c.Index != "" {
-				if p, ok := model.Indexes[c.Index]; ok {
-					c.Path, c.Index = p.String(), ""
-					changed = true
-				}
-			}
-			out[i] = c
-		}
-		return out
-	}
-	w := q
-	w.Conditions = conv(q.Conditions)
-	w.AnyOf = nil
-	for _, g := range q.AnyOf {
-		w.AnyOf = append(w.AnyOf, conv(g))
-	}
-	w.Scan = true
-	return w, changed
-}
-
-func describe(q query.Query) string {
-	s := fmt.Sprintf("%q", q.Conditions)
-	if len(q.AnyOf) > 0 {
-		s += fmt.Sprintf(" any%q", q.AnyOf)
-	}
-	if q.Labels != nil {
-		s += " labels(" + q.Labels.String() + ")"
-	}
-	if q.Namespace != "" {
-		s += " ns=" + q.Namespace
-	}
-	if q.SortBy != "" {
-		s += " sort=" + q.SortBy
-		if q.Descending {
-			s += " desc"
-		}
-	}
-	return s + fmt.Sprintf(" limit=%d scan=%v", q.Limit, q.Scan)
-}
-
 // checkQuery runs q (every page), Count and CountBy, and returns what disagrees with the
 // model ("" if nothing).
 func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q query.Query, scope string) string {
@@ -387,7 +339,7 @@ func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q q
 		// Limit may change from page to page.
 		page.Limit = max(1, q.Limit+len(got)%3-1)
 	}
-	if msg := outcome(want, err); msg != "" {
+	if msg := querymodel.CheckOutcome(want, err); msg != "" {
 		return "query: " + msg
 	}
 	if err == nil {
@@ -404,7 +356,7 @@ func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q q
 		cwant = querymodel.OK
 	}
 	n, _, err := ps.s.Count(ctx, cq, opts)
-	if msg := outcome(cwant, err); msg != "" {
+	if msg := querymodel.CheckOutcome(cwant, err); msg != "" {
 		return "count: " + msg
 	}
 	if err == nil && n != len(model.Results(cq)) {
@@ -416,25 +368,13 @@ func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q q
 			continue // not in this mode
 		}
 		counts, err := ps.s.CountBy(ctx, cq, name, opts)
-		if msg := outcome(cwant, err); msg != "" {
+		if msg := querymodel.CheckOutcome(cwant, err); msg != "" {
 			return "count by " + name + ": " + msg
 		}
 		if err == nil && !maps.Equal(counts, model.CountBy(cq, name)) {
 			return fmt.Sprintf("count by %s: %v, want %v", name, counts, model.CountBy(cq, name))
 		}
 		break
-	}
-	return ""
-}
-
-func outcome(want querymodel.Outcome, err error) string {
-	switch {
-	case want == querymodel.OK && err != nil:
-		return fmt.Sprintf("error %v, want none", err)
-	case want == querymodel.Invalid && !errors.Is(err, query.ErrInvalidQuery):
-		return fmt.Sprintf("error %v, want ErrInvalidQuery", err)
-	case want == querymodel.ScanRequired && !errors.Is(err, query.ErrScanRequired):
-		return fmt.Sprintf("error %v, want ErrScanRequired", err)
 	}
 	return ""
 }
