@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,18 +63,12 @@ func runMember(t *testing.T, cs kubernetes.Interface, ns, g, id string) *Member 
 // otherLease writes the Lease of another member of group g, as that member would.
 func otherLease(t *testing.T, cs kubernetes.Interface, ns, g, id, held, assigned string, leaving bool) {
 	t.Helper()
-	now := metav1.NewMicroTime(time.Now())
-	secs := int32(60)
 	leave := "false"
 	if leaving {
 		leave = "true"
 	}
-	_, err := cs.CoordinationV1().Leases(ns).Create(context.Background(), &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: g + "-" + id, Labels: map[string]string{GroupLabel: g},
-			Annotations: map[string]string{HeldAnnotation: held, LeavingAnnotation: leave, AssignedAnnotation: assigned}},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: &id, LeaseDurationSeconds: &secs, RenewTime: &now},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	handLease(t, cs, ns, g, g+"-"+id, id, 60, time.Now(),
+		map[string]string{HeldAnnotation: held, LeavingAnnotation: leave, AssignedAnnotation: assigned})
 }
 
 // A member counts on another only for what that other holds of its own assignment, as
