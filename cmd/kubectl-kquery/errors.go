@@ -131,12 +131,16 @@ const maxEcho = 200
 
 // clip returns s, or, when s is longer than maxEcho bytes, its start and its end with the
 // number of bytes left out between them.
-func clip(s string) string {
-	if len(s) <= maxEcho {
+func clip(s string) string { return elide(s, maxEcho) }
+
+// elide returns s, or, when s is longer than n bytes, its first 3n/4 and last n/4 bytes
+// (whole characters) with the number of bytes left out between them.
+func elide(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	head := runeStart(s, maxEcho*3/4)
-	tail := runeStart(s, len(s)-maxEcho/4)
+	head := runeStart(s, n*3/4)
+	tail := runeStart(s, len(s)-n/4)
 	return fmt.Sprintf("%s...(%d bytes)...%s", s[:head], tail-head, s[tail:])
 }
 
@@ -176,11 +180,7 @@ const maxLine = 1024
 func boundLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		if len(l) > maxLine {
-			head := runeStart(l, maxLine/2)
-			tail := runeStart(l, len(l)-maxLine/4)
-			lines[i] = fmt.Sprintf("%s...(%d bytes)...%s", l[:head], tail-head, l[tail:])
-		}
+		lines[i] = elide(l, maxLine)
 	}
 	return strings.Join(lines, "\n")
 }
