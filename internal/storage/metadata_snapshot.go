@@ -32,9 +32,12 @@ var (
 	_ ResourceVersionProber = (*probingLW)(nil)
 )
 
-// SnapshotIdentity names what the mode keeps: managedFields or not.
+// SnapshotIdentity names what the mode keeps: managedFields or not. record=2: objects of
+// built-in resources carry their kind and apiVersion (kindSetter); a record=1 snapshot,
+// written before they did, is ignored and the informer lists instead, rather than serving
+// objects without a kind until each one changes.
 func (m *metadataMode) SnapshotIdentity() string {
-	return fmt.Sprintf("metadata record=1 keepManagedFields=%v", m.keep)
+	return fmt.Sprintf("metadata record=2 keepManagedFields=%v", m.keep)
 }
 
 // AppendSnapshot appends the item's JSON to dst.
