@@ -154,7 +154,7 @@ func benchUniverse(b *testing.B) *Graph {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		benchObjects(func(res schema.GroupResource, js []byte) {
-			g.upsert(g.g.resource(res), newRawObject(js))
+			g.upsert(g.g.rulesOf(res), newRawObject(js))
 			benchCount++
 		})
 		runtime.GC()
@@ -175,7 +175,7 @@ func BenchmarkEvent(b *testing.B) {
 	st := g.Stats()
 	b.Logf("universe: %d objects, %d edges, %d selector edges, %d selectors; graph heap %.0f MB (%.0f bytes per object)",
 		st.Objects, st.Edges, st.SelectorEdges, st.Selectors, float64(benchHeap)/(1<<20), float64(benchHeap)/float64(benchCount))
-	podInfo, cmInfo, svcInfo := g.g.resource(pods), g.g.resource(configMaps), g.g.resource(services)
+	podInfo, cmInfo, svcInfo := g.g.rulesOf(pods), g.g.rulesOf(configMaps), g.g.rulesOf(services)
 	pod := func(app, phase string) []byte { return benchPodJSON("ns-42", 7, app, phase) }
 	type form struct {
 		name string
@@ -244,7 +244,7 @@ func BenchmarkEvent(b *testing.B) {
 	// A namespace's ServiceAccount, used by 30 Pods, 3 ReplicaSets and a Deployment,
 	// deleted and created again.
 	b.Run("serviceaccount-delete-create", func(b *testing.B) {
-		info := g.g.resource(serviceAccounts)
+		info := g.g.rulesOf(serviceAccounts)
 		obj := newRawObject([]byte(`{"metadata":{"name":"sa-7","namespace":"ns-42"}}`))
 		loop(b, func(i int) {
 			if i%2 == 0 {
@@ -291,7 +291,7 @@ func BenchmarkRead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	info := newGraph(compiled).intern(pods)
+	info := newGraph(compiled).rulesOf(pods)
 	js := benchPodJSON("ns-1", 7, "app-7", "Running")
 	for _, c := range []struct {
 		name string

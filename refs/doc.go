@@ -47,8 +47,12 @@
 //
 // Per object the graph keeps its outgoing edges, computed from the object's own fields at
 // each event, and per target the set of edges to it (the reverse index); a target that is
-// referenced and absent is an entry of its own, in a set of missing targets. An event costs
-// time proportional to the object's own edges, never a rescan:
+// referenced and absent is an entry of its own, in a set of missing targets. Per resource it
+// keeps a small record (its rules, kind, scope and other names) while the resource is served,
+// a rule names it as a target, or an object of it is present or referenced; a CRD deleted
+// takes its record with it once its objects are gone and nothing names them, so that CRD
+// churn does not grow the graph, and created again it is followed as a new one. An event
+// costs time proportional to the object's own edges, never a rescan:
 //
 //   - add or update: one JSONPath evaluation per rule of the object's resource (on the
 //     decoded object handlers receive, or on its JSON bytes), then, under the graph's

@@ -51,24 +51,24 @@ type reading struct {
 	err error
 }
 
-// read evaluates info's rules on obj. It runs without the graph's lock: it touches only
+// read evaluates rs's rules on obj. It runs without the graph's lock: it touches only
 // the object and the immutable rules. Objects may be *unstructured.Unstructured, anything
 // with RawJSON (kindex's compact objects, read without decoding) or anything exposing
 // metav1.Object (metadata-only objects, whose .metadata the rules may read).
-func read(info *resInfo, obj any) (reading, error) {
+func read(rs *resRules, obj any) (reading, error) {
 	var r reading
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return r, fmt.Errorf("refs: cannot read the metadata of a %T", obj)
 	}
 	r.ns, r.name, r.uid = m.GetNamespace(), m.GetName(), m.GetUID()
-	if info.selTarget {
+	if rs.selTarget {
 		r.labels = m.GetLabels()
 	}
 	src := source{obj: obj}
 	_, src.raw = obj.(indexfuncs.RawJSON)
 	r.raws = make([]rawTarget, 0, 8)
-	for _, rule := range info.rules {
+	for _, rule := range rs.rules {
 		switch rule.kind {
 		case kindSelector:
 			if s, ok := readSelectors(rule, &src); ok {

@@ -36,7 +36,7 @@ func TestMetadataMapIsTheWholeMetadata(t *testing.T) {
 		{Name: "blocking", From: AnyResource, Path: "{.metadata.ownerReferences[?(@.blockOwnerDeletion==false)]}",
 			To: configMaps, NameField: "name", Namespace: NamespaceSame}}
 	tg := newTestGraph(t, rules)
-	tg.upsert(tg.g.resource(secrets), &metav1.PartialObjectMetadata{ObjectMeta: full})
+	tg.upsert(tg.g.rulesOf(secrets), &metav1.PartialObjectMetadata{ObjectMeta: full})
 	assert.Equal(t, lines(`
 		secrets/ns/n -[blocking]-> configmaps/ns/r (Missing: not found)
 		secrets/ns/n -[finalizers]-> configmaps/ns/x/y (Missing: not found)

@@ -17,13 +17,26 @@ type resID int32
 // noRes is the resource of a reference that names a kind not resolved yet.
 const noRes resID = -1
 
-// resInfo is one resource: the rules evaluated on its objects and what discovery says of it.
-type resInfo struct {
-	id    resID
+// resRules is what the graph reads from the objects of one resource: the rules evaluated
+// on them, and whether their labels are kept. It follows from the rules and the resource's
+// name alone, so that a handler computes it once (rulesOf) and holds it, not the resource's
+// record, which goes when the resource does (release).
+type resRules struct {
 	gr    schema.GroupResource
-	rules []*crule // immutable once the resource is interned: read without the lock
+	rules []*crule // immutable: read without the lock
 	// selTarget: some selector rule selects this resource's objects; their labels are kept.
 	selTarget bool
+}
+
+// resInfo is the record of one resource: its rules and what discovery says of it. A
+// resource has a record while it is served, a rule names it as a target, or the graph holds
+// an entry of its objects; the record of one that is none of these is released, and made
+// anew (with another id, maybe a released one's) if it comes back.
+type resInfo struct {
+	*resRules
+	id resID
+	// pinned: a rule's target (To); the rule holds its id (toID), so it is never released.
+	pinned bool
 
 	// Under graph.mu:
 	kind       string
@@ -31,8 +44,8 @@ type resInfo struct {
 	known      bool // kind and scope come from discovery
 	// aliases are the keys of graph.aliases discovery last gave this resource (its kind,
 	// singular and short names); entries counts the graph's entries of its objects. A
-	// resource no longer served keeps its aliases while it has entries (a query may still
-	// name it by another name), and loses them with its last entry.
+	// resource no longer served keeps its record and aliases while it has entries (a query
+	// may still name it by another name), and loses them with its last entry.
 	aliases []string
 	entries int
 }
@@ -95,8 +108,11 @@ type nsLabels struct {
 type graph struct {
 	mu sync.RWMutex
 
-	rules  []*crule
+	rules []*crule
+	// res holds the records by id; a released record leaves a nil slot, its id in free
+	// for the next record interned, so that CRD churn does not grow it.
 	res    []*resInfo
+	free   []resID
 	byGR   map[schema.GroupResource]*resInfo
 	byKind map[schema.GroupKind]*resInfo
 	// aliases maps the other names of served resources (kind, singular, short names), in
@@ -133,42 +149,58 @@ func newGraph(rules []*crule) *graph {
 	}
 	for _, r := range rules {
 		if r.To.Resource != "" {
-			r.toID = g.intern(r.To).id
+			info := g.intern(r.To)
+			info.pinned = true
+			r.toID = info.id
 		} else {
 			r.toID = noRes
-		}
-		if r.From != AnyResource {
-			g.intern(r.From)
 		}
 	}
 	return g
 }
 
-// intern returns the resource's info, creating it (with its rules) on first use. mu is held
-// or the graph is not shared yet.
+// intern returns the resource's record, creating it (with its rules) if it has none. mu is
+// held or the graph is not shared yet.
 func (g *graph) intern(gr schema.GroupResource) *resInfo {
 	if info, ok := g.byGR[gr]; ok {
 		return info
 	}
-	info := &resInfo{id: resID(len(g.res)), gr: gr}
-	for _, r := range g.rules {
-		if r.From == gr || r.From == AnyResource {
-			info.rules = append(info.rules, r)
-		}
-		if r.kind == kindSelector && r.To == gr {
-			info.selTarget = true
-		}
+	info := &resInfo{resRules: g.rulesOf(gr)}
+	if n := len(g.free); n > 0 {
+		info.id, g.free = g.free[n-1], g.free[:n-1]
+		g.res[info.id] = info
+	} else {
+		info.id = resID(len(g.res))
+		g.res = append(g.res, info)
 	}
-	g.res = append(g.res, info)
 	g.byGR[gr] = info
 	return info
 }
 
-// resource returns the info of gr for a handler.
-func (g *graph) resource(gr schema.GroupResource) *resInfo {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.intern(gr)
+// rulesOf returns what the graph reads from gr's objects, for a handler. It takes no lock
+// (the rules are immutable) and makes no record: the first object applied does.
+func (g *graph) rulesOf(gr schema.GroupResource) *resRules {
+	rs := &resRules{gr: gr}
+	for _, r := range g.rules {
+		if r.From == gr || r.From == AnyResource {
+			rs.rules = append(rs.rules, r)
+		}
+		if r.kind == kindSelector && r.To == gr {
+			rs.selTarget = true
+		}
+	}
+	return rs
+}
+
+// named reports whether a rule names gr (as its source or its target): a query may name
+// such a resource before it is served, and after. mu is held.
+func (g *graph) named(gr schema.GroupResource) bool {
+	for _, r := range g.rules {
+		if r.From == gr || r.To == gr {
+			return true
+		}
+	}
+	return false
 }
 
 // learn records what discovery says of a resource (its kind and scope, and the other names
@@ -212,8 +244,8 @@ func (g *graph) learn(gr schema.GroupResource, kind string, namespaced bool, nam
 	// no longer served that had it. Then the references that waited for info resolve.
 	g.reresolve(info, oldKind, false)
 	if g.byKind[schema.GroupKind{Group: gr.Group, Kind: kind}] == info {
-		for _, other := range g.res {
-			if other != info && !other.known && other.kind == kind && other.gr.Group == gr.Group {
+		for _, other := range g.res { // reresolve may release a record: its slot turns nil
+			if other != nil && other != info && !other.known && other.kind == kind && other.gr.Group == gr.Group {
 				g.reresolve(other, kind, true)
 			}
 		}
@@ -236,7 +268,7 @@ func (g *graph) unmapKind(info *resInfo) (remapped bool) {
 	}
 	delete(g.byKind, gk)
 	for _, other := range g.res {
-		if other != info && other.known && other.gr.Group == info.gr.Group && other.kind == info.kind {
+		if other != nil && other != info && other.known && other.gr.Group == info.gr.Group && other.kind == info.kind {
 			g.byKind[gk] = other
 			return true
 		}
@@ -282,7 +314,8 @@ func (g *graph) selectorNS(owner *entry, target *resInfo) string {
 // do not resolve to it (Unknown, kind or scope not known); edges already resolved stay, their
 // targets Unknown while the resource is not watched, so that Referrers still finds what
 // names its objects. learn moves them when the resource is served again with another scope
-// or kind, or when another resource serves its kind.
+// or kind, or when another resource serves its kind. A resource of which the graph holds no
+// entry is released at once; one that has entries, with its last (recheck).
 func (g *graph) forget(gr schema.GroupResource) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -296,17 +329,36 @@ func (g *graph) forget(gr schema.GroupResource) {
 		g.reresolve(info, info.kind, true)
 	}
 	if info.entries == 0 {
-		g.dropAliases(info)
+		g.release(info)
 	}
 }
 
-// dropAliases forgets the other names of info, a resource no longer served of which the
-// graph holds no entry: nothing a query could find by them. mu is held.
-func (g *graph) dropAliases(info *resInfo) {
+// release lets go of info, a resource no longer served of which the graph holds no entry:
+// its other names, and unless a rule names it as a target, its record and what the graph
+// keeps per resource (the map of its objects), its id freed for the next record interned.
+// Nothing refers to the record by then: no entry is of it, edges point at entries, and
+// handlers hold their resource's rules, not its record (apply interns the record again for
+// an object of a resource that comes back). mu is held.
+func (g *graph) release(info *resInfo) {
 	for _, k := range info.aliases {
 		g.releaseAlias(k, info)
 	}
 	info.aliases = nil
+	if info.pinned || info.known || info.entries > 0 || g.byGR[info.gr] != info {
+		return
+	}
+	if len(g.pending[resKey(info.id)]) > 0 { // references wait for its scope (none do: only a rule's target's)
+		return
+	}
+	if gk := (schema.GroupKind{Group: info.gr.Group, Kind: info.kind}); g.byKind[gk] == info {
+		delete(g.byKind, gk) // forget unmapped it already
+	}
+	delete(g.byGR, info.gr)
+	delete(g.objs, info.id)
+	delete(g.labelIdx, info.id)
+	delete(g.selectors, info.id)
+	g.res[info.id] = nil
+	g.free = append(g.free, info.id)
 }
 
 // releaseAlias removes the alias k of info, if it names info: to another resource that has
@@ -318,7 +370,7 @@ func (g *graph) releaseAlias(k string, info *resInfo) {
 	}
 	delete(g.aliases, k)
 	for _, other := range g.res {
-		if other != info && (other.known || other.entries > 0) && slices.Contains(other.aliases, k) {
+		if other != nil && other != info && (other.known || other.entries > 0) && slices.Contains(other.aliases, k) {
 			g.aliases[k] = other.gr
 			return
 		}
@@ -547,11 +599,17 @@ func hasID(set map[outID]struct{}, id outID) bool {
 	return ok
 }
 
-// apply records the object of info described by rd (an add or an update).
-func (g *graph) apply(info *resInfo, rd reading) {
+// apply records the object of rs's resource described by rd (an add or an update). It makes
+// the resource's record if it has none: the resource came back, or its handler's event came
+// after discovery's removal had released the record. An add told that late, of an object of
+// a resource that left the watched set, is followed by its deletion (the watch-all set
+// delivers a tombstone for each object a leaving member held), which releases the record
+// again.
+func (g *graph) apply(rs *resRules, rd reading) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.events++
+	info := g.intern(rs.gr)
 	e := g.getOrCreate(key{info.id, rd.ns, rd.name})
 	wasPresent, oldUID := e.present, e.uid
 	e.present, e.uid = true, rd.uid
@@ -580,13 +638,18 @@ func (g *graph) apply(info *resInfo, rd reading) {
 	}
 }
 
-// remove records the deletion of an object of info. A deletion naming another UID than the
-// object's (uid "" names none) is of an earlier object of that name, told late (a resource
-// that left the watched set and came back): the object the graph has stays.
-func (g *graph) remove(info *resInfo, ns, name string, uid types.UID) {
+// remove records the deletion of an object of rs's resource. A deletion naming another UID
+// than the object's (uid "" names none) is of an earlier object of that name, told late (a
+// resource that left the watched set and came back): the object the graph has stays. A
+// resource without a record holds no object: nothing to do, and no record is made.
+func (g *graph) remove(rs *resRules, ns, name string, uid types.UID) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.events++
+	info := g.byGR[rs.gr]
+	if info == nil {
+		return
+	}
 	e := g.entries[key{info.id, ns, name}]
 	if e == nil || !e.present || (uid != "" && e.uid != "" && uid != e.uid) {
 		return
@@ -597,7 +660,11 @@ func (g *graph) remove(info *resInfo, ns, name string, uid types.UID) {
 	if info.selTarget {
 		g.unlabel(e)
 	}
-	delete(g.objs[info.id], e)
+	if set := g.objs[info.id]; len(set) > 1 {
+		delete(set, e)
+	} else { // the last: no empty map per resource
+		delete(g.objs, info.id)
+	}
 	e.present, e.uid = false, ""
 	g.recheck(e)
 }
@@ -750,7 +817,7 @@ func (g *graph) recheck(e *entry) {
 				delete(g.entries, e.key)
 				info := g.res[e.key.res]
 				if info.entries--; info.entries == 0 && !info.known {
-					g.dropAliases(info)
+					g.release(info)
 				}
 			}
 			return
@@ -877,7 +944,10 @@ func (g *graph) unindex(e *entry) {
 		}
 	}
 	if len(nl.all) == 0 {
-		delete(g.labelIdx[e.key.res], e.key.ns)
+		byNS := g.labelIdx[e.key.res]
+		if delete(byNS, e.key.ns); len(byNS) == 0 {
+			delete(g.labelIdx, e.key.res)
+		}
 	}
 }
 
@@ -972,7 +1042,10 @@ func (g *graph) dropSel(si *selInst) {
 	if set := g.selectors[si.target][si.ns]; set != nil {
 		delete(set, si)
 		if len(set) == 0 {
-			delete(g.selectors[si.target], si.ns)
+			byNS := g.selectors[si.target]
+			if delete(byNS, si.ns); len(byNS) == 0 {
+				delete(g.selectors, si.target)
+			}
 		}
 	}
 	g.nSelectors--

@@ -119,12 +119,12 @@ func obj(t testing.TB, js string) *unstructured.Unstructured {
 func (tg *testGraph) put(res schema.GroupResource, js string) *unstructured.Unstructured {
 	tg.t.Helper()
 	u := obj(tg.t, js)
-	tg.upsert(tg.g.resource(res), u)
+	tg.upsert(tg.g.rulesOf(res), u)
 	return u
 }
 
 func (tg *testGraph) del(res schema.GroupResource, ns, name string) {
-	tg.g.remove(tg.g.resource(res), ns, name, "")
+	tg.g.remove(tg.g.rulesOf(res), ns, name, "")
 }
 
 // strs renders edges as "from -[rule]-> to" (with the state when not Present), sorted.

@@ -227,3 +227,53 @@ func TestCRDChurnLeavesNoNamesBehind(t *testing.T) {
 		eventually(t, nil, func() []string { return refs.AliasesIn(g, group) })
 	}
 }
+
+// The graph kept a record of every resource it ever saw, after its CRD was deleted and
+// nothing of it was left: CRD churn grew it for good. A CRD deleted takes its record with
+// it, and with it the edges its objects' user rule made; created again, the rule's edges
+// come back.
+func TestDeletedCRDTakesItsRecordAndComesBack(t *testing.T) {
+	group := "release.refs.example.com"
+	widgets := schema.GroupResource{Group: group, Resource: "widgets"}
+	g := startGraph(t, refs.Options{Rules: append(refs.BuiltinRules(),
+		refs.Rule{Name: "widgets:secret", From: widgets, Path: "{.spec.secretName}", To: secretsGR})})
+	f := newFixture(t)
+	f.create(secretsR, `{"metadata":{"name":"creds","namespace":"{ns}"}}`)
+	secret := refs.ObjectRef{Resource: "secrets", Namespace: f.ns, Name: "creds"}
+	referrers := func() []string { return render(usedBy(t, g, secret, 1)) }
+	unused := func() []string {
+		objs, _ := g.Unreferenced(secretsGR) // incomplete while the CRD's member syncs or leaves
+		return inNamespace(objs, f.ns)
+	}
+	dangling := func() []string {
+		var out []refs.Edge
+		for _, e := range g.Dangling() {
+			if e.From.Namespace == f.ns || e.To.Namespace == f.ns {
+				out = append(out, e)
+			}
+		}
+		return render(out)
+	}
+	records := func() []string { return refs.RecordsIn(g, group) }
+	for round := range 2 {
+		t.Logf("round %d", round)
+		cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+		eventually(t, []string{"widgets"}, records)
+		for _, name := range []string{"a", "b"} {
+			f.create(widgets.WithVersion("v1"), `{"apiVersion":"`+group+`/v1","kind":"Widget",
+			  "metadata":{"name":"`+name+`","namespace":"{ns}"},"spec":{"secretName":"creds"}}`)
+		}
+		eventually(t, f.want(`
+			widgets.`+group+`/{ns}/a -[widgets:secret]-> secrets/{ns}/creds
+			widgets.`+group+`/{ns}/b -[widgets:secret]-> secrets/{ns}/creds
+		`), referrers)
+		eventually(t, nil, unused)
+
+		cp.DeleteCRD(t, "widgets."+group)
+		eventually(t, nil, records)
+		assert.Empty(t, referrers())
+		assert.Equal(t, []string{f.expand("secrets/{ns}/creds")}, unused())
+		assert.Empty(t, dangling())
+		assert.Empty(t, refs.AliasesIn(g, group))
+	}
+}

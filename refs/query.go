@@ -200,7 +200,7 @@ func (g *graph) knows(obj ObjectRef) (schema.GroupResource, error) {
 		return schema.GroupResource{}, fmt.Errorf("%w: no served resource has kind %s", ErrUnknownResource, gk)
 	}
 	gr := obj.GroupResource()
-	if g.byGR[gr] != nil {
+	if g.byGR[gr] != nil || g.named(gr) {
 		return gr, nil
 	}
 	if alt, ok := g.aliasLocked(gr); ok && alt != gr {
@@ -471,7 +471,7 @@ func (g *graph) anySources(gr schema.GroupResource, out []schema.GroupResource) 
 	def := DefaultFilter()
 	for _, info := range g.res {
 		switch {
-		case !info.known, slices.Contains(out, info.gr):
+		case info == nil, !info.known, slices.Contains(out, info.gr):
 		case target != nil && target.known && target.namespaced && !info.namespaced:
 		case !def.Matches(discovery.Resource{GVR: info.gr.WithVersion("")}):
 		default:

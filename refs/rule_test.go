@@ -92,7 +92,7 @@ func TestObjectFormsReadAlike(t *testing.T) {
 	compiled, err := compileRules(BuiltinRules())
 	require.NoError(t, err)
 	g := newGraph(compiled)
-	info := g.intern(pods)
+	info := g.rulesOf(pods)
 	js := []byte(fullPod)
 	dec, err := read(info, obj(t, fullPod))
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestObjectFormsReadAlike(t *testing.T) {
 
 func TestDeletionsByObjectAndTombstone(t *testing.T) {
 	tg := newTestGraph(t, nil)
-	info := tg.g.resource(configMaps)
+	info := tg.g.rulesOf(configMaps)
 	for _, n := range []string{"a", "b", "c"} {
 		tg.put(pods, `{"metadata":{"name":"p-`+n+`","namespace":"ns"},"spec":{"volumes":[{"name":"v","configMap":{"name":"`+n+`"}}]}}`)
 		tg.put(configMaps, `{"metadata":{"name":"`+n+`","namespace":"ns"}}`)
@@ -204,7 +204,7 @@ func TestStartRefusesANilContext(t *testing.T) {
 // same UID, or of none, removes it.
 func TestLateDeletionOfAnEarlierObjectKeepsItsSuccessor(t *testing.T) {
 	tg := newTestGraph(t, nil)
-	info := tg.g.resource(configMaps)
+	info := tg.g.rulesOf(configMaps)
 	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"volumes":[{"name":"v","configMap":{"name":"cfg"}}]}}`)
 	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"new"}}`)
 	tg.delete(info, obj(t, `{"metadata":{"name":"cfg","namespace":"ns","uid":"old"}}`))

@@ -415,50 +415,53 @@ func (g *Graph) checkRuleResources(served []discovery.Resource) error {
 
 // handler is the graph's handler for one member resource of a set.
 func (g *Graph) handler(res discovery.Resource) cache.ResourceEventHandler {
-	// Interned, not learned: the graph's own discovery subscription describes resources in
-	// order, and a set's handler factory may run after a later event (a stale learn would
-	// mark a deleted CRD served again, or restore an old scope).
-	info := g.g.resource(res.GVR.GroupResource())
+	// The rules, not the record: the graph's own discovery subscription describes resources
+	// in order, and a set's handler factory may run after a later event (a stale learn would
+	// mark a deleted CRD served again, or restore an old scope); and the record goes when the
+	// resource does, while a handler may still be called (its last events, a CRD deleted and
+	// created again whose member outlived the record). Each event finds the record under the
+	// graph's lock.
+	rs := g.g.rulesOf(res.GVR.GroupResource())
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { g.upsert(info, obj) },
-		UpdateFunc: func(_, obj any) { g.upsert(info, obj) },
-		DeleteFunc: func(obj any) { g.delete(info, obj) },
+		AddFunc:    func(obj any) { g.upsert(rs, obj) },
+		UpdateFunc: func(_, obj any) { g.upsert(rs, obj) },
+		DeleteFunc: func(obj any) { g.delete(rs, obj) },
 	}
 }
 
-func (g *Graph) upsert(info *resInfo, obj any) {
-	rd, err := read(info, obj)
+func (g *Graph) upsert(rs *resRules, obj any) {
+	rd, err := read(rs, obj)
 	if err != nil {
-		g.logger.Error(err, "Object skipped", "resource", resourceName(info.gr))
+		g.logger.Error(err, "Object skipped", "resource", resourceName(rs.gr))
 		return
 	}
 	if rd.err != nil {
 		g.logger.Error(rd.err, "A rule's references were cut short: those past the failure are not in the graph",
-			"resource", resourceName(info.gr), "namespace", rd.ns, "name", rd.name, "path", rd.cut)
+			"resource", resourceName(rs.gr), "namespace", rd.ns, "name", rd.name, "path", rd.cut)
 	}
-	g.g.apply(info, rd)
+	g.g.apply(rs, rd)
 }
 
-func (g *Graph) delete(info *resInfo, obj any) {
+func (g *Graph) delete(rs *resRules, obj any) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		ns, name, err := cache.SplitMetaNamespaceKey(t.Key)
 		if err != nil {
-			g.logger.Error(err, "Deletion skipped", "resource", resourceName(info.gr), "key", t.Key)
+			g.logger.Error(err, "Deletion skipped", "resource", resourceName(rs.gr), "key", t.Key)
 			return
 		}
 		var uid types.UID
 		if m, err := meta.Accessor(t.Obj); err == nil {
 			uid = m.GetUID()
 		}
-		g.g.remove(info, ns, name, uid)
+		g.g.remove(rs, ns, name, uid)
 		return
 	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
-		g.logger.Error(err, "Deletion skipped", "resource", resourceName(info.gr))
+		g.logger.Error(err, "Deletion skipped", "resource", resourceName(rs.gr))
 		return
 	}
-	g.g.remove(info, m.GetNamespace(), m.GetName(), m.GetUID())
+	g.g.remove(rs, m.GetNamespace(), m.GetName(), m.GetUID())
 }
 
 // covers tells whether gr's objects in ns are cached completely: a member of a set, synced
