@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/dynamicinformer"
@@ -49,7 +48,8 @@ type Options struct {
 	// what its rules read.
 	Objects *dynamicinformer.Factory
 	// Logger receives the graph's diagnostics and is handed to the factories it creates.
-	// Default: klog.Background().
+	// The zero Logger, like logr.Discard(), logs nothing, as the informer factories' Logger:
+	// pass klog.Background() to log through klog.
 	Logger logr.Logger
 }
 
@@ -122,11 +122,7 @@ func New(cfg *rest.Config, opts Options) (*Graph, error) {
 		f := DefaultFilter()
 		opts.Filter = &f
 	}
-	logger := opts.Logger
-	if logger.GetSink() == nil {
-		logger = klog.Background()
-	}
-	g := &Graph{g: newGraph(rules), cfg: rest.CopyConfig(cfg), opts: opts, logger: logger.WithName("refs")}
+	g := &Graph{g: newGraph(rules), cfg: rest.CopyConfig(cfg), opts: opts, logger: opts.Logger.WithName("refs")}
 	g.cover, g.incomplete = g.covers, g.incompleteResources
 	seen := map[schema.GroupResource]bool{}
 	for _, r := range rules {
