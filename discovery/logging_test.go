@@ -3,7 +3,6 @@ package discovery_test
 import (
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"net/http"
 	"strings"
@@ -13,65 +12,13 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientgofeatures "k8s.io/client-go/features"
-	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
-
-// lines is a logr sink's output, one entry per line.
-type lines struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (l *lines) logger() logr.Logger {
-	return funcr.New(func(prefix, args string) {
-		l.mu.Lock()
-		l.all = append(l.all, prefix+" "+args)
-		l.mu.Unlock()
-	}, funcr.Options{Verbosity: 10, LogCaller: funcr.None})
-}
-
-func (l *lines) get() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.all...)
-}
-
-func (l *lines) containing(s string) []string {
-	var out []string
-	for _, line := range l.get() {
-		if strings.Contains(line, s) {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
-// captureGlobalKlog sends everything logged through klog's global logger (klog.Info,
-// klog.Background(), klog.FromContext of a context without a logger) to the returned lines,
-// at every verbosity, until the test ends.
-func captureGlobalKlog(t *testing.T) *lines {
-	// client-go logs the states of its feature gates through the global logger, once per
-	// process, when they are first read (it says it cannot do otherwise): read them first.
-	clientgofeatures.FeatureGates().Enabled(clientgofeatures.WatchListClient)
-	global := &lines{}
-	var fs flag.FlagSet
-	klog.InitFlags(&fs)
-	oldV := fs.Lookup("v").Value.String()
-	require.NoError(t, fs.Set("v", "10"))
-	klog.SetLogger(global.logger())
-	t.Cleanup(func() {
-		klog.ClearLogger()
-		_ = fs.Set("v", oldV)
-	})
-	return global
-}
 
 // errStreamReset is what reading a watch gives when a proxy or the server resets the HTTP/2
 // stream; client-go's reflector logs "watch ended with error" at V(0) for it.
@@ -152,14 +99,14 @@ func (b *cuttableBody) cut() {
 func TestLogsGoThroughTheCallersLogger(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		logger func(*lines) logr.Logger
+		logger func(*testsupport.Lines) logr.Logger
 	}{
-		{"caller's logger", (*lines).logger},
-		{"discard", func(*lines) logr.Logger { return logr.Discard() }},
+		{"caller's logger", func(l *testsupport.Lines) logr.Logger { return l.Logger(10) }},
+		{"discard", func(*testsupport.Lines) logr.Logger { return logr.Discard() }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			global := captureGlobalKlog(t)
-			own := &lines{}
+			global := testsupport.CaptureGlobalKlog(t)
+			own := &testsupport.Lines{}
 			wc := &watchCutter{bodies: map[*cuttableBody]bool{}, watches: map[string]int{}}
 			c, err := discovery.New(cp.AdminConfig(), discovery.Options{Logger: tt.logger(own), WrapTransport: wc.wrap})
 			require.NoError(t, err)
@@ -188,11 +135,11 @@ func TestLogsGoThroughTheCallersLogger(t *testing.T) {
 			c.Wait()
 
 			if tt.name == "discard" {
-				assert.Empty(t, own.get())
+				assert.Empty(t, own.Matching())
 			} else {
-				ended := own.containing("watch ended with error")
+				ended := own.Matching("watch ended with error")
 				for _, r := range []string{"customresourcedefinitions.apiextensions.k8s.io", "apiservices.apiregistration.k8s.io"} {
-					assert.NotEmpty(t, own.containing(`"resource"="`+r+`"`), "no line about %s", r)
+					assert.NotEmpty(t, own.Matching(`"resource"="`+r+`"`), "no line about %s", r)
 					n := 0
 					for _, line := range ended {
 						if strings.Contains(line, r) {
@@ -206,9 +153,9 @@ func TestLogsGoThroughTheCallersLogger(t *testing.T) {
 					assert.Contains(t, line, `"resource"=`)
 				}
 			}
-			assert.Empty(t, global.get(), "lines that reached klog's global logger:\n%s", strings.Join(global.get(), "\n"))
+			assert.Empty(t, global.Matching(), "lines that reached klog's global logger:\n%s", strings.Join(global.Matching(), "\n"))
 			if t.Failed() {
-				for _, line := range own.get() {
+				for _, line := range own.Matching() {
 					t.Logf("%.300s", line)
 				}
 			}

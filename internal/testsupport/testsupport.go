@@ -4,6 +4,7 @@
 package testsupport
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,6 +18,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
+	clientgofeatures "k8s.io/client-go/features"
+	"k8s.io/klog/v2"
 )
 
 // Request is one request the Recorder saw.
@@ -225,10 +228,13 @@ func (l *Lines) Logger(v int) logr.Logger {
 }
 
 // Count returns how many lines contain every one of parts.
-func (l *Lines) Count(parts ...string) int {
+func (l *Lines) Count(parts ...string) int { return len(l.Matching(parts...)) }
+
+// Matching returns the lines that contain every one of parts (every line without parts).
+func (l *Lines) Matching(parts ...string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
+	var out []string
 next:
 	for _, line := range l.lines {
 		for _, p := range parts {
@@ -236,9 +242,32 @@ next:
 				continue next
 			}
 		}
-		n++
+		out = append(out, line)
 	}
-	return n
+	return out
+}
+
+// CaptureGlobalKlog sends everything logged through klog's global logger (klog.Info,
+// klog.Background(), klog.FromContext of a context without a logger) to the returned
+// Lines, at every verbosity, until the test ends: what reaches it bypassed the caller's
+// Logger.
+func CaptureGlobalKlog(t testing.TB) *Lines {
+	// client-go logs the states of its feature gates through the global logger, once per
+	// process, when they are first read (it says it cannot do otherwise): read them first.
+	clientgofeatures.FeatureGates().Enabled(clientgofeatures.WatchListClient)
+	global := &Lines{}
+	var fs flag.FlagSet
+	klog.InitFlags(&fs)
+	oldV := fs.Lookup("v").Value.String()
+	if err := fs.Set("v", "10"); err != nil {
+		t.Fatal(err)
+	}
+	klog.SetLogger(global.Logger(10))
+	t.Cleanup(func() {
+		klog.ClearLogger()
+		_ = fs.Set("v", oldV)
+	})
+	return global
 }
 
 // String returns every line.
