@@ -272,13 +272,18 @@ func (c *Client) logContext(ctx context.Context) context.Context {
 	return klog.NewContext(ctx, c.log)
 }
 
-// Following reports whether the client follows the server's changes now: it was started
-// and its context has not ended. A client that does not follow learns of a resource served
-// or removed since its last round only when asked (a miss, RecheckGVR, Refresh).
+// Following reports whether the client follows the server's changes now: it was started,
+// its context has not ended, and its watches of CRDs and APIServices are open (or refused,
+// and replaced by periodic re-discovery). While a watch is down (the apiserver restarting,
+// or client-go's backoff between attempts to open it again, which grows to 30 s and, with
+// jitter, up to a minute over repeated failures) a CRD created or deleted meanwhile reaches
+// the client only when the watch opens again or at the next periodic re-discovery
+// (RefreshInterval). A client that does not follow learns of a resource served or removed
+// since its last round only when asked (a miss, RecheckGVR, Refresh).
 func (c *Client) Following() bool {
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
-	return c.follower != nil
+	return c.follower != nil && !c.follower.lagging()
 }
 
 func (c *Client) setFollower(f *follower) {

@@ -73,13 +73,27 @@
 // Start watches CustomResourceDefinitions and APIServices (as protobuf, with CRD schemas
 // dropped from the cache). A watch event only marks the affected group and records what the
 // discovery documents should then show ("this CRD's plural is served in exactly its served
-// versions", "this APIService's version answers"); if the snapshot already shows it, nothing is
-// sent. Otherwise one worker re-discovers the marked groups with the per-group endpoints (GET
+// versions", "this aggregated API's version answers"; a local APIService, served by the
+// apiserver itself, implies nothing: for a CRD group its CRDs decide); if the snapshot
+// already shows it, nothing is sent. Otherwise one worker re-discovers the marked groups with the per-group endpoints (GET
 // /apis/<group> and GET /apis/<group>/<version>), in batches (more than four groups, or the
-// core group, make it a full round instead), and repeats with backoff until the expectation
-// holds: the apiserver updates its discovery documents a few milliseconds after the object
-// changes. A new CRD is resolvable about 20ms after it is created; a deleted one stops
-// resolving about 150ms after the delete call (its finalizer runs first).
+// core group, make it a full round instead), and repeats with backoff (50ms doubling to 5s)
+// until the expectation holds: the apiserver updates its discovery documents a few
+// milliseconds after the object changes. A new CRD is resolvable about 20ms after it is
+// created; a deleted one stops resolving about 150ms after the delete call (its finalizer
+// runs first). An expectation that still does not hold after 30 seconds (logged once) does
+// not end the re-discovery: the group is then re-discovered every Options.RefreshInterval
+// (30s) until it holds or the object changes again. Every round applies what the server
+// says, so the group's resources are never more than one interval behind the server; the
+// cost is one per-group round (1 + one per version requests) per interval while it lasts.
+//
+// While a watch is down (the apiserver restarting, and client-go's backoff between attempts
+// to open it again, which grows to 30s and, with jitter, up to about a minute over repeated
+// failures), no event reports a CRD created or deleted meanwhile. The client then
+// re-discovers everything every RefreshInterval, as when the watch is refused, and
+// Following reports false, so that informers parked on a missing resource ask the server
+// afresh on their re-check timer (RecheckGVR) instead of trusting the cache. Once the watch
+// opens again, its list reports what changed meanwhile.
 //
 // The aggregated document lags the per-group endpoints (an aggregated API server is fetched
 // asynchronously), so a full round can show a group as it was before a change the watch has

@@ -9,7 +9,8 @@ import (
 	"github.com/go-logr/logr"
 )
 
-// Retry schedule for a group whose expectations do not hold yet after a re-discovery.
+// Retry schedule for a group whose expectations do not hold yet after a re-discovery: with
+// backoff from retryBase to retryMax, then, after giveUpAfter, every RefreshInterval.
 const (
 	retryBase   = 50 * time.Millisecond
 	retryMax    = 5 * time.Second
@@ -49,6 +50,9 @@ type pendingGroup struct {
 	attempt int
 	// dirty: an event arrived after the last round for this group was taken.
 	dirty bool
+	// slow: the expectations did not hold within giveUpAfter; the group is re-discovered
+	// every RefreshInterval until they do or the objects change again.
+	slow bool
 }
 
 func newFollower(c *Client) *follower {
@@ -104,7 +108,7 @@ func (f *follower) mark(group, key string, expect expectation) {
 		f.pending[group] = p
 	}
 	p.expect[key] = expect
-	p.due, p.first, p.attempt, p.dirty = now, now, 0, true
+	p.due, p.first, p.attempt, p.dirty, p.slow = now, now, 0, true, false
 	f.signal()
 }
 
@@ -159,9 +163,16 @@ func (f *follower) settle(groups []string) {
 		case p.dirty:
 			p.due = now // news arrived during the round: go again at once
 		case now.Sub(p.first) > giveUpAfter:
-			f.log.Info("discovery does not reflect watched changes; giving up until the next change or resync",
-				"group", name, "waited", now.Sub(p.first).Round(time.Millisecond).String())
-			delete(f.pending, name)
+			// Whatever the server says is applied at each round, so a group re-discovered
+			// slowly is never far behind it; dropping it would leave it as it was until the
+			// next change or resync, which may be minutes away.
+			if !p.slow {
+				p.slow = true
+				f.log.Info("discovery does not reflect watched changes yet; re-discovering the group periodically until it does",
+					"group", name, "waited", now.Sub(p.first).Round(time.Millisecond).String(),
+					"interval", f.c.opts.RefreshInterval.String())
+			}
+			p.due = now.Add(f.c.opts.RefreshInterval)
 		default:
 			p.attempt++
 			p.due = now.Add(min(retryBase<<(p.attempt-1), retryMax))
@@ -169,10 +180,22 @@ func (f *follower) settle(groups []string) {
 	}
 }
 
-// polling reports whether some watch is refused, so that periodic re-discovery must cover it.
+// polling reports whether some watch is refused or down, so that periodic re-discovery
+// must cover it.
 func (f *follower) polling() bool {
 	for _, w := range f.watchers {
-		if w.isRefused() {
+		if w.isRefused() || w.isDown() {
+			return true
+		}
+	}
+	return false
+}
+
+// lagging reports whether some watch is down: changes made now may reach the client only
+// when it opens again.
+func (f *follower) lagging() bool {
+	for _, w := range f.watchers {
+		if w.isDown() {
 			return true
 		}
 	}

@@ -42,7 +42,10 @@ type Options struct {
 
 	// RefreshInterval is the period of the fallback re-discovery used while the client may
 	// not list and watch CustomResourceDefinitions or APIServices (403, or the API is not
-	// served). Each period also probes whether watching has become possible.
+	// served), or while such a watch is down (the apiserver restarting, client-go's backoff
+	// before it opens again). Each period also probes whether watching has become possible.
+	// It is also the period at which a group is re-discovered once a watched change has not
+	// shown in its discovery within 30 s, until it does.
 	// Default DefaultRefreshInterval (30s); at least 10ms.
 	RefreshInterval time.Duration
 

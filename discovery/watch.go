@@ -21,6 +21,9 @@ import (
 // watcher runs one informer (CRDs or APIServices). When the server refuses it (403, or the
 // API is not served) the informer is stopped rather than left retrying, the follower falls
 // back to periodic re-discovery, and every RefreshInterval the informer is tried again.
+// While its watch is down (before the first one opens, and from the end of one until the
+// next opens: an apiserver restarting, client-go's backoff between attempts), the follower
+// polls too, and the client does not count as following (Client.Following).
 type watcher struct {
 	f        *follower
 	resource string
@@ -31,12 +34,39 @@ type watcher struct {
 	refused  bool
 	running  bool
 	informer cache.SharedIndexInformer
+	// watching: the running informer has a watch open.
+	watching bool
 }
 
 func (w *watcher) isRefused() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.refused
+}
+
+// isDown reports whether the watcher's informer runs without a watch open: changes made now
+// reach the client only when a watch opens again (its list, or its events from the last
+// resourceVersion), which client-go's backoff may put off for a minute.
+func (w *watcher) isDown() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running && !w.refused && !w.watching
+}
+
+// setWatching records whether the informer running with ctx has a watch open. A watch that
+// opens again is news to no one; one that closes wakes the follower, which polls while the
+// watch is down. Nothing is recorded once ctx has ended: the informer is stopping.
+func (w *watcher) setWatching(ctx context.Context, open bool) {
+	if ctx.Err() != nil {
+		return
+	}
+	w.mu.Lock()
+	closed := w.watching && !open
+	w.watching = open
+	w.mu.Unlock()
+	if closed {
+		w.f.signal()
+	}
 }
 
 func (w *watcher) start(ctx context.Context) {
@@ -54,7 +84,7 @@ func (w *watcher) start(ctx context.Context) {
 	_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 		w.watchFailed(ictx, cancel, inf, err)
 	})
-	w.informer, w.running = inf, true
+	w.informer, w.running, w.watching = inf, true, false
 	w.mu.Unlock()
 	w.f.c.following.Add(1)
 	go func() {
@@ -160,18 +190,29 @@ func newTypedWatcher[L runtime.Object](f *follower, resource string,
 ) *watcher {
 	log := f.log.WithValues("resource", resource)
 	handlerLog := log.V(1)
-	return &watcher{f: f, resource: resource, log: log, newInf: func() cache.SharedIndexInformer {
+	w := &watcher{f: f, resource: resource, log: log}
+	w.newInf = func() cache.SharedIndexInformer {
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				w.setWatching(ctx, false) // a reflector lists only without a watch
 				return list(ctx, o)
 			},
-			WatchFuncWithContext: watchFn,
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				wi, err := watchFn(ctx, o)
+				if err != nil {
+					w.setWatching(ctx, false)
+					return nil, err
+				}
+				w.setWatching(ctx, true)
+				return notifyEnd(wi, func() { w.setWatching(ctx, false) }), nil
+			},
 		}
 		inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})
 		_ = inf.SetTransform(transform)
 		_, _ = inf.AddEventHandlerWithOptions(handlerFuncs(onEvent), cache.HandlerOptions{Logger: &handlerLog})
 		return inf
-	}}
+	}
+	return w
 }
 
 // handlerFuncs adapts onEvent to informer callbacks. Adds from the initial list are handled

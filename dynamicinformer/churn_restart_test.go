@@ -304,6 +304,47 @@ func (e *churnEnv) awaitServed(ctx context.Context) {
 	}, "resource %s not served", e.crdName)
 }
 
+// awaitEstablished waits until the CRD is Established. A restarted apiserver establishes a
+// CRD only on an update event of its CRD informer: one whose names were accepted but which
+// was not Established yet when the apiserver died stays unestablished (its objects served,
+// discovery not listing it, as kubectl sees it) until that informer resyncs, 5 minutes
+// later. Then the CRD is touched (a label), which is such an event.
+func (e *churnEnv) awaitEstablished(ctx context.Context) {
+	e.t.Helper()
+	client := cp.APIExtensions(e.t).ApiextensionsV1().CustomResourceDefinitions()
+	var stuckSince time.Time
+	touched := false
+	testenv.Eventually(e.t, 60*time.Second, func() bool {
+		crd, err := client.Get(ctx, e.crdName, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		var established, accepted bool
+		for _, c := range crd.Status.Conditions {
+			established = established || c.Type == apiextv1.Established && c.Status == apiextv1.ConditionTrue
+			accepted = accepted || c.Type == apiextv1.NamesAccepted && c.Status == apiextv1.ConditionTrue
+		}
+		switch {
+		case established:
+			return true
+		case !accepted || touched:
+			return false
+		case stuckSince.IsZero():
+			stuckSince = time.Now()
+		case time.Since(stuckSince) > 5*time.Second:
+			if crd.Labels == nil {
+				crd.Labels = map[string]string{}
+			}
+			crd.Labels["kindex.test/touched"] = "true"
+			if _, err := client.Update(ctx, crd, metav1.UpdateOptions{}); err == nil {
+				touched = true
+				e.t.Logf("CRD %s left unestablished by the restart: touched", e.crdName)
+			}
+		}
+		return false
+	}, "CRD %s not Established", e.crdName)
+}
+
 // blindBound is how long after a re-created CRD's objects exist every cache may take to
 // hold them. A parked informer resumes on discovery's event for the resource, or at its
 // next re-check of discovery's cache, at most 30 s apart (the re-checks' backoff cap);
@@ -313,9 +354,9 @@ const blindBound = 30*time.Second + 10*time.Second
 
 // TestCRDChurnAcrossAPIServerRestarts deletes and re-creates a CRD around apiserver crashes
 // (SIGKILL and a start on the same etcd): the restart with the CRD in place, while it is
-// absent, during its re-creation, during its deletion, and just before it is deleted and
-// re-created with another schema. In every storage mode, a single informer on the CRD's resource and a
-// watch-all set of its group end with exactly the server's objects (names, UIDs,
+// absent, during its re-creation, during its deletion, just before it is deleted and
+// re-created with another schema, and with discovery's watch of CRDs down meanwhile. In
+// every storage mode, a single informer on the CRD's resource and a watch-all set of its group end with exactly the server's objects (names, UIDs,
 // resourceVersions) in the cache and in their handlers' view, within blindBound of the new
 // objects existing; a parked informer sends no request while the CRD is absent. Not
 // parallel: the apiserver goes away.
@@ -372,6 +413,7 @@ func TestCRDChurnAcrossAPIServerRestarts(t *testing.T) {
 	createCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
 	restartAPIServer(t)
 	e.awaitServed(ctx)
+	e.awaitEstablished(ctx)
 	e.createObjects(ctx, "c", 3)
 	report("restart during re-creation", e.awaitExact(ctx, time.Now(), 2*blindBound))
 
@@ -398,4 +440,20 @@ func TestCRDChurnAcrossAPIServerRestarts(t *testing.T) {
 	cp.InstallCRD(t, other)
 	e.createObjects(ctx, "e", 3)
 	report("restart, then re-creation with another schema", e.awaitExact(ctx, time.Now(), 2*blindBound))
+
+	// 5. After the restart, discovery's watch of CRDs stays down (client-go's reflector
+	// backoff, which grows over repeated failures within two minutes to 30 s and, with
+	// jitter, up to a minute; here its requests are held), while the CRD is deleted and
+	// created again: no watch event reports either. The informers still find it back.
+	const crdWatches = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	for _, rec := range e.recorders() {
+		rec.Hold(crdWatches)
+		defer rec.Release()
+	}
+	restartAPIServer(t)
+	cp.DeleteCRD(t, crd.Name)
+	e.awaitParked(30 * time.Second)
+	cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	e.createObjects(ctx, "f", 3)
+	report("restart, discovery's watch down", e.awaitExact(ctx, time.Now(), blindBound))
 }

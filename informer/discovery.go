@@ -41,8 +41,8 @@ type Discovery interface {
 }
 
 // follower is implemented by discovery clients that can say whether they follow the
-// server's changes (*discovery.Client: while started). A client that does not implement it
-// is taken to follow.
+// server's changes (*discovery.Client: while started and its watches are open). A client
+// that does not implement it is taken to follow.
 type follower interface{ Following() bool }
 
 // freshRecheckDue says whether a parked entry's timed re-check should ask discovery afresh

@@ -97,8 +97,10 @@
 //     resource again: its events and Recheck ask discovery afresh; re-checks on a capped
 //     backoff read its cache (no request: hundreds of parked informers would otherwise
 //     each make it re-discover everything), except with a discovery client that follows
-//     nothing (a shared client never started): no event would come, so the timer asks
-//     afresh for the resource's group, once per group per second for all parked informers.
+//     nothing (a shared client never started, or one whose watch of CRDs is down, as while
+//     the apiserver restarts and client-go backs off): no event would come, so the timer
+//     asks afresh for the resource's group, once per group per second for all parked
+//     informers.
 //   - 403 on list: Forbidden; 403 on watch after a successful list: WatchForbidden (the
 //     listed snapshot is kept; no relist every 30 s). Re-checked with
 //     SelfSubjectAccessReviews for list and watch, from 1 s up to Options.AccessRecheckInterval
