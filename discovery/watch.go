@@ -34,8 +34,10 @@ type watcher struct {
 	refused  bool
 	running  bool
 	informer cache.SharedIndexInformer
-	// watching: the running informer has a watch open.
-	watching bool
+	// watching: the running informer has a watch open; lastWatch numbers the watches it
+	// opened, so that the end of one reported late never marks a newer one down.
+	watching  bool
+	lastWatch uint64
 }
 
 func (w *watcher) isRefused() bool {
@@ -53,16 +55,32 @@ func (w *watcher) isDown() bool {
 	return w.running && !w.refused && !w.watching
 }
 
-// setWatching records whether the informer running with ctx has a watch open. A watch that
-// opens again is news to no one; one that closes wakes the follower, which polls while the
-// watch is down. Nothing is recorded once ctx has ended: the informer is stopping.
-func (w *watcher) setWatching(ctx context.Context, open bool) {
+// watchOpened records that the informer running with ctx opened a watch and returns the
+// watch's number. Nothing is recorded once ctx has ended: the informer is stopping.
+func (w *watcher) watchOpened(ctx context.Context) uint64 {
+	if ctx.Err() != nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.lastWatch++
+	w.watching = true
+	return w.lastWatch
+}
+
+// watchDown records that the informer running with ctx has no watch open: watch n ended
+// (unless a newer one opened meanwhile), or, with n 0, the informer lists or failed to open
+// one. It wakes the follower, which polls while the watch is down. Nothing is recorded once
+// ctx has ended: the informer is stopping.
+func (w *watcher) watchDown(ctx context.Context, n uint64) {
 	if ctx.Err() != nil {
 		return
 	}
 	w.mu.Lock()
-	closed := w.watching && !open
-	w.watching = open
+	closed := w.watching && (n == 0 || n == w.lastWatch)
+	if closed {
+		w.watching = false
+	}
 	w.mu.Unlock()
 	if closed {
 		w.f.signal()
@@ -194,17 +212,17 @@ func newTypedWatcher[L runtime.Object](f *follower, resource string,
 	w.newInf = func() cache.SharedIndexInformer {
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				w.setWatching(ctx, false) // a reflector lists only without a watch
+				w.watchDown(ctx, 0) // a reflector lists only without a watch
 				return list(ctx, o)
 			},
 			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 				wi, err := watchFn(ctx, o)
 				if err != nil {
-					w.setWatching(ctx, false)
+					w.watchDown(ctx, 0)
 					return nil, err
 				}
-				w.setWatching(ctx, true)
-				return notifyEnd(wi, func() { w.setWatching(ctx, false) }), nil
+				n := w.watchOpened(ctx)
+				return notifyEnd(wi, func() { w.watchDown(ctx, n) }), nil
 			},
 		}
 		inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})

@@ -23,9 +23,10 @@ func notifyEnd(w watch.Interface, onEnd func()) watch.Interface {
 	return e
 }
 
+// forward forwards the events until they end; onEnd runs before the consumer sees the end.
 func (e *endWatch) forward(onEnd func()) {
-	defer onEnd()
 	defer close(e.ch)
+	defer onEnd()
 	in := e.Interface.ResultChan()
 	for {
 		select {

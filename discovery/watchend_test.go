@@ -9,6 +9,7 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
 )
 
 // While the watch of CRDs is down (before it first opens, and from its end until it opens
@@ -57,4 +58,20 @@ func TestWatchDownIsNotFollowing(t *testing.T) {
 	require.Never(t, following(true), 200*time.Millisecond, 10*time.Millisecond)
 	watches <- watch.NewFake()
 	require.Eventually(t, following(true), 30*time.Second, time.Millisecond, "the watch is open again")
+}
+
+// The end of a watch reported after a newer watch opened (the reflector stops a watch and
+// opens the next one at once; the old one's forwarding ends later) leaves the newer one
+// counted open.
+func TestLateWatchEndKeepsNewerWatchOpen(t *testing.T) {
+	c, err := New(&rest.Config{Host: "https://127.0.0.1:1"}, Options{})
+	require.NoError(t, err)
+	w := &watcher{f: newFollower(c), running: true}
+	ctx := t.Context()
+	old := w.watchOpened(ctx)
+	w.watchOpened(ctx)
+	w.watchDown(ctx, old)
+	require.False(t, w.isDown(), "the newer watch is open")
+	w.watchDown(ctx, 0)
+	require.True(t, w.isDown(), "listing again: no watch open")
 }
