@@ -355,11 +355,11 @@ const blindBound = 30*time.Second + 10*time.Second
 // TestCRDChurnAcrossAPIServerRestarts deletes and re-creates a CRD around apiserver crashes
 // (SIGKILL and a start on the same etcd): the restart with the CRD in place, while it is
 // absent, during its re-creation, during its deletion, just before it is deleted and
-// re-created with another schema, and with discovery's watch of CRDs down meanwhile. In
-// every storage mode, a single informer on the CRD's resource and a watch-all set of its group end with exactly the server's objects (names, UIDs,
-// resourceVersions) in the cache and in their handlers' view, within blindBound of the new
-// objects existing; a parked informer sends no request while the CRD is absent. Not
-// parallel: the apiserver goes away.
+// re-created with another schema, and with discovery's watches down meanwhile. In every
+// storage mode, a single informer on the CRD's resource and a watch-all set of its group
+// end with exactly the server's objects (names, UIDs, resourceVersions) in the cache and in
+// their handlers' view, within blindBound of the new objects existing; a parked informer
+// sends no request while the CRD is absent. Not parallel: the apiserver goes away.
 func TestCRDChurnAcrossAPIServerRestarts(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
@@ -441,13 +441,13 @@ func TestCRDChurnAcrossAPIServerRestarts(t *testing.T) {
 	e.createObjects(ctx, "e", 3)
 	report("restart, then re-creation with another schema", e.awaitExact(ctx, time.Now(), 2*blindBound))
 
-	// 5. After the restart, discovery's watch of CRDs stays down (client-go's reflector
-	// backoff, which grows over repeated failures within two minutes to 30 s and, with
-	// jitter, up to a minute; here its requests are held), while the CRD is deleted and
-	// created again: no watch event reports either. The informers still find it back.
-	const crdWatches = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+	// 5. After the restart, discovery's watches of CRDs and APIServices stay down (client-go's
+	// reflector backoff, which grows over repeated failures within two minutes to 30 s and,
+	// with jitter, up to a minute; here their requests are held), while the CRD is deleted
+	// and created again: no watch event reports either. The informers still find it back.
+	const discoveryWatches = "/apis/api" // apiextensions.k8s.io and apiregistration.k8s.io
 	for _, rec := range e.recorders() {
-		rec.Hold(crdWatches)
+		rec.Hold(discoveryWatches)
 		defer rec.Release()
 	}
 	restartAPIServer(t)
