@@ -73,9 +73,10 @@
 // Start watches CustomResourceDefinitions and APIServices (as protobuf, with CRD schemas
 // dropped from the cache). A watch event only marks the affected group and records what the
 // discovery documents should then show ("this CRD's plural is served in exactly its served
-// versions", "this aggregated API's version answers"; a local APIService, served by the
-// apiserver itself, implies nothing: for a CRD group its CRDs decide); if the snapshot
-// already shows it, nothing is sent. Otherwise one worker re-discovers the marked groups with the per-group endpoints (GET
+// versions", "this aggregated API's version answers"; of a local APIService, served by the
+// apiserver itself, only that its version is not failed: whether it is listed is for the
+// CRDs to say, since the aggregator marks a CRD group's APIService Available before the CRD
+// is Established); if the snapshot already shows it, nothing is sent. Otherwise one worker re-discovers the marked groups with the per-group endpoints (GET
 // /apis/<group> and GET /apis/<group>/<version>), in batches (more than four groups, or the
 // core group, make it a full round instead), and repeats with backoff (50ms doubling to 5s)
 // until the expectation holds: the apiserver updates its discovery documents a few

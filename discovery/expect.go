@@ -75,14 +75,14 @@ func crdCondition(crd *apiextv1.CustomResourceDefinition, t apiextv1.CustomResou
 
 // apiServiceExpectation: an Available remote APIService's version answers discovery; a
 // remote one that is not Available does not (it is failed or absent); a deleted one is gone.
-// A local APIService (no Service: served by the kube-apiserver itself) implies nothing until
-// it is deleted, and neither does the legacy core one. The aggregator marks a local
-// APIService Available at once, but what a CRD group's discovery shows follows its CRDs
-// (only Established ones are listed): the CRDs' own expectations cover it. A CRD whose
+// An Available local APIService (no Service: served by the kube-apiserver itself) is not
+// failed, but whether its version is listed is for the CRDs to say: the aggregator marks it
+// Available at once, while a CRD group's discovery lists only Established CRDs. (A CRD whose
 // names were accepted, but which was not Established yet when the apiserver died, stays
-// unestablished after the restart until the apiserver's CRD informer resyncs (5 minutes:
-// its establishing controller is queued only by an update event), while its local
-// APIService is Available; expecting the version in discovery then never held.
+// unestablished after the restart until the apiserver's CRD informer resyncs, 5 minutes
+// later: its establishing controller is queued only by an update event. Expecting its
+// local APIService's version to be listed never held.) A local APIService that is not
+// Available implies nothing, and neither does the legacy core one.
 func apiServiceExpectation(svc *apiregv1.APIService, deleted bool) (group string, expect expectation) {
 	group, version := svc.Spec.Group, svc.Spec.Version
 	if group == "" {
@@ -98,16 +98,26 @@ func apiServiceExpectation(svc *apiregv1.APIService, deleted bool) (group string
 			return !g.hasVersion(version) && !failed
 		}
 	}
-	if svc.Spec.Service == nil {
-		return group, nil
-	}
 	available := false
 	for _, c := range svc.Status.Conditions {
 		if c.Type == apiregv1.Available {
 			available = c.Status == apiregv1.ConditionTrue
 		}
 	}
-	if available {
+	switch {
+	case svc.Spec.Service == nil && !available:
+		return group, nil
+	case svc.Spec.Service == nil:
+		return group, func(s *snapshot) bool {
+			g := s.groups[group]
+			if g == nil {
+				return true
+			}
+			_, failed := g.failed[version]
+			_, groupFailed := g.failed[""] // GET /apis/<group> failed
+			return !failed && !groupFailed
+		}
+	case available:
 		return group, func(s *snapshot) bool {
 			g := s.groups[group]
 			return g != nil && g.hasVersion(version)
