@@ -16,6 +16,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+
+	"github.com/kindex/kindex/internal/watchfwd"
 )
 
 // watcher runs one informer (CRDs or APIServices). When the server refuses it (403, or the
@@ -222,7 +224,7 @@ func newTypedWatcher[L runtime.Object](f *follower, resource string,
 					return nil, err
 				}
 				n := w.watchOpened(ctx)
-				return notifyEnd(wi, func() { w.watchDown(ctx, n) }), nil
+				return watchfwd.New(wi, watchfwd.Options{OnEnd: func() { w.watchDown(ctx, n) }}), nil
 			},
 		}
 		inf := cache.NewSharedIndexInformer(lw, example, 0, cache.Indexers{})

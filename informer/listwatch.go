@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kindex/kindex/internal/storage"
+	"github.com/kindex/kindex/internal/watchfwd"
 )
 
 // op is the kind of request a list/watch error came from.
@@ -120,68 +121,15 @@ func (lw *classifyingLW) WatchWithContext(ctx context.Context, opts metav1.ListO
 	return newObservedWatch(w, lw.hooks), nil
 }
 
-// forwardWatch forwards an open watch's events for which keep returns true. Unlike
-// apimachinery's watch.Filter, its goroutine ends when Stop is called even if nobody reads
-// the result channel any more (the reflector stops reading before it stops a watch).
-type forwardWatch struct {
-	inner   watch.Interface
-	out     chan watch.Event
-	stopped chan struct{}
-	done    chan struct{} // closed when the forwarding goroutine has returned
-	once    sync.Once
-}
-
-func newForwardWatch(inner watch.Interface, keep func(watch.Event) bool) *forwardWatch {
-	w := &forwardWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		defer close(w.out)
-		in := inner.ResultChan()
-		for {
-			var ev watch.Event
-			var ok bool
-			select {
-			case ev, ok = <-in:
-			case <-w.stopped:
-				return
-			}
-			if !ok {
-				return
-			}
-			if !keep(ev) {
-				continue
-			}
-			select {
-			case w.out <- ev:
-			case <-w.stopped:
-				return
-			}
-		}
-	}()
-	return w
-}
-
 // newObservedWatch forwards an open watch's events and reports its error events, which the
 // reflector handles without telling anyone (410 Expired is how a compaction shows up).
-func newObservedWatch(inner watch.Interface, hooks lwHooks) *forwardWatch {
-	return newForwardWatch(inner, func(ev watch.Event) bool {
+func newObservedWatch(inner watch.Interface, hooks lwHooks) watch.Interface {
+	return watchfwd.New(inner, watchfwd.Options{Keep: func(ev watch.Event) bool {
 		if ev.Type == watch.Error {
 			hooks.streamFailed(apierrors.FromObject(ev.Object))
 		}
 		return true
-	})
-}
-
-func (w *forwardWatch) ResultChan() <-chan watch.Event { return w.out }
-
-// Stop stops the watch and returns once its forwarding goroutine has, so that nothing of
-// an informer runs after the informer's own shutdown returns.
-func (w *forwardWatch) Stop() {
-	w.once.Do(func() {
-		close(w.stopped)
-		w.inner.Stop()
-	})
-	<-w.done
+	}})
 }
 
 // deadWatch never delivers an event; Stop closes it. It is returned only once the run's

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kindex/kindex/internal/storage"
+
+	"github.com/kindex/kindex/internal/watchfwd"
 )
 
 // ShardField is the metadata field whose hash places an object in a shard, in the
@@ -394,13 +396,13 @@ func (lw *shardLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 	if err != nil {
 		return nil, err
 	}
-	return newForwardWatch(w, func(ev watch.Event) bool {
+	return watchfwd.New(w, watchfwd.Options{Keep: func(ev watch.Event) bool {
 		switch ev.Type {
 		case watch.Added, watch.Modified, watch.Deleted:
 			return lw.m.match(ev.Object)
 		}
 		return true
-	}), nil
+	}}), nil
 }
 
 // CurrentResourceVersion asks inner for the server's resourceVersion (a snapshot run's

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -11,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/internal/watchfwd"
 )
 
 // NewDynamicMode returns the storage mode of dynamicinformer's client-go variant: JSON lists
@@ -73,40 +74,15 @@ func kindSetter(gvk schema.GroupVersionKind) func(*metav1.PartialObjectMetadata)
 	}
 }
 
-// kindWatch passes a watch's events on, each object given its kind (kindSetter) on the way.
-// Why not watch.Filter: its goroutine sends without watching Stop, so one whose consumer
-// stopped reading (a reflector that stopped the watch) stays blocked for ever.
-type kindWatch struct {
-	in   watch.Interface
-	out  chan watch.Event
-	stop chan struct{}
-	once sync.Once
-}
-
-func newKindWatch(in watch.Interface, kind func(*metav1.PartialObjectMetadata)) *kindWatch {
-	w := &kindWatch{in: in, out: make(chan watch.Event), stop: make(chan struct{})}
-	go func() {
-		defer close(w.out)
-		for ev := range in.ResultChan() {
-			if p, ok := ev.Object.(*metav1.PartialObjectMetadata); ok && ev.Type != watch.Bookmark {
-				kind(p)
-			}
-			select {
-			case w.out <- ev:
-			case <-w.stop:
-				return
-			}
+// newKindWatch passes a watch's events on, each object given its kind (kindSetter) on the
+// way.
+func newKindWatch(in watch.Interface, kind func(*metav1.PartialObjectMetadata)) watch.Interface {
+	return watchfwd.New(in, watchfwd.Options{Keep: func(ev watch.Event) bool {
+		if p, ok := ev.Object.(*metav1.PartialObjectMetadata); ok && ev.Type != watch.Bookmark {
+			kind(p)
 		}
-	}()
-	return w
-}
-
-func (w *kindWatch) ResultChan() <-chan watch.Event { return w.out }
-
-// Stop stops the watch it wraps; the goroutine ends at once, even while an event waits.
-func (w *kindWatch) Stop() {
-	w.once.Do(func() { close(w.stop) })
-	w.in.Stop()
+		return true
+	}})
 }
 
 // clientMode is a mode on a client-go client that decodes: objects are stored as received.
