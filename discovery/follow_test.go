@@ -39,7 +39,16 @@ func stepWhenWaiting(t *testing.T, clk *testingclock.FakeClock, d time.Duration)
 	clk.Step(d)
 }
 
-// pendingGroup reports whether group is pending, and whether it is retried slowly.
+// pastGiveUp steps clk through the fast retries, with backoff, past giveUpAfter.
+func pastGiveUp(t *testing.T, clk *testingclock.FakeClock) {
+	t.Helper()
+	start := clk.Now()
+	for clk.Since(start) <= giveUpAfter+retryMax {
+		stepWhenWaiting(t, clk, retryMax)
+	}
+}
+
+// pendingState reports whether group is pending, and whether it is retried slowly.
 func (f *follower) pendingState(group string) (pending, slow bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -58,11 +67,7 @@ func TestUnmetExpectationKeepsReDiscoveringTheGroup(t *testing.T) {
 	group, expect := crdExpectation(fakeCRD(), false)
 	f.mark(group, "crd/"+fakeCRD().Name, expect)
 
-	// Fast retries, with backoff, until giveUpAfter.
-	start := clk.Now()
-	for clk.Since(start) <= giveUpAfter+retryMax {
-		stepWhenWaiting(t, clk, retryMax)
-	}
+	pastGiveUp(t, clk)
 	require.Eventually(t, clk.HasWaiters, 5*time.Second, time.Millisecond)
 	_, err := c.CachedGVR(fakeGVR)
 	require.Error(t, err, "not served yet")
@@ -90,10 +95,7 @@ func TestSlowReDiscoveryCostAndReset(t *testing.T) {
 	_, f := runFollower(t, srv, clk)
 	group, expect := crdExpectation(fakeCRD(), false)
 	f.mark(group, "crd/"+fakeCRD().Name, expect)
-	start := clk.Now()
-	for clk.Since(start) <= giveUpAfter+retryMax {
-		stepWhenWaiting(t, clk, retryMax)
-	}
+	pastGiveUp(t, clk)
 	require.Eventually(t, func() bool {
 		_, slow := f.pendingState(group)
 		return slow && clk.HasWaiters()
