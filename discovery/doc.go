@@ -76,8 +76,9 @@
 // versions", "this aggregated API's version answers"; of a local APIService, served by the
 // apiserver itself, only that its version is not failed: whether it is listed is for the
 // CRDs to say, since the aggregator marks a CRD group's APIService Available before the CRD
-// is Established); if the snapshot already shows it, nothing is sent. Otherwise one worker re-discovers the marked groups with the per-group endpoints (GET
-// /apis/<group> and GET /apis/<group>/<version>), in batches (more than four groups, or the
+// is Established); if the snapshot already shows it, nothing is sent. Otherwise one worker
+// re-discovers the marked groups with the per-group endpoints (GET /apis/<group> and GET
+// /apis/<group>/<version>), in batches (more than four groups, or the
 // core group, make it a full round instead), and repeats with backoff (50ms doubling to 5s)
 // until the expectation holds: the apiserver updates its discovery documents a few
 // milliseconds after the object changes. A new CRD is resolvable about 20ms after it is
