@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/mailbox"
 	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/jsonpath"
 )
@@ -78,6 +79,9 @@ type core struct {
 	shards sync.Map
 
 	handlers sync.WaitGroup // handler goroutines of every entry
+	// listeners holds every listener whose goroutine has not ended (*listener keys), so
+	// that a Shutdown from a handler can tell that it runs on one (fromHandler).
+	listeners sync.Map
 
 	// ownerIndex: every entry registers the owner index as it starts (Options.OwnerIndex, or
 	// since the first Dependents or Orphans).
@@ -223,12 +227,27 @@ func (c *core) stopAs(watcher bool) {
 			wa.stop()
 		}
 		c.reg.close()
-		c.handlers.Wait()
+		if !c.fromHandler() {
+			// A handler that shuts the factory down cannot wait for its own call to end,
+			// nor for the goroutines that wait for it (watch-all handoffs).
+			c.handlers.Wait()
+		}
 		c.hub.close()
 		if c.in.WaitDiscovery != nil {
 			c.in.WaitDiscovery()
 		}
 	}()
+}
+
+// fromHandler reports whether the caller runs on an event handler's goroutine.
+func (c *core) fromHandler() bool {
+	gid := mailbox.GoroutineID()
+	found := false
+	c.listeners.Range(func(k, _ any) bool {
+		found = k.(*listener).box.DeliversOn(gid)
+		return !found
+	})
+	return found
 }
 
 func (c *core) context() (context.Context, error) {

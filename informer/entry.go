@@ -295,9 +295,11 @@ func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) 
 	}
 	e.listeners[l] = struct{}{}
 	e.core.handlers.Add(1)
+	e.core.listeners.Store(l, struct{}{})
 	go func() {
 		defer e.core.handlers.Done()
 		<-l.done()
+		e.core.listeners.Delete(l)
 	}()
 	return &Registration{l: l, e: e}, nil
 }

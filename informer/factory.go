@@ -267,8 +267,11 @@ func compileIndexes(exprs map[string]string, jopts jsonpath.Options) (map[string
 func (f *Factory[T]) Start(ctx context.Context) error { return f.c.start(ctx) }
 
 // Shutdown stops every informer and watch-all set and waits until every goroutine the
-// factory started has ended, handler goroutines included (so do not call it from a
-// handler). Safe to call more than once, and without Start.
+// factory started has ended, handler goroutines included. Called from an event handler
+// (of an informer or of a watch-all set), it stops everything as well but does not wait
+// for handler calls in progress, its own included: it cannot wait for itself, and no
+// handler is called again once its call returns. Safe to call more than once, and without
+// Start.
 func (f *Factory[T]) Shutdown() { f.c.stop() }
 
 // Informer returns a reference to the shared informer of the resource the user typed

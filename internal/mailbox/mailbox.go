@@ -276,15 +276,22 @@ func (m *Mailbox[T]) report(v T, r any, stack []byte) {
 
 // fromDeliver reports whether the caller runs on the mailbox's goroutine, that is, in
 // deliver (or in OnPanic).
-func (m *Mailbox[T]) fromDeliver() bool {
-	id := goroutineID()
-	return id != 0 && id == m.gid.Load()
-}
+func (m *Mailbox[T]) fromDeliver() bool { return m.DeliversOn(goroutineID()) }
+
+// DeliversOn reports whether gid (a GoroutineID) is the mailbox's delivery goroutine: a
+// caller that got gid from GoroutineID runs in deliver (or in OnPanic), and must not wait
+// for the mailbox's goroutine to end.
+func (m *Mailbox[T]) DeliversOn(gid uint64) bool { return gid != 0 && gid == m.gid.Load() }
+
+// GoroutineID returns the calling goroutine's id (0 if it cannot be read), for DeliversOn
+// and for callers that must recognise their own goroutines to avoid waiting for
+// themselves. It costs a stack header's formatting, about a microsecond: not for hot paths.
+func GoroutineID() uint64 { return goroutineID() }
 
 // goroutineID returns the calling goroutine's id, read from the header of its stack trace
 // ("goroutine 123 [running]:"). Go offers no other way to recognise a goroutine; it is only
-// used when a mailbox is closed, to tell a close from deliver (which must not wait for
-// itself) from any other. It returns 0 if the header cannot be read.
+// used where a goroutine must not wait for itself (a close from deliver, GoroutineID's
+// callers). It returns 0 if the header cannot be read.
 func goroutineID() uint64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]

@@ -1,0 +1,442 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/query"
+)
+
+// reentry is a careless caller: from inside a callback kindex makes, it calls the public
+// methods a user would plausibly call there, and records what went wrong. A call that does
+// not return within hangAfter is a deadlock: the test binary panics with every goroutine's
+// stack, since a hung callback cannot be recovered from.
+type reentry struct {
+	f   *Factory[obj]
+	inf atomic.Pointer[Informer[obj]] // the informer whose callback calls back
+
+	mu       sync.Mutex
+	doing    string
+	failures []string
+	runs     int
+}
+
+const hangAfter = 12 * time.Second
+
+// newReentry returns an armed reentry (arm); set f before callbacks run.
+func newReentry(t *testing.T) *reentry {
+	r := &reentry{}
+	r.arm(t)
+	return r
+}
+
+// step runs one call, recording its unexpected error.
+func (r *reentry) step(where, name string, fn func() error) {
+	r.mu.Lock()
+	r.doing = where + ": " + name
+	r.mu.Unlock()
+	if err := fn(); err != nil {
+		r.mu.Lock()
+		r.failures = append(r.failures, fmt.Sprintf("%s: %s: %v", where, name, err))
+		r.mu.Unlock()
+	}
+}
+
+// arm fails the binary if the test, its cleanups included, has not ended within hangAfter:
+// a callback that deadlocks also hangs the factory's Shutdown. Call it before anything
+// registers a cleanup, so that its own cleanup runs last.
+func (r *reentry) arm(t *testing.T) {
+	t.Helper()
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go func() {
+		select {
+		case <-stop:
+		case <-time.After(hangAfter):
+			buf := make([]byte, 4<<20)
+			n := runtime.Stack(buf, true)
+			r.mu.Lock()
+			doing := r.doing
+			r.mu.Unlock()
+			panic(fmt.Sprintf("deadlock: %s did not end within %v; last call from a callback: %s\n\n%s", t.Name(), hangAfter, doing, buf[:n]))
+		}
+	}()
+}
+
+func (r *reentry) check(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	assert.Empty(t, r.failures)
+}
+
+// shortCtx is a context whose deadline turns a wait that cannot end into an error.
+func shortCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 300*time.Millisecond)
+}
+
+// syncedOrDeadline accepts what a WaitForSync may answer from a callback: synced, or the
+// context's deadline (a wait that cannot end while the callback runs).
+func syncedOrDeadline(err error) error {
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// everything makes every non-terminal call on the informer and its factory: reads, index
+// and handler registrations made and undone, status subscriptions, rechecks, waits, and an
+// informer of another resource started, waited for and released.
+func (r *reentry) everything(where string) {
+	r.mu.Lock()
+	r.runs++
+	r.mu.Unlock()
+	inf := r.inf.Load()
+	ctx := context.Background()
+	if inf != nil {
+		r.step(where, "Query", func() error {
+			_, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("name", "a")}})
+			return err
+		})
+		r.step(where, "QueryItems", func() error { _, err := inf.QueryItems(ctx, query.Query{Scan: true}); return err })
+		r.step(where, "Count", func() error { _, err := inf.Count(ctx, query.Query{}); return err })
+		r.step(where, "List", func() error { _, err := inf.List(nil); return err })
+		r.step(where, "ListItems", func() error { _, err := inf.ListItems(""); return err })
+		r.step(where, "Get", func() error {
+			if _, err := inf.Get("ns", "no-such"); !isNotFound(err) {
+				return fmt.Errorf("want NotFound, got %v", err)
+			}
+			return nil
+		})
+		r.step(where, "Status", func() error { _ = inf.Status(); _ = inf.HasSynced(); return nil })
+		r.step(where, "IndexNames/IndexStats", func() error { _ = inf.IndexNames(); _, err := inf.IndexStats("name"); return err })
+		r.step(where, "AddIndex/RemoveIndex", func() error {
+			if err := inf.AddIndex("reentry", "{.metadata.namespace}"); err != nil {
+				return err
+			}
+			return inf.RemoveIndex("reentry")
+		})
+		r.step(where, "AddEventHandler/RemoveEventHandler", func() error {
+			reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+			if err != nil {
+				return err
+			}
+			return inf.RemoveEventHandler(reg)
+		})
+		r.step(where, "Registrations", func() error { _ = inf.Registrations(); return nil })
+		r.step(where, "Recheck", func() error { inf.Recheck(); return nil })
+		r.step(where, "WaitForSync", func() error {
+			ctx, cancel := shortCtx()
+			defer cancel()
+			return syncedOrDeadline(inf.WaitForSync(ctx))
+		})
+		r.step(where, "WaitForSyncOrPark", func() error {
+			ctx, cancel := shortCtx()
+			defer cancel()
+			return syncedOrDeadline(inf.WaitForSyncOrPark(ctx))
+		})
+	}
+	r.step(where, "Statuses", func() error { _ = r.f.Statuses(); return nil })
+	r.step(where, "SubscribeStatus/unsubscribe", func() error {
+		unsub, err := r.f.SubscribeStatus(func(Status) {})
+		if err != nil {
+			return err
+		}
+		unsub()
+		return nil
+	})
+	r.step(where, "Factory.Recheck", func() error { r.f.Recheck(); return nil })
+	r.step(where, "Factory.WaitForSync", func() error {
+		ctx, cancel := shortCtx()
+		defer cancel()
+		return syncedOrDeadline(r.f.WaitForSync(ctx))
+	})
+	r.step(where, "ForResource(other)/WaitForSync/Release", func() error {
+		other, err := r.f.ForResource(gadgets)
+		if err != nil {
+			return err
+		}
+		defer other.Release()
+		ctx, cancel := shortCtx()
+		defer cancel()
+		return syncedOrDeadline(other.WaitForSync(ctx))
+	})
+}
+
+// churn adds, updates and deletes an object of widgets, so that every kind of event and
+// callback happens, and adds another: the informer ends with a and c.
+func churn(srv *fakeServer) {
+	srv.add(newObj("ns", "b", nil))
+	srv.update(newObj("ns", "b", map[string]string{"v": "2"}))
+	srv.remove(newObj("ns", "b", nil))
+	srv.add(newObj("ns", "c", nil))
+}
+
+// settled waits until the watcher handler has seen the end state of churn and every
+// callback has run at least runs times.
+func settled(t *testing.T, r *reentry, inf *Informer[obj], rec *recorder, runs int) {
+	t.Helper()
+	eventually(t, func() bool {
+		r.mu.Lock()
+		n := r.runs
+		r.mu.Unlock()
+		return n >= runs && rec.addCount() >= 3 && rec.deleted("ns/b")
+	}, "every callback ran and the witness saw every event")
+	_, err := inf.Get("ns", "c")
+	require.NoError(t, err, "no event lost")
+	_, err = inf.Get("ns", "b")
+	require.True(t, isNotFound(err), "no event lost: %v", err)
+}
+
+// TestHandlersMayCallBack: event handlers (of objects and of Items) call every public
+// method from their Add, Update and Delete.
+func TestHandlersMayCallBack(t *testing.T) {
+	for name, mk := range map[string]func(r *reentry) cache.ResourceEventHandler{
+		"objects": func(r *reentry) cache.ResourceEventHandler {
+			return cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(any) { r.everything("OnAdd") },
+				UpdateFunc: func(_, _ any) { r.everything("OnUpdate") },
+				DeleteFunc: func(any) { r.everything("OnDelete") },
+			}
+		},
+		"items": func(r *reentry) cache.ResourceEventHandler {
+			return ItemHandlerFuncs[obj]{
+				AddFunc:    func(Item[obj], bool) { r.everything("item AddFunc") },
+				UpdateFunc: func(_, _ Item[obj]) { r.everything("item UpdateFunc") },
+				DeleteFunc: func(Item[obj], bool) { r.everything("item DeleteFunc") },
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newReentry(t)
+			e := newEnv(t, Options[obj]{})
+			r.f = e.f
+			srv := e.mode.server(widgets.GVR)
+			srv.add(newObj("ns", "a", nil))
+			e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
+			inf, err := e.f.Informer(context.Background(), "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+			r.inf.Store(inf)
+			rec := newRecorder()
+			_, err = inf.AddEventHandler(rec)
+			require.NoError(t, err)
+			_, err = inf.AddEventHandler(mk(r))
+			require.NoError(t, err)
+			require.NoError(t, inf.WaitForSync(context.Background()))
+			churn(srv)
+			settled(t, r, inf, rec, 5)
+			r.check(t)
+		})
+	}
+}
+
+// TestStatusSubscribersMayCallBack: a status subscriber calls every public method, and
+// unsubscribes itself; the other subscribers keep getting every status.
+func TestStatusSubscribersMayCallBack(t *testing.T) {
+	r := newReentry(t)
+	e := newEnv(t, Options[obj]{})
+	r.f = e.f
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
+	var unsubSelf func()
+	var unsubOnce sync.Once
+	ready := make(chan struct{})
+	var calls atomic.Int32
+	unsub, err := e.f.SubscribeStatus(func(st Status) {
+		<-ready
+		// Each run of everything starts and stops an informer of gadgets: statuses keep
+		// coming until the subscriber leaves.
+		switch n := calls.Add(1); {
+		case n < 3:
+			r.everything("status subscriber")
+		case n == 3:
+			r.everything("status subscriber")
+			unsubOnce.Do(unsubSelf)
+		default:
+			r.step("status subscriber", "not called after unsubscribing", func() error { return fmt.Errorf("called with %v", st) })
+		}
+	})
+	require.NoError(t, err)
+	unsubSelf = unsub
+	var witness atomic.Int32
+	_, err = e.f.SubscribeStatus(func(st Status) {
+		if st.Key.GVR == widgets.GVR && st.Phase == PhaseStopped {
+			witness.Add(1)
+		}
+	})
+	require.NoError(t, err)
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	r.inf.Store(inf)
+	close(ready)
+	require.NoError(t, inf.WaitForSync(context.Background()))
+	eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.runs >= 3 }, "the subscriber ran")
+	inf.Release()
+	eventually(t, func() bool { return witness.Load() == 1 }, "the other subscriber saw the informer stop")
+	r.check(t)
+}
+
+// TestTransformMayCallBack: the factory's Transform, called on the reflector's goroutine
+// for each object received, calls every public method.
+func TestTransformMayCallBack(t *testing.T) {
+	r := newReentry(t)
+	var runs atomic.Int32
+	e := newEnv(t, Options[obj]{Transform: func(o obj) (obj, error) {
+		if o.Name != "g" && r.f != nil && runs.Add(1) <= 3 {
+			r.everything("Transform")
+		}
+		return o, nil
+	}})
+	r.f = e.f
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	r.inf.Store(inf)
+	rec := newRecorder()
+	_, err = inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(context.Background()))
+	churn(srv)
+	settled(t, r, inf, rec, 3)
+	r.check(t)
+}
+
+// terminal is a callback kind that ends its informer or its factory from inside: install
+// sets the callback up on inf (or f) so that it calls end once, from inside.
+type terminal struct {
+	opts    func(end func()) Options[obj]
+	install func(t *testing.T, f *Factory[obj], inf *Informer[obj], end func())
+}
+
+func terminals() map[string]terminal {
+	once := func(end func()) func() { var o sync.Once; return func() { o.Do(end) } }
+	return map[string]terminal{
+		"handler": {install: func(t *testing.T, _ *Factory[obj], inf *Informer[obj], end func()) {
+			end = once(end)
+			_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { end() }})
+			if err != nil {
+				require.ErrorIs(t, err, ErrReleased) // ended before AddEventHandler returned
+			}
+		}},
+		"item handler": {install: func(t *testing.T, _ *Factory[obj], inf *Informer[obj], end func()) {
+			end = once(end)
+			_, err := inf.AddEventHandler(ItemHandlerFuncs[obj]{AddFunc: func(Item[obj], bool) { end() }})
+			if err != nil {
+				require.ErrorIs(t, err, ErrReleased)
+			}
+		}},
+		"status subscriber": {install: func(t *testing.T, f *Factory[obj], _ *Informer[obj], end func()) {
+			end = once(end)
+			_, err := f.SubscribeStatus(func(st Status) {
+				if st.Key.GVR == widgets.GVR && st.Phase == PhaseSynced {
+					end()
+				}
+			})
+			require.NoError(t, err)
+		}},
+		// A watch-all set holds its own reference to widgets: its callbacks stop the set
+		// from inside before they end the test's reference.
+		"WatchAll handler factory": {install: func(t *testing.T, f *Factory[obj], _ *Informer[obj], end func()) {
+			ws, err := f.WatchAll(context.Background(), discovery.Filter{})
+			require.NoError(t, err)
+			t.Cleanup(ws.Stop)
+			inner := end
+			end = once(func() { ws.Stop(); inner() })
+			_, err = ws.AddEventHandler(func(discovery.Resource) cache.ResourceEventHandler { end(); return cache.ResourceEventHandlerFuncs{} })
+			require.NoError(t, err)
+		}},
+		"WatchAll handler": {install: func(t *testing.T, f *Factory[obj], _ *Informer[obj], end func()) {
+			ws, err := f.WatchAll(context.Background(), discovery.Filter{})
+			require.NoError(t, err)
+			t.Cleanup(ws.Stop)
+			inner := end
+			end = once(func() { ws.Stop(); inner() })
+			_, err = ws.AddEventHandler(func(discovery.Resource) cache.ResourceEventHandler {
+				return cache.ResourceEventHandlerFuncs{AddFunc: func(any) { end() }}
+			})
+			require.NoError(t, err)
+		}},
+	}
+}
+
+// TestCallbacksMayReleaseOrShutdown: every callback may release the informer's last
+// reference, or shut its factory down, from inside; the call returns, and the informer
+// ends stopped.
+func TestCallbacksMayReleaseOrShutdown(t *testing.T) {
+	for name, tc := range terminals() {
+		for _, how := range []string{"Release", "Shutdown"} {
+			t.Run(name+"/"+how, func(t *testing.T) {
+				r := newReentry(t)
+				var inf *Informer[obj]
+				var f *Factory[obj]
+				ready := make(chan struct{})
+				returned := make(chan struct{})
+				end := func() {
+					<-ready
+					r.step(name, how, func() error {
+						if how == "Release" {
+							inf.Release()
+						} else {
+							f.Shutdown()
+						}
+						return nil
+					})
+					close(returned)
+				}
+				var opts Options[obj]
+				if tc.opts != nil {
+					opts = tc.opts(end)
+				}
+				e := newEnv(t, opts)
+				f = e.f
+				srv := e.mode.server(widgets.GVR)
+				srv.add(newObj("ns", "a", nil))
+				var err error
+				inf, err = e.f.Informer(context.Background(), "widgets")
+				require.NoError(t, err)
+				close(ready)
+				if tc.install != nil {
+					tc.install(t, e.f, inf, end)
+				}
+				srv.add(newObj("ns", "trigger", nil))
+				select {
+				case <-returned:
+				case <-time.After(hangAfter / 2):
+					r.mu.Lock()
+					r.doing += " (did not return)"
+					r.mu.Unlock()
+					<-returned // the armed watchdog reports the deadlock
+				}
+				eventually(t, func() bool { return inf.Status().Phase == PhaseStopped }, "stopped")
+				_, err = inf.List(nil)
+				if how == "Release" {
+					assert.ErrorIs(t, err, ErrReleased)
+				} else {
+					assert.ErrorIs(t, err, ErrShutdown)
+					_, err := e.f.Informer(context.Background(), "gadgets")
+					assert.ErrorIs(t, err, ErrShutdown)
+				}
+				r.check(t)
+			})
+		}
+	}
+}
