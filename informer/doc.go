@@ -349,4 +349,12 @@
 // process function with its own lock held, so the process function only touches the store
 // and appends to handler queues. Objects in the cache and in notifications are shared: users
 // must not modify them.
+//
+// Callbacks may call back: an event handler (of objects or of Items), a watch-all handler
+// factory or handler and a status subscriber may call any method of the informer, its
+// factory and its watch-all sets, registering and removing indexes, handlers and
+// subscriptions (their own included), Release and Factory.Shutdown included, which then do
+// not wait for the caller's own call (reentry_test.go). The Transform and index functions
+// run inside the informer's write path: a Transform may read and register, but not
+// Release the last reference or Shutdown; an index function must not call the informer.
 package informer

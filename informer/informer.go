@@ -148,7 +148,9 @@ func (i *Informer[T]) Status() Status { return i.h.e.Status() }
 func (i *Informer[T]) HasSynced() bool { return !i.h.e.Status().LastSyncTime.IsZero() }
 
 // WaitForSync waits until the informer is Synced. When ctx ends first it returns a
-// *SyncError with the informer's phase, reason and last error.
+// *SyncError with the informer's phase, reason and last error, for which errors.Is(err,
+// ctx.Err()) holds. Called from the informer's own Transform before it synced, it cannot
+// succeed (the sync waits for that call) and returns only when ctx ends: give it a deadline.
 func (i *Informer[T]) WaitForSync(ctx context.Context) error {
 	if i.h.released.Load() {
 		return ErrReleased

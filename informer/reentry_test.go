@@ -440,3 +440,89 @@ func TestCallbacksMayReleaseOrShutdown(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentUseWhileObjectsChange: several goroutines query, add and remove indexes
+// and handlers, and take and release references while the objects change; run with -race.
+// Every handler that stays registered ends with the informer's final state.
+func TestConcurrentUseWhileObjectsChange(t *testing.T) {
+	r := newReentry(t)
+	e := newEnv(t, Options[obj]{})
+	r.f = e.f
+	srv := e.mode.server(widgets.GVR)
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	witness := newRecorder()
+	_, err = inf.AddEventHandler(witness)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+
+	const objects, workers, rounds = 50, 4, 40
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				where := fmt.Sprint("worker ", w)
+				r.step(where, "Query", func() error {
+					_, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Has("name")}})
+					return err
+				})
+				name := fmt.Sprint("w", w)
+				r.step(where, "AddIndex/RemoveIndex", func() error {
+					if err := inf.AddIndex(name, "{.metadata.labels.v}"); err != nil {
+						return err
+					}
+					_, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Has(name)}})
+					return errors.Join(err, inf.RemoveIndex(name))
+				})
+				r.step(where, "AddEventHandler/RemoveEventHandler", func() error {
+					reg, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+					if err != nil {
+						return err
+					}
+					return inf.RemoveEventHandler(reg)
+				})
+				r.step(where, "Informer/Release", func() error {
+					other, err := e.f.Informer(ctx, "widgets")
+					if err != nil {
+						return err
+					}
+					_, err = other.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+					other.Release()
+					return err
+				})
+			}
+		})
+	}
+	for round := range rounds {
+		for i := range objects {
+			o := newObj("ns", fmt.Sprint("o", i), map[string]string{"v": fmt.Sprint(round)})
+			if round == 0 {
+				srv.add(o)
+			} else {
+				srv.update(o)
+			}
+		}
+	}
+	for i := range objects / 2 {
+		srv.remove(newObj("ns", fmt.Sprint("o", i), nil))
+	}
+	eventually(t, func() bool { return len(must(inf.List(nil))) == objects/2 && witness.deleted("ns/o0") }, "every change applied")
+	close(stop)
+	wg.Wait()
+	n, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Has("name")}})
+	require.NoError(t, err)
+	assert.Equal(t, objects/2, n)
+	assert.Equal(t, []string{"name"}, inf.IndexNames(), "every worker's index removed")
+	assert.Len(t, inf.Registrations(), 1, "every worker's handler removed")
+	eventually(t, func() bool { return witness.addCount() == objects }, "the witness saw every add")
+	r.check(t)
+}
