@@ -323,7 +323,10 @@ func TestTransformMayCallBack(t *testing.T) {
 // terminal is a callback kind that ends its informer or its factory from inside: install
 // sets the callback up on inf (or f) so that it calls end once, from inside.
 type terminal struct {
-	opts    func(end func()) Options[obj]
+	opts func(end func()) Options[obj]
+	// early runs before the informer exists (a status subscriber must see it sync: statuses
+	// are not replayed), install after.
+	early   func(t *testing.T, f *Factory[obj], end func())
 	install func(t *testing.T, f *Factory[obj], inf *Informer[obj], end func())
 }
 
@@ -344,7 +347,7 @@ func terminals() map[string]terminal {
 				require.ErrorIs(t, err, ErrReleased)
 			}
 		}},
-		"status subscriber": {install: func(t *testing.T, f *Factory[obj], _ *Informer[obj], end func()) {
+		"status subscriber": {early: func(t *testing.T, f *Factory[obj], end func()) {
 			end = once(end)
 			_, err := f.SubscribeStatus(func(st Status) {
 				if st.Key.GVR == widgets.GVR && st.Phase == PhaseSynced {
@@ -410,6 +413,9 @@ func TestCallbacksMayReleaseOrShutdown(t *testing.T) {
 				f = e.f
 				srv := e.mode.server(widgets.GVR)
 				srv.add(newObj("ns", "a", nil))
+				if tc.early != nil {
+					tc.early(t, e.f, end)
+				}
 				var err error
 				inf, err = e.f.Informer(context.Background(), "widgets")
 				require.NoError(t, err)
