@@ -50,10 +50,12 @@ type lwHooks interface {
 // error, including those of watch-list streams, before the reflector does, and turns the
 // ones that must not be retried (404 of a deleted resource, 403, 400) into a park: it tells
 // the run, waits for the run's context to end, and then answers so that the reflector exits
-// without an error and without a log line (a blocked List returns after the reflector
-// already stopped waiting for it; a Watch returns a watcher that never delivers, and the
-// reflector sees its context done first). Errors it hands back are wrapped in observedError
-// so that the reflector's own error line is filtered (logfilter.go).
+// without a retry and without a log line (a List returns its error: the reflector waits for
+// the list and its context together and may pick either, so it may hand the error to
+// client-go's watch error handler, whose line is filtered, before it sees its context done;
+// a Watch returns a watcher that never delivers, and the reflector sees its context done
+// first). Errors it hands back are wrapped in observedError so that the reflector's own
+// error line is filtered (logfilter.go).
 //
 // A failed watch-list request is never parked on: the reflector then falls back to a LIST,
 // whose answer decides. That is how "list allowed, watch forbidden" is told apart from
