@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/testenv"
 )
 
 // TestResolveBuiltins resolves every input form of the issue against the real server.
@@ -189,6 +191,18 @@ func TestRequestCounts(t *testing.T) {
 	assert.Len(t, rec.discovery(), 4, "one re-discovery for each of the two new misses")
 }
 
+// waitingContext counts the calls to Done: a Refresh caller asks for it once, as it starts
+// waiting for the round it started or joined.
+type waitingContext struct {
+	context.Context
+	n *atomic.Int32
+}
+
+func (c waitingContext) Done() <-chan struct{} {
+	c.n.Add(1)
+	return c.Context.Done()
+}
+
 // TestRefreshIsCollapsed: concurrent Refresh calls share the re-discovery in flight.
 func TestRefreshIsCollapsed(t *testing.T) {
 	ctx := context.Background()
@@ -202,10 +216,14 @@ func TestRefreshIsCollapsed(t *testing.T) {
 	rec.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, 50)
+	var waiting atomic.Int32
+	wctx := waitingContext{Context: ctx, n: &waiting}
 	for i := range errs {
-		wg.Go(func() { errs[i] = c.Refresh(ctx) })
+		wg.Go(func() { errs[i] = c.Refresh(wctx) })
 	}
-	time.Sleep(300 * time.Millisecond) // every caller joins the held round
+	// Every caller has joined the held round: each waits for it and for its context together.
+	testenv.Eventually(t, 30*time.Second, func() bool { return waiting.Load() == int32(len(errs)) },
+		"callers waiting: %d", waiting.Load())
 	close(gate)
 	wg.Wait()
 	for _, err := range errs {
