@@ -183,7 +183,23 @@ func (c *core) start(ctx context.Context) error {
 
 // stop shuts everything down and waits for every goroutine the factory started, handler
 // goroutines included.
-func (c *core) stop() { c.stopAs(false) }
+func (c *core) stop() {
+	if c.fromOwnGoroutine() {
+		// Called from an informer's Transform or index function: stopping that informer
+		// waits for the caller's return. Cancelling the factory's context makes the
+		// goroutine that follows it stop everything (stopAs(true)) once it can; new
+		// informers are refused from now on.
+		c.mu.Lock()
+		c.shutdown = true
+		cancel := c.cancel
+		c.mu.Unlock()
+		if cancel != nil {
+			cancel()
+		}
+		return
+	}
+	c.stopAs(false)
+}
 
 // stopAs is stop; watcher is set when the goroutine that follows the factory's context
 // calls it, which must not wait for itself. The first caller stops everything; a later or

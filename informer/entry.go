@@ -34,6 +34,14 @@ type entry struct {
 	// halted is set as stop begins: reads through any reference fail from then on (the
 	// store is about to be emptied).
 	halted atomic.Bool
+	// The goroutines that run the caller's code while the entry holds locks or while its
+	// stop would wait for them (reentry.go): the current run's processing loop (index
+	// functions), its reflector (the Transform), and an AddIndex caller while the store
+	// indexes what it holds with the caller's function. Each is read once, as it starts.
+	loopGID, reflGID, backfillGID atomic.Uint64
+	// inIndexFunc counts the calls of the caller's index functions in progress: a read pays
+	// for a GoroutineID only while it is not zero (reentered).
+	inIndexFunc atomic.Int32
 
 	ctx      context.Context
 	cancel   context.CancelFunc

@@ -46,6 +46,16 @@ var (
 	// ErrOwnerNotCached explains an UnknownOwner: no synced informer of the factory caches
 	// every object of the owner's resource where the owner would be.
 	ErrOwnerNotCached = errors.New("kindex: owner's resource is not cached")
+	// ErrCalledFromCallback is returned by a method called from inside an index function
+	// (AddIndexFunc, AddItemIndexFunc) of the same informer, which runs while the informer
+	// holds its cache's write lock, for every method that would have to wait for that lock
+	// or for the informer's processing: the reads (Get, List, ListItems, GetItem, the
+	// NamespaceLister's, Query, QueryItems, Count, CountBy, IndexStats), AddIndex and its
+	// variants, RemoveIndex, AddEventHandler (and Factory.Informer's WithEventHandler),
+	// RemoveEventHandler, HandOffEventHandler, a watch-all set's queries over the informer,
+	// Factory.Dependents and Factory.Orphans, and an acquire of the informer while it is
+	// stopping. The call did nothing. See the package documentation, "Concurrency".
+	ErrCalledFromCallback = errors.New("kindex: called from an index function of the same informer, which runs under its cache's lock")
 )
 
 // PanicError is a panic of the caller's code that kindex recovered: an event handler, a

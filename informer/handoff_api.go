@@ -20,6 +20,9 @@ var errNotRegistered = errors.New("kindex: the registration was not made through
 // ErrReleased once the reference is released.
 func (i *Informer[T]) HandOffEventHandler(r *Registration) (map[string]Item[T], <-chan struct{}, error) {
 	h := i.h
+	if err := h.e.reentered(); err != nil {
+		return nil, nil, err
+	}
 	h.mu.Lock()
 	k := slices.Index(h.regs, r)
 	if k >= 0 {

@@ -2,9 +2,12 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
+	"github.com/kindex/kindex/internal/mailbox"
 	"github.com/kindex/kindex/internal/store"
 )
 
@@ -23,7 +26,8 @@ type indexSpec struct {
 	// "builtin:<name>" or "func:<name>".
 	def string
 	fn  store.IndexFunc
-	// exclusive: a function; its name cannot be registered a second time while held.
+	// exclusive: the caller's function (AddIndexFunc, AddItemIndexFunc); its name cannot be
+	// registered a second time while held. It may call the informer back (reentry.go).
 	exclusive bool
 }
 
@@ -45,6 +49,19 @@ type indexSet struct {
 	mu    sync.RWMutex
 	names map[string]*indexName
 	owner bool // the owner-uid and uid indexes of Dependents and Orphans are registered
+	// sorted is the names, sorted, published under mu on every change: IndexNames reads it
+	// without the lock, which AddIndex holds while the caller's index function runs.
+	sorted atomic.Pointer[[]string]
+}
+
+// publish records the names for IndexNames; mu is held.
+func (s *indexSet) publish() {
+	out := make([]string, 0, len(s.names))
+	for name := range s.names {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	s.sorted.Store(&out)
 }
 
 // addIndex registers one reference to name. The store backfills the objects it holds.
@@ -65,13 +82,23 @@ func (e *entry) addIndex(name string, spec indexSpec) error {
 		n.refs++
 		return nil
 	}
-	if err := st.AddIndex(spec.key, spec.fn); err != nil {
+	fn := spec.fn
+	if spec.exclusive {
+		// The caller's function: a call back from it must be recognised (reentry.go), on
+		// this goroutine while the store indexes what it holds, then on the processing
+		// loop's.
+		fn = e.callerIndexFunc(fn)
+		e.backfillGID.Store(mailbox.GoroutineID())
+		defer e.backfillGID.Store(0)
+	}
+	if err := st.AddIndex(spec.key, fn); err != nil {
 		return err
 	}
 	if e.idx.names == nil {
 		e.idx.names = map[string]*indexName{}
 	}
 	e.idx.names[name] = &indexName{spec: spec, refs: 1}
+	e.idx.publish()
 	return nil
 }
 
@@ -87,6 +114,7 @@ func (e *entry) removeIndex(name string) error {
 	}
 	if n.refs--; n.refs == 0 {
 		delete(e.idx.names, name)
+		e.idx.publish()
 	}
 	_, err := st.RemoveIndex(n.spec.key)
 	return err
@@ -103,18 +131,19 @@ func (e *entry) indexSpecOf(name string) (indexSpec, bool) {
 	return n.spec, true
 }
 
+// indexNames returns the registered names, sorted, without taking the set's lock.
 func (e *entry) indexNames() []string {
-	e.idx.mu.RLock()
-	defer e.idx.mu.RUnlock()
-	out := make([]string, 0, len(e.idx.names))
-	for name := range e.idx.names {
-		out = append(out, name)
+	p := e.idx.sorted.Load()
+	if p == nil {
+		return []string{}
 	}
-	sort.Strings(out)
-	return out
+	return slices.Clone(*p)
 }
 
 func (e *entry) indexStats(name string) (IndexStats, error) {
+	if err := e.reentered(); err != nil {
+		return IndexStats{}, err
+	}
 	st := e.store
 	e.idx.mu.RLock()
 	n := e.idx.names[name]
@@ -142,8 +171,11 @@ func (h *handle) addIndex(name string, spec indexSpec) error {
 	if err := validIndexName(name); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if err := h.e.reentered(); err != nil {
+		return err
+	}
+	h.idxMu.Lock()
+	defer h.idxMu.Unlock()
 	if h.released.Load() {
 		return ErrReleased
 	}
@@ -165,10 +197,13 @@ func (h *handle) addIndex(name string, spec indexSpec) error {
 }
 
 func (h *handle) removeIndex(name string) error {
-	h.mu.Lock()
+	if err := h.e.reentered(); err != nil {
+		return err
+	}
+	h.idxMu.Lock()
 	_, held := h.indexes[name]
 	delete(h.indexes, name)
-	h.mu.Unlock()
+	h.idxMu.Unlock()
 	if !held {
 		if h.released.Load() {
 			return ErrReleased

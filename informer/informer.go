@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/mailbox"
 	"github.com/kindex/kindex/internal/store"
 )
 
@@ -21,8 +22,12 @@ type handle struct {
 	released atomic.Bool
 	borrowed bool // a watch-all member's view: Release by users does nothing
 	mu       sync.Mutex
-	regs     []*Registration     // added through this reference, oldest first; nil once released
-	indexes  map[string]struct{} // index names registered through this reference
+	regs     []*Registration // added through this reference, oldest first; nil once released
+	// idxMu guards indexes, the index names registered through this reference. It is not mu:
+	// AddIndex holds it while the cache is indexed, which runs the caller's index function,
+	// and that function may still ask for Registrations.
+	idxMu   sync.Mutex
+	indexes map[string]struct{}
 }
 
 func (h *handle) release() {
@@ -44,15 +49,30 @@ func (h *handle) dropRefs() {
 	if !h.released.CompareAndSwap(false, true) {
 		return
 	}
+	if h.e.ownGoroutine(mailbox.GoroutineID()) {
+		// Called from the informer's own Transform or index function (reentry.go): the
+		// removals wait for locks the caller holds, and the stop of the last reference
+		// waits for the caller's own processing. The reference is released now (reads
+		// through it fail with ErrReleased); the rest is done once the callback returns.
+		go func() {
+			h.removeAll()
+			h.c.reg.release(h.e)
+		}()
+		return
+	}
 	h.removeAll()
 	h.c.reg.release(h.e)
 }
 
 func (h *handle) removeAll() {
 	h.mu.Lock()
-	regs, indexes := h.regs, h.indexes
-	h.regs, h.indexes = nil, nil
+	regs := h.regs
+	h.regs = nil
 	h.mu.Unlock()
+	h.idxMu.Lock()
+	indexes := h.indexes
+	h.indexes = nil
+	h.idxMu.Unlock()
 	for _, r := range regs {
 		h.e.removeHandler(r, false, false)
 	}
@@ -63,6 +83,9 @@ func (h *handle) removeAll() {
 
 func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, error) {
 	if err := h.c.checkHandler(handler, "AddEventHandler"); err != nil {
+		return nil, err
+	}
+	if err := h.e.reentered(); err != nil {
 		return nil, err
 	}
 	if h.released.Load() {
@@ -98,6 +121,9 @@ func (h *handle) registrations() []*Registration {
 }
 
 func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
+	if err := h.e.reentered(); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	i := slices.Index(h.regs, r)
 	ok := i >= 0
@@ -197,7 +223,7 @@ func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
 // (bench/README.md, "Reading the whole cache"). To count, use Status().Objects or Count; to
 // read every object, ListItems or QueryItems pages, which decode what is asked of them.
 func (i *Informer[T]) List(selector labels.Selector) ([]T, error) {
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return nil, err
 	}
 	out, err := i.filter(i.h.e.store.List(), selector)
@@ -213,6 +239,15 @@ func unlessGone[R any](h *handle, r R, err error) (R, error) {
 		return zero, gerr
 	}
 	return r, err
+}
+
+// enter is gone for a read about to start, which first refuses a call from an index
+// function of the informer (reentry.go): the read would wait for the lock its caller holds.
+func (h *handle) enter() error {
+	if err := h.e.reentered(); err != nil {
+		return err
+	}
+	return h.gone()
 }
 
 // gone says why the reference cannot be read: ErrReleased after Release, ErrShutdown once
@@ -237,7 +272,7 @@ func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	if namespace != "" {
 		key = namespace + "/" + name
 	}
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return zero, err
 	}
 	item, exists, err := i.h.e.store.GetByKey(key)
@@ -267,7 +302,7 @@ type NamespaceLister[T Object] struct {
 // List returns the namespace's cached objects matching selector (nil selects everything);
 // errors as Informer.List.
 func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
-	if err := n.i.h.gone(); err != nil {
+	if err := n.i.h.enter(); err != nil {
 		return nil, err
 	}
 	out, err := n.i.filter(n.i.h.e.store.ListNamespace(n.ns), selector)

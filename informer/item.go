@@ -169,7 +169,7 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 	if namespace != "" {
 		key = namespace + "/" + name
 	}
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return Item[T]{}, err
 	}
 	obj, exists, err := i.h.e.store.GetByKey(key)
@@ -188,7 +188,7 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 // ListItems is List without decoding: every cached object in namespace ns ("" for all),
 // in no particular order. Filter with QueryItems.
 func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return nil, err
 	}
 	var objs []any
@@ -211,7 +211,7 @@ func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		return query.Result[Item[T]]{}, ErrNilContext
 	}
 	var res query.Result[Item[T]]
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return res, err
 	}
 	c := i.h.c

@@ -59,6 +59,9 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
+	if err := f.c.inIndexFunc(); err != nil {
+		return nil, err
+	}
 	var out []Dependent[T]
 	seen := map[string]bool{}
 	for _, e := range f.c.ownerEntries() {
@@ -100,6 +103,9 @@ func (f *Factory[T]) Orphans(ctx context.Context) ([]Orphan[T], error) {
 		return nil, ErrNilContext
 	}
 	if _, err := f.c.context(); err != nil {
+		return nil, err
+	}
+	if err := f.c.inIndexFunc(); err != nil {
 		return nil, err
 	}
 	entries := f.c.ownerEntries()

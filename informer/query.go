@@ -53,7 +53,7 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, ErrNilContext
 	}
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return 0, err
 	}
 	n, _, err := i.h.e.store.Count(ctx, q, i.h.e.queryOpts)
@@ -70,7 +70,7 @@ func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) 
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return nil, err
 	}
 	counts, err := i.h.e.store.CountBy(ctx, q, index, i.h.e.queryOpts)
@@ -79,7 +79,7 @@ func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) 
 
 // query runs q on the store: one page of stored items.
 func (i *Informer[T]) query(ctx context.Context, q query.Query) ([]store.Item, string, query.Plan, error) {
-	if err := i.h.gone(); err != nil {
+	if err := i.h.enter(); err != nil {
 		return nil, "", query.Plan{}, err
 	}
 	items, next, plan, err := i.h.e.store.Query(ctx, q, i.h.e.queryOpts)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,9 +28,14 @@ type reentry struct {
 	f   *Factory[obj]
 	inf atomic.Pointer[Informer[obj]] // the informer whose callback calls back
 
+	// mayRefuse: the callback is an index function, from which a call that would wait for
+	// the informer's locks returns ErrCalledFromCallback; refused records those calls.
+	mayRefuse bool
+
 	mu       sync.Mutex
 	doing    string
 	failures []string
+	refused  map[string]bool
 	runs     int
 }
 
@@ -41,16 +48,31 @@ func newReentry(t *testing.T) *reentry {
 	return r
 }
 
-// step runs one call, recording its unexpected error.
+// step runs one call, recording its unexpected error: any error, but ErrCalledFromCallback
+// from an index function (mayRefuse), which is recorded as refused.
 func (r *reentry) step(where, name string, fn func() error) {
 	r.mu.Lock()
 	r.doing = where + ": " + name
 	r.mu.Unlock()
 	if err := fn(); err != nil {
 		r.mu.Lock()
-		r.failures = append(r.failures, fmt.Sprintf("%s: %s: %v", where, name, err))
+		if r.mayRefuse && errors.Is(err, ErrCalledFromCallback) {
+			if r.refused == nil {
+				r.refused = map[string]bool{}
+			}
+			r.refused[name] = true
+		} else {
+			r.failures = append(r.failures, fmt.Sprintf("%s: %s: %v", where, name, err))
+		}
 		r.mu.Unlock()
 	}
+}
+
+// refusedCalls returns the calls refused with ErrCalledFromCallback, sorted.
+func (r *reentry) refusedCalls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.refused))
 }
 
 // arm fails the binary if the test, its cleanups included, has not ended within hangAfter:
@@ -113,14 +135,30 @@ func (r *reentry) everything(where string) {
 		r.step(where, "Count", func() error { _, err := inf.Count(ctx, query.Query{}); return err })
 		r.step(where, "List", func() error { _, err := inf.List(nil); return err })
 		r.step(where, "ListItems", func() error { _, err := inf.ListItems(""); return err })
+		r.step(where, "CountBy", func() error { _, err := inf.CountBy(ctx, query.Query{}, "name"); return err })
+		r.step(where, "Namespace.List", func() error { _, err := inf.Namespace("ns").List(nil); return err })
+		r.step(where, "GetItem", func() error {
+			if _, err := inf.GetItem("ns", "no-such"); err != nil && !isNotFound(err) {
+				return err
+			}
+			return nil
+		})
 		r.step(where, "Get", func() error {
-			if _, err := inf.Get("ns", "no-such"); !isNotFound(err) {
+			if _, err := inf.Get("ns", "no-such"); errors.Is(err, ErrCalledFromCallback) {
+				return err
+			} else if !isNotFound(err) {
 				return fmt.Errorf("want NotFound, got %v", err)
 			}
 			return nil
 		})
 		r.step(where, "Status", func() error { _ = inf.Status(); _ = inf.HasSynced(); return nil })
-		r.step(where, "IndexNames/IndexStats", func() error { _ = inf.IndexNames(); _, err := inf.IndexStats("name"); return err })
+		r.step(where, "IndexNames", func() error {
+			if names := inf.IndexNames(); !slices.Contains(names, "name") {
+				return fmt.Errorf("IndexNames without name: %v", names)
+			}
+			return nil
+		})
+		r.step(where, "IndexStats", func() error { _, err := inf.IndexStats("name"); return err })
 		r.step(where, "AddIndex/RemoveIndex", func() error {
 			if err := inf.AddIndex("reentry", "{.metadata.namespace}"); err != nil {
 				return err
@@ -157,6 +195,7 @@ func (r *reentry) everything(where string) {
 		return nil
 	})
 	r.step(where, "Factory.Recheck", func() error { r.f.Recheck(); return nil })
+	r.step(where, "Dependents", func() error { _, err := r.f.Dependents(ctx, "no-such-uid"); return err })
 	r.step(where, "Factory.WaitForSync", func() error {
 		ctx, cancel := shortCtx()
 		defer cancel()
@@ -320,6 +359,78 @@ func TestTransformMayCallBack(t *testing.T) {
 	r.check(t)
 }
 
+// calledFromIndexFunc are the calls an index function gets ErrCalledFromCallback for: each
+// would wait for a lock the function's caller holds (the cache's, the processing loop's,
+// the index set's). Every other call works.
+var calledFromIndexFunc = []string{
+	"AddEventHandler/RemoveEventHandler", "AddIndex/RemoveIndex", "Count", "CountBy", "Dependents", "Get", "GetItem",
+	"IndexStats", "List", "ListItems", "Namespace.List", "Query", "QueryItems",
+}
+
+// TestIndexFuncsMayCallBack: index functions (of objects and of Items), run while an
+// object is indexed (on AddIndex for what is cached, then on every change), call every
+// public method: those that would wait for the informer's locks return
+// ErrCalledFromCallback at once, the others work, and the informer goes on (a second
+// handler sees every event, the cache ends as the server's objects).
+func TestIndexFuncsMayCallBack(t *testing.T) {
+	for name, add := range map[string]func(inf *Informer[obj], r *reentry) error{
+		"objects": func(inf *Informer[obj], r *reentry) error {
+			return inf.AddIndexFunc("fn", func(any) ([]string, error) { r.everything("IndexFunc"); return []string{"x"}, nil })
+		},
+		"items": func(inf *Informer[obj], r *reentry) error {
+			return inf.AddItemIndexFunc("fn", func(Item[obj]) ([]string, error) {
+				r.everything("ItemIndexFunc")
+				return []string{"x"}, nil
+			})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := newReentry(t)
+			r.mayRefuse = true
+			e := newEnv(t, Options[obj]{})
+			r.f = e.f
+			srv := e.mode.server(widgets.GVR)
+			srv.add(newObj("ns", "a", nil))
+			e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
+			inf, err := e.f.Informer(context.Background(), "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+			r.inf.Store(inf)
+			rec := newRecorder()
+			_, err = inf.AddEventHandler(rec)
+			require.NoError(t, err)
+			require.NoError(t, inf.WaitForSync(context.Background()))
+			require.NoError(t, add(inf, r))
+			assert.Equal(t, calledFromIndexFunc, r.refusedCalls(), "refused from the backfill of AddIndex")
+			churn(srv)
+			settled(t, r, inf, rec, 4)
+			n, err := inf.Count(context.Background(), query.Query{Conditions: []query.Condition{query.Eq("fn", "x")}})
+			require.NoError(t, err)
+			assert.Equal(t, 2, n, "a and c indexed")
+			assert.Equal(t, []string{"ns/a", "ns/c"}, cachedKeys(t, inf), "the cache is the server's objects")
+			assert.Equal(t, calledFromIndexFunc, r.refusedCalls())
+			st, err := inf.IndexStats("fn")
+			require.NoError(t, err)
+			assert.Zero(t, st.Errors, "no index function failed")
+			r.check(t)
+		})
+	}
+}
+
+// cachedKeys returns the keys of the informer's objects, sorted.
+func cachedKeys(t *testing.T, inf *Informer[obj]) []string {
+	t.Helper()
+	items, err := inf.ListItems("")
+	require.NoError(t, err)
+	keys := make([]string, 0, len(items))
+	for _, it := range items {
+		keys = append(keys, it.Key())
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // terminal is a callback kind that ends its informer or its factory from inside: install
 // sets the callback up on inf (or f) so that it calls end once, from inside.
 type terminal struct {
@@ -333,6 +444,36 @@ type terminal struct {
 func terminals() map[string]terminal {
 	once := func(end func()) func() { var o sync.Once; return func() { o.Do(end) } }
 	return map[string]terminal{
+		"transform": {opts: func(end func()) Options[obj] {
+			end = once(end)
+			return Options[obj]{Transform: func(o obj) (obj, error) {
+				if o.Name == "trigger" {
+					end()
+				}
+				return o, nil
+			}}
+		}},
+		"index function": {install: func(t *testing.T, _ *Factory[obj], inf *Informer[obj], end func()) {
+			end = once(end)
+			require.NoError(t, inf.AddIndexFunc("fn", func(o any) ([]string, error) {
+				if o.(obj).Name == "trigger" {
+					end()
+				}
+				return nil, nil
+			}))
+		}},
+		// The function ends the informer from AddIndex's own indexing of the cache, on the
+		// caller's goroutine.
+		"index function on AddIndex": {install: func(t *testing.T, _ *Factory[obj], inf *Informer[obj], end func()) {
+			end = once(end)
+			require.NoError(t, inf.WaitForSync(context.Background()))
+			require.NoError(t, inf.AddIndexFunc("fn", func(o any) ([]string, error) {
+				if o.(obj).Name == "a" {
+					end()
+				}
+				return nil, nil
+			}))
+		}},
 		"handler": {install: func(t *testing.T, _ *Factory[obj], inf *Informer[obj], end func()) {
 			end = once(end)
 			_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { end() }})

@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kindex/kindex/internal/mailbox"
 	"github.com/kindex/kindex/internal/storage"
 )
 
@@ -59,6 +60,11 @@ func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.
 		}
 		closing := e.closing
 		r.mu.Unlock()
+		if e.ownGoroutine(mailbox.GoroutineID()) {
+			// The entry's own Transform or index function released it: its stop waits
+			// for the caller's return.
+			return nil, nil, ErrCalledFromCallback
+		}
 		<-closing
 	}
 }
@@ -92,6 +98,17 @@ func (r *registry) list() []*entry {
 		if e.closing == nil {
 			out = append(out, e)
 		}
+	}
+	return out
+}
+
+// all returns every entry, stopping ones included.
+func (r *registry) all() []*entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*entry, 0, len(r.entries))
+	for _, e := range r.entries {
+		out = append(out, e)
 	}
 	return out
 }

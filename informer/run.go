@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/kindex/kindex/internal/mailbox"
 	"github.com/kindex/kindex/internal/store"
 )
 
@@ -84,6 +85,10 @@ func newRun(e *entry) *run {
 func (r *run) start() {
 	go func() {
 		defer close(r.done)
+		// The reflector runs on this goroutine, and calls the Transform on it.
+		gid := mailbox.GoroutineID()
+		r.e.reflGID.Store(gid)
+		defer r.e.reflGID.CompareAndSwap(gid, 0)
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); r.processLoop() }()
@@ -110,6 +115,10 @@ func (r *run) parked() *parkInfo {
 }
 
 func (r *run) processLoop() {
+	// Index functions run on this goroutine (reentry.go).
+	gid := mailbox.GoroutineID()
+	r.e.loopGID.Store(gid)
+	defer r.e.loopGID.CompareAndSwap(gid, 0)
 	// PopBatch rather than Pop: a batch of up to 1,000 queued changes is applied under one
 	// lock, and RealFIFO's per-pop bookkeeping (a trace with its fields while the queue is
 	// deep, the Deltas wrappers) is paid per batch instead of per object, which is most of

@@ -153,6 +153,9 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		if limit > 0 {
 			sub.Limit = limit - len(res.Items)
 		}
+		if err := m.h.e.reentered(); err != nil {
+			return query.Result[ResourceItem[T]]{}, fmt.Errorf("kindex: %s: %w", name, err)
+		}
 		items, next, plan, err := m.h.e.store.Query(ctx, sub, m.h.e.queryOpts)
 		if err != nil {
 			return query.Result[ResourceItem[T]]{}, fmt.Errorf("kindex: %s: %w", name, err)
@@ -211,6 +214,9 @@ func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	}
 	total := 0
 	for _, m := range w.wa.snapshot() {
+		if err := m.h.e.reentered(); err != nil {
+			return 0, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
+		}
 		n, _, err := m.h.e.store.Count(ctx, q, m.h.e.queryOpts)
 		if err != nil {
 			return 0, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
