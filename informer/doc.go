@@ -355,6 +355,32 @@
 // factory and its watch-all sets, registering and removing indexes, handlers and
 // subscriptions (their own included), Release and Factory.Shutdown included, which then do
 // not wait for the caller's own call (reentry_test.go). The Transform and index functions
-// run inside the informer's write path: a Transform may read and register, but not
-// Release the last reference or Shutdown; an index function must not call the informer.
+// (AddIndexFunc, AddItemIndexFunc) run inside the informer's write path, and no call from
+// them hangs:
+//
+//   - A Transform may call any method. Release and Factory.Shutdown return at once: the
+//     reference is released (or new informers refused) before they return, and the
+//     informer (or the factory) stops once the Transform has returned.
+//   - An index function runs with the informer's cache locked for writing (on the
+//     processing loop for each change, on AddIndex's caller for the objects already
+//     cached). The calls on the same informer that would wait for that lock return
+//     ErrCalledFromCallback at once and do nothing: the reads (Get, GetItem, List,
+//     ListItems, a NamespaceLister's, Query, QueryItems, Count, CountBy, IndexStats, a
+//     watch-all set's QueryItems and Count over it), AddIndex and its variants, RemoveIndex,
+//     AddEventHandler (and the factory's WithEventHandler on it), RemoveEventHandler,
+//     HandOffEventHandler, Factory.Dependents and Factory.Orphans. Status, HasSynced,
+//     IndexNames, Registrations, Recheck, Key and Resource answer; WaitForSync answers at
+//     once when the informer is synced, else when its context ends (the sync waits for the
+//     function). Release, a watch-all set's Stop and Factory.Shutdown return at once, as
+//     from a Transform. Other informers, and the factory's other methods, work as from
+//     anywhere.
+//   - From either, acquiring the informer again (Factory.Informer, ForResource) while it
+//     stops after its last reference was released there returns ErrCalledFromCallback:
+//     the stop waits for the callback.
+//
+// Recognising such a call costs nothing on the read path unless an index function of the
+// caller's is running (one atomic load; then the caller's goroutine id, about a
+// microsecond, while the read would have waited for the writer anyway). A callback that
+// hands the call to another goroutine and waits for it is not recognised, and waits for
+// itself.
 package informer

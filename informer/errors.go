@@ -53,8 +53,10 @@ var (
 	// NamespaceLister's, Query, QueryItems, Count, CountBy, IndexStats), AddIndex and its
 	// variants, RemoveIndex, AddEventHandler (and Factory.Informer's WithEventHandler),
 	// RemoveEventHandler, HandOffEventHandler, a watch-all set's queries over the informer,
-	// Factory.Dependents and Factory.Orphans, and an acquire of the informer while it is
-	// stopping. The call did nothing. See the package documentation, "Concurrency".
+	// Factory.Dependents and Factory.Orphans; and, from an index function or the Transform,
+	// an acquire of the informer (Factory.Informer, ForResource) while it stops after its
+	// last reference was released there. The call did nothing. See the package
+	// documentation, "Concurrency".
 	ErrCalledFromCallback = errors.New("kindex: called from an index function of the same informer, which runs under its cache's lock")
 )
 

@@ -270,8 +270,11 @@ func (f *Factory[T]) Start(ctx context.Context) error { return f.c.start(ctx) }
 // factory started has ended, handler goroutines included. Called from an event handler
 // (of an informer or of a watch-all set), it stops everything as well but does not wait
 // for handler calls in progress, its own included: it cannot wait for itself, and no
-// handler is called again once its call returns. Safe to call more than once, and without
-// Start.
+// handler is called again once its call returns. Called from an informer's Transform or
+// index function, which stopping that informer would wait for, it refuses new informers,
+// cancels the factory's context and returns at once: everything stops, as when Start's
+// context ends, once the callback has returned (a later Shutdown waits for that). Safe to
+// call more than once, and without Start.
 func (f *Factory[T]) Shutdown() { f.c.stop() }
 
 // Informer returns a reference to the shared informer of the resource the user typed

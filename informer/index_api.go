@@ -108,8 +108,11 @@ func (i *Informer[T]) AddBuiltinIndex(name string) error {
 }
 
 // AddIndexFunc indexes the informer's objects by the values fn returns for each (a T). fn
-// runs under the cache's lock, for every object added or changed: it must be fast, must not
-// modify the object and must not call the informer. An error or a panic does not lose the
+// runs under the cache's lock, for every object added or changed: it must be fast and must
+// not modify the object. A call of the informer from fn that would wait for that lock (a
+// read, an index or handler registration) returns ErrCalledFromCallback; Release and
+// Factory.Shutdown return at once and take effect once fn has returned (see the package
+// documentation, "Concurrency"). An error or a panic does not lose the
 // object: it is counted in IndexStats, and the values returned with an error are indexed.
 // A function cannot be compared with another, so a name registered with AddIndexFunc is held
 // by one reference only: registering it again while held fails with ErrIndexConflict.
@@ -162,7 +165,7 @@ func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, 
 func (i *Informer[T]) RemoveIndex(name string) error { return i.h.removeIndex(name) }
 
 // IndexStats describes a registered index; an error matching ErrIndexNotFound if name is not
-// registered on the informer.
+// registered on the informer, ErrCalledFromCallback from one of its index functions.
 func (i *Informer[T]) IndexStats(name string) (IndexStats, error) {
 	if i.h.released.Load() {
 		return IndexStats{}, ErrReleased
@@ -171,5 +174,6 @@ func (i *Informer[T]) IndexStats(name string) (IndexStats, error) {
 }
 
 // IndexNames returns the index names registered on the informer (through any reference),
-// sorted.
+// sorted. It takes no lock, and answers from an index function too (a name being
+// registered by the AddIndex that runs it is not there yet).
 func (i *Informer[T]) IndexNames() []string { return i.h.e.indexNames() }

@@ -41,6 +41,10 @@ func (h *handle) release() {
 // released by its owner.
 func (h *handle) forceRelease() {
 	if h.released.CompareAndSwap(false, true) {
+		if h.e.ownGoroutine(mailbox.GoroutineID()) {
+			go h.removeAll() // as dropRefs: the caller holds the locks removeAll takes
+			return
+		}
 		h.removeAll()
 	}
 }
@@ -152,7 +156,10 @@ type Informer[T Object] struct {
 // Release drops this reference and removes the handlers and indexes added through it.
 // Releasing the last reference stops the informer: its reflector and processing loop have
 // ended when Release returns, its handler goroutines end after the call in progress, and its
-// cache is freed. Release may be called from a handler, and more than once.
+// cache is freed. Release may be called from a handler, and more than once. Called from the
+// informer's own Transform or index function, which that stop would wait for, it releases
+// the reference (reads through it fail with ErrReleased) and returns at once; the handlers
+// and indexes are removed, and the informer stopped, once the callback has returned.
 func (i *Informer[T]) Release() { i.h.release() }
 
 // Resource is the resource the informer watches, as discovery last described it at the

@@ -418,6 +418,45 @@ func TestIndexFuncsMayCallBack(t *testing.T) {
 	}
 }
 
+// TestIndexFuncMayStopWatchAll: an index function of an informer that is also a member of
+// a watch-all set queries the set (refused: the member's cache is locked) and stops it; the
+// call returns and the informer goes on.
+func TestIndexFuncMayStopWatchAll(t *testing.T) {
+	r := newReentry(t)
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	t.Cleanup(ws.Stop)
+	eventually(t, func() bool { _, ok := ws.Informer(widgets.GVR.GroupResource()); return ok }, "widgets joined the set")
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	var countErr error
+	returned := make(chan struct{})
+	require.NoError(t, inf.AddIndexFunc("fn", func(o any) ([]string, error) {
+		if o.(obj).Name == "trigger" {
+			r.step("index function", "WatchAll.Count/Stop", func() error {
+				_, countErr = ws.Count(ctx, query.Query{})
+				ws.Stop()
+				return nil
+			})
+			close(returned)
+		}
+		return nil, nil
+	}))
+	srv.add(newObj("ns", "trigger", nil))
+	<-returned // the armed watchdog reports a deadlock
+	assert.ErrorIs(t, countErr, ErrCalledFromCallback)
+	srv.add(newObj("ns", "after", nil))
+	eventually(t, func() bool { _, err := inf.Get("ns", "after"); return err == nil }, "the informer goes on")
+	assert.Equal(t, []string{"ns/a", "ns/after", "ns/trigger"}, cachedKeys(t, inf))
+	r.check(t)
+}
+
 // cachedKeys returns the keys of the informer's objects, sorted.
 func cachedKeys(t *testing.T, inf *Informer[obj]) []string {
 	t.Helper()
