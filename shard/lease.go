@@ -137,7 +137,21 @@ func (m *Member) deleteLease(ctx context.Context) {
 // member waits for it to expire or be deleted.
 var errWaiting = errors.New("shard: waiting for the Lease of another instance")
 
+// renew keeps the member's Lease: created if it has none, updated otherwise. A conflict (the
+// Lease changed or was deleted between the read and the write: the API server answers an
+// update of a deleted object with a failed UID precondition, a conflict too) is not a
+// failure to report: the Lease is read again at once, at most twice, and what that read
+// finds decides (another instance's Lease, one to create, a reason it cannot be created).
 func (m *Member) renew(ctx context.Context) error {
+	for attempt := 0; ; attempt++ {
+		err := m.renewOnce(ctx)
+		if !apierrors.IsConflict(err) || attempt == 2 || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (m *Member) renewOnce(ctx context.Context) error {
 	leases := m.o.Client.CoordinationV1().Leases(m.o.Namespace)
 	m.mu.Lock()
 	held := formatHeld(m.published())
