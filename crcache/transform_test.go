@@ -2,7 +2,6 @@ package crcache_test
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -13,11 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // A transform that fails (an error, or an object of another type) is reported: counted in
@@ -77,9 +77,35 @@ func TestTransformFailures(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "Transform failed") }), "logged: %q", lines)
 }
 
-// Without Options.Logger, kindex's logs go to klog, as documented, not nowhere.
+// Without Options.Logger, kindex's logs go where controller-runtime's go: to the logger
+// ctrl.SetLogger sets (its log.Log), with the manager's and its own cache's lines; not to
+// klog, and not nowhere.
 func TestLoggerDefault(t *testing.T) {
-	c := newCache(t, nil, cache.Options{})
-	assert.NotNil(t, crcache.LoggerOf(c).GetSink(), "a logger that writes somewhere")
-	assert.Equal(t, fmt.Sprintf("%T", klog.Background().GetSink()), fmt.Sprintf("%T", crcache.LoggerOf(c).GetSink()), "klog's")
+	var mu sync.Mutex
+	var lines []string
+	ctrllog.SetLogger(funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, prefix+" "+args)
+	}, funcr.Options{}))
+	klogged := testsupport.CaptureGlobalKlog(t)
+
+	ns := cp.Namespace(t)
+	require.NoError(t, adminClient(t).Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fails"}}))
+	c, err := crcache.NewCache(cp.AdminConfig(), cache.Options{
+		DefaultNamespaces: map[string]cache.Config{ns: {}},
+		ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Transform: func(any) (any, error) {
+			return nil, errors.New("cannot redact")
+		}}},
+	}, crcache.Options{})
+	require.NoError(t, err)
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(t.Context()))
+	var cm corev1.ConfigMap
+	require.NoError(t, c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "fails"}, &cm))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.True(t, slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "Transform failed") }),
+		"logged through controller-runtime's logger: %q", lines)
+	assert.Empty(t, klogged.Matching("Transform failed"), "not through klog")
 }
