@@ -42,6 +42,26 @@ type reentry struct {
 const hangAfter = 12 * time.Second
 
 // newReentry returns an armed reentry (arm); set f before callbacks run.
+// startWidgets starts a factory with widget a and gadget g on its fake servers, and the
+// informer of widgets (released as the test ends) with an index "name" and a recorder of its
+// events, for r's callbacks to call.
+func (r *reentry) startWidgets(t *testing.T) (*fakeServer, *Informer[obj], *recorder) {
+	e := newEnv(t, Options[obj]{})
+	r.f = e.f
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	t.Cleanup(inf.Release)
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	r.inf.Store(inf)
+	rec := newRecorder()
+	_, err = inf.AddEventHandler(rec)
+	require.NoError(t, err)
+	return srv, inf, rec
+}
+
 func newReentry(t *testing.T) *reentry {
 	r := &reentry{}
 	r.arm(t)
@@ -259,20 +279,8 @@ func TestHandlersMayCallBack(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := newReentry(t)
-			e := newEnv(t, Options[obj]{})
-			r.f = e.f
-			srv := e.mode.server(widgets.GVR)
-			srv.add(newObj("ns", "a", nil))
-			e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
-			inf, err := e.f.Informer(context.Background(), "widgets")
-			require.NoError(t, err)
-			defer inf.Release()
-			require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
-			r.inf.Store(inf)
-			rec := newRecorder()
-			_, err = inf.AddEventHandler(rec)
-			require.NoError(t, err)
-			_, err = inf.AddEventHandler(mk(r))
+			srv, inf, rec := r.startWidgets(t)
+			_, err := inf.AddEventHandler(mk(r))
 			require.NoError(t, err)
 			require.NoError(t, inf.WaitForSync(context.Background()))
 			churn(srv)
@@ -387,19 +395,7 @@ func TestIndexFuncsMayCallBack(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := newReentry(t)
 			r.mayRefuse = true
-			e := newEnv(t, Options[obj]{})
-			r.f = e.f
-			srv := e.mode.server(widgets.GVR)
-			srv.add(newObj("ns", "a", nil))
-			e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
-			inf, err := e.f.Informer(context.Background(), "widgets")
-			require.NoError(t, err)
-			defer inf.Release()
-			require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
-			r.inf.Store(inf)
-			rec := newRecorder()
-			_, err = inf.AddEventHandler(rec)
-			require.NoError(t, err)
+			srv, inf, rec := r.startWidgets(t)
 			require.NoError(t, inf.WaitForSync(context.Background()))
 			require.NoError(t, add(inf, r))
 			assert.Equal(t, calledFromIndexFunc, r.refusedCalls(), "refused from the backfill of AddIndex")
