@@ -269,17 +269,31 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 	// Counted before they are queued, so that the count of queued objects is never behind
 	// the count applied: a list is being applied while it is ahead (run.listing).
 	target := f.replaced.Add(int64(len(items)))
+	// The list is recorded before its items are queued: the processing loop may apply them
+	// all before RealFIFO.Replace returns, and a list recorded after that was found applied
+	// only at the next batch, the watch's events, whose higher resourceVersion the list's
+	// then replaced; a snapshot run waiting for the events' version (waitCurrent) stayed
+	// Syncing until the next change, for good on a quiet resource. An empty list's deletes
+	// have no Replaced delta after them to tell when they are applied: its version is not
+	// recorded here (the run's first list's is, by waitCurrent, once the informer has synced).
+	recorded := false
+	var prevRV uint64
+	var prevTarget int64
+	if n, perr := strconv.ParseUint(rv, 10, 64); perr == nil && len(items) > 0 {
+		f.mu.Lock()
+		prevRV, prevTarget = f.listRV, f.listTarget
+		f.listRV, f.listTarget = n, target
+		f.mu.Unlock()
+		recorded = true
+	}
 	err := f.RealFIFO.Replace(items, rv)
 	if err != nil {
 		f.replaced.Add(-int64(len(items)))
-	}
-	if err == nil {
-		// An empty list's deletes have no Replaced delta after them to tell when they
-		// are applied: its version is not recorded here (the run's first list's is, by
-		// waitCurrent, once the informer has synced).
-		if n, perr := strconv.ParseUint(rv, 10, 64); perr == nil && len(items) > 0 {
+		if recorded {
 			f.mu.Lock()
-			f.listRV, f.listTarget = n, target
+			if f.listTarget == target {
+				f.listRV, f.listTarget = prevRV, prevTarget
+			}
 			f.mu.Unlock()
 		}
 	}
