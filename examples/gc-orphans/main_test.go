@@ -136,8 +136,13 @@ func TestFollowsCRDsAddedAfterStart(t *testing.T) {
 	testenv.EventuallyWith(t, 30*time.Second, func() bool {
 		return row(resource, ns, "g1").MatchString(section(lastReport(), "orphans (every owner gone)"))
 	}, func() string { return stdout.String() })
-	assert.Contains(t, stdout.String(), "[discovery] Added "+resource+" (v1)")
-	assert.Regexp(t, `\[status\] `+regexp.QuoteMeta(resource)+`/v1 \(metadata\): Synced`, stdout.String())
+	// The discovery event and the status come from subscribers' goroutines of their own:
+	// printed soon, but not necessarily before a report that shows the object.
+	synced := regexp.MustCompile(`\[status\] ` + regexp.QuoteMeta(resource) + `/v1 \(metadata\): Synced`)
+	testenv.EventuallyWith(t, 30*time.Second, func() bool {
+		out := stdout.String()
+		return strings.Contains(out, "[discovery] Added "+resource+" (v1)") && synced.MatchString(out)
+	}, func() string { return "the discovery event and the Synced status are printed:\n" + stdout.String() })
 
 	cp.DeleteCRD(t, crd.Name)
 	testenv.EventuallyWith(t, 30*time.Second, func() bool {
