@@ -101,7 +101,11 @@ func TestLogsGoThroughTheCallersLogger(t *testing.T) {
 		name   string
 		logger func(*testsupport.Lines) logr.Logger
 	}{
-		{"caller's logger", func(l *testsupport.Lines) logr.Logger { return l.Logger(10) }},
+		// V(8), not more: from V(9) client-go's debugging round tripper (there since the capture
+		// raises klog's -v) traces each request's timing and reads the trace without its lock,
+		// which a canceled request's HTTP/2 read loop may still write: a data race in client-go
+		// (refs' logging test met it). Its request lines go on reaching the caller's Logger.
+		{"caller's logger", func(l *testsupport.Lines) logr.Logger { return l.Logger(8) }},
 		{"discard", func(*testsupport.Lines) logr.Logger { return logr.Discard() }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
