@@ -137,8 +137,9 @@ func (r *run) processLoop() {
 			// saves it, so that a quiet resource does not relist at every restart.
 			if rv, ok := r.fifo.listApplied(r.replacedApplied.Load()); ok {
 				// Stored, not raised: the version a whole list is consistent with may be
-				// lower than one applied before it (a snapshot ahead of the server).
-				r.e.snap.appliedRV.Store(rv)
+				// lower than one applied before it (a snapshot ahead of the server). The
+				// watch's events that follow the list in this batch count, though.
+				r.e.snap.appliedRV.Store(listConsistentRV(rv, deltas))
 				r.e.snap.dirty.Store(true)
 			}
 		}

@@ -186,15 +186,7 @@ func (s *snapState) load() (items []any, meta snapshot.Meta, ok bool) {
 // consistent with (see Options.SnapshotDir).
 func (s *snapState) applied(deltas cache.Deltas) {
 	for _, d := range deltas {
-		obj := d.Object
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		o, ok := obj.(interface{ GetResourceVersion() string })
-		if !ok {
-			continue
-		}
-		rv := o.GetResourceVersion()
+		rv := deltaRV(d)
 		if rv == "" {
 			continue
 		}
@@ -208,6 +200,31 @@ func (s *snapState) applied(deltas cache.Deltas) {
 		s.raise(n)
 	}
 	s.dirty.Store(true)
+}
+
+// deltaRV returns the resourceVersion of a delta's object ("" if it has none).
+func deltaRV(d cache.Delta) string {
+	obj := d.Object
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
+		return o.GetResourceVersion()
+	}
+	return ""
+}
+
+// listConsistentRV returns the resourceVersion the cache is consistent with once a batch
+// of deltas that ends a list (of version listRV) is applied: the list's, or higher where the
+// batch goes on past the list's last item with the watch's events, which come after it.
+func listConsistentRV(listRV uint64, batch []cache.Delta) uint64 {
+	rv := listRV
+	for i := len(batch) - 1; i >= 0 && batch[i].Type != cache.Replaced; i-- {
+		if n, err := strconv.ParseUint(deltaRV(batch[i]), 10, 64); err == nil && n > rv {
+			rv = n
+		}
+	}
+	return rv
 }
 
 // raise makes rv the applied resourceVersion if it is higher.

@@ -1,0 +1,40 @@
+package informer
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"k8s.io/client-go/tools/cache"
+)
+
+// A batch that ends a list and goes on with the watch's events leaves the cache consistent
+// with the highest of those events, not with the list's lower version: a snapshot run that
+// waits for the events' version (waitCurrent) would otherwise stay Syncing on a quiet
+// resource, and the next snapshot would save a version behind its objects.
+func TestListConsistentRV(t *testing.T) {
+	at := func(typ cache.DeltaType, rv string) cache.Delta {
+		o := newObj("ns", "o"+rv, nil)
+		o.ResourceVersion = rv
+		return cache.Delta{Type: typ, Object: o}
+	}
+	gone := func(rv string) cache.Delta {
+		o := newObj("ns", "gone", nil)
+		o.ResourceVersion = rv
+		return cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: "ns/gone", Obj: o}}
+	}
+	for name, tc := range map[string]struct {
+		batch []cache.Delta
+		want  uint64
+	}{
+		"the list alone":                                  {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Replaced, "3")}, 10},
+		"events after the list's last item":               {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Added, "12"), at(cache.Updated, "14"), at(cache.Updated, "13")}, 14},
+		"a tombstone after it":                            {[]cache.Delta{at(cache.Replaced, "5"), gone("16")}, 16},
+		"events before the list's last item do not count": {[]cache.Delta{at(cache.Updated, "20"), at(cache.Replaced, "2")}, 10},
+		"an older event after it does not lower it":       {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Updated, "7")}, 10},
+		"versions that are not numbers are passed over":   {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Updated, "x")}, 10},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, listConsistentRV(10, tc.batch))
+		})
+	}
+}
