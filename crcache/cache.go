@@ -20,9 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/informer"
@@ -47,9 +47,7 @@ type Options struct {
 	DisableCompression bool
 	// Logger receives kindex's logs: one line per informer transition (parked, resumed),
 	// never one per retry. Default (a Logger without a sink: the zero Logger, and
-	// logr.Discard() too): controller-runtime's logger (its log.Log, which ctrl.SetLogger
-	// sets), where the manager's and controller-runtime's own cache's lines go. To drop
-	// them, pass a logger whose sink does.
+	// logr.Discard() too): klog.Background(). To drop them, pass a logger whose sink does.
 	Logger logr.Logger
 	// Registerer, if set, receives kindex's informer metrics (kindex_informer_*), for example
 	// controller-runtime's metrics.Registry. Default: none.
@@ -130,7 +128,7 @@ func NewCache(cfg *rest.Config, opts cache.Options, o Options) (*Cache, error) {
 		return nil, errors.New("crcache: nil rest.Config")
 	}
 	if o.Logger.GetSink() == nil {
-		o.Logger = ctrllog.Log
+		o.Logger = klog.Background()
 	}
 	cfg = rest.CopyConfig(cfg)
 	if cfg.UserAgent == "" {

@@ -16,26 +16,15 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kindex/kindex/crcache"
 	"github.com/kindex/kindex/internal/testenv"
-	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // One control plane for the package: a real kube-apiserver and etcd.
 var cp *testenv.ControlPlane
 
-// ctrlLines receives controller-runtime's logger (log.Log, kindex's default here), set once
-// before any test: controller-runtime takes only the first SetLogger, and a log call made
-// 30 s into the process without one sets a discarding logger for good (it says
-// "log.SetLogger(...) was never called"), so a test that set it later found nothing.
-var ctrlLines = &testsupport.Lines{}
-
-func TestMain(m *testing.M) {
-	ctrllog.SetLogger(ctrlLines.Logger(0))
-	testenv.Main(m, &cp, testenv.Options{})
-}
+func TestMain(m *testing.M) { testenv.Main(m, &cp, testenv.Options{}) }
 
 // startCache builds a crcache on cfg (the admin's when nil) with opts, starts it, and stops
 // it when the test ends, checking that Start returned.
