@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
-	"github.com/kindex/kindex/internal/mailbox"
 	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/jsonpath"
 )
@@ -253,17 +252,6 @@ func (c *core) stopAs(watcher bool) {
 			c.in.WaitDiscovery()
 		}
 	}()
-}
-
-// fromHandler reports whether the caller runs on an event handler's goroutine.
-func (c *core) fromHandler() bool {
-	gid := mailbox.GoroutineID()
-	found := false
-	c.listeners.Range(func(k, _ any) bool {
-		found = k.(*listener).box.DeliversOn(gid)
-		return !found
-	})
-	return found
 }
 
 func (c *core) context() (context.Context, error) {

@@ -14,6 +14,10 @@ import (
 // reflector's goroutine, which a stop waits for. A call back from there that took one of
 // those locks, or waited for the stop, would wait for its own caller.
 //
+// An event handler runs on its listener's own goroutine, without the informer's locks: it
+// may call anything, and only a Shutdown from it must not wait for the handler goroutines,
+// its own among them (fromHandler).
+//
 // Such a call is recognised by its goroutine: the processing loop's, the reflector's and an
 // AddIndex caller's ids are read once (GoroutineID costs about a microsecond), and compared
 // with the caller's only where it matters. A read compares only while one of the caller's
@@ -84,4 +88,16 @@ func (c *core) fromOwnGoroutine() bool {
 		}
 	}
 	return false
+}
+
+// fromHandler reports whether the caller runs on an event handler's goroutine (one of
+// core.listeners): a Shutdown from there must not wait for the handler goroutines.
+func (c *core) fromHandler() bool {
+	gid := mailbox.GoroutineID()
+	found := false
+	c.listeners.Range(func(k, _ any) bool {
+		found = k.(*listener).box.DeliversOn(gid)
+		return !found
+	})
+	return found
 }

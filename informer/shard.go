@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/util/watchlist"
 
 	"github.com/kindex/kindex/internal/storage"
-
 	"github.com/kindex/kindex/internal/watchfwd"
 )
 
