@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -183,8 +184,13 @@ func NewCRD(group, kind, plural string, versions ...string) *apiextv1.CustomReso
 	return crd
 }
 
-// Grant binds rules to user: cluster-wide when namespace is empty, else in that namespace.
-// It returns a function that revokes the grant; the grant is revoked when the test ends.
+// Grant binds rules to user: cluster-wide when namespace is empty, else in that namespace,
+// and returns once the apiserver's authorizer allows what the rules grant (it follows RBAC
+// objects through informers, so a grant takes effect a moment after its objects exist): a
+// test that times how fast kindex notices a grant measures from when the grant can be
+// noticed. It returns a function that revokes the grant and returns once the authorizer
+// refuses again what the rules granted (or, if another grant still allows it, after a few
+// seconds); the grant is also revoked, without that wait, when the test ends.
 func (cp *ControlPlane) Grant(t testing.TB, user, namespace string, rules ...rbacv1.PolicyRule) (revoke func()) {
 	t.Helper()
 	ctx := context.Background()
@@ -228,17 +234,75 @@ func (cp *ControlPlane) Grant(t testing.TB, user, namespace string, rules ...rba
 		}
 	}
 	var revoked bool
-	revoke = func() {
+	remove := func() bool {
 		if revoked {
-			return
+			return false
 		}
 		revoked = true
 		if err := del(); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("revoke grant %s: %v", name, err)
 		}
+		return true
 	}
-	t.Cleanup(revoke)
-	return revoke
+	t.Cleanup(func() { remove() })
+	checks := accessChecks(user, namespace, rules)
+	if err := cp.awaitAccess(cs, checks, true, waitTimeout); err != nil {
+		t.Fatalf("grant %s: %v", name, err)
+	}
+	return func() {
+		if remove() {
+			// Another grant may still allow the same: then this wait ends without failing.
+			_ = cp.awaitAccess(cs, checks, false, revokeWait)
+		}
+	}
+}
+
+// revokeWait bounds how long a revoke waits for the authorizer to refuse what it allowed.
+const revokeWait = 5 * time.Second
+
+// accessChecks are the access reviews that tell whether rules are in effect for user: one
+// per resource rule, for its first verb, API group, resource and resource name (a rule
+// grants all of its combinations at once). Non-resource rules are not checked.
+func accessChecks(user, namespace string, rules []rbacv1.PolicyRule) []authorizationv1.SubjectAccessReview {
+	var out []authorizationv1.SubjectAccessReview
+	for _, r := range rules {
+		if len(r.Verbs) == 0 || len(r.Resources) == 0 {
+			continue
+		}
+		attrs := &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: r.Verbs[0], Resource: r.Resources[0]}
+		if len(r.APIGroups) > 0 {
+			attrs.Group = r.APIGroups[0]
+		}
+		if res, sub, ok := strings.Cut(attrs.Resource, "/"); ok {
+			attrs.Resource, attrs.Subresource = res, sub
+		}
+		if len(r.ResourceNames) > 0 {
+			attrs.Name = r.ResourceNames[0]
+		}
+		out = append(out, authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: user, ResourceAttributes: attrs}})
+	}
+	return out
+}
+
+// awaitAccess polls the access reviews until each is allowed (allowed true) or each is
+// refused (false), or timeout passes.
+func (cp *ControlPlane) awaitAccess(cs kubernetes.Interface, checks []authorizationv1.SubjectAccessReview, allowed bool, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, c := range checks {
+		err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			sar, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, &c, metav1.CreateOptions{})
+			if err != nil {
+				return false, nil // the apiserver may be down in a fault test: try again
+			}
+			return sar.Status.Allowed == allowed, nil
+		})
+		if err != nil {
+			return fmt.Errorf("the authorizer does not %s %+v after %v", map[bool]string{true: "allow", false: "refuse"}[allowed], *c.Spec.ResourceAttributes, timeout)
+		}
+	}
+	return nil
 }
 
 // Eventually polls cond every 20ms until it returns true or timeout passes, then fails the
