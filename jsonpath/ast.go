@@ -188,7 +188,7 @@ func appendSegments(b []byte, segs []segment) []byte {
 		s := &segs[i]
 		if s.kind == segDescent {
 			b = append(b, ".."...)
-			if i+1 < len(segs) && segs[i+1].kind == segField && simpleName(segs[i+1].name) {
+			if i+1 < len(segs) && segs[i+1].kind == segField && simpleName(segs[i+1].name) && segs[i+1].name[0] != '-' {
 				b = append(b, segs[i+1].name...)
 				i++ // the field is printed as part of the descent
 			}

@@ -258,6 +258,14 @@ var clientGoCases = []clientGoCase{
 		diff: "a key with an empty part is only that key; client-go reads ...b, a descent", want: ""},
 	{fixture: "keys", expr: `{['.a']}`,
 		diff: "a key with an empty part is only that key; client-go reads ..a, a descent", want: ""},
+	{fixture: "keys", expr: `{['a\\b']}`,
+		diff: "a backslash escapes the next character in a quoted key; client-go drops it (ab)", want: "backslash"},
+	{fixture: "keys", expr: `{['a@']}`,
+		diff: "a quoted key is a key; client-go reads .a@, where @ is skipped", want: ""},
+	{fixture: "keys", expr: `{.x['a$']}`,
+		diff: "a quoted key is a key; client-go reads .a$, where $ is skipped", want: ""},
+	{fixture: "keys", expr: `{['a ']}`,
+		diff: "a quoted key is a key; client-go reads .a followed by a space", want: ""},
 }
 
 // runClientGo executes expr with client-go, turning panics into errors.
@@ -396,6 +404,12 @@ func TestSyntaxDifferences(t *testing.T) {
 		{`{.spec.items[?(@.weight<>1)]}`, false, false, "kindex rejects unknown operators when compiling"},
 		{`{hello}`, false, false, "identifiers other than range and end"},
 		{`{end}`, false, false, "{end} without {range}"},
+		{`{..-1}`, false, true, "client-go reads a descent followed by the literal -1, printed once per node"},
+		{`{..+1.5}`, false, true, "client-go reads a descent followed by the literal 1.5"},
+		{`{..'x'}`, false, true, "client-go reads a descent followed by the text x"},
+		{`{.spec..-x}`, false, false, "a name after .. cannot start with a sign (client-go: not a number)"},
+		{`{range .spec.emptyList[*]}{[0]}{end}`, true, false, "client-go panics indexing the item of a {range} that has no items"},
+		{`{range .spec.missing}{[*]}{end}`, true, false, "client-go panics on [*] of the item of a {range} that has no items"},
 	}
 	for _, c := range cases {
 		t.Run(c.expr, func(t *testing.T) {

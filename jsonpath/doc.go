@@ -54,7 +54,8 @@
 //
 // A name runs up to white space or one of . , [ ] $ @ { } (inside a
 // filter also ( ) = ! < >); a backslash makes the next character part of
-// it, so a\.b is the key "a.b". Quoted strings use Go's escapes, and a
+// it, so a\.b is the key "a.b". A name after .. cannot start with a quote,
+// + or - (quote it: ..['-1']). Quoted strings use Go's escapes, and a
 // backslash before any other character stands for that character. Numbers
 // are decimal, with an optional sign and fraction; integers that fit
 // int64 are integers, others floats. Indexes may be negative (from the
@@ -137,7 +138,8 @@
 //     gives kubectl's output. An escaped dot (['a\.b'], or .a\.b) is part
 //     of the key only.
 //   - A quoted key and its parts are keys only: client-go reads the text of
-//     ['...'] as a path, so that ['*'] is a wildcard, ['a.*'] is .a.*, and
+//     ['...'] as a path, so that ['*'] is a wildcard, ['a.*'] is .a.*,
+//     ['a@'], ['a$'] and ['a '] are .a ($, @ and spaces are skipped), and
 //     a key with an empty part, ['a..b'] or ['..b'], is a recursive descent
 //     (.a..b, ..b). kindex reads ['*'] as the key "*", ['a.*'] as the key
 //     "a.*" or else its parts "a" and "*", and a key with an empty part
@@ -164,7 +166,11 @@
 //     only (client-go also yields non-empty strings).
 //   - null prints as null inside {range} (client-go prints <no value>).
 //   - A backslash escapes the next character in names: a\\b is the key
-//     "a\b" (client-go drops every backslash).
+//     "a\b" (client-go drops every backslash), and so is ['a\\b'].
+//   - client-go panics when a {range} has no items and its body starts
+//     with an index, a slice or [*] ({range .a[*]}{[0]}{end} with .a
+//     empty or missing: it applies them to no value); kindex prints
+//     nothing.
 //   - json.Number values are converted to int64 or float64, and print as
 //     such ("1.50" prints 1.5).
 //
@@ -173,7 +179,9 @@
 // inside brackets; it rejects at compile time what client-go accepts but
 // fails on or ignores: {} and {.} (write {@}), {range} without {end},
 // {end} without {range}, identifiers, unknown operators, a non-positive
-// step, stray $ or @ inside a path, and sequences such as {.a .b}.
+// step, stray $ or @ inside a path, sequences such as {.a .b}, and a name
+// after .. that starts with a quote, + or - (client-go reads {..-1} as a
+// descent followed by the literal -1, printed once per node it visits).
 //
 // # Raw JSON
 //

@@ -211,8 +211,13 @@ func (p *parser) parsePath(inFilter bool) (expr, error) {
 					return e, p.errorf(p.pos, "invalid multiple recursive descent")
 				}
 				e.segs = append(e.segs, segment{kind: segDescent})
-				if c := p.peek(); c == '.' || c == '[' || p.eof() || isNameStop(c, inFilter) {
+				switch c := p.peek(); {
+				case c == '.' || c == '[' || p.eof() || isNameStop(c, inFilter):
 					continue // a bracket, ".name" or nothing follows
+				case c == '\'' || c == '"' || c == '+' || c == '-':
+					// client-go reads ..-1 and ..'x' as a descent followed
+					// by a literal (printed once per node it visits).
+					return e, p.errorf(p.pos, "a name after '..' cannot start with %s (quote it: ..['name'])", p.describe(p.pos))
 				}
 			} else {
 				p.pos++
