@@ -164,13 +164,15 @@
 //   - Wildcards and recursive descent do not enter strings (client-go
 //     yields their bytes as numbers), and descent yields objects and arrays
 //     only (client-go also yields non-empty strings).
-//   - null prints as null inside {range} (client-go prints <no value>).
+//   - null prints as null where it is the current node: an item of a
+//     {range}, or a null document (client-go prints <no value>).
 //   - A backslash escapes the next character in names: a\\b is the key
 //     "a\b" (client-go drops every backslash), and so is ['a\\b'].
-//   - client-go panics when a {range} has no items and its body starts
-//     with an index, a slice or [*] ({range .a[*]}{[0]}{end} with .a
-//     empty or missing: it applies them to no value); kindex prints
-//     nothing.
+//   - client-go panics applying an index, a slice or [*] to no value: in
+//     the body of a {range} that has no items ({range .a[*]}{[0]}{end}
+//     with .a empty or missing), or to a null document, and on a {range}
+//     over a null document; kindex selects nothing, or ranges over the
+//     null.
 //   - json.Number values are converted to int64 or float64, and print as
 //     such ("1.50" prints 1.5).
 //
