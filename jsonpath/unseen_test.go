@@ -588,6 +588,11 @@ func probeOne(t *testing.T, st *probeStats, name, expr string, obj, objF any, ra
 			st.fail("%s on %s (%T %d): error %v: %q; decoded: %q", expr, name, in, i, err, j, want)
 		}
 	}
+	// The object projected on Fields gives the same output.
+	if pr, err := p.ExecuteString(projectFields(obj, p.Fields())); err != nil || pr != got {
+		st.internal++
+		st.fail("%s on %s: on the object projected on %q: %q, %v; on the object: %q", expr, name, p.Fields(), pr, err, got)
+	}
 	if !p.IsTemplate() {
 		evalAll(t, p, obj, raw) // every evaluator and entry point alike
 		vs, err1 := p.Eval(obj)
@@ -834,4 +839,39 @@ func cgInterface(rv reflect.Value) any {
 		return nil
 	}
 	return rv.Interface()
+}
+
+// projectFields keeps of obj only the key paths fields (see Path.Fields).
+func projectFields(obj any, fields [][]string) any {
+	out := map[string]any{}
+	for _, f := range fields {
+		if len(f) == 0 {
+			return obj
+		}
+		src, dst := obj, out
+		for i, k := range f {
+			m, ok := src.(map[string]any)
+			if !ok {
+				break
+			}
+			v, ok := m[k]
+			if !ok {
+				break
+			}
+			if i == len(f)-1 {
+				dst[k] = v
+				break
+			}
+			if _, isMap := v.(map[string]any); !isMap {
+				break // fields of anything else select nothing
+			}
+			next, ok := dst[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				dst[k] = next
+			}
+			src, dst = v, next
+		}
+	}
+	return out
 }
