@@ -410,6 +410,7 @@ func TestSyntaxDifferences(t *testing.T) {
 		{`{.spec.items[?(@.weight<>1)]}`, false, false, "kindex rejects unknown operators when compiling"},
 		{`{hello}`, false, false, "identifiers other than range and end"},
 		{`{end}`, false, false, "{end} without {range}"},
+		{`{1.}`, false, true, "client-go reads a number with a trailing dot (1.) as a float"},
 		{`{..-1}`, false, true, "client-go reads a descent followed by the literal -1, printed once per node"},
 		{`{..+1.5}`, false, true, "client-go reads a descent followed by the literal 1.5"},
 		{`{..'x'}`, false, true, "client-go reads a descent followed by the text x"},

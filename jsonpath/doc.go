@@ -181,9 +181,10 @@
 // inside brackets; it rejects at compile time what client-go accepts but
 // fails on or ignores: {} and {.} (write {@}), {range} without {end},
 // {end} without {range}, identifiers, unknown operators, a non-positive
-// step, stray $ or @ inside a path, sequences such as {.a .b}, and a name
-// after .. that starts with a quote, + or - (client-go reads {..-1} as a
-// descent followed by the literal -1, printed once per node it visits).
+// step, stray $ or @ inside a path, a number with a trailing dot (1.),
+// sequences such as {.a .b}, and a name after .. that starts with a
+// quote, + or - (client-go reads {..-1} as a descent followed by the
+// literal -1, printed once per node it visits).
 //
 // # Raw JSON
 //
