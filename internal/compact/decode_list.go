@@ -126,7 +126,7 @@ func (d *Decoder) decodeItems(body []byte, i int, s *scratch, inject string) ([]
 			}
 			return end, err
 		}
-		o, err := d.decodeAt(body, start, 2, s, inject)
+		o, err := d.decodeAt(body, start, 0, s, inject) // judged on its own: decodeAt
 		if err != nil {
 			return o.end, fmt.Errorf("list item %d: %w", len(items), err)
 		}

@@ -479,8 +479,8 @@ func (st *listStream) injectedItem(b []byte, i int, o *Object) bool {
 	}
 	// Otherwise read the item's own kind and apiVersion.
 	var kind, apiVersion string
-	_, err := eachMember(b, i, 2, func(m member) (int, error) {
-		end, err := skipValue(b, m.valStart, 3)
+	_, err := eachMember(b, i, 0, func(m member) (int, error) {
+		end, err := skipValue(b, m.valStart, 1)
 		if err != nil {
 			return end, err
 		}
@@ -507,7 +507,7 @@ func (st *listStream) reinject(inject string) error {
 		b = append(b, '{')
 		b = append(b, inject...)
 		b = append(b, raw[1+len(st.inject):]...)
-		r, err := st.d.decodeAt(b, 0, 2, st.s, inject)
+		r, err := st.d.decodeAt(b, 0, 0, st.s, inject)
 		if err != nil {
 			return fmt.Errorf("list item %d: %w", k, err)
 		}

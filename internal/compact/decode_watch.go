@@ -64,7 +64,7 @@ func (d *Decoder) decodeEvent(frame []byte) (event, error) {
 				}
 				return end, err
 			}
-			end, err := scanObject(frame, m.valStart, 1, s)
+			end, err := scanObject(frame, m.valStart, 0, s) // judged on its own: decodeAt
 			if err != nil {
 				return end, err
 			}
@@ -73,7 +73,7 @@ func (d *Decoder) decodeEvent(frame []byte) (event, error) {
 				ev.obj, err = decodeStatus(ev.raw)
 				return end, err
 			}
-			o, err := d.build(frame, m.valStart, end, 1, s, "")
+			o, err := d.build(frame, m.valStart, end, 0, s, "")
 			ev.obj = o.obj
 			return end, err
 		case m.is(frame, "type"):

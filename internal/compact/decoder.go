@@ -107,7 +107,12 @@ type decoded struct {
 	reused bool // obj is a known object (DecodeListFromReusing)
 }
 
-// decodeAt decodes the object starting at b[i] ('{', with depth containers around it).
+// decodeAt decodes the object starting at b[i] ('{', with depth containers around it that
+// count toward maxDepth). A list item or a watch event's object is decoded with depth 0:
+// judged by its own nesting, as the API server judges an object (its GET serves any object
+// its decoder accepted) and as every later decode of the stored bytes does, not by the
+// nesting of the list or event around it, which may take an object the server serves
+// beyond encoding/json's bound (the package documentation, "Nesting").
 func (d *Decoder) decodeAt(b []byte, i, depth int, s *scratch, inject string) (decoded, error) {
 	end, err := scanObject(b, i, depth, s)
 	if err != nil {

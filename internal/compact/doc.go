@@ -126,4 +126,18 @@
 // compression (encoding, decoding, dictionaries, checksums) is klauspost/compress's zstd:
 // compress.go only chooses the samples, keeps an encoder pool, and lays the compressed
 // bytes out with the key text.
+//
+// # Nesting
+//
+// encoding/json's nesting limit (10,000 objects and arrays) applies to each object on its
+// own, counted from the object: a list item or a watch event's object may nest as deeply
+// as an object decoded alone (DecodeObject), although the list body or event frame around
+// it then nests one or two levels deeper than encoding/json would accept as a whole
+// document. This is deliberate: the API server judges each object alone (it serves by GET
+// any object its decoder accepted, up to that limit), the bytes kept are decoded later
+// alone (Object, DecodeInto, jsondecode's and typedjson's limits are the same), and
+// managedFields nest five levels deeper than the fields they describe, so the deepest
+// custom resources a server accepts would otherwise fail a whole LIST, leaving the informer
+// unsynced (client-go's own LIST of them fails the same way). Everything else about a
+// body, the list and event members included, is validated as encoding/json does.
 package compact

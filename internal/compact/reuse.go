@@ -24,16 +24,16 @@ func (d *Decoder) DecodeListFromReusing(r io.Reader, known Known) (*List, error)
 // decodeItem decodes the item at b[i], or returns the known object it is unchanged from.
 func (st *listStream) decodeItem(b []byte, i int) (decoded, error) {
 	if st.known == nil {
-		return st.d.decodeAt(b, i, 2, st.s, st.inject)
+		return st.d.decodeAt(b, i, 0, st.s, st.inject)
 	}
-	end, err := scanObject(b, i, 2, st.s)
+	end, err := scanObject(b, i, 0, st.s)
 	if err != nil {
 		return decoded{end: end}, err
 	}
 	if o := st.reuse(b); o != nil {
 		return decoded{obj: o, end: end, reused: true}, nil
 	}
-	return st.d.build(b, i, end, 2, st.s, st.inject)
+	return st.d.build(b, i, end, 0, st.s, st.inject)
 }
 
 // reuse returns the known object with the scanned item's key, resourceVersion and uid.
