@@ -236,7 +236,7 @@ var fidPaths = []string{
 // and Secret data) and requires every mode to hand out exactly the object the server
 // returns to client-go, managedFields aside: the unstructured mode; the compact mode with
 // spans, compressed over watch-list, projected (against the server's object projected),
-// and after a warm restart from a snapshot (no LIST), each through Get, Item.Object,
+// and compressed after a warm restart from a snapshot (no LIST), each through Get, Item.Object,
 // Item.DecodeInto (a map, and the typed ConfigMap and Secret) and Item.Raw; labels and
 // annotations read from items; the metadata-only mode's metadata. Item.Eval of JSONPath
 // expressions on the odd fields prints what client-go's util/jsonpath prints on the
@@ -311,7 +311,7 @@ func TestFidelityAcrossModes(t *testing.T) {
 		switch name {
 		case "unstructured":
 			return must(dynamicinformer.NewFactory(cp.AdminConfig(), opts)), false
-		case "compact-spans": // the restarted one below is the compact mode without spans
+		case "compact-spans": // projected below is the compact mode without spans
 			return must(dynamicinformer.NewCompactFactory(cp.AdminConfig(), opts, dynamicinformer.CompactOptions{Spans: true})), true
 		case "compressed-watchlist": // the others list with the compact mode's streamed LIST
 			return must(dynamicinformer.NewCompactFactory(cp.AdminConfig(), opts, dynamicinformer.CompactOptions{WatchList: true, Compress: true})), true
@@ -323,7 +323,7 @@ func TestFidelityAcrossModes(t *testing.T) {
 			if name == "snapshot-restarted" {
 				cfg.Wrap(restartRec.Wrap)
 			}
-			return must(dynamicinformer.NewCompactFactory(cfg, opts, dynamicinformer.CompactOptions{})), true
+			return must(dynamicinformer.NewCompactFactory(cfg, opts, dynamicinformer.CompactOptions{Compress: true})), true
 		}
 		panic(name)
 	}
