@@ -236,7 +236,8 @@ var fidPaths = []string{
 // and Secret data) and requires every mode to hand out exactly the object the server
 // returns to client-go, managedFields aside: the unstructured mode; the compact mode with
 // spans, compressed over watch-list, projected (against the server's object projected),
-// and compressed after a warm restart from a snapshot (no LIST), each through Get, Item.Object,
+// keeping managedFields (against the server's object with them), and compressed after a
+// warm restart from a snapshot (no LIST), each through Get, Item.Object,
 // Item.DecodeInto (a map, and the typed ConfigMap and Secret) and Item.Raw; labels and
 // annotations read from items; the metadata-only mode's metadata. Item.Eval of JSONPath
 // expressions on the odd fields prints what client-go's util/jsonpath prints on the
@@ -315,6 +316,9 @@ func TestFidelityAcrossModes(t *testing.T) {
 			return must(dynamicinformer.NewCompactFactory(cp.AdminConfig(), opts, dynamicinformer.CompactOptions{Spans: true})), true
 		case "compressed-watchlist": // the others list with the compact mode's streamed LIST
 			return must(dynamicinformer.NewCompactFactory(cp.AdminConfig(), opts, dynamicinformer.CompactOptions{WatchList: true, Compress: true})), true
+		case "keep-managed":
+			opts.KeepManagedFields = true
+			return must(dynamicinformer.NewCompactFactory(cp.AdminConfig(), opts, dynamicinformer.CompactOptions{})), true
 		case "projected":
 			return must(dynamicinformer.NewCompactFactory(cp.AdminConfig(), opts, dynamicinformer.CompactOptions{Projection: fidProjection})), true
 		case "snapshot", "snapshot-restarted":
@@ -355,7 +359,7 @@ func TestFidelityAcrossModes(t *testing.T) {
 	}
 	snap.f.Shutdown()
 	var modes []*mode
-	for _, name := range []string{"unstructured", "compact-spans", "compressed-watchlist", "projected", "snapshot-restarted"} {
+	for _, name := range []string{"unstructured", "compact-spans", "compressed-watchlist", "projected", "keep-managed", "snapshot-restarted"} {
 		modes = append(modes, startMode(name))
 	}
 	restarted := modes[len(modes)-1]
@@ -393,18 +397,22 @@ func TestFidelityAcrossModes(t *testing.T) {
 	}
 
 	// server lists the server's objects of every resource, managedFields dropped, by
-	// resource and name.
+	// resource and name; full has them with their managedFields.
+	var full map[string]map[string]*unstructured.Unstructured
 	server := func() map[string]map[string]*unstructured.Unstructured {
 		out := map[string]map[string]*unstructured.Unstructured{}
+		full = map[string]map[string]*unstructured.Unstructured{}
 		for res, r := range resources {
 			// client-go cannot decode a LIST of the deepest widget: names from the
 			// metadata client, objects by GET.
 			l, err := mc.Resource(r).Namespace(ns).List(ctx, metav1.ListOptions{})
 			require.NoError(t, err)
-			out[res] = map[string]*unstructured.Unstructured{}
+			out[res], full[res] = map[string]*unstructured.Unstructured{}, map[string]*unstructured.Unstructured{}
 			for _, m := range l.Items {
 				o, err := dyn.Resource(r).Namespace(ns).Get(ctx, m.Name, metav1.GetOptions{})
 				require.NoError(t, err)
+				require.NotEmpty(t, o.GetManagedFields())
+				full[res][o.GetName()] = o.DeepCopy()
 				unstructured.RemoveNestedField(o.Object, "metadata", "managedFields")
 				out[res][o.GetName()] = o
 			}
@@ -479,8 +487,11 @@ func TestFidelityAcrossModes(t *testing.T) {
 					what := fmt.Sprintf("%s: %s: %s %s", stage, m.name, res, name)
 					inf := m.infs[res]
 					o := o
-					if m.name == "projected" {
+					switch m.name {
+					case "projected":
 						o = &unstructured.Unstructured{Object: project(o.Object, projTree)}
+					case "keep-managed":
+						o = full[res][name]
 					}
 					got, err := inf.Get(ns, name)
 					require.NoError(t, err, what)
@@ -497,7 +508,7 @@ func TestFidelityAcrossModes(t *testing.T) {
 					require.NoError(t, it.DecodeInto(&into), what)
 					requireSameObject(t, o.Object, into, what+": Item.DecodeInto(map)")
 					switch {
-					case m.name == "projected": // the typed objects are whole
+					case m.name == "projected" || m.name == "keep-managed": // the typed objects are whole, without managedFields
 					case res == "configmaps":
 						var cm corev1.ConfigMap
 						require.NoError(t, it.DecodeInto(&cm), what)
