@@ -81,3 +81,9 @@ func TestItemsNestAsDeepAsObjects(t *testing.T) {
 		})
 	}
 }
+
+func TestNesting(t *testing.T) {
+	for in, want := range map[string]int{``: 0, `{}`: 1, `{"a":[[]]}`: 3, `{"a":"[[[{"}`: 1, `{"a":"\"[[","b":[]}`: 2, `[[`: 2} {
+		require.Equal(t, want, nesting([]byte(in)), "%s", in)
+	}
+}

@@ -67,6 +67,12 @@ func FuzzDecodeList(f *testing.F) {
 	}
 	d := &Decoder{}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if nesting(data) > maxDepth-2 {
+			// Items are held to the limit on their own, not with the list around them:
+			// encoding/json on the whole body is no reference there
+			// (TestItemsNestAsDeepAsObjects).
+			t.Skip()
+		}
 		l, err := d.DecodeList(data)
 		want, ok := referenceList(t, data)
 		if !ok {
@@ -81,6 +87,28 @@ func FuzzDecodeList(f *testing.F) {
 			require.Equal(t, want[i], decodeJSON(t, o.RawJSON()), "item %d of %q", i, data)
 		}
 	})
+}
+
+// nesting is the deepest nesting of arrays and objects in data, read as JSON (brackets in
+// strings do not count), whether or not data is valid.
+func nesting(data []byte) int {
+	depth, deepest, inString := 0, 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > deepest {
+				deepest = depth
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // referenceList decodes a list body with encoding/json as client-go would read it: the
