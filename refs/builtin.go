@@ -31,31 +31,36 @@ func gr(group, resource string) schema.GroupResource {
 }
 
 // podSpecRefs are the references of a Pod's spec, relative to the spec: a Pod's own
-// (.spec) and every workload's Pod template (.spec.template.spec, ...) hold the same.
+// (.spec) and every workload's Pod template (.spec.template.spec, ...) hold the same. With
+// a name field, the paths yield object references (ConfigMap and Secret sources that may be
+// marked optional), else names.
 var podSpecRefs = []struct {
 	name  string
 	paths []string // relative to the spec; several are one union
 	to    schema.GroupResource
 	ns    NamespaceMode
+	// nameField and optField: the paths yield objects, with the name in nameField and
+	// "optional: true" in optField.
+	nameField, optField string
 }{
-	{"volume-configmap", []string{`.volumes[*].configMap.name`}, configMaps, NamespaceSame},
-	{"volume-secret", []string{`.volumes[*].secret.secretName`}, secrets, NamespaceSame},
-	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame},
-	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap.name`}, configMaps, NamespaceSame},
-	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret.name`}, secrets, NamespaceSame},
+	{"volume-configmap", []string{`.volumes[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
+	{"volume-secret", []string{`.volumes[*].secret`}, secrets, NamespaceSame, "secretName", "optional"},
+	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame, "", ""},
+	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
+	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret`}, secrets, NamespaceSame, "name", "optional"},
 	{"volume-plugin-secret", []string{`.volumes[*]['cephfs','cinder','flexVolume','iscsi','rbd','scaleIO','storageos'].secretRef.name`,
-		`.volumes[*].csi.nodePublishSecretRef.name`, `.volumes[*].azureFile.secretName`}, secrets, NamespaceSame},
-	{"env-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.configMapKeyRef.name`}, configMaps, NamespaceSame},
-	{"envfrom-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].envFrom[*].configMapRef.name`}, configMaps, NamespaceSame},
-	{"env-secret", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.secretKeyRef.name`}, secrets, NamespaceSame},
-	{"envfrom-secret", []string{`['containers','initContainers','ephemeralContainers'][*].envFrom[*].secretRef.name`}, secrets, NamespaceSame},
-	{"image-pull-secret", []string{`.imagePullSecrets[*].name`}, secrets, NamespaceSame},
-	{"serviceaccount", []string{`.serviceAccountName`}, serviceAccounts, NamespaceSame},
-	{"node", []string{`.nodeName`}, nodes, NamespaceCluster},
-	{"priorityclass", []string{`.priorityClassName`}, priorityClasses, NamespaceCluster},
-	{"runtimeclass", []string{`.runtimeClassName`}, runtimeClasses, NamespaceCluster},
-	{"resourceclaim", []string{`.resourceClaims[*].resourceClaimName`}, resourceClaims, NamespaceSame},
-	{"resourceclaimtemplate", []string{`.resourceClaims[*].resourceClaimTemplateName`}, resourceClaimTemplates, NamespaceSame},
+		`.volumes[*].csi.nodePublishSecretRef.name`, `.volumes[*].azureFile.secretName`}, secrets, NamespaceSame, "", ""},
+	{"env-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.configMapKeyRef`}, configMaps, NamespaceSame, "name", "optional"},
+	{"envfrom-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].envFrom[*].configMapRef`}, configMaps, NamespaceSame, "name", "optional"},
+	{"env-secret", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.secretKeyRef`}, secrets, NamespaceSame, "name", "optional"},
+	{"envfrom-secret", []string{`['containers','initContainers','ephemeralContainers'][*].envFrom[*].secretRef`}, secrets, NamespaceSame, "name", "optional"},
+	{"image-pull-secret", []string{`.imagePullSecrets[*].name`}, secrets, NamespaceSame, "", ""},
+	{"serviceaccount", []string{`.serviceAccountName`}, serviceAccounts, NamespaceSame, "", ""},
+	{"node", []string{`.nodeName`}, nodes, NamespaceCluster, "", ""},
+	{"priorityclass", []string{`.priorityClassName`}, priorityClasses, NamespaceCluster, "", ""},
+	{"runtimeclass", []string{`.runtimeClassName`}, runtimeClasses, NamespaceCluster, "", ""},
+	{"resourceclaim", []string{`.resourceClaims[*].resourceClaimName`}, resourceClaims, NamespaceSame, "", ""},
+	{"resourceclaimtemplate", []string{`.resourceClaims[*].resourceClaimTemplateName`}, resourceClaimTemplates, NamespaceSame, "", ""},
 }
 
 // podTemplateHolders are the resources with a Pod spec, and where it is.
@@ -97,7 +102,10 @@ func joinPath(spec string, rel []string) string {
 //     secret references included), the ConfigMaps and Secrets of env and envFrom (of
 //     containers, init containers and ephemeral containers), image pull Secrets, the
 //     ServiceAccount, the Node, the PriorityClass, the RuntimeClass and resource claims
-//     (and templates);
+//     (and templates); their ConfigMap and Secret volumes, projected sources, env key
+//     references and envFrom sources are object references ("{.spec.volumes[*].configMap}",
+//     NameField "name", or "secretName" for a Secret volume) with OptionalField "optional",
+//     so that those marked "optional: true" are optional edges, which Dangling leaves out;
 //   - StatefulSets to their governing Service and their claim templates' StorageClasses;
 //   - PersistentVolumeClaims to their PersistentVolume, StorageClass and data source;
 //     PersistentVolumes to their StorageClass, their claim (by UID) and CSI Secrets;
@@ -123,7 +131,7 @@ func BuiltinRules() []Rule {
 	for _, h := range podTemplateHolders {
 		for _, r := range podSpecRefs {
 			rules = append(rules, Rule{Name: resourceName(h.from) + ":" + r.name, From: h.from,
-				Path: joinPath(h.spec, r.paths), To: r.to, Namespace: r.ns})
+				Path: joinPath(h.spec, r.paths), To: r.to, Namespace: r.ns, NameField: r.nameField, OptionalField: r.optField})
 		}
 	}
 	objectRef := func(r Rule) Rule {

@@ -30,6 +30,13 @@
 //	// label selectors: each value selects Pods in the object's namespace
 //	{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: refs.SelectorMap}
 //
+// An object reference may also say it is optional (OptionalField: a boolean field of the
+// value, true for an optional reference), as Kubernetes lets ConfigMap and Secret volumes,
+// projections, env key references and envFrom sources be:
+//
+//	{Name: "pods:volume-configmap", From: pods, Path: "{.spec.volumes[*].configMap}", To: configmaps,
+//	 Namespace: refs.NamespaceSame, NameField: "name", OptionalField: "optional"}
+//
 // BuiltinRules lists kindex's own, in that form: owner references of every object; Pods'
 // and every workload's Pod template's ConfigMaps, Secrets, claims, ServiceAccount, Node,
 // PriorityClass, RuntimeClass and image pull Secrets; PVCs to PVs and StorageClasses;
@@ -87,8 +94,13 @@
 // the target would be, by a synced informer without selectors, and holds no such object,
 // or holds one with another UID than an owner reference requires) or Unknown (the cache
 // cannot tell: the resource is not watched, not synced, parked as forbidden, or its kind is
-// not served). Dangling lists the Missing and Unknown references; a program acting on them
-// (a garbage collector) acts on Missing ones only, after confirming with the server.
+// not served). Dangling lists the Missing and Unknown references but the optional ones
+// (Edge.Optional: a Pod whose optional ConfigMap is absent runs all the same; an object
+// naming one target by one rule both optionally and not has one edge, not optional);
+// References and Referrers show optional edges with their state. A program acting on
+// dangling references (a garbage collector) acts on Missing ones only, after confirming
+// with the server. An optional reference to an object that exists is a use of it
+// (Unreferenced).
 // Unreferenced, EmptySelectors and Referrers return an *IncompleteError (ErrIncomplete)
 // beside the answer while some resource the answer depends on is not cached completely (an
 // object of that resource might use one reported), References when the object's own

@@ -17,7 +17,7 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 	if t.res == noRes {
 		info = g.byKind[schema.GroupKind{Group: t.group, Kind: t.kind}]
 		if info == nil {
-			return outEdge{rule: t.rule, pend: &pending{raw: t, key: kindKey(t.group, t.kind)}}, true
+			return outEdge{rule: t.rule, pend: &pending{raw: t, key: kindKey(t.group, t.kind)}, opt: t.opt}, true
 		}
 	} else {
 		info = g.res[t.res]
@@ -29,7 +29,7 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 		// The value may name a namespace, but the target's scope decides whether it counts:
 		// resolved now, a cluster-scoped target would be looked for in that namespace, and
 		// stay missing after discovery described it.
-		return outEdge{rule: t.rule, pend: &pending{raw: t, key: resKey(info.id)}}, true
+		return outEdge{rule: t.rule, pend: &pending{raw: t, key: resKey(info.id)}, opt: t.opt}, true
 	case t.ns != "":
 		ns = t.ns
 	case t.rule.Namespace == NamespaceCluster:
@@ -44,13 +44,13 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 	if vns != "" && vns == to.key.ns {
 		vns = to.key.ns // the key's copy: no string of its own
 	}
-	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns}, true
+	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns, opt: t.opt}, true
 }
 
 // rawOf returns the reference an edge to an object of info was resolved from; kind is the
 // kind info had when it was resolved (the reference named that kind if its rule names kinds).
 func rawOf(o outEdge, info *resInfo, kind string) rawTarget {
-	t := rawTarget{rule: o.rule, res: o.rule.toID, ns: o.vns, name: o.to.key.name, uid: o.uid}
+	t := rawTarget{rule: o.rule, res: o.rule.toID, ns: o.vns, name: o.to.key.name, uid: o.uid, opt: o.opt}
 	if t.res == noRes {
 		t.group, t.kind = info.gr.Group, kind
 	}
@@ -111,15 +111,25 @@ func (g *graph) getOrCreate(k key) *entry {
 	return e
 }
 
+// sameOut reports whether a and b are one edge (rule, target and UID, or one pending
+// reference), optional or not.
 func sameOut(a, b outEdge) bool {
 	if a.rule != b.rule {
 		return false
 	}
 	if a.pend != nil || b.pend != nil {
-		return a.pend != nil && b.pend != nil && *a.pend == *b.pend
+		if a.pend == nil || b.pend == nil {
+			return false
+		}
+		pa, pb := *a.pend, *b.pend
+		pa.raw.opt, pb.raw.opt = false, false
+		return pa == pb
 	}
 	return a.to == b.to && a.uid == b.uid
 }
+
+// equalOut reports whether a and b are one edge, alike optional or not.
+func equalOut(a, b outEdge) bool { return a.opt == b.opt && sameOut(a, b) }
 
 // replaceOut makes out, deduplicated, e's field edges, and keeps the edges folded into
 // others that named another namespace (shadows). out may be modified.
@@ -133,7 +143,8 @@ func (g *graph) replaceOut(e *entry, out []outEdge) {
 	g.setOut(e, out)
 }
 
-// dedupeOut drops edges that resolved to the same target twice. It returns, apart, those
+// dedupeOut drops edges that resolved to the same target twice; the edge kept is optional
+// only if every one dropped for it is. It returns, apart, those
 // of the dropped edges whose values named a namespace that no kept edge to their target
 // named (one per namespace): as edges they are the same, but resolved again after their
 // target's resource becomes namespaced, they would not be.
@@ -158,8 +169,10 @@ func dedupeOut(out []outEdge) (kept, shadows []outEdge) {
 		seen := make(map[outID]int, len(out))
 		for _, o := range out {
 			id := idOf(o)
+			id.opt, id.pend.raw.opt = false, false
 			if i, ok := seen[id]; ok {
 				shadowed(o, res[i])
+				res[i] = withOpt(res[i], res[i].opt && o.opt)
 				continue
 			}
 			seen[id] = len(res)
@@ -169,15 +182,30 @@ func dedupeOut(out []outEdge) (kept, shadows []outEdge) {
 	}
 next:
 	for _, o := range out {
-		for _, r := range res {
+		for i, r := range res {
 			if sameOut(o, r) {
 				shadowed(o, r)
+				res[i] = withOpt(r, r.opt && o.opt)
 				continue next
 			}
 		}
 		res = append(res, o)
 	}
 	return res, shadows
+}
+
+// withOpt returns o optional or not; a pending edge's raw reference says the same.
+func withOpt(o outEdge, opt bool) outEdge {
+	if o.opt == opt {
+		return o
+	}
+	o.opt = opt
+	if o.pend != nil {
+		p := *o.pend
+		p.raw.opt = opt
+		o.pend = &p
+	}
+	return o
 }
 
 func hasID(set map[outID]struct{}, id outID) bool {
@@ -273,7 +301,7 @@ func (g *graph) setOut(e *entry, out []outEdge) {
 	if len(old) == len(out) {
 		same := true
 		for i := range old {
-			if !sameOut(old[i], out[i]) {
+			if !equalOut(old[i], out[i]) {
 				same = false
 				break
 			}
@@ -302,19 +330,21 @@ func (g *graph) setOut(e *entry, out []outEdge) {
 	e.out = out
 }
 
-// outID identifies an edge: its rule and target, or its rule and raw reference if pending.
+// outID identifies an edge: its rule and target, or its rule and raw reference if pending,
+// and whether it is optional.
 type outID struct {
 	rule *crule
 	to   *entry
 	uid  types.UID
 	pend pending
+	opt  bool
 }
 
 func idOf(o outEdge) outID {
 	if o.pend != nil {
-		return outID{rule: o.rule, pend: *o.pend}
+		return outID{rule: o.rule, pend: *o.pend, opt: o.opt}
 	}
-	return outID{rule: o.rule, to: o.to, uid: o.uid}
+	return outID{rule: o.rule, to: o.to, uid: o.uid, opt: o.opt}
 }
 
 // edgeSet indexes a long edge list; short ones are searched directly.
@@ -335,7 +365,7 @@ func has(set map[outID]struct{}, list []outEdge, x outEdge) bool {
 		return ok
 	}
 	for _, o := range list {
-		if sameOut(o, x) {
+		if equalOut(o, x) {
 			return true
 		}
 	}
@@ -354,7 +384,7 @@ func (g *graph) addOut(e *entry, o outEdge) {
 		return
 	}
 	g.edges++
-	g.addRef(o.to, ref{from: e, rule: o.rule, uid: o.uid})
+	g.addRef(o.to, ref{from: e, rule: o.rule, uid: o.uid, opt: o.opt})
 }
 
 func (g *graph) dropOut(e *entry, o outEdge) {
@@ -371,7 +401,7 @@ func (g *graph) dropOut(e *entry, o outEdge) {
 		return
 	}
 	g.edges--
-	g.dropRef(o.to, ref{from: e, rule: o.rule, uid: o.uid})
+	g.dropRef(o.to, ref{from: e, rule: o.rule, uid: o.uid, opt: o.opt})
 }
 
 func (g *graph) addRef(to *entry, r ref) {

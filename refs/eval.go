@@ -27,6 +27,8 @@ type rawTarget struct {
 	ns   string
 	name string
 	uid  types.UID
+	// opt: the value marks the reference optional (the rule's OptionalField is true).
+	opt bool
 }
 
 // selSpec is what one selector rule read from an object: the selectors its values hold
@@ -231,6 +233,9 @@ func objectRef(rule *crule, m map[string]any, t *rawTarget) bool {
 	t.name = str(rule.NameField)
 	t.ns = str(rule.NamespaceField)
 	t.uid = types.UID(str(rule.UIDField))
+	if rule.OptionalField != "" {
+		t.opt, _ = m[rule.OptionalField].(bool)
+	}
 	if !rule.byKind {
 		return t.name != ""
 	}
@@ -255,7 +260,7 @@ func objectRef(rule *crule, m map[string]any, t *rawTarget) bool {
 }
 
 // dedupe drops repeated references (two volumes of one ConfigMap are one edge), keeping
-// the first of each.
+// the first of each; the reference kept is optional only if every repetition is.
 func dedupe(raws []rawTarget) []rawTarget {
 	if len(raws) < 2 {
 		return raws
@@ -264,8 +269,10 @@ func dedupe(raws []rawTarget) []rawTarget {
 		out := raws[:0]
 	next:
 		for _, r := range raws {
-			for _, o := range out {
+			for i, o := range out {
+				o.opt = r.opt // compared apart
 				if o == r {
+					out[i].opt = out[i].opt && r.opt
 					continue next
 				}
 			}
@@ -273,13 +280,17 @@ func dedupe(raws []rawTarget) []rawTarget {
 		}
 		return out
 	}
-	seen := make(map[rawTarget]struct{}, len(raws))
+	seen := make(map[rawTarget]int, len(raws))
 	out := raws[:0]
 	for _, r := range raws {
-		if _, ok := seen[r]; !ok {
-			seen[r] = struct{}{}
-			out = append(out, r)
+		k := r
+		k.opt = false
+		if i, ok := seen[k]; ok {
+			out[i].opt = out[i].opt && r.opt
+			continue
 		}
+		seen[k] = len(out)
+		out = append(out, r)
 	}
 	return out
 }

@@ -79,6 +79,9 @@ type outEdge struct {
 	// vns is the namespace the value named ("" if none), kept so that the edge can be
 	// resolved again when its target's scope changes (see reresolve).
 	vns string
+	// opt: the reference is optional (its rule's OptionalField); a pending edge's raw
+	// reference says the same.
+	opt bool
 }
 
 // pending is an unresolved reference and the catalog lookup that would resolve it.

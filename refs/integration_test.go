@@ -110,6 +110,7 @@ const fixtureEdges = `
 	poddisruptionbudgets.policy/{ns}/web -[poddisruptionbudgets.policy:selector]-> pods/{ns}/web-2
 	networkpolicies.networking.k8s.io/{ns}/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/{ns}/web-1
 	networkpolicies.networking.k8s.io/{ns}/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/{ns}/web-2
+	networkpolicies.networking.k8s.io/{ns}/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/{ns}/opt
 	horizontalpodautoscalers.autoscaling/{ns}/web -[horizontalpodautoscalers.autoscaling:target]-> deployments.apps/{ns}/web
 	apiservices.apiregistration.k8s.io/v1alpha1.r{c}.example.com -[apiservices.apiregistration.k8s.io:service]-> services/{ns}/web
 	validatingwebhookconfigurations.admissionregistration.k8s.io/vwc-{c} -[validatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/{ns}/web
@@ -123,6 +124,9 @@ const fixtureEdges = `
 	volumeattachments.storage.k8s.io/va-{c} -[volumeattachments.storage.k8s.io:volume]-> persistentvolumes/pv-{c}
 	widgets.refs.example.com/{ns}/w -[widgets:secret]-> secrets/{ns}/widget-creds
 	widgets.refs.example.com/{ns}/w -[widgets:target]-> configmaps/{ns}/cm-widget
+	pods/{ns}/opt -[pods:volume-configmap]-> configmaps/{ns}/cm-opt (optional) (Missing: not found)
+	pods/{ns}/opt -[pods:env-secret]-> secrets/{ns}/sec-opt (optional) (Missing: not found)
+	pods/{ns}/opt -[pods:env-secret]-> secrets/{ns}/sec-missing (Missing: not found)
 `
 
 // holders are the objects with podSpec, and their rule prefixes.
@@ -174,6 +178,12 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(podsR, `{"metadata":{"name":"web-1","namespace":"{ns}","labels":{"app":"web"},
 	  "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-rs","uid":"`+string(rs.GetUID())+`","controller":true}]},"spec":`+spec("Always")+`}`)
 	f.create(podsR, `{"metadata":{"name":"web-2","namespace":"{ns}","labels":{"app":"web"}},"spec":{"serviceAccountName":"app-sa","containers":[{"name":"c","image":"i"}]}}`)
+	// Optional references to a ConfigMap and a Secret that do not exist, and a required one.
+	f.create(podsR, `{"metadata":{"name":"opt","namespace":"{ns}"},"spec":{
+	  "volumes":[{"name":"a","configMap":{"name":"cm-opt","optional":true}}],
+	  "containers":[{"name":"c","image":"i","env":[
+	    {"name":"A","valueFrom":{"secretKeyRef":{"name":"sec-opt","key":"k","optional":true}}},
+	    {"name":"B","valueFrom":{"secretKeyRef":{"name":"sec-missing","key":"k"}}}]}]}}`)
 	f.create(gvr("", "v1", "podtemplates"), `{"metadata":{"name":"web","namespace":"{ns}"},"template":{"spec":`+spec("Always")+`}}`)
 	f.create(gvr("", "v1", "replicationcontrollers"), `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"replicas":0,"selector":{"app":"rc"},
 	  "template":{"metadata":{"labels":{"app":"rc"}},"spec":`+spec("Always")+`}}}`)
@@ -308,6 +318,45 @@ func TestEveryBuiltinRuleOnTheAPIServer(t *testing.T) {
 		empty, err := g.EmptySelectors(servicesGR)
 		require.NoError(t, err)
 		assert.Equal(t, []string{f.expand("services/{ns}/nothing")}, inNamespace(empty, f.ns))
+	})
+
+	t.Run("optional references do not dangle, and are Present once created", func(t *testing.T) {
+		opt := refs.ObjectRef{Resource: "pods", Namespace: f.ns, Name: "opt"}
+		danglingFromOpt := func() []string {
+			var out []refs.Edge
+			for _, e := range g.Dangling() {
+				if e.From.Resource == "pods" && e.From.Namespace == f.ns && e.From.Name == "opt" {
+					out = append(out, e)
+				}
+			}
+			return render(out)
+		}
+		assert.Equal(t, f.want(`pods/{ns}/opt -[pods:env-secret]-> secrets/{ns}/sec-missing (Missing: not found)`), danglingFromOpt())
+		optional := 0
+		for _, e := range uses(t, g, opt, 1) {
+			assert.Equal(t, refs.Missing, e.State, e.String())
+			assert.Equal(t, e.To.Name != "sec-missing", e.Optional, e.String())
+			if e.Optional {
+				optional++
+			}
+		}
+		assert.Equal(t, 2, optional)
+
+		f.create(configMapsR, `{"metadata":{"name":"cm-opt","namespace":"{ns}"}}`)
+		f.create(secretsR, `{"metadata":{"name":"sec-opt","namespace":"{ns}"}}`)
+		eventually(t, f.want(`
+			pods/{ns}/opt -[pods:volume-configmap]-> configmaps/{ns}/cm-opt (optional)
+			pods/{ns}/opt -[pods:env-secret]-> secrets/{ns}/sec-opt (optional)
+			pods/{ns}/opt -[pods:env-secret]-> secrets/{ns}/sec-missing (Missing: not found)
+		`), func() []string { return render(uses(t, g, opt, 1)) })
+		for _, e := range uses(t, g, opt, 1) {
+			assert.Equal(t, e.To.Name != "sec-missing", e.State == refs.Present && e.Optional, e.String())
+		}
+		assert.Equal(t, f.want(`pods/{ns}/opt -[pods:env-secret]-> secrets/{ns}/sec-missing (Missing: not found)`), danglingFromOpt(),
+			"the required reference still dangles")
+		unused, err := g.Unreferenced(configMapsGR)
+		require.NoError(t, err)
+		assert.Equal(t, []string{f.expand("configmaps/{ns}/cm-unused")}, inNamespace(unused, f.ns), "an optional reference uses its target")
 	})
 
 	t.Run("deleted ConfigMap dangles, recreated is whole", func(t *testing.T) {

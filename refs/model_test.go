@@ -56,7 +56,9 @@ func dump(g *Graph) []string {
 // objects answers.
 func TestIncrementalMatchesRebuild(t *testing.T) {
 	widgets := gr("example.com", "widgets")
-	rules := append(BuiltinRules(), Rule{Name: "widgets:configmap", From: widgets, Path: "{.spec.configRef}", To: configMaps})
+	rules := append(BuiltinRules(), Rule{Name: "widgets:configmap", From: widgets, Path: "{.spec.configRef}", To: configMaps},
+		Rule{Name: "pods:widget", From: pods, Path: "{.spec.widgetRefs[*]}", KindField: "kind", NameField: "name",
+			OptionalField: "optional", To: gr("example.com", "")})
 	type object struct {
 		res schema.GroupResource
 		js  string
@@ -73,9 +75,13 @@ func TestIncrementalMatchesRebuild(t *testing.T) {
 				owner = fmt.Sprintf(`,"ownerReferences":[{"apiVersion":%q,"kind":%q,"name":"%d","uid":%q}]`,
 					pick(r, "v1", "example.com/v1"), pick(r, "ConfigMap", "Widget"), r.IntN(4), pick(r, "1", "2"))
 			}
+			// Volumes of ConfigMaps, optional or not (one ConfigMap may be named both ways), and
+			// references to widgets, optional or not, that wait for their kind until it is learned.
+			opt := func() string { return pick(r, "true", "false", `"true"`) }
 			return pods, ns, "p" + n, fmt.Sprintf(`{"metadata":{"name":"p%s","namespace":%q,"uid":%q,"labels":{"app":%q}%s},
-			  "spec":{"volumes":[{"name":"v","configMap":{"name":"%d"}}],"serviceAccountName":%q}}`,
-				n, ns, uid, pick(r, "x", "y", "z"), owner, r.IntN(4), pick(r, "", "sa"))
+			  "spec":{"volumes":[{"name":"v","configMap":{"name":"%d","optional":%s}},{"name":"w","configMap":{"name":"%d","optional":%s}}],
+			  "widgetRefs":[{"kind":"Widget","name":"%d","optional":%s}],"serviceAccountName":%q}}`,
+				n, ns, uid, pick(r, "x", "y", "z"), owner, r.IntN(4), opt(), r.IntN(4), opt(), r.IntN(4), opt(), pick(r, "", "sa"))
 		case 2:
 			sel := pick(r, `{"app":"x"}`, `{"app":"y"}`, `{}`, `null`)
 			return services, ns, "s" + n, fmt.Sprintf(`{"metadata":{"name":"s%s","namespace":%q},"spec":{"selector":%s}}`, n, ns, sel)

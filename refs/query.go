@@ -37,9 +37,10 @@ func (g *graph) ref(e *entry) ObjectRef {
 	return ObjectRef{Group: info.gr.Group, Resource: info.gr.Resource, Kind: info.kind, Namespace: e.key.ns, Name: e.key.name}
 }
 
-// addEdge records the edge from -[rule]-> to; uid is what the edge requires of to.
-func (c *collector) addEdge(from *entry, rule *crule, to *entry, uid types.UID, depth int) {
-	e := Edge{Rule: rule.Name, From: c.g.ref(from), To: c.g.ref(to), Selector: rule.kind == kindSelector, Depth: depth}
+// addEdge records the edge from -[rule]-> to; uid is what the edge requires of to, opt
+// whether it is optional.
+func (c *collector) addEdge(from *entry, rule *crule, to *entry, uid types.UID, opt bool, depth int) {
+	e := Edge{Rule: rule.Name, From: c.g.ref(from), To: c.g.ref(to), Selector: rule.kind == kindSelector, Optional: opt, Depth: depth}
 	if to.present && (uid == "" || uid == to.uid) {
 		e.State = Present
 		c.edges = append(c.edges, e)
@@ -67,7 +68,7 @@ func (c *collector) addPending(from *entry, o outEdge, depth int) {
 		to.Group, to.Resource = info.gr.Group, info.gr.Resource
 		reason = fmt.Sprintf("the scope of %s is not known (not served?)", resourceName(info.gr))
 	}
-	c.edges = append(c.edges, Edge{Rule: o.rule.Name, From: c.g.ref(from), To: to, Depth: depth, State: Unknown, Reason: reason})
+	c.edges = append(c.edges, Edge{Rule: o.rule.Name, From: c.g.ref(from), To: to, Optional: o.opt, Depth: depth, State: Unknown, Reason: reason})
 }
 
 // settle fills in the states that need coverage, asking cover once per resource and
@@ -158,7 +159,7 @@ func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 		for _, e := range frontier {
 			if reverse {
 				e.in.each(func(r ref) bool {
-					c.addEdge(r.from, r.rule, e, r.uid, d)
+					c.addEdge(r.from, r.rule, e, r.uid, r.opt, d)
 					visit(r.from)
 					return true
 				})
@@ -169,12 +170,12 @@ func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 					c.addPending(e, o, d)
 					continue
 				}
-				c.addEdge(e, o.rule, o.to, o.uid, d)
+				c.addEdge(e, o.rule, o.to, o.uid, o.opt, d)
 				visit(o.to)
 			}
 			for _, si := range e.sels {
 				for t := range si.matched {
-					c.addEdge(e, si.spec.rule, t, "", d)
+					c.addEdge(e, si.spec.rule, t, "", false, d)
 					visit(t)
 				}
 			}
@@ -350,7 +351,11 @@ func sortEdges(edges []Edge) []Edge {
 // the target's resource is cached completely where the target would be and does not hold
 // it, or holds an object of that name with another UID than the reference requires) and
 // Unknown ones (the cache cannot tell: the target's resource is not watched, not synced or
-// not served). Selector edges never dangle. Sorted by From, Rule and To; Depth is 1.
+// not served). Selector edges never dangle, and optional references (Edge.Optional: a
+// ConfigMap volume marked optional, say; see Rule.OptionalField) are left out, their
+// objects working without their targets; References and Referrers show them, Missing. An
+// object that names a target both optionally and not, by one rule, has one edge, not
+// optional, which dangles. Sorted by From, Rule and To; Depth is 1.
 func (g *Graph) Dangling() []Edge {
 	c := func() *collector {
 		g.g.mu.RLock()
@@ -358,17 +363,17 @@ func (g *Graph) Dangling() []Edge {
 		c := &collector{g: g.g}
 		for e := range g.g.missing {
 			e.in.each(func(r ref) bool {
-				if r.rule.kind == kindSelector || (e.present && (r.uid == "" || r.uid == e.uid)) {
+				if r.opt || r.rule.kind == kindSelector || (e.present && (r.uid == "" || r.uid == e.uid)) {
 					return true
 				}
-				c.addEdge(r.from, r.rule, e, r.uid, 1)
+				c.addEdge(r.from, r.rule, e, r.uid, false, 1)
 				return true
 			})
 		}
 		for lookup, srcs := range g.g.pending {
 			for src := range srcs {
 				for _, o := range src.out {
-					if o.pend != nil && o.pend.key == lookup {
+					if o.pend != nil && o.pend.key == lookup && !o.opt {
 						c.addPending(src, o, 1)
 					}
 				}

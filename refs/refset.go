@@ -2,12 +2,13 @@ package refs
 
 import "k8s.io/apimachinery/pkg/types"
 
-// ref is one incoming edge of an entry: the source, the rule, and the UID the source
-// requires of the target ("" for none).
+// ref is one incoming edge of an entry: the source, the rule, the UID the source requires
+// of the target ("" for none), and whether the reference is optional.
 type ref struct {
 	from *entry
 	rule *crule
 	uid  types.UID
+	opt  bool
 }
 
 // smallRefs is how many refs a refSet keeps in a slice before it switches to a map: most

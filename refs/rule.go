@@ -3,6 +3,7 @@ package refs
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,7 +23,9 @@ import (
 //     target: NameField its name, NamespaceField its namespace, and either To's resource or,
 //     with KindField, its kind, in the group GroupField names ("apiGroup", "group"; absent
 //     or empty: To.Group) or APIVersionField names ("apiVersion": "apps/v1"); a
-//     cert-manager "{.spec.issuerRef}" has kind, group and name fields;
+//     cert-manager "{.spec.issuerRef}" has kind, group and name fields; with OptionalField,
+//     a value whose field of that name is the boolean true is an optional reference (a Pod's
+//     "{.spec.volumes[*].configMap}", NameField "name", OptionalField "optional");
 //   - label selectors: with Selector set, each value is a selector and the rule's targets
 //     are the objects of To whose labels it matches, kept current as labels change on either
 //     side.
@@ -53,6 +56,13 @@ type Rule struct {
 	// keys of the objects Path yields (object references). UIDField names the UID the target
 	// must have (ownerReferences): a target of that name with another UID is missing.
 	NameField, NamespaceField, KindField, GroupField, APIVersionField, UIDField string
+	// OptionalField, for object references, is the key of a boolean in each value: true
+	// marks that reference optional (Kubernetes' "optional: true" on a ConfigMap or Secret
+	// volume, projection, key reference or envFrom source), so that its object works without
+	// the target. Its edge is made all the same, and carries Edge.Optional; Dangling leaves
+	// it out. Absent, false or not a boolean: the reference is required. An object naming
+	// one target by one rule both optionally and not has one edge, not optional.
+	OptionalField string
 	// Kinds, for object references that name their kind, lists the kinds the rule follows;
 	// values of other kinds are not references (RBAC subjects of kind User or Group). Empty:
 	// every kind.
@@ -199,11 +209,14 @@ func compileRule(r Rule) (*crule, error) {
 		return fail("unknown Namespace %q", r.Namespace)
 	}
 	fields := r.NameField != "" || r.NamespaceField != "" || r.KindField != "" || r.GroupField != "" ||
-		r.APIVersionField != "" || r.UIDField != ""
+		r.APIVersionField != "" || r.UIDField != "" || r.OptionalField != ""
 	switch {
 	case r.Selector != SelectorNone:
 		if r.Selector != SelectorMap && r.Selector != SelectorLabelSelector {
 			return fail("unknown Selector %q", r.Selector)
+		}
+		if r.OptionalField != "" {
+			return fail("OptionalField is for object references; a selector rule's edges exist only while their targets do")
 		}
 		if fields || len(r.Kinds) > 0 {
 			return fail("a selector rule has no field names or kinds")
@@ -217,7 +230,13 @@ func compileRule(r Rule) (*crule, error) {
 		c.kind = kindSelector
 	case fields:
 		if r.NameField == "" {
+			if r.OptionalField != "" {
+				return fail("OptionalField needs object references (a NameField): a value that is a name has no field to mark it optional")
+			}
 			return fail("object references need a NameField")
+		}
+		if r.OptionalField != "" && slices.Contains([]string{r.NameField, r.NamespaceField, r.KindField, r.GroupField, r.APIVersionField, r.UIDField}, r.OptionalField) {
+			return fail("OptionalField %q is also another field of the reference", r.OptionalField)
 		}
 		if r.GroupField != "" && r.APIVersionField != "" {
 			return fail("GroupField and APIVersionField exclude each other")

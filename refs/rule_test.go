@@ -62,6 +62,9 @@ func TestRuleValidation(t *testing.T) {
 		{"selector form", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: "Set"}, "unknown Selector"},
 		{"namespace mode", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Namespace: "Other"}, "unknown Namespace"},
 		{"every target", Rule{Name: "x", From: w, Path: "{.a}", To: AnyResource}, "cannot be every resource"},
+		{"optional selector", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: SelectorMap, OptionalField: "optional"}, "OptionalField is for object references"},
+		{"optional names", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, OptionalField: "optional"}, "OptionalField needs object references"},
+		{"optional is the name", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, NameField: "name", OptionalField: "name"}, `OptionalField "name" is also another field`},
 		// Names discovery never gives a resource: they matched nothing, silently.
 		{"every resource of a group", Rule{Name: "x", From: gr("apps", "*"), Path: "{.metadata.name}", To: secrets}, "takes no group"},
 		{"kind as From", Rule{Name: "x", From: gr("", "ConfigMap"), Path: "{.a}", To: secrets}, `"ConfigMap" is not a resource's plural`},

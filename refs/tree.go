@@ -82,12 +82,14 @@ func treeKey(r ObjectRef) string {
 }
 
 // String renders the tree, one object a line, each child under its parent with the rule
-// of its edge, its state when not Present, and "(shown above)" when Repeated:
+// of its edge, "(optional)" when the reference is optional, its state when not Present,
+// and "(shown above)" when Repeated:
 //
 //	pods/shop/web-1
 //	├── [owner] replicasets.apps/shop/web-1
 //	│   └── [owner] deployments.apps/shop/web
-//	└── [pods:node] nodes/node-a (Missing: not found)
+//	├── [pods:node] nodes/node-a (Missing: not found)
+//	└── [pods:volume-configmap] configmaps/shop/web-extra (optional) (Missing: not found)
 func (n *TreeNode) String() string {
 	var b strings.Builder
 	b.WriteString(n.Object.String())
@@ -107,6 +109,9 @@ func (n *TreeNode) writeChildren(b *strings.Builder, prefix string) {
 		b.WriteString(branch)
 		b.WriteString("[" + c.Edge.Rule + "] ")
 		b.WriteString(c.Object.String())
+		if c.Edge.Optional {
+			b.WriteString(" (optional)")
+		}
 		if c.Edge.State != Present && c.Edge.State != 0 {
 			b.WriteString(" (" + c.Edge.State.String())
 			if c.Edge.Reason != "" {

@@ -95,6 +95,10 @@ type Edge struct {
 	// Selector is set for an edge of a label-selector rule (a Service to a Pod it selects).
 	// Such an edge exists only while the target exists and matches, so it is always Present.
 	Selector bool
+	// Optional is set for an optional reference (the rule's OptionalField is true in the
+	// value: a ConfigMap volume with "optional: true"): the object works without its
+	// target, so a Missing target is no fault, and Dangling leaves the edge out.
+	Optional bool
 	// Depth is 1 for a direct reference of the object a walk started from, 2 for a
 	// reference of one of those, and so on. Dangling sets it to 1.
 	Depth int
@@ -105,6 +109,9 @@ type Edge struct {
 
 func (e Edge) String() string {
 	s := e.From.String() + " -[" + e.Rule + "]-> " + e.To.String()
+	if e.Optional {
+		s += " (optional)"
+	}
 	if e.State != Present && e.State != 0 {
 		s += " (" + e.State.String()
 		if e.Reason != "" {
