@@ -221,8 +221,9 @@ func (c *collector) report(ctx context.Context, w io.Writer, owner types.UID) er
 
 // reportDangling prints the references, other than owner references (the orphans above),
 // whose target is missing: a Pod mounting a ConfigMap that does not exist, a RoleBinding to
-// a deleted Role, an Ingress to a missing Service. References the cache cannot check (their
-// target's resource is not watched or not synced) are counted.
+// a deleted Role, an Ingress to a missing Service. References marked optional (a ConfigMap
+// volume with "optional: true") are not dangling: Dangling leaves them out. References the
+// cache cannot check (their target's resource is not watched or not synced) are counted.
 func (c *collector) reportDangling(w io.Writer) {
 	var missing, unknown []refs.Edge
 	for _, e := range c.graph.Dangling() {

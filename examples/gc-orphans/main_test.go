@@ -161,16 +161,20 @@ func TestFollowsCRDsAddedAfterStart(t *testing.T) {
 
 // Beside the orphans, the report lists references whose target is missing: a Pod mounting a
 // ConfigMap that does not exist, a RoleBinding to a Role that does not; creating the
-// ConfigMap makes the Pod's mount whole. Owner references are left to the orphans.
+// ConfigMap makes the Pod's mount whole. Owner references are left to the orphans, and the
+// Pod's optional mount of another missing ConfigMap is not listed.
 func TestOnceReportsDanglingReferences(t *testing.T) {
 	ns := cp.Namespace(t)
 	kc := writeKubeconfig(t)
 	cs := cp.Clientset(t)
 	ctx := context.Background()
+	optional := true
 	_, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{
 		Containers: []corev1.Container{{Name: "c", Image: "registry.example.com/web:1"}},
 		Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}}}},
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-config"}}}},
+			{Name: "extra", VolumeSource: corev1.VolumeSource{
+				ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "web-extra"}, Optional: &optional}}}},
 	}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	_, err = cs.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "readers"},
@@ -195,6 +199,7 @@ func TestOnceReportsDanglingReferences(t *testing.T) {
 	dangling := section(report, "dangling references (target missing)")
 	assert.Regexp(t, row("pods", ns, "web"), dangling, report)
 	assert.Contains(t, dangling, "pods:volume-configmap -> configmaps/"+ns+"/web-config")
+	assert.NotContains(t, dangling, ns+"/web-extra", "an optional mount of a missing ConfigMap is not dangling")
 	assert.Regexp(t, row("rolebindings.rbac.authorization.k8s.io", ns, "readers"), dangling, report)
 	assert.Contains(t, dangling, "rolebindings.rbac.authorization.k8s.io:role -> roles.rbac.authorization.k8s.io/"+ns+"/reader")
 	assert.NotContains(t, dangling, "owner ->", "owner references are the orphans' business")
