@@ -38,7 +38,9 @@ built-in resources that name other objects, label selectors) and answers from it
   kubectl kquery refs --unused configmaps    ConfigMaps nothing uses (services: select no Pod)
 
 A target counts as missing only when its resource is cached completely where it would be;
-otherwise it is unknown, with the reason.`,
+otherwise it is unknown, with the reason. References marked optional (a ConfigMap or Secret
+volume, projection, env or envFrom source with "optional: true") are marked "(optional)" in
+the trees and are not dangling: their objects work without their targets.`,
 		Args:          cobra.MaximumNArgs(1),
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -51,7 +53,7 @@ otherwise it is unknown, with the reason.`,
 	f.IntVar(&ro.depth, "depth", 0, "Follow references this many steps (0: all the way).")
 	f.BoolVar(&ro.uses, "uses", false, "Only what the object uses.")
 	f.BoolVar(&ro.usedBy, "used-by", false, "Only what uses the object.")
-	f.BoolVar(&ro.dangling, "dangling", false, "List references whose target does not exist.")
+	f.BoolVar(&ro.dangling, "dangling", false, "List references whose target does not exist (but those marked optional).")
 	f.StringVar(&ro.unused, "unused", "", "List the objects of TYPE that nothing uses (for a selecting type such as services: those that select nothing).")
 	return cmd
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,7 +12,8 @@ import (
 )
 
 // `kquery refs` answers from the reference graph: what a Pod uses and what uses a
-// ConfigMap, a dangling mount, and an unused ConfigMap.
+// ConfigMap, a dangling mount, an optional mount of a missing ConfigMap (marked, and not
+// dangling), and an unused ConfigMap.
 func TestRefs(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
@@ -20,21 +22,25 @@ func TestRefs(t *testing.T) {
 	require.NoError(t, err)
 	_, err = cs.ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lonely"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	vol := func(name, cm string) corev1.Volume {
+	vol := func(name, cm string, optional bool) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}}
+			LocalObjectReference: corev1.LocalObjectReference{Name: cm}, Optional: &optional}}}
 	}
 	_, err = cs.Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: corev1.PodSpec{
 		Containers: []corev1.Container{{Name: "c", Image: "nginx"}},
-		Volumes:    []corev1.Volume{vol("a", "used"), vol("b", "gone")},
+		Volumes:    []corev1.Volume{vol("a", "used", false), vol("b", "gone", false), vol("c", "maybe", true)},
 	}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
 
 	r := kquery(t, kc, "refs", "pod/web", "--uses")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "configmaps/"+ns+"/used", r.stderr)
-	assert.Contains(t, r.stdout, "configmaps/"+ns+"/gone (Missing", r.stderr)
+	assert.Equal(t, strings.ReplaceAll(`pods/NS/web uses:
+pods/NS/web
+├── [pods:volume-configmap] configmaps/NS/gone (Missing: not found)
+├── [pods:volume-configmap] configmaps/NS/maybe (optional) (Missing: not found)
+└── [pods:volume-configmap] configmaps/NS/used
+`, "NS", ns), r.stdout, r.stderr)
 
 	r = kquery(t, kc, "refs", "cm/used", "--used-by")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -42,8 +48,9 @@ func TestRefs(t *testing.T) {
 
 	r = kquery(t, kc, "refs", "--dangling")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, ns+"/gone")
+	assert.Contains(t, r.stdout, "pods/"+ns+"/web -[pods:volume-configmap]-> configmaps/"+ns+"/gone (Missing: not found)\n")
 	assert.NotContains(t, r.stdout, ns+"/used ")
+	assert.NotContains(t, r.stdout, ns+"/maybe", "an optional reference is not dangling")
 
 	r = kquery(t, kc, "refs", "--unused", "configmaps")
 	require.Equal(t, 0, r.code, r.stderr)
