@@ -131,8 +131,8 @@ type Stats struct {
 	// number of (selector, selected object) pairs; Selectors the number of selectors.
 	Edges, SelectorEdges, Selectors int
 	// Missing is the number of targets that are referenced and not cached (or cached with
-	// another UID); Unresolved the number of references whose kind or scope the graph
-	// does not know yet.
+	// another UID), by optional references too, which Dangling leaves out; Unresolved the
+	// number of references whose kind or scope the graph does not know yet.
 	Missing, Unresolved int
 	// Events is the number of adds, updates and deletes the graph has applied.
 	Events int64
