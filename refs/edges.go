@@ -17,7 +17,7 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 	if t.res == noRes {
 		info = g.byKind[schema.GroupKind{Group: t.group, Kind: t.kind}]
 		if info == nil {
-			return outEdge{rule: t.rule, pend: &pending{raw: t, key: kindKey(t.group, t.kind)}, opt: t.opt}, true
+			return pendingOf(t, kindKey(t.group, t.kind)), true
 		}
 	} else {
 		info = g.res[t.res]
@@ -29,7 +29,7 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 		// The value may name a namespace, but the target's scope decides whether it counts:
 		// resolved now, a cluster-scoped target would be looked for in that namespace, and
 		// stay missing after discovery described it.
-		return outEdge{rule: t.rule, pend: &pending{raw: t, key: resKey(info.id)}, opt: t.opt}, true
+		return pendingOf(t, resKey(info.id)), true
 	case t.ns != "":
 		ns = t.ns
 	case t.rule.Namespace == NamespaceCluster:
@@ -45,6 +45,23 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 		vns = to.key.ns // the key's copy: no string of its own
 	}
 	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns, opt: t.opt}, true
+}
+
+// pendingOf is the pending edge of t, waiting for lookup. Its raw reference leaves out
+// whether t is optional, which the edge says (pendingRaw gives it back), so that the same
+// reference, optional or not, is one pending reference.
+func pendingOf(t rawTarget, lookup string) outEdge {
+	o := outEdge{rule: t.rule, opt: t.opt}
+	t.opt = false
+	o.pend = &pending{raw: t, key: lookup}
+	return o
+}
+
+// pendingRaw is the raw reference pending edge o waits to resolve, optional as o is.
+func pendingRaw(o outEdge) rawTarget {
+	t := o.pend.raw
+	t.opt = o.opt
+	return t
 }
 
 // rawOf returns the reference an edge to an object of info was resolved from; kind is the
@@ -118,12 +135,7 @@ func sameOut(a, b outEdge) bool {
 		return false
 	}
 	if a.pend != nil || b.pend != nil {
-		if a.pend == nil || b.pend == nil {
-			return false
-		}
-		pa, pb := *a.pend, *b.pend
-		pa.raw.opt, pb.raw.opt = false, false
-		return pa == pb
+		return a.pend != nil && b.pend != nil && *a.pend == *b.pend
 	}
 	return a.to == b.to && a.uid == b.uid
 }
@@ -169,10 +181,10 @@ func dedupeOut(out []outEdge) (kept, shadows []outEdge) {
 		seen := make(map[outID]int, len(out))
 		for _, o := range out {
 			id := idOf(o)
-			id.opt, id.pend.raw.opt = false, false
+			id.opt = false
 			if i, ok := seen[id]; ok {
 				shadowed(o, res[i])
-				res[i] = withOpt(res[i], res[i].opt && o.opt)
+				res[i].opt = res[i].opt && o.opt
 				continue
 			}
 			seen[id] = len(res)
@@ -185,27 +197,13 @@ next:
 		for i, r := range res {
 			if sameOut(o, r) {
 				shadowed(o, r)
-				res[i] = withOpt(r, r.opt && o.opt)
+				res[i].opt = r.opt && o.opt
 				continue next
 			}
 		}
 		res = append(res, o)
 	}
 	return res, shadows
-}
-
-// withOpt returns o optional or not; a pending edge's raw reference says the same.
-func withOpt(o outEdge, opt bool) outEdge {
-	if o.opt == opt {
-		return o
-	}
-	o.opt = opt
-	if o.pend != nil {
-		p := *o.pend
-		p.raw.opt = opt
-		o.pend = &p
-	}
-	return o
 }
 
 func hasID(set map[outID]struct{}, id outID) bool {

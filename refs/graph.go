@@ -80,7 +80,7 @@ type outEdge struct {
 	// resolved again when its target's scope changes (see reresolve).
 	vns string
 	// opt: the reference is optional (its rule's OptionalField); a pending edge's raw
-	// reference says the same.
+	// reference leaves it out (pendingOf).
 	opt bool
 }
 
@@ -417,7 +417,7 @@ func (g *graph) retry(lookup string) {
 				out = append(out, o)
 				continue
 			}
-			if r, ok := g.resolve(o.pend.raw, e.key.ns); ok {
+			if r, ok := g.resolve(pendingRaw(o), e.key.ns); ok {
 				out = append(out, r)
 			}
 		}
