@@ -41,12 +41,11 @@ type reentry struct {
 
 const hangAfter = 12 * time.Second
 
-// newReentry returns an armed reentry (arm); set f before callbacks run.
-// startWidgets starts a factory with widget a and gadget g on its fake servers, and the
-// informer of widgets (released as the test ends) with an index "name" and a recorder of its
-// events, for r's callbacks to call.
-func (r *reentry) startWidgets(t *testing.T) (*fakeServer, *Informer[obj], *recorder) {
-	e := newEnv(t, Options[obj]{})
+// startWidgets starts a factory of opts with widget a and gadget g on its fake servers, and
+// the informer of widgets (released as the test ends) with an index "name" and a recorder of
+// its events, for r's callbacks to call.
+func (r *reentry) startWidgets(t *testing.T, opts Options[obj]) (*fakeServer, *Informer[obj], *recorder) {
+	e := newEnv(t, opts)
 	r.f = e.f
 	srv := e.mode.server(widgets.GVR)
 	srv.add(newObj("ns", "a", nil))
@@ -62,6 +61,7 @@ func (r *reentry) startWidgets(t *testing.T) (*fakeServer, *Informer[obj], *reco
 	return srv, inf, rec
 }
 
+// newReentry returns an armed reentry (arm); set f before callbacks run.
 func newReentry(t *testing.T) *reentry {
 	r := &reentry{}
 	r.arm(t)
@@ -279,7 +279,7 @@ func TestHandlersMayCallBack(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := newReentry(t)
-			srv, inf, rec := r.startWidgets(t)
+			srv, inf, rec := r.startWidgets(t, Options[obj]{})
 			_, err := inf.AddEventHandler(mk(r))
 			require.NoError(t, err)
 			require.NoError(t, inf.WaitForSync(context.Background()))
@@ -302,6 +302,7 @@ func TestStatusSubscribersMayCallBack(t *testing.T) {
 	var unsubSelf func()
 	var unsubOnce sync.Once
 	ready := make(chan struct{})
+	left := make(chan struct{}) // the third call has made its calls and unsubscribed
 	var calls atomic.Int32
 	unsub, err := e.f.SubscribeStatus(func(st Status) {
 		<-ready
@@ -313,6 +314,7 @@ func TestStatusSubscribersMayCallBack(t *testing.T) {
 		case n == 3:
 			r.everything("status subscriber")
 			unsubOnce.Do(unsubSelf)
+			close(left)
 		default:
 			r.step("status subscriber", "not called after unsubscribing", func() error { return fmt.Errorf("called with %v", st) })
 		}
@@ -332,7 +334,9 @@ func TestStatusSubscribersMayCallBack(t *testing.T) {
 	r.inf.Store(inf)
 	close(ready)
 	require.NoError(t, inf.WaitForSync(context.Background()))
-	eventually(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return r.runs >= 3 }, "the subscriber ran")
+	// Released once the subscriber's calls are over (the watchdog of arm reports a hang):
+	// a release during them would fail them.
+	<-left
 	inf.Release()
 	eventually(t, func() bool { return witness.Load() == 1 }, "the other subscriber saw the informer stop")
 	r.check(t)
@@ -343,24 +347,12 @@ func TestStatusSubscribersMayCallBack(t *testing.T) {
 func TestTransformMayCallBack(t *testing.T) {
 	r := newReentry(t)
 	var runs atomic.Int32
-	e := newEnv(t, Options[obj]{Transform: func(o obj) (obj, error) {
+	srv, inf, rec := r.startWidgets(t, Options[obj]{Transform: func(o obj) (obj, error) {
 		if o.Name != "g" && r.f != nil && runs.Add(1) <= 3 {
 			r.everything("Transform")
 		}
 		return o, nil
 	}})
-	r.f = e.f
-	srv := e.mode.server(widgets.GVR)
-	srv.add(newObj("ns", "a", nil))
-	e.mode.server(gadgets.GVR).add(newObj("ns", "g", nil))
-	inf, err := e.f.Informer(context.Background(), "widgets")
-	require.NoError(t, err)
-	defer inf.Release()
-	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
-	r.inf.Store(inf)
-	rec := newRecorder()
-	_, err = inf.AddEventHandler(rec)
-	require.NoError(t, err)
 	require.NoError(t, inf.WaitForSync(context.Background()))
 	churn(srv)
 	settled(t, r, inf, rec, 3)
@@ -395,7 +387,7 @@ func TestIndexFuncsMayCallBack(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := newReentry(t)
 			r.mayRefuse = true
-			srv, inf, rec := r.startWidgets(t)
+			srv, inf, rec := r.startWidgets(t, Options[obj]{})
 			require.NoError(t, inf.WaitForSync(context.Background()))
 			require.NoError(t, add(inf, r))
 			assert.Equal(t, calledFromIndexFunc, r.refusedCalls(), "refused from the backfill of AddIndex")
