@@ -3,6 +3,8 @@ package jsonpath
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -89,6 +91,69 @@ func BenchmarkEval(b *testing.B) {
 				if vs, err := p.Eval(doc); err != nil || len(vs) == 0 {
 					b.Fatal(vs, err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkDeepPrint prints a value nested deep (see deepShapes), from raw
+// JSON and decoded, without a budget (Value.String) and with the default
+// one (ExecuteString, which fails with the budget error when the printing
+// costs more): printing takes time in proportion to the output.
+//
+//	go test -run '^$' -bench DeepPrint -benchmem ./jsonpath/
+func BenchmarkDeepPrint(b *testing.B) {
+	for _, s := range deepShapes[:2] {
+		for _, depth := range []int{1000, 8000} {
+			obj, doc := s.build(depth)
+			for _, in := range []struct {
+				name string
+				doc  any
+			}{{"raw", JSON(doc)}, {"decoded", obj}} {
+				name := s.name + "/" + strconv.Itoa(depth) + "/" + in.name
+				vs, err := MustCompile(`{.a}`).Eval(in.doc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Run(name+"/String", func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						benchSink += len(vs[0].String())
+					}
+				})
+				p := MustCompile(`{.a}`)
+				b.Run(name+"/ExecuteString", func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						out, _ := p.ExecuteString(in.doc)
+						benchSink += len(out)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkBuildExtents is the scan that printing or decoding a map or list
+// of raw JSON starts with (see buildExtents): arrays nested 9,990 deep
+// (an extent every 2 bytes), 100 of them nested 5,000 deep side by side,
+// and 100,000 empty arrays (none kept).
+//
+//	go test -run '^$' -bench BuildExtents -benchmem ./jsonpath/
+func BenchmarkBuildExtents(b *testing.B) {
+	for _, c := range []struct{ name, doc string }{
+		{"deep", brackets(MaxDataDepth - 10)},
+		{"wideAndDeep", "[" + strings.Repeat(brackets(5000)+",", 100) + "[]]"},
+		{"wide", "[" + strings.Repeat("[],", 100000) + "[]]"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.doc)))
+			var ext []extent
+			for b.Loop() {
+				ext, _ = buildExtents(c.doc, nil)
+			}
+			if len(ext) > 0 {
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(ext)), "ns/extent")
 			}
 		})
 	}

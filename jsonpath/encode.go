@@ -79,12 +79,13 @@ func appendJSONScalar(dst []byte, x any, b *budget) ([]byte, error) {
 	return v.appendJSON(dst, b)
 }
 
-// levelCost is the steps of a level of maps or lists printed, beyond the
-// step of its value (and, for a map, of its keys): recursion into data
-// nested thousands deep grows the goroutine stack, which the first time
-// costs about as much as the printing. With it, printing maps of one key
-// nested 9,990 deep runs at up to about 150 ns a step the first time on a
-// goroutine, 40 to 100 ns after (TestHostileInputsAreBounded logs it).
+// levelCost is the steps of a level of maps or lists printed, decoded or
+// raw, beyond the step of its value (and, for a map, of its keys):
+// recursion into data nested thousands deep grows the goroutine stack,
+// which the first time costs about as much as the printing. With it,
+// printing maps of one key nested 9,990 deep runs at up to about 150 ns a
+// step the first time on a goroutine, 40 to 100 ns after
+// (TestHostileInputsAreBounded logs it).
 const levelCost = 3
 
 // only returns the member of a map of one key. (Iterating in a function of
@@ -152,72 +153,6 @@ func wrote(b *budget, n int) bool {
 	c := n / textBytesPerStep
 	meter.did(c)
 	return c == 0 || b.charge(c)
-}
-
-// appendJSONRaw re-encodes a raw JSON value canonically: keys sorted
-// (the last of duplicate keys wins, as in lookups), numbers normalized
-// the way Kubernetes decodes them, strings escaped like encoding/json.
-// The work is charged to b: a step per value, the parsing of members and
-// elements, the sorting of keys, and the output.
-func appendJSONRaw(dst []byte, r gjson.Result, depth int, b *budget) ([]byte, error) {
-	if r.Type != gjson.JSON {
-		if !b.charge(1 + numCost(len(r.Raw))) {
-			return dst, b.err
-		}
-		return jsonScalar(r).appendJSON(dst, b)
-	}
-	if !b.charge(1) {
-		return dst, b.err
-	}
-	if depth >= b.depthLimit() {
-		return dst, b.tooDeep()
-	}
-	var err error
-	if r.IsArray() {
-		dst = append(dst, '[')
-		s := r.Raw
-		for j, n := 1, 0; ; n++ {
-			_, _, v, next, ok, c := scanItem(s, j, false, b.left())
-			if ok {
-				c += parseCost(v)
-			}
-			meter.did(c)
-			if !b.charge(c) {
-				return dst, b.err
-			}
-			if !ok {
-				break
-			}
-			if n > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = appendJSONRaw(dst, parseRaw(v), depth+1, b); err != nil {
-				return dst, err
-			}
-			j = next
-		}
-		return append(dst, ']'), nil
-	}
-	ms, cost := sortedMembers(r.Raw, b.left())
-	if !b.charge(cost) {
-		return dst, b.err
-	}
-	dst = append(dst, '{')
-	for i, m := range ms {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		n := len(dst)
-		dst = appendJSONString(dst, m.key)
-		if !wrote(b, len(dst)-n) {
-			return dst, b.err
-		}
-		dst = append(dst, ':')
-		if dst, err = appendJSONRaw(dst, m.val, depth+1, b); err != nil {
-			return dst, err
-		}
-	}
-	return append(dst, '}'), nil
 }
 
 type keyValue struct {
@@ -308,36 +243,6 @@ func setJSONValue(dst *Value, r gjson.Result) {
 	default:
 		dst.kind = KindNull
 	}
-}
-
-// decodeRaw decodes a raw JSON value into the types an unstructured
-// object holds.
-func decodeRaw(r gjson.Result, depth int) (any, error) {
-	if r.Type != gjson.JSON {
-		return jsonScalar(r).Interface(), nil
-	}
-	if depth >= MaxDataDepth {
-		return nil, (*budget)(nil).tooDeep()
-	}
-	var err error
-	if r.IsArray() {
-		l := []any{}
-		r.ForEach(func(_, e gjson.Result) bool {
-			var x any
-			x, err = decodeRaw(e, depth+1)
-			l = append(l, x)
-			return err == nil
-		})
-		return l, err
-	}
-	m := map[string]any{}
-	r.ForEach(func(k, v gjson.Result) bool {
-		var x any // a duplicate key replaces the earlier value
-		x, err = decodeRaw(v, depth+1)
-		m[k.Str] = x
-		return err == nil
-	})
-	return m, err
 }
 
 const hexDigits = "0123456789abcdef"

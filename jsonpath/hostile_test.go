@@ -119,6 +119,16 @@ func hostileCases() []hostileCase {
 		hostileCase{"printing maps nested 9990 deep, descent", "{..a}", deepMap, nil},
 		hostileCase{"printing maps nested 9990 deep, 8 times", strings.Repeat("{@}", 8), deepMap, nil},
 		hostileCase{"printing lists nested 9990 deep, 8 times", strings.Repeat("{@}", 8), deepList, nil})
+	// The same as raw JSON, where printing a value nested deep once
+	// scanned the rest of it at every level; and arrays nested 5,000 deep
+	// side by side, 8 MB of them.
+	deepRawMap := strings.Repeat(`{"a":`, MaxDataDepth-10) + "1" + strings.Repeat("}", MaxDataDepth-10)
+	deepRawList := brackets(MaxDataDepth - 10)
+	cs = append(cs,
+		hostileCase{"printing raw maps nested 9990 deep, 8 times", strings.Repeat("{@}", 8), nil, []byte(deepRawMap)},
+		hostileCase{"printing raw lists nested 9990 deep, 8 times", strings.Repeat("{@}", 8), nil, []byte(deepRawList)},
+		hostileCase{"printing 8 MB of arrays nested 5000 deep", "{@}", nil,
+			[]byte("[" + strings.Repeat(brackets(5000)+",", (8<<20)/10000) + "[]]")})
 	return cs
 }
 

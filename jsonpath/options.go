@@ -15,13 +15,16 @@ const (
 	// step per selector applied to a value and per value a wildcard,
 	// slice, filter or descent visits; sorting the k keys of a map (to
 	// visit or print it in key order) about k·log2(k)/4; printing, a step
-	// per value, 3 more per map or list of a decoded object (the
-	// recursion), and a step per 16 bytes of output; on raw JSON, a step
-	// per member or element scanned and per 32 bytes of it (3 more for
-	// each one kept, to visit or print it), checked as the scan goes, a
-	// step per 32 bytes of the rest of an object searched for a duplicate
-	// key and of a string gjson reads, and, for Eval, a step per 128
-	// bytes of the maps and lists it returns (which it copies); converting
+	// per value, 3 more per map or list (the recursion), and a step per 16
+	// bytes of output; on raw JSON, a step per member or element scanned
+	// and per 32 bytes of it (3 more for each one kept, to visit or print
+	// it), checked as the scan goes, a step per 32 bytes of the rest of an
+	// object searched for a duplicate key and of a string gjson reads,
+	// for printing a map or list, a step per 32 bytes of it and per 4 of
+	// the maps and lists nested in it that the printer keeps track of (it
+	// scans it once first, so that printing is linear in its size), and,
+	// for Eval, a step per 128 bytes of the maps and lists it returns
+	// (which it copies); converting
 	// a number longer than 32 bytes, a step per 2 bytes. Evaluating a typical
 	// index expression on a Pod takes fewer than 20 steps (500 to 750
 	// on raw JSON: TestPodIndexSteps); the default stops any expression on any object within

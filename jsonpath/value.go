@@ -148,7 +148,7 @@ func (v Value) appendJSON(dst []byte, b *budget) ([]byte, error) {
 		if v.ref != nil {
 			return appendJSONAny(dst, v.ref, 0, b)
 		}
-		return appendJSONRaw(dst, parseRaw(v.str), 0, b)
+		return appendJSONRaw(dst, v.str, b)
 	case KindString:
 		n := len(dst)
 		if dst = appendJSONString(dst, v.str); !wrote(b, len(dst)-n) {
@@ -182,7 +182,7 @@ func (v Value) Interface() any {
 		if v.ref != nil {
 			return v.ref
 		}
-		x, err := decodeRaw(parseRaw(v.str), 0)
+		x, err := decodeRaw(v.str)
 		if err != nil {
 			return nil
 		}
