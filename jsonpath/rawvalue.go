@@ -354,23 +354,25 @@ func (w *rawWalker) print(dst []byte, start, x, depth int, b *budget) ([]byte, e
 		if k > base {
 			dst = append(dst, ',')
 		}
+		m := w.ms[k] // (a copy: printing a value appends to w.ms)
+		if k == top-1 {
+			w.ms = w.ms[:base] // the last member: objects of one key nested deep keep none
+		}
 		n := len(dst)
-		dst = appendJSONString(dst, w.ms[k].key)
+		dst = appendJSONString(dst, m.key)
 		if !wrote(b, len(dst)-n) {
 			return dst, b.err
 		}
 		dst = append(dst, ':')
-		// (w.ms[k] is read again: printing a value appends to w.ms.)
-		if vs := w.ms[k].start; s[vs] == '{' || s[vs] == '[' {
-			dst, err = w.print(dst, vs, w.ms[k].x, depth+1, b)
+		if s[m.start] == '{' || s[m.start] == '[' {
+			dst, err = w.print(dst, m.start, m.x, depth+1, b)
 		} else {
-			dst, err = appendJSONRawScalar(dst, s[vs:w.ms[k].end], b)
+			dst, err = appendJSONRawScalar(dst, s[m.start:m.end], b)
 		}
 		if err != nil {
 			return dst, err
 		}
 	}
-	w.ms = w.ms[:base]
 	return append(dst, '}'), nil
 }
 
@@ -405,6 +407,9 @@ func (w *rawWalker) members(start, c int, b *budget) (base, top int, err error) 
 		}
 		if escaped {
 			key = unquoteKey(k)
+		}
+		if len(w.ms) == cap(w.ms) { // doubling, as the extents
+			w.ms = slices.Grow(w.ms, max(len(w.ms), 16))
 		}
 		w.ms = append(w.ms, rawMember{key: key, start: vs, end: ve, x: vx})
 		keyBytes += len(key)
