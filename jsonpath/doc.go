@@ -124,6 +124,30 @@
 // cost of scanning text made of brackets, the worst case), so paths
 // through documents of a megabyte or more may need a larger budget.
 //
+// Printing a map or list (Value.String, AppendText, Execute) and
+// Value.Interface take time in proportion to the size of the value, raw
+// or decoded, however deep it nests: a value of raw JSON is scanned once
+// first, recording where the maps and lists nested in it end, and reading
+// the members of each level steps over them (reading them by scanning
+// alone, as printing once did, scanned the rest of the value at every
+// level). Value.String of {.a} of a document nested n levels deep
+// (BenchmarkDeepPrint, medians of 5 runs on 2 shared cores, load 4 to 8;
+// "before" is commit 98933f6):
+//
+//	go test -run '^$' -bench DeepPrint -benchmem -count 5 ./jsonpath/
+//
+//	                  raw, before   raw, now   decoded
+//	maps, n = 1000       5.8 ms      0.14 ms    0.11 ms
+//	maps, n = 8000       378 ms       1.3 ms     1.0 ms
+//	lists, n = 1000      1.6 ms      0.07 ms    0.02 ms
+//	lists, n = 8000      108 ms       1.1 ms    0.25 ms
+//
+// With the default budget, printing the raw maps nested 1000 deep now
+// takes 8,629 steps (it failed with the budget error after 2 KB of the 6
+// KB of output); nested 8000 deep, it fails after 38 KB of the 48 KB
+// (about 8 steps a level, 5 for the decoded maps), and the lists, 2 bytes
+// a level, print in 43,004 steps.
+//
 // # Differences from client-go
 //
 // kindex gives the same results as client-go's util/jsonpath with
