@@ -154,6 +154,8 @@ func FuzzEval(f *testing.F) {
 		f.Add(dupExprs[i%len(dupExprs)], []byte(d))
 	}
 	f.Add(`{.a[*]}`, []byte(`{"a":[1,2`))
+	f.Add(`{@}`, []byte(`[1"x,`+brackets(100)+`"]`))
+	f.Add(`{.a}`, []byte(`{"a":`+strings.Repeat(`{"b":[1,2],"a":[`, 50)+`1`+strings.Repeat(`]}`, 50)+`}`))
 	f.Fuzz(func(t *testing.T, expr string, doc []byte) {
 		p, err := CompileWithOptions(expr, fuzzOptions)
 		if err != nil {
@@ -227,6 +229,7 @@ func FuzzBudget(f *testing.F) {
 		{`{.a}{.a}`, `{"a":` + long + `}`},
 		{`{.b}`, `{"a":` + strings.Repeat("[", 500) + strings.Repeat("]", 500) + `,"b":1}`},
 		{`{[0]}`, `[[{"a":[]}],"` + strings.Repeat("x", 3000) + `"]`},
+		{`{.a}{@}`, `{"a":` + strings.Repeat(`{"b":0,"a":[`, 200) + `1` + strings.Repeat(`]}`, 200) + `}`},
 	}
 	for i, s := range seeds {
 		f.Add(s.expr, []byte(s.doc), uint16(i*997))

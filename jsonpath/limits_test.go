@@ -159,8 +159,9 @@ func TestDeepData(t *testing.T) {
 		assert.NoError(t, err)
 	})
 	t.Run("raw", func(t *testing.T) {
-		// gjson rescans nested values, so raw JSON at the real limit is
-		// slow to test; the limit is lowered instead.
+		// Descent scans each nested value again at every level above it,
+		// so raw JSON at the real limit is slow to test; the limit is
+		// lowered instead.
 		lowered := func(expr string) *Path {
 			p := MustCompileWithOptions(t, expr, unlimited)
 			p.lim.maxDepth = 100
@@ -175,6 +176,13 @@ func TestDeepData(t *testing.T) {
 		_, err = lowered(`{..y}`).Eval(JSON(raw))
 		assert.NoError(t, err)
 		_, err = lowered(`{@}`).ExecuteString(JSON(raw))
+		assert.NoError(t, err)
+		// Printing scans a value once: it is tested at the real limit.
+		_, raw = nested(MaxDataDepth + 10)
+		_, err = MustCompileWithOptions(t, `{@}`, unlimited).ExecuteString(JSON(raw))
+		check(t, err)
+		_, raw = nested(MaxDataDepth - 10)
+		_, err = MustCompileWithOptions(t, `{@}`, unlimited).ExecuteString(JSON(raw))
 		assert.NoError(t, err)
 	})
 	t.Run("value", func(t *testing.T) {
