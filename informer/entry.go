@@ -31,9 +31,10 @@ type entry struct {
 	store     *store.Store
 	transform cache.TransformFunc
 	metrics   *entryMetrics
-	// halted is set as stop begins: reads through any reference fail from then on (the
-	// store is about to be emptied).
-	halted atomic.Bool
+	// halted is why the entry stopped, set as stop begins (stillRunning until then): reads
+	// through any reference fail from then on (the store is about to be emptied), with the
+	// cause the stop was given: the release of the last reference, or the factory's stop.
+	halted atomic.Uint32
 	// The goroutines that run the caller's code while the entry holds locks or while its
 	// stop would wait for them (reentry.go): the current run's processing loop (index
 	// functions), its reflector (the Transform), and an AddIndex caller while the store
@@ -109,11 +110,27 @@ func (e *entry) start() {
 	go e.supervise()
 }
 
-// stop ends the entry: its runs, reflector and processing loop (waited for), its handlers
-// (their goroutines end after the call in progress), and frees the cache. Idempotent.
-func (e *entry) stop() {
+// haltCause is why an entry stopped (entry.halted).
+type haltCause uint32
+
+const (
+	stillRunning haltCause = iota
+	// haltReleased: its last reference was released (registry.release). Every reference was
+	// marked released before: a read that finds this cause was released while it ran.
+	haltReleased
+	// haltShutdown: its factory stopped (registry.close).
+	haltShutdown
+)
+
+// haltCause returns why the entry stopped, or stillRunning.
+func (e *entry) haltCause() haltCause { return haltCause(e.halted.Load()) }
+
+// stop ends the entry, for cause: its runs, reflector and processing loop (waited for), its
+// handlers (their goroutines end after the call in progress), and frees the cache.
+// Idempotent: the first cause stays.
+func (e *entry) stop(cause haltCause) {
 	e.stopOnce.Do(func() {
-		e.halted.Store(true)
+		e.halted.Store(uint32(cause))
 		e.cancel()
 		<-e.supDone
 		e.finishSnapshots()
@@ -418,9 +435,11 @@ func (e *entry) confirmGone(ctx context.Context) bool {
 }
 
 // stoppedErr is why a stopped entry cannot be waited for: its factory stopped
-// (ErrShutdown), or its last reference was released (ErrReleased).
+// (ErrShutdown), or its last reference was released (ErrReleased). It is the cause the
+// entry stopped for, not whether the factory is stopping now: an entry stopped by its last
+// release, then its factory shut down before a waiter looked, was released.
 func (e *entry) stoppedErr() error {
-	if e.core.stopping.Load() {
+	if e.haltCause() == haltShutdown {
 		return ErrShutdown
 	}
 	return ErrReleased

@@ -28,6 +28,9 @@ type handle struct {
 	// and that function may still ask for Registrations.
 	idxMu   sync.Mutex
 	indexes map[string]struct{}
+	// testGone, set by tests before the reference is read, runs in gone between its
+	// checks of the reference and of its informer.
+	testGone func()
 }
 
 func (h *handle) release() {
@@ -260,14 +263,24 @@ func (h *handle) enter() error {
 // gone says why the reference cannot be read: ErrReleased after Release, ErrShutdown once
 // its informer stopped with the factory (Shutdown, or the end of Start's context), whose
 // cache is then empty; nil while it can.
+//
+// A stopped informer says why it stopped (entry.halted): a Release of this reference that
+// ends between the two checks, the last reference's, stops the informer for the release,
+// and the read says ErrReleased, not that the factory stopped (which it has not).
 func (h *handle) gone() error {
 	if h.released.Load() {
 		return ErrReleased
 	}
-	if h.e.halted.Load() {
-		return fmt.Errorf("%w: the informer stopped with its factory", ErrShutdown)
+	if h.testGone != nil {
+		h.testGone()
 	}
-	return nil
+	switch h.e.haltCause() {
+	case stillRunning:
+		return nil
+	case haltReleased:
+		return ErrReleased
+	}
+	return fmt.Errorf("%w: the informer stopped with its factory", ErrShutdown)
 }
 
 // Get returns the cached object namespace/name ("" namespace for cluster-scoped resources),

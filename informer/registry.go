@@ -80,7 +80,7 @@ func (r *registry) release(e *entry) {
 	}
 	e.closing = make(chan struct{})
 	r.mu.Unlock()
-	e.stop()
+	e.stop(haltReleased)
 	r.mu.Lock()
 	if r.entries[e.key] == e {
 		delete(r.entries, e.key)
@@ -123,6 +123,6 @@ func (r *registry) close() {
 	}
 	r.mu.Unlock()
 	for _, e := range all {
-		e.stop()
+		e.stop(haltShutdown)
 	}
 }
