@@ -46,19 +46,20 @@ const maxReadAttempts = 10
 // ReaderFailOnMissingInformer), instead of reporting the removal it raced with.
 //
 // A read of a resource planned again for a new scope meanwhile (replan.go, errReplanned)
-// starts again too, with the new plan, and so does a read whose informer's factory shut
-// down under it while the cache runs (informer.ErrShutdown: the cache shuts a resource's
-// factories down only when it stops or once a new plan has replaced them, so the read is
-// of an informer the cache no longer uses; seen once under load in
-// TestReadsRacingRemoveInformer, a Get racing RemoveInformer, by a path not yet found).
+// starts again too, with the new plan.
+//
+// A read never meets informer.ErrShutdown while the cache runs, so it is not retried: the
+// cache shuts a resource's factories down only when it stops, or once every access has
+// released their informers for a new plan's (a read of those says ErrReleased, which a
+// released informer says even once its factory stopped too); and an access acquiring from
+// a resource a new plan replaced acquires again from the new one (materialize).
 func (c *Cache) again(read func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := read()
 		if attempt == maxReadAttempts-1 && errors.Is(err, errReplanned) {
 			return fmt.Errorf("%w: its informers were planned again %d times during the read", ErrScopeChanged, maxReadAttempts)
 		}
-		if attempt == maxReadAttempts-1 || !(errors.Is(err, errAccessStopped) || errors.Is(err, informer.ErrReleased) ||
-			errors.Is(err, informer.ErrShutdown) || errors.Is(err, errReplanned)) {
+		if attempt == maxReadAttempts-1 || !(errors.Is(err, errAccessStopped) || errors.Is(err, informer.ErrReleased) || errors.Is(err, errReplanned)) {
 			return err
 		}
 		c.mu.Lock()
