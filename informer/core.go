@@ -41,6 +41,9 @@ type hooks struct {
 	// on a 403, together (see waitResume), unless Options.AccessChecks is set. Default 4
 	// (NewAccessChecks).
 	AccessChecksPerSecond float64
+	// CallbackRelease, if set, is called first on each goroutine that finishes a Release
+	// made from the informer's own Transform or index function (handle.later).
+	CallbackRelease func()
 }
 
 // config is the validated, type-erased form of Options.
@@ -78,6 +81,9 @@ type core struct {
 	shards sync.Map
 
 	handlers sync.WaitGroup // handler goroutines of every entry
+	// releases counts the goroutines that finish a Release made from an informer's own
+	// Transform or index function (handle.later): stop waits for them.
+	releases sync.WaitGroup
 	// listeners holds every listener whose goroutine has not ended (*listener keys), so
 	// that a Shutdown from a handler can tell that it runs on one (fromHandler).
 	listeners sync.Map
@@ -242,6 +248,11 @@ func (c *core) stopAs(watcher bool) {
 			wa.stop()
 		}
 		c.reg.close()
+		// The Releases made from callbacks have all started their goroutines by now: close
+		// stopped every informer, waiting for its runs (Transforms, the processing loop's
+		// index functions) and for the store's write lock (AddIndex's index functions). Their
+		// goroutines wait for nothing Shutdown holds: a Shutdown from a handler waits too.
+		c.releases.Wait()
 		if !c.fromHandler() {
 			// A handler that shuts the factory down cannot wait for its own call to end,
 			// nor for the goroutines that wait for it (watch-all handoffs).

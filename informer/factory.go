@@ -273,8 +273,10 @@ func (f *Factory[T]) Start(ctx context.Context) error { return f.c.start(ctx) }
 // handler is called again once its call returns. Called from an informer's Transform or
 // index function, which stopping that informer would wait for, it refuses new informers,
 // cancels the factory's context and returns at once: everything stops, as when Start's
-// context ends, once the callback has returned (a later Shutdown waits for that). Safe to
-// call more than once, and without Start.
+// context ends, once the callback has returned (a later Shutdown waits for that). A
+// Release made from a Transform or index function, which finishes once the callback has
+// returned, is finished when Shutdown returns. Safe to call more than once, and without
+// Start.
 func (f *Factory[T]) Shutdown() { f.c.stop() }
 
 // Informer returns a reference to the shared informer of the resource the user typed

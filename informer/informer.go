@@ -45,11 +45,26 @@ func (h *handle) release() {
 func (h *handle) forceRelease() {
 	if h.released.CompareAndSwap(false, true) {
 		if h.e.ownGoroutine(mailbox.GoroutineID()) {
-			go h.removeAll() // as dropRefs: the caller holds the locks removeAll takes
+			h.later(h.removeAll) // as dropRefs: the caller holds the locks removeAll takes
 			return
 		}
 		h.removeAll()
 	}
+}
+
+// later runs fn, the rest of a release made from the informer's own Transform or index
+// function, on a goroutine of its own: fn takes locks the caller holds, or waits for the
+// caller's return. Shutdown waits for it (core.releases), so nothing of the release runs
+// once Shutdown has returned.
+func (h *handle) later(fn func()) {
+	h.c.releases.Add(1)
+	go func() {
+		defer h.c.releases.Done()
+		if hook := h.c.in.CallbackRelease; hook != nil {
+			hook()
+		}
+		fn()
+	}()
 }
 
 func (h *handle) dropRefs() {
@@ -61,10 +76,10 @@ func (h *handle) dropRefs() {
 		// removals wait for locks the caller holds, and the stop of the last reference
 		// waits for the caller's own processing. The reference is released now (reads
 		// through it fail with ErrReleased); the rest is done once the callback returns.
-		go func() {
+		h.later(func() {
 			h.removeAll()
 			h.c.reg.release(h.e)
-		}()
+		})
 		return
 	}
 	h.removeAll()
@@ -162,7 +177,8 @@ type Informer[T Object] struct {
 // cache is freed. Release may be called from a handler, and more than once. Called from the
 // informer's own Transform or index function, which that stop would wait for, it releases
 // the reference (reads through it fail with ErrReleased) and returns at once; the handlers
-// and indexes are removed, and the informer stopped, once the callback has returned.
+// and indexes are removed, and the informer stopped, once the callback has returned, and
+// before Factory.Shutdown returns.
 func (i *Informer[T]) Release() { i.h.release() }
 
 // Resource is the resource the informer watches, as discovery last described it at the

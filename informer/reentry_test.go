@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -699,4 +700,90 @@ func TestConcurrentUseWhileObjectsChange(t *testing.T) {
 	assert.Len(t, inf.Registrations(), 1, "every worker's handler removed")
 	eventually(t, func() bool { return witness.addCount() == objects }, "the witness saw every add")
 	r.check(t)
+}
+
+// TestShutdownWaitsForReleaseFromCallback: a Release made from the informer's own
+// Transform or index function finishes on a goroutine of its own once the callback has
+// returned (its removals need locks the callback holds). Shutdown waits for that goroutine:
+// once Shutdown returns, the release is done (the informer removed from the registry) and
+// nothing of it runs on. The goroutine is held at its start (hooks.CallbackRelease) until
+// every other goroutine of the test is blocked: Shutdown must be one of them, not done.
+func TestShutdownWaitsForReleaseFromCallback(t *testing.T) {
+	type setup struct {
+		opts func(release func()) Options[obj]
+		// install sets the callback up on inf; the test then adds widget "trigger", or
+		// before the informer with cachedFirst.
+		install     func(t *testing.T, inf *Informer[obj], release func())
+		cachedFirst bool
+	}
+	onTrigger := func(release func()) func(o any) ([]string, error) {
+		return func(o any) ([]string, error) {
+			if o.(obj).Name == "trigger" {
+				release()
+			}
+			return nil, nil
+		}
+	}
+	for name, tc := range map[string]setup{
+		"transform": {opts: func(release func()) Options[obj] {
+			return Options[obj]{Transform: func(o obj) (obj, error) {
+				if o.Name == "trigger" {
+					release()
+				}
+				return o, nil
+			}}
+		}},
+		"index function": {install: func(t *testing.T, inf *Informer[obj], release func()) {
+			require.NoError(t, inf.AddIndexFunc("fn", onTrigger(release)))
+		}},
+		// The function releases from AddIndex's own indexing of the cache, which holds the
+		// trigger already, on the caller's goroutine.
+		"index function on AddIndex": {cachedFirst: true, install: func(t *testing.T, inf *Informer[obj], release func()) {
+			require.NoError(t, inf.WaitForSync(context.Background()))
+			_ = inf.AddIndexFunc("fn", onTrigger(release)) // released from inside: may say so
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				started, gate := make(chan struct{}), make(chan struct{})
+				var inf atomic.Pointer[Informer[obj]]
+				var once sync.Once
+				release := func() { once.Do(func() { inf.Load().Release() }) }
+				var opts Options[obj]
+				if tc.opts != nil {
+					opts = tc.opts(release)
+				}
+				e := newEnvWith(t, opts, hooks{CallbackRelease: func() { close(started); <-gate }})
+				srv := e.mode.server(widgets.GVR)
+				srv.add(newObj("ns", "a", nil))
+				if tc.cachedFirst {
+					srv.add(newObj("ns", "trigger", nil))
+				}
+				i, err := e.f.Informer(context.Background(), "widgets")
+				require.NoError(t, err)
+				inf.Store(i)
+				if tc.install != nil {
+					tc.install(t, i, release)
+				}
+				if !tc.cachedFirst {
+					srv.add(newObj("ns", "trigger", nil))
+				}
+				<-started
+				shutdown := make(chan struct{})
+				go func() {
+					e.f.Shutdown()
+					close(shutdown)
+				}()
+				synctest.Wait()
+				select {
+				case <-shutdown:
+					t.Error("Shutdown returned before the Release made from the callback was done")
+				default:
+				}
+				close(gate)
+				<-shutdown
+				assert.Empty(t, e.f.c.reg.all(), "the release was done when Shutdown returned")
+			})
+		})
+	}
 }
