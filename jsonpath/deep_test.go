@@ -354,3 +354,120 @@ func TestInvalidRawValuesPrintInLinearWork(t *testing.T) {
 		require.LessOrEqual(t, m.steps, 8*len(doc)+16, "%d: %.300q", i, doc)
 	}
 }
+
+// deepWalks are expressions that walk every level of a deep value:
+// recursive descent, with fields, wildcards and filters after it, and a
+// chain of wildcards as long as the value is deep (built by chain).
+var deepWalks = []string{`{..y}`, `{..*}`, `{.a..a}`, `{..[?(@.x)]}`, `{..[?(@.y==1)].y}`, "chain"}
+
+// chain returns {.a.*.*...}, a wildcard for every level of a value
+// nested n deep (two for the shapes that nest a map in a list at each
+// level).
+func chain(n int) string {
+	return `{.a` + strings.Repeat(`.*`, n) + `}`
+}
+
+// walkWork evaluates expr on in without limits, with Each, and returns a
+// summary of the results (their kinds, and the scalars printed) and the
+// work the meter measured, with the steps charged.
+func walkWork(t *testing.T, expr string, in any) (results string, work, steps int) {
+	t.Helper()
+	p := MustCompileWithOptions(t, expr, Options{MaxSteps: -1, MaxResults: -1, MaxLength: -1})
+	var b strings.Builder
+	var m workMeter
+	meter = &m
+	err := p.Each(in, func(v Value) bool {
+		b.WriteString(v.Kind().String())
+		if v.IsScalar() {
+			b.WriteString(":" + v.String())
+		}
+		b.WriteString(" ")
+		return true
+	})
+	meter = nil
+	require.NoError(t, err)
+	return b.String(), m.work, m.charged
+}
+
+// TestDeepWalksTakeLinearWork: recursive descent, wildcards and filters
+// over a value nested n deep take work, and steps, in proportion to its
+// size, on raw JSON as on the decoded value: at twice the depth, about
+// twice as much. (On raw JSON each level once scanned all the levels
+// below it again: 4,000 levels took 3 million steps, the decoded value
+// 12,000.) The results are those of the decoded value.
+func TestDeepWalksTakeLinearWork(t *testing.T) {
+	const n = 1500
+	for _, s := range deepShapes {
+		for _, expr := range deepWalks {
+			t.Run(s.name+"/"+expr, func(t *testing.T) {
+				type measures struct{ work, steps int }
+				var raw, dec [2]measures
+				for k, depth := range []int{n, 2 * n} {
+					e := expr
+					if e == "chain" {
+						e = chain(depth * (1 + strings.Count(s.open, "[")))
+					}
+					obj, doc := s.build(depth)
+					want, w, st := walkWork(t, e, obj)
+					dec[k] = measures{w, st}
+					got, w, st := walkWork(t, e, JSON(doc))
+					raw[k] = measures{w, st}
+					require.Equal(t, want, got, "raw and decoded results")
+					for _, m := range []measures{raw[k], dec[k]} {
+						assert.LessOrEqual(t, m.work, m.steps, "work beyond the steps charged")
+					}
+				}
+				t.Logf("raw: %+v; decoded: %+v", raw, dec)
+				growsLinearly(t, "raw work", raw[0].work, raw[1].work)
+				growsLinearly(t, "raw steps", raw[0].steps, raw[1].steps)
+				growsLinearly(t, "decoded work", dec[0].work, dec[1].work)
+				growsLinearly(t, "decoded steps", dec[0].steps, dec[1].steps)
+			})
+		}
+	}
+}
+
+// TestDeepWalksWithTheDefaultBudget: with the default options, a walk
+// over a value nested deep costs on raw JSON a few times its steps on the
+// decoded value (reading members from text is charged, and so is keeping
+// them), not a multiple growing with the depth: when the decoded value
+// takes at most a fifth of the default budget, the raw JSON succeeds too,
+// with the same results. What fails, fails with the budget error.
+func TestDeepWalksWithTheDefaultBudget(t *testing.T) {
+	for _, s := range deepShapes {
+		for _, expr := range deepWalks[:len(deepWalks)-1] {
+			for _, depth := range []int{1000, 4000, MaxDataDepth - 10} {
+				obj, doc := s.build(depth)
+				p := MustCompile(expr)
+				var res [2]string
+				var steps [2]int
+				var errs [2]error
+				for k, in := range []any{obj, JSON(doc)} {
+					var b strings.Builder
+					var m workMeter
+					meter = &m
+					errs[k] = p.Each(in, func(v Value) bool {
+						b.WriteString(v.Kind().String() + " ")
+						return true
+					})
+					meter = nil
+					res[k], steps[k] = b.String(), m.charged
+					assert.LessOrEqual(t, m.charged, DefaultMaxSteps)
+					assert.LessOrEqual(t, m.work, m.steps)
+					if errs[k] != nil {
+						require.ErrorIs(t, errs[k], ErrBudgetExceeded)
+					}
+				}
+				t.Logf("%s %s nested %d: decoded %d steps (%v), raw %d steps (%v)", s.name, expr, depth, steps[0], errs[0], steps[1], errs[1])
+				if errs[0] == nil && steps[0] <= DefaultMaxSteps/5 {
+					if errs[1] != nil {
+						t.Errorf("%s %s nested %d: raw fails where decoded succeeds", s.name, expr, depth)
+						continue
+					}
+					require.Equal(t, res[0], res[1])
+					assert.LessOrEqual(t, steps[1], 5*steps[0]+64, "%s %s nested %d", s.name, expr, depth)
+				}
+			}
+		}
+	}
+}

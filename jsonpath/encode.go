@@ -160,14 +160,15 @@ type keyValue struct {
 	val gjson.Result
 }
 
-// sortedMembers returns the members of a raw JSON object (its text) sorted
-// by key, keeping only the last of duplicate keys, and the cost of
-// scanning, parsing and sorting them; it stops when that exceeds left.
-func sortedMembers(s string, left int) (_ []keyValue, cost int) {
+// sortedMembers returns the members of a raw JSON object (the scan m of
+// its text) sorted by key, keeping only the last of duplicate keys, and
+// the cost of scanning, parsing and sorting them; it stops when that
+// exceeds left.
+func sortedMembers(m *members, left int) (_ []keyValue, cost int) {
 	var ms []keyValue
 	keyBytes := 0
-	for i := 1; ; {
-		k, _, v, next, ok, c := scanItem(s, i, true, left-cost)
+	for {
+		k, v, ok, c := m.next(true, left-cost)
 		if !ok {
 			meter.did(c)
 			if cost += c; cost > left {
@@ -192,7 +193,6 @@ func sortedMembers(s string, left int) (_ []keyValue, cost int) {
 		}
 		ms = append(ms, keyValue{key, parseRaw(v)})
 		keyBytes += len(key)
-		i = next
 	}
 	c := sortCost(len(ms), keyBytes)
 	if cost += c; cost > left {

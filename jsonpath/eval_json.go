@@ -1,7 +1,9 @@
 package jsonpath
 
 import (
+	"math"
 	"slices"
+	"sort"
 	"strings"
 	"unsafe"
 
@@ -37,7 +39,127 @@ type JSON []byte
 // The methods that scan charge as they go: a step per member or element,
 // plus its bytes (see itemCost), and they stop as soon as the cost exceeds
 // what the budget has left; parsing a selected value is charged before.
-type jsonTree struct{}
+//
+// Recursive descent, and wildcards and filters applied level after level,
+// scan each object or array of a deep document once for every level
+// above it: work quadratic in the depth. ix, when set (by evaluations
+// that may scan the document more than once), counts the bytes the scans
+// read; once they reach twice the document's size, the document is
+// scanned once more, recording the extents of its objects and arrays
+// (see buildExtents), and from then on scans step over the values those
+// record, as printing does: evaluation then takes work linear in the
+// document's size, however deep it nests.
+type jsonTree struct{ ix *rawIndex }
+
+// rawIndex is the state of jsonTree's scans in one evaluation.
+type rawIndex struct {
+	w     rawWalker // w.s is the root value's text; w.ext, once built, its extents
+	built bool      // the extents were built (or a document of 4 GiB got none)
+	read  int       // the bytes the scans may have read before that
+	hint  int       // the extent firstAfter returned last
+}
+
+// newRawIndex returns the index of the document whose root value is
+// root, or nil if that is no object or array.
+func newRawIndex(root gjson.Result) *rawIndex {
+	if root.Type != gjson.JSON {
+		return nil
+	}
+	return &rawIndex{w: rawWalker{s: root.Raw}}
+}
+
+// members is a scan of the members or elements of an object or array:
+// over its text alone, or over the document with the extents recorded.
+type members struct {
+	ix *rawIndex // counts the bytes read, if set
+	// w.s is the text scanned: the value's, or the document's up to the
+	// value's end; w.ext is nil (scan w.s alone) or the document's extents.
+	w rawWalker
+	i int // where the next item starts in w.s
+	c int // with extents: the first that may start at or after i
+}
+
+// scan starts a scan of the object or array n (see prepare).
+func (t jsonTree) scan(n gjson.Result) (m members) {
+	m.w.s, m.i = n.Raw, 1
+	ix := t.ix
+	if ix == nil || !ix.built || ix.w.ext == nil {
+		m.ix = ix
+		return m
+	}
+	off := offsetIn(ix.w.s, n.Raw)
+	if off < 0 {
+		return m
+	}
+	m.w.s, m.w.ext, m.i = ix.w.s[:off+len(n.Raw)], ix.w.ext, off+1
+	m.c = ix.firstAfter(off)
+	return m
+}
+
+// firstAfter returns the index of the first extent that starts after
+// off. It tries first the extents after the one it returned last, where a
+// descent, reading a value after its parent, finds them.
+func (ix *rawIndex) firstAfter(off int) int {
+	ext, o := ix.w.ext, uint32(off)
+	after := func(h int) bool {
+		return h <= len(ext) && (h == len(ext) || ext[h].start > o) && (h == 0 || ext[h-1].start <= o)
+	}
+	h := ix.hint + 1
+	if !after(h) {
+		if h = ix.hint; !after(h) {
+			h = sort.Search(len(ext), func(k int) bool { return ext[k].start > o })
+		}
+	}
+	ix.hint = h
+	return h
+}
+
+// prepare is called before a scan: once the scans have read twice the
+// document's size, it builds the document's extents, which the scans that
+// follow step over. It returns the steps building them cost (0 if nothing
+// was built), more than left if the build was cut short. (It costs about
+// what one more scan of the document would: see buildExtents.)
+func (t jsonTree) prepare(left int) (cost int) {
+	ix := t.ix
+	if ix == nil || ix.built || ix.read <= 2*len(ix.w.s) {
+		return 0
+	}
+	ix.built = true
+	b := budget{maxSteps: left, maxDepth: math.MaxInt}
+	if left == math.MaxInt {
+		b.maxSteps = -1
+	}
+	ext, err := buildExtents(ix.w.s, &b)
+	if err != nil {
+		return b.steps
+	}
+	ix.w.ext = ext
+	return b.steps
+}
+
+// next reads the next item, as scanItem does, reading no further than
+// what steps pay for; it returns the value's text, and cost, as scanItem's
+// (stepped-over values cost nothing beyond their item's step).
+func (m *members) next(object bool, steps int) (key, val string, ok bool, cost int) {
+	if m.w.ext == nil {
+		from := m.i
+		key, _, val, m.i, ok, cost = scanItem(m.w.s, m.i, object, steps)
+		if m.ix != nil {
+			m.ix.read += m.i - from
+		}
+		return key, val, ok, cost
+	}
+	var start, end int
+	key, start, end, _, m.c, ok, cost = m.w.item(m.i, object, m.c, steps)
+	if !ok {
+		return "", "", false, cost
+	}
+	m.i = end
+	return key, m.w.s[start:end], true, cost
+}
+
+// rest is the text after the items read so far.
+func (m *members) rest() string { return m.w.s[m.i:] }
 
 // lookup returns the member of the object n named seg.name. When the name
 // occurs more than once the last occurrence wins, as in encoding/json.
@@ -46,16 +168,19 @@ type jsonTree struct{}
 // keys costs little more than a lookup that keeps the first. cost is the
 // steps the lookup took, added to cost0; the lookup stops when it exceeds
 // left.
-func (jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.Result, found bool, cost int) {
+func (t jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.Result, found bool, cost int) {
 	cost = cost0
 	if !n.IsObject() {
 		return gjson.Result{}, false, cost
 	}
-	s := n.Raw
+	if cost += t.prepare(left - cost); cost > left {
+		return gjson.Result{}, false, cost
+	}
+	m := t.scan(n)
 	var val string
 	checked := false
-	for i := 1; ; {
-		k, _, v, next, ok, c := scanItem(s, i, true, left-cost)
+	for {
+		k, v, ok, c := m.next(true, left-cost)
 		meter.did(c)
 		if cost += c; cost > left {
 			return gjson.Result{}, false, cost
@@ -63,7 +188,6 @@ func (jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.R
 		if !ok {
 			break
 		}
-		i = next
 		match, kc := keyIs(k, seg.name, left-cost)
 		if kc > 0 {
 			meter.did(kc)
@@ -75,16 +199,20 @@ func (jsonTree) lookup(n gjson.Result, seg *segment, left, cost0 int) (_ gjson.R
 			continue
 		}
 		val, found = v, true
-		if checked {
+		if checked || m.w.ext != nil { // stepping over the members costs less than a search
 			continue
 		}
 		checked = true // from here on, scan to the end
-		c = len(s[i:]) / scanBytesPerStep
+		rest := m.rest()
+		if t.ix != nil {
+			t.ix.read += len(rest)
+		}
+		c = len(rest) / scanBytesPerStep
 		if cost += c; cost > left {
 			return gjson.Result{}, false, cost
 		}
 		meter.did(c)
-		if !mayRepeat(s[i:], seg) {
+		if !mayRepeat(rest, seg) {
 			break
 		}
 	}
@@ -230,7 +358,7 @@ func (t jsonTree) walk(n gjson.Result, segs []segment, left int) (_ gjson.Result
 				ok, cost = done == len(s.alt), cost+more
 			}
 		} else {
-			c, ok, cost = index(n, s.index, left, cost)
+			c, ok, cost = t.index(n, s.index, left, cost)
 		}
 		if !ok || cost > left {
 			return n, i, cost
@@ -242,16 +370,18 @@ func (t jsonTree) walk(n gjson.Result, segs []segment, left int) (_ gjson.Result
 
 // index returns element i of an array; negative i counts from the end.
 // Its cost is added to cost0 (see lookup).
-func index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost int) {
+func (t jsonTree) index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost int) {
 	cost = cost0
 	if !n.IsArray() {
 		return gjson.Result{}, false, cost
 	}
-	s := n.Raw
+	if cost += t.prepare(left - cost); cost > left {
+		return gjson.Result{}, false, cost
+	}
 	if i < 0 { // count the elements first
 		length := 0
-		for j := 1; ; length++ {
-			_, _, _, next, ok, c := scanItem(s, j, false, left-cost)
+		for m := t.scan(n); ; length++ {
+			_, _, ok, c := m.next(false, left-cost)
 			meter.did(c)
 			if cost += c; cost > left {
 				return gjson.Result{}, false, cost
@@ -259,14 +389,13 @@ func index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost
 			if !ok {
 				break
 			}
-			j = next
 		}
 		if i += length; i < 0 {
 			return gjson.Result{}, false, cost
 		}
 	}
-	for j, k := 1, 0; ; k++ {
-		_, _, v, next, ok, c := scanItem(s, j, false, left-cost)
+	for m, k := t.scan(n), 0; ; k++ {
+		_, v, ok, c := m.next(false, left-cost)
 		meter.did(c)
 		if cost += c; cost > left || !ok {
 			return gjson.Result{}, false, cost
@@ -274,23 +403,25 @@ func index(n gjson.Result, i, left, cost0 int) (_ gjson.Result, found bool, cost
 		if k == i {
 			return parse(v, left, cost)
 		}
-		j = next
 	}
 }
 
-func (jsonTree) elems(n gjson.Result, left int) (_ []gjson.Result, isArray bool, cost int) {
+func (t jsonTree) elems(n gjson.Result, left int) (_ []gjson.Result, isArray bool, cost int) {
 	if !n.IsArray() {
 		return nil, false, 0
 	}
-	el, cost := items(n.Raw, left)
-	return el, true, cost
+	if cost = t.prepare(left); cost > left {
+		return nil, true, cost
+	}
+	el, c := t.items(n, left-cost)
+	return el, true, cost + c
 }
 
-// items returns the elements of the array s (its text), and the cost of
-// scanning, parsing and keeping them; it stops when that exceeds left.
-func items(s string, left int) (el []gjson.Result, cost int) {
-	for j := 1; ; {
-		_, _, v, next, ok, c := scanItem(s, j, false, left-cost)
+// items returns the elements of the array n, and the cost of scanning,
+// parsing and keeping them; it stops when that exceeds left.
+func (t jsonTree) items(n gjson.Result, left int) (el []gjson.Result, cost int) {
+	for m := t.scan(n); ; {
+		_, v, ok, c := m.next(false, left-cost)
 		if ok {
 			c += keepCost + parseCost(v)
 		}
@@ -302,26 +433,32 @@ func items(s string, left int) (el []gjson.Result, cost int) {
 			return el, cost
 		}
 		el = append(el, parseRaw(v))
-		j = next
 	}
 }
 
-func (jsonTree) children(n gjson.Result, left int) ([]gjson.Result, int) {
+func (t jsonTree) children(n gjson.Result, left int) (_ []gjson.Result, cost int) {
 	switch {
-	case n.IsArray():
-		return items(n.Raw, left)
-	case n.IsObject():
-		ms, cost := sortedMembers(n.Raw, left)
-		if len(ms) == 0 {
+	case n.IsArray(), n.IsObject():
+		if cost = t.prepare(left); cost > left {
 			return nil, cost
 		}
-		vs := make([]gjson.Result, len(ms))
-		for i := range ms {
-			vs[i] = ms[i].val
-		}
-		return vs, cost
+	default:
+		return nil, 0
 	}
-	return nil, 0
+	if n.IsArray() {
+		el, c := t.items(n, left-cost)
+		return el, cost + c
+	}
+	m := t.scan(n)
+	ms, c := sortedMembers(&m, left-cost)
+	if cost += c; len(ms) == 0 {
+		return nil, cost
+	}
+	vs := make([]gjson.Result, len(ms))
+	for i := range ms {
+		vs[i] = ms[i].val
+	}
+	return vs, cost
 }
 
 func (jsonTree) value(n gjson.Result) (Value, error) {

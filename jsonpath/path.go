@@ -389,7 +389,11 @@ func (p *Path) evalJSON(doc JSON, fn func(Value) bool, dst []Value) (_ []Value, 
 		s.kind, s.fn = sinkFunc, fn
 	}
 	if ev.charge(rootCost(doc, ev.budget.left())) {
-		ev.top(p, gjson.Parse(bytesView(doc)), &s)
+		root := gjson.Parse(bytesView(doc))
+		if !p.single { // (a single-valued path reads each level once)
+			ev.t.ix = newRawIndex(root)
+		}
+		ev.top(p, root, &s)
 	}
 	meter.ran(&ev.budget)
 	return s.values, ev.budget.err
@@ -477,7 +481,11 @@ func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 		ev.budget.init(&p.lim)
 		out := sink[gjson.Result]{kind: sinkText, text: dst}
 		if ev.charge(rootCost(doc, ev.budget.left())) {
-			ev.template(p.nodes, gjson.Parse(bytesView(doc)), &out)
+			root := gjson.Parse(bytesView(doc))
+			if !p.single {
+				ev.t.ix = newRawIndex(root)
+			}
+			ev.template(p.nodes, root, &out)
 		}
 		meter.ran(&ev.budget)
 		return out.text, ev.budget.err

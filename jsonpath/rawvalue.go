@@ -238,7 +238,7 @@ func (w *rawWalker) item(i int, object bool, c, steps int) (key string, start, e
 			for c < len(w.ext) && int(w.ext[c].start) < i { // only on invalid JSON
 				c = max(int(w.ext[c].next), c+1)
 			}
-			if c < len(w.ext) && int(w.ext[c].start) == i {
+			if c < len(w.ext) && int(w.ext[c].start) == i && int(w.ext[c].end) <= len(s) {
 				x, end, c = c, int(w.ext[c].end), int(w.ext[c].next)
 			} else {
 				end = skipValue(t, i)
