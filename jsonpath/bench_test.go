@@ -158,3 +158,34 @@ func BenchmarkBuildExtents(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeepDescent walks every level of maps nested deep (see
+// deepShapes) with recursive descent, from raw JSON and decoded, without
+// a budget (Each): the time is in proportion to the depth, raw or
+// decoded.
+//
+//	go test -run '^$' -bench DeepDescent -benchmem ./jsonpath/
+func BenchmarkDeepDescent(b *testing.B) {
+	for _, expr := range []string{`{..y}`, `{..*}`} {
+		p, err := CompileWithOptions(expr, Options{MaxSteps: -1, MaxResults: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, depth := range []int{1000, 4000} {
+			obj, doc := deepShapes[0].build(depth)
+			for _, in := range []struct {
+				name string
+				doc  any
+			}{{"raw", JSON(doc)}, {"decoded", obj}} {
+				b.Run(expr+"/"+strconv.Itoa(depth)+"/"+in.name, func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						if err := p.Each(in.doc, func(v Value) bool { benchSink++; return true }); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		}
+	}
+}
