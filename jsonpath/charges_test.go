@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -166,10 +167,23 @@ func TestEvalCopiesOnlyItsResults(t *testing.T) {
 		assert.Equal(t, c.want, joined(vs), c.expr)
 		copy(doc, `[{"a":{"b":[1]}},"`)
 	}
-	// The copy is charged: a list of 1 MB, returned 70 times.
+	// The copy is charged: a list of 1 MB, returned 70 times. The values
+	// share one copy, which is charged once.
 	list := "[" + strings.Repeat("1,", 1<<19) + "1]"
-	_, err := MustCompile(`{.a` + unionOf(70) + `}`).Eval(JSON(`{"a":[` + list + `]}`))
+	p := MustCompile(`{.a` + unionOf(70) + `}`)
+	_, err := p.Eval(JSON(`{"a":[` + list + `]}`))
 	assert.ErrorIs(t, err, ErrBudgetExceeded)
+	var m workMeter
+	meter = &m
+	vs, err := MustCompileWithOptions(t, p.String(), Options{MaxSteps: -1}).Eval(JSON(`{"a":[` + list + `]}`))
+	meter = nil
+	require.NoError(t, err)
+	require.Len(t, vs, 70)
+	for _, v := range vs {
+		require.Equal(t, unsafe.StringData(vs[0].str), unsafe.StringData(v.str), "one copy")
+	}
+	assert.LessOrEqual(t, m.work, m.steps)
+	assert.Less(t, m.charged, 4*(len(list)/scanBytesPerStep+len(list)/copyBytesPerStep), "steps: the list is read and copied a few times, not 70")
 }
 
 // TestPrintingDeepDataIsCharged: printing a decoded object charges each

@@ -369,8 +369,10 @@ func chain(n int) string {
 
 // walkWork evaluates expr on in without limits, with Each, and returns a
 // summary of the results (their kinds, and the scalars printed) and the
-// work the meter measured, with the steps charged.
-func walkWork(t *testing.T, expr string, in any) (results string, work, steps int) {
+// work the meter measured, with the steps charged; then with Eval, which
+// copies the results from raw JSON (see detach), and returns the work and
+// steps of that too.
+func walkWork(t *testing.T, expr string, in any) (results string, work, steps, evalWork, evalSteps int) {
 	t.Helper()
 	p := MustCompileWithOptions(t, expr, Options{MaxSteps: -1, MaxResults: -1, MaxLength: -1})
 	var b strings.Builder
@@ -386,7 +388,22 @@ func walkWork(t *testing.T, expr string, in any) (results string, work, steps in
 	})
 	meter = nil
 	require.NoError(t, err)
-	return b.String(), m.work, m.charged
+	work, steps = m.work, m.charged
+	m = workMeter{}
+	meter = &m
+	vs, err := p.Eval(in)
+	meter = nil
+	require.NoError(t, err)
+	var e strings.Builder
+	for _, v := range vs {
+		e.WriteString(v.Kind().String())
+		if v.IsScalar() {
+			e.WriteString(":" + v.String())
+		}
+		e.WriteString(" ")
+	}
+	require.Equal(t, b.String(), e.String(), "Each and Eval")
+	return b.String(), work, steps, m.work, m.charged
 }
 
 // TestDeepWalksTakeLinearWork: recursive descent, wildcards and filters
@@ -400,7 +417,7 @@ func TestDeepWalksTakeLinearWork(t *testing.T) {
 	for _, s := range deepShapes {
 		for _, expr := range deepWalks {
 			t.Run(s.name+"/"+expr, func(t *testing.T) {
-				type measures struct{ work, steps int }
+				type measures struct{ work, steps, evalWork, evalSteps int }
 				var raw, dec [2]measures
 				for k, depth := range []int{n, 2 * n} {
 					e := expr
@@ -408,13 +425,14 @@ func TestDeepWalksTakeLinearWork(t *testing.T) {
 						e = chain(depth * (1 + strings.Count(s.open, "[")))
 					}
 					obj, doc := s.build(depth)
-					want, w, st := walkWork(t, e, obj)
-					dec[k] = measures{w, st}
-					got, w, st := walkWork(t, e, JSON(doc))
-					raw[k] = measures{w, st}
+					want, w, st, ew, est := walkWork(t, e, obj)
+					dec[k] = measures{w, st, ew, est}
+					got, w, st, ew, est := walkWork(t, e, JSON(doc))
+					raw[k] = measures{w, st, ew, est}
 					require.Equal(t, want, got, "raw and decoded results")
 					for _, m := range []measures{raw[k], dec[k]} {
 						assert.LessOrEqual(t, m.work, m.steps, "work beyond the steps charged")
+						assert.LessOrEqual(t, m.evalWork, m.evalSteps, "Eval: work beyond the steps charged")
 					}
 				}
 				t.Logf("raw: %+v; decoded: %+v", raw, dec)
@@ -422,6 +440,9 @@ func TestDeepWalksTakeLinearWork(t *testing.T) {
 				growsLinearly(t, "raw steps", raw[0].steps, raw[1].steps)
 				growsLinearly(t, "decoded work", dec[0].work, dec[1].work)
 				growsLinearly(t, "decoded steps", dec[0].steps, dec[1].steps)
+				growsLinearly(t, "raw Eval work", raw[0].evalWork, raw[1].evalWork)
+				growsLinearly(t, "raw Eval steps", raw[0].evalSteps, raw[1].evalSteps)
+				growsLinearly(t, "decoded Eval steps", dec[0].evalSteps, dec[1].evalSteps)
 			})
 		}
 	}

@@ -61,6 +61,7 @@ type sink[N any] struct {
 	nodes  []N              // sinkCollect
 	text   []byte           // sinkText
 	detach bool             // sinkSlice: values will be copied (charge them, see detach)
+	cover  string           // with detach: the text of the last map or list charged for its copy
 }
 
 type evaluator[N any, T tree[N]] struct {
@@ -409,8 +410,12 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			return false
 		}
 		if s.kind == sinkSlice {
-			if s.detach && !ev.charge(detachCost(&v)) {
-				return false // the copy Eval makes (see detach)
+			if s.detach {
+				c, cover := copyCost(&v, s.cover)
+				if !ev.charge(c) {
+					return false // the copy Eval makes (see detach)
+				}
+				s.cover = cover
 			}
 			s.values = append(s.values, v)
 			return true

@@ -2,7 +2,6 @@ package jsonpath
 
 import (
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -502,15 +501,30 @@ func detachCost(v *Value) int {
 	return 0
 }
 
+// copyCost returns the steps the copy detach makes of v costs, when the
+// values before it were charged with cover the text of the last map or
+// list copied, and what cover is after v: a map or list inside cover is
+// not copied (it refers into cover's copy), and costs nothing.
+func copyCost(v *Value, cover string) (cost int, after string) {
+	if (v.kind == KindMap || v.kind == KindList) && v.ref == nil && v.str != "" {
+		if cover != "" && offsetIn(cover, v.str) >= 0 {
+			return 0, cover
+		}
+		cover = v.str
+	}
+	return detachCost(v), cover
+}
+
 // detach makes the Values of one Eval call on the JSON document view
 // independent of it: strings are cloned, and the raw text of maps and
-// lists is re-pointed into copies of the outermost of them (a value nested
-// in another shares its copy). It copies no more than the text of the
-// values, which the evaluation charged as it produced them (see
-// detachCost), however large the rest of the document.
+// lists is copied, except for a map or list inside the last one copied
+// (in the order of vs), which refers into that copy: values found by
+// descent after the value they are nested in share its copy. It copies
+// no more than the evaluation charged as it produced the values (see
+// copyCost, which follows the same rule), however large the rest of the
+// document.
 func detach(vs []Value, view string) {
-	var buf [8]int
-	raw := buf[:0] // the maps and lists in view, by position
+	var cover, copied string // the text of the last map or list copied, and its copy
 	for i := range vs {
 		v := &vs[i]
 		switch {
@@ -518,33 +532,16 @@ func detach(vs []Value, view string) {
 			meter.did(detachCost(v))
 			*v = v.Clone()
 		case (v.kind == KindMap || v.kind == KindList) && v.ref == nil && v.str != "":
-			if offsetIn(view, v.str) < 0 {
-				*v = v.Clone() // not from the buffer (cannot happen); copy it
-				continue
+			if cover != "" {
+				if off := offsetIn(cover, v.str); off >= 0 {
+					v.str = copied[off : off+len(v.str)]
+					continue
+				}
 			}
-			raw = append(raw, i)
-		}
-	}
-	if len(raw) > 1 {
-		slices.SortFunc(raw, func(a, b int) int {
-			oa, ob := offsetIn(view, vs[a].str), offsetIn(view, vs[b].str)
-			if oa != ob {
-				return oa - ob
-			}
-			return len(vs[b].str) - len(vs[a].str) // the outer one first
-		})
-	}
-	var outer string // the copy of the last outermost value
-	start, end := 0, -1
-	for _, i := range raw {
-		v := &vs[i]
-		off := offsetIn(view, v.str)
-		if off < start || off+len(v.str) > end {
-			start, end = off, off+len(v.str)
 			meter.did(detachCost(v))
-			outer = strings.Clone(v.str)
+			cover, copied = v.str, strings.Clone(v.str)
+			v.str = copied
 		}
-		v.str = outer[off-start : off-start+len(v.str)]
 	}
 }
 
