@@ -43,11 +43,14 @@ type JSON []byte
 // scan each object or array of a deep document once for every level
 // above it: work quadratic in the depth. ix, when set (by evaluations
 // that may scan the document more than once), counts the bytes the scans
-// read; once they reach twice the document's size, the document is
+// read; once they reach three times the document's size, the document is
 // scanned once more, recording the extents of its objects and arrays
 // (see buildExtents), and from then on scans step over the values those
 // record, as printing does: evaluation then takes work linear in the
-// document's size, however deep it nests.
+// document's size, however deep it nests. (Not from twice: the two field
+// lookups in the document of a template such as
+// {.metadata.namespace}/{.metadata.name} read it twice, and recording its
+// extents costs them more than it saves.)
 type jsonTree struct{ ix *rawIndex }
 
 // rawIndex is the state of jsonTree's scans in one evaluation.
@@ -113,14 +116,14 @@ func (ix *rawIndex) firstAfter(off int) int {
 	return h
 }
 
-// prepare is called before a scan: once the scans have read twice the
-// document's size, it builds the document's extents, which the scans that
+// prepare is called before a scan: once the scans have read three times
+// the document's size, it builds the document's extents, which the scans that
 // follow step over. It returns the steps building them cost (0 if nothing
 // was built), more than left if the build was cut short. (It costs about
 // what one more scan of the document would: see buildExtents.)
 func (t jsonTree) prepare(left int) (cost int) {
 	ix := t.ix
-	if ix == nil || ix.built || ix.read <= 2*len(ix.w.s) {
+	if ix == nil || ix.built || ix.read <= 3*len(ix.w.s) {
 		return 0
 	}
 	ix.built = true
