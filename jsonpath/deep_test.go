@@ -492,3 +492,40 @@ func TestDeepWalksWithTheDefaultBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestDeepWalksOnInvalidJSON: walks over invalid JSON (random values with
+// bytes cut or inserted, where the extents recorded may not match what a
+// scan of a member reads) do not panic, and charge all their work.
+func TestDeepWalksOnInvalidJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 11))
+	exprs := []string{`{..a}`, `{..*}`, `{..[?(@.a)]}`, `{.a.*.*.*}`, `{..[0]}`, `{range ..*}{.a}{end}`}
+	for i := range 80 {
+		var b strings.Builder
+		randomJSON(r, &b, 3000)
+		doc := []byte(b.String())
+		for range 1 + r.IntN(4) {
+			k := r.IntN(len(doc))
+			if r.IntN(4) == 0 {
+				doc = doc[:k]
+			} else {
+				doc = slices.Insert(doc, k, "\"[]{},:1"[r.IntN(8)])
+			}
+			if len(doc) == 0 {
+				doc = []byte("[")
+			}
+		}
+		for _, expr := range exprs {
+			var m workMeter
+			meter = &m
+			_, err1 := MustCompileWithOptions(t, expr, Options{MaxSteps: -1, MaxResults: -1}).Eval(JSON(doc))
+			_, err2 := MustCompileWithOptions(t, expr, Options{MaxSteps: 2000}).ExecuteString(JSON(doc))
+			meter = nil
+			for _, err := range []error{err1, err2} {
+				if err != nil {
+					require.ErrorIs(t, err, ErrBudgetExceeded, "%d %s: %.300q", i, expr, doc)
+				}
+			}
+			require.LessOrEqual(t, m.work, m.steps, "%d %s: %.300q", i, expr, doc)
+		}
+	}
+}
