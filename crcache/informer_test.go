@@ -466,9 +466,9 @@ func addSynced(t *testing.T, inf cache.Informer, ev *events) {
 	require.True(t, toolscache.WaitForCacheSync(t.Context().Done(), reg.HasSynced))
 }
 
-// TestReadsRacingRemoveInformer: a read that races RemoveInformer of the informer it reads
-// starts a new informer, as a read after RemoveInformer does, instead of failing with the
-// removal.
+// TestReadsRacingRemoveInformer: a read or a GetInformer that races RemoveInformer of the
+// informer it reads or waits for starts a new informer, as one after RemoveInformer does,
+// instead of failing with the removal.
 func TestReadsRacingRemoveInformer(t *testing.T) {
 	ns := cp.Namespace(t)
 	cl := adminClient(t)
@@ -491,7 +491,11 @@ func TestReadsRacingRemoveInformer(t *testing.T) {
 	}()
 	failures, reads := 0, 0
 	for removals.Load() < 50 {
-		reads += 2
+		reads += 3
+		if _, err := c.GetInformer(ctx, &corev1.Pod{}); err != nil {
+			failures++
+			t.Logf("get informer: %v", err)
+		}
 		var l corev1.PodList
 		if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil || len(l.Items) != 20 {
 			failures++

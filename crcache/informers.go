@@ -41,32 +41,51 @@ func (c *Cache) informerFor(ctx context.Context, gvk schema.GroupVersionKind, ki
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a, err := c.accessFor(gvk, kind, false)
+	// Like a read, a GetInformer that races RemoveInformer of the informer it waits for
+	// starts a new one (again), as a GetInformer after RemoveInformer does.
+	var inf cache.Informer
+	err := c.again(func() error {
+		a, err := c.accessFor(gvk, kind, false)
+		if err != nil {
+			return err
+		}
+		if err := c.awaitInformer(ctx, gvk, a, o); err != nil {
+			return err
+		}
+		inf = a.inf
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if c.isStarted() && (o.BlockUntilSynced == nil || *o.BlockUntilSynced) {
-		for attempt := 1; ; attempt++ {
-			// A resource whose scope changed is planned again before the wait, and when
-			// the wait fails because of the change (replan.go).
-			if res := a.resource(); res.stale.Load() || a.broken() {
-				if err := c.replan(gvk); err != nil {
-					return nil, err
-				}
-			}
-			err := a.waitSynced(ctx)
-			if err == nil {
-				break
-			}
-			if attempt < maxReadAttempts {
-				if res, shards, verr := a.view(); verr == nil && c.checkScope(res, shards) {
-					continue
-				}
-			}
-			return nil, err
-		}
+	return inf, nil
+}
+
+// awaitInformer waits for a's informers to sync, unless the cache has not started or o says
+// not to block.
+func (c *Cache) awaitInformer(ctx context.Context, gvk schema.GroupVersionKind, a *access, o cache.InformerGetOptions) error {
+	if !c.isStarted() || (o.BlockUntilSynced != nil && !*o.BlockUntilSynced) {
+		return nil
 	}
-	return a.inf, nil
+	for attempt := 1; ; attempt++ {
+		// A resource whose scope changed is planned again before the wait, and when
+		// the wait fails because of the change (replan.go).
+		if res := a.resource(); res.stale.Load() || a.broken() {
+			if err := c.replan(gvk); err != nil {
+				return err
+			}
+		}
+		err := a.waitSynced(ctx)
+		if err == nil {
+			return nil
+		}
+		if attempt < maxReadAttempts {
+			if res, shards, verr := a.view(); verr == nil && c.checkScope(res, shards) {
+				continue
+			}
+		}
+		return err
+	}
 }
 
 // RemoveInformer stops obj's informer (its resource read as obj's kind): its handlers and
