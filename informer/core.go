@@ -245,7 +245,7 @@ func (c *core) stopAs(watcher bool) {
 			unsub()
 		}
 		for wa := range was {
-			wa.stop()
+			wa.stop(ErrShutdown)
 		}
 		c.reg.close()
 		// The Releases made from callbacks have all started their goroutines by now: close

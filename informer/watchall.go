@@ -49,6 +49,9 @@ type watchAll struct {
 	// afterIndexCopy, in tests, runs when a joining member's indexes have been read.
 	afterIndexCopy func()
 	stopped        bool
+	// stopErr, once stopped, is why: ErrReleased (Stop, the set's context), or ErrShutdown
+	// (the factory's Shutdown or context).
+	stopErr error
 	// retired are listeners detached from members that still deliver what was queued to
 	// them (a move or a removal), with their handler: Stop and RemoveEventHandler end them.
 	retired map[*listener]*allHandler
@@ -144,11 +147,15 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 		return nil, ErrShutdown
 	}
 	c.watchAlls[wa] = struct{}{}
+	// The goroutine that stops the set with ctx is one Shutdown waits for: added before
+	// Shutdown can begin waiting (c.shutdown is false under c.mu).
+	c.handlers.Add(1)
 	c.mu.Unlock()
 	resources, err := c.disc.Resources(ctx, filter)
 	if err != nil {
 		if len(resources) == 0 {
-			wa.stop()
+			wa.stop(ErrReleased)
+			c.handlers.Done()
 			return nil, err
 		}
 		c.logger.Info("Watch-all starts without some API groups; they join when discovery reports them", "err", err)
@@ -158,9 +165,10 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 	}
 	wa.initial.Done()
 	go func() {
+		defer c.handlers.Done()
 		select {
 		case <-ctx.Done():
-			wa.stop()
+			wa.stop(ErrReleased)
 		case <-wa.done:
 		}
 	}()
@@ -635,14 +643,15 @@ func (wa *watchAll) onEvent(ev discovery.Event) {
 
 // stop releases every member. Handlers get nothing more, as with Informer.Release: their
 // queues are dropped (those of retired listeners too) and only the call in progress
-// completes; stop does not wait for it.
-func (wa *watchAll) stop() {
+// completes; stop does not wait for it. cause is why, ErrReleased or ErrShutdown: what
+// the set's calls report from then on.
+func (wa *watchAll) stop(cause error) {
 	wa.stopOnce.Do(func() {
 		wa.c.mu.Lock()
 		delete(wa.c.watchAlls, wa)
 		wa.c.mu.Unlock()
 		wa.mu.Lock()
-		wa.stopped = true
+		wa.stopped, wa.stopErr = true, cause
 		members := wa.members
 		wa.members = map[schema.GroupResource]*member{}
 		retired := make([]*listener, 0, len(wa.retired))
@@ -668,7 +677,7 @@ func (wa *watchAll) addHandler(fn func(discovery.Resource) cache.ResourceEventHa
 	wa.mu.Lock()
 	if wa.stopped {
 		wa.mu.Unlock()
-		return nil, ErrReleased
+		return nil, wa.stopErr
 	}
 	wa.handlers[ah] = struct{}{}
 	ms := make([]*member, 0, len(wa.members))
@@ -707,15 +716,15 @@ func (wa *watchAll) removeHandler(ah *allHandler) {
 	}
 }
 
-// entries returns the entries of the current members, and whether the set is stopped.
-func (wa *watchAll) entries() ([]*entry, bool) {
+// entries returns the members' informers, and, once the set is stopped, why (see stop).
+func (wa *watchAll) entries() ([]*entry, error) {
 	wa.mu.Lock()
 	defer wa.mu.Unlock()
 	out := make([]*entry, 0, len(wa.members))
 	for _, m := range wa.members {
 		out = append(out, m.h.e)
 	}
-	return out, wa.stopped
+	return out, wa.stopErr
 }
 
 func (wa *watchAll) snapshot() []*member {

@@ -58,7 +58,7 @@ func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts
 // not delivered what is queued for them: each handler's call in progress, if any, completes
 // and is the last (Stop does not wait for it). The end of the set's context and the
 // factory's Shutdown stop it the same way (Shutdown waits for those calls).
-func (w *WatchAll[T]) Stop() { w.wa.stop() }
+func (w *WatchAll[T]) Stop() { w.wa.stop(ErrReleased) }
 
 // AllRegistration is a handler added to a watch-all set.
 type AllRegistration struct {
@@ -162,23 +162,28 @@ func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
 
 // WaitForSync waits until every current member is synced; see Factory.WaitForSync. A
 // member that leaves the set while it waits (its CRD deleted, its resource moved to another
-// version) is not waited for: the wait goes on with the members the set has then. On a
-// stopped set it returns an error for which errors.Is(err, ErrReleased) is true.
+// version) is not waited for: the wait goes on with the members the set has then. On a set
+// stopped (or stopping while it waits) it returns an error for which errors.Is(err,
+// ErrReleased) is true, or errors.Is(err, ErrShutdown) if the factory's Shutdown stopped it.
 func (w *WatchAll[T]) WaitForSync(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
-	entries, stopped := w.wa.entries()
-	if stopped {
-		return fmt.Errorf("%w: the watch-all set is stopped", ErrReleased)
+	entries, stopErr := w.wa.entries()
+	if stopErr != nil {
+		return fmt.Errorf("%w: the watch-all set is stopped", stopErr)
 	}
 	for {
 		err := waitEntries(ctx, entries, false)
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		now, stopped := w.wa.entries()
-		if stopped || !left(entries, now) {
+		now, stopErr := w.wa.entries()
+		if stopErr != nil {
+			// The members stopped with the set: say why the set did.
+			return fmt.Errorf("%w: the watch-all set is stopped", stopErr)
+		}
+		if !left(entries, now) {
 			return err
 		}
 		entries = now

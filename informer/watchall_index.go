@@ -40,7 +40,7 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 	wa.mu.Lock()
 	if wa.stopped {
 		wa.mu.Unlock()
-		return ErrReleased
+		return wa.stopErr
 	}
 	if cur, ok := wa.indexes[name]; ok {
 		wa.mu.Unlock()

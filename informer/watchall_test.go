@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -239,8 +240,54 @@ func TestWatchAllWaitForSyncOutlivesARemovedMember(t *testing.T) {
 	wa.Stop()
 	select {
 	case err := <-done:
-		require.Error(t, err, "a stopped set is not synced")
+		require.ErrorIs(t, err, ErrReleased, "a stopped set is not synced")
+		require.NotErrorIs(t, err, ErrShutdown, "the factory runs on")
 	case <-time.After(30 * time.Second):
 		t.Fatal("WaitForSync still waits on a stopped set")
+	}
+}
+
+// A set stopped by the factory's Shutdown says so (ErrShutdown, not ErrReleased) to a
+// WaitForSync waiting as it stops and to every call after; and Shutdown returns only once the
+// goroutine that would stop the set with its context has ended.
+func TestWatchAllStoppedByShutdown(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	e.mode.server(gadgets.GVR).setErrors(apierrors.NewInternalError(errors.New("down")), nil)
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	require.Equal(t, 1, watchAllWaiters(), "the set's context waiter runs")
+	done := make(chan error, 1)
+	go func() { done <- wa.WaitForSync(ctx) }()
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(widgets.GVR.GroupResource())
+		return ok && inf.HasSynced()
+	}, "widgets synced; gadgets cannot list")
+	e.f.Shutdown()
+	assert.Zero(t, watchAllWaiters(), "Shutdown waited for the set's goroutine")
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrShutdown)
+		require.NotErrorIs(t, err, ErrReleased)
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitForSync still waits after Shutdown")
+	}
+	require.ErrorIs(t, wa.WaitForSync(ctx), ErrShutdown)
+	_, err = wa.AddEventHandler((&perResource{recs: map[string]*recorder{}}).handler)
+	require.ErrorIs(t, err, ErrShutdown)
+	require.ErrorIs(t, wa.AddIndex("node", "{.spec.nodeName}"), ErrShutdown)
+	wa.Stop() // after Shutdown: nothing to do
+	require.ErrorIs(t, wa.WaitForSync(ctx), ErrShutdown, "the first cause stays")
+}
+
+// watchAllWaiters counts the goroutines that stop a watch-all set with its context.
+func watchAllWaiters() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return strings.Count(string(buf[:n]), ").newWatchAll.func")
+		}
+		buf = make([]byte, 2*len(buf))
 	}
 }
