@@ -64,11 +64,14 @@ type config struct {
 
 // core is the type-erased factory.
 type core struct {
-	mode    storage.Mode
-	opts    config
-	in      hooks
-	logger  logr.Logger
-	metrics *metrics
+	mode storage.Mode
+	// objectDecodes: mode.Object decodes a new object on each call (storage.Decoding), so
+	// reads call it outside the store's lock; otherwise it is a type assertion.
+	objectDecodes bool
+	opts          config
+	in            hooks
+	logger        logr.Logger
+	metrics       *metrics
 	// pace, if set, paces the garbage of starts (Options.DisableStartGC, pacer.go).
 	pace   *pacer
 	hub    *hub
@@ -137,6 +140,9 @@ func newCore(mode storage.Mode, opts config, in hooks, logger logr.Logger, m *me
 		checks: NewAccessChecks(in.AccessChecksPerSecond),
 		reg:    newRegistry(), watchAlls: map[*watchAll]struct{}{}, stopped: make(chan struct{}),
 		watcherDone: make(chan struct{})}
+	if d, ok := mode.(storage.Decoding); ok && d.ObjectDecodes() {
+		c.objectDecodes = true
+	}
 	return c
 }
 

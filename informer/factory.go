@@ -213,7 +213,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 		core.checks = opts.AccessChecks
 	}
 	core.ownerIndex.Store(opts.OwnerIndex)
-	if d, ok := mode.(storage.Decoding); ok && d.ObjectDecodes() && !opts.DisableStartGC {
+	if core.objectDecodes && !opts.DisableStartGC {
 		core.pace = startPacer
 		if in.Pacer != nil {
 			core.pace = in.Pacer

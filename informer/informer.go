@@ -252,7 +252,7 @@ func (i *Informer[T]) List(selector labels.Selector) ([]T, error) {
 	if err := i.h.enter(); err != nil {
 		return nil, err
 	}
-	out, err := i.filter(i.h.e.store.List(), selector)
+	out, err := i.list("", true, selector)
 	return unlessGone(i.h, out, err)
 }
 
@@ -341,26 +341,59 @@ func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	if err := n.i.h.enter(); err != nil {
 		return nil, err
 	}
-	out, err := n.i.filter(n.i.h.e.store.ListNamespace(n.ns), selector)
+	out, err := n.i.list(n.ns, false, selector)
 	return unlessGone(n.i.h, out, err)
 }
 
 // Get returns the namespace's cached object name; errors as Informer.Get.
 func (n NamespaceLister[T]) Get(name string) (T, error) { return n.i.Get(n.ns, name) }
 
-func (i *Informer[T]) filter(items []any, selector labels.Selector) ([]T, error) {
-	out := make([]T, 0, len(items))
-	for _, item := range items {
-		obj, err := i.object("", item)
-		if err != nil {
-			return nil, err
+// list returns the objects of namespace ns (every object if all) that selector selects.
+func (i *Informer[T]) list(ns string, all bool, selector labels.Selector) ([]T, error) {
+	var out []T
+	if i.h.c.objectDecodes {
+		// The compact mode decodes each object: outside the store's lock.
+		var items []any
+		if all {
+			items = i.h.e.store.List()
+		} else {
+			items = i.h.e.store.ListNamespace(ns)
 		}
-		if selector != nil && !selector.Empty() && !selector.Matches(labels.Set(obj.GetLabels())) {
-			continue
+		out = make([]T, 0, len(items))
+		for _, item := range items {
+			obj, err := i.object("", item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, obj)
 		}
-		out = append(out, obj)
+	} else {
+		// Object is a type assertion: made under the store's read lock, in the one slice
+		// returned.
+		var derr error
+		mode := i.h.c.mode
+		out = store.ListAs(i.h.e.store, ns, all, func(key string, item any) T {
+			obj, err := objectAs[T](mode, item)
+			if err != nil && derr == nil {
+				derr = &DecodeError{Key: key, Err: err}
+			}
+			return obj
+		})
+		if derr != nil {
+			return nil, derr
+		}
 	}
-	return out, nil
+	if selector == nil || selector.Empty() {
+		return out, nil
+	}
+	kept := out[:0] // (the selector is the caller's code: never under the store's lock)
+	for _, obj := range out {
+		if selector.Matches(labels.Set(obj.GetLabels())) {
+			kept = append(kept, obj)
+		}
+	}
+	clear(out[len(kept):])
+	return kept, nil
 }
 
 // object turns a stored item into a T; key names it in the error ("" to compute it).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"unsafe"
@@ -81,7 +82,15 @@ func TestItemDecodeIntoCompact(t *testing.T) {
 // decodes it (Get, List, a namespace's List, Query, an item's Object), never a silent drop;
 // reads that need no decode (items, counts) and the other objects are unaffected.
 func TestUndecodableObjectIsAnErrorInEveryRead(t *testing.T) {
-	e := newEnv(t, Options[obj]{})
+	for _, decodes := range []bool{false, true} { // results made under the store's lock, or after
+		t.Run(fmt.Sprintf("decodes=%v", decodes), func(t *testing.T) { testUndecodable(t, decodes) })
+	}
+}
+
+func testUndecodable(t *testing.T, decodes bool) {
+	mode := newFakeMode()
+	mode.decodes = decodes
+	e := newEnvMode(t, mode, Options[obj]{}, hooks{})
 	ctx := context.Background()
 	srv := e.mode.server(widgets.GVR)
 	srv.add(newObj("ns", "good", nil))
@@ -107,6 +116,13 @@ func TestUndecodableObjectIsAnErrorInEveryRead(t *testing.T) {
 	names("Namespace.List", err)
 	_, err = inf.Query(ctx, query.Query{Scan: true})
 	names("Query", err)
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	_, err = inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("name", "bad")}})
+	names("Query of one equality", err)
+	res, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("name", "good")}})
+	require.NoError(t, err)
+	require.Len(t, res.Items, 1)
+	assert.Equal(t, "good", res.Items[0].Name)
 	it, err := inf.GetItem("ns", "bad")
 	require.NoError(t, err, "an item is not decoded")
 	_, err = it.Object()

@@ -29,6 +29,12 @@ func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T]
 		return query.Result[T]{}, ErrNilContext
 	}
 	var res query.Result[T]
+	if !i.h.c.objectDecodes {
+		// Object is a type assertion: the results are made under the store's read lock, in
+		// the one slice returned (no []store.Item first).
+		return queryAs[T](ctx, i.h, q)
+	}
+	// The compact mode decodes each result: outside the store's lock.
 	items, next, plan, err := i.query(ctx, q)
 	if err != nil {
 		return res, err
@@ -42,6 +48,34 @@ func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T]
 		res.Items = append(res.Items, obj)
 	}
 	res.Continue, res.Plan = next, plan
+	return res, nil
+}
+
+// queryAs is Query for a storage mode whose Object does not decode (see core.objectDecodes).
+func queryAs[T Object](ctx context.Context, h *handle, q query.Query) (query.Result[T], error) {
+	var res query.Result[T]
+	if err := h.enter(); err != nil {
+		return res, err
+	}
+	mode := h.c.mode
+	var derr error
+	items, next, plan, err := store.QueryAs(ctx, h.e.store, q, h.e.queryOpts, func(key string, obj any) T {
+		t, err := objectAs[T](mode, obj)
+		if err != nil && derr == nil {
+			derr = &DecodeError{Key: key, Err: err}
+		}
+		return t
+	})
+	if err := h.gone(); err != nil {
+		return res, err // see unlessGone
+	}
+	if err == nil {
+		err = derr
+	}
+	if err != nil {
+		return res, err
+	}
+	res.Items, res.Continue, res.Plan = items, next, plan
 	return res, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"k8s.io/client-go/tools/cache"
+
 	"github.com/kindex/kindex/query"
 )
 
@@ -37,4 +39,112 @@ func BenchmarkQueryItems10(b *testing.B) {
 			b.Fatal(err, len(res.Items))
 		}
 	}
+}
+
+// BenchmarkQuery10 is BenchmarkQueryItems10 with decoded results (Query), against client-go's
+// ByIndex on an indexer of the same objects with the same index, in the same run:
+// `go test -run '^$' -bench 'Query10|QueryItems10' -count 5 ./informer/`.
+func BenchmarkQuery10(b *testing.B) {
+	t := &testing.T{}
+	e := newEnv(t, Options[obj]{})
+	srv := e.mode.server(widgets.GVR)
+	cg := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{"node": func(o any) ([]string, error) {
+		return []string{o.(obj).Labels["node"]}, nil
+	}})
+	for i := range 5000 {
+		o := newObj(fmt.Sprintf("ns-%d", i%50), fmt.Sprintf("o%04d", i), map[string]string{"node": fmt.Sprint("n", i%500)})
+		srv.add(o)
+		if err := cg.Add(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inf.Release()
+	if err := inf.WaitForSync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := inf.AddIndex("node", "{.metadata.labels.node}"); err != nil {
+		b.Fatal(err)
+	}
+	q := query.Query{Conditions: []query.Condition{query.Eq("node", "n7")}}
+	b.Run("kindex", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := inf.Query(ctx, q)
+			if err != nil || len(res.Items) != 10 {
+				b.Fatal(err, len(res.Items))
+			}
+		}
+	})
+	b.Run("client-go-ByIndex", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got, err := cg.ByIndex("node", "n7")
+			if err != nil || len(got) != 10 {
+				b.Fatal(err, len(got))
+			}
+		}
+	})
+}
+
+// BenchmarkList5000 lists 5,000 objects (a namespace's 100, and all) against client-go's
+// indexer List and ByIndex(namespace) on the same objects, in the same run:
+// `go test -run '^$' -bench List5000 -count 5 ./informer/`.
+func BenchmarkList5000(b *testing.B) {
+	t := &testing.T{}
+	e := newEnv(t, Options[obj]{})
+	srv := e.mode.server(widgets.GVR)
+	cg := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for i := range 5000 {
+		o := newObj(fmt.Sprintf("ns-%d", i%50), fmt.Sprintf("o%04d", i), nil)
+		srv.add(o)
+		if err := cg.Add(o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inf.Release()
+	if err := inf.WaitForSync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	check := func(b *testing.B, n, want int, err error) {
+		if err != nil || n != want {
+			b.Fatal(err, n)
+		}
+	}
+	b.Run("kindex-all", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got, err := inf.List(nil)
+			check(b, len(got), 5000, err)
+		}
+	})
+	b.Run("client-go-all", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			check(b, len(cg.List()), 5000, nil)
+		}
+	})
+	b.Run("kindex-namespace", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got, err := inf.Namespace("ns-7").List(nil)
+			check(b, len(got), 100, err)
+		}
+	})
+	b.Run("client-go-namespace", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			got, err := cg.ByIndex(cache.NamespaceIndex, "ns-7")
+			check(b, len(got), 100, err)
+		}
+	})
 }

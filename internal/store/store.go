@@ -264,6 +264,28 @@ func (s *Store) List() []any {
 	return out
 }
 
+// ListAs is List (every object, all set) or ListNamespace(ns), with each result made by conv
+// from its key and object into the one slice returned. conv runs under the store's read
+// lock: it must be cheap and must not call the store.
+func ListAs[R any](s *Store, ns string, all bool, conv func(key string, obj any) R) []R {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if all {
+		out := make([]R, 0, len(s.items))
+		s.byKey.Ascend(func(rec *record) bool {
+			out = append(out, conv(rec.key, rec.obj))
+			return true
+		})
+		return out
+	}
+	n, recs := s.inNamespace(ns)
+	out := make([]R, 0, n)
+	for rec := range recs {
+		out = append(out, conv(rec.key, rec.obj))
+	}
+	return out
+}
+
 // ListKeys returns every key, in no particular order.
 func (s *Store) ListKeys() []string {
 	s.mu.RLock()
