@@ -91,6 +91,13 @@ func BenchmarkReads(b *testing.B) {
 			}
 		}
 	})
+	b.Run("client-go/List", func(b *testing.B) {
+		for b.Loop() {
+			if got := cgi.GetIndexer().List(); len(got) != n {
+				b.Fatal(len(got))
+			}
+		}
+	})
 
 	modes := []struct {
 		name string
@@ -223,6 +230,22 @@ func BenchmarkReads(b *testing.B) {
 				b.ReportMetric(perResult(sum[1]), "client-go-ns/result")
 				b.ReportMetric(float64(sum[2])/float64(sum[1]), "cg-total-ratio")
 				b.ReportMetric(float64(best[2])/float64(best[1]), "cg-best-ratio")
+			}
+		})
+		if m.name != "compact" { // (the compact mode's List decodes every object: ListItems)
+			b.Run(m.name+"/List", func(b *testing.B) {
+				for b.Loop() {
+					if got, err := inf.List(nil); err != nil || len(got) != n {
+						b.Fatal(err, len(got))
+					}
+				}
+			})
+		}
+		b.Run(m.name+"/ListItems", func(b *testing.B) {
+			for b.Loop() {
+				if got, err := inf.ListItems(""); err != nil || len(got) != n {
+					b.Fatal(err, len(got))
+				}
 			}
 		})
 		b.Run(m.name+"/Count", func(b *testing.B) {

@@ -38,7 +38,7 @@ func (i *Informer[T]) HandOffEventHandler(r *Registration) (map[string]Item[T], 
 	seen := h.e.retire([]*Registration{r})
 	out := make(map[string]Item[T], len(seen))
 	for key, obj := range seen {
-		out[key] = Item[T]{key: key, obj: obj, c: h.c}
+		out[key] = itemOf[T](h.c, obj)
 	}
 	return out, r.l.done(), nil
 }

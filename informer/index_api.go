@@ -145,11 +145,7 @@ func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, 
 	}
 	c := i.h.c
 	wrapped := func(obj any) ([]string, error) {
-		it, err := itemOf[T](c, obj)
-		if err != nil {
-			return nil, err
-		}
-		values, err := fn(it)
+		values, err := fn(itemOf[T](c, obj))
 		for k, v := range values {
 			values[k] = strings.Clone(v)
 		}

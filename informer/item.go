@@ -32,20 +32,31 @@ import (
 // decodes the whole object; DecodeInto decodes straight into the caller's type. In the
 // unstructured and metadata modes every accessor reads the decoded object and Raw is nil.
 type Item[T Object] struct {
-	key string
-	obj any   // the stored item
+	// obj is the stored item, or a noState. (No key: an Item is two words and a pointer, so
+	// that a page of them costs little more than client-go's ByIndex result; Key computes
+	// it.)
+	obj any
 	c   *core // for its storage mode
+}
+
+// noState is the obj of an Item of a deletion the informer inferred without a last state:
+// only its key is known.
+type noState struct{ key string }
+
+// state is the stored item, nil for the zero Item and a deletion without a last state.
+func (it Item[T]) state() any {
+	if _, ok := it.obj.(noState); ok {
+		return nil
+	}
+	return it.obj
 }
 
 // errNoState is the error of decoding an Item that holds no object: the zero Item, or a
 // deletion the informer inferred without a last state.
 var errNoState = errors.New("no object state")
 
-// itemOf wraps a stored object as an Item, under the key the store gives it.
-func itemOf[T Object](c *core, obj any) (Item[T], error) {
-	key, err := store.KeyFunc(obj)
-	return Item[T]{key: key, obj: obj, c: c}, err
-}
+// itemOf wraps a stored object as an Item.
+func itemOf[T Object](c *core, obj any) Item[T] { return Item[T]{obj: obj, c: c} }
 
 // rawJSON is what the compact mode stores.
 type rawJSON interface{ RawJSON() []byte }
@@ -54,11 +65,21 @@ type rawJSON interface{ RawJSON() []byte }
 // SharedJSON: nil when it is compressed).
 type sharedJSON interface{ SharedJSON() []byte }
 
-// Key is the object's cache key: "namespace/name", or "name" if cluster-scoped.
-func (it Item[T]) Key() string { return it.key }
+// Key is the object's cache key: "namespace/name", or "name" if cluster-scoped. It is made
+// on each call (a string concatenation for a namespaced object); Namespace and Name are not.
+func (it Item[T]) Key() string {
+	switch o := it.obj.(type) {
+	case nil:
+		return ""
+	case noState:
+		return o.key
+	}
+	key, _ := store.KeyFunc(it.obj)
+	return key
+}
 
 func (it Item[T]) meta() metav1.Object {
-	m, err := meta.Accessor(it.obj)
+	m, err := meta.Accessor(it.state())
 	if err != nil {
 		return &metav1.ObjectMeta{}
 	}
@@ -88,7 +109,7 @@ func (it Item[T]) Annotations() map[string]string { return it.meta().GetAnnotati
 // Options.KeepManagedFields, projected if the mode projects), nil in the other modes. It
 // is the cache's memory: do not modify it.
 func (it Item[T]) Raw() []byte {
-	if r, ok := it.obj.(rawJSON); ok {
+	if r, ok := it.state().(rawJSON); ok {
 		return r.RawJSON()
 	}
 	return nil
@@ -100,20 +121,21 @@ func (it Item[T]) Eval(p *jsonpath.Path) ([]jsonpath.Value, error) {
 	if p == nil {
 		return nil, fmt.Errorf("kindex: Eval of a nil path")
 	}
-	return indexfuncs.Values(p, it.obj)
+	return indexfuncs.Values(p, it.state())
 }
 
 // Object decodes the item into the front end's type (in compact mode a new object each
 // call; otherwise the cached object itself, shared and read-only). An object that cannot be
 // decoded is a *DecodeError.
 func (it Item[T]) Object() (T, error) {
-	if it.c == nil || it.obj == nil {
+	state := it.state()
+	if it.c == nil || state == nil {
 		var zero T
-		return zero, &DecodeError{Key: it.key, Err: errNoState}
+		return zero, &DecodeError{Key: it.Key(), Err: errNoState}
 	}
-	obj, err := objectAs[T](it.c.mode, it.obj)
+	obj, err := objectAs[T](it.c.mode, state)
 	if err != nil {
-		return obj, &DecodeError{Key: it.key, Err: err}
+		return obj, &DecodeError{Key: it.Key(), Err: err}
 	}
 	return obj, nil
 }
@@ -134,13 +156,14 @@ func (it Item[T]) Object() (T, error) {
 // Fields v lacks are ignored; v is the caller's, free to modify.
 func (it Item[T]) DecodeInto(v any) error {
 	if v == nil {
-		return &DecodeError{Key: it.key, Err: fmt.Errorf("nil target")}
+		return &DecodeError{Key: it.Key(), Err: fmt.Errorf("nil target")}
 	}
-	if it.obj == nil {
-		return &DecodeError{Key: it.key, Err: errNoState}
+	state := it.state()
+	if state == nil {
+		return &DecodeError{Key: it.Key(), Err: errNoState}
 	}
 	var err error
-	switch o := it.obj.(type) {
+	switch o := state.(type) {
 	case rawJSON:
 		if s, ok := o.(sharedJSON); ok && s.SharedJSON() != nil {
 			// The cache's bytes are never modified: strings of v can be views of them.
@@ -157,7 +180,7 @@ func (it Item[T]) DecodeInto(v any) error {
 		}
 	}
 	if err != nil {
-		return &DecodeError{Key: it.key, Err: err}
+		return &DecodeError{Key: it.Key(), Err: err}
 	}
 	return nil
 }
@@ -182,7 +205,7 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 	if !exists {
 		return Item[T]{}, notFound(i.h.e.key.GVR, name)
 	}
-	return Item[T]{key: key, obj: obj, c: i.h.c}, nil
+	return itemOf[T](i.h.c, obj), nil
 }
 
 // ListItems is List without decoding: every cached object in namespace ns ("" for all),
@@ -191,16 +214,8 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 	if err := i.h.enter(); err != nil {
 		return nil, err
 	}
-	var objs []any
-	if ns == "" {
-		objs = i.h.e.store.List()
-	} else {
-		objs = i.h.e.store.ListNamespace(ns)
-	}
-	out := make([]Item[T], len(objs))
-	for k, o := range objs {
-		out[k], _ = itemOf[T](i.h.c, o)
-	}
+	c := i.h.c
+	out := store.ListAs(i.h.e.store, ns, ns == "", func(_ string, obj any) Item[T] { return itemOf[T](c, obj) })
 	return unlessGone(i.h, out, nil)
 }
 
@@ -215,8 +230,8 @@ func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		return res, err
 	}
 	c := i.h.c
-	items, next, plan, err := store.QueryAs(ctx, i.h.e.store, q, i.h.e.queryOpts, func(key string, obj any) Item[T] {
-		return Item[T]{key: key, obj: obj, c: c}
+	items, next, plan, err := store.QueryAs(ctx, i.h.e.store, q, i.h.e.queryOpts, func(_ string, obj any) Item[T] {
+		return itemOf[T](c, obj)
 	})
 	if err := i.h.gone(); err != nil {
 		return res, err // see unlessGone

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -28,6 +29,15 @@ type sharedItem struct{ rawItem }
 
 func (s sharedItem) SharedJSON() []byte { return s.rawItem }
 
+// keyedItem is a stored object that knows its key, as the compact mode's do (store.Keyed),
+// even when its JSON is not an object's.
+type keyedItem struct {
+	rawItem
+	key string
+}
+
+func (k keyedItem) StoreKey() string { return k.key }
+
 const decodePod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","Labels":{"x":"y"},` +
 	`"labels":{"app":"a"},"creationTimestamp":"2026-01-02T03:04:05Z"},"spec":{"containers":[{"name":"c","image":"i",` +
 	`"ports":[{"containerPort":8080,"protocol":"TCP"}],"resources":{"requests":{"cpu":"250m"}},` +
@@ -37,7 +47,7 @@ const decodePod = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","names
 // (sigs.k8s.io/json), not as encoding/json: keys match case-sensitively, and integers in
 // interfaces are int64.
 func TestItemDecodeIntoCompact(t *testing.T) {
-	it := Item[obj]{key: "ns/p", obj: rawItem(decodePod)}
+	it := Item[obj]{obj: rawItem(decodePod)}
 
 	var got, want corev1.Pod
 	require.NoError(t, it.DecodeInto(&got))
@@ -52,7 +62,7 @@ func TestItemDecodeIntoCompact(t *testing.T) {
 	require.NoError(t, it.DecodeInto(&m))
 	assert.Equal(t, int64(7), m["spec"].(map[string]any)["priority"])
 
-	bad := Item[obj]{key: "ns/bad", obj: rawItem(`{"metadata":{"name":1}}`)}
+	bad := Item[obj]{obj: keyedItem{rawItem(`{"metadata":{"name":1}}`), "ns/bad"}}
 	err := bad.DecodeInto(&got)
 	var de *DecodeError
 	require.ErrorAs(t, err, &de)
@@ -68,14 +78,14 @@ func TestItemDecodeIntoCompact(t *testing.T) {
 	}
 	shared := sharedItem{rawItem(decodePod)}
 	var sp corev1.Pod
-	require.NoError(t, Item[obj]{key: "ns/p", obj: shared}.DecodeInto(&sp))
+	require.NoError(t, Item[obj]{obj: shared}.DecodeInto(&sp))
 	assert.True(t, reflect.DeepEqual(want, sp))
 	assert.True(t, view(sp.Spec.Containers[0].Image, shared.rawItem), "a view of the shared bytes")
 	assert.False(t, view(got.Spec.Containers[0].Image, it.obj.(rawItem)), "a copy of bytes that are not shared")
 
 	var meta metav1.PartialObjectMetadata
-	require.Error(t, Item[obj]{key: "x", obj: rawItem(`{"metadata":`)}.DecodeInto(&meta))
-	assert.True(t, errors.As(Item[obj]{key: "x", obj: rawItem(`{}`)}.DecodeInto(nil), &de))
+	require.Error(t, Item[obj]{obj: rawItem(`{"metadata":`)}.DecodeInto(&meta))
+	assert.True(t, errors.As(Item[obj]{obj: rawItem(`{}`)}.DecodeInto(nil), &de))
 }
 
 // A stored object that cannot be decoded is an error that names it in every read that
@@ -137,4 +147,57 @@ func testUndecodable(t *testing.T, decodes bool) {
 	n, err := inf.Count(ctx, query.Query{})
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
+}
+
+// An Item's key is made from its object (Items carry none): every read and handler gives
+// "namespace/name", or "name" for an object without a namespace, and the compact mode's
+// objects give the key they store (keyedItem).
+func TestItemKeys(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", map[string]string{"x": "1"}))
+	srv.add(newObj("ns2", "b", map[string]string{"x": "1"}))
+	srv.add(newObj("", "c", map[string]string{"x": "1"}))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	keys := func(items []Item[obj]) []string {
+		var out []string
+		for _, it := range items {
+			out = append(out, it.Key())
+		}
+		slices.Sort(out)
+		return out
+	}
+	all := []string{"c", "ns/a", "ns2/b"}
+	items, err := inf.ListItems("")
+	require.NoError(t, err)
+	assert.Equal(t, all, keys(items))
+	items, err = inf.ListItems("ns2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns2/b"}, keys(items))
+	require.NoError(t, inf.AddIndex("x", "{.metadata.labels.x}"))
+	res, err := inf.QueryItems(ctx, query.Query{Conditions: []query.Condition{query.Eq("x", "1")}})
+	require.NoError(t, err)
+	assert.Equal(t, all, keys(res.Items))
+	it, err := inf.GetItem("ns", "a")
+	require.NoError(t, err)
+	assert.Equal(t, "ns/a", it.Key())
+	assert.Equal(t, "a", it.Name())
+	assert.Equal(t, "ns", it.Namespace())
+
+	got := make(chan string, 3)
+	_, err = inf.AddEventHandler(ItemHandlerFuncs[obj]{AddFunc: func(it Item[obj], _ bool) { got <- it.Key() }})
+	require.NoError(t, err)
+	var handed []string
+	for range 3 {
+		handed = append(handed, <-got)
+	}
+	slices.Sort(handed)
+	assert.Equal(t, all, handed)
+
+	assert.Equal(t, "ns/k", Item[obj]{obj: keyedItem{rawItem(`{}`), "ns/k"}}.Key())
+	assert.Empty(t, Item[obj]{}.Key())
 }

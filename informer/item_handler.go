@@ -67,7 +67,7 @@ func (f ItemHandlerFuncs[T]) OnDelete(obj any) {
 	case cache.DeletedFinalStateUnknown:
 		it, ok := o.Obj.(Item[T])
 		if !ok {
-			it = Item[T]{key: o.Key} // no last state: Object and DecodeInto fail
+			it = Item[T]{obj: noState{key: o.Key}} // no last state: Object and DecodeInto fail
 		}
 		f.DeleteFunc(it, true)
 	}
@@ -84,13 +84,7 @@ func (ItemHandlerFuncs[T]) itemType() reflect.Type { return reflect.TypeFor[T]()
 func (f ItemHandlerFuncs[T]) decodes() bool        { return f.Decodes }
 
 func (ItemHandlerFuncs[T]) itemsOf(c *core) func(any) (any, error) {
-	return func(obj any) (any, error) {
-		it, err := itemOf[T](c, obj)
-		if err != nil {
-			return nil, err
-		}
-		return it, nil
-	}
+	return func(obj any) (any, error) { return itemOf[T](c, obj), nil }
 }
 
 // checkHandler refuses a nil handler and an ItemHandlerFuncs of another type than the

@@ -166,7 +166,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		res.Plan.Candidates += plan.Candidates
 		res.Plan.Matched += plan.Matched
 		for _, it := range items {
-			res.Items = append(res.Items, ResourceItem[T]{Resource: m.res, Item: Item[T]{key: it.Key, obj: it.Obj, c: w.wa.c}})
+			res.Items = append(res.Items, ResourceItem[T]{Resource: m.res, Item: itemOf[T](w.wa.c, it.Obj)})
 		}
 		if next != "" {
 			res.Continue = w.wa.encodeSetContinue(q, name, next)
