@@ -206,19 +206,9 @@ func gather(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
 // waited for: WaitForSync returns once the remaining members are synced, not with the
 // removed member's "released". Stopping the set still ends the wait with an error.
 func TestWatchAllWaitForSyncOutlivesARemovedMember(t *testing.T) {
-	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	e, wa, done := waitOnHalfSyncedSet(t)
 	ctx := context.Background()
-	e.mode.server(widgets.GVR).add(newObj("ns", "w1", nil))
-	e.mode.server(gadgets.GVR).setErrors(apierrors.NewInternalError(errors.New("down")), nil)
-	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
-	require.NoError(t, err)
 	defer wa.Stop()
-	done := make(chan error, 1)
-	go func() { done <- wa.WaitForSync(ctx) }()
-	eventually(t, func() bool {
-		inf, ok := wa.Informer(widgets.GVR.GroupResource())
-		return ok && inf.HasSynced()
-	}, "widgets synced; gadgets cannot list")
 	select {
 	case err := <-done:
 		t.Fatalf("WaitForSync returned %v with gadgets not synced", err)
@@ -251,18 +241,9 @@ func TestWatchAllWaitForSyncOutlivesARemovedMember(t *testing.T) {
 // WaitForSync waiting as it stops and to every call after; and Shutdown returns only once the
 // goroutine that would stop the set with its context has ended.
 func TestWatchAllStoppedByShutdown(t *testing.T) {
-	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	e, wa, done := waitOnHalfSyncedSet(t)
 	ctx := context.Background()
-	e.mode.server(gadgets.GVR).setErrors(apierrors.NewInternalError(errors.New("down")), nil)
-	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
-	require.NoError(t, err)
 	require.Equal(t, 1, watchAllWaiters(), "the set's context waiter runs")
-	done := make(chan error, 1)
-	go func() { done <- wa.WaitForSync(ctx) }()
-	eventually(t, func() bool {
-		inf, ok := wa.Informer(widgets.GVR.GroupResource())
-		return ok && inf.HasSynced()
-	}, "widgets synced; gadgets cannot list")
 	e.f.Shutdown()
 	assert.Zero(t, watchAllWaiters(), "Shutdown waited for the set's goroutine")
 	select {
@@ -273,11 +254,29 @@ func TestWatchAllStoppedByShutdown(t *testing.T) {
 		t.Fatal("WaitForSync still waits after Shutdown")
 	}
 	require.ErrorIs(t, wa.WaitForSync(ctx), ErrShutdown)
-	_, err = wa.AddEventHandler((&perResource{recs: map[string]*recorder{}}).handler)
+	_, err := wa.AddEventHandler((&perResource{recs: map[string]*recorder{}}).handler)
 	require.ErrorIs(t, err, ErrShutdown)
 	require.ErrorIs(t, wa.AddIndex("node", "{.spec.nodeName}"), ErrShutdown)
 	wa.Stop() // after Shutdown: nothing to do
 	require.ErrorIs(t, wa.WaitForSync(ctx), ErrShutdown, "the first cause stays")
+}
+
+// waitOnHalfSyncedSet starts a watch-all set of widgets (synced) and gadgets (whose list
+// fails) and a WaitForSync of it, which sends its answer to done.
+func waitOnHalfSyncedSet(t *testing.T) (*env, *WatchAll[obj], chan error) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", nil))
+	e.mode.server(gadgets.GVR).setErrors(apierrors.NewInternalError(errors.New("down")), nil)
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- wa.WaitForSync(ctx) }()
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(widgets.GVR.GroupResource())
+		return ok && inf.HasSynced()
+	}, "widgets synced; gadgets cannot list")
+	return e, wa, done
 }
 
 // watchAllWaiters counts the goroutines that stop a watch-all set with its context.
