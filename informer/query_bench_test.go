@@ -73,6 +73,14 @@ func BenchmarkQuery10(b *testing.B) {
 			}
 		}
 	})
+	b.Run("kindex-Count", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if n, err := inf.Count(ctx, q); err != nil || n != 10 {
+				b.Fatal(err, n)
+			}
+		}
+	})
 	b.Run("client-go-ByIndex", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -182,20 +182,13 @@ func (s *Store) query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 // result. It reports false, without error, for any other query (or a page that would need a
 // continue token), which then takes the general path.
 func queryEqual[R any](s *Store, q query.Query, opts QueryOptions, conv func(key string, obj any) R) ([]R, query.Plan, bool, error) {
-	if len(q.Conditions) != 1 || len(q.AnyOf) != 0 || q.Continue != "" || q.SortBy != "" || q.Descending ||
-		q.Limit < 0 || q.Labels != nil && !q.Labels.Empty() {
+	c := singleEquality(&q)
+	if c == nil || q.Limit < 0 {
 		return nil, query.Plan{}, false, nil
 	}
-	c := &q.Conditions[0]
-	if c.Op != query.Equal || c.Index == "" || c.Path != "" || len(c.Values) != 1 || c.Values[0] == query.NonScalar {
-		return nil, query.Plan{}, false, nil
-	}
-	key := c.Index
-	if opts.Resolve != nil {
-		var err error
-		if key, err = opts.Resolve(c.Index); err != nil {
-			return nil, query.Plan{}, false, err
-		}
+	key, err := resolveIndex(c, opts)
+	if err != nil {
+		return nil, query.Plan{}, false, err
 	}
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
@@ -214,11 +207,48 @@ func queryEqual[R any](s *Store, q query.Query, opts QueryOptions, conv func(key
 	return out, query.Plan{Driver: c.String(), Candidates: len(out), Matched: len(out)}, true, nil
 }
 
+// singleEquality returns q's condition when q is one equality on an index and nothing else
+// (no JSONPath, label selector, OR, sort or continue token): the value's entries answer it
+// without preparing a plan. Otherwise nil.
+func singleEquality(q *query.Query) *query.Condition {
+	if len(q.Conditions) != 1 || len(q.AnyOf) != 0 || q.Continue != "" || q.SortBy != "" || q.Descending ||
+		q.Labels != nil && !q.Labels.Empty() {
+		return nil
+	}
+	c := &q.Conditions[0]
+	if c.Op != query.Equal || c.Index == "" || c.Path != "" || len(c.Values) != 1 || c.Values[0] == query.NonScalar {
+		return nil
+	}
+	return c
+}
+
+// resolveIndex returns the store index a condition names (opts.Resolve).
+func resolveIndex(c *query.Condition, opts QueryOptions) (string, error) {
+	if opts.Resolve == nil {
+		return c.Index, nil
+	}
+	return opts.Resolve(c.Index)
+}
+
 // Count returns how many objects match q (Limit and Continue are ignored). A query with
 // only a namespace, or only equality and set conditions on one index, is answered from the
-// sizes the store keeps, without visiting objects.
+// sizes the store keeps, without visiting objects (one equality without preparing a plan).
 func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (int, query.Plan, error) {
 	q.Limit, q.Continue = 0, ""
+	if c := singleEquality(&q); c != nil {
+		key, err := resolveIndex(c, opts)
+		if err != nil {
+			return 0, query.Plan{}, err
+		}
+		s.mu.RLock()
+		defer s.mu.RUnlock()
+		ix, ok := s.indexes[key]
+		if !ok {
+			return 0, query.Plan{}, &IndexNotFoundError{Name: c.Index}
+		}
+		n := ix.byValue[c.Values[0]].count(q.Namespace, q.Namespace == "")
+		return n, query.Plan{Driver: c.String(), Matched: n}, nil
+	}
 	pq, err := prepare(q, opts)
 	if err != nil {
 		return 0, query.Plan{}, err
