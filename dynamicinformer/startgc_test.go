@@ -3,6 +3,7 @@ package dynamicinformer_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -22,16 +23,17 @@ import (
 
 // A compact informer whose handler gets decoded objects runs the collector itself during
 // its start (kindex_start_collections_total counts it), and not with DisableStartGC; the
-// handler gets every object either way. 100 ConfigMaps of 3,000 keys (100 KB of JSON each):
+// handler gets every object either way. 200 ConfigMaps of 3,000 keys (100 KB of JSON each):
 // each object decoded for the handler is a map of about 300 KB, garbage once the handler
-// returns, over the pacer's slack of an eighth of the live heap every few objects (3
-// collections). Not more: this package's apiserver runs with --request-timeout=5s, and a
-// 20 MB list read under the race detector on a loaded machine outlived it (the server
-// resets the stream, every relist too).
+// returns, over the pacer's slack of an eighth of the live heap every few objects. The
+// initial sync is a watch-list stream (CompactOptions.WatchList): one LIST of those 20 MB
+// read under the race detector on a loaded machine outlived this package's apiserver
+// --request-timeout=5s, and a LIST of 200 objects is one page (100 objects made too little
+// garbage for a collection in some runs).
 func TestCompactStartPacesGarbage(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
-	const n, keys = 100, 3000
+	const n, keys = 200, 3000
 	cms := cp.Clientset(t).CoreV1().ConfigMaps(ns)
 	testsupport.CreateN(t, n, func(i int) error {
 		_, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("big-", i)},
@@ -40,10 +42,13 @@ func TestCompactStartPacesGarbage(t *testing.T) {
 	})
 	for _, disable := range []bool{false, true} {
 		t.Run(fmt.Sprintf("DisableStartGC=%v", disable), func(t *testing.T) {
+			// The pacer measures garbage against the heap live at the last collection: not
+			// against what the tests before this one left.
+			runtime.GC()
 			reg := prometheus.NewRegistry()
 			opts := dynamicinformer.Options{Namespace: ns, Registerer: reg, DisableStartGC: disable}
 			f, _, _ := testsupport.StartFactory(t, cp.AdminConfig(), opts, func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
-				return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
+				return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{WatchList: true})
 			})
 			var adds, entries atomic.Int64
 			h := cache.ResourceEventHandlerFuncs{AddFunc: func(o any) {

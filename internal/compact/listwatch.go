@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kindex/kindex/internal/storage"
 )
@@ -69,6 +71,14 @@ var errNoClient = errors.New("compact: ListerWatcher without a client (use NewLi
 // and later), so it costs neither a quorum read of every object from etcd nor the
 // apiserver memory of the whole response that watch-list was introduced to avoid. The
 // figures are in bench/README.md (make bench-compare shows the apiserver's CPU time).
+//
+// One LIST of everything must end within the apiserver's request timeout
+// (--request-timeout, a minute by default), which cuts it wherever it is: a client that
+// reads slower than that (a large resource, a CPU-throttled process) would never sync,
+// relisting into the same cut. So after streamCutLimit streamed LISTs in a row whose body
+// was cut before its end, a streaming lister lists in pages instead (consistent, 500
+// objects a page unless the Reflector asks for another size), for the rest of its life (one
+// run of an informer), and says so once in its log.
 type ListerWatcher struct {
 	client rest.Interface
 	path   []string
@@ -76,7 +86,17 @@ type ListerWatcher struct {
 	field  string
 	shard  string
 	stream *Decoder // non-nil: streaming lists (StreamingLists)
+	// cuts counts the streamed LISTs in a row whose body failed after the response began
+	// (streaming listers only).
+	cuts *atomic.Int32
 }
+
+// streamCutLimit is how many streamed LISTs in a row may be cut before a streaming lister
+// lists in pages (see ListerWatcher); streamPageSize is the page size then, client-go's.
+const (
+	streamCutLimit = 2
+	streamPageSize = 500
+)
 
 var (
 	_ cache.ListerWatcherWithContext = (*ListerWatcher)(nil)
@@ -100,6 +120,7 @@ func NewListerWatcher(client rest.Interface, t storage.Target) *ListerWatcher {
 func (lw *ListerWatcher) StreamingLists(d *Decoder) *ListerWatcher {
 	c := *lw
 	c.stream = d
+	c.cuts = new(atomic.Int32)
 	return &c
 }
 
@@ -117,7 +138,18 @@ func (lw *ListerWatcher) ListWithContext(ctx context.Context, opts metav1.ListOp
 	}
 	lw.apply(&opts)
 	if lw.stream != nil {
-		return lw.streamList(ctx, opts)
+		if lw.cuts.Load() < streamCutLimit {
+			return lw.streamList(ctx, opts)
+		}
+		// Streamed LISTs were cut: pages, each a request of its own. A first page asks for
+		// a consistent read ("0" may be served whole from the apiserver's cache, ignoring
+		// the limit).
+		if opts.Continue == "" && opts.ResourceVersion == "0" {
+			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+		}
+		if opts.Limit <= 0 {
+			opts.Limit = streamPageSize
+		}
 	}
 	list := &List{}
 	err := lw.client.Get().AbsPath(lw.path...).
@@ -149,10 +181,21 @@ func (lw *ListerWatcher) streamList(ctx context.Context, opts metav1.ListOptions
 		return nil, err
 	}
 	defer func() { _ = body.Close() }()
+	var list *List
 	if known := storage.KnownObjectsFrom(ctx); known != nil {
-		return lw.stream.DecodeListFromReusing(body, known)
+		list, err = lw.stream.DecodeListFromReusing(body, known)
+	} else {
+		list, err = lw.stream.DecodeListFrom(body)
 	}
-	return lw.stream.DecodeListFrom(body)
+	switch {
+	case err == nil:
+		lw.cuts.Store(0)
+		return list, nil
+	case ctx.Err() == nil && lw.cuts.Add(1) == streamCutLimit:
+		klog.FromContext(ctx).Info("Streamed LISTs were cut before their end twice in a row (the apiserver's --request-timeout?): listing in pages from now on",
+			"pageSize", streamPageSize, "err", err.Error())
+	}
+	return nil, err
 }
 
 // WatchWithContext starts a WATCH (a watch-list stream when opts.SendInitialEvents is set).

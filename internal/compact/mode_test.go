@@ -366,3 +366,90 @@ func TestStreamingListerRequests(t *testing.T) {
 	assert.Equal(t, "42", second.Get("resourceVersion"), "an explicit resourceVersion is kept")
 	assert.Equal(t, "NotOlderThan", second.Get("resourceVersionMatch"))
 }
+
+// TestStreamingListerPagesAfterCuts: a streaming lister whose LISTs are cut before their end
+// twice in a row (an apiserver's --request-timeout cutting a slow reader) lists in
+// consistent pages from then on; a success in between resets the count, and API errors
+// before the body never count.
+func TestStreamingListerPagesAfterCuts(t *testing.T) {
+	const page1 = `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"next"},"items":[{"metadata":{"name":"a","namespace":"ns"}}]}`
+	const page2 = `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"b","namespace":"ns"}}]}`
+	const whole = `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a","namespace":"ns"}},{"metadata":{"name":"b","namespace":"ns"}}]}`
+	var mu sync.Mutex
+	cut := true
+	f := &fakeServer{list: func(q url.Values) (int, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case q.Get("continue") == "next":
+			return 200, page2
+		case q.Get("limit") != "":
+			return 200, page1
+		case cut:
+			return 200, whole[:60] // the body ends mid-object
+		}
+		return 200, whole
+	}}
+	setCut := func(v bool) { mu.Lock(); cut = v; mu.Unlock() }
+	ctx := context.Background()
+	lw := newFakeLW(t, f, storage.Target{Resource: podsResource, Namespace: "ns"}).StreamingLists(&Decoder{})
+	reflectorList := metav1.ListOptions{Limit: 500, ResourceVersion: "0"}
+	list := func() (*List, error) {
+		obj, err := lw.ListWithContext(ctx, reflectorList)
+		if err != nil {
+			return nil, err
+		}
+		return obj.(*List), nil
+	}
+
+	_, err := list()
+	require.Error(t, err, "cut once")
+	setCut(false)
+	l, err := list()
+	require.NoError(t, err, "whole: the count starts again")
+	assert.Len(t, l.Items, 2)
+	setCut(true)
+	_, err = list()
+	require.Error(t, err, "cut once more")
+	_, err = list()
+	require.Error(t, err, "cut twice in a row")
+
+	setCut(false) // pages from now on, even though a whole LIST would now go through
+	l, err = list()
+	require.NoError(t, err)
+	assert.Equal(t, "next", l.Continue, "a first page")
+	require.Len(t, l.Items, 1)
+	obj, err := lw.ListWithContext(ctx, metav1.ListOptions{Limit: 500, Continue: "next"})
+	require.NoError(t, err)
+	assert.Equal(t, "ns/b", obj.(*List).Items[0].StoreKey())
+	obj, err = lw.ListWithContext(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	require.NoError(t, err, "a Reflector that asks for no limit gets pages too")
+	assert.Equal(t, "next", obj.(*List).Continue)
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.Len(t, f.queries, 7)
+	for i, q := range f.queries[:4] {
+		assert.Empty(t, q.Get("limit"), "request %d streams everything", i)
+	}
+	for i, q := range []url.Values{f.queries[4], f.queries[6]} {
+		assert.Equal(t, "500", q.Get("limit"), "first page %d", i)
+		assert.Empty(t, q.Get("resourceVersion"), "first page %d: a consistent read, not resourceVersion=0", i)
+	}
+	assert.Equal(t, "next", f.queries[5].Get("continue"))
+
+	// API errors answered before the body are not cuts.
+	gone := &fakeServer{list: func(url.Values) (int, string) {
+		return 410, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","reason":"Expired","code":410}`
+	}}
+	glw := newFakeLW(t, gone, storage.Target{Resource: podsResource}).StreamingLists(&Decoder{})
+	for range 3 {
+		_, err := glw.ListWithContext(ctx, reflectorList)
+		require.True(t, apierrors.IsResourceExpired(err), "%v", err)
+	}
+	gone.mu.Lock()
+	defer gone.mu.Unlock()
+	for _, q := range gone.queries {
+		assert.Empty(t, q.Get("limit"), "still streamed")
+	}
+}
