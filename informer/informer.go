@@ -371,14 +371,7 @@ func (i *Informer[T]) list(ns string, all bool, selector labels.Selector) ([]T, 
 		// Object is a type assertion: made under the store's read lock, in the one slice
 		// returned.
 		var derr error
-		mode := i.h.c.mode
-		out = store.ListAs(i.h.e.store, ns, all, func(key string, item any) T {
-			obj, err := objectAs[T](mode, item)
-			if err != nil && derr == nil {
-				derr = &DecodeError{Key: key, Err: err}
-			}
-			return obj
-		})
+		out = store.ListAs(i.h.e.store, ns, all, i.objects(&derr))
 		if derr != nil {
 			return nil, derr
 		}
@@ -394,6 +387,19 @@ func (i *Informer[T]) list(ns string, all bool, selector labels.Selector) ([]T, 
 	}
 	clear(out[len(kept):])
 	return kept, nil
+}
+
+// objects returns the conv of store.ListAs and store.QueryAs that turns stored items into
+// Ts (object), for a mode whose Object does not decode (it runs under the store's lock);
+// the first failure is left in *errp.
+func (i *Informer[T]) objects(errp *error) func(key string, item any) T {
+	return func(key string, item any) T {
+		obj, err := i.object(key, item)
+		if err != nil && *errp == nil {
+			*errp = err
+		}
+		return obj
+	}
 }
 
 // object turns a stored item into a T; key names it in the error ("" to compute it).

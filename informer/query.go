@@ -32,7 +32,7 @@ func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T]
 	if !i.h.c.objectDecodes {
 		// Object is a type assertion: the results are made under the store's read lock, in
 		// the one slice returned (no []store.Item first).
-		return queryAs[T](ctx, i.h, q)
+		return i.queryAs(ctx, q)
 	}
 	// The compact mode decodes each result: outside the store's lock.
 	items, next, plan, err := i.query(ctx, q)
@@ -52,20 +52,14 @@ func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T]
 }
 
 // queryAs is Query for a storage mode whose Object does not decode (see core.objectDecodes).
-func queryAs[T Object](ctx context.Context, h *handle, q query.Query) (query.Result[T], error) {
+func (i *Informer[T]) queryAs(ctx context.Context, q query.Query) (query.Result[T], error) {
 	var res query.Result[T]
+	h := i.h
 	if err := h.enter(); err != nil {
 		return res, err
 	}
-	mode := h.c.mode
 	var derr error
-	items, next, plan, err := store.QueryAs(ctx, h.e.store, q, h.e.queryOpts, func(key string, obj any) T {
-		t, err := objectAs[T](mode, obj)
-		if err != nil && derr == nil {
-			derr = &DecodeError{Key: key, Err: err}
-		}
-		return t
-	})
+	items, next, plan, err := store.QueryAs(ctx, h.e.store, q, h.e.queryOpts, i.objects(&derr))
 	if err := h.gone(); err != nil {
 		return res, err // see unlessGone
 	}

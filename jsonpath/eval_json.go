@@ -61,13 +61,15 @@ type rawIndex struct {
 	hint  int       // the extent firstAfter returned last
 }
 
-// newRawIndex returns the index of the document whose root value is
-// root, or nil if that is no object or array.
-func newRawIndex(root gjson.Result) *rawIndex {
-	if root.Type != gjson.JSON {
-		return nil
+// treeFor returns the tree p's evaluation on the document whose root
+// value is root scans with: with a rawIndex if p may scan the document
+// more than once (a single-valued path reads each level once) and root is
+// an object or array.
+func (p *Path) treeFor(root gjson.Result) jsonTree {
+	if p.single || root.Type != gjson.JSON {
+		return jsonTree{}
 	}
-	return &rawIndex{w: rawWalker{s: root.Raw}}
+	return jsonTree{ix: &rawIndex{w: rawWalker{s: root.Raw}}}
 }
 
 // members is a scan of the members or elements of an object or array:
@@ -131,11 +133,9 @@ func (t jsonTree) prepare(left int) (cost int) {
 	if left == math.MaxInt {
 		b.maxSteps = -1
 	}
-	ext, err := buildExtents(ix.w.s, &b)
-	if err != nil {
-		return b.steps
+	if ext, err := buildExtents(ix.w.s, &b); err == nil {
+		ix.w.ext = ext
 	}
-	ix.w.ext = ext
 	return b.steps
 }
 

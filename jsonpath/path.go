@@ -390,9 +390,7 @@ func (p *Path) evalJSON(doc JSON, fn func(Value) bool, dst []Value) (_ []Value, 
 	}
 	if ev.charge(rootCost(doc, ev.budget.left())) {
 		root := gjson.Parse(bytesView(doc))
-		if !p.single { // (a single-valued path reads each level once)
-			ev.t.ix = newRawIndex(root)
-		}
+		ev.t = p.treeFor(root)
 		ev.top(p, root, &s)
 	}
 	meter.ran(&ev.budget)
@@ -482,9 +480,7 @@ func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 		out := sink[gjson.Result]{kind: sinkText, text: dst}
 		if ev.charge(rootCost(doc, ev.budget.left())) {
 			root := gjson.Parse(bytesView(doc))
-			if !p.single {
-				ev.t.ix = newRawIndex(root)
-			}
+			ev.t = p.treeFor(root)
 			ev.template(p.nodes, root, &out)
 		}
 		meter.ran(&ev.budget)

@@ -78,11 +78,8 @@ func (s *Store) query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 	o := orderOf(q)
 	sortKey := ""
 	if o.byValue {
-		sortKey = q.SortBy
-		if opts.Resolve != nil {
-			if sortKey, err = opts.Resolve(q.SortBy); err != nil {
-				return nil, "", query.Plan{}, err
-			}
+		if sortKey, err = opts.resolve(q.SortBy); err != nil {
+			return nil, "", query.Plan{}, err
 		}
 	} else if q.Descending {
 		return nil, "", query.Plan{}, &query.InvalidError{Reason: "Descending needs SortBy"}
@@ -186,18 +183,17 @@ func queryEqual[R any](s *Store, q query.Query, opts QueryOptions, conv func(key
 	if c == nil || q.Limit < 0 {
 		return nil, query.Plan{}, false, nil
 	}
-	key, err := resolveIndex(c, opts)
+	key, err := opts.resolve(c.Index)
 	if err != nil {
 		return nil, query.Plan{}, false, err
 	}
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	ix, ok := s.indexes[key]
-	if !ok {
-		return nil, query.Plan{}, false, &IndexNotFoundError{Name: c.Index}
+	e, err := s.equalEntry(c, key)
+	if err != nil {
+		return nil, query.Plan{}, false, err
 	}
-	e := ix.byValue[c.Values[0]]
 	n := e.count(ns, allNS)
 	if q.Limit > 0 && n > q.Limit {
 		return nil, query.Plan{}, false, nil
@@ -222,12 +218,22 @@ func singleEquality(q *query.Query) *query.Condition {
 	return c
 }
 
-// resolveIndex returns the store index a condition names (opts.Resolve).
-func resolveIndex(c *query.Condition, opts QueryOptions) (string, error) {
+// resolve returns the store index that name names (Resolve).
+func (opts QueryOptions) resolve(name string) (string, error) {
 	if opts.Resolve == nil {
-		return c.Index, nil
+		return name, nil
 	}
-	return opts.Resolve(c.Index)
+	return opts.Resolve(name)
+}
+
+// equalEntry returns the entries of c's value in the store index key (nil if none has it);
+// the caller holds the read lock.
+func (s *Store) equalEntry(c *query.Condition, key string) (*valueEntry, error) {
+	ix, ok := s.indexes[key]
+	if !ok {
+		return nil, &IndexNotFoundError{Name: c.Index}
+	}
+	return ix.byValue[c.Values[0]], nil
 }
 
 // Count returns how many objects match q (Limit and Continue are ignored). A query with
@@ -236,17 +242,17 @@ func resolveIndex(c *query.Condition, opts QueryOptions) (string, error) {
 func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (int, query.Plan, error) {
 	q.Limit, q.Continue = 0, ""
 	if c := singleEquality(&q); c != nil {
-		key, err := resolveIndex(c, opts)
+		key, err := opts.resolve(c.Index)
 		if err != nil {
 			return 0, query.Plan{}, err
 		}
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		ix, ok := s.indexes[key]
-		if !ok {
-			return 0, query.Plan{}, &IndexNotFoundError{Name: c.Index}
+		e, err := s.equalEntry(c, key)
+		if err != nil {
+			return 0, query.Plan{}, err
 		}
-		n := ix.byValue[c.Values[0]].count(q.Namespace, q.Namespace == "")
+		n := e.count(q.Namespace, q.Namespace == "")
 		return n, query.Plan{Driver: c.String(), Matched: n}, nil
 	}
 	pq, err := prepare(q, opts)
@@ -272,11 +278,9 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 	if err != nil {
 		return nil, err
 	}
-	key := index
-	if opts.Resolve != nil {
-		if key, err = opts.Resolve(index); err != nil {
-			return nil, err
-		}
+	key, err := opts.resolve(index)
+	if err != nil {
+		return nil, err
 	}
 	if len(pq.indexed) == 0 && len(pq.paths) == 0 && !pq.labels && len(pq.groups) == 0 {
 		s.mu.RLock()
@@ -361,11 +365,8 @@ func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
 			return nil, err
 		}
 		if c.Index != "" {
-			m.key = c.Index
-			if opts.Resolve != nil {
-				if m.key, err = opts.Resolve(c.Index); err != nil {
-					return nil, err
-				}
+			if m.key, err = opts.resolve(c.Index); err != nil {
+				return nil, err
 			}
 			pq.indexed = append(pq.indexed, m)
 			continue
@@ -463,11 +464,11 @@ func (s *Store) countFromSizes(pq *prepared) (int, query.Plan, bool, error) {
 	if m.cond.Op != query.Equal {
 		return 0, query.Plan{}, false, nil
 	}
-	ix, ok := s.indexes[m.key]
-	if !ok {
-		return 0, query.Plan{}, true, &IndexNotFoundError{Name: m.cond.Index}
+	e, err := s.equalEntry(&m.cond, m.key)
+	if err != nil {
+		return 0, query.Plan{}, true, err
 	}
-	n := ix.byValue[m.cond.Values[0]].count(ns, allNS)
+	n := e.count(ns, allNS)
 	return n, query.Plan{Driver: m.cond.String(), Matched: n}, true, nil
 }
 

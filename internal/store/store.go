@@ -253,16 +253,10 @@ func (s *Store) del(key string) {
 // their right edge, which stays in the processor's cache, instead of at random places of a
 // large heap (with compareRecords, the trees took 20 ms of the CPU of a 100,000-Pod load
 // instead of 170-210 ms; bench/README.md, "Queryable sooner").
-func (s *Store) List() []any {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]any, 0, len(s.items))
-	s.byKey.Ascend(func(rec *record) bool {
-		out = append(out, rec.obj)
-		return true
-	})
-	return out
-}
+func (s *Store) List() []any { return ListAs(s, "", true, objectOf) }
+
+// objectOf is ListAs's conv for the stored objects themselves.
+func objectOf(_ string, obj any) any { return obj }
 
 // ListAs is List (every object, all set) or ListNamespace(ns), with each result made by conv
 // from its key and object into the one slice returned. conv runs under the store's read
@@ -305,16 +299,7 @@ func (s *Store) Len() int {
 }
 
 // ListNamespace returns the objects of one namespace ("" for cluster-scoped objects).
-func (s *Store) ListNamespace(ns string) []any {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	n, recs := s.inNamespace(ns)
-	out := make([]any, 0, n)
-	for rec := range recs {
-		out = append(out, rec.obj)
-	}
-	return out
-}
+func (s *Store) ListNamespace(ns string) []any { return ListAs(s, ns, false, objectOf) }
 
 // Get returns the stored object with obj's key.
 func (s *Store) Get(obj any) (item any, exists bool, err error) {
