@@ -87,7 +87,7 @@ func qbPod(i int) *corev1.Pod {
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("512Mi")},
 	}
 	mount := corev1.VolumeMount{Name: "kube-api-access", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
-	fields := func(s string) *metav1.FieldsV1 { return &metav1.FieldsV1{Raw: []byte(s)} }
+	fields := func(s string) *metav1.FieldsV1 { return metav1.NewFieldsV1(s) }
 	return &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -167,21 +167,6 @@ func qbPodJSON(tb testing.TB, n int) [][]byte {
 		}
 	})
 	return qbJSON.pods[:n]
-}
-
-// qbDecode decodes Pods as the dynamic client does and strips managedFields as kindex does
-// by default.
-func qbDecode(tb testing.TB, raw [][]byte) []*unstructured.Unstructured {
-	out := make([]*unstructured.Unstructured, len(raw))
-	for i, b := range raw {
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(b); err != nil {
-			tb.Fatal(err)
-		}
-		u.SetManagedFields(nil)
-		out[i] = u
-	}
-	return out
 }
 
 func qbIndexFuncs(tb testing.TB) map[string]cache.IndexFunc {

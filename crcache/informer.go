@@ -189,19 +189,6 @@ type doneChecker struct {
 func (d *doneChecker) Name() string          { return d.name }
 func (d *doneChecker) Done() <-chan struct{} { return d.done }
 func (d *doneChecker) close()                { d.once.Do(func() { close(d.done) }) }
-func closedChecker(name string) *doneChecker {
-	d := &doneChecker{name: name, done: make(chan struct{})}
-	d.close()
-	return d
-}
-func (d *doneChecker) isDone() bool {
-	select {
-	case <-d.done:
-		return true
-	default:
-		return false
-	}
-}
 
 // Registration is a handler added to an Informer: one kindex registration per kindex
 // informer behind it (one per namespace the cache is restricted to, one when it is not).

@@ -174,6 +174,8 @@ func TestIndexConflictsAndInvalidDefinitions(t *testing.T) {
 			require.ErrorAs(t, err, &ce)
 			assert.NotEmpty(t, ce.Name)
 			assert.NotEmpty(t, ce.Existing, "names the definition in place")
+			assert.Equal(t, fmt.Sprintf("kindex: index %q is registered as %s, cannot register it as %s", ce.Name, ce.Existing, ce.Requested), err.Error(),
+				"the message names the index and both definitions")
 		})
 	}
 	st, err := one.IndexStats("color")

@@ -214,6 +214,8 @@ func TestForbiddenParksRechecksAndResumes(t *testing.T) {
 	assert.Equal(t, widgets.GVR, se.Failures[0].Key.GVR)
 	assert.Equal(t, map[string]Reason{"widgets.example.com": ReasonForbidden}, se.Reasons())
 	assert.True(t, apierrors.IsForbidden(err), "the API error is reachable: %v", err)
+	assert.Regexp(t, `^kindex: 1 informer\(s\) not synced \(context deadline exceeded\): widgets\.example\.com/v1 \(fake\): Parked Forbidden: .*forbidden`, err.Error(),
+		"the message says how many, why the wait ended, and each one's phase, reason and error")
 
 	assert.Equal(t, PhaseParked, inf.Status().Phase)
 	lists := srv.lists.Load()

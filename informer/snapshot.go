@@ -37,13 +37,12 @@ var secretsGR = schema.GroupResource{Resource: "secrets"}
 type snapshotConfig struct {
 	// server is the API server's address (rest.Config.Host), part of every identity: one
 	// directory used with two clusters must not serve one's objects as the other's.
-	server        string
-	dir           string
-	interval      time.Duration
-	key           []byte
-	plainSecrets  bool
-	snapshotter   storage.Snapshotter
-	minWriteDelay time.Duration
+	server       string
+	dir          string
+	interval     time.Duration
+	key          []byte
+	plainSecrets bool
+	snapshotter  storage.Snapshotter
 }
 
 // newSnapshotConfig validates the Snapshot options; nil when snapshots are off.

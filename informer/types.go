@@ -122,15 +122,6 @@ const (
 	ReasonNotSynced Reason = "NotSynced"
 )
 
-// parks reports whether a reason parks the informer (rather than being retried).
-func (r Reason) parks() bool {
-	switch r {
-	case ReasonNotFound, ReasonForbidden, ReasonWatchForbidden, ReasonInvalid:
-		return true
-	}
-	return false
-}
-
 // Status is a snapshot of one informer's state.
 type Status struct {
 	Key      Key

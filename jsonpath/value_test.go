@@ -68,7 +68,7 @@ func TestValueMethods(t *testing.T) {
 // TestValueStringMatchesKubectl checks the canonical text of numbers
 // against fmt.Sprint, which kubectl uses.
 func TestValueStringMatchesKubectl(t *testing.T) {
-	floats := []float64{0, -0.0, 1, -1, 0.1, 1.5, 100, 1e5, 1e6, 123456, 1234567, 1e20, 1e21, 1e-4, 1e-5, 1.0000005e6,
+	floats := []float64{0, math.Copysign(0, -1), 1, -1, 0.1, 1.5, 100, 1e5, 1e6, 123456, 1234567, 1e20, 1e21, 1e-4, 1e-5, 1.0000005e6,
 		math.MaxFloat64, math.SmallestNonzeroFloat64, 0.000001, 1e-7, 6.02e23, math.Inf(1), math.Inf(-1), math.NaN(), 9007199254740993}
 	r := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 2000; i++ {
@@ -105,7 +105,7 @@ func TestJSONEncodingMatchesEncodingJSON(t *testing.T) {
 		}
 		strs = append(strs, string(b))
 	}
-	floats := []any{0.0, -0.0, 1e-7, 1e-6, 1e20, 1e21, 123456789.0, 1.5, float32(1e-7), float32(1e21), float32(3.4e38), float32(0.1)}
+	floats := []any{0.0, math.Copysign(0, -1), 1e-7, 1e-6, 1e20, 1e21, 123456789.0, 1.5, float32(1e-7), float32(1e21), float32(3.4e38), float32(0.1)}
 	for i := 0; i < 500; i++ {
 		floats = append(floats, math.Float64frombits(r.Uint64()&^(0x7ff<<52)|uint64(r.IntN(2046)+1)<<52))
 	}

@@ -206,11 +206,6 @@ next:
 	return res, shadows
 }
 
-func hasID(set map[outID]struct{}, id outID) bool {
-	_, ok := set[id]
-	return ok
-}
-
 // apply records the object of rs's resource described by rd (an add or an update). It makes
 // the resource's record if it has none: the resource came back, or its handler's event came
 // after discovery's removal had released the record. An add told that late, of an object of

@@ -49,7 +49,7 @@ func normalizeFields(mf []metav1.ManagedFieldsEntry) []any {
 	for i, e := range mf {
 		var fields any
 		if e.FieldsV1 != nil {
-			_ = json.Unmarshal(e.FieldsV1.Raw, &fields)
+			_ = json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields)
 		}
 		e.FieldsV1 = nil
 		out[i] = []any{e, fields}

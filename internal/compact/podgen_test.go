@@ -95,12 +95,12 @@ func realisticPod(ns string, i int) *corev1.Pod {
 				{
 					Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate,
 					APIVersion: "v1", Time: &start, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(fmt.Sprintf(fieldsSpec, rsUID, app))},
+					FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(fieldsSpec, rsUID, app)),
 				},
 				{
 					Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate,
 					APIVersion: "v1", Time: ptrTo(at(21 * time.Second)), FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(fmt.Sprintf(fieldsStatus, podIP))}, Subresource: "status",
+					FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(fieldsStatus, podIP)), Subresource: "status",
 				},
 			},
 		},

@@ -84,7 +84,7 @@ func filler(seed int64) *randfill.Filler {
 			j.Raw = []byte(fmt.Sprintf(`{"a":[%d,%v,null,"%d"],"b":{"c":%g}}`, c.Int63(), c.Bool(), c.Int(), c.Float64()))
 		},
 		func(f *metav1.FieldsV1, c randfill.Continue) {
-			f.Raw = []byte(`{"f:metadata":{"f:labels":{".":{}}}}`)
+			f.SetRawString(`{"f:metadata":{"f:labels":{".":{}}}}`)
 		},
 		func(p *apiextensionsv1.JSONSchemaPropsOrBool, c randfill.Continue) {
 			if p.Allows = c.Bool(); p.Allows && c.Intn(4) == 0 {

@@ -101,10 +101,10 @@ func GenPod(i int) *corev1.Pod {
 			ManagedFields: []metav1.ManagedFieldsEntry{
 				{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
 					Time: &metav1.Time{Time: created}, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(fmt.Sprintf(genFieldsCreate, rsUID, app))}},
+					FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(genFieldsCreate, rsUID, app))},
 				{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
 					Time: &metav1.Time{Time: created.Add(9 * time.Second)}, FieldsType: "FieldsV1",
-					FieldsV1: &metav1.FieldsV1{Raw: []byte(fmt.Sprintf(genFieldsStatus, podIP))}, Subresource: "status"},
+					FieldsV1: metav1.NewFieldsV1(fmt.Sprintf(genFieldsStatus, podIP)), Subresource: "status"},
 			},
 		},
 		Spec: corev1.PodSpec{
