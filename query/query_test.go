@@ -212,6 +212,15 @@ func TestQueryValidate(t *testing.T) {
 	assert.EqualError(t, err, "invalid query: Limit must not be negative, got -1")
 	err = query.Query{Conditions: []query.Condition{query.Eq("a", "b"), query.Gt("n", "x")}}.Validate()
 	assert.EqualError(t, err, `invalid query condition "n>x": bad bound: "x" is not a number`)
+
+	// AnyOf groups are checked as the conditions are.
+	require.NoError(t, query.Query{AnyOf: [][]query.Condition{{query.Eq("a", "b")}, {query.Has("c")}}}.Validate())
+	err = query.Query{AnyOf: [][]query.Condition{{query.Eq("a", "b")}, {}}}.Validate()
+	require.ErrorIs(t, err, query.ErrInvalidQuery)
+	assert.EqualError(t, err, "invalid query: an AnyOf group needs at least one condition")
+	err = query.Query{AnyOf: [][]query.Condition{{query.Eq("a", "b")}, {query.Has("c"), query.Le("n", "1e999")}}}.Validate()
+	require.ErrorIs(t, err, query.ErrInvalidQuery)
+	assert.ErrorContains(t, err, `invalid query condition "n<=1e999"`)
 }
 
 // A 100 KB input makes a message of a few hundred bytes, not 200 KB.
