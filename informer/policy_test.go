@@ -666,3 +666,59 @@ func TestResourceFollowsDiscovery(t *testing.T) {
 	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: v2, Old: &renamed})
 	assert.Never(t, func() bool { return inf.Resource().GVK.Kind != "Gadget" }, 200*time.Millisecond, 20*time.Millisecond)
 }
+
+// A park's re-checks back off, and a run that lasted Options' HealthyRun starts the next
+// park's re-checks from RecheckInitial again: a resource that comes back after a short
+// second park is seen in about RecheckInitial, not after the first park's grown backoff.
+func TestHealthyRunResetsRecheckBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnvWith(t, Options[obj]{}, hooks{RecheckInitial: time.Second, RecheckMax: time.Hour, HealthyRun: time.Minute})
+		ctx := context.Background()
+		srv := e.mode.server(widgets.GVR)
+		srv.add(newObj("ns", "a", nil))
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		require.NoError(t, inf.WaitForSync(ctx))
+
+		// park takes the resource away (discovery agrees, so the 404 parks) and waits until
+		// the parked entry is blocked on its re-check timer; back serves it again without
+		// a discovery event, so that only a timed re-check can see it, and returns how long
+		// the informer took to sync again.
+		park := func() {
+			e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
+			srv.setErrors(notFoundErr(), notFoundErr())
+			srv.closeWatches()
+			eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+			synctest.Wait()
+		}
+		back := func() time.Duration {
+			e.disc.set(widgets)
+			srv.setErrors(nil, nil)
+			start := time.Now()
+			for inf.Status().Phase != PhaseSynced {
+				require.Less(t, time.Since(start), 2*time.Hour, "resumed: %v", inf.Status())
+				time.Sleep(100 * time.Millisecond) // virtual
+			}
+			return time.Since(start)
+		}
+
+		// A long park: the re-checks back off to at least ten minutes (each waits between
+		// half and all of a step that doubles; twenty minutes of waits reach a step of ten).
+		park()
+		time.Sleep(20 * time.Minute) // virtual
+		back()
+
+		// A short run does not reset the backoff: the next park waits at least half of a
+		// step of twenty minutes before its first re-check.
+		time.Sleep(10 * time.Second)
+		park()
+		short := back()
+		assert.Greater(t, short, time.Minute, "after a short run the backoff goes on")
+
+		// A run of HealthyRun does: the first re-check comes within RecheckInitial.
+		time.Sleep(2 * time.Minute)
+		park()
+		assert.LessOrEqual(t, back(), 2*time.Second, "after a healthy run the re-checks start from RecheckInitial (after a short one: %v)", short)
+	})
+}
