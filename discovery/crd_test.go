@@ -2,8 +2,11 @@ package discovery_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -275,4 +278,50 @@ func TestRecheckCorrectsAMissedDeletion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, kept.kind, r.GVK.Kind)
 	assert.Empty(t, ev.forGR(kept.gr()), "nothing changed for the resource still served")
+}
+
+// A client that follows nothing (never started) finds a CRD created after its first
+// discovery by re-discovering on the miss: client-go's memory cache answers such a miss
+// from its stale cache until invalidated. Concurrent callers of one miss share the
+// re-discovery, and each gets a result of its own: the writes below race (and the race
+// detector fails the test) if two callers were handed the same slices.
+func TestMissReDiscoversAndEachCallerGetsItsOwnResult(t *testing.T) {
+	ctx := context.Background()
+	c, rec := newClient(t, cp.AdminConfig(), discovery.Options{NegativeCacheTTL: time.Millisecond})
+	_, err := c.Resolve(ctx, "pods")
+	require.NoError(t, err)
+	spec := uniqueCRD(t, "Sprocket")
+	cp.InstallCRD(t, spec.build())
+	rec.reset()
+
+	const callers = 4
+	var errs [callers]error
+	testenv.EventuallyWith(t, 10*time.Second, func() bool {
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				r, err := c.Resolve(ctx, spec.plural)
+				if errs[i] = err; err != nil {
+					return
+				}
+				mine := fmt.Sprint("caller-", i)
+				r.Verbs[0], r.ShortNames[0], r.Categories[0] = mine, mine, mine
+				if r.Verbs[0] != mine || r.ShortNames[0] != mine || r.Categories[0] != mine {
+					errs[i] = fmt.Errorf("caller %d's result changed under it: %v", i, r)
+				}
+			})
+		}
+		wg.Wait()
+		return errors.Join(errs[:]...) == nil
+	}, func() string { return fmt.Sprint("resolved by every caller: ", errors.Join(errs[:]...)) })
+	assert.Contains(t, rec.discovery(), "GET /apis", "found by a re-discovery")
+
+	rec.reset()
+	r, err := c.Resolve(ctx, spec.shortNames[0])
+	require.NoError(t, err)
+	assert.Equal(t, spec.group, r.GVR.Group)
+	assert.Contains(t, r.Verbs, "watch", "the cached resource was not changed by the callers' writes")
+	assert.Equal(t, spec.shortNames, r.ShortNames)
+	assert.Equal(t, spec.categories, r.Categories)
+	assert.Empty(t, rec.discovery(), "now a hit: no request")
 }
