@@ -76,6 +76,44 @@ func (v *jsonVal) UnmarshalJSON(b []byte) error {
 
 type myInt int
 
+// textStr and jsonStr are string kinds with a method: a ,string tag applies to them, and
+// the quoted text goes to the method. jsonKey, a map key with both methods, gets the key
+// through UnmarshalJSON, quotes included.
+type textStr string
+
+func (v *textStr) UnmarshalText(b []byte) error {
+	if string(b) == "bad" {
+		return errors.New("bad text")
+	}
+	*v = textStr("t:" + string(b))
+	return nil
+}
+
+type jsonStr string
+
+func (v *jsonStr) UnmarshalJSON(b []byte) error {
+	if string(b) == `"bad"` {
+		return errors.New("bad json")
+	}
+	*v = jsonStr("j:" + string(b))
+	return nil
+}
+
+type jsonKey string
+
+func (k *jsonKey) UnmarshalText(b []byte) error {
+	*k = jsonKey("t:" + string(b))
+	return nil
+}
+
+func (k *jsonKey) UnmarshalJSON(b []byte) error {
+	if string(b) == `"bad"` {
+		return errors.New("bad key")
+	}
+	*k = jsonKey("j:" + string(b))
+	return nil
+}
+
 type edge struct {
 	Str        string            `json:"str"`
 	Int        int               `json:"int"`
@@ -98,6 +136,10 @@ type edge struct {
 	MI         map[int]string    `json:"mi"`
 	MU         map[uint8]bool    `json:"mu"`
 	MT         map[textKey]int   `json:"mt"`
+	MJ         map[jsonKey]int   `json:"mj"`
+	QT         textStr           `json:"qt,string"`
+	PQT        *textStr          `json:"pqt,string"`
+	QJ         jsonStr           `json:"qj,string"`
 	MyInt      myInt             `json:"myint"`
 	Any        any               `json:"any"`
 	Num        json.Number       `json:"num"`
@@ -175,7 +217,7 @@ var edgeInputs = []string{
 	// Maps and keys.
 	`{"mi":{"1":"a","-2":"b"}}`, `{"mi":{"x":"a"}}`, `{"mi":{"+1":"a"}}`, `{"mi":{"01":"a"}}`, `{"mi":{"9223372036854775808":"a"}}`,
 	`{"mu":{"255":true}}`, `{"mu":{"256":true}}`, `{"mu":{"-0":true}}`, `{"mu":{"+1":true}}`, `{"mt":{"a":1,"b\u0062":2}}`,
-	`{"mt":{"bad":1}}`, `{"ms":{"a":"x","a":"y","b":null}}`, `{"ms":{"a":1}}`, `{"rl":{"cpu":"100m","memory":"1Gi","x":"1e3"}}`,
+	`{"mt":{"bad":1}}`, `{"mj":{"a":1,"b\u0062":2}}`, `{"mj":{"bad":1}}`, `{"mj":{"\"q":1}}`, `{"ms":{"a":"x","a":"y","b":null}}`, `{"ms":{"a":1}}`, `{"rl":{"cpu":"100m","memory":"1Gi","x":"1e3"}}`,
 	`{"rl":{"cpu":"bogus"}}`, `{"rl":{"cpu":1}}`, `{"rl":{"cpu":null}}`, `{"rl":{"cpu":" 1 "}}`, `{"rl":{"cpu":"1\u004b"}}`,
 	`{"secret":{"a":"aGk=","b":null,"c":""}}`, `{"secret":{"a":"%%"}}`, `{"nested":{"a":["x"],"b":[],"c":null}}`,
 	`{"any":{"a":{"b":[{"c":null}]},"a":2}}`,
@@ -197,6 +239,8 @@ var edgeInputs = []string{
 	`{"quoted":true}`, `{"qstr":"\"x\""}`, `{"qstr":"x"}`, `{"qstr":"\"\\u0041\\'\""}`, `{"qstr":"\"\\q\""}`, `{"qstr":"\"a"}`,
 	`{"qstr":"\"\u0001\""}`, `{"qstr":"null"}`, `{"qstr":"nul"}`, `{"qstr":"1"}`, `{"qb":"true"}`, `{"qb":"false"}`,
 	`{"qb":"null"}`, `{"qb":null}`, `{"qb":"True"}`, `{"qb":"1"}`, `{"qf":"1e3"}`, `{"qf":"-Inf"}`, `{"qf":"0x1p-2"}`,
+	`{"qt":"\"abc\""}`, `{"qt":"abc"}`, `{"qt":"\"bad\""}`, `{"qt":"\"a\\u0062\""}`, `{"qt":"null"}`, `{"qt":null}`, `{"qt":1}`,
+	`{"pqt":"\"x\""}`, `{"pqt":"null"}`, `{"pqt":null}`, `{"qj":"\"x\""}`, `{"qj":"12"}`, `{"qj":"null"}`, `{"qj":"\"bad\""}`,
 	`{"qf":"1_0"}`, `{"qf":"1e400"}`, `{"qnum":"12"}`, `{"qnum":"1.2.3"}`, `{"qnum":"\"12\""}`, `{"qnum":"\"x\""}`,
 	`{"qignored":[1,2]}`, `{"qignored":"[1]"}`,
 	// Methods.
