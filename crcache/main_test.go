@@ -24,7 +24,11 @@ import (
 // One control plane for the package: a real kube-apiserver and etcd.
 var cp *testenv.ControlPlane
 
-func TestMain(m *testing.M) { testenv.Main(m, &cp, testenv.Options{}) }
+// TestMain starts the control plane. Pod templates have no watch cache, so that a watch from
+// a compacted resourceVersion gets a real 410 (TestTombstonesReachHandlersTyped).
+func TestMain(m *testing.M) {
+	testenv.Main(m, &cp, testenv.Options{ExtraAPIServerArgs: []string{"--watch-cache-sizes=podtemplates#0"}})
+}
 
 // startCache builds a crcache on cfg (the admin's when nil) with opts, starts it, and stops
 // it when the test ends, checking that Start returned.

@@ -415,12 +415,16 @@ func objects[T client.Object](items []T) []client.Object {
 }
 
 // TestMetrics: kindex's informer metrics go to Options.Registerer, one series per informer.
+// The cache is made by NewFunc, as a manager would make it: the options reach it.
 func TestMetrics(t *testing.T) {
 	ns := cp.Namespace(t)
 	createPods(t, adminClient(t), ns, "p", 2)
 	reg := prometheus.NewRegistry()
-	c, err := crcache.NewCache(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}, crcache.Options{Registerer: reg})
+	var newCache cache.NewCacheFunc = crcache.NewFunc(crcache.Options{Registerer: reg})
+	cc, err := newCache(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	require.NoError(t, err)
+	c, ok := cc.(*crcache.Cache)
+	require.True(t, ok, "NewFunc makes a *crcache.Cache, not a %T", cc)
 	run(t, c)
 	require.True(t, c.WaitForCacheSync(t.Context()))
 	require.NoError(t, c.List(t.Context(), &corev1.PodList{}))
