@@ -29,6 +29,7 @@ type events struct {
 	adds    map[string]any
 	updates []any
 	deletes map[string]any
+	ndel    int // OnDelete calls
 }
 
 func newEvents() *events { return &events{adds: map[string]any{}, deletes: map[string]any{}} }
@@ -57,6 +58,7 @@ func (e *events) handler() toolscache.ResourceEventHandler {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.deletes[keyOf(obj)] = obj
+			e.ndel++
 		},
 	}
 }
@@ -71,6 +73,12 @@ func (e *events) deleted(key string) any {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.deletes[key]
+}
+
+func (e *events) deleteCalls() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ndel
 }
 
 func (e *events) lastUpdate() any {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kindex/kindex/crcache"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // TestManager: a manager switched to crcache with one line; its client reads through the
@@ -143,7 +144,7 @@ func TestNoRequestWithoutAnInformer(t *testing.T) {
 	var paths []string
 	cfg := cp.AdminConfig()
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return testsupport.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 			mu.Lock()
 			paths = append(paths, req.URL.Path)
 			mu.Unlock()
@@ -171,7 +172,3 @@ func TestNoRequestWithoutAnInformer(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -3,7 +3,6 @@ package crcache_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,26 +18,6 @@ import (
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 )
-
-// deleteRecorder records the deletions a controller-runtime handler receives.
-type deleteRecorder struct {
-	mu   sync.Mutex
-	dels []any
-}
-
-func (*deleteRecorder) OnAdd(any, bool)   {}
-func (*deleteRecorder) OnUpdate(any, any) {}
-func (r *deleteRecorder) OnDelete(obj any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.dels = append(r.dels, obj)
-}
-
-func (r *deleteRecorder) deletions() []any {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]any(nil), r.dels...)
-}
 
 // TestTombstonesReachHandlersTyped: objects deleted while the cache's watch was away, found
 // gone by the relist that follows a 410, reach a handler as client-go's
@@ -66,8 +45,8 @@ func TestTombstonesReachHandlersTyped(t *testing.T) {
 	run(t, c)
 	inf, err := c.GetInformer(ctx, &corev1.PodTemplate{})
 	require.NoError(t, err)
-	h := &deleteRecorder{}
-	_, err = inf.AddEventHandler(h)
+	h := newEvents()
+	_, err = inf.AddEventHandler(h.handler())
 	require.NoError(t, err)
 	require.True(t, c.WaitForCacheSync(ctx))
 
@@ -95,9 +74,10 @@ func TestTombstonesReachHandlersTyped(t *testing.T) {
 		"the apiserver answers 410 for the cache's resourceVersion")
 	rec.Release()
 
-	testenv.Eventually(t, 30*time.Second, func() bool { return len(h.deletions()) >= 2 }, "two deletions handled")
+	testenv.Eventually(t, 30*time.Second, func() bool { return h.deleteCalls() >= 2 }, "two deletions handled")
 	revs := map[string]string{}
-	for _, d := range h.deletions() {
+	for _, name := range []string{"pt-0", "pt-1"} {
+		d := h.deleted(ns + "/" + name)
 		tomb, ok := d.(toolscache.DeletedFinalStateUnknown)
 		require.True(t, ok, "a deletion found by a relist is a tombstone, not a %T", d)
 		pt, ok := tomb.Obj.(*corev1.PodTemplate)
@@ -106,7 +86,7 @@ func TestTombstonesReachHandlersTyped(t *testing.T) {
 		revs[pt.Name] = pt.Labels["rev"]
 	}
 	assert.Equal(t, map[string]string{"pt-0": "1", "pt-1": "0"}, revs, "each in the state the cache last knew")
-	assert.Len(t, h.deletions(), 2)
+	assert.Equal(t, 2, h.deleteCalls())
 
 	var l corev1.PodTemplateList
 	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns)))

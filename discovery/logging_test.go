@@ -32,7 +32,7 @@ type watchCutter struct {
 }
 
 func (wc *watchCutter) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return testsupport.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := rt.RoundTrip(req)
 		if err != nil || req.URL.Query().Get("watch") != "true" || resp.StatusCode != http.StatusOK {
 			return resp, err
@@ -65,10 +65,6 @@ func (wc *watchCutter) cut() int {
 	}
 	return len(bodies)
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // cuttableBody is a watch response body whose reads fail with errStreamReset once cut.
 type cuttableBody struct {

@@ -40,7 +40,7 @@ func TestCompactListCutByRequestTimeoutListsInPages(t *testing.T) {
 	cfg.DisableCompression = true // the bytes on the wire are the JSON's: 12 MB
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return testsupport.RoundTripFunc(func(req *http.Request) (*http.Response, error) {
 			resp, err := rt.RoundTrip(req)
 			q := req.URL.Query()
 			if err == nil && req.URL.Path == path && q.Get("watch") == "" && q.Get("limit") == "" {
@@ -77,10 +77,6 @@ func TestCompactListCutByRequestTimeoutListsInPages(t *testing.T) {
 	assert.GreaterOrEqual(t, pages, (n+499)/500, "then pages")
 	assert.Equal(t, 1, log.Count("listing in pages"), "said once")
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // stalledBody reads nothing until a time, as a reader too slow for the server would.
 type stalledBody struct {

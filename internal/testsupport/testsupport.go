@@ -159,6 +159,13 @@ func (r *Recorder) Cut(pathPart string) int {
 	return len(cut)
 }
 
+// RoundTripFunc is an http.RoundTripper made of a function: the transport wrappers of tests
+// (rest.Config.Wrap) that change or count what passes.
+type RoundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip calls f.
+func (f RoundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
 type roundTripper struct {
 	next http.RoundTripper
 	fn   func(*http.Request) (*http.Response, error)
