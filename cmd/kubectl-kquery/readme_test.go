@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // readmeExample returns the Go program under "## A short example" in the repository's
@@ -45,7 +45,7 @@ func TestREADMEExample(t *testing.T) {
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(code), 0o644))
 	bin := filepath.Join(t.TempDir(), "readme-example")
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goTool := testsupport.GoTool(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, "./"+filepath.ToSlash(dir)).CombinedOutput()

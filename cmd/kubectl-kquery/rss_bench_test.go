@@ -4,7 +4,6 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
@@ -32,7 +31,7 @@ func BenchmarkPeakRSS(b *testing.B) {
 		return err
 	})
 	bin := filepath.Join(b.TempDir(), "kubectl-kquery")
-	if out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command(testsupport.GoTool(b), "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	kubeconfig := writeKubeconfig(b, cp.AdminConfig(), ns)

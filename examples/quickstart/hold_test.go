@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +26,7 @@ func TestHeldDemoServesUntilCtrlC(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "quickstart")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, ".").CombinedOutput()
+	out, err := exec.CommandContext(ctx, testsupport.GoTool(t), "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
 	cmd := exec.CommandContext(ctx, bin, "-local", "-hold")
