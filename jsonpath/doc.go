@@ -82,8 +82,10 @@
 // A missing field, an index out of range or a path that does not apply
 // to a value (a field of a string, an index into a map) is not an error:
 // it yields no values. Evaluation fails only when a budget is exhausted
-// (ErrBudgetExceeded) or a decoded object holds a Go type outside the
-// JSON model (ErrUnsupportedType).
+// (ErrBudgetExceeded), a decoded object holds a Go type outside the
+// JSON model (ErrUnsupportedType), or a map or list to print holds a
+// number JSON cannot (NaN or an infinity, from a decoded object or a raw
+// number beyond float64's range such as 1e400: ErrUnsupportedType too).
 //
 // Order of results: arrays in order; map members in key order (kubectl
 // uses Go's random map order); recursive descent in pre-order; a union

@@ -2,7 +2,6 @@ package jsonpath
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -302,7 +301,10 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-var errNotFinite = errors.New("jsonpath: NaN or infinite number cannot be encoded as JSON")
+// errNotFinite is the error of printing, inside a map or a list, a number JSON cannot hold:
+// NaN or an infinity (math.Inf in a decoded object, or a raw JSON number beyond float64's
+// range, such as 1e400). A number printed alone prints as Go prints it (+Inf), as kubectl does.
+var errNotFinite = fmt.Errorf("%w: NaN or infinite number inside a map or list cannot be printed as JSON", ErrUnsupportedType)
 
 // appendJSONFloat formats a float the way encoding/json does: like
 // JavaScript, plain decimal notation unless the magnitude is below 1e-6 or

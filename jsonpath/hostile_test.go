@@ -103,6 +103,13 @@ func hostileCases() []hostileCase {
 			map[string]any{"c": []any{m10k}}, []byte(`{"c":[` + j10k + `]}`)},
 	)
 
+	// Ranges nested in ranges over unions of @, with bodies that print nothing: each level
+	// multiplies the passes (60^5 here) though no value is visited or printed.
+	cs = append(cs,
+		hostileCase{"nested ranges over @, 5 levels of 60", nestedRanges(5, 60), map[string]any{"a": int64(1)}, []byte(`{"a":1}`)},
+		hostileCase{"nested ranges over @, 16 levels of 2", nestedRanges(16, 2), "x", []byte(`"x"`)},
+	)
+
 	// Scanning text made only of brackets, the scanner's worst case, in
 	// a single member or element.
 	cs = append(cs,
@@ -190,4 +197,11 @@ func TestHostileInputsAreBounded(t *testing.T) {
 			})
 		}
 	}
+}
+
+// nestedRanges returns levels ranges nested in each other, each over a union of width @s,
+// with no text: {range @,@}{range @,@}{end}{end} for (2, 2).
+func nestedRanges(levels, width int) string {
+	union := strings.TrimSuffix(strings.Repeat("@,", width), ",")
+	return strings.Repeat("{range "+union+"}", levels) + strings.Repeat("{end}", levels)
 }

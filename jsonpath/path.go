@@ -462,10 +462,13 @@ func (p *Path) Execute(w io.Writer, obj any) error {
 }
 
 // ExecuteString returns the text output of the expression on obj (see
-// Execute).
+// Execute): "" with the error if the evaluation fails.
 func (p *Path) ExecuteString(obj any) (string, error) {
 	b, err := p.appendExecute(nil, obj)
-	return string(b), err
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
 }
 
 func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {

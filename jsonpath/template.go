@@ -28,7 +28,14 @@ func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
 					return false
 				}
 			}
+			// Each pass of the body costs a step even if the body prints nothing and
+			// reads only @: nested ranges over unions of @ would otherwise multiply
+			// their passes for free.
 			for _, it := range items.nodes {
+				if !ev.charge(1) {
+					return false
+				}
+				meter.did(1)
 				if !ev.template(nd.body, it, out) {
 					return false
 				}
