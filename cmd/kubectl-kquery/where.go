@@ -188,6 +188,11 @@ func (p *whereParser) subject(w *whereExpr) error {
 		}
 		p.pos = end
 		w.Subject, w.Path = p.s[start:end], true
+		if isRangeAction(w.Subject) {
+			e := p.fail(start, "bad JSONPath: a condition reads one path in braces; {range} and {end} are for -o jsonpath")
+			e.Hint = "filter inside the path instead, for example {.spec.containers[?(@.name==\"app\")].image}"
+			return e
+		}
 	case c == '.':
 		// A bare path means the same in braces: compiled as such, ".a{.b}" is the error it
 		// is, not a template that prints ".a" before {.b}.
@@ -222,6 +227,14 @@ func (p *whereParser) subject(w *whereExpr) error {
 		}
 	}
 	return nil
+}
+
+// isRangeAction says whether action, a JSONPath in braces, is {range ...} or {end}: the
+// compiler would say that one lacks its {end} and the other its {range}.
+func isRangeAction(action string) bool {
+	kw := strings.TrimLeft(action[1:], " \t")
+	return kw == "end}" || strings.HasPrefix(kw, "end ") ||
+		strings.HasPrefix(kw, "range ") || strings.HasPrefix(kw, "range\t") || kw == "range}"
 }
 
 // scanBraces returns the offset just after the '}' that closes the '{' at start, skipping

@@ -98,6 +98,9 @@ func TestWhereRejected(t *testing.T) {
 		{"phase='open", 6, "unterminated quoted value"},
 		{"{.spec.size>3", 13, "missing '}'"},
 		{"{.spec.size[}>3", 12, "bad JSONPath"},
+		// {range} is a template's: refused as such, not as a range without its {end}.
+		{"{range .items[*]}{end}", 0, "{range} and {end} are for -o jsonpath"},
+		{"{ end}=3", 0, "{range} and {end} are for -o jsonpath"},
 		{"spec.size>3", 0, `"spec.size" is neither an index name nor a JSONPath`},
 		{"=3", 0, "expected an index name or a JSONPath"},
 		{"!", 1, "missing an index name or a JSONPath"},
