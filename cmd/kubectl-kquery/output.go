@@ -236,7 +236,11 @@ func printObjects(w io.Writer, f outputFormat, items []*unstructured.Unstructure
 		} else {
 			data = obj.(*unstructured.UnstructuredList).UnstructuredContent()
 		}
-		s, err := f.Path.ExecuteString(data)
+		p, err := listPath(f.Path, len(items))
+		if err != nil {
+			return err
+		}
+		s, err := p.ExecuteString(data)
 		if err != nil {
 			return fmt.Errorf("error executing jsonpath: %w", err)
 		}
@@ -254,6 +258,20 @@ func printObjects(w io.Writer, f outputFormat, items []*unstructured.Unstructure
 	default:
 		return f.Printer.PrintObj(obj, w)
 	}
+}
+
+// listPath returns p with an evaluation budget for printing n objects: the default budget
+// (what one object's evaluation may cost) for each of them, so that a List prints whatever
+// its size, as kubectl's does, while one expression still cannot run for longer than its
+// objects justify. A compiled path's String compiles again (package jsonpath's promise).
+func listPath(p *jsonpath.Path, n int) (*jsonpath.Path, error) {
+	if n <= 1 {
+		return p, nil
+	}
+	return jsonpath.CompileWithOptions(p.String(), jsonpath.Options{
+		MaxSteps:   jsonpath.DefaultMaxSteps * n,
+		MaxResults: jsonpath.DefaultMaxResults * n,
+	})
 }
 
 // printCustomColumns prints one line per object: each column's values comma-separated, or

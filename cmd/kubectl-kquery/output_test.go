@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kindex/kindex/jsonpath"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +88,35 @@ func TestCRDCells(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []any{"x", "24h"}, cells)
 	assert.Equal(t, "Age", def.columns[1].Name)
+}
+
+// -o jsonpath prints a List of any size, as kubectl does: the evaluation budget grows with
+// the objects printed (the default budget bounds one object's evaluation, and stopped
+// {.items[*].metadata.name} at 16,384 names and a {range} over the items near 13,000).
+func TestJSONPathOutputOfALargeList(t *testing.T) {
+	const n = 40000
+	items := make([]*unstructured.Unstructured, n)
+	for i := range items {
+		items[i] = &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprintf("cm-%05d", i), "namespace": "ns"},
+		}}
+	}
+	for _, tmpl := range []string{
+		`{.items[*].metadata.name}`,
+		`{range .items[*]}{.metadata.namespace}/{.metadata.name}{"\n"}{end}`,
+	} {
+		f, err := parseOutput("jsonpath=" + tmpl)
+		require.NoError(t, err)
+		var out strings.Builder
+		require.NoError(t, printObjects(&out, f, items, "", false), tmpl)
+		got := strings.Fields(out.String())
+		require.Len(t, got, n, tmpl)
+		assert.True(t, strings.HasSuffix(got[n-1], fmt.Sprintf("cm-%05d", n-1)), got[n-1])
+	}
+	// One object's evaluation keeps the default budget.
+	f, err := parseOutput("jsonpath=" + strings.Repeat("{range @,@}", 16) + strings.Repeat("{end}", 16))
+	require.NoError(t, err)
+	err = printObjects(&strings.Builder{}, f, items[:1], "", true)
+	require.ErrorIs(t, err, jsonpath.ErrBudgetExceeded)
 }
