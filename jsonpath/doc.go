@@ -55,8 +55,9 @@
 // A name runs up to white space or one of . , [ ] $ @ { } (inside a
 // filter also ( ) = ! < >); a backslash makes the next character part of
 // it, so a\.b is the key "a.b". A name after .. cannot start with a quote,
-// + or - (quote it: ..['-1']). Quoted strings use Go's escapes, and a
-// backslash before any other character stands for that character. Numbers
+// + or - (quote it: ..['-1']). Quoted strings use Go's escapes (a
+// malformed \x, \u, \U or octal escape is an error), and a backslash
+// before any other character stands for that character. Numbers
 // are decimal, with an optional sign and fraction; integers that fit
 // int64 are integers, others floats. Indexes may be negative (from the
 // end); slices are [start:end:step] with a positive step.
@@ -225,7 +226,10 @@
 //   - null prints as null where it is the current node: an item of a
 //     {range}, or a null document (client-go prints <no value>).
 //   - A backslash escapes the next character in names: a\\b is the key
-//     "a\b" (client-go drops every backslash), and so is ['a\\b'].
+//     "a\b" (client-go drops every backslash), and so is ['a\\b']. A
+//     quoted key takes Go's escapes as any quoted string does:
+//     ['caf\u00e9'] is the key "café" and ['a\tb'] holds a tab, where
+//     client-go drops the backslashes (the keys "cafu00e9" and "atb").
 //   - client-go panics applying an index, a slice or [*] to no value: in
 //     the body of a {range} that has no items ({range .a[*]}{[0]}{end}
 //     with .a empty or missing), or to a null document, and on a {range}
@@ -239,7 +243,11 @@
 // inside brackets; it rejects at compile time what client-go accepts but
 // fails on or ignores: {} and {.} (write {@}), {range} without {end},
 // {end} without {range}, identifiers, unknown operators, a non-positive
-// step, stray $ or @ inside a path, a number with a trailing dot (1.),
+// step, stray $ or @ inside a path, empty brackets and union items ([]
+// and [0,], which client-go reads as [0]), an empty filter ([?()], which
+// client-go lets everything through), {range} without an expression
+// (client-go ranges once over the current value), a number with a
+// trailing dot (1.) or without a digit before its dot (-.5: write -0.5),
 // sequences such as {.a .b}, and a name after .. that starts with a
 // quote, + or - (client-go reads {..-1} as a descent followed by the
 // literal -1, printed once per node it visits).

@@ -86,7 +86,9 @@ func (p *parser) scanName(inFilter bool) (name string, star bool, err error) {
 
 // scanString scans a single- or double-quoted string. Escapes are Go's
 // (\n, \t, \\, \', \", \xHH, \uHHHH, ...); a backslash before any other
-// character stands for that character, so kubectl's "\." works too.
+// character stands for that character, so "\." is a dot. A malformed Go
+// escape (\x4g, \u12, \ud800, \400, \U00110000) is an error, as it is for
+// client-go, not the letters that follow the backslash.
 func (p *parser) scanString() (string, error) {
 	start := p.pos
 	quote := p.src[p.pos]
@@ -98,7 +100,11 @@ func (p *parser) scanString() (string, error) {
 			continue
 		case quote:
 			p.pos++
-			return unquote(p.src[start+1:p.pos-1], quote), nil
+			body := p.src[start+1 : p.pos-1]
+			if at := badEscape(body, quote); at >= 0 {
+				return "", p.errorf(start+1+at, "invalid escape in a quoted string (a \\x, \\u, \\U or octal escape takes Go's form)")
+			}
+			return unquote(body, quote), nil
 		}
 		p.pos++
 	}
@@ -106,6 +112,30 @@ func (p *parser) scanString() (string, error) {
 	return "", p.errorf(start, "unterminated string")
 }
 
+// badEscape returns the offset in s, the text between the quotes of a
+// string, of the first escape that starts as one of Go's numeric escapes
+// (\x, \u, \U, or an octal digit) but is not a valid one; -1 if there is
+// none.
+func badEscape(s string, quote byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if i+1 < len(s) {
+			switch c := s[i+1]; {
+			case c == 'x' || c == 'u' || c == 'U' || ('0' <= c && c <= '7'):
+				if _, _, _, err := strconv.UnquoteChar(s[i:], quote); err != nil {
+					return i
+				}
+			}
+		}
+		i++ // the escaped character
+	}
+	return -1
+}
+
+// unquote decodes the escapes of s, the text between the quotes of a
+// string that scanString accepted.
 func unquote(s string, quote byte) string {
 	if strings.IndexByte(s, '\\') < 0 {
 		return s
