@@ -121,12 +121,9 @@ func badEscape(s string, quote byte) int {
 		if s[i] != '\\' {
 			continue
 		}
-		if i+1 < len(s) {
-			switch c := s[i+1]; {
-			case c == 'x' || c == 'u' || c == 'U' || ('0' <= c && c <= '7'):
-				if _, _, _, err := strconv.UnquoteChar(s[i:], quote); err != nil {
-					return i
-				}
+		if i+1 < len(s) && strings.IndexByte("xuU01234567", s[i+1]) >= 0 {
+			if _, _, _, err := strconv.UnquoteChar(s[i:], quote); err != nil {
+				return i
 			}
 		}
 		i++ // the escaped character
