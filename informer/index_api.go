@@ -20,10 +20,12 @@ type IndexStats struct {
 	Definition string
 	// Values is the number of distinct values; Entries the number of (value, object) pairs.
 	Values, Entries int
-	// Errors counts objects whose values the index could not use, in whole or in part (a
-	// map or a list where a scalar is needed, an object the function cannot read, a function
-	// that failed or panicked); LastError is the latest. Such objects are still cached, and
-	// indexed under the values that were usable.
+	// Errors counts objects whose values the index could not compute, in whole or in part
+	// (an expression that ran out of its JSONPath budget on the object, an object the
+	// function cannot read, a function that failed or panicked); LastError is the latest.
+	// Such objects are still cached, indexed under the values that were given, and match no
+	// NotEq or HasNot condition on the index (package query, "Values that could not all be
+	// computed").
 	Errors    int64
 	LastError error
 	// References is the number of informer references holding the name; Shared the number
@@ -36,8 +38,9 @@ type IndexStats struct {
 // dialect, with or without braces): "{.spec.nodeName}", "{.spec.containers[*].image}",
 // "{.metadata.labels['app.kubernetes.io/name']}". Every value of a multi-valued path is
 // indexed; strings, numbers and booleans by their text as kubectl prints them ("3", "1.5",
-// "true"); a missing field or null yields no value; a map or list where a scalar is needed is
-// counted in IndexStats.Errors. The objects already cached are indexed before AddIndex
+// "true"); a missing field or null yields no value; a map or list is indexed under
+// query.NonScalar (present, with nothing to compare); an object the expression cannot be
+// evaluated on within the IndexJSONPath budget is counted in IndexStats.Errors. The objects already cached are indexed before AddIndex
 // returns (it may be called before or after the informer syncs), later changes as they
 // arrive.
 //
@@ -113,7 +116,8 @@ func (i *Informer[T]) AddBuiltinIndex(name string) error {
 // read, an index or handler registration) returns ErrCalledFromCallback; Release and
 // Factory.Shutdown return at once and take effect once fn has returned (see the package
 // documentation, "Concurrency"). An error or a panic does not lose the
-// object: it is counted in IndexStats, and the values returned with an error are indexed.
+// object: it is counted in IndexStats, and the values returned with an error are indexed,
+// as some of the object's: it matches no NotEq or HasNot condition on the index.
 // A function cannot be compared with another, so a name registered with AddIndexFunc is held
 // by one reference only: registering it again while held fails with ErrIndexConflict.
 func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {

@@ -3,6 +3,8 @@ package informer
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -195,9 +197,73 @@ func TestQueryAndIndexBudgetsAreSeparate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, st.Values, "the index has the default budget")
 	assert.Zero(t, st.Errors)
-	res, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{..*}", query.Exists)}})
+	// The filter runs out of its 5 steps: what it found before is real (the object has
+	// values: Exists), but not all of them (NotExists and NotEqual, which need all, fail).
+	for op, want := range map[query.Op][]string{query.Exists: {"a"}, query.NotExists: {}} {
+		res, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{..*}", op)}})
+		require.NoError(t, err)
+		assert.Equal(t, want, names(res.Items), "%s", op)
+	}
+}
+
+// An object whose values a path cannot all give (its evaluation runs out of budget) means
+// the same to an index on the path and to the path as a filter: it matches a positive
+// condition on the values given (none here: the 20,000 labels are more values than the
+// budget's results), and never NotEqual or NotExists, which need them all. (The index
+// counted it as having no value, so that !exists and != 19999 selected it though it has a
+// label of value 19999, while the filter left it out.)
+func TestAnObjectWhosePathFailsMeansTheSameIndexedAndFiltered(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	many := map[string]string{}
+	for i := range 20000 {
+		many[fmt.Sprintf("k%05d", i)] = strconv.Itoa(i)
+	}
+	srv.add(newObj("ns", "big", many))
+	srv.add(newObj("ns", "small", map[string]string{"a": "1", "b": "2", "c": "3"}))
+	srv.add(newObj("ns", "none", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
 	require.NoError(t, err)
-	assert.Empty(t, res.Items, "the filter ran out of its 5 steps: no match, never a wrong one")
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	const path = "{.metadata.labels.*}"
+	require.NoError(t, inf.AddIndex("l", path))
+	st, err := inf.IndexStats("l")
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, st.Errors, "the object the path failed on is counted")
+	require.ErrorIs(t, st.LastError, jsonpath.ErrBudgetExceeded)
+
+	for _, tc := range []struct {
+		op     query.Op
+		values []string
+		want   []string
+	}{
+		{query.Exists, nil, []string{"small"}},
+		{query.NotExists, nil, []string{"none"}},
+		{query.Equal, []string{"1"}, []string{"small"}},
+		{query.NotEqual, []string{"19999"}, []string{"none", "small"}},
+		{query.NotEqual, []string{"1"}, []string{"none"}},
+		{query.GreaterOrEqual, []string{"0"}, []string{"small"}},
+		{query.In, []string{"2", "19999"}, []string{"small"}},
+	} {
+		indexed, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{{Index: "l", Op: tc.op, Values: tc.values}}})
+		require.NoError(t, err)
+		filtered, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where(path, tc.op, tc.values...)}})
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, names(indexed.Items), "indexed %s %v", tc.op, tc.values)
+		assert.Equal(t, tc.want, names(filtered.Items), "filtered %s %v", tc.op, tc.values)
+		n, err := inf.Count(ctx, query.Query{Scan: true, Conditions: []query.Condition{{Index: "l", Op: tc.op, Values: tc.values}}})
+		require.NoError(t, err)
+		assert.Equal(t, len(tc.want), n, "Count %s %v", tc.op, tc.values)
+	}
+
+	// Once the object's labels fit the budget, it is an object like any other.
+	srv.update(newObj("ns", "big", map[string]string{"k": "19999"}))
+	eventually(t, func() bool {
+		res, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{{Index: "l", Op: query.NotEqual, Values: []string{"1"}}}, Scan: true})
+		return err == nil && slices.Equal(names(res.Items), []string{"big", "none"})
+	}, "an update that succeeds clears the failure")
 }
 
 // A query stops when its context ends, within a bounded number of candidates.

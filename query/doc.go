@@ -61,6 +61,16 @@
 // Continue, SortBy and Descending. Plan in the result says which condition drove and how
 // many candidates and matches there were.
 //
+// # Values that could not all be computed
+//
+// An index function that fails on an object (a JSONPath evaluation that runs out of its
+// budget, an AddIndexFunc function that returns an error or panics) may have given some of
+// the object's values or none; the same is true of a Where condition's path evaluated on it.
+// Either way, indexed or as a filter, the object matches the positive conditions (Eq, OneOf,
+// Has, Lt, Le, Gt, Ge, HasPrefix) on the values that were given, which are real, and never
+// NotEq or HasNot, which need all of them. The failures of indexes are counted in the
+// informer's IndexStats.
+//
 // # Validation
 //
 // Condition.Validate and Query.Validate check what needs no cache: one subject (an index or

@@ -11,8 +11,12 @@ import (
 )
 
 // IndexFunc computes the values an object is indexed under. It has the shape of client-go's
-// cache.IndexFunc. An error does not lose the object: the store keeps it, indexes whatever
-// values were returned alongside the error, and counts the error on the index.
+// cache.IndexFunc. An error (or a panic) does not lose the object: the store keeps it,
+// indexes whatever values were returned alongside the error, and counts the error on the
+// index. Those values may be only some of the object's (a JSONPath evaluation that ran out of
+// its budget), so the object matches the index's positive conditions on what was returned,
+// and never NotEqual or NotExists, which need all of them: the same meaning a JSONPath
+// condition evaluated per object has when its evaluation fails (matchPaths).
 type IndexFunc func(obj any) ([]string, error)
 
 // recordSet is a set of stored objects' records (a pointer: half a key's size in a map, and
@@ -126,6 +130,10 @@ type index struct {
 	// sorts by the index on (see ordered.go); nil until then.
 	ordered *btree.BTreeG[vitem]
 
+	// failed holds the records whose values the function could not compute in full (it
+	// failed on their object): they match no negative condition on the index.
+	failed map[*record]struct{}
+
 	errs    atomic.Int64
 	errMu   sync.Mutex
 	lastErr error
@@ -135,19 +143,29 @@ func newIndex(name string, fn IndexFunc) *index {
 	return &index{name: name, fn: fn, byValue: map[string]*valueEntry{}}
 }
 
-// compute runs the index function; a panic or an error is counted, never propagated.
-func (ix *index) compute(obj any) (values []string) {
+// compute runs the index function; a panic or an error is counted, never propagated, and
+// reported as failed (the values returned with an error are kept).
+func (ix *index) compute(obj any) (values []string, failed bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			ix.fail(&IndexFuncError{Index: ix.name, Panic: r})
-			values = nil
+			values, failed = nil, true
 		}
 	}()
 	values, err := ix.fn(obj)
 	if err != nil {
 		ix.fail(&IndexFuncError{Index: ix.name, Err: err})
 	}
-	return dedupe(values)
+	return dedupe(values), err != nil
+}
+
+// hasFailed says whether the function failed on rec's object (see IndexFunc).
+func (ix *index) hasFailed(rec *record) bool {
+	if len(ix.failed) == 0 {
+		return false
+	}
+	_, ok := ix.failed[rec]
+	return ok
 }
 
 func (ix *index) fail(err error) {
@@ -157,13 +175,21 @@ func (ix *index) fail(err error) {
 	ix.errMu.Unlock()
 }
 
-// dedupe removes repeated values in place; index functions of multi-valued paths may
-// return one value several times.
+// dedupe returns values without repeats (index functions of multi-valued paths may return
+// one value several times): values itself when it has none, else a copy, since the slice is
+// the function's.
 func dedupe(values []string) []string {
 	if len(values) < 2 {
 		return values
 	}
-	out := values[:0]
+	dup := false
+	for i := 1; i < len(values) && !dup; i++ {
+		dup = slices.Contains(values[:i], values[i])
+	}
+	if !dup {
+		return values
+	}
+	out := make([]string, 0, len(values)-1)
 	for i, v := range values {
 		seen := false
 		for _, w := range values[:i] {
@@ -179,8 +205,15 @@ func dedupe(values []string) []string {
 	return out
 }
 
-// add indexes rec (of namespace ns) under values.
-func (ix *index) add(rec *record, ns string, values []string) {
+// add indexes rec (of namespace ns) under values, which failed says are maybe not all of its
+// values.
+func (ix *index) add(rec *record, ns string, values []string, failed bool) {
+	if failed {
+		if ix.failed == nil {
+			ix.failed = map[*record]struct{}{}
+		}
+		ix.failed[rec] = struct{}{}
+	}
 	for _, v := range values {
 		e := ix.byValue[v]
 		if e == nil {
@@ -198,6 +231,9 @@ func (ix *index) add(rec *record, ns string, values []string) {
 
 // remove unindexes rec (of namespace ns) from values, the values add was given.
 func (ix *index) remove(rec *record, ns string, values []string) {
+	if len(ix.failed) > 0 {
+		delete(ix.failed, rec)
+	}
 	for _, v := range values {
 		e := ix.byValue[v]
 		if e == nil {

@@ -87,6 +87,22 @@ func (m *matcher) matchValue(v string) bool {
 	return false
 }
 
+// negative says whether the condition holds for an object by the values it lacks, so that
+// it needs all of them: NotEqual and NotExists. An object whose values could not all be
+// computed (an index function or a JSONPath evaluation that failed on it) never matches
+// one; the positive conditions match on the values that were computed.
+func (m *matcher) negative() bool {
+	return m.cond.Op == query.NotEqual || m.cond.Op == query.NotExists
+}
+
+// matchRecord reports whether rec, as indexed by ix, satisfies the condition.
+func (m *matcher) matchRecord(ix *index, rec *record) bool {
+	if m.negative() && ix.hasFailed(rec) {
+		return false
+	}
+	return m.match(rec.valuesOf(ix.slot))
+}
+
 // match reports whether an object with these values satisfies the condition.
 func (m *matcher) match(values []string) bool {
 	switch m.cond.Op {

@@ -475,8 +475,8 @@ func (s *Store) countFromSizes(pq *prepared) (int, query.Plan, bool, error) {
 func matchPaths(obj any, conds []*matcher, fns []IndexFunc) bool {
 	for i, m := range conds {
 		values, err := safeValues(fns[i], obj)
-		if err != nil || !m.match(values) {
-			return false
+		if (err != nil && m.negative()) || !m.match(values) {
+			return false // see matcher.negative
 		}
 	}
 	return true
@@ -595,7 +595,7 @@ func (w *walker) visit(rec *record) {
 	}
 	w.plan.Candidates++
 	for i, m := range w.conds {
-		if i != w.driver && !m.match(rec.valuesOf(w.ixs[i].slot)) {
+		if i != w.driver && !m.matchRecord(w.ixs[i], rec) {
 			return
 		}
 	}

@@ -177,9 +177,9 @@ func (s *Store) put(key string, obj any) {
 		s.byKey.ReplaceOrInsert(rec)
 	}
 	for _, ix := range s.indexes {
-		values := ix.compute(obj)
+		values, failed := ix.compute(obj)
 		rec.setValues(ix.slot, len(s.slots), values)
-		ix.add(rec, ns, values)
+		ix.add(rec, ns, values, failed)
 	}
 }
 
@@ -393,9 +393,9 @@ func (s *Store) AddIndex(name string, fn IndexFunc) error {
 	}
 	s.slots[ix.slot] = ix
 	for key, rec := range s.items {
-		values := ix.compute(rec.obj)
+		values, failed := ix.compute(rec.obj)
 		rec.setValues(ix.slot, len(s.slots), values)
-		ix.add(rec, NamespaceOf(key), values)
+		ix.add(rec, NamespaceOf(key), values, failed)
 	}
 	s.indexes[name] = ix
 	return nil

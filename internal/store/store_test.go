@@ -136,6 +136,65 @@ func TestIndexFunctionFailureKeepsObject(t *testing.T) {
 	assert.Equal(t, []string{"a/good"}, got)
 }
 
+// An index function that fails on an object may return some of its values: the object
+// matches positive conditions on those, and no negative one (NotEqual, NotExists), which
+// need them all; the same path as a filter means the same. A later success clears it.
+func TestPartialValuesMatchNoNegativeCondition(t *testing.T) {
+	failing := true
+	partial := func(o any) ([]string, error) {
+		u := o.(*unstructured.Unstructured)
+		if failing && u.GetName() == "partial" {
+			return []string{"a"}, errors.New("out of budget after the first value")
+		}
+		return field("size")(o)
+	}
+	s := New(Options{})
+	require.NoError(t, s.AddIndex("v", partial))
+	require.NoError(t, s.Add(obj("ns", "partial", nil, "", nil)))
+	require.NoError(t, s.Add(obj("ns", "b", "b", "", nil)))
+	require.NoError(t, s.Add(obj("ns", "none", nil, "", nil)))
+	opts := QueryOptions{PathFunc: func(string) (IndexFunc, error) { return partial, nil }}
+	for _, tc := range []struct {
+		cond query.Condition
+		want []string
+	}{
+		{query.Eq("v", "a"), []string{"ns/partial"}},
+		{query.Condition{Index: "v", Op: query.Exists}, []string{"ns/b", "ns/partial"}},
+		{query.Condition{Index: "v", Op: query.NotExists}, []string{"ns/none"}},
+		{query.NotEq("v", "b"), []string{"ns/none"}},
+		{query.NotEq("v", "zzz"), []string{"ns/b", "ns/none"}},
+		{query.HasPrefix("v", ""), []string{"ns/b", "ns/partial"}},
+	} {
+		indexed, _, _, err := s.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{tc.cond}}, opts)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, keys(indexed), "indexed %s", tc.cond)
+		filter := query.Where("{.x}", tc.cond.Op, tc.cond.Values...)
+		filtered, _, _, err := s.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{filter}}, opts)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, keys(filtered), "filtered %s", tc.cond)
+		n, _, err := s.Count(ctx, query.Query{Scan: true, Conditions: []query.Condition{tc.cond}}, opts)
+		require.NoError(t, err)
+		assert.Equal(t, len(tc.want), n, "Count %s", tc.cond)
+	}
+	failing = false
+	require.NoError(t, s.Update(obj("ns", "partial", nil, "", nil)))
+	items, _, _, err := s.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.NotEq("v", "b")}}, opts)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/none", "ns/partial"}, keys(items), "a success clears the failure")
+}
+
+// dedupe leaves the slice an index function returned as it was.
+func TestDedupeKeepsTheFunctionsSlice(t *testing.T) {
+	shared := []string{"a", "a", "b"}
+	s := New(Options{})
+	require.NoError(t, s.AddIndex("v", func(any) ([]string, error) { return shared, nil }))
+	require.NoError(t, s.Add(obj("ns", "x", nil, "", nil)))
+	assert.Equal(t, []string{"a", "a", "b"}, shared)
+	st, err := s.IndexStats("v")
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Entries, "each value once")
+}
+
 func TestReplaceRemovesMissingAndReindexes(t *testing.T) {
 	s := New(Options{})
 	require.NoError(t, s.AddIndex("node", field("node")))
