@@ -221,5 +221,7 @@ func HasPrefix(index, prefix string) Condition {
 // NotExists, and has no value that Equal, In, Prefix or a comparison could match. CountBy
 // leaves it out. It is not a value to compare with: a condition that names it (Equal, In,
 // NotEqual, Prefix) is invalid. In a SortBy order such an object sorts by this text: after
-// numbers, before every other string.
+// numbers, before every other string. A string field whose value is this very text (it
+// begins with a NUL byte, which no Kubernetes name, label or annotation can hold) is taken
+// for a map or a list.
 const NonScalar = "\x00non-scalar"
