@@ -195,11 +195,46 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"cm", "--show-labels", "-o", "json"}, "error: --show-labels option cannot be used with json printer"},
 		{[]string{"cm", "-L", "app", "-o", "custom-columns=N:.metadata.name"},
 			"error: --label-columns option cannot be used with custom-columns=N:.metadata.name printer"},
+		{[]string{"cm", "--output-watch-events"}, "error: --output-watch-events option can only be used with --watch or --watch-only"},
 	} {
 		r := kquery(t, goldenKubeconfig, tc.args...)
 		assert.Equal(t, 1, r.code, "%q", tc.args)
 		assert.True(t, strings.HasPrefix(r.stderr, tc.msg), "%q: %s", tc.args, r.stderr)
 	}
+}
+
+// What kubectl get prints for one name that does not exist, and for nothing found: the
+// error alone (no empty List, no watch that never ends), custom-columns' headers; and its
+// --template flag.
+func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
+	seedGolden(t)
+	for _, o := range []string{"json", "yaml", "name", "custom-columns=N:.metadata.name"} {
+		r := kquery(t, goldenKubeconfig, "cm", "nope", "-o", o)
+		assert.Equal(t, 1, r.code, o)
+		assert.Empty(t, r.stdout, "-o %s prints nothing for a missing object", o)
+		assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr, o)
+	}
+	r := kquery(t, goldenKubeconfig, "cm", "nope", "-w")
+	assert.Equal(t, 1, r.code, "no watch on an object that does not exist")
+	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr)
+
+	empty := "kquery-empty"
+	namespace(t, empty)
+	kc := writeKubeconfig(t, cp.AdminConfig(), empty)
+	r = kquery(t, kc, "cm", "-l", "nothing=here", "-o", "custom-columns=NAME:.metadata.name,DATA:.data")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "NAME   DATA\n", r.stdout, "headers, as kubectl prints them")
+	assert.Empty(t, r.stderr)
+
+	r = kquery(t, goldenKubeconfig, "cm", "-o", "go-template", "--template", "{{len .items}}")
+	assert.Equal(t, 0, r.code, r.stderr)
+	want := kquery(t, goldenKubeconfig, "cm", "-o", "go-template={{len .items}}")
+	assert.Equal(t, want.stdout, r.stdout)
+	assert.NotEmpty(t, r.stdout)
+	r = kquery(t, goldenKubeconfig, "cm", "--template", "{{len .items}}")
+	assert.Equal(t, want.stdout, r.stdout, "--template alone is a go-template")
+	r = kquery(t, goldenKubeconfig, "cm", "cm-a", "-o", "jsonpath", "--template", "{.metadata.name}")
+	assert.Equal(t, "cm-a", r.stdout)
 }
 
 // Names with a label or field selector are refused as kubectl refuses them, with its words

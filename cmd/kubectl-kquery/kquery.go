@@ -629,7 +629,11 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		}
 		printedTable = true
 	}
-	if o.format.Kind != "" && (len(all) > 0 || o.format.Kind == "json" || o.format.Kind == "yaml" || o.format.Kind == "jsonpath") {
+	// kubectl's generic printing: nothing when the one object asked for by name could not be
+	// read (the error alone); else the objects found, a List (or custom-columns' headers)
+	// even when there are none.
+	singleFailed := single && len(errs) > 0
+	if o.format.Kind != "" && !singleFailed && (len(all) > 0 || o.format.Kind == "json" || o.format.Kind == "yaml" || o.format.Kind == "jsonpath" || o.format.Kind == "custom-columns") {
 		if o.format.Kind == "custom-columns" {
 			if err := printCustomColumns(out, o.format.Columns, all, o.table.NoHeaders); err != nil {
 				return err

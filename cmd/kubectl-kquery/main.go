@@ -51,6 +51,7 @@ type options struct {
 	config *genericclioptions.ConfigFlags
 
 	output        string
+	template      string
 	format        outputFormat
 	sortBy        string
 	table         tableOptions
@@ -163,6 +164,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.SortFlags = false
 	f.StringVarP(&o.output, "output", "o", "", "Output format: one of ("+allowedFormats+").")
+	f.StringVar(&o.template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file, -o=jsonpath or -o=jsonpath-file (without '='); with no -o, a go-template.")
 	f.StringVar(&o.sortBy, "sort-by", "", "Sort each resource's objects by this JSONPath, e.g. '{.metadata.creationTimestamp}': numbers by value, then text; objects without a value last. Combines with --limit.")
 	f.BoolVar(&o.table.NoHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
 	f.BoolVar(&o.table.ShowLabels, "show-labels", false, "When printing, show all labels as the last column.")
@@ -192,6 +194,17 @@ func (o *options) addFlags(cmd *cobra.Command) {
 // complete validates the flags and compiles what can be compiled before connecting.
 func (o *options) complete() error {
 	var err error
+	if o.template != "" {
+		// kubectl's --template: the argument of a template format given without one (it
+		// wins over one given with '='); alone, a go-template. Other formats ignore it.
+		format, _, _ := strings.Cut(o.output, "=")
+		switch format {
+		case "":
+			o.output = "go-template=" + o.template
+		case "go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-file":
+			o.output = format + "=" + o.template
+		}
+	}
 	if o.format, err = parseOutput(o.output); err != nil {
 		return err
 	}
@@ -201,6 +214,9 @@ func (o *options) complete() error {
 	}
 	if len(o.table.LabelColumns) > 0 && strings.HasPrefix(o.output, "custom-columns") {
 		return usagef("--label-columns option cannot be used with %s printer", clip(o.output))
+	}
+	if o.watchEvents && !o.watch && !o.watchOnly {
+		return usagef("--output-watch-events option can only be used with --watch or --watch-only")
 	}
 	if o.table.Wide = o.format.Kind == "wide"; o.format.Kind == "wide" {
 		o.format.Kind = ""

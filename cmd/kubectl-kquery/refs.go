@@ -8,6 +8,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/refs"
@@ -152,6 +156,9 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		return err
 	}
 	obj := refs.RefOf(res, namespace, name)
+	// An object that does not exist is an error, as for kubectl get; what refers to it is
+	// still printed (those are its dangling references), before the error.
+	missing := objectMissing(ctx, cfg, res, obj)
 	show := func(verb string, edges []refs.Edge, err error, reverse bool) error {
 		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
 			return err
@@ -170,7 +177,23 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 	}
 	if !ro.uses {
 		edges, err := g.Referrers(obj, ro.depth)
-		return show("is used by", edges, err, true)
+		if err := show("is used by", edges, err, true); err != nil {
+			return err
+		}
+	}
+	return missing
+}
+
+// objectMissing returns the server's NotFound error if obj does not exist, nil otherwise
+// (other errors too: the graph's answer stands).
+func objectMissing(ctx context.Context, cfg *rest.Config, res discovery.Resource, obj refs.ObjectRef) error {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil
+	}
+	_, err = dyn.Resource(res.GVR).Namespace(obj.Namespace).Get(ctx, obj.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return err
 	}
 	return nil
 }

@@ -46,6 +46,16 @@ pods/NS/web
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "[pods:volume-configmap] pods/"+ns+"/web")
 
+	// An object that does not exist is NotFound, as for kubectl get, after what refers to
+	// it (its dangling references).
+	r = kquery(t, kc, "refs", "cm/gone", "--used-by")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stdout, "[pods:volume-configmap] pods/"+ns+"/web")
+	assert.Equal(t, `Error from server (NotFound): configmaps "gone" not found`+"\n", r.stderr)
+	r = kquery(t, kc, "refs", "pod/nope")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, `Error from server (NotFound): pods "nope" not found`+"\n", r.stderr)
+
 	r = kquery(t, kc, "refs", "--dangling")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "pods/"+ns+"/web -[pods:volume-configmap]-> configmaps/"+ns+"/gone (Missing: not found)\n")

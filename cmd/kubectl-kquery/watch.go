@@ -48,6 +48,13 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
+	if len(missing) > 0 && len(items) == 0 {
+		// Every name asked for is missing: as kubectl, the error and exit 1, no watch.
+		for _, e := range missing[:len(missing)-1] {
+			report(x.stderr, e)
+		}
+		return missing[len(missing)-1]
+	}
 	for _, e := range missing {
 		report(x.stderr, e)
 	}
