@@ -126,9 +126,9 @@
 // of the object it looks into (the cost of scanning text made of
 // brackets, the worst case). The default budget is for one object: a path
 // through every item of a List, such as {.items[*].metadata.name}, costs
-// 3 steps an item decoded and about 30 for an item of 175 bytes of raw
-// JSON, so it stops near 16,000 items decoded (the results limit) and
-// 2,000 raw. Give such evaluations a budget in proportion to the items
+// 3 to 4 steps an item decoded and about 31 for an item of 175 bytes of
+// raw JSON (TestListItemSteps), so it stops near 16,000 items decoded (the
+// results limit) and 2,000 raw. Give such evaluations a budget in proportion to the items
 // (kubectl-kquery's -o jsonpath gets the default budget per object).
 //
 // Printing a map or list (Value.String, AppendText, Execute) and

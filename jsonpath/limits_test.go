@@ -1,7 +1,9 @@
 package jsonpath
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -221,5 +223,42 @@ func TestPodIndexSteps(t *testing.T) {
 		t.Logf("%-12s %-45s decoded %3d steps, JSON %4d", c.name, c.expr, decoded, onJSON)
 		assert.Less(t, decoded, 20, c.name)
 		assert.LessOrEqual(t, onJSON, 1000*strings.Count(c.expr, "{"), c.name)
+	}
+}
+
+// TestListItemSteps measures what doc.go says a path through every item of a List costs
+// with the default budget: 3 to 4 steps an item decoded, about 30 for an item of 175 bytes
+// of raw JSON, so that the default budget stops near 16,000 items decoded (the results
+// limit) and 2,000 raw.
+func TestListItemSteps(t *testing.T) {
+	const n = 1000
+	items := make([]any, n)
+	for i := range items {
+		items[i] = map[string]any{
+			"metadata": map[string]any{"name": fmt.Sprintf("pod-%05d", i), "namespace": "default", "labels": map[string]any{"app": "x"}},
+			"spec":     map[string]any{"nodeName": "n1", "containers": []any{map[string]any{"name": "c", "image": "nginx"}}},
+			"status":   map[string]any{"phase": "Running"},
+		}
+	}
+	doc := map[string]any{"items": items}
+	raw, err := json.Marshal(doc)
+	require.NoError(t, err)
+	for _, expr := range []string{`{.items[*].metadata.name}`, `{range .items[*]}{.metadata.name}{"\n"}{end}`} {
+		p := MustCompileWithOptions(t, expr, Options{MaxSteps: -1, MaxResults: -1})
+		steps := func(in any) float64 {
+			var m workMeter
+			meter = &m
+			defer func() { meter = nil }()
+			_, err := p.ExecuteString(in)
+			require.NoError(t, err)
+			return float64(m.charged) / n
+		}
+		decoded, onJSON := steps(doc), steps(JSON(raw))
+		t.Logf("%s: %.1f steps an item decoded, %.1f raw (%d bytes an item)", expr, decoded, onJSON, len(raw)/n)
+		assert.InDelta(t, 3.5, decoded, 0.6, expr)
+		assert.InDelta(t, 31, onJSON, 5, expr)
+		// The default budget and results limit stop it where the doc says.
+		_, err := MustCompile(expr).ExecuteString(JSON(raw))
+		assert.NoError(t, err, "1,000 raw items fit")
 	}
 }

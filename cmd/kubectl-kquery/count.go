@@ -88,13 +88,7 @@ func (x *execution) printCounts(ctx context.Context, states []*state) error {
 	if err := x.writeCounts(x.stdout, rows, len(states) > 1); err != nil {
 		return err
 	}
-	for i, err := range errs {
-		if i == len(errs)-1 {
-			return err
-		}
-		report(x.stderr, err)
-	}
-	return nil
+	return reportAllButLast(x.stderr, errs)
 }
 
 func (x *execution) writeCounts(w io.Writer, rows []countRow, multi bool) error {

@@ -22,6 +22,18 @@ import (
 // report prints err as kubectl words its errors: "error: ..." for the command line and the
 // client, "Error from server (Reason): ..." for what the apiserver answered; and, where it
 // helps, the argument with a caret under the problem, names to try, candidates.
+// reportAllButLast reports every error of errs but the last on w and returns the last (nil
+// if there is none), for run to report with exit status 1, as kubectl ends on its last.
+func reportAllButLast(w io.Writer, errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	for _, err := range errs[:len(errs)-1] {
+		report(w, err)
+	}
+	return errs[len(errs)-1]
+}
+
 func report(w io.Writer, err error) {
 	var (
 		ae  *argError

@@ -657,13 +657,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	if o.format.Kind == "" && found == 0 && len(errs) == 0 && !o.ignoreMissing {
 		x.noResources(states)
 	}
-	for i, err := range errs {
-		if i == len(errs)-1 {
-			return err // reported by run, exit status 1
-		}
-		report(x.stderr, err)
-	}
-	return nil
+	return reportAllButLast(x.stderr, errs)
 }
 
 // noResources is kubectl's note for an empty answer, on stderr.

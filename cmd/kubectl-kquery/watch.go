@@ -50,10 +50,7 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 	}
 	if len(missing) > 0 && len(items) == 0 {
 		// Every name asked for is missing: as kubectl, the error and exit 1, no watch.
-		for _, e := range missing[:len(missing)-1] {
-			report(x.stderr, e)
-		}
-		return missing[len(missing)-1]
+		return reportAllButLast(x.stderr, missing)
 	}
 	for _, e := range missing {
 		report(x.stderr, e)

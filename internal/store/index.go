@@ -161,9 +161,6 @@ func (ix *index) compute(obj any) (values []string, failed bool) {
 
 // hasFailed says whether the function failed on rec's object (see IndexFunc).
 func (ix *index) hasFailed(rec *record) bool {
-	if len(ix.failed) == 0 {
-		return false
-	}
 	_, ok := ix.failed[rec]
 	return ok
 }
@@ -179,30 +176,18 @@ func (ix *index) fail(err error) {
 // one value several times): values itself when it has none, else a copy, since the slice is
 // the function's.
 func dedupe(values []string) []string {
-	if len(values) < 2 {
-		return values
-	}
-	dup := false
-	for i := 1; i < len(values) && !dup; i++ {
-		dup = slices.Contains(values[:i], values[i])
-	}
-	if !dup {
-		return values
-	}
-	out := make([]string, 0, len(values)-1)
-	for i, v := range values {
-		seen := false
-		for _, w := range values[:i] {
-			if v == w {
-				seen = true
-				break
+	for i := 1; i < len(values); i++ {
+		if slices.Contains(values[:i], values[i]) {
+			out := slices.Clone(values[:i]) // distinct so far
+			for _, v := range values[i+1:] {
+				if !slices.Contains(out, v) {
+					out = append(out, v)
+				}
 			}
-		}
-		if !seen {
-			out = append(out, v)
+			return out
 		}
 	}
-	return out
+	return values
 }
 
 // add indexes rec (of namespace ns) under values, which failed says are maybe not all of its
@@ -231,9 +216,7 @@ func (ix *index) add(rec *record, ns string, values []string, failed bool) {
 
 // remove unindexes rec (of namespace ns) from values, the values add was given.
 func (ix *index) remove(rec *record, ns string, values []string) {
-	if len(ix.failed) > 0 {
-		delete(ix.failed, rec)
-	}
+	delete(ix.failed, rec)
 	for _, v := range values {
 		e := ix.byValue[v]
 		if e == nil {

@@ -53,7 +53,7 @@ func NewRecorder() *Recorder { return &Recorder{bodies: map[*cutBody]string{}} }
 
 // Wrap is a transport.WrapperFunc.
 func (r *Recorder) Wrap(rt http.RoundTripper) http.RoundTripper {
-	return &roundTripper{next: rt, fn: func(req *http.Request) (*http.Response, error) {
+	return &roundTripper{next: rt, RoundTripFunc: func(req *http.Request) (*http.Response, error) {
 		q := req.URL.Query()
 		rec := Request{
 			Method: req.Method, Path: req.URL.Path, Query: req.URL.RawQuery, Accept: req.Header.Get("Accept"),
@@ -166,12 +166,11 @@ type RoundTripFunc func(*http.Request) (*http.Response, error)
 // RoundTrip calls f.
 func (f RoundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
+// roundTripper is a RoundTripFunc that client-go can see through to the transport below.
 type roundTripper struct {
+	RoundTripFunc
 	next http.RoundTripper
-	fn   func(*http.Request) (*http.Response, error)
 }
-
-func (r *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return r.fn(req) }
 
 // WrappedRoundTripper lets client-go reach the transport below.
 func (r *roundTripper) WrappedRoundTripper() http.RoundTripper { return r.next }
