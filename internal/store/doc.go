@@ -7,7 +7,8 @@
 //   - AddIndex backfills the objects already stored; RemoveIndex drops one reference and frees
 //     the index with the last one, so consumers that register the same index share it.
 //   - An index function that errors or panics is counted on its index (IndexStats) and the
-//     object is still stored: never a panic, never a lost object.
+//     object is still stored: never a panic, never a lost object. Its values may be partial,
+//     so it matches positive conditions on them and no NotEqual or NotExists (IndexFunc).
 //   - Every index keeps, per value, the keys of each namespace (a value with at most 64 keys
 //     keeps one list, filtered by namespace), so a namespaced lookup never reads the whole
 //     store; and each object's record keeps the values every index gave it, so any condition
