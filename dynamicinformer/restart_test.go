@@ -37,25 +37,29 @@ func serverState(t *testing.T, ctx context.Context, ri dynamic.ResourceInterface
 func cacheEquals(t *testing.T, ctx context.Context, inf *dynamicinformer.Informer, ri dynamic.ResourceInterface) {
 	t.Helper()
 	var want, got map[string]string
-	testenv.Eventually(t, 60*time.Second, func() bool {
+	testenv.EventuallyWith(t, 60*time.Second, func() bool {
 		want = serverState(t, ctx, ri)
 		got = nameRVs(must(inf.List(nil)))
 		return fmt.Sprint(want) == fmt.Sprint(got)
-	}, "cache differs from the server: want %v, got %v (%v)", want, got, inf.Status())
+	}, func() string {
+		return fmt.Sprintf("cache differs from the server: want %v, got %v (%v)", want, got, inf.Status())
+	})
 }
 
 // metaCacheEquals is cacheEquals for a metadata-only informer.
 func metaCacheEquals(t *testing.T, ctx context.Context, inf *metadataonly.Informer, ri dynamic.ResourceInterface) {
 	t.Helper()
 	var want, got map[string]string
-	testenv.Eventually(t, 60*time.Second, func() bool {
+	testenv.EventuallyWith(t, 60*time.Second, func() bool {
 		want = serverState(t, ctx, ri)
 		got = map[string]string{}
 		for _, o := range must(inf.List(nil)) {
 			got[o.Name] = o.ResourceVersion
 		}
 		return fmt.Sprint(want) == fmt.Sprint(got)
-	}, "metadata cache differs from the server: want %v, got %v (%v)", want, got, inf.Status())
+	}, func() string {
+		return fmt.Sprintf("metadata cache differs from the server: want %v, got %v (%v)", want, got, inf.Status())
+	})
 }
 
 // After an apiserver restart (graceful or crash), with changes made right before it stops

@@ -190,8 +190,18 @@
 // With Options.SnapshotDir (the compact and metadata-only modes), each informer
 // keeps a snapshot file of its objects and of the resourceVersion they are consistent with
 // (file format: internal/snapshot; one file per API server address, resource, namespace,
-// selectors, shard and storage options, whose identity is checked on load). On start with
-// a valid snapshot:
+// selectors, shard and storage options, whose identity is checked on load, together with
+// the cluster's: the UID of its kube-system namespace, asked once per factory with one GET
+// when a snapshot is first read or written). A cluster recreated at the same address (a
+// development cluster deleted and created again) has another kube-system, so the old
+// cluster's snapshot is ignored and replaced, even where the new cluster's resourceVersions
+// have passed the snapshot's and a watch from it would be accepted
+// (TestSnapshotOfAnotherClusterAtTheSameAddress). An identity that may not get namespaces
+// in kube-system (403) names no cluster: its snapshots are tied to the address alone, and
+// a recreated cluster is then caught only when its resourceVersion is behind the
+// snapshot's (below) or the snapshot's version is older than the new watch cache. When
+// the GET fails otherwise (the server unreachable at start), the snapshot is not used: it
+// is never served unconfirmed. On start with a valid snapshot:
 //
 //   - The reflector's first List is answered from the file, without a request: handlers
 //     receive its objects as adds (a handler passed with WithEventHandler is registered

@@ -108,9 +108,9 @@ type Options[T Object] struct {
 	// *jsonpath.SyntaxError).
 	Indexes map[string]string
 	// SnapshotDir, if set, makes every informer keep a snapshot of its objects in this
-	// directory (created 0700 if missing; files 0600), one file per resource, namespace,
-	// selectors and storage options, and start from it: see "Warm restart" in the package
-	// documentation. The compact mode (dynamicinformer.NewCompactFactory) and the
+	// directory (created 0700 if missing; files 0600), one file per API server address,
+	// resource, namespace, selectors and storage options, and start from it unless the
+	// cluster changed: see "Warm restart" in the package documentation. The compact mode (dynamicinformer.NewCompactFactory) and the
 	// metadata-only mode (metadataonly.NewFactory) can; NewFactory fails for the others
 	// (the unstructured mode: re-encoding its maps would cost what a LIST saves).
 	//
@@ -196,6 +196,11 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	if c.snapshot, err = newSnapshotConfig(mode, cfg.Host+cfg.APIPath, opts.SnapshotDir, opts.SnapshotInterval, opts.SnapshotKey,
 		opts.SnapshotKeyFile, opts.SnapshotPlainSecrets); err != nil {
 		return nil, err
+	}
+	if c.snapshot != nil {
+		if c.snapshot.cluster, err = newClusterIdentity(cfg); err != nil {
+			return nil, err
+		}
 	}
 	logger := opts.Logger // the zero Logger discards, as logr.Discard() does
 	m, err := newMetrics(opts.Registerer)

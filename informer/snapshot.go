@@ -43,6 +43,8 @@ type snapshotConfig struct {
 	key          []byte
 	plainSecrets bool
 	snapshotter  storage.Snapshotter
+	// cluster identifies the cluster behind server (nil in tests of fakes: "").
+	cluster *clusterIdentity
 }
 
 // newSnapshotConfig validates the Snapshot options; nil when snapshots are off.
@@ -142,9 +144,18 @@ func safeName(s string) string {
 }
 
 // load reads the snapshot; ok false (with at most one log line) when there is none usable.
-func (s *snapState) load() (items []any, meta snapshot.Meta, ok bool) {
+func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, ok bool) {
 	start := time.Now()
-	r, err := snapshot.Open(s.path, s.identity, snapshot.Options{Key: s.cfg.key})
+	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
+		s.e.logger.V(1).Info("No snapshot to start from", "path", s.path)
+		return nil, meta, false
+	}
+	identity, err := s.fullIdentity(ctx)
+	if err != nil {
+		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", err.Error())
+		return nil, meta, false
+	}
+	r, err := snapshot.Open(s.path, identity, snapshot.Options{Key: s.cfg.key})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			s.e.logger.V(1).Info("No snapshot to start from", "path", s.path)
@@ -247,7 +258,7 @@ func (s *snapState) loop(ctx context.Context) {
 			return
 		case <-t.C:
 			if s.e.isSynced() {
-				s.write("interval")
+				s.write(ctx, "interval")
 			}
 		}
 	}
@@ -256,7 +267,7 @@ func (s *snapState) loop(ctx context.Context) {
 // write writes the snapshot if something changed since the last one. The store is read
 // under the entry's dispatch lock only to copy the item pointers (items are immutable);
 // encoding and I/O happen outside it.
-func (s *snapState) write(why string) {
+func (s *snapState) write(ctx context.Context, why string) {
 	if s.refused || s.badRV.Load() || !s.everSync.Load() {
 		return
 	}
@@ -280,11 +291,17 @@ func (s *snapState) write(why string) {
 		s.dirty.Store(true)
 		return
 	}
+	identity, err := s.fullIdentity(ctx)
+	if err != nil {
+		s.dirty.Store(true)
+		s.failed(err)
+		return
+	}
 	start := time.Now()
 	sn := s.cfg.snapshotter
 	skipped := 0
 	var buf []byte
-	err := snapshot.Write(s.path, snapshot.Meta{Identity: s.identity, ResourceVersion: strconv.FormatUint(rv, 10), Time: start},
+	err = snapshot.Write(s.path, snapshot.Meta{Identity: identity, ResourceVersion: strconv.FormatUint(rv, 10), Time: start},
 		len(items), func(i int) []byte {
 			var ok bool
 			if buf, ok = sn.AppendSnapshot(buf[:0], items[i]); !ok {
@@ -347,7 +364,11 @@ func (e *entry) finishSnapshots() {
 	if e.snap.loopOn.Load() {
 		<-e.snap.loopDone
 	}
-	e.snap.write("stop")
+	// The cluster is known by now unless every request for it failed: ask once more,
+	// briefly, since the context of the informer has ended.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	e.snap.write(ctx, "stop")
 }
 
 // snapshotApplied is called by the processing loop after each applied change.
@@ -395,7 +416,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 	if !s.used.CompareAndSwap(false, true) {
 		return r.slw
 	}
-	items, meta, ok := s.load()
+	items, meta, ok := s.load(e.ctx)
 	if !ok {
 		return r.slw
 	}
