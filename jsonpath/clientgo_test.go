@@ -2,6 +2,7 @@ package jsonpath
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -429,5 +430,72 @@ func TestSyntaxDifferences(t *testing.T) {
 				t.Errorf("client-go = %q, %v, want ok=%t (%s)", out, cgErr, c.clientGo, c.rationale)
 			}
 		})
+	}
+}
+
+// ExecuteJSON prints what client-go prints with EnableJSONOutput (kubectl -o
+// jsonpath-as-json) for every case where the two agree on the values and
+// client-go's order is fixed.
+func TestExecuteJSONMatchesClientGo(t *testing.T) {
+	for _, c := range clientGoCases {
+		if c.diff != "" || c.unordered || c.clientGo != "" {
+			continue
+		}
+		t.Run(c.fixture+"/"+c.expr, func(t *testing.T) {
+			raw, obj := fixture(t, c.fixture)
+			p, err := Compile(c.expr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, gotJSON bytes.Buffer
+			if err := p.ExecuteJSON(&got, obj); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.ExecuteJSON(&gotJSON, JSON(raw)); err != nil || gotJSON.String() != got.String() {
+				t.Fatalf("ExecuteJSON on JSON = %q, %v; on the object = %q", gotJSON.String(), err, got.String())
+			}
+			want, err := runClientGoJSON(c.expr, obj)
+			if err != nil {
+				t.Fatalf("client-go: %v", err)
+			}
+			if got.String() != want {
+				t.Fatalf("ExecuteJSON:\nkindex    %q\nclient-go %q", got.String(), want)
+			}
+		})
+	}
+}
+
+// runClientGoJSON executes expr with client-go's JSON output, as kubectl -o
+// jsonpath-as-json does, turning panics into errors.
+func runClientGoJSON(expr string, obj any) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	j := k8sjsonpath.New("test").AllowMissingKeys(true)
+	j.EnableJSONOutput(true)
+	if err := j.Parse(expr); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := j.Execute(&b, obj); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// indentedSize predicts json.Indent's output length, which the budget
+// charges before indenting.
+func TestIndentedSize(t *testing.T) {
+	for _, s := range []string{`[]`, `[1]`, `[{}]`, `[[],{}]`, `["a,b:{[",{"k":[1,2,{"x":"\"]"}]}]`,
+		`[{"a":{"b":{"c":[[[1]]]}}},"\\",null,true,1.5e+21]`} {
+		var b bytes.Buffer
+		if err := json.Indent(&b, []byte(s), "", "    "); err != nil {
+			t.Fatal(err)
+		}
+		if got := indentedSize([]byte(s)); got != b.Len() {
+			t.Errorf("indentedSize(%s) = %d, json.Indent wrote %d", s, got, b.Len())
+		}
 	}
 }

@@ -78,7 +78,12 @@
 // A template (text outside braces, several actions or a {range}) yields
 // one string: its text output. Execute writes the same output to a
 // writer; for a single action, the output is its values separated by
-// spaces, as kubectl prints them.
+// spaces, as kubectl prints them. ExecuteJSON writes what kubectl -o
+// jsonpath-as-json prints instead: a JSON array of the values of each
+// text, action and {range} body pass, indented by four spaces
+// (TestExecuteJSONMatchesClientGo compares it with client-go's
+// EnableJSONOutput on every case of TestMatchesClientGo whose order is
+// fixed).
 //
 // A missing field, an index out of range or a path that does not apply
 // to a value (a field of a string, an index into a map) is not an error:
@@ -254,7 +259,7 @@
 //
 // # Raw JSON
 //
-// Eval, AppendEval, Each, Execute and ExecuteString take either a decoded
+// Eval, AppendEval, Each, Execute, ExecuteString and ExecuteJSON take either a decoded
 // object or a JSON document: jsonpath.JSON(data) is evaluated in place,
 // scanning only the objects and arrays on the expression's paths and
 // parsing (with gjson) only the values it selects, and produces the same

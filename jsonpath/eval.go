@@ -48,6 +48,7 @@ const (
 	sinkProbe                   // filter operand: count, keep the first
 	sinkCollect                 // buffer nodes (unions, ranges)
 	sinkText                    // template output
+	sinkGroups                  // template output as JSON arrays (ExecuteJSON)
 )
 
 // sink receives the results of an evaluation.
@@ -55,11 +56,12 @@ type sink[N any] struct {
 	kind   sinkKind
 	fn     func(Value) bool // sinkFunc
 	values []Value          // sinkSlice
-	count  int              // sinkProbe: results seen; sinkText: values in the current action
+	count  int              // sinkProbe: results seen; sinkText, sinkGroups: values in the current action
 	limit  int              // sinkProbe: stop after this many
 	first  Value            // sinkProbe
 	nodes  []N              // sinkCollect
-	text   []byte           // sinkText
+	text   []byte           // sinkText, sinkGroups
+	group  []byte           // sinkGroups: the current group's compact JSON
 	detach bool             // sinkSlice: values will be copied (charge them, see detach)
 	cover  string           // with detach: the text of the last map or list charged for its copy
 }
@@ -442,6 +444,17 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			return true // printing charged its output
 		}
 		return wrote(&ev.budget, len(s.text)-n)
+	case sinkGroups:
+		if s.count > 0 {
+			s.group = append(s.group, ',')
+		}
+		s.count++
+		var err error
+		if s.group, err = v.appendJSON(s.group, &ev.budget); err != nil {
+			ev.fail(err)
+			return false
+		}
+		return ev.budget.err == nil
 	}
 	return true // sinkCollect receives nodes only (range and union operands are paths)
 }

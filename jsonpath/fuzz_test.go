@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -67,18 +68,24 @@ type outcome struct {
 	err    bool
 	text   string
 	tErr   bool
+	json   string // ExecuteJSON's output
+	jErr   bool
 }
 
 func evalObj(p *Path, obj any) outcome {
 	vs, err := p.Eval(obj)
 	text, terr := p.ExecuteString(obj)
-	return outcome{joined(vs), err != nil, text, terr != nil}
+	var js bytes.Buffer
+	jerr := p.ExecuteJSON(&js, obj)
+	return outcome{joined(vs), err != nil, text, terr != nil, js.String(), jerr != nil}
 }
 
 func evalRaw(p *Path, raw []byte) outcome {
 	vs, err := p.Eval(JSON(raw))
 	text, terr := p.ExecuteString(JSON(raw))
-	return outcome{joined(vs), err != nil, text, terr != nil}
+	var js bytes.Buffer
+	jerr := p.ExecuteJSON(&js, JSON(raw))
+	return outcome{joined(vs), err != nil, text, terr != nil, js.String(), jerr != nil}
 }
 
 func noInternal(t *testing.T, expr string, errs ...error) {
@@ -183,7 +190,7 @@ func FuzzEval(f *testing.F) {
 		}
 		for _, min := range []int{1, 8} {
 			vs, err := p.Eval(IndexedJSON{Doc: doc, Spans: BuildSpans(nil, doc, min)})
-			if c := (outcome{joined(vs), err != nil, a.text, a.tErr}); c != a {
+			if c := (outcome{joined(vs), err != nil, a.text, a.tErr, a.json, a.jErr}); c != a {
 				t.Fatalf("%q on %s: Eval on IndexedJSON (spans from %d bytes) %+v != %+v", expr, doc, min, c, a)
 			}
 		}
@@ -269,6 +276,7 @@ func FuzzBudget(f *testing.F) {
 				"Eval":          func() error { _, err := p.Eval(in); return err },
 				"Each":          func() error { return p.Each(in, func(Value) bool { return true }) },
 				"ExecuteString": func() error { _, err := p.ExecuteString(in); return err },
+				"ExecuteJSON":   func() error { return p.ExecuteJSON(io.Discard, in) },
 				"generic Eval":  func() error { _, err := generic(p).Eval(in); return err },
 			} {
 				var m workMeter

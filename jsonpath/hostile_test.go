@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -146,6 +147,9 @@ func measure(p *Path, in any) (err error, m workMeter) {
 	defer func() { meter = nil }()
 	if p.IsTemplate() {
 		_, err = p.ExecuteString(in)
+		if e := p.ExecuteJSON(io.Discard, in); err == nil {
+			err = e
+		}
 		return err, m
 	}
 	_, err = p.Eval(in)
@@ -153,6 +157,9 @@ func measure(p *Path, in any) (err error, m workMeter) {
 		err = e
 	}
 	if _, e := p.ExecuteString(in); err == nil {
+		err = e
+	}
+	if e := p.ExecuteJSON(io.Discard, in); err == nil {
 		err = e
 	}
 	return err, m
@@ -186,9 +193,9 @@ func TestHostileInputsAreBounded(t *testing.T) {
 				if err != nil {
 					require.True(t, errors.Is(err, ErrBudgetExceeded), "%v", err)
 				}
-				evals := 3
+				evals := 4 // Eval, Each, ExecuteString, ExecuteJSON
 				if p.IsTemplate() {
-					evals = 1
+					evals = 2
 				}
 				assert.LessOrEqual(t, m.charged, evals*DefaultMaxSteps, "steps charged")
 				assert.LessOrEqual(t, m.work, m.steps+evals*(1+len(c.raw)/scanBytesPerStep), "work beyond the steps charged")

@@ -10,16 +10,29 @@ func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
 		nd := &nodes[i]
 		switch nd.kind {
 		case nodeText:
+			if out.kind == sinkGroups {
+				out.group = appendJSONString(append(out.group[:0], '['), nd.text)
+				if !ev.charge(1) || !ev.endGroup(out) {
+					return false
+				}
+				continue
+			}
 			out.text = append(out.text, nd.text...)
 			if !ev.charge(1) || !wrote(&ev.budget, len(nd.text)) {
 				return false
 			}
 		case nodeAction:
 			out.count = 0
+			if out.kind == sinkGroups {
+				out.group = append(out.group[:0], '[')
+			}
 			for j := range nd.exprs {
 				if !ev.query(&nd.exprs[j], root, out) {
 					return false
 				}
+			}
+			if out.kind == sinkGroups && !ev.endGroup(out) {
+				return false
 			}
 		case nodeRange:
 			items := sink[N]{kind: sinkCollect}

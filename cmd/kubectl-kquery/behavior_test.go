@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -20,7 +21,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
@@ -779,4 +784,47 @@ func TestNamesAsKubectl(t *testing.T) {
 	}
 	assert.Equal(t, name+" (default)", first(kquery(t, kc, "storageclasses", "-l", "kquery-test="+ns)), "a listing of one")
 	assert.Equal(t, name+" example.com/x", first(kquery(t, kc, "storageclasses", name)), "asked for by name")
+}
+
+// -o jsonpath-as-json prints what kubectl prints: cli-runtime's JSONPath printer with JSON
+// output, run here on the server's objects (a List of them, or the one object named).
+func TestJSONPathAsJSONAsKubectl(t *testing.T) {
+	seedGolden(t)
+	gizmos := cp.Dynamic(t).Resource(schema.GroupVersionResource{Group: "golden.kquery.test", Version: "v1", Resource: "gizmos"}).Namespace("kquery-golden")
+	l, err := gizmos.List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, l.Items)
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""}}}
+	list.Items = l.Items
+	kubectl := func(t *testing.T, expr string, obj runtime.Object) string {
+		p, err := printers.NewJSONPathPrinter(expr)
+		require.NoError(t, err)
+		p.AllowMissingKeys(true)
+		p.EnableJSONOutput(true)
+		var b bytes.Buffer
+		require.NoError(t, p.PrintObj(obj, &b))
+		return b.String()
+	}
+	for _, expr := range []string{
+		`{.items[*].metadata.name}`,
+		`{.items[*].spec}`,
+		`{range .items[*]}{.metadata.name}:{.spec.tags}{"\n"}{end}`,
+		`{.items[?(@.status.phase=="Running")].metadata.name}`,
+		`{.items[*].metadata.nosuch}`,
+	} {
+		t.Run(expr, func(t *testing.T) {
+			r := kquery(t, goldenKubeconfig, "gizmos", "-o", "jsonpath-as-json="+expr)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Equal(t, kubectl(t, expr, list), r.stdout)
+			assert.NotEmpty(t, r.stdout)
+		})
+	}
+	alpha, err := gizmos.Get(context.Background(), "alpha", metav1.GetOptions{})
+	require.NoError(t, err)
+	r := kquery(t, goldenKubeconfig, "gizmo", "alpha", "-o", "jsonpath-as-json", "--template", "{.metadata.labels}{.spec.size}")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, kubectl(t, "{.metadata.labels}{.spec.size}", alpha), r.stdout, "one object named prints as itself; --template gives the template")
+	r = kquery(t, goldenKubeconfig, "gizmos", "-o", "jsonpath-as-json")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "jsonpath template format specified but no template given")
 }

@@ -7,7 +7,7 @@
 //	kubectl kquery refs TYPE/NAME | --dangling | --unused TYPE [flags]
 //
 // It reads the command line as kubectl get does (names, TYPE/NAME, comma-separated types,
-// categories such as "all"; -o wide|yaml|json|name|jsonpath=|custom-columns=|go-template=,
+// categories such as "all"; -o wide|yaml|json|name|jsonpath=|jsonpath-as-json=|custom-columns=|go-template=,
 // --sort-by, --no-headers, --show-labels, -L, -A, -l, --field-selector, -w) and prints the
 // columns kubectl prints. On top of that, --index NAME=JSONPATH registers a JSONPath
 // expression as an index and --where filters on indexes and JSONPaths, answered from the
@@ -164,7 +164,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.SortFlags = false
 	f.StringVarP(&o.output, "output", "o", "", "Output format: one of ("+allowedFormats+").")
-	f.StringVar(&o.template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file, -o=jsonpath or -o=jsonpath-file (without '='); with no -o, a go-template.")
+	f.StringVar(&o.template, "template", "", "Template string or path to template file to use when -o=go-template, -o=go-template-file, -o=jsonpath, -o=jsonpath-file or -o=jsonpath-as-json (without '='); with no -o, a go-template.")
 	f.StringVar(&o.sortBy, "sort-by", "", "Sort each resource's objects by this JSONPath, e.g. '{.metadata.creationTimestamp}': numbers by value, then text; objects without a value last. Combines with --limit.")
 	f.BoolVar(&o.table.NoHeaders, "no-headers", false, "When using the default or custom-column output format, don't print headers.")
 	f.BoolVar(&o.table.ShowLabels, "show-labels", false, "When printing, show all labels as the last column.")
@@ -201,7 +201,7 @@ func (o *options) complete() error {
 		switch format {
 		case "":
 			o.output = "go-template=" + o.template
-		case "go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-file":
+		case "go-template", "go-template-file", "template", "templatefile", "jsonpath", "jsonpath-file", "jsonpath-as-json":
 			o.output = format + "=" + o.template
 		}
 	}

@@ -22,6 +22,7 @@ import (
 type outputFormat struct {
 	Kind    string // "" (table), wide, json, yaml, name, jsonpath, custom-columns, go-template
 	Path    *jsonpath.Path
+	AsJSON  bool // jsonpath-as-json: each group of values as an indented JSON array
 	Columns []customColumn
 	Printer printers.ResourcePrinter // json, yaml, name, go-template
 }
@@ -32,7 +33,7 @@ type customColumn struct {
 	Path   *jsonpath.Path
 }
 
-const allowedFormats = "custom-columns, custom-columns-file, go-template, go-template-file, json, jsonpath, jsonpath-file, name, wide, yaml"
+const allowedFormats = "custom-columns, custom-columns-file, go-template, go-template-file, json, jsonpath, jsonpath-as-json, jsonpath-file, name, wide, yaml"
 
 // parseOutput parses -o as kubectl does. Table output (none, wide), json, yaml, name and
 // go-template use cli-runtime's printers; jsonpath and custom-columns use kindex's JSONPath
@@ -58,7 +59,7 @@ func parseOutput(o string) (outputFormat, error) {
 		return outputFormat{Kind: "yaml", Printer: &printers.YAMLPrinter{}}, nil
 	case "name":
 		return outputFormat{Kind: "name", Printer: &printers.NamePrinter{}}, nil
-	case "jsonpath", "jsonpath-file":
+	case "jsonpath", "jsonpath-file", "jsonpath-as-json":
 		if !hasArg || arg == "" {
 			return outputFormat{}, usagef("jsonpath template format specified but no template given")
 		}
@@ -76,7 +77,7 @@ func parseOutput(o string) (outputFormat, error) {
 			}
 			return outputFormat{}, usagef("error parsing jsonpath %s: %v", clip(arg), err)
 		}
-		return outputFormat{Kind: "jsonpath", Path: p}, nil
+		return outputFormat{Kind: "jsonpath", Path: p, AsJSON: format == "jsonpath-as-json"}, nil
 	case "custom-columns", "custom-columns-file":
 		if !hasArg || arg == "" {
 			return outputFormat{}, usagef("custom-columns format specified but no custom columns given")
@@ -240,11 +241,16 @@ func printObjects(w io.Writer, f outputFormat, items []*unstructured.Unstructure
 		if err != nil {
 			return err
 		}
-		s, err := p.ExecuteString(data)
+		var b bytes.Buffer
+		if f.AsJSON {
+			err = p.ExecuteJSON(&b, data)
+		} else {
+			err = p.Execute(&b, data)
+		}
 		if err != nil {
 			return fmt.Errorf("error executing jsonpath: %w", err)
 		}
-		_, err = io.WriteString(w, s)
+		_, err = w.Write(b.Bytes())
 		return err
 	case "custom-columns":
 		return printCustomColumns(w, f.Columns, items, false)

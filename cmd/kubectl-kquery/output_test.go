@@ -21,6 +21,9 @@ func TestParseOutput(t *testing.T) {
 		{"", "", ""}, {"wide", "wide", ""}, {"json", "json", ""}, {"yaml", "yaml", ""}, {"name", "name", ""},
 		{"jsonpath={.items[*].metadata.name}", "jsonpath", ""},
 		{"jsonpath=.metadata.name", "jsonpath", ""},
+		{"jsonpath-as-json={.metadata.name}", "jsonpath", ""},
+		{"jsonpath-as-json=", "", "no template given"},
+		{"jsonpath-as-json={.a[}", "", "bad JSONPath"},
 		{"custom-columns=NAME:.metadata.name,NS:{.metadata.namespace}", "custom-columns", ""},
 		{"go-template={{.metadata.name}}", "go-template", ""},
 		{"jsonpath=", "", "no template given"},
@@ -38,6 +41,7 @@ func TestParseOutput(t *testing.T) {
 		}
 		require.NoError(t, err, tc.o)
 		assert.Equal(t, tc.kind, f.Kind, tc.o)
+		assert.Equal(t, strings.HasPrefix(tc.o, "jsonpath-as-json="), f.AsJSON, tc.o)
 	}
 }
 
