@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-
-	"github.com/tidwall/gjson"
 )
 
 // ExecuteJSON writes the output kubectl -o jsonpath-as-json prints for the
@@ -18,38 +16,12 @@ import (
 // evaluation fails. The budget charges the indented output as it does
 // Execute's text.
 func (p *Path) ExecuteJSON(w io.Writer, obj any) error {
-	b, err := p.appendExecuteJSON(nil, obj)
+	b, err := p.appendExecute(nil, obj, sinkGroups)
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(b)
 	return err
-}
-
-func (p *Path) appendExecuteJSON(dst []byte, obj any) (_ []byte, err error) {
-	defer recoverInternal(&err)
-	obj = fromSource(obj)
-	if doc, ok := obj.(IndexedJSON); ok {
-		obj = doc.Doc
-	}
-	if doc, ok := obj.(JSON); ok {
-		ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
-		ev.budget.init(&p.lim)
-		out := sink[gjson.Result]{kind: sinkGroups, text: dst}
-		if ev.charge(rootCost(doc, ev.budget.left())) {
-			root := gjson.Parse(bytesView(doc))
-			ev.t = p.treeFor(root)
-			ev.template(p.nodes, root, &out)
-		}
-		meter.ran(&ev.budget)
-		return out.text, ev.budget.err
-	}
-	ev := evaluator[any, objTree]{maxResults: p.lim.maxResults}
-	ev.budget.init(&p.lim)
-	out := sink[any]{kind: sinkGroups, text: dst}
-	ev.template(p.nodes, obj, &out)
-	meter.ran(&ev.budget)
-	return out.text, ev.budget.err
 }
 
 // endGroup closes the group out.group holds (its values, comma-separated,

@@ -453,7 +453,7 @@ func deliverWalked(b *budget, found bool, n gjson.Result, fn func(Value) bool, d
 // compact JSON), {range} bodies once per value. Nothing is written if
 // evaluation fails.
 func (p *Path) Execute(w io.Writer, obj any) error {
-	b, err := p.appendExecute(nil, obj)
+	b, err := p.appendExecute(nil, obj, sinkText)
 	if err != nil {
 		return err
 	}
@@ -464,14 +464,16 @@ func (p *Path) Execute(w io.Writer, obj any) error {
 // ExecuteString returns the text output of the expression on obj (see
 // Execute): "" with the error if the evaluation fails.
 func (p *Path) ExecuteString(obj any) (string, error) {
-	b, err := p.appendExecute(nil, obj)
+	b, err := p.appendExecute(nil, obj, sinkText)
 	if err != nil {
 		return "", err
 	}
 	return string(b), nil
 }
 
-func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
+// appendExecute appends the output of the template to dst: text (sinkText)
+// or JSON arrays (sinkGroups, ExecuteJSON).
+func (p *Path) appendExecute(dst []byte, obj any, kind sinkKind) (_ []byte, err error) {
 	defer recoverInternal(&err)
 	obj = fromSource(obj)
 	if doc, ok := obj.(IndexedJSON); ok {
@@ -480,7 +482,7 @@ func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 	if doc, ok := obj.(JSON); ok {
 		ev := evaluator[gjson.Result, jsonTree]{maxResults: p.lim.maxResults}
 		ev.budget.init(&p.lim)
-		out := sink[gjson.Result]{kind: sinkText, text: dst}
+		out := sink[gjson.Result]{kind: kind, text: dst}
 		if ev.charge(rootCost(doc, ev.budget.left())) {
 			root := gjson.Parse(bytesView(doc))
 			ev.t = p.treeFor(root)
@@ -491,7 +493,7 @@ func (p *Path) appendExecute(dst []byte, obj any) (_ []byte, err error) {
 	}
 	ev := evaluator[any, objTree]{maxResults: p.lim.maxResults}
 	ev.budget.init(&p.lim)
-	out := sink[any]{kind: sinkText, text: dst}
+	out := sink[any]{kind: kind, text: dst}
 	ev.template(p.nodes, obj, &out)
 	meter.ran(&ev.budget)
 	return out.text, ev.budget.err
