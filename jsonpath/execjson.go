@@ -31,11 +31,11 @@ func (p *Path) ExecuteJSON(w io.Writer, obj any) error {
 func (ev *evaluator[N, T]) endGroup(out *sink[N]) bool {
 	out.group = append(out.group, ']')
 	// Charged before the work, which is not done (nor metered) if it fails.
-	if c := indentedSize(out.group) / textBytesPerStep; !ev.budget.charge(c) {
+	c := indentedSize(out.group) / textBytesPerStep
+	if !ev.budget.charge(c) {
 		return false
-	} else {
-		meter.did(c)
 	}
+	meter.did(c)
 	buf := bytes.NewBuffer(out.text)
 	if err := json.Indent(buf, out.group, "", "    "); err != nil {
 		ev.fail(fmt.Errorf("%w: indent: %v", ErrInternal, err))
