@@ -12,6 +12,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/discovery"
@@ -109,10 +110,11 @@ type Options[T Object] struct {
 	Indexes map[string]string
 	// SnapshotDir, if set, makes every informer keep a snapshot of its objects in this
 	// directory (created 0700 if missing; files 0600), one file per API server address,
-	// resource, namespace, selectors and storage options, and start from it unless the
-	// cluster changed: see "Warm restart" in the package documentation. The compact mode (dynamicinformer.NewCompactFactory) and the
-	// metadata-only mode (metadataonly.NewFactory) can; NewFactory fails for the others
-	// (the unstructured mode: re-encoding its maps would cost what a LIST saves).
+	// resource, namespace, selectors and storage options, and start from it unless it was
+	// written for another cluster: see "Warm restart" in the package documentation. The
+	// compact mode (dynamicinformer.NewCompactFactory) and the metadata-only mode
+	// (metadataonly.NewFactory) can; NewFactory fails for the others (the unstructured
+	// mode: re-encoding its maps would cost what a LIST saves).
 	//
 	// Unencrypted snapshots of Secrets are Secrets on disk, readable by whoever can read the
 	// file. An informer on secrets therefore neither reads nor writes a snapshot unless
@@ -197,10 +199,14 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 		opts.SnapshotKeyFile, opts.SnapshotPlainSecrets); err != nil {
 		return nil, err
 	}
+	// One client for the factory's own requests outside the storage mode: the shard probe
+	// and the cluster a snapshot names.
+	client, err := dynamic.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("kindex: client: %w", err)
+	}
 	if c.snapshot != nil {
-		if c.snapshot.cluster, err = newClusterIdentity(cfg); err != nil {
-			return nil, err
-		}
+		c.snapshot.cluster = newClusterIdentity(client)
 	}
 	logger := opts.Logger // the zero Logger discards, as logr.Discard() does
 	m, err := newMetrics(opts.Registerer)
@@ -225,9 +231,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 		}
 	}
 	core.objType = reflect.TypeFor[T]()
-	if core.probeShard, err = newShardProber(cfg); err != nil {
-		return nil, err
-	}
+	core.probeShard = newShardProber(client)
 	core.paths.opts, core.indexOpts = opts.QueryJSONPath, opts.IndexJSONPath
 	if _, err := jsonpath.CompileWithOptions("{.x}", opts.QueryJSONPath); err != nil {
 		return nil, fmt.Errorf("kindex: Options.QueryJSONPath: %w", err)

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/watchlist"
 
@@ -277,11 +276,7 @@ type shardProber func(ctx context.Context, t storage.Target) (bool, error)
 // client: kube-apiserver 1.37 drops ShardInfo when it turns a list into a
 // PartialObjectMetadataList (it copies only resourceVersion and continue), although it
 // filtered the items.
-func newShardProber(cfg *rest.Config) (shardProber, error) {
-	client, err := dynamic.NewForConfig(rest.CopyConfig(cfg))
-	if err != nil {
-		return nil, fmt.Errorf("kindex: shard probe client: %w", err)
-	}
+func newShardProber(client dynamic.Interface) shardProber {
 	return func(ctx context.Context, t storage.Target) (bool, error) {
 		var ri dynamic.ResourceInterface = client.Resource(t.Resource.GVR)
 		if t.Resource.Namespaced && t.Namespace != "" {
@@ -296,7 +291,7 @@ func newShardProber(cfg *rest.Config) (shardProber, error) {
 		}
 		sel, _, _ := unstructured.NestedString(l.Object, "metadata", "shardInfo", "selector")
 		return sel != "" && sel == t.ShardSelector, nil
-	}, nil
+	}
 }
 
 // shardLW wraps a mode's ListerWatcher for an informer with a shard: it asks the server

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/rest"
 )
 
 // clusterIDTimeout bounds the request that identifies the cluster.
@@ -36,18 +35,14 @@ type clusterIdentity struct {
 
 var namespacesGVR = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
-func newClusterIdentity(cfg *rest.Config) (*clusterIdentity, error) {
-	client, err := dynamic.NewForConfig(rest.CopyConfig(cfg))
-	if err != nil {
-		return nil, fmt.Errorf("kindex: snapshot cluster client: %w", err)
-	}
+func newClusterIdentity(client dynamic.Interface) *clusterIdentity {
 	return &clusterIdentity{ask: func(ctx context.Context) (string, error) {
 		ns, err := client.Resource(namespacesGVR).Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 		if err != nil {
 			return "", err
 		}
 		return string(ns.GetUID()), nil
-	}}, nil
+	}}
 }
 
 // id returns the cluster's identity, asking the server the first time (and again after an

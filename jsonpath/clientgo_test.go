@@ -277,24 +277,37 @@ var clientGoCases = []clientGoCase{
 
 // runClientGo executes expr with client-go, turning panics into errors.
 func runClientGo(expr string, obj any) (out string, results [][]reflect.Value, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	j := k8sjsonpath.New("test").AllowMissingKeys(true)
-	if err := j.Parse(expr); err != nil {
+	if out, err = clientGoOutput(expr, obj, false); err != nil {
 		return "", nil, err
+	}
+	defer recoverClientGo(&err)
+	// A second parser: client-go's JSONPath mutates itself while executing.
+	j := k8sjsonpath.New("test").AllowMissingKeys(true)
+	_ = j.Parse(expr)
+	results, err = j.FindResults(obj)
+	return out, results, err
+}
+
+// clientGoOutput is client-go's Execute of expr on obj, with its JSON output
+// (kubectl -o jsonpath-as-json) when asJSON, turning panics into errors.
+func clientGoOutput(expr string, obj any, asJSON bool) (out string, err error) {
+	defer recoverClientGo(&err)
+	j := k8sjsonpath.New("test").AllowMissingKeys(true)
+	j.EnableJSONOutput(asJSON)
+	if err := j.Parse(expr); err != nil {
+		return "", err
 	}
 	var b bytes.Buffer
 	if err := j.Execute(&b, obj); err != nil {
-		return "", nil, err
+		return "", err
 	}
-	// A second parser: client-go's JSONPath mutates itself while executing.
-	j = k8sjsonpath.New("test").AllowMissingKeys(true)
-	_ = j.Parse(expr)
-	results, err = j.FindResults(obj)
-	return b.String(), results, err
+	return b.String(), nil
+}
+
+func recoverClientGo(err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("panic: %v", r)
+	}
 }
 
 func sortedWords(s string) string {
@@ -454,7 +467,7 @@ func TestExecuteJSONMatchesClientGo(t *testing.T) {
 			if err := p.ExecuteJSON(&gotJSON, JSON(raw)); err != nil || gotJSON.String() != got.String() {
 				t.Fatalf("ExecuteJSON on JSON = %q, %v; on the object = %q", gotJSON.String(), err, got.String())
 			}
-			want, err := runClientGoJSON(c.expr, obj)
+			want, err := clientGoOutput(c.expr, obj, true)
 			if err != nil {
 				t.Fatalf("client-go: %v", err)
 			}
@@ -463,26 +476,6 @@ func TestExecuteJSONMatchesClientGo(t *testing.T) {
 			}
 		})
 	}
-}
-
-// runClientGoJSON executes expr with client-go's JSON output, as kubectl -o
-// jsonpath-as-json does, turning panics into errors.
-func runClientGoJSON(expr string, obj any) (out string, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v", r)
-		}
-	}()
-	j := k8sjsonpath.New("test").AllowMissingKeys(true)
-	j.EnableJSONOutput(true)
-	if err := j.Parse(expr); err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := j.Execute(&b, obj); err != nil {
-		return "", err
-	}
-	return b.String(), nil
 }
 
 // indentedSize predicts json.Indent's output length, which the budget
