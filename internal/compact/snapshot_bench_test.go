@@ -1,8 +1,10 @@
 package compact
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,16 +80,33 @@ func cpuTime() int64 {
 
 // BenchmarkFirstTouch allocates what a snapshot load of 20,000 Pods allocates (20,000 byte
 // slices of 5,100 bytes, about 100 MB) from memory the process has never used: run alone,
-// with -benchtime 1x, it measures what the machine charges for giving a process fresh
-// memory (page faults), which a restart pays once for the whole cache and
-// BenchmarkSnapshotLoad, whose iterations reuse the heap, does not show.
+// one sub-benchmark per process, with -benchtime 1x, it measures what the machine charges
+// for giving a process fresh memory (page faults), which a restart pays once for the whole
+// cache and BenchmarkSnapshotLoad, whose iterations reuse the heap, does not show. With
+// goroutines=2 the same allocations are made by two goroutines (two cores faulting at once).
 func BenchmarkFirstTouch(b *testing.B) {
-	body := make([]byte, 5100)
-	for b.Loop() {
-		kept := make([][]byte, 0, 20000)
-		for range 20000 {
-			kept = append(kept, append([]byte(nil), body...))
-		}
-		b.ReportMetric(float64(len(kept)*len(body))/1e6, "MB/op")
+	for _, g := range []int{1, 2} {
+		b.Run(fmt.Sprintf("goroutines=%d", g), func(b *testing.B) {
+			for b.Loop() {
+				b.ReportMetric(firstTouch(g), "MB/op")
+			}
+		})
 	}
+}
+
+// firstTouch allocates 20,000 slices of 5,100 bytes from goroutines goroutines and
+// returns the megabytes allocated.
+func firstTouch(goroutines int) float64 {
+	body := make([]byte, 5100)
+	kept := make([][][]byte, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for range 20000 / goroutines {
+				kept[g] = append(kept[g], append([]byte(nil), body...))
+			}
+		})
+	}
+	wg.Wait()
+	return float64(20000*len(body)) / 1e6
 }
