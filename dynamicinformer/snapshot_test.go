@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -115,6 +116,42 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	require.Equal(t, []string{"new", "o0", "o1", "o2", "o3", "o4"}, a)
 	require.Equal(t, []string{"o0"}, u)
 	require.Equal(t, []string{"o1"}, d)
+	if runtime.GOOS == "linux" {
+		require.Positive(t, st.SnapshotMapped, "a plaintext snapshot is mapped, not read")
+	}
+	requireDecodes(t, inf)
+
+	// A second restart in this process reads the file (a path is mapped once per process),
+	// as correctly.
+	fx.f.Shutdown()
+	testsupport.Churn(t, ctx, cms, "newer", "o2", "o3")
+	fx, inf, _ = restart(t, opts, "configmaps")
+	waitSync(t, inf)
+	cacheEquals(t, ctx, inf, cms)
+	lists, _ = fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Zero(t, lists, "LIST requests on the second restart")
+	require.Zero(t, inf.Status().SnapshotMapped)
+	requireDecodes(t, inf)
+}
+
+// requireDecodes decodes every object of inf, typed and from its raw JSON, and checks both
+// agree with the metadata the cache reads in place.
+func requireDecodes(t *testing.T, inf *dynamicinformer.Informer) {
+	t.Helper()
+	items, err := inf.ListItems("")
+	require.NoError(t, err)
+	require.NotEmpty(t, items)
+	for _, it := range items {
+		var cm corev1.ConfigMap
+		require.NoError(t, it.DecodeInto(&cm))
+		var u unstructured.Unstructured
+		require.NoError(t, u.UnmarshalJSON(it.Raw()))
+		require.Equal(t, it.Name(), cm.Name)
+		require.Equal(t, u.GetName(), cm.Name)
+		require.Equal(t, it.ResourceVersion(), cm.ResourceVersion)
+		require.Equal(t, u.GetResourceVersion(), cm.ResourceVersion)
+		require.Equal(t, it.UID(), cm.UID)
+	}
 }
 
 // After an etcd compaction, the watch from the snapshot's resourceVersion gets 410: the

@@ -286,9 +286,27 @@
 // A snapshot is used only when everything checks: format version, identity, the CRC-32C of
 // the whole file, each record's bounds; with a key, every 64 KiB frame's AES-GCM tag.
 // Anything else is ignored with one log line and the informer lists as usual. Compact
-// records carry the compact object's layout, so loading is one copy per object, from a 1 MiB
-// read buffer into the object's own allocation, rather than a decode; the JSON is not
-// parsed again (figures in bench/README.md, "Warm restart"). Metadata-only records are the
+// records carry the compact object's layout, so loading is no decode: the JSON is not
+// parsed again (figures in bench/README.md, "Warm restart"). On Linux a plaintext compact
+// snapshot is mapped (mmap, read-only, its page tables filled at once) rather than read,
+// and each object is a view of its record: no copy, and no fresh memory. That matters
+// because fresh memory is what a start pays for: every page of a new heap is a page fault,
+// and on a virtual machine whose host backs guest memory lazily a fault costs 3.5-4 ms per
+// MB (bench/README.md, "On a machine whose page faults are slow"), more than the rest of
+// the load, while the file's pages are already in the page cache (just written, or read
+// ahead by the mapping). Status.SnapshotMapped is the file's size. Those pages stay outside
+// the Go heap: the kernel can drop them under memory pressure and read them again (a
+// container's memory limit reclaims them rather than OOM-killing), and objects that change
+// are replaced by heap copies as usual. The mapping is kept for the life of the process:
+// the objects, and whatever was read from them without a copy (Item.Raw, the strings of
+// Item.DecodeInto), are views of it, which Go cannot trace, so no point is known where no
+// view is left. The cost is bounded: a path is mapped at most once per process (an informer
+// released and acquired again reads the file and copies, as elsewhere than Linux, with a
+// key, or when the mapping fails), and the disk space of a file replaced since is freed
+// when the process exits. A mapped file must not be truncated or rewritten in place (kindex
+// never does: it writes a new file and renames it over the old one, and removing one is
+// safe); truncated under a mapping, its pages fault (SIGBUS) when read, as with any mapped
+// file (etcd's bbolt and Prometheus's TSDB map their files likewise). Metadata-only records are the
 // objects' JSON, decoded on load by kindex's typed decoder (a metadata object is a few
 // hundred bytes: a few microseconds each); the metadata mode's relist after 410 decodes
 // every item, as any list of that mode does, and the same comparison of resourceVersions

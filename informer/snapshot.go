@@ -143,6 +143,12 @@ func safeName(s string) string {
 	}, s)
 }
 
+// mappedSnapshots holds the paths of the snapshot files this process has mapped for good
+// (the compact mode's objects are views of them, see "Warm restart" in the package doc):
+// a path is mapped once per process, so that an informer released and created again
+// does not map every version of its file; later loads of it read and copy.
+var mappedSnapshots sync.Map
+
 // load reads the snapshot; ok false (with at most one log line) when there is none usable.
 func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, ok bool) {
 	start := time.Now()
@@ -155,7 +161,9 @@ func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, 
 		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", err.Error())
 		return nil, meta, false
 	}
-	r, err := snapshot.Open(s.path, identity, snapshot.Options{Key: s.cfg.key})
+	viewer, canView := s.cfg.snapshotter.(storage.SnapshotViewer)
+	_, mappedBefore := mappedSnapshots.Load(s.path)
+	r, err := snapshot.Open(s.path, identity, snapshot.Options{Key: s.cfg.key, Map: canView && !mappedBefore})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			s.e.logger.V(1).Info("No snapshot to start from", "path", s.path)
@@ -170,15 +178,23 @@ func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, 
 		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", "resourceVersion "+strconv.Quote(meta.ResourceVersion)+" is not a number")
 		return nil, meta, false
 	}
+	decode := s.cfg.snapshotter.SnapshotDecode
+	if r.Mapped() > 0 {
+		decode = viewer.SnapshotView
+	}
 	items = make([]any, 0, min(r.Count(), 1<<20))
 	for {
 		b, err := r.Next()
 		if err == io.EOF {
+			if r.Keep() {
+				mappedSnapshots.Store(s.path, true)
+				s.e.update(func(st *Status) { st.SnapshotMapped = int64(r.Mapped()) })
+			}
 			break
 		}
 		if err == nil {
 			var obj any
-			if obj, err = s.cfg.snapshotter.SnapshotDecode(b); err == nil {
+			if obj, err = decode(b); err == nil {
 				items = append(items, obj)
 				continue
 			}
@@ -186,7 +202,7 @@ func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, 
 		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", err.Error())
 		return nil, meta, false
 	}
-	s.e.logger.V(1).Info("Loaded a snapshot", "objects", len(items), "resourceVersion", meta.ResourceVersion,
+	s.e.logger.V(1).Info("Loaded a snapshot", "objects", len(items), "mapped", r.Mapped() > 0, "resourceVersion", meta.ResourceVersion,
 		"age", time.Since(meta.Time).Round(time.Second).String(), "took", time.Since(start).String())
 	return items, meta, true
 }

@@ -58,6 +58,10 @@ type Measurement struct {
 	// RSSBeforeBytes is the child's resident set (VmRSS) right before Sync: what the
 	// process held before the subject's cache.
 	RSSBeforeBytes int64 `json:"rss_before_bytes,omitempty"`
+	// MappedBytes is how much the child's file-backed resident set (RssFile) grew during
+	// Sync: memory the subject holds as mapped files outside the Go heap (the compact
+	// mode's restart keeps its objects as views of the snapshot file it mapped).
+	MappedBytes int64 `json:"mapped_bytes,omitempty"`
 	// Warm holds the figures of a restart subject (Annotator), nil for others.
 	Warm *WarmFigures `json:"warm,omitempty"`
 	// ServerCPUSeconds is the CPU time the apiserver and etcd spent while the child ran
@@ -212,7 +216,7 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 		runtime.MemProfileRate = 4 << 10
 	}
 	before := heapAfterGC()
-	rssBefore := procStatus("VmRSS:")
+	rssBefore, fileBefore := procStatus("VmRSS:"), procStatus("RssFile:")
 	stopProfile := func() error { return nil }
 	if req.CPUProfile != "" {
 		if stopProfile, err = startCPUProfile(req.CPUProfile); err != nil {
@@ -233,6 +237,7 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 		end = p.syncEnd()
 	}
 	after := heapAfterGC()
+	mapped := max(procStatus("RssFile:")-fileBefore, 0)
 	if req.HeapProfile != "" {
 		if err := writeHeapProfile(req.HeapProfile); err != nil {
 			return nil, err
@@ -251,6 +256,7 @@ func measure(ctx context.Context, req childRequest) (*Measurement, error) {
 		Requests:       requests,
 		ListRequests:   countLists(requests, req.GVR, req.Namespace),
 		RSSBeforeBytes: rssBefore,
+		MappedBytes:    mapped,
 	}
 	if a, ok := subject.(Annotator); ok {
 		a.Annotate(m)

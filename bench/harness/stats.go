@@ -48,6 +48,7 @@ func (r *SubjectResult) summarize(resource string) {
 		BodyBytes:        int64(median(col(func(m Measurement) float64 { return float64(m.BodyBytes) }))),
 		Gzip:             slices.ContainsFunc(r.Runs, func(m Measurement) bool { return m.Gzip }),
 		RSSBeforeBytes:   int64(median(col(func(m Measurement) float64 { return float64(m.RSSBeforeBytes) }))),
+		MappedBytes:      int64(median(col(func(m Measurement) float64 { return float64(m.MappedBytes) }))),
 	}
 	r.Median.ListRequests = int(slices.Max(col(func(m Measurement) float64 { return float64(m.ListRequests) })))
 	if first.Warm != nil {

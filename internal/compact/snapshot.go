@@ -76,7 +76,14 @@ func (m *Mode) AppendSnapshot(dst []byte, item any) ([]byte, bool) {
 // corrupt record is an error, never an out-of-range access; it does not re-validate the
 // JSON: the snapshot file's checksum (and, encrypted, its authentication) vouch for the
 // bytes (see the informer package's "Warm restart").
-func (m *Mode) SnapshotDecode(data []byte) (any, error) {
+func (m *Mode) SnapshotDecode(data []byte) (any, error) { return snapshotObject(data, true) }
+
+// SnapshotView is SnapshotDecode without the copy: the object is a view of data, which
+// must stay valid and unchanged for as long as anything refers to the object or to what
+// was read from it (a snapshot file mapped for good: snapshot.Reader.Keep).
+func (m *Mode) SnapshotView(data []byte) (any, error) { return snapshotObject(data, false) }
+
+func snapshotObject(data []byte, copied bool) (*Object, error) {
 	if len(data) < snapshotTrailer {
 		return nil, malformed("snapshot record of %d bytes", len(data))
 	}
@@ -93,10 +100,12 @@ func (m *Mode) SnapshotDecode(data []byte) (any, error) {
 		rawLen == 0 || body[0] != '{' || flags&^(flagManagedFields|flagTransformed) != 0 {
 		return nil, malformed("snapshot record: inconsistent layout")
 	}
-	// append rather than make and copy: the allocation is not zeroed before the copy. The
-	// capacity is cut to the record, whose key text must end where the slice does.
-	buf := append([]byte(nil), body...)
-	return &Object{raw: buf[:rawLen:len(body)], nsEnd: nsEnd, keyEnd: keyEnd, rvEnd: rvEnd,
+	if copied {
+		// append rather than make and copy: the allocation is not zeroed before the copy.
+		body = append([]byte(nil), body...)
+	}
+	// The capacity is cut to the record, whose key text must end where the slice does.
+	return &Object{raw: body[:rawLen:len(body)], nsEnd: nsEnd, keyEnd: keyEnd, rvEnd: rvEnd,
 		metaStart: metaStart, metaEnd: metaEnd, flags: flags}, nil
 }
 

@@ -34,6 +34,15 @@ func TestSnapshotModeRoundTrip(t *testing.T) {
 	for i := range b {
 		_, _ = m.SnapshotDecode(b[:i]) // never panics
 	}
+	view, err := m.SnapshotView(b)
+	require.NoError(t, err)
+	v := view.(*Object)
+	require.Equal(t, o.RawJSON(), v.RawJSON())
+	require.Equal(t, o.StoreKey(), v.StoreKey())
+	require.Equal(t, o.GetUID(), v.GetUID())
+	require.Same(t, &b[0], &v.raw[0], "a view shares the record's bytes")
+	require.NotSame(t, &b[0], &o.raw[0], "a decoded record is a copy")
+	require.Equal(t, len(b)-snapshotTrailer, cap(v.raw), "the view ends with its key text")
 	l := m.SnapshotList([]any{o}, "42").(*List)
 	require.Equal(t, "42", l.ResourceVersion)
 	require.Len(t, l.Items, 1)
@@ -123,8 +132,15 @@ func FuzzSnapshotDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		it, err := m.SnapshotDecode(data)
+		view, verr := m.SnapshotView(data)
+		if (err == nil) != (verr == nil) {
+			t.Fatalf("decode: %v, view: %v", err, verr)
+		}
 		if err != nil {
 			return
+		}
+		if string(view.(*Object).RawJSON()) != string(it.(*Object).RawJSON()) || view.(*Object).StoreKey() != it.(*Object).StoreKey() {
+			t.Fatal("a view differs from the copy")
 		}
 		o := it.(*Object)
 		_ = o.StoreKey()

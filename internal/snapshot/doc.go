@@ -45,6 +45,17 @@
 // removed by a later Write to the same target once ten minutes old (a younger one may be
 // another process's write in progress, in a directory two processes share).
 //
+// # Mapping
+//
+// With Options.Map, Open maps a plaintext file read-only (Linux: mmap with MAP_POPULATE)
+// instead of reading it through a buffer, and Next returns views of the mapping, checked
+// against the same bounds and covered by the same checksum. After io.EOF, Keep keeps the
+// mapping for the life of the process, so that a caller can keep the views as its objects'
+// memory (the compact mode does): they are page-cache pages, no fresh memory. Since Write
+// never changes a file in place (it renames a new one over it), a kept mapping keeps the
+// file it mapped whatever is written after; a file truncated in place by someone else
+// faults (SIGBUS) where a view is read past the new end, as every mapped file does.
+//
 // PeekResourceVersion and SetResourceVersion read and rewrite a plaintext file's version
 // without the identity: for tests and tooling, never to trust a file.
 package snapshot

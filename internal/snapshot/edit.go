@@ -53,5 +53,11 @@ func SetResourceVersion(path, rv string) error {
 	out = append(out, rv...)
 	out = append(out, b[end:len(b)-4]...)
 	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(out, castagnoli))
-	return os.WriteFile(path, out, 0o600)
+	// A new file renamed over the old one, as Write does: a process that mapped the old
+	// one (Options.Map) keeps reading it.
+	tmp := path + ".rv"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -89,9 +89,16 @@ type Meta struct {
 	Time time.Time
 }
 
-// Options are the encryption key (nil: plaintext). AES-128, -192 or -256 by its length.
+// Options are the encryption key (nil: plaintext; AES-128, -192 or -256 by its length)
+// and, for reading, whether to map the file.
 type Options struct {
 	Key []byte
+	// Map, for reading a plaintext file on Linux, maps the file into memory instead of
+	// reading it: Next returns views of the mapping, which stay valid until Close, or for
+	// the life of the process once Keep is called. The file's pages are the page cache's:
+	// reading a file just written costs no fresh memory (see the package doc, "Mapping").
+	// Ignored with a Key and elsewhere than on Linux, or if the mapping fails.
+	Map bool
 }
 
 func (o Options) aead() (cipher.AEAD, error) {
@@ -397,7 +404,10 @@ func frameAD(hdr []byte, last bool) []byte {
 type Reader struct {
 	f      *os.File
 	fr     *frameReader // encrypted: what body reads from
-	body   *bufio.Reader
+	body   io.Reader    // buffered, or mapped
+	buffer *bufio.Reader
+	mapped *mapReader // Options.Map: body, on a mapping
+	kept   bool
 	sum    hash.Hash
 	meta   Meta
 	count  uint64
@@ -418,13 +428,51 @@ func Open(path, identity string, o Options) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := newReader(f, identity, o.Key)
+	var in io.Reader = f
+	var mapped *mapReader
+	if o.Map && o.Key == nil {
+		if st, err := f.Stat(); err == nil && st.Size() > 0 && int64(int(st.Size())) == st.Size() {
+			if m, err := mapFile(f, st.Size()); err == nil {
+				mapped = &mapReader{m: m}
+				in = mapped
+			}
+		}
+	}
+	r, err := newReader(in, identity, o.Key)
 	if err != nil {
+		if mapped != nil {
+			_ = unmapFile(mapped.m)
+		}
 		_ = f.Close()
 		return nil, err
 	}
-	r.f = f
+	r.f, r.mapped = f, mapped
 	return r, nil
+}
+
+// mapReader reads a mapped file.
+type mapReader struct {
+	m   []byte
+	off int
+}
+
+func (m *mapReader) Read(p []byte) (int, error) {
+	if m.off == len(m.m) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.m[m.off:])
+	m.off += n
+	return n, nil
+}
+
+// view returns the next n bytes of the mapping without a copy.
+func (m *mapReader) view(n int) ([]byte, bool) {
+	if n > len(m.m)-m.off {
+		return nil, false
+	}
+	b := m.m[m.off : m.off+n : m.off+n]
+	m.off += n
+	return b, true
 }
 
 // openRegular opens path for reading if it is a regular file (through symlinks). Without
@@ -447,7 +495,10 @@ func openRegular(path string) (*os.File, error) {
 }
 
 func newReader(in io.Reader, identity string, key []byte) (*Reader, error) {
-	br := bufio.NewReaderSize(in, readBuffer)
+	var br io.Reader = in
+	if _, ok := in.(*mapReader); !ok {
+		br = bufio.NewReaderSize(in, readBuffer)
+	}
 	hdr := make([]byte, headerLen)
 	if _, err := io.ReadFull(br, hdr); err != nil {
 		return nil, invalid("header: %v", err)
@@ -488,12 +539,14 @@ func newReader(in io.Reader, identity string, key []byte) (*Reader, error) {
 		return nil, fmt.Errorf("%w: %w: the file is not encrypted and a key was given", ErrInvalid, ErrDecrypt)
 	}
 	r := &Reader{sum: newSum(version), body: br}
+	r.buffer, _ = br.(*bufio.Reader)
 	r.sum.Write(hdr)
 	if encrypted {
 		var prefix [4]byte
 		copy(prefix[:], hdr[len(magic)+4:])
 		r.fr = &frameReader{r: br, aead: aead, ad: hdr, prefix: prefix}
-		r.body = bufio.NewReaderSize(r.fr, readBuffer)
+		r.buffer = bufio.NewReaderSize(r.fr, readBuffer)
+		r.body = r.buffer
 	}
 	var id [32]byte
 	if err := r.full(id[:]); err != nil {
@@ -531,9 +584,9 @@ func (r *Reader) Meta() Meta { return r.meta }
 // returned io.EOF: use it as a hint only, bounded by the caller).
 func (r *Reader) Count() uint64 { return r.count }
 
-// Next returns the next object's bytes, valid until the next call, or io.EOF after the
-// last one once the checksum matched. Any other error means the file is invalid: discard
-// every object read from it.
+// Next returns the next object's bytes, valid until the next call (if Mapped: until Close,
+// or for good after Keep), or io.EOF after the last one once the checksum matched. Any other
+// error means the file is invalid: discard every object read from it.
 func (r *Reader) Next() ([]byte, error) {
 	if r.done {
 		return nil, io.EOF
@@ -566,14 +619,24 @@ func (r *Reader) Next() ([]byte, error) {
 	if n > MaxObject {
 		return nil, invalid("object of %d bytes", n)
 	}
-	if int(n) <= r.body.Size() {
+	if r.mapped != nil {
+		// A view of the mapping: no copy.
+		b, ok := r.mapped.view(int(n))
+		if !ok {
+			return nil, invalid("truncated: object of %d bytes", n)
+		}
+		r.sum.Write(b)
+		r.read++
+		return b, nil
+	}
+	if int(n) <= r.buffer.Size() {
 		// A view of the read buffer: no copy.
-		b, err := r.body.Peek(int(n))
+		b, err := r.buffer.Peek(int(n))
 		if err != nil {
 			return nil, wrapInvalid("truncated", err)
 		}
 		r.sum.Write(b)
-		_, _ = r.body.Discard(int(n))
+		_, _ = r.buffer.Discard(int(n))
 		r.read++
 		return b, nil
 	}
@@ -591,12 +654,39 @@ func (r *Reader) Next() ([]byte, error) {
 // frames returns the frame reader of an encrypted body.
 func (r *Reader) frames() (*frameReader, bool) { return r.fr, r.fr != nil }
 
-// Close closes the file.
+// Mapped returns the size of the file's mapping (Options.Map), 0 if it is read: Next's
+// views of a mapped file stay valid until Close, or for the life of the process after Keep.
+func (r *Reader) Mapped() int {
+	if r.mapped == nil {
+		return 0
+	}
+	return len(r.mapped.m)
+}
+
+// Keep, once Next has returned io.EOF, keeps a mapped file's mapping for the life of the
+// process, so that the views Next returned stay valid after Close (they are read-only:
+// writing to one faults). It returns false if the file is not mapped or not read to
+// the end.
+func (r *Reader) Keep() bool {
+	if r.mapped == nil || !r.done {
+		return false
+	}
+	r.kept = true
+	return true
+}
+
+// Close closes the file and, unless kept, unmaps it.
 func (r *Reader) Close() error {
 	if r.f == nil {
 		return nil
 	}
-	return r.f.Close()
+	if r.mapped != nil && !r.kept {
+		_ = unmapFile(r.mapped.m)
+	}
+	r.mapped = nil
+	err := r.f.Close()
+	r.f = nil
+	return err
 }
 
 func (r *Reader) full(b []byte) error {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,6 +62,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}{
 		{"empty", 0, Options{}},
 		{"plain", 50, Options{}},
+		{"plain mapped", 50, Options{Map: true}},
+		{"empty mapped", 0, Options{Map: true}},
+		{"encrypted, Map ignored", 50, Options{Key: testKey, Map: true}},
 		{"encrypted", 50, Options{Key: testKey}},
 		{"encrypted many frames", 2000, Options{Key: testKey[:16]}},
 		{"encrypted empty", 0, Options{Key: testKey}},
@@ -113,8 +117,8 @@ func TestSnapshotIdentityAndKeyMismatch(t *testing.T) {
 
 // Every truncation and every single-byte change of a sample is rejected, never a panic.
 func TestSnapshotCorruptionAtEveryOffset(t *testing.T) {
-	for _, o := range []Options{{}, {Key: testKey}} {
-		t.Run(fmt.Sprintf("encrypted=%v", o.Key != nil), func(t *testing.T) {
+	for _, o := range []Options{{}, {Map: true}, {Key: testKey}} {
+		t.Run(fmt.Sprintf("encrypted=%v,map=%v", o.Key != nil, o.Map), func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "s")
 			write(t, path, Meta{Identity: "id", ResourceVersion: "77"}, sample(3), o)
@@ -299,8 +303,53 @@ func FuzzSnapshotOpen(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Skip()
 		}
-		_, _, _ = readAll(p, "id", Options{})
+		_, _, err := readAll(p, "id", Options{})
+		_, _, errMapped := readAll(p, "id", Options{Map: true})
+		if (err == nil) != (errMapped == nil) {
+			t.Fatalf("read: %v, mapped: %v", err, errMapped)
+		}
 	})
+}
+
+// A mapped file's views are the file's own pages, no copy: after Keep they outlive Close.
+// Before the end, Keep refuses; read, a file is never mapped.
+func TestMappedViewsOutliveCloseOnceKept(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("files are mapped on Linux only")
+	}
+	path := filepath.Join(t.TempDir(), "s")
+	objs := sample(20)
+	write(t, path, Meta{Identity: "id", ResourceVersion: "3"}, objs, Options{})
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+
+	r, err := Open(path, "id", Options{})
+	require.NoError(t, err)
+	assert.Zero(t, r.Mapped(), "not asked to map")
+	require.NoError(t, r.Close())
+
+	r, err = Open(path, "id", Options{Map: true})
+	require.NoError(t, err)
+	assert.Equal(t, int(fi.Size()), r.Mapped())
+	var views [][]byte
+	for {
+		b, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		assert.False(t, r.Keep(), "kept before the checksum was read")
+		views = append(views, b)
+	}
+	require.True(t, r.Keep())
+	require.NoError(t, r.Close())
+	// The file replaced as Write replaces it: the mapping keeps the old file's pages.
+	write(t, path, Meta{Identity: "id", ResourceVersion: "4"}, sample(1), Options{})
+	require.Len(t, views, len(objs))
+	for i := range objs {
+		assert.Equal(t, objs[i], views[i])
+		assert.Equal(t, len(views[i]), cap(views[i]), "a view must not reach into the next record")
+	}
 }
 
 // A FIFO in the snapshot's place blocked Open (and the informer, and its Shutdown) until a

@@ -24,6 +24,13 @@ type Snapshotter interface {
 	SnapshotList(items []any, rv string) runtime.Object
 }
 
+// SnapshotViewer is implemented by Snapshotters whose items can be views of a record
+// (the compact mode's): SnapshotView is SnapshotDecode without a copy, for records that
+// stay valid and unchanged for the life of the process (a mapped snapshot file kept).
+type SnapshotViewer interface {
+	SnapshotView(data []byte) (any, error)
+}
+
 // ResourceVersionProber is implemented by ListerWatchers that can learn the server's
 // current resourceVersion for their target without a LIST (the compact mode's, with a
 // watch that sends no object). The informer core uses it to decide when a watch resumed
