@@ -163,7 +163,7 @@ func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, 
 	}
 	viewer, canView := s.cfg.snapshotter.(storage.SnapshotViewer)
 	_, mappedBefore := mappedSnapshots.Load(s.path)
-	r, err := snapshot.Open(s.path, identity, snapshot.Options{Key: s.cfg.key, Map: canView && !mappedBefore})
+	r, err := snapshot.Open(s.path, identity, snapshot.Options{Key: s.cfg.key, Map: canView && viewer.SnapshotViews() && !mappedBefore})
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			s.e.logger.V(1).Info("No snapshot to start from", "path", s.path)

@@ -83,6 +83,10 @@ func (m *Mode) SnapshotDecode(data []byte) (any, error) { return snapshotObject(
 // was read from it (a snapshot file mapped for good: snapshot.Reader.Keep).
 func (m *Mode) SnapshotView(data []byte) (any, error) { return snapshotObject(data, false) }
 
+// SnapshotViews reports whether loaded objects are kept as views: not with Options.Compress,
+// whose transform compresses every object into an allocation of its own.
+func (m *Mode) SnapshotViews() bool { return !m.compress }
+
 func snapshotObject(data []byte, copied bool) (*Object, error) {
 	if len(data) < snapshotTrailer {
 		return nil, malformed("snapshot record of %d bytes", len(data))

@@ -29,6 +29,10 @@ type Snapshotter interface {
 // stay valid and unchanged for the life of the process (a mapped snapshot file kept).
 type SnapshotViewer interface {
 	SnapshotView(data []byte) (any, error)
+	// SnapshotViews reports whether the mode keeps such views as they are; false when its
+	// transform copies every item anyway (the compact mode's compression), which leaves a
+	// mapping nothing refers to.
+	SnapshotViews() bool
 }
 
 // ResourceVersionProber is implemented by ListerWatchers that can learn the server's
