@@ -108,6 +108,13 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	lists, watches := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
 	require.Zero(t, lists, "LIST requests on restart")
 	require.GreaterOrEqual(t, watches, 1)
+	fromSnapshot := 0 // the watch started during the load is the reflector's: one request
+	for _, q := range fx.rec.Requests("/api/v1/namespaces/" + ns + "/configmaps") {
+		if q.Watch && !q.InitialEvents && strings.Contains("&"+q.Query+"&", "&resourceVersion="+st.SnapshotResourceVersion+"&") {
+			fromSnapshot++
+		}
+	}
+	require.Equal(t, 1, fromSnapshot, "watches from the snapshot's resourceVersion %s", st.SnapshotResourceVersion)
 	testenv.Eventually(t, 10*time.Second, func() bool {
 		a, u, d := ev.Get()
 		return len(a) == 6 && len(u) == 1 && len(d) == 1

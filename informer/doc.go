@@ -214,7 +214,10 @@
 //     (the informer is queryable by then): decoding objects for them, and collecting what
 //     that leaves, would otherwise take the CPU from the load (bench/README.md, "Queryable
 //     sooner").
-//   - The reflector then WATCHes from the saved resourceVersion: no LIST. The apiserver
+//   - The reflector then WATCHes from the saved resourceVersion: no LIST. That watch is
+//     started as soon as the file's header has been read, while its objects load (and
+//     stopped if they turn out invalid); the reflector's first watch takes it, so the wait
+//     below overlaps the load instead of following it. The apiserver
 //     answers a watch from a compacted resourceVersion with a 410 error event at once, and
 //     a watch it accepts from its watch cache comes with the events since that version
 //     queued before the response, but a plain watch carries no marker after them (its

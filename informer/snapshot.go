@@ -150,7 +150,9 @@ func safeName(s string) string {
 var mappedSnapshots sync.Map
 
 // load reads the snapshot; ok false (with at most one log line) when there is none usable.
-func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, ok bool) {
+// onMeta, if set, is called with the snapshot's meta once it is known and before its
+// objects are read (they may still turn out invalid).
+func (s *snapState) load(ctx context.Context, onMeta func(snapshot.Meta)) (items []any, meta snapshot.Meta, ok bool) {
 	start := time.Now()
 	if _, err := os.Stat(s.path); errors.Is(err, os.ErrNotExist) {
 		s.e.logger.V(1).Info("No snapshot to start from", "path", s.path)
@@ -177,6 +179,9 @@ func (s *snapState) load(ctx context.Context) (items []any, meta snapshot.Meta, 
 	if _, err := strconv.ParseUint(meta.ResourceVersion, 10, 64); err != nil {
 		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", "resourceVersion "+strconv.Quote(meta.ResourceVersion)+" is not a number")
 		return nil, meta, false
+	}
+	if onMeta != nil {
+		onMeta(meta)
 	}
 	decode := s.cfg.snapshotter.SnapshotDecode
 	if r.Mapped() > 0 {
@@ -432,19 +437,28 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 	if !s.used.CompareAndSwap(false, true) {
 		return r.slw
 	}
-	items, meta, ok := s.load(e.ctx)
+	var sr *snapRun
+	items, meta, ok := s.load(e.ctx, func(meta snapshot.Meta) {
+		rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
+		s.appliedRV.Store(rv)
+		sr = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger,
+			// Ahead of the server, the snapshot's version is no version the cache will be
+			// consistent with: none is written until the relist's (or a later change's).
+			ahead: func() { s.appliedRV.Store(0) }}
+		if p, ok := inner.(storage.ResourceVersionProber); ok {
+			sr.probe = p.CurrentResourceVersion
+		}
+		r.slw.pre = startEarlyWatch(r.ctx, inner, sr, r.slw.replaced)
+	})
 	if !ok {
+		if sr != nil { // the objects were invalid
+			s.appliedRV.Store(0)
+			r.slw.pre.stop()
+			r.slw.pre = nil
+		}
 		return r.slw
 	}
-	rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
-	s.appliedRV.Store(rv)
-	r.snap = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger,
-		// Ahead of the server, the snapshot's version is no version the cache will be
-		// consistent with: none is written until the relist's (or a later change's).
-		ahead: func() { s.appliedRV.Store(0) }}
-	if p, ok := inner.(storage.ResourceVersionProber); ok {
-		r.snap.probe = p.CurrentResourceVersion
-	}
+	r.snap = sr
 	list := s.cfg.snapshotter.SnapshotList(items, meta.ResourceVersion)
 	e.update(func(st *Status) { st.SnapshotTime, st.SnapshotResourceVersion = meta.Time, meta.ResourceVersion })
 	r.slw.first, r.slw.sr = list, r.snap
@@ -466,6 +480,7 @@ type snapshotLW struct {
 	firstRV string         // of the run's first list
 	listed  bool
 	sr      *snapRun
+	pre     *earlyWatch // the watch from the snapshot's version, started during the load
 	// replaced returns how many objects the run's lists have queued so far.
 	replaced func() int64
 }
@@ -520,6 +535,16 @@ func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptio
 }
 
 func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	lw.mu.Lock()
+	pre := lw.pre
+	lw.pre = nil
+	lw.mu.Unlock()
+	if pre != nil {
+		if opts.ResourceVersion == pre.rv {
+			return pre.get(ctx)
+		}
+		pre.stop()
+	}
 	w, err := lw.inner.WatchWithContext(ctx, opts)
 	if err != nil || lw.sr == nil {
 		return w, err

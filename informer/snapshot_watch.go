@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
 )
 
 // When a watch resumed from a snapshot counts as current ("Warm restart" in the package
@@ -264,4 +265,66 @@ func (r *run) waitCurrent() bool {
 		}
 	}
 	return true
+}
+
+// earlyWatch is the watch of a snapshot run from the snapshot's resourceVersion, started
+// as soon as the file's header is read, while its objects load: the wait that decides when
+// the watch is current (snapshotFirstEvent, the probe) then overlaps the load and the
+// cache's filling instead of following them. The reflector's first Watch, which asks for
+// the same version once the snapshot is served as its first List, takes it (get).
+type earlyWatch struct {
+	rv     string
+	cancel context.CancelFunc
+	done   chan struct{} // closed once w and err are set
+	w      watch.Interface
+	err    error
+}
+
+// startEarlyWatch starts the watch of sr from its snapshot's version with the options the
+// reflector would use (bookmarks allowed, the reflector's shortest timeout), on ctx, the
+// run's context.
+func startEarlyWatch(ctx context.Context, inner cache.ListerWatcherWithContext, sr *snapRun, replaced func() int64) *earlyWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	ew := &earlyWatch{rv: sr.meta.ResourceVersion, cancel: cancel, done: make(chan struct{})}
+	timeout := int64(earlyWatchTimeout.Seconds())
+	opts := metav1.ListOptions{ResourceVersion: ew.rv, AllowWatchBookmarks: true, TimeoutSeconds: &timeout}
+	go func() {
+		defer close(ew.done)
+		w, err := inner.WatchWithContext(ctx, opts)
+		if err != nil {
+			ew.err = err
+			return
+		}
+		ew.w = newSnapshotWatch(ctx, w, sr, ew.rv, replaced)
+	}()
+	return ew
+}
+
+// earlyWatchTimeout is the server-side timeout of an early watch: the reflector's minimum
+// (it picks between 5 and 10 minutes); the reflector watches again when it ends.
+const earlyWatchTimeout = 5 * time.Minute
+
+// get waits until the watch is established and returns it (or why it could not be).
+func (ew *earlyWatch) get(ctx context.Context) (watch.Interface, error) {
+	select {
+	case <-ew.done:
+		return ew.w, ew.err
+	case <-ctx.Done():
+		ew.stop()
+		return nil, ctx.Err()
+	}
+}
+
+// stop ends a watch nobody takes.
+func (ew *earlyWatch) stop() {
+	if ew == nil {
+		return
+	}
+	ew.cancel()
+	go func() {
+		<-ew.done
+		if ew.w != nil {
+			ew.w.Stop()
+		}
+	}()
 }
