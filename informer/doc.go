@@ -291,7 +291,7 @@
 // Anything else is ignored with one log line and the informer lists as usual. Compact
 // records carry the compact object's layout, so loading is no decode: the JSON is not
 // parsed again (figures in bench/README.md, "Warm restart"). On Linux a plaintext compact
-// snapshot is mapped (mmap, read-only, its page tables filled at once) rather than read,
+// snapshot is mapped (mmap, read-only, populated ahead of the reader) rather than read,
 // and each object is a view of its record: no copy, and no fresh memory. That matters
 // because fresh memory is what a start pays for: every page of a new heap is a page fault,
 // and on a virtual machine whose host backs guest memory lazily a fault costs 3.5-4 ms per

@@ -47,8 +47,9 @@
 //
 // # Mapping
 //
-// With Options.Map, Open maps a plaintext file read-only (Linux: mmap with MAP_POPULATE)
-// instead of reading it through a buffer, and Next returns views of the mapping, checked
+// With Options.Map, Open maps a plaintext file read-only (Linux: mmap, populated 16 MiB
+// ahead of the reader with MADV_POPULATE_READ, so that a file whose size lies costs what
+// is read of it) instead of reading it through a buffer, and Next returns views of the mapping, checked
 // against the same bounds and covered by the same checksum. After io.EOF, Keep keeps the
 // mapping for the life of the process, so that a caller can keep the views as its objects'
 // memory (the compact mode does): they are page-cache pages, no fresh memory. Since Write

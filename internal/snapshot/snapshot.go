@@ -452,15 +452,31 @@ func Open(path, identity string, o Options) (*Reader, error) {
 
 // mapReader reads a mapped file.
 type mapReader struct {
-	m   []byte
-	off int
+	m         []byte
+	off       int
+	populated int // m[:populated] has been populated
+}
+
+// populateAhead is how far ahead of the reader the mapping is populated.
+const populateAhead = 16 << 20
+
+// ahead populates the mapping up to at least end, in steps of populateAhead.
+func (m *mapReader) ahead(end int) {
+	if end <= m.populated {
+		return
+	}
+	to := min(max(end, m.populated+populateAhead), len(m.m))
+	populate(m.m[m.populated:to])
+	m.populated = to
 }
 
 func (m *mapReader) Read(p []byte) (int, error) {
 	if m.off == len(m.m) {
 		return 0, io.EOF
 	}
-	n := copy(p, m.m[m.off:])
+	n := min(len(p), len(m.m)-m.off)
+	m.ahead(m.off + n)
+	copy(p, m.m[m.off:m.off+n])
 	m.off += n
 	return n, nil
 }
@@ -470,6 +486,7 @@ func (m *mapReader) view(n int) ([]byte, bool) {
 	if n > len(m.m)-m.off {
 		return nil, false
 	}
+	m.ahead(m.off + n)
 	b := m.m[m.off : m.off+n : m.off+n]
 	m.off += n
 	return b, true

@@ -311,6 +311,21 @@ func FuzzSnapshotOpen(f *testing.F) {
 	})
 }
 
+// A file whose size lies (a valid snapshot extended to 64 GiB of holes) is found invalid
+// after what is read of it: mapped, it is populated ahead of the reader, not all at once.
+func TestSparseFileIsNotReadWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	write(t, path, Meta{Identity: "id", ResourceVersion: "3"}, sample(3), Options{})
+	if err := os.Truncate(path, 64<<30); err != nil {
+		t.Skipf("no sparse file here: %v", err)
+	}
+	for _, o := range []Options{{}, {Map: true}} {
+		_, _, err := readAll(path, "id", o)
+		require.ErrorIs(t, err, ErrInvalid, "map=%v", o.Map)
+		require.ErrorContains(t, err, "after the checksum")
+	}
+}
+
 // A mapped file's views are the file's own pages, no copy: after Keep they outlive Close.
 // Before the end, Keep refuses; read, a file is never mapped.
 func TestMappedViewsOutliveCloseOnceKept(t *testing.T) {
