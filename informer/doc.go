@@ -290,9 +290,11 @@
 // the whole file, each record's bounds; with a key, every 64 KiB frame's AES-GCM tag.
 // Anything else is ignored with one log line and the informer lists as usual. Compact
 // records carry the compact object's layout, so loading is no decode: the JSON is not
-// parsed again (figures in bench/README.md, "Warm restart"). On Linux a plaintext compact
+// parsed again (figures in bench/README.md, "Warm restart"). On Linux a plaintext
 // snapshot is mapped (mmap, read-only, populated ahead of the reader) rather than read,
-// and each object is a view of its record: no copy, and no fresh memory. That matters
+// and each compact object is a view of its record: no copy, and no fresh memory (a
+// metadata-only object, decoded, has its strings as views of the record; a compressing
+// compact mode, which copies every object anyway, reads the file instead). That matters
 // because fresh memory is what a start pays for: every page of a new heap is a page fault,
 // and on a virtual machine whose host backs guest memory lazily a fault costs 3.5-4 ms per
 // MB (bench/README.md, "On a machine whose page faults are slow"), more than the rest of
@@ -309,9 +311,9 @@
 // when the process exits. A mapped file must not be truncated or rewritten in place (kindex
 // never does: it writes a new file and renames it over the old one, and removing one is
 // safe); truncated under a mapping, its pages fault (SIGBUS) when read, as with any mapped
-// file (etcd's bbolt and Prometheus's TSDB map their files likewise). Metadata-only records are the
-// objects' JSON, decoded on load by kindex's typed decoder (a metadata object is a few
-// hundred bytes: a few microseconds each); the metadata mode's relist after 410 decodes
+// file (etcd's bbolt and Prometheus's TSDB map their files likewise). Metadata-only records
+// are the objects' JSON, decoded on load by kindex's typed decoder (a metadata object is a
+// few hundred bytes: a few microseconds each); the metadata mode's relist after 410 decodes
 // every item, as any list of that mode does, and the same comparison of resourceVersions
 // keeps unchanged objects from being announced. The checksum is there to catch a damaged
 // file (a torn write, a bad disk), not an attacker: a plaintext snapshot is as trustworthy

@@ -115,7 +115,7 @@ type Options[T Object] struct {
 	// compact mode (dynamicinformer.NewCompactFactory) and the metadata-only mode
 	// (metadataonly.NewFactory) can; NewFactory fails for the others (the unstructured
 	// mode: re-encoding its maps would cost what a LIST saves). On Linux a plaintext
-	// compact snapshot is mapped into memory on load, once per file per process (see
+	// snapshot is mapped into memory on load, once per file per process (see
 	// Status.SnapshotMapped): do not truncate or rewrite these files in place; remove them.
 	//
 	// Unencrypted snapshots of Secrets are Secrets on disk, readable by whoever can read the

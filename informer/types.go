@@ -158,10 +158,11 @@ type Status struct {
 	SnapshotTime            time.Time
 	SnapshotResourceVersion string
 	// SnapshotMapped is the size of the snapshot file the informer started from when it
-	// mapped the file instead of reading it (compact mode, plaintext, Linux; 0 otherwise):
-	// its objects are then views of the file's pages, memory outside the Go heap that the
-	// kernel can drop and read again under pressure, mapped for the rest of the process's
-	// life (see "Warm restart" in the package doc).
+	// mapped the file instead of reading it (plaintext, Linux, the compact mode without
+	// compression or the metadata-only mode; 0 otherwise): its objects (their strings, in
+	// the metadata-only mode) are then views of the file's pages, memory outside the Go
+	// heap that the kernel can drop and read again under pressure, mapped for the rest of
+	// the process's life (see "Warm restart" in the package doc).
 	SnapshotMapped int64
 	// SnapshotError is why the informer's last attempt to write its snapshot failed (a
 	// directory where the file should be, a full disk), nil once a write succeeds; it is

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,9 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	st := inf.Status()
 	require.False(t, st.SnapshotTime.IsZero(), "%+v", st)
 	require.False(t, st.ServingFromSnapshot)
+	if runtime.GOOS == "linux" {
+		require.Positive(t, st.SnapshotMapped, "mapped: the objects' strings are views of the file")
+	}
 
 	path := "/api/v1/namespaces/" + ns + "/configmaps"
 	lists, watches := fx.rec.Count(path)

@@ -28,6 +28,7 @@ type metadataMode struct {
 
 var (
 	_ Snapshotter           = (*metadataMode)(nil)
+	_ SnapshotViewer        = (*metadataMode)(nil)
 	_ PathChecker           = (*metadataMode)(nil)
 	_ ResourceVersionProber = (*probingLW)(nil)
 )
@@ -56,8 +57,26 @@ func (m *metadataMode) AppendSnapshot(dst []byte, item any) ([]byte, bool) {
 // SnapshotDecode decodes a record of AppendSnapshot into a new object. A record that is
 // not the JSON of an object with a name is an error.
 func (m *metadataMode) SnapshotDecode(data []byte) (any, error) {
+	return decodeMetadataRecord(data, false)
+}
+
+// SnapshotView decodes a record as SnapshotDecode does, its strings views of data (which
+// must stay valid and unchanged for as long as the object is used: a mapped snapshot
+// kept) rather than copies.
+func (m *metadataMode) SnapshotView(data []byte) (any, error) {
+	return decodeMetadataRecord(data, true)
+}
+
+// SnapshotViews is true: the mode keeps the objects it loads as they are.
+func (m *metadataMode) SnapshotViews() bool { return true }
+
+func decodeMetadataRecord(data []byte, shared bool) (any, error) {
 	o := &metav1.PartialObjectMetadata{}
-	if err := typedjson.Unmarshal(data, o); err != nil {
+	decode := typedjson.Unmarshal
+	if shared {
+		decode = typedjson.UnmarshalShared
+	}
+	if err := decode(data, o); err != nil {
 		return nil, fmt.Errorf("metadata snapshot record: %w", err)
 	}
 	if o.Name == "" {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -35,6 +36,12 @@ func TestMetadataSnapshotRoundTrip(t *testing.T) {
 	got, err := m.SnapshotDecode(rec[len("prefix"):])
 	require.NoError(t, err)
 	require.Equal(t, o, got)
+	view, err := m.SnapshotView(rec[len("prefix"):])
+	require.NoError(t, err)
+	require.Equal(t, o, view)
+	at := uintptr(unsafe.Pointer(unsafe.StringData(view.(*metav1.PartialObjectMetadata).Name)))
+	start := uintptr(unsafe.Pointer(&rec[0]))
+	require.True(t, at >= start && at < start+uintptr(len(rec)), "a view's strings are the record's bytes")
 
 	_, ok = m.AppendSnapshot(nil, "not an object")
 	require.False(t, ok)
@@ -58,8 +65,11 @@ func TestMetadataSnapshotDecodeRejectsDamage(t *testing.T) {
 	require.True(t, ok)
 	for n := range len(rec) {
 		o, err := m.SnapshotDecode(rec[:n])
+		v, verr := m.SnapshotView(rec[:n])
+		require.Equal(t, err == nil, verr == nil, "prefix %q", rec[:n])
 		if err == nil {
 			require.NotEmpty(t, o.(*metav1.PartialObjectMetadata).Name, "prefix %q", rec[:n])
+			require.Equal(t, o, v)
 		}
 	}
 	for _, bad := range []string{`{}`, `[]`, `null`, `{"metadata":{"name":7}}`, `{"metadata":{"labels":{"k":1},"name":"a"}}`, "\x00"} {
