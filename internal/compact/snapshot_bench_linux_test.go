@@ -2,9 +2,10 @@ package compact
 
 import (
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // BenchmarkFirstTouchHugePages is BenchmarkFirstTouch (its time; prepare-ms is the
@@ -18,7 +19,7 @@ func BenchmarkFirstTouchHugePages(b *testing.B) {
 		b.StopTimer()
 		start := time.Now()
 		region := make([]byte, 20000*5400)
-		_ = syscall.Madvise(region, 14) // MADV_HUGEPAGE
+		_ = unix.Madvise(region, unix.MADV_HUGEPAGE)
 		for i := 0; i < len(region); i += 4096 {
 			region[i] = 1
 		}
