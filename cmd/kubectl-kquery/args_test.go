@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,4 +95,23 @@ func TestEditDistance(t *testing.T) {
 		assert.Equal(t, tc.d, editDistance(tc.a, tc.b), "%q %q", tc.a, tc.b)
 		assert.Equal(t, tc.d, editDistance(tc.b, tc.a), "%q %q", tc.b, tc.a)
 	}
+}
+
+// kubectl runs a plugin as "kubectl kquery": its help, usage lines and hints say so, for the
+// subcommands too.
+func TestHelpNamesThePlugin(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"refs", "--help"}, {"completion", "--help"}} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, &out, &errOut)
+		require.Equal(t, 0, code, "%q: %s", args, errOut.String())
+		usage := out.String()[strings.Index(out.String(), "Usage:"):]
+		lines := strings.Split(usage, "\n")
+		require.GreaterOrEqual(t, len(lines), 2, "%q", args)
+		assert.True(t, strings.HasPrefix(strings.TrimSpace(lines[1]), "kubectl kquery "), "%q: %q", args, lines[1])
+		assert.NotContains(t, usage, "kubectl [command]", "%q", args)
+		assert.NotContains(t, usage, "kquery kquery", "%q", args)
+	}
+	var out, errOut bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"--nosuchflag"}, &out, &errOut))
+	assert.Contains(t, errOut.String(), "See 'kubectl kquery --help' for usage.")
 }

@@ -122,7 +122,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	o := &options{config: genericclioptions.NewConfigFlags(true)}
 	var runErr error
 	cmd := &cobra.Command{
-		Use:                   "kubectl kquery TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] | TYPE/NAME... [flags]",
+		Use: "kquery TYPE[.VERSION][.GROUP][,TYPE...] [NAME...] | TYPE/NAME... [flags]",
+		// A kubectl plugin is run as "kubectl kquery": help, usage lines and the completion
+		// command say so.
+		Annotations:           map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl kquery"},
 		DisableFlagsInUseLine: true,
 		Short:                 "List, count and watch any resource from a local cache, with conditions on any field",
 		Long:                  longHelp,
