@@ -828,3 +828,35 @@ func TestJSONPathAsJSONAsKubectl(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "jsonpath template format specified but no template given")
 }
+
+// managedFields: hidden from -o yaml|json as kubectl hides them, shown with
+// --show-managed-fields, and there for the expressions that name them (kubectl's JSONPath sees
+// them; a --where on the manager of an object is a query people ask).
+func TestManagedFields(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	cm, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(context.Background(), configMap("web"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, cm.ManagedFields)
+	manager := cm.ManagedFields[0].Manager
+
+	r := kquery(t, kc, "cm", "web", "-o", "yaml")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "managedFields")
+	for _, format := range []string{"yaml", "json"} {
+		r = kquery(t, kc, "cm", "web", "-o", format, "--show-managed-fields")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, "managedFields", format)
+		assert.Contains(t, r.stdout, manager, format)
+	}
+	r = kquery(t, kc, "cm", "web", "-o", "jsonpath={.metadata.managedFields[0].manager}")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, manager, r.stdout)
+	r = kquery(t, kc, "cm", "-o", "name", "--where", "{.metadata.managedFields[0].manager}="+manager)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "configmap/web\n", r.stdout)
+	r = kquery(t, kc, "cm", "--group-by", "{.metadata.managedFields[*].operation}", "--no-headers")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Update")
+}

@@ -163,9 +163,11 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 	x.multi = len(targets) > 1 || o.table.ShowKind // --watch; a one-shot answer decides by what it found
 
 	// The compact mode: the cache holds each object's JSON (managedFields cut, as kubectl's
-	// output hides them) and a page decodes only the objects it prints, so that a query over
-	// a large cluster holds a fifth of the unstructured mode's memory and syncs faster.
-	if x.factory, err = dynamicinformer.NewCompactFactory(x.cfg, dynamicinformer.Options{Discovery: disc, Logger: logger},
+	// output hides them, unless asked for) and a page decodes only the objects it prints, so
+	// that a query over a large cluster holds a fifth of the unstructured mode's memory and
+	// syncs faster.
+	if x.factory, err = dynamicinformer.NewCompactFactory(x.cfg,
+		dynamicinformer.Options{Discovery: disc, Logger: logger, KeepManagedFields: o.keepManagedFields},
 		dynamicinformer.CompactOptions{}); err != nil {
 		return err
 	}

@@ -64,6 +64,10 @@ type options struct {
 	limit         int
 	cont          string
 	ignoreMissing bool
+	// showManagedFields is kubectl's --show-managed-fields; keepManagedFields says whether
+	// the cache keeps them: for it, or for an expression of the user's that reads them.
+	showManagedFields bool
+	keepManagedFields bool
 
 	indexArgs []string
 	whereArgs []string
@@ -173,6 +177,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.table.ShowLabels, "show-labels", false, "When printing, show all labels as the last column.")
 	f.StringSliceVarP(&o.table.LabelColumns, "label-columns", "L", nil, "Labels to show as columns, one per -L or comma-separated: -L app -L tier or -L app,tier.")
 	f.BoolVar(&o.table.ShowKind, "show-kind", false, "List the resource type for each object (kind/name).")
+	f.BoolVar(&o.showManagedFields, "show-managed-fields", false, "If true, keep the managedFields when printing objects in JSON or YAML format. (JSONPath, templates, custom columns, --sort-by, --index, --where and --group-by that name managedFields see them without it.)")
 	pf := cmd.PersistentFlags() // the refs subcommand reads these too
 	pf.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the objects of every namespace, with a NAMESPACE column.")
 	f.StringVarP(&o.selector, "selector", "l", "", "Label selector, sent to the server: only matching objects are cached (e.g. -l key1=value1,key2=value2).")
@@ -192,6 +197,19 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	pf.DurationVar(&o.syncTimeout, "sync-timeout", time.Minute, "How long to wait for the initial list of each resource.")
 	pf.IntVarP(&o.verbosity, "v", "v", 0, "Log level on stderr: 1 shows how each TYPE resolved, where each resource's columns come from, how each query was answered and informer transitions (parked, retrying, resumed); 2 adds sync progress; 6 and up client-go's requests.")
 	o.config.AddFlags(pf)
+}
+
+// readsManagedFields tells whether one of the user's expressions names managedFields: the
+// cache drops them, as kubectl's JSON and YAML output hides them, unless something asks for
+// them. (kubectl's other formats see them; so does kquery's, for what names them. An
+// expression that reaches them only through .. or * does not keep them.)
+func readsManagedFields(exprs []string) bool {
+	for _, e := range exprs {
+		if strings.Contains(e, "managedFields") {
+			return true
+		}
+	}
+	return false
 }
 
 // complete validates the flags and compiles what can be compiled before connecting.
@@ -221,6 +239,8 @@ func (o *options) complete() error {
 	if o.watchEvents && !o.watch && !o.watchOnly {
 		return usagef("--output-watch-events option can only be used with --watch or --watch-only")
 	}
+	o.keepManagedFields = o.showManagedFields && (o.format.Kind == "json" || o.format.Kind == "yaml") ||
+		readsManagedFields(append([]string{o.format.Template, o.sortBy, o.groupBy}, append(o.indexArgs, o.whereArgs...)...))
 	if o.table.Wide = o.format.Kind == "wide"; o.format.Kind == "wide" {
 		o.format.Kind = ""
 	}

@@ -25,6 +25,9 @@ type outputFormat struct {
 	AsJSON  bool // jsonpath-as-json: each group of values as an indented JSON array
 	Columns []customColumn
 	Printer printers.ResourcePrinter // json, yaml, name, go-template
+	// Template is the text of a jsonpath, custom-columns or go-template format (read from
+	// its file for the -file forms).
+	Template string
 }
 
 // customColumn is one HEADER:JSONPATH of -o custom-columns.
@@ -77,25 +80,23 @@ func parseOutput(o string) (outputFormat, error) {
 			}
 			return outputFormat{}, usagef("error parsing jsonpath %s: %v", clip(arg), err)
 		}
-		return outputFormat{Kind: "jsonpath", Path: p, AsJSON: format == "jsonpath-as-json"}, nil
+		return outputFormat{Kind: "jsonpath", Path: p, AsJSON: format == "jsonpath-as-json", Template: arg}, nil
 	case "custom-columns", "custom-columns-file":
 		if !hasArg || arg == "" {
 			return outputFormat{}, usagef("custom-columns format specified but no custom columns given")
 		}
 		var cols []customColumn
 		var err error
+		text := arg
 		if format == "custom-columns" {
 			cols, err = parseCustomColumns("-o "+format+"=", arg)
-		} else {
-			var text string
-			if text, err = readFile(); err == nil {
-				cols, err = parseCustomColumnsFile(text)
-			}
+		} else if text, err = readFile(); err == nil {
+			cols, err = parseCustomColumnsFile(text)
 		}
 		if err != nil {
 			return outputFormat{}, err
 		}
-		return outputFormat{Kind: "custom-columns", Columns: cols}, nil
+		return outputFormat{Kind: "custom-columns", Columns: cols, Template: text}, nil
 	case "go-template", "go-template-file", "template", "templatefile":
 		if !hasArg || arg == "" {
 			return outputFormat{}, usagef("template format specified but no template given")
@@ -111,7 +112,7 @@ func parseOutput(o string) (outputFormat, error) {
 			return outputFormat{}, fmt.Errorf("error parsing template %s: %w", clip(arg), err)
 		}
 		p.AllowMissingKeys(true)
-		return outputFormat{Kind: "go-template", Printer: p}, nil
+		return outputFormat{Kind: "go-template", Printer: p, Template: arg}, nil
 	}
 	return outputFormat{}, usagef("unable to match a printer suitable for the output format %q, allowed formats are: %s", clip(o), allowedFormats)
 }
