@@ -860,3 +860,48 @@ func TestManagedFields(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "Update")
 }
+
+// Shell completion as kubectl completes get: types (the last of a comma list), names of a
+// type, TYPE/NAME, namespaces for -n, for refs too; and the executable kubectl runs for a
+// plugin's completions is kquery under another name.
+func TestCompletion(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	for _, name := range []string{"web", "worker", "api"} {
+		_, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(context.Background(), configMap(name), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	cacheDir := t.TempDir()
+	complete := func(args ...string) []string {
+		t.Helper()
+		r := kquery(t, kc, append([]string{"__complete", "--cache-dir", cacheDir}, args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		require.True(t, strings.HasPrefix(lines[len(lines)-1], ":"), "a directive ends the output: %q", r.stdout)
+		var words []string
+		for _, l := range lines[:len(lines)-1] {
+			words = append(words, strings.SplitN(l, "\t", 2)[0])
+		}
+		return words
+	}
+	all := complete("")
+	assert.Contains(t, all, "configmaps")
+	assert.Contains(t, all, "deployments.apps")
+	assert.Contains(t, all, "gizmos.golden.kquery.test", "custom resources")
+	assert.NotContains(t, all, "pods/log", "no subresources")
+	assert.Equal(t, []string{"configmaps"}, complete("configm"))
+	assert.Equal(t, []string{"pods,configmaps"}, complete("pods,configm"))
+	assert.Equal(t, []string{"api", "web", "worker"}, complete("cm", ""))
+	assert.Equal(t, []string{"web", "worker"}, complete("configmaps", "w"))
+	assert.Equal(t, []string{"worker"}, complete("cm", "web", "w"), "a name typed once is not offered again")
+	assert.Equal(t, []string{"cm/web", "cm/worker"}, complete("cm/w"))
+	assert.Equal(t, []string{"configmaps/"}, complete("refs", "configm"), "refs takes TYPE/NAME")
+	assert.Equal(t, []string{"kquery-golden"}, complete("cm", "-n", "kquery-gol"))
+	assert.Equal(t, []string{"cm/web", "cm/worker"}, complete("refs", "cm/w"))
+	assert.Contains(t, complete("cm", "-o", ""), "jsonpath")
+	assert.Empty(t, complete("cm", "-A", "web", "-n", "nosuch-"))
+
+	assert.Equal(t, []string{"__complete", "po", ""}, completionArgs("/usr/local/bin/kubectl_complete-kquery", []string{"po", ""}))
+	assert.Equal(t, []string{"po"}, completionArgs("/usr/local/bin/kubectl-kquery", []string{"po"}))
+}

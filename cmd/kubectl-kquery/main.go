@@ -18,7 +18,9 @@
 //
 //	go install github.com/kindex/kindex/cmd/kubectl-kquery@latest
 //
-// and kubectl finds it on $PATH as "kubectl kquery". See README.md next to this file.
+// and kubectl finds it on $PATH as "kubectl kquery"; linked as kubectl_complete-kquery next
+// to it, it is what kubectl runs to complete kquery's arguments (types, names, namespaces).
+// See README.md next to this file.
 package main
 
 import (
@@ -41,7 +43,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := run(ctx, completionArgs(os.Args[0], os.Args[1:]), os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -145,12 +147,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return nil
 		},
 	}
-	cmd.AddCommand(newRefsCommand(ctx, o, stdout, stderr, &runErr))
+	refs := newRefsCommand(ctx, o, stdout, stderr, &runErr)
+	cmd.AddCommand(refs)
 	cmd.SetArgs(args)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	cmd.SetContext(ctx)
 	o.addFlags(cmd)
+	o.registerCompletions(cmd, refs)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err.Error()} })
 
 	err := cmd.Execute()
