@@ -223,7 +223,7 @@ func jsonScalar(r gjson.Result) Value {
 func setJSONValue(dst *Value, r gjson.Result) {
 	switch r.Type {
 	case gjson.String:
-		dst.kind, dst.str = KindString, r.Str
+		dst.kind, dst.str = KindString, stringOf(r)
 	case gjson.Number:
 		*dst = numberValue(r.Raw)
 		if dst.kind == KindString { // not valid JSON; keep what gjson read
