@@ -8,9 +8,10 @@ import (
 // The work of one evaluation is bounded by a budget, so that hostile
 // expressions and objects cannot stall the process (see Options). Every
 // piece of work is charged before it is done, in proportion to its cost,
-// or, where its cost is known only as it goes (scanning raw JSON), as it
-// is done, so that an evaluation stops at most one step of work (one
-// member or element of raw JSON, one value printed) past its budget.
+// or, where its cost is known only as it goes (scanning raw JSON,
+// escaping a string as JSON), as it is done, so that an evaluation stops
+// at most one step of work (one member or element of raw JSON, one value
+// printed, 4 KB of a string escaped) past its budget.
 //
 // The costs below make a step take at most about 150 ns of CPU, so that
 // the default budget stops any evaluation within 10 ms;

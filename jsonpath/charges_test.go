@@ -3,6 +3,7 @@ package jsonpath
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
@@ -208,5 +209,49 @@ func TestPrintingDeepDataIsCharged(t *testing.T) {
 		meter = nil
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, wm.charged, depth*c.perLevel, "%T", c.obj)
+	}
+}
+
+// TestLongStringsAreChargedAsTheyArePrinted checks that a long string of a
+// decoded object is charged before it is copied to the output, or, when it
+// is encoded as JSON (in a map or a list, as a key, or by ExecuteJSON), a
+// chunk at a time as it is encoded: a 32 MB string once took tens of
+// milliseconds to encode (hundreds for control characters, which escaping
+// makes six times longer) before the budget error.
+func TestLongStringsAreChargedAsTheyArePrinted(t *testing.T) {
+	for _, c := range []string{"x", "\x01", "é"} {
+		big := strings.Repeat(c, (32<<20)/len(c))
+		for _, tc := range []struct {
+			expr string
+			obj  any
+		}{
+			{"{.s}", map[string]any{"s": big}},
+			{"{.a}", map[string]any{"a": []any{big}}},
+			{"{@}", map[string]any{big: int64(1)}},
+			{"{range @}{@}{end}", big},
+		} {
+			p := MustCompile(tc.expr)
+			for _, asJSON := range []bool{false, true} {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				var err error
+				if asJSON {
+					err = p.ExecuteJSON(io.Discard, tc.obj)
+				} else {
+					_, err = p.ExecuteString(tc.obj)
+				}
+				runtime.ReadMemStats(&after)
+				require.ErrorIs(t, err, ErrBudgetExceeded, "%q %q", tc.expr, c)
+				// The budget pays for 1 MB of output: the buffers grow to a few MB.
+				assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "%q %q (JSON: %v): bytes allocated", tc.expr, c, asJSON)
+			}
+		}
+	}
+	// Short strings print as before, escapes included.
+	for _, s := range []string{"", "a<b", "\x01\u2028é", strings.Repeat("ab\x00", 5000), "a" + strings.Repeat("é", 3000) + "\xff" + strings.Repeat("€", 2000), "ab" + strings.Repeat("€", 3000)} {
+		want, _ := json.Marshal([]any{s})
+		got, err := MustCompile("{@}").ExecuteString([]any{s})
+		require.NoError(t, err)
+		assert.Equal(t, string(want), got)
 	}
 }

@@ -241,7 +241,10 @@
 //     over a null document; kindex selects nothing, or ranges over the
 //     null.
 //   - json.Number values are converted to int64 or float64, and print as
-//     such ("1.50" prints 1.5).
+//     such ("1.50" prints 1.5); so are Go integers of other types, and an
+//     unsigned integer beyond int64's range becomes a float64
+//     (uint64(18446744073709551615) prints 1.8446744073709552e+19, where
+//     client-go prints the integer). Decoders never produce these types.
 //
 // Syntax differs at the edges: kindex also accepts bare paths, unions of
 // paths in one action ({.a,.b}), double-quoted keys, ..* and white space
@@ -269,7 +272,9 @@
 // object can never be mistaken for a document. Single-valued paths
 // evaluate on a document without allocating, once it is converted to an
 // interface value (which allocates its slice header). Input must be valid
-// JSON (invalid input gives unspecified results but never a panic). When an
+// JSON, in UTF-8 (invalid input gives unspecified results but never a
+// panic: a string holding bytes that are not UTF-8 reads as those bytes,
+// where encoding/json replaces each with U+FFFD). When an
 // object has duplicate keys the last one wins, as in encoding/json and
 // Kubernetes' decoders (API servers do not send duplicates, but other
 // sources may): a field lookup stops at the first occurrence of its key

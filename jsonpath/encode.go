@@ -134,9 +134,8 @@ func appendJSONMap(dst []byte, t map[string]any, depth int, b *budget) ([]byte, 
 // appendJSONMember encodes the member k: v of a map at depth, followed by
 // end.
 func appendJSONMember(dst []byte, k string, v any, depth int, b *budget, end byte) ([]byte, error) {
-	n := len(dst)
-	dst = appendJSONString(dst, k)
-	if !wrote(b, len(dst)-n) {
+	dst, ok := appendJSONStringCharged(dst, k, b)
+	if !ok {
 		return dst, b.err
 	}
 	dst = append(dst, ':')
@@ -224,7 +223,7 @@ func jsonScalar(r gjson.Result) Value {
 func setJSONValue(dst *Value, r gjson.Result) {
 	switch r.Type {
 	case gjson.String:
-		dst.kind, dst.str = KindString, r.Str
+		dst.kind, dst.str = KindString, stringOf(r)
 	case gjson.Number:
 		*dst = numberValue(r.Raw)
 		if dst.kind == KindString { // not valid JSON; keep what gjson read
@@ -250,7 +249,42 @@ const hexDigits = "0123456789abcdef"
 // encoding/json.Marshal does (including HTML characters, U+2028, U+2029,
 // and invalid UTF-8 replaced by U+FFFD).
 func appendJSONString(dst []byte, s string) []byte {
+	return append(appendJSONChars(append(dst, '"'), s), '"')
+}
+
+// stringChunk is how many bytes of a string appendJSONStringCharged encodes
+// between two charges.
+const stringChunk = 4096
+
+// appendJSONStringCharged is appendJSONString charging b for its output as
+// it goes, a chunk of s at a time, so that printing a long string of a
+// decoded object (which escaping can make six times longer: \u0001) stops
+// at most a chunk past the budget instead of after encoding all of it.
+func appendJSONStringCharged(dst []byte, s string, b *budget) ([]byte, bool) {
+	n, charged := len(dst), 0 // charged: the steps charged for dst[n:]
 	dst = append(dst, '"')
+	for len(s) > 0 {
+		k := min(len(s), stringChunk)
+		// Cut at the start of a character (a byte of an invalid sequence
+		// is encoded alone either way).
+		for i := 0; i < utf8.UTFMax-1 && k < len(s) && !utf8.RuneStart(s[k]); i++ {
+			k--
+		}
+		dst = appendJSONChars(dst, s[:k])
+		s = s[k:]
+		c := (len(dst)-n)/textBytesPerStep - charged
+		charged += c
+		if !wrote(b, c*textBytesPerStep) {
+			return dst, false
+		}
+	}
+	dst = append(dst, '"')
+	return dst, wrote(b, (len(dst)-n)-charged*textBytesPerStep)
+}
+
+// appendJSONChars appends the characters of s escaped as appendJSONString
+// escapes them, without the quotes.
+func appendJSONChars(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -297,8 +331,7 @@ func appendJSONString(dst []byte, s string) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // errNotFinite is the error of printing, inside a map or a list, a number JSON cannot hold:

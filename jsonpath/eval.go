@@ -434,6 +434,13 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			s.text = append(s.text, ' ')
 		}
 		s.count++
+		if v.kind == KindString { // charged before it is copied: it can be long
+			if !wrote(&ev.budget, len(v.str)) {
+				return false
+			}
+			s.text = append(s.text, v.str...)
+			return true
+		}
 		n := len(s.text)
 		var err error
 		if s.text, err = v.appendText(s.text, &ev.budget); err != nil {

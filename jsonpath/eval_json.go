@@ -471,7 +471,7 @@ func (jsonTree) value(n gjson.Result) (Value, error) {
 
 func (jsonTree) compareLit(n gjson.Result, lit *Value, op cmpOp) (result, ok bool) {
 	if lit.kind == KindString && n.Type == gjson.String {
-		return compareStrings(n.Str, lit.str, op), true
+		return compareStrings(stringOf(n), lit.str, op), true
 	}
 	return false, false
 }

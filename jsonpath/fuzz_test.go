@@ -161,6 +161,7 @@ func FuzzEval(f *testing.F) {
 		f.Add(dupExprs[i%len(dupExprs)], []byte(d))
 	}
 	f.Add(`{.a[*]}`, []byte(`{"a":[1,2`))
+	f.Add(`{..*}`, []byte(`{"a":"\ud800\u0041","\udc00\ud800":["\ud83d\ude00\ud800"]}`))
 	f.Add(`{@}`, []byte(`[1"x,`+brackets(100)+`"]`))
 	f.Add(`{.a}`, []byte(`{"a":`+strings.Repeat(`{"b":[1,2],"a":[`, 50)+`1`+strings.Repeat(`]}`, 50)+`}`))
 	f.Fuzz(func(t *testing.T, expr string, doc []byte) {

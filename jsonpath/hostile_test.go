@@ -100,6 +100,10 @@ func hostileCases() []hostileCase {
 		hostileCase{"printing a string of 1 MB, 1000 times", strings.Repeat("{@}", 1000), bigStr, []byte(`"` + bigStr + `"`)},
 		hostileCase{"number of 1M digits, 10k times, missing field", "{.c" + unionOf(100) + unionOf(100) + ".x}",
 			map[string]any{"c": []any{[]any{json.Number(big)}}}, nil},
+		hostileCase{"printing a decoded string of 16 MB of control characters in a list", "{.a}",
+			map[string]any{"a": []any{strings.Repeat("\x01", 16<<20)}}, nil},
+		hostileCase{"printing a decoded key of 16 MB of control characters", "{@}",
+			map[string]any{strings.Repeat("\x01", 16<<20): int64(1)}, nil},
 		hostileCase{"ranges printing 10k keys", "{range .c" + unionOf(100) + "}{@}{@}{@}{end}",
 			map[string]any{"c": []any{m10k}}, []byte(`{"c":[` + j10k + `]}`)},
 	)

@@ -1,6 +1,12 @@
 package jsonpath
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+)
 
 // A scanner over JSON text. Raw JSON is navigated with it rather than with
 // gjson's ForEach, which converts every value it passes over (numbers to
@@ -310,7 +316,101 @@ func keyIs(written, name string, left int) (bool, int) {
 // unquoteKey returns a key as written (see nextItem), its escapes decoded
 // the way gjson decodes them.
 func unquoteKey(written string) string {
-	return parseRaw(written).Str
+	return stringOf(parseRaw(written))
+}
+
+// stringOf returns the string a raw JSON string r holds, as encoding/json
+// (and so Kubernetes' decoders) decode it. gjson decodes it the same way
+// except for an escaped UTF-16 surrogate that is not followed by its pair:
+// gjson takes the escape after it, whatever it is, as the pair, and
+// yields a single U+FFFD for both ("\ud800\u0041" gives "\ufffd" where
+// encoding/json gives "\ufffdA"). Such a string has U+FFFD in gjson's
+// result and escapes in its text (which make the result shorter than the
+// text): only then is it decoded again.
+func stringOf(r gjson.Result) string {
+	if len(r.Str)+2 < len(r.Raw) && strings.Contains(r.Str, "\ufffd") {
+		return unquoteJSON(r.Raw)
+	}
+	return r.Str
+}
+
+// unquoteJSON decodes the text of a JSON string, quotes included, the way
+// encoding/json does (bytes that are not escapes are kept as they are).
+func unquoteJSON(raw string) string {
+	if len(raw) < 2 {
+		return ""
+	}
+	s := raw[1 : len(raw)-1]
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			b = append(b, c)
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			break
+		}
+		switch e := s[i+1]; e {
+		case 'b':
+			b = append(b, '\b')
+		case 'f':
+			b = append(b, '\f')
+		case 'n':
+			b = append(b, '\n')
+		case 'r':
+			b = append(b, '\r')
+		case 't':
+			b = append(b, '\t')
+		case 'u':
+			r, ok := hex4(s[i+2:])
+			if !ok {
+				return string(b)
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2, ok := rune(0), false
+				if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+					r2, ok = hex4(s[i+2:])
+				}
+				if d := utf16.DecodeRune(r, r2); ok && d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError // the next escape is read on its own
+				}
+			}
+			b = utf8.AppendRune(b, r)
+			continue
+		default: // '"', '\\', '/'
+			b = append(b, e)
+		}
+		i += 2
+	}
+	return string(b)
+}
+
+// hex4 returns the value of the four hexadecimal digits s starts with.
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[:4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // numCost returns the steps converting the text of a number of n bytes

@@ -1,6 +1,7 @@
 package jsonpath
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tidwall/gjson"
+	k8sjson "k8s.io/apimachinery/pkg/util/json"
 )
 
 // TestKeyIs checks the shortcuts of keyIs against decoding the key: escapes that give the
@@ -42,4 +44,35 @@ func TestKeyIsChargesBeforeDecoding(t *testing.T) {
 	assert.False(t, match)
 	assert.Equal(t, want, cost)
 	assert.Zero(t, allocs, "the key was decoded although the steps left did not pay for it")
+}
+
+// TestRawSurrogatesDecodeAsDecoded checks that strings and keys with an
+// escaped UTF-16 surrogate that has no pair read as encoding/json (and
+// Kubernetes' decoders) read them: U+FFFD for the surrogate, and the escape
+// after it read on its own. gjson took that escape as the pair, whatever
+// it was: "\ud800\u0041" read as "\ufffd" instead of "\ufffdA".
+func TestRawSurrogatesDecodeAsDecoded(t *testing.T) {
+	docs := []string{
+		`{"a":"\ud800\u0041","b":"\udc00\ud800","c":"\uD800\uDC00\uDBFF\uDFFF\uDFFF","d":"\ud83d\ude00\ud800","e":"x\ud800"}`,
+		`{"\ud800\u0062":1,"x":["\ud800\u005c","\ud800\n","\ud800\\u0041"]}`,
+		`{"x":[{"a":"\ud800\u0041"},{"a":"\ufffdA"},{"a":"\ud800\ud800"}],"\ud800\ud800":{"y":1}}`,
+	}
+	exprs := []string{`{@}`, `{.*}`, `{..*}`, `{.a}`, `{.b}`, `{.c}`, `{.d}`, `{.e}`, `{.x[*]}`, `{["\ufffdb"]}`,
+		`{["\ufffd\ufffd"].y}`, `{.x[?(@.a=="\ufffdA")].a}`, `{.x[?(@.a<"\ufffdB")].a}`, `{.x[?(@.a=="\ufffd\ufffd")].a}`}
+	for _, d := range docs {
+		var obj any
+		require.NoError(t, k8sjson.Unmarshal([]byte(d), &obj))
+		for _, e := range exprs {
+			p := MustCompile(e)
+			want := evalObj(p, obj)
+			for _, in := range []any{JSON(d), IndexedJSON{Doc: JSON(d), Spans: BuildSpans(nil, JSON(d), 1)}} {
+				vs, err := p.Eval(in)
+				text, terr := p.ExecuteString(in)
+				var js bytes.Buffer
+				jerr := p.ExecuteJSON(&js, in)
+				got := outcome{joined(vs), err != nil, text, terr != nil, js.String(), jerr != nil}
+				assert.Equal(t, want, got, "%s on %s (%T)", e, d, in)
+			}
+		}
+	}
 }

@@ -150,8 +150,8 @@ func (v Value) appendJSON(dst []byte, b *budget) ([]byte, error) {
 		}
 		return appendJSONRaw(dst, v.str, b)
 	case KindString:
-		n := len(dst)
-		if dst = appendJSONString(dst, v.str); !wrote(b, len(dst)-n) {
+		dst, ok := appendJSONStringCharged(dst, v.str, b)
+		if !ok {
 			return dst, b.err
 		}
 		return dst, nil
