@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -184,7 +185,14 @@ func TestEvalCopiesOnlyItsResults(t *testing.T) {
 		require.Equal(t, unsafe.StringData(vs[0].str), unsafe.StringData(v.str), "one copy")
 	}
 	assert.LessOrEqual(t, m.work, m.steps)
-	assert.Less(t, m.charged, 8*(len(list)/scanBytesPerStep+len(list)/copyBytesPerStep), "steps: the list is read and copied a few times, not 70")
+	// Printing each of them is charged (see resultCost); reading and copying the list, a
+	// few times its length, not 70.
+	printing := 0
+	for _, v := range vs {
+		printing += resultCost(&v, math.MaxInt, MaxDataDepth)
+	}
+	assert.Equal(t, 70*(1+len(list)/rawPrintBytesPerStep), printing)
+	assert.Less(t, m.charged-printing, 8*(len(list)/scanBytesPerStep+len(list)/copyBytesPerStep), "steps: the list is read and copied a few times, not 70")
 }
 
 // TestPrintingDeepDataIsCharged: printing a decoded object charges each

@@ -380,3 +380,67 @@ func unsupported(x any) error {
 	}
 	return fmt.Errorf("%w: %T", ErrUnsupportedType, x)
 }
+
+// rawPrintBytesPerStep is how many bytes of the text of a map or list of raw JSON a result
+// is charged a step for (see resultCost): printing or decoding raw JSON takes 6 to 10 ns a
+// byte on Kubernetes objects and up to 40 to 60 ns on text made of the smallest items
+// ([1,1,...], many short keys), so 4 bytes a step keep those within about 150 ns a step
+// (TestResultsPrintWithinTheBudget).
+const rawPrintBytesPerStep = 4
+
+// resultCost returns the steps a result costs beyond its conversion, given the steps left:
+// a map or list is charged what printing it costs (see printCost), so that the values of
+// an evaluation that holds its budget can also be printed (String) or decoded (Interface)
+// in time the budget bounds, however many they are and however they overlap ({..*} on
+// nested lists, {@,@,@}). A result that would cost more than left returns more than left.
+func resultCost(v *Value, left, maxDepth int) int {
+	switch {
+	case v.kind != KindMap && v.kind != KindList:
+		return 0
+	case v.ref != nil:
+		return printCost(v.ref, 0, left, maxDepth)
+	}
+	return 1 + len(v.str)/rawPrintBytesPerStep
+}
+
+// printCost returns the steps appendJSONAny charges to print x, a value of a decoded
+// object, at depth: one a value, levelCost and one a key for a map, with the sorting of its
+// keys, levelCost for a list, and the text of strings and keys (as if none needed an
+// escape). It stops counting, returning more than left, as soon as the steps exceed left
+// (the work of counting is a fraction of the steps counted), and does not count below the
+// depth limit (printing fails there).
+func printCost(x any, depth, left, maxDepth int) int {
+	switch t := x.(type) {
+	case map[string]any:
+		if t == nil || depth >= maxDepth {
+			return 1
+		}
+		keyBytes := 0
+		for k := range t {
+			keyBytes += len(k)
+		}
+		c := 1 + levelCost + len(t) + sortCost(len(t), keyBytes) + (keyBytes+2*len(t))/textBytesPerStep
+		for _, v := range t {
+			if c > left {
+				return c
+			}
+			c += printCost(v, depth+1, left-c, maxDepth)
+		}
+		return c
+	case []any:
+		if t == nil || depth >= maxDepth {
+			return 1
+		}
+		c := 1 + levelCost
+		for _, v := range t {
+			if c > left {
+				return c
+			}
+			c += printCost(v, depth+1, left-c, maxDepth)
+		}
+		return c
+	case string:
+		return 1 + (len(t)+2)/textBytesPerStep
+	}
+	return 1 + (objTree{}).convCost(x)
+}

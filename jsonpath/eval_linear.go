@@ -217,7 +217,13 @@ func (r *objRunner) match(f *filter, e any) bool {
 
 func (r *objRunner) emit(n any) bool {
 	// As the evaluator's emit: convert, then count.
-	if _, ok := n.(string); !ok {
+	switch n.(type) {
+	case string:
+	case map[string]any, []any: // printing it (see resultCost)
+		if !r.budget.charge(printCost(n, 0, r.budget.left(), r.budget.depthLimit())) {
+			return false
+		}
+	default:
 		if cost := (objTree{}).convCost(n); cost > 0 && !r.budget.charge(cost) {
 			return false
 		}

@@ -3,6 +3,7 @@ package jsonpath
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 
 	"github.com/tidwall/gjson"
@@ -261,12 +262,21 @@ func (p *Path) lookupKeys(obj any, v *Value) (found bool, err error) {
 
 // chargeWalked charges converting n, the value a modeWalk path reached on a
 // decoded object, as the evaluator would: the walk (its steps, which
-// Compile checked the budget holds) and the conversion (see convCost). It
-// returns the budget error if they exceed the budget, before converting.
-// Only long json.Numbers cost anything, so the fast paths build no budget
-// for other values.
+// Compile checked the budget holds) and the conversion (see convCost), or,
+// for a map or list, printing it (see resultCost). It returns the budget
+// error if they exceed the budget, before converting. Only those and long
+// json.Numbers cost anything, so the fast paths build no budget for other
+// values.
 func (p *Path) chargeWalked(n any) error {
 	c := (objTree{}).convCost(n)
+	switch n.(type) {
+	case map[string]any, []any: // printing it (see resultCost)
+		left := math.MaxInt
+		if p.lim.maxSteps >= 0 {
+			left = p.lim.maxSteps - len(p.segs)
+		}
+		c = printCost(n, 0, left, p.lim.maxDepth)
+	}
 	if c == 0 {
 		return nil
 	}
@@ -431,7 +441,8 @@ func deliverWalked(b *budget, found bool, n gjson.Result, fn func(Value) bool, d
 	var v Value
 	if found = found && b.charge((jsonTree{}).convCost(n)); found {
 		setJSONValue(&v, n)
-		if fn == nil {
+		found = b.charge(resultCost(&v, b.left(), b.depthLimit())) // printing it
+		if found && fn == nil {
 			found = b.charge(detachCost(&v)) // the copy Eval makes (see detach)
 		}
 	}

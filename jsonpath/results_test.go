@@ -1,0 +1,122 @@
+package jsonpath
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	k8sjson "k8s.io/apimachinery/pkg/util/json"
+)
+
+// printSteps returns the steps printing vs takes (String and Execute's printing charge the
+// same), counted without a limit.
+func printSteps(t *testing.T, vs []Value) int {
+	t.Helper()
+	n := 0
+	for _, v := range vs {
+		b := budget{maxSteps: -1, maxDepth: MaxDataDepth}
+		_, _ = v.appendJSON(nil, &b)
+		n += b.steps
+	}
+	return n
+}
+
+// TestResultsPrintWithinTheBudget: Eval and Each charge each map or list they hand out
+// what printing it costs (resultCost), so that an evaluation that holds the default budget
+// also leaves results whose String and Interface take time the budget bounds, however many
+// they are and however much they overlap. Before, {..*} on lists nested 9,990 deep held its
+// budget and printing its results took 1.2-1.7 s; on maps that share their values
+// (m[i+1] = {a: m[i], b: m[i]}), printing {@} did not end. Asserted by steps: the steps
+// of printing every result of an Eval that succeeds stay within a small multiple of the
+// budget (raw JSON of the smallest items prints at up to about 4 steps for the one its
+// bytes are charged).
+func TestResultsPrintWithinTheBudget(t *testing.T) {
+	type input struct {
+		name string
+		in   any
+	}
+	deep := func(s deepShape, n int) []input {
+		obj, doc := s.build(n)
+		return []input{{s.name + " decoded", obj}, {s.name + " raw", JSON(doc)}}
+	}
+	shared := map[string]any{"x": "leaf"}
+	for i := 0; i < 40; i++ {
+		shared = map[string]any{"a": shared, "b": shared}
+	}
+	ones := "[" + strings.Repeat("1,", 1<<20) + "1]"
+	var keys strings.Builder
+	for i := 0; i < 200000; i++ {
+		fmt.Fprintf(&keys, `,"k%d":%d`, 200000-i, i)
+	}
+	keyMap := "{" + keys.String()[1:] + "}"
+	var decKeys any
+	require.NoError(t, k8sjson.Unmarshal([]byte(keyMap), &decKeys))
+
+	cases := []struct {
+		expr   string
+		inputs []input
+	}{
+		{`{..*}`, deep(deepShapes[1], MaxDataDepth-10)},
+		{`{..*}`, deep(deepShapes[0], 3000)},
+		{`{..*}`, append(deep(deepShapes[1], 100), deep(deepShapes[2], 60)...)},
+		{`{..*}`, deep(deepShapes[4], 2000)},
+		{`{@}`, []input{{"shared maps", shared}}},
+		{`{..a}`, []input{{"shared maps", shared}}},
+		{`{@}`, []input{{"ones raw", JSON(ones)}}},
+		{`{@}`, []input{{"keys raw", JSON(keyMap)}, {"keys decoded", decKeys}}},
+		{`{@` + strings.Repeat(",@", 300) + `}`, []input{{"keys raw", JSON(keyMap)}, {"keys decoded", decKeys}}},
+		{`{@` + strings.Repeat(",@", 300) + `}`, []input{{"ones raw", JSON(ones)}}},
+	}
+	for _, c := range cases {
+		p := MustCompile(c.expr)
+		for _, in := range c.inputs {
+			t.Run(fmt.Sprintf("%.20s/%s", c.expr, in.name), func(t *testing.T) {
+				vs, err := p.Eval(in.in)
+				if err != nil {
+					require.ErrorIs(t, err, ErrBudgetExceeded)
+				} else {
+					steps := printSteps(t, vs)
+					t.Logf("%d results print in %d steps", len(vs), steps)
+					assert.LessOrEqual(t, steps, 4*DefaultMaxSteps)
+				}
+				var each []Value
+				err2 := p.Each(in.in, func(v Value) bool { each = append(each, v); return true })
+				assert.Equal(t, err == nil, err2 == nil, "Each fails where Eval does: %v, %v", err, err2)
+				if err2 == nil {
+					assert.LessOrEqual(t, printSteps(t, each), 4*DefaultMaxSteps)
+				}
+			})
+		}
+	}
+}
+
+// Kubernetes objects are far from that: {..*} and {@} on each object of testdata, raw and
+// decoded, succeed with the default options, and the results print alike.
+func TestResultsOfObjectsHoldTheBudget(t *testing.T) {
+	for _, f := range []string{"pod.json", "deployment.json", "crd.json", "nodes.json", "service.json", "configmap.json"} {
+		doc, err := os.ReadFile("testdata/" + f)
+		require.NoError(t, err)
+		var obj any
+		require.NoError(t, k8sjson.Unmarshal(doc, &obj))
+		for _, expr := range []string{`{..*}`, `{@}`, `{.metadata}`} {
+			p := MustCompile(expr)
+			raw, err := p.Eval(JSON(doc))
+			require.NoError(t, err, "%s %s raw", f, expr)
+			dec, err := p.Eval(obj)
+			require.NoError(t, err, "%s %s decoded", f, expr)
+			require.Equal(t, len(dec), len(raw))
+			for i := range raw {
+				require.Equal(t, dec[i].String(), raw[i].String(), "%s %s", f, expr)
+			}
+			charged := 0
+			for i := range raw {
+				charged += resultCost(&raw[i], math.MaxInt, MaxDataDepth)
+			}
+			t.Logf("%s %s: %d bytes, %d results charged %d steps for printing", f, expr, len(doc), len(raw), charged)
+		}
+	}
+}
