@@ -204,11 +204,14 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 	return resource, inner, nil
 }
 
-// Count returns how many objects of every member match q (Limit and Continue ignored).
+// Count returns how many objects of every member match q (Limit, Continue, SortBy and
+// Descending ignored).
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
 	}
+	// What Count ignores, as an informer's Count does, is not checked either.
+	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
 	if err := q.Validate(); err != nil {
 		return 0, err
 	}

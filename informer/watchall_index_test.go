@@ -88,6 +88,48 @@ func TestWatchAllIndexesAndQueries(t *testing.T) {
 	}
 }
 
+// A watch-all set checks a query as its members do, once and before naming any member:
+// QueryItems refuses Descending without SortBy even with no member to refuse it, and Count
+// ignores Limit, Continue, SortBy and Descending as an informer's Count does.
+func TestWatchAllChecksQueriesAsItsMembers(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.WaitForSync(ctx))
+	none, err := e.f.WatchAll(ctx, discovery.Filter{IncludeResources: []string{"nothing.example.com"}})
+	require.NoError(t, err)
+	defer none.Stop()
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+	inf := ws.Informers()[0]
+
+	teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
+	bad := teamA
+	bad.Descending = true
+	_, err = inf.Query(ctx, bad)
+	require.ErrorIs(t, err, query.ErrInvalidQuery, "an informer refuses it")
+	for name, set := range map[string]*WatchAll[obj]{"a set": ws, "an empty set": none} {
+		_, err = set.QueryItems(ctx, bad)
+		require.ErrorIs(t, err, query.ErrInvalidQuery, name)
+		assert.NotContains(t, err.Error(), "widgets", name)
+	}
+
+	ignored := teamA
+	ignored.Limit, ignored.Continue, ignored.SortBy, ignored.Descending = -1, "garbage", "nope", true
+	n, err := inf.Count(ctx, ignored)
+	require.NoError(t, err, "an informer's Count ignores them")
+	assert.Equal(t, 1, n)
+	ignored.SortBy = ""
+	n, err = inf.Count(ctx, ignored)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	n, err = ws.Count(ctx, ignored)
+	require.NoError(t, err, "and so does a set's")
+	assert.Equal(t, 1, n)
+}
+
 // A page of a watch-all set that ends at a member's end carries no member token, so its
 // token was bound only to the query: another set running the same query accepted it and
 // resumed after that resource. Tokens are bound to the set (its filter and options).
