@@ -174,3 +174,55 @@ func TestValuesOfEveryObjectType(t *testing.T) {
 	_, err := indexfuncs.Values(p, 42)
 	assert.ErrorIs(t, err, indexfuncs.ErrUnsupportedObject)
 }
+
+// fullMetadataJSON sets every field of ObjectMeta, as the API server writes an object being
+// deleted whose managedFields are kept.
+const fullMetadataJSON = `{"apiVersion": "example.com/v1", "kind": "Widget",
+  "metadata": {"name": "w", "generateName": "w-", "namespace": "ns", "selfLink": "/apis/example.com/v1/namespaces/ns/widgets/w",
+    "uid": "u-1", "resourceVersion": "42", "generation": 3,
+    "creationTimestamp": "2026-01-02T03:04:05Z", "deletionTimestamp": "2026-01-02T04:05:06Z",
+    "deletionGracePeriodSeconds": 0,
+    "labels": {"a": "", "b": "7"}, "annotations": {"n": "x"},
+    "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "cm-1", "controller": false, "blockOwnerDeletion": true}],
+    "finalizers": ["example.com/hold"],
+    "managedFields": [{"manager": "kubectl", "operation": "Update", "apiVersion": "example.com/v1",
+      "time": "2026-01-02T03:04:05Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {"f:a": {}}}},
+      "subresource": "status"}]}}`
+
+// TestMetadataOnlyObjectsHoldTheServersMetadata: a path into metadata gives a metadata-only
+// object the values it gives the server's object, for every field of metadata, so that
+// the metadata-only mode answers as the others.
+func TestMetadataOnlyObjectsHoldTheServersMetadata(t *testing.T) {
+	var p metav1.PartialObjectMetadata
+	require.NoError(t, json.Unmarshal([]byte(fullMetadataJSON), &p))
+	u := &unstructured.Unstructured{}
+	require.NoError(t, u.UnmarshalJSON([]byte(fullMetadataJSON)))
+	for _, expr := range []string{
+		"{.metadata}", "{.metadata.deletionGracePeriodSeconds}", "{.metadata.selfLink}",
+		"{.metadata.managedFields[*].manager}", "{.metadata.managedFields[0].fieldsV1}", "{..f:a}",
+		"{.metadata.*}", "{.apiVersion}/{.kind}",
+	} {
+		path := jsonpath.MustCompile(expr)
+		want, err := path.ExecuteString(u.Object)
+		require.NoError(t, err, expr)
+		got, err := indexfuncs.Values(path, &p)
+		require.NoError(t, err, expr)
+		var text []string
+		for _, v := range got {
+			text = append(text, v.String())
+		}
+		wantVals, err := indexfuncs.Values(path, u)
+		require.NoError(t, err, expr)
+		var wantText []string
+		for _, v := range wantVals {
+			wantText = append(wantText, v.String())
+		}
+		assert.ElementsMatch(t, wantText, text, "%s (server's: %s)", expr, want)
+		fn := indexfuncs.FromPath(path)
+		gotIdx, err := fn(&p)
+		require.NoError(t, err, expr)
+		wantIdx, err := fn(u)
+		require.NoError(t, err, expr)
+		assert.ElementsMatch(t, wantIdx, gotIdx, expr)
+	}
+}

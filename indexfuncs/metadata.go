@@ -1,16 +1,21 @@
 package indexfuncs
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kindex/kindex/internal/jsondecode"
 )
 
 // metadataMap renders an object that exposes only its metadata (a PartialObjectMetadata of the
 // metadata-only front end) as the map unstructured would hold, without reflection, so that
-// JSONPath reads .metadata, .apiVersion and .kind from it.
+// JSONPath reads .metadata, .apiVersion and .kind from it: every field of metadata the
+// server's JSON has (managedFields when the mode keeps them), so that a path into metadata
+// gives the values it gives in the other modes.
 func metadataMap(obj any) (map[string]any, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -20,6 +25,7 @@ func metadataMap(obj any) (map[string]any, error) {
 	setString(md, "name", m.GetName())
 	setString(md, "generateName", m.GetGenerateName())
 	setString(md, "namespace", m.GetNamespace())
+	setString(md, "selfLink", m.GetSelfLink())
 	setString(md, "uid", string(m.GetUID()))
 	setString(md, "resourceVersion", m.GetResourceVersion())
 	if g := m.GetGeneration(); g != 0 {
@@ -30,6 +36,9 @@ func metadataMap(obj any) (map[string]any, error) {
 	}
 	if ts := m.GetDeletionTimestamp(); ts != nil {
 		md["deletionTimestamp"] = ts.UTC().Format(time.RFC3339)
+	}
+	if g := m.GetDeletionGracePeriodSeconds(); g != nil {
+		md["deletionGracePeriodSeconds"] = *g
 	}
 	if l := m.GetLabels(); len(l) > 0 {
 		md["labels"] = stringMap(l)
@@ -57,6 +66,18 @@ func metadataMap(obj any) (map[string]any, error) {
 			list[i] = ref
 		}
 		md["ownerReferences"] = list
+	}
+	if mf := m.GetManagedFields(); len(mf) > 0 {
+		// Kept only on request (KeepManagedFields): rendered as the server writes them.
+		b, err := json.Marshal(mf)
+		if err != nil {
+			return nil, err
+		}
+		v, err := jsondecode.Value(b)
+		if err != nil {
+			return nil, err
+		}
+		md["managedFields"] = v
 	}
 	out := map[string]any{"metadata": md}
 	if o, ok := obj.(runtime.Object); ok {

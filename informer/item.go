@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kindex/kindex/indexfuncs"
@@ -151,8 +150,10 @@ func (it Item[T]) Object() (T, error) {
 // bench/README.md, Reads; 0.45 of Object's for the decoders alone on larger Pods, in
 // typedjson's doc). Its strings are views of the cached bytes (copies when the cache
 // compresses them): a v that is kept keeps the object's bytes alive after the cache has
-// dropped them. An unstructured object is converted field by field
-// (runtime.DefaultUnstructuredConverter); a metadata-only object is encoded and decoded.
+// dropped them. An unstructured or metadata-only object is encoded to JSON and decoded
+// from it as in compact mode, so that every mode gives the same result (about as costly as
+// runtime.DefaultUnstructuredConverter, which decodes otherwise: it refuses fixed arrays,
+// ignores ",string" and truncates numbers into integer fields).
 // Fields v lacks are ignored; v is the caller's, free to modify.
 func (it Item[T]) DecodeInto(v any) error {
 	if v == nil {
@@ -172,11 +173,19 @@ func (it Item[T]) DecodeInto(v any) error {
 		}
 		err = typedjson.Unmarshal(o.RawJSON(), v)
 	case *unstructured.Unstructured:
-		err = runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, v)
+		// Through JSON rather than runtime.DefaultUnstructuredConverter, which decodes
+		// otherwise (fixed arrays refused, ",string" ignored, out-of-range and fractional
+		// numbers truncated into integer fields) and costs as much. The bytes are not kept
+		// by anyone else: v's strings can be views of them.
+		var b []byte
+		if b, err = json.Marshal(o.Object); err == nil {
+			err = typedjson.UnmarshalShared(b, v)
+		}
 	default:
+		// A metadata-only object: its JSON, decoded as the other modes decode theirs.
 		var b []byte
 		if b, err = json.Marshal(o); err == nil {
-			err = json.Unmarshal(b, v)
+			err = typedjson.Unmarshal(b, v)
 		}
 	}
 	if err != nil {

@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	sigsjson "sigs.k8s.io/json"
 
+	"github.com/kindex/kindex/internal/jsondecode"
 	"github.com/kindex/kindex/query"
 )
 
@@ -86,6 +88,68 @@ func TestItemDecodeIntoCompact(t *testing.T) {
 	var meta metav1.PartialObjectMetadata
 	require.Error(t, Item[obj]{obj: rawItem(`{"metadata":`)}.DecodeInto(&meta))
 	assert.True(t, errors.As(Item[obj]{obj: rawItem(`{}`)}.DecodeInto(nil), &de))
+}
+
+// DecodeInto decodes an object of every mode as Kubernetes' serializer decodes the JSON the
+// server sent (sigs.k8s.io/json): a metadata-only object, whose JSON is only its metadata,
+// gives the same integers (int64 in an interface) and the same case-sensitive fields as
+// the other modes.
+func TestItemDecodeIntoEveryMode(t *testing.T) {
+	const doc = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ns","generation":3,` +
+		`"deletionGracePeriodSeconds":0,"labels":{"a":""},"creationTimestamp":"2026-01-02T03:04:05Z"}}`
+	u := &unstructured.Unstructured{}
+	require.NoError(t, u.UnmarshalJSON([]byte(doc)))
+	var pm metav1.PartialObjectMetadata
+	require.NoError(t, json.Unmarshal([]byte(doc), &pm))
+	type folded struct {
+		Meta map[string]any `json:"Metadata"`
+	}
+	for name, it := range map[string]Item[obj]{"compact": {obj: rawItem(doc)}, "unstructured": {obj: u}, "metadata": {obj: &pm}} {
+		var m, want map[string]any
+		require.NoError(t, it.DecodeInto(&m), name)
+		require.NoError(t, sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(doc), &want))
+		assert.True(t, reflect.DeepEqual(want, m), "%s: %#v", name, m)
+		assert.Equal(t, int64(3), m["metadata"].(map[string]any)["generation"], name)
+		var f folded
+		require.NoError(t, it.DecodeInto(&f), name)
+		assert.Nil(t, f.Meta, "%s: \"Metadata\" is not \"metadata\"", name)
+	}
+}
+
+// In the unstructured mode too, DecodeInto decodes as sigs.k8s.io/json decodes the
+// server's JSON, in what it accepts and in what it refuses: fixed arrays, ",string" fields,
+// numbers out of a field's range or with a fraction for an integer field.
+func TestItemDecodeIntoUnstructuredAsJSON(t *testing.T) {
+	type target struct {
+		Arr   [2]int  `json:"arr"`
+		Str   string  `json:"str,string"`
+		Small uint8   `json:"small"`
+		Int   int32   `json:"int"`
+		Data  []byte  `json:"data"`
+		Num   float64 `json:"num"`
+		Any   any     `json:"any"`
+	}
+	for _, doc := range []string{
+		`{"arr":[1,2,3],"str":"\"q\"","small":7,"int":-3,"data":"aGk=","num":2,"any":{"a":[1,1.5,null]}}`,
+		`{"arr":[1]}`,
+		`{"small":300}`,
+		`{"int":1.5}`,
+		`{"int":3000000000}`,
+		`{"str":"q"}`,
+		`{"num":"7"}`,
+	} {
+		m, err := jsondecode.Object([]byte(doc))
+		require.NoError(t, err)
+		var got, want target
+		err = Item[obj]{obj: &unstructured.Unstructured{Object: m}}.DecodeInto(&got)
+		werr := sigsjson.UnmarshalCaseSensitivePreserveInts([]byte(doc), &want)
+		if werr != nil {
+			assert.Error(t, err, doc)
+			continue
+		}
+		require.NoError(t, err, doc)
+		assert.True(t, reflect.DeepEqual(want, got), "%s: got %#v, want %#v", doc, got, want)
+	}
 }
 
 // A stored object that cannot be decoded is an error that names it in every read that

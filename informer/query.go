@@ -17,13 +17,14 @@ import (
 // Query answers q from the informer's cache: the conditions name indexes registered on the
 // informer (AddIndex, AddBuiltinIndex, AddIndexFunc) or are JSONPath conditions
 // (query.Where); results are the cached objects (shared, read-only) in (namespace, name)
-// order, one page of q.Limit with a continue token. See package query for the semantics and
-// this package's documentation for what each kind of condition costs. A query naming an
-// index the informer does not have fails with ErrIndexNotFound; a malformed one with
-// query.ErrInvalidQuery; one that would visit every object without q.Scan with
-// query.ErrScanRequired; a continue token of another query or informer with
-// ErrInvalidContinue. The walk over candidates and the JSONPath filters stop when ctx ends
-// (the error is ctx's); JSONPath filters run with Options.QueryJSONPath's budget.
+// order or in q.SortBy's, one page of q.Limit with a continue token when more results
+// follow. See package query for the semantics and this package's documentation for what
+// each kind of condition costs. A query naming an index the informer does not have fails
+// with ErrIndexNotFound; a malformed one with query.ErrInvalidQuery; one that would visit
+// every object without q.Scan with query.ErrScanRequired; a continue token of another query
+// or informer with ErrInvalidContinue. The walk over candidates and the JSONPath filters
+// stop when ctx ends (the error is ctx's); JSONPath filters run with
+// Options.QueryJSONPath's budget.
 func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T], error) {
 	if ctx == nil {
 		return query.Result[T]{}, ErrNilContext

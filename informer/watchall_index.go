@@ -120,7 +120,8 @@ type ResourceItem[T Object] struct {
 
 // QueryItems runs q on every member of the set and returns the matches, ordered by resource
 // ("plural.group") and then as q orders them, one page of q.Limit with a continue token for
-// the next. Conditions name the set's indexes (AddIndex) or are JSONPath filters; a member
+// the next when more results follow (a page full at a member's end asks the members after
+// it for one match to know). Conditions name the set's indexes (AddIndex) or are JSONPath filters; a member
 // that does not have an index q names fails the query (its error names the resource). The
 // plan is the sum of the members' (its Driver the first member's).
 func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
@@ -140,7 +141,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		return res, err
 	}
 	limit := q.Limit
-	for _, m := range members {
+	for idx, m := range members {
 		name := resourceName(m.res.GVR.GroupResource())
 		if startAt != "" && name < startAt {
 			continue
@@ -173,12 +174,34 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 			return res, nil
 		}
 		if limit > 0 && len(res.Items) >= limit {
-			// The page is full at a member's end: the next page starts at the next member.
-			res.Continue = w.wa.encodeSetContinue(q, name+"\x00", "")
+			// The page is full at a member's end: the next page starts at the next member,
+			// if one after it has a match.
+			if moreAfter(ctx, q, members[idx+1:]) {
+				res.Continue = w.wa.encodeSetContinue(q, name+"\x00", "")
+			}
 			return res, nil
 		}
 	}
 	return res, nil
+}
+
+// moreAfter reports whether one of members has a match for q: a page that ends at a
+// member's end carries a continue token only then, so that a set's token, like an
+// informer's, means that more results follow. A member whose query fails counts as having
+// one: the next page reports its error, as before.
+func moreAfter(ctx context.Context, q query.Query, members []*member) bool {
+	sub := q
+	sub.Continue, sub.Limit = "", 1
+	for _, m := range members {
+		if m.h.e.reentered() != nil {
+			return true
+		}
+		items, _, _, err := m.h.e.store.Query(ctx, sub, m.h.e.queryOpts)
+		if err != nil || len(items) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // A set's continue token: the resource the next page starts at and that member's own
@@ -204,11 +227,14 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 	return resource, inner, nil
 }
 
-// Count returns how many objects of every member match q (Limit and Continue ignored).
+// Count returns how many objects of every member match q (Limit, Continue, SortBy and
+// Descending ignored).
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
 	}
+	// What Count ignores, as an informer's Count does, is not checked either.
+	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
 	if err := q.Validate(); err != nil {
 		return 0, err
 	}

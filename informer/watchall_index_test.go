@@ -88,6 +88,90 @@ func TestWatchAllIndexesAndQueries(t *testing.T) {
 	}
 }
 
+// A watch-all set checks a query as its members do, once and before naming any member:
+// QueryItems refuses Descending without SortBy even with no member to refuse it, and Count
+// ignores Limit, Continue, SortBy and Descending as an informer's Count does.
+func TestWatchAllChecksQueriesAsItsMembers(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.WaitForSync(ctx))
+	none, err := e.f.WatchAll(ctx, discovery.Filter{IncludeResources: []string{"nothing.example.com"}})
+	require.NoError(t, err)
+	defer none.Stop()
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+	inf := ws.Informers()[0]
+
+	teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
+	bad := teamA
+	bad.Descending = true
+	_, err = inf.Query(ctx, bad)
+	require.ErrorIs(t, err, query.ErrInvalidQuery, "an informer refuses it")
+	for name, set := range map[string]*WatchAll[obj]{"a set": ws, "an empty set": none} {
+		_, err = set.QueryItems(ctx, bad)
+		require.ErrorIs(t, err, query.ErrInvalidQuery, name)
+		assert.NotContains(t, err.Error(), "widgets", name)
+	}
+
+	ignored := teamA
+	ignored.Limit, ignored.Continue, ignored.SortBy, ignored.Descending = -1, "garbage", "nope", true
+	n, err := inf.Count(ctx, ignored)
+	require.NoError(t, err, "an informer's Count ignores them")
+	assert.Equal(t, 1, n)
+	ignored.SortBy = ""
+	n, err = inf.Count(ctx, ignored)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	n, err = ws.Count(ctx, ignored)
+	require.NoError(t, err, "and so does a set's")
+	assert.Equal(t, 1, n)
+}
+
+// A set's page carries a continue token only when more results follow, as an informer's
+// does: a page full at the end of the last member with matches has none (the next page
+// was empty).
+func TestWatchAllContinueOnlyWhenMoreFollow(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	for _, name := range []string{"g1", "g2"} {
+		e.mode.server(gadgets.GVR).add(newObj("ns", name, map[string]string{"team": "a"}))
+	}
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "b"}))
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.WaitForSync(ctx))
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+
+	pages := func(q query.Query) (out [][]string) {
+		t.Helper()
+		for range 10 {
+			res, err := ws.QueryItems(ctx, q)
+			require.NoError(t, err)
+			var page []string
+			for _, it := range res.Items {
+				page = append(page, it.Key())
+			}
+			out = append(out, page)
+			if res.Continue == "" {
+				return out
+			}
+			q.Continue = res.Continue
+		}
+		t.Fatal("no last page")
+		return nil
+	}
+	teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}, Limit: 2}
+	assert.Equal(t, [][]string{{"ns/g1", "ns/g2"}}, pages(teamA), "widgets, after gadgets, has no match")
+	anyTeam := query.Query{Conditions: []query.Condition{query.Has("team")}, Limit: 2}
+	assert.Equal(t, [][]string{{"ns/g1", "ns/g2"}, {"ns/w1"}}, pages(anyTeam), "widgets has one")
+	anyTeam.Limit = 3
+	assert.Equal(t, [][]string{{"ns/g1", "ns/g2", "ns/w1"}}, pages(anyTeam), "full at the last member's end")
+}
+
 // A page of a watch-all set that ends at a member's end carries no member token, so its
 // token was bound only to the query: another set running the same query accepted it and
 // resumed after that resource. Tokens are bound to the set (its filter and options).
@@ -106,22 +190,24 @@ func TestWatchAllTokensAreBoundToTheSet(t *testing.T) {
 		require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
 		return ws
 	}
-	onlyGadgets := discovery.Filter{IncludeResources: []string{"gadgets.example.com"}}
-	gadgetSet, sameFilter, all := set(onlyGadgets), set(onlyGadgets), set(discovery.Filter{})
+	// The same members as every resource, named by another filter.
+	both := discovery.Filter{IncludeResources: []string{"gadgets.example.com", "widgets.example.com"}}
+	bothSet, sameFilter, all := set(both), set(both), set(discovery.Filter{})
 
 	q := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}, Limit: 2}
-	res, err := gadgetSet.QueryItems(ctx, q)
+	res, err := bothSet.QueryItems(ctx, q)
 	require.NoError(t, err)
 	require.Len(t, res.Items, 2)
-	require.NotEmpty(t, res.Continue, "the page is full at the member's end")
+	require.NotEmpty(t, res.Continue, "the page is full at the first member's end")
 	q.Continue = res.Continue
 
 	_, err = all.QueryItems(ctx, q)
 	assert.ErrorIs(t, err, ErrInvalidContinue, "a token of a set with another filter")
-	for name, ws := range map[string]*WatchAll[obj]{"its set": gadgetSet, "a set of the same filter": sameFilter} {
+	for name, ws := range map[string]*WatchAll[obj]{"its set": bothSet, "a set of the same filter": sameFilter} {
 		next, err := ws.QueryItems(ctx, q)
 		require.NoError(t, err, name)
-		assert.Empty(t, next.Items, name)
+		require.Len(t, next.Items, 1, name)
+		assert.Equal(t, "ns/w1", next.Items[0].Key(), name)
 		assert.Empty(t, next.Continue, name)
 	}
 }

@@ -77,7 +77,9 @@
 // a JSONPath), a valid operator (the zero Op is not one), the number of values the operator
 // takes, a numeric bound that is a finite number (ParseNumber: "1e999", "-Inf", "NaN" and
 // "1e-400" are all refused, and values it refuses never match), and a JSONPath
-// that compiles. Errors are *InvalidError (ErrInvalidQuery) naming the condition; a JSONPath
+// that compiles; Query.Validate also a Limit that is not negative and SortBy when
+// Descending is set (Count and CountBy, which ignore both, check neither). Errors are
+// *InvalidError (ErrInvalidQuery) naming the condition; a JSONPath
 // error wraps the *jsonpath.SyntaxError, whose Offset says where the expression is wrong.
 // User text in error messages is quoted cut to 256 bytes.
 //

@@ -221,6 +221,12 @@ func TestQueryValidate(t *testing.T) {
 	err = query.Query{AnyOf: [][]query.Condition{{query.Eq("a", "b")}, {query.Has("c"), query.Le("n", "1e999")}}}.Validate()
 	require.ErrorIs(t, err, query.ErrInvalidQuery)
 	assert.ErrorContains(t, err, `invalid query condition "n<=1e999"`)
+
+	// Descending without SortBy needs no cache to be refused.
+	err = query.Query{Conditions: []query.Condition{query.Eq("a", "b")}, Descending: true}.Validate()
+	require.ErrorIs(t, err, query.ErrInvalidQuery)
+	assert.EqualError(t, err, "invalid query: Descending needs SortBy")
+	require.NoError(t, query.Query{SortBy: "a", Descending: true}.Validate())
 }
 
 // A 100 KB input makes a message of a few hundred bytes, not 200 KB.

@@ -154,12 +154,15 @@ func (c Condition) Validate() error {
 }
 
 // Validate checks what can be checked without the cache: every condition (see
-// Condition.Validate) and a non-negative Limit. It does not check that the indexes exist,
-// that a query without a positive indexed condition sets Scan, or the continue token (see
-// DecodeContinue): the cache that runs the query does.
+// Condition.Validate), a non-negative Limit, and SortBy set when Descending is. It does not
+// check that the indexes exist, that a query without a positive indexed condition sets
+// Scan, or the continue token (see DecodeContinue): the cache that runs the query does.
 func (q Query) Validate() error {
 	if q.Limit < 0 {
 		return &InvalidError{Reason: fmt.Sprintf("Limit must not be negative, got %d", q.Limit)}
+	}
+	if q.Descending && q.SortBy == "" {
+		return &InvalidError{Reason: "Descending needs SortBy"}
 	}
 	for _, c := range q.Conditions {
 		if err := c.Validate(); err != nil {

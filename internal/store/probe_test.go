@@ -362,11 +362,23 @@ func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q q
 	if err == nil && n != len(model.Results(cq)) {
 		return fmt.Sprintf("count %d, want %d", n, len(model.Results(cq)))
 	}
-	by := model.Indexes
-	for _, name := range slices.Sorted(maps.Keys(by)) {
-		if _, err := ps.s.IndexStats(name); err != nil {
-			continue // not in this mode
+	// Counts by the first index of the mode (a metadata path) and by the index q sorts by
+	// or its first condition names, whose values may be lists, maps and numbers.
+	var by []string
+	for _, name := range slices.Sorted(maps.Keys(model.Indexes)) {
+		if _, err := ps.s.IndexStats(name); err == nil {
+			by = append(by, name)
+			break
 		}
+	}
+	named := q.SortBy
+	if named == "" && len(q.Conditions) > 0 {
+		named = q.Conditions[0].Index
+	}
+	if _, err := ps.s.IndexStats(named); named != "" && err == nil && !slices.Contains(by, named) {
+		by = append(by, named)
+	}
+	for _, name := range by {
 		counts, err := ps.s.CountBy(ctx, cq, name, opts)
 		if msg := querymodel.CheckOutcome(cwant, err); msg != "" {
 			return "count by " + name + ": " + msg
@@ -374,7 +386,6 @@ func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q q
 		if err == nil && !maps.Equal(counts, model.CountBy(cq, name)) {
 			return fmt.Sprintf("count by %s: %v, want %v", name, counts, model.CountBy(cq, name))
 		}
-		break
 	}
 	return ""
 }

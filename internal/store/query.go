@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -397,8 +399,17 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 	var plan query.Plan
 	seen := map[string]bool{}
 	drivers := make([]string, 0, len(pq.groups))
-	for _, g := range pq.groups {
+	for i, g := range pq.groups {
 		hits, p, _, err := s.matches(ctx, g, group)
+		if err == query.ErrScanRequired {
+			// Say which group: the others may have what it lacks.
+			conds := make([]string, len(pq.q.AnyOf[i]))
+			for j, c := range pq.q.AnyOf[i] {
+				conds[j] = c.String()
+			}
+			err = fmt.Errorf("%w: AnyOf group %d %s: no positive indexed condition in it or in Conditions",
+				query.ErrScanRequired, i, quoteCut(strings.Join(conds, ", ")))
+		}
 		if err != nil {
 			return nil, p, false, err
 		}
@@ -414,6 +425,20 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 	plan.Driver = "any(" + strings.Join(drivers, " | ") + ")"
 	plan.Matched = len(out)
 	return out, plan, false, nil
+}
+
+// quoteCut quotes user text for an error message as package query's errors do: cut to its
+// first 256 bytes (at a character boundary), marked "...".
+func quoteCut(s string) string {
+	const max = 256
+	if len(s) <= max {
+		return strconv.Quote(s)
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
 }
 
 // matches returns what satisfies pq, with the values of the store index group if set; it

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -407,6 +408,27 @@ func TestQueryErrors(t *testing.T) {
 			assert.ErrorIs(t, err, tc.want)
 		})
 	}
+}
+
+// A query refused for want of Scan says which AnyOf group lacks a positive indexed
+// condition, in Query, Count and CountBy alike.
+func TestScanRequiredNamesTheGroup(t *testing.T) {
+	s := seed(t)
+	q := query.Query{AnyOf: [][]query.Condition{{query.Has("size")}, {query.NotEq("node", "x"), query.HasNot("size")}}}
+	_, _, _, err := s.Query(ctx, q, QueryOptions{})
+	require.ErrorIs(t, err, query.ErrScanRequired)
+	assert.EqualError(t, err, `query needs an index or an explicit scan: AnyOf group 1 "node!=x, !size": no positive indexed condition in it or in Conditions`)
+	_, _, err = s.Count(ctx, q, QueryOptions{})
+	assert.EqualError(t, err, `query needs an index or an explicit scan: AnyOf group 1 "node!=x, !size": no positive indexed condition in it or in Conditions`)
+	_, err = s.CountBy(ctx, q, "size", QueryOptions{})
+	require.ErrorIs(t, err, query.ErrScanRequired)
+	assert.ErrorContains(t, err, `AnyOf group 1 "node!=x, !size"`)
+
+	// User text is quoted cut, as query's errors quote it.
+	huge := query.Query{AnyOf: [][]query.Condition{{query.NotEq("node", strings.Repeat("x", 10_000))}}}
+	_, _, _, err = s.Query(ctx, huge, QueryOptions{})
+	require.ErrorIs(t, err, query.ErrScanRequired)
+	assert.Less(t, len(err.Error()), 500)
 }
 
 func TestQueryPathConditionFilters(t *testing.T) {
