@@ -46,6 +46,7 @@ var podSpecRefs = []struct {
 	{"volume-configmap", []string{`.volumes[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"volume-secret", []string{`.volumes[*].secret`}, secrets, NamespaceSame, "secretName", "optional"},
 	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame, "", ""},
+	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`}, storageClasses, NamespaceCluster, "", ""},
 	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret`}, secrets, NamespaceSame, "name", "optional"},
 	{"volume-plugin-secret", []string{`.volumes[*]['cephfs','cinder','flexVolume','iscsi','rbd','scaleIO','storageos'].secretRef.name`,
@@ -99,7 +100,8 @@ func joinPath(spec string, rel []string) string {
 //   - Pods, and the Pod templates of PodTemplates, ReplicationControllers, Deployments,
 //     ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, to the ConfigMaps, Secrets
 //     and PersistentVolumeClaims of their volumes (projected ones and volume plugins'
-//     secret references included), the ConfigMaps and Secrets of env and envFrom (of
+//     secret references included), the StorageClasses of their generic ephemeral volumes'
+//     claim templates, the ConfigMaps and Secrets of env and envFrom (of
 //     containers, init containers and ephemeral containers), image pull Secrets, the
 //     ServiceAccount, the Node, the PriorityClass, the RuntimeClass and resource claims
 //     (and templates); their ConfigMap and Secret volumes, projected sources, env key
@@ -108,7 +110,8 @@ func joinPath(spec string, rel []string) string {
 //     so that those marked "optional: true" are optional edges, which Dangling leaves out;
 //   - StatefulSets to their governing Service and their claim templates' StorageClasses;
 //   - PersistentVolumeClaims to their PersistentVolume, StorageClass and data source;
-//     PersistentVolumes to their StorageClass, their claim (by UID) and CSI Secrets;
+//     PersistentVolumes to their StorageClass, their claim (by UID), and the Secrets of
+//     their CSI and in-tree volume sources (those that name the Secret's namespace);
 //   - Ingresses to their backend Services and resources, IngressClass and TLS Secrets;
 //     IngressClasses to their parameters;
 //   - RoleBindings and ClusterRoleBindings to their Role or ClusterRole and ServiceAccount
@@ -157,6 +160,12 @@ func BuiltinRules() []Rule {
 		objectRef(Rule{Name: "persistentvolumes:csi-secret", From: pvs,
 			Path: "{.spec.csi['nodePublishSecretRef','nodeStageSecretRef','controllerPublishSecretRef','controllerExpandSecretRef','nodeExpandSecretRef']}",
 			To:   secrets}),
+		// In-tree volume sources name their Secret and its namespace; without a namespace the
+		// Secret is in the namespace of the Pod that mounts the volume, which the PV does not say.
+		objectRef(Rule{Name: "persistentvolumes:volume-plugin-secret", From: pvs,
+			Path: "{.spec['cephfs','cinder','flexVolume','iscsi','rbd','scaleIO','storageos'].secretRef}", To: secrets}),
+		Rule{Name: "persistentvolumes:azurefile-secret", From: pvs, Path: "{.spec.azureFile}", To: secrets,
+			NameField: "secretName", NamespaceField: "secretNamespace"},
 
 		Rule{Name: "ingresses.networking.k8s.io:backend-service", From: ingresses,
 			Path: "{.spec.defaultBackend.service.name,.spec.rules[*].http.paths[*].backend.service.name}", To: services, Namespace: NamespaceSame},

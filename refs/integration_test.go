@@ -46,7 +46,9 @@ const podSpec = `{
     {"name": "b", "secret": {"secretName": "sec-vol"}},
     {"name": "c", "persistentVolumeClaim": {"claimName": "data"}},
     {"name": "d", "projected": {"sources": [{"configMap": {"name": "cm-proj"}}, {"secret": {"name": "sec-proj"}}]}},
-    {"name": "e", "csi": {"driver": "csi.example.com", "nodePublishSecretRef": {"name": "sec-csi"}}}],
+    {"name": "e", "csi": {"driver": "csi.example.com", "nodePublishSecretRef": {"name": "sec-csi"}}},
+    {"name": "f", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-{c}",
+      "resources": {"requests": {"storage": "1Gi"}}}}}}],
   "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}, {"name": "gpu2", "resourceClaimTemplateName": "gpu-template"}],
   "initContainers": [{"name": "init", "image": "registry.example.com/init:1", "envFrom": [{"configMapRef": {"name": "cm-init"}}]}],
   "containers": [{"name": "app", "image": "registry.example.com/app:1",
@@ -70,6 +72,7 @@ const podSpecEdges = `
 	{from} -[{h}:projected-configmap]-> configmaps/{ns}/cm-proj
 	{from} -[{h}:projected-secret]-> secrets/{ns}/sec-proj
 	{from} -[{h}:volume-plugin-secret]-> secrets/{ns}/sec-csi
+	{from} -[{h}:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	{from} -[{h}:env-configmap]-> configmaps/{ns}/cm-env
 	{from} -[{h}:envfrom-configmap]-> configmaps/{ns}/cm-init
 	{from} -[{h}:env-secret]-> secrets/{ns}/sec-env
@@ -91,6 +94,8 @@ const fixtureEdges = `
 	persistentvolumes/pv-{c} -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	persistentvolumes/pv-{c} -[persistentvolumes:claim]-> persistentvolumeclaims/{ns}/data
 	persistentvolumes/pv-{c} -[persistentvolumes:csi-secret]-> secrets/{ns}/sec-csi
+	persistentvolumes/pv-iscsi-{c} -[persistentvolumes:volume-plugin-secret]-> secrets/{ns}/sec-iscsi
+	persistentvolumes/pv-azure-{c} -[persistentvolumes:azurefile-secret]-> secrets/{ns}/sec-azure
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-service]-> services/{ns}/web
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-service]-> services/{ns}/gone (Missing: not found)
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-resource]-> widgets.refs.example.com/{ns}/w
@@ -155,7 +160,7 @@ func createFixture(t *testing.T, f *fixture) {
 	for _, n := range []string{"cm-vol", "cm-proj", "cm-env", "cm-init", "cm-widget", "cm-unused"} {
 		f.create(configMapsR, `{"metadata":{"name":"`+n+`","namespace":"{ns}"}}`)
 	}
-	for _, n := range []string{"pull", "sec-vol", "sec-proj", "sec-csi", "sec-env", "sec-envfrom", "tls", "widget-creds", "sec-unused"} {
+	for _, n := range []string{"pull", "sec-vol", "sec-proj", "sec-csi", "sec-iscsi", "sec-azure", "sec-env", "sec-envfrom", "tls", "widget-creds", "sec-unused"} {
 		f.create(secretsR, `{"metadata":{"name":"`+n+`","namespace":"{ns}"}}`)
 	}
 	f.create(secretsR, `{"metadata":{"name":"sa-token","namespace":"{ns}","annotations":{"kubernetes.io/service-account.name":"app-sa"}},"type":"kubernetes.io/service-account-token"}`)
@@ -167,6 +172,11 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
 	  "storageClassName":"fast-{c}","claimRef":{"namespace":"{ns}","name":"data","uid":"`+string(pvc.GetUID())+`"},
 	  "csi":{"driver":"csi.example.com","volumeHandle":"h","nodePublishSecretRef":{"namespace":"{ns}","name":"sec-csi"}}}}`)
+	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-iscsi-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
+	  "iscsi":{"targetPortal":"10.0.0.1:3260","iqn":"iqn.2001-04.com.example:storage","lun":0,"chapAuthSession":true,
+	    "secretRef":{"namespace":"{ns}","name":"sec-iscsi"}}}}`)
+	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-azure-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteMany"],
+	  "azureFile":{"shareName":"share","secretName":"sec-azure","secretNamespace":"{ns}"}}}`)
 	f.create(gvr("storage.k8s.io", "v1", "volumeattachments"), `{"metadata":{"name":"va-{c}"},"spec":{"attacher":"csi.example.com","nodeName":"node-{c}","source":{"persistentVolumeName":"pv-{c}"}}}`)
 
 	// Pod spec holders.

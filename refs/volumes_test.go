@@ -1,0 +1,58 @@
+package refs
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A PersistentVolume's in-tree volume sources name their Secrets with a namespace
+// (SecretReference, or secretName and secretNamespace for Azure File), as CSI ones do; one
+// that names no namespace leaves it to the Pod that mounts the volume, which the graph
+// cannot tell: no edge.
+func TestPersistentVolumePluginSecrets(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	for name, src := range map[string]string{
+		"ceph":      `"cephfs":{"monitors":["m"],"secretRef":{"name":"s-ceph","namespace":"storage"}}`,
+		"cinder":    `"cinder":{"volumeID":"v","secretRef":{"name":"s-cinder","namespace":"storage"}}`,
+		"flex":      `"flexVolume":{"driver":"d","secretRef":{"name":"s-flex","namespace":"storage"}}`,
+		"iscsi":     `"iscsi":{"targetPortal":"p","iqn":"q","lun":0,"secretRef":{"name":"s-iscsi","namespace":"storage"}}`,
+		"rbd":       `"rbd":{"monitors":["m"],"image":"i","secretRef":{"name":"s-rbd","namespace":"storage"}}`,
+		"scaleio":   `"scaleIO":{"gateway":"g","system":"s","secretRef":{"name":"s-scaleio","namespace":"storage"}}`,
+		"storageos": `"storageos":{"volumeName":"v","secretRef":{"kind":"Secret","name":"s-storageos","namespace":"storage"}}`,
+		"azure":     `"azureFile":{"shareName":"x","secretName":"s-azure","secretNamespace":"storage"}`,
+		"no-ns":     `"rbd":{"monitors":["m"],"image":"i","secretRef":{"name":"s-pod-ns"}}`,
+		"azure-pod": `"azureFile":{"shareName":"x","secretName":"s-pod-ns"}`,
+	} {
+		tg.put(pvs, `{"metadata":{"name":"pv-`+name+`"},"spec":{`+src+`}}`)
+	}
+	assert.Equal(t, lines(`
+		persistentvolumes/pv-azure -[persistentvolumes:azurefile-secret]-> secrets/storage/s-azure (Missing: not found)
+		persistentvolumes/pv-ceph -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-ceph (Missing: not found)
+		persistentvolumes/pv-cinder -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-cinder (Missing: not found)
+		persistentvolumes/pv-flex -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-flex (Missing: not found)
+		persistentvolumes/pv-iscsi -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-iscsi (Missing: not found)
+		persistentvolumes/pv-rbd -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-rbd (Missing: not found)
+		persistentvolumes/pv-scaleio -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-scaleio (Missing: not found)
+		persistentvolumes/pv-storageos -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-storageos (Missing: not found)
+	`), strs(tg.Dangling()))
+	tg.put(secrets, `{"metadata":{"name":"s-rbd","namespace":"storage"}}`)
+	unused, err := tg.Unreferenced(secrets)
+	require.NoError(t, err)
+	assert.Empty(t, unused, "the PV uses its Secret")
+}
+
+// A generic ephemeral volume's claim template names a StorageClass, as a StatefulSet's claim
+// templates do: the PVC the Pod's volume makes is of that class.
+func TestEphemeralVolumeStorageClass(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	spec := `{"volumes":[{"name":"scratch","ephemeral":{"volumeClaimTemplate":{"spec":{"storageClassName":"fast","accessModes":["ReadWriteOnce"]}}}},
+	  {"name":"default-class","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["ReadWriteOnce"]}}}}],"containers":[{"name":"c"}]}`
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":`+spec+`}`)
+	tg.upsert(tg.g.rulesOf(gr("apps", "deployments")), newRawObject([]byte(`{"metadata":{"name":"d","namespace":"ns"},"spec":{"template":{"spec":`+spec+`}}}`)))
+	assert.Equal(t, lines(`
+		deployments.apps/ns/d -[deployments.apps:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+		pods/ns/p -[pods:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+	`), strs(tg.Referrers(oref(storageClasses, "", "fast"), 1)))
+}
