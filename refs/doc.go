@@ -30,6 +30,8 @@
 //	// label selectors: each value selects Pods in the object's namespace
 //	{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: refs.SelectorMap}
 //
+// A Path that ends at a list ("{.spec.secretNames}") reads its elements, as "[*]" would.
+//
 // An object reference may also say it is optional (OptionalField: a boolean field of the
 // value, true for an optional reference), as Kubernetes lets ConfigMap and Secret volumes,
 // projections, env key references and envFrom sources be:

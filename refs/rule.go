@@ -30,8 +30,10 @@ import (
 //     are the objects of To whose labels it matches, kept current as labels change on either
 //     side.
 //
-// Values that are not of the expected shape (a number where a name is expected, a string
-// where an object is) name nothing.
+// A value that is a list stands for its elements: a Path that ends at a list
+// ("{.spec.secretNames}", "{.spec.secretRefs}") reads as one that selects each element
+// ("{.spec.secretNames[*]}"). Values that are not of the expected shape (a number where a
+// name is expected, a string where an object is, a list of lists) name nothing.
 type Rule struct {
 	// Name identifies the rule; every edge names the rule that made it. Unique in a rule set.
 	Name string
