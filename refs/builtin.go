@@ -6,24 +6,25 @@ import (
 
 // Resources the built-in rules name.
 var (
-	pods                   = gr("", "pods")
-	configMaps             = gr("", "configmaps")
-	secrets                = gr("", "secrets")
-	services               = gr("", "services")
-	serviceAccounts        = gr("", "serviceaccounts")
-	nodes                  = gr("", "nodes")
-	pvcs                   = gr("", "persistentvolumeclaims")
-	pvs                    = gr("", "persistentvolumes")
-	storageClasses         = gr("storage.k8s.io", "storageclasses")
-	priorityClasses        = gr("scheduling.k8s.io", "priorityclasses")
-	runtimeClasses         = gr("node.k8s.io", "runtimeclasses")
-	resourceClaims         = gr("resource.k8s.io", "resourceclaims")
-	resourceClaimTemplates = gr("resource.k8s.io", "resourceclaimtemplates")
-	ingresses              = gr("networking.k8s.io", "ingresses")
-	ingressClasses         = gr("networking.k8s.io", "ingressclasses")
-	roleBindings           = gr("rbac.authorization.k8s.io", "rolebindings")
-	clusterRoleBindings    = gr("rbac.authorization.k8s.io", "clusterrolebindings")
-	clusterRoles           = gr("rbac.authorization.k8s.io", "clusterroles")
+	pods                    = gr("", "pods")
+	configMaps              = gr("", "configmaps")
+	secrets                 = gr("", "secrets")
+	services                = gr("", "services")
+	serviceAccounts         = gr("", "serviceaccounts")
+	nodes                   = gr("", "nodes")
+	pvcs                    = gr("", "persistentvolumeclaims")
+	pvs                     = gr("", "persistentvolumes")
+	storageClasses          = gr("storage.k8s.io", "storageclasses")
+	volumeAttributesClasses = gr("storage.k8s.io", "volumeattributesclasses")
+	priorityClasses         = gr("scheduling.k8s.io", "priorityclasses")
+	runtimeClasses          = gr("node.k8s.io", "runtimeclasses")
+	resourceClaims          = gr("resource.k8s.io", "resourceclaims")
+	resourceClaimTemplates  = gr("resource.k8s.io", "resourceclaimtemplates")
+	ingresses               = gr("networking.k8s.io", "ingresses")
+	ingressClasses          = gr("networking.k8s.io", "ingressclasses")
+	roleBindings            = gr("rbac.authorization.k8s.io", "rolebindings")
+	clusterRoleBindings     = gr("rbac.authorization.k8s.io", "clusterrolebindings")
+	clusterRoles            = gr("rbac.authorization.k8s.io", "clusterroles")
 )
 
 func gr(group, resource string) schema.GroupResource {
@@ -101,17 +102,18 @@ func joinPath(spec string, rel []string) string {
 //     ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, to the ConfigMaps, Secrets
 //     and PersistentVolumeClaims of their volumes (projected ones and volume plugins'
 //     secret references included), the StorageClasses of their generic ephemeral volumes'
-//     claim templates, the ConfigMaps and Secrets of env and envFrom (of
-//     containers, init containers and ephemeral containers), image pull Secrets, the
+//     claim templates, the ConfigMaps and Secrets of env and envFrom (of containers, init
+//     containers and ephemeral containers), image pull Secrets, the
 //     ServiceAccount, the Node, the PriorityClass, the RuntimeClass and resource claims
 //     (and templates); their ConfigMap and Secret volumes, projected sources, env key
 //     references and envFrom sources are object references ("{.spec.volumes[*].configMap}",
 //     NameField "name", or "secretName" for a Secret volume) with OptionalField "optional",
 //     so that those marked "optional: true" are optional edges, which Dangling leaves out;
 //   - StatefulSets to their governing Service and their claim templates' StorageClasses;
-//   - PersistentVolumeClaims to their PersistentVolume, StorageClass and data source;
-//     PersistentVolumes to their StorageClass, their claim (by UID), and the Secrets of
-//     their CSI and in-tree volume sources (those that name the Secret's namespace);
+//   - PersistentVolumeClaims to their PersistentVolume, StorageClass, VolumeAttributesClass
+//     and data source; PersistentVolumes to their StorageClass, VolumeAttributesClass,
+//     their claim (by UID), and the Secrets of their CSI and in-tree volume sources (those
+//     that name the Secret's namespace);
 //   - Ingresses to their backend Services and resources, IngressClass and TLS Secrets;
 //     IngressClasses to their parameters;
 //   - RoleBindings and ClusterRoleBindings to their Role or ClusterRole and ServiceAccount
@@ -153,8 +155,12 @@ func BuiltinRules() []Rule {
 
 		Rule{Name: "persistentvolumeclaims:volume", From: pvcs, Path: "{.spec.volumeName}", To: pvs, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumeclaims:volumeattributesclass", From: pvcs, Path: "{.spec.volumeAttributesClassName}",
+			To: volumeAttributesClasses, Namespace: NamespaceCluster},
 		typedRef(Rule{Name: "persistentvolumeclaims:datasource", From: pvcs, Path: "{.spec.dataSource,.spec.dataSourceRef}"}),
 		Rule{Name: "persistentvolumes:storageclass", From: pvs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumes:volumeattributesclass", From: pvs, Path: "{.spec.volumeAttributesClassName}",
+			To: volumeAttributesClasses, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumes:claim", From: pvs, Path: "{.spec.claimRef}", To: pvcs,
 			NameField: "name", NamespaceField: "namespace", UIDField: "uid"},
 		objectRef(Rule{Name: "persistentvolumes:csi-secret", From: pvs,

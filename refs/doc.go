@@ -41,12 +41,12 @@
 //
 // BuiltinRules lists kindex's own, in that form: owner references of every object; Pods'
 // and every workload's Pod template's ConfigMaps, Secrets, claims, ServiceAccount, Node,
-// PriorityClass, RuntimeClass, image pull Secrets and ephemeral volumes' StorageClasses; PVCs
-// to PVs and StorageClasses; PVs to their StorageClass, claim and volume Secrets;
-// Ingresses to Services, IngressClasses and TLS Secrets; RBAC bindings to roles and
-// ServiceAccount subjects; Services, PodDisruptionBudgets and NetworkPolicies to the Pods
-// they select; HPAs to their targets; APIServices and webhooks to their Services; and more
-// (see BuiltinRules). A rule's target namespace is the source's, none, or the value's own
+// PriorityClass, RuntimeClass, image pull Secrets and ephemeral volumes' StorageClasses;
+// PVCs to PVs, StorageClasses and VolumeAttributesClasses; PVs to their classes, claim and
+// volume Secrets; Ingresses to Services, IngressClasses and TLS Secrets; RBAC bindings to
+// roles and ServiceAccount subjects; Services, PodDisruptionBudgets and NetworkPolicies to
+// the Pods they select; HPAs to their targets; APIServices and webhooks to their Services;
+// and more (see BuiltinRules). A rule's target namespace is the source's, none, or the value's own
 // (NamespaceField); NamespaceAuto asks discovery whether the target's resource is
 // namespaced, so that a reference to a kind (RoleBinding to Role or ClusterRole, a
 // cert-manager issuerRef to an Issuer or a ClusterIssuer) lands where the server would

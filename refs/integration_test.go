@@ -90,8 +90,10 @@ const fixtureEdges = `
 	statefulsets.apps/{ns}/web -[statefulsets.apps:claim-storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:volume]-> persistentvolumes/pv-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:datasource]-> persistentvolumeclaims/{ns}/seed (Missing: not found)
 	persistentvolumes/pv-{c} -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	persistentvolumes/pv-{c} -[persistentvolumes:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold-{c}
 	persistentvolumes/pv-{c} -[persistentvolumes:claim]-> persistentvolumeclaims/{ns}/data
 	persistentvolumes/pv-{c} -[persistentvolumes:csi-secret]-> secrets/{ns}/sec-csi
 	persistentvolumes/pv-iscsi-{c} -[persistentvolumes:volume-plugin-secret]-> secrets/{ns}/sec-iscsi
@@ -156,6 +158,7 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(gvr("scheduling.k8s.io", "v1", "priorityclasses"), `{"metadata":{"name":"high-{c}"},"value":1000}`)
 	f.create(gvr("node.k8s.io", "v1", "runtimeclasses"), `{"metadata":{"name":"rc-{c}"},"handler":"runc"}`)
 	f.create(gvr("storage.k8s.io", "v1", "storageclasses"), `{"metadata":{"name":"fast-{c}"},"provisioner":"csi.example.com"}`)
+	f.create(gvr("storage.k8s.io", "v1", "volumeattributesclasses"), `{"metadata":{"name":"gold-{c}"},"driverName":"csi.example.com","parameters":{"iops":"1000"}}`)
 	f.create(gvr("", "v1", "serviceaccounts"), `{"metadata":{"name":"app-sa","namespace":"{ns}"},"secrets":[{"name":"sa-token"}],"imagePullSecrets":[{"name":"pull"}]}`)
 	for _, n := range []string{"cm-vol", "cm-proj", "cm-env", "cm-init", "cm-widget", "cm-unused"} {
 		f.create(configMapsR, `{"metadata":{"name":"`+n+`","namespace":"{ns}"}}`)
@@ -167,10 +170,10 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(servicesR, `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"selector":{"app":"web"},"ports":[{"port":443}]}}`)
 	f.create(servicesR, `{"metadata":{"name":"nothing","namespace":"{ns}"},"spec":{"selector":{"app":"none"},"ports":[{"port":80}]}}`)
 	pvc := f.create(gvr("", "v1", "persistentvolumeclaims"), `{"metadata":{"name":"data","namespace":"{ns}"},"spec":{"accessModes":["ReadWriteOnce"],
-	  "resources":{"requests":{"storage":"1Gi"}},"storageClassName":"fast-{c}","volumeName":"pv-{c}",
+	  "resources":{"requests":{"storage":"1Gi"}},"storageClassName":"fast-{c}","volumeAttributesClassName":"gold-{c}","volumeName":"pv-{c}",
 	  "dataSource":{"kind":"PersistentVolumeClaim","name":"seed"}}}`)
 	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
-	  "storageClassName":"fast-{c}","claimRef":{"namespace":"{ns}","name":"data","uid":"`+string(pvc.GetUID())+`"},
+	  "storageClassName":"fast-{c}","volumeAttributesClassName":"gold-{c}","claimRef":{"namespace":"{ns}","name":"data","uid":"`+string(pvc.GetUID())+`"},
 	  "csi":{"driver":"csi.example.com","volumeHandle":"h","nodePublishSecretRef":{"namespace":"{ns}","name":"sec-csi"}}}}`)
 	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-iscsi-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
 	  "iscsi":{"targetPortal":"10.0.0.1:3260","iqn":"iqn.2001-04.com.example:storage","lun":0,"chapAuthSession":true,

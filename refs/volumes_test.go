@@ -56,3 +56,17 @@ func TestEphemeralVolumeStorageClass(t *testing.T) {
 		pods/ns/p -[pods:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
 	`), strs(tg.Referrers(oref(storageClasses, "", "fast"), 1)))
 }
+
+// PersistentVolumeClaims and PersistentVolumes name their VolumeAttributesClass (a
+// cluster-scoped class of storage.k8s.io, as StorageClasses are).
+func TestVolumeAttributesClasses(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	vacs := gr("storage.k8s.io", "volumeattributesclasses")
+	tg.g.learn(vacs, "VolumeAttributesClass", false)
+	tg.put(pvcs, `{"metadata":{"name":"data","namespace":"ns"},"spec":{"volumeAttributesClassName":"gold"}}`)
+	tg.put(pvs, `{"metadata":{"name":"pv"},"spec":{"volumeAttributesClassName":"gold"}}`)
+	assert.Equal(t, lines(`
+		persistentvolumeclaims/ns/data -[persistentvolumeclaims:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold (Missing: not found)
+		persistentvolumes/pv -[persistentvolumes:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold (Missing: not found)
+	`), strs(tg.Dangling()))
+}
