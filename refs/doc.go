@@ -96,9 +96,10 @@
 //
 // An edge's target is Present (cached), Missing (its resource is cached completely where
 // the target would be, by a synced informer without selectors, and holds no such object,
-// or holds one with another UID than an owner reference requires) or Unknown (the cache
-// cannot tell: the resource is not watched, not synced, parked as forbidden, or its kind is
-// not served). Dangling lists the Missing and Unknown references but the optional ones
+// or holds one with another UID than an owner reference requires; or the owner reference
+// is a cluster-scoped object's to a namespaced kind, which no object can satisfy) or
+// Unknown (the cache cannot tell: the resource is not watched, not synced, parked as
+// forbidden, or its kind is not served). Dangling lists the Missing and Unknown references but the optional ones
 // (Edge.Optional: a Pod whose optional ConfigMap is absent runs all the same; an object
 // naming one target by one rule both optionally and not has one edge, not optional);
 // References and Referrers show optional edges with their state. A program acting on

@@ -56,7 +56,10 @@ type Rule struct {
 
 	// NameField, NamespaceField, KindField, GroupField, APIVersionField and UIDField are
 	// keys of the objects Path yields (object references). UIDField names the UID the target
-	// must have (ownerReferences): a target of that name with another UID is missing.
+	// must have (ownerReferences): a target of that name with another UID is missing. A
+	// cluster-scoped object's reference to a namespaced target that names no namespace names
+	// nothing, unless it has a UID: then it names one object it cannot reach (an owner
+	// reference from a cluster-scoped object to a namespaced kind), and is Missing.
 	NameField, NamespaceField, KindField, GroupField, APIVersionField, UIDField string
 	// OptionalField, for object references, is the key of a boolean in each value: true
 	// marks that reference optional (Kubernetes' "optional: true" on a ConfigMap or Secret
