@@ -93,6 +93,10 @@ func joinPath(spec string, rel []string) string {
 	return out + "}"
 }
 
+// storageClassPath is where a claim or a volume names its StorageClass: the field, and the
+// beta annotation Kubernetes still reads first.
+const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.beta.kubernetes.io/storage-class']}"
+
 // BuiltinRules returns kindex's rules for the built-in resources, in the form users write
 // their own (a new slice each call; append rules for custom resources to it):
 //
@@ -110,10 +114,11 @@ func joinPath(spec string, rel []string) string {
 //     NameField "name", or "secretName" for a Secret volume) with OptionalField "optional",
 //     so that those marked "optional: true" are optional edges, which Dangling leaves out;
 //   - StatefulSets to their governing Service and their claim templates' StorageClasses;
-//   - PersistentVolumeClaims to their PersistentVolume, StorageClass, VolumeAttributesClass
-//     and data source; PersistentVolumes to their StorageClass, VolumeAttributesClass,
-//     their claim (by UID), and the Secrets of their CSI and in-tree volume sources (those
-//     that name the Secret's namespace);
+//   - PersistentVolumeClaims to their PersistentVolume, StorageClass (spec.storageClassName
+//     or the beta annotation volume.beta.kubernetes.io/storage-class), VolumeAttributesClass
+//     and data source; PersistentVolumes to their StorageClass (either way),
+//     VolumeAttributesClass, claim (by UID), and the Secrets of their CSI and in-tree
+//     volume sources (those that name the Secret's namespace);
 //   - Ingresses to their backend Services and resources, IngressClass and TLS Secrets;
 //     IngressClasses to their parameters;
 //   - RoleBindings and ClusterRoleBindings to their Role or ClusterRole and ServiceAccount
@@ -154,11 +159,11 @@ func BuiltinRules() []Rule {
 			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
 
 		Rule{Name: "persistentvolumeclaims:volume", From: pvcs, Path: "{.spec.volumeName}", To: pvs, Namespace: NamespaceCluster},
-		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: storageClassPath, To: storageClasses, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumeclaims:volumeattributesclass", From: pvcs, Path: "{.spec.volumeAttributesClassName}",
 			To: volumeAttributesClasses, Namespace: NamespaceCluster},
 		typedRef(Rule{Name: "persistentvolumeclaims:datasource", From: pvcs, Path: "{.spec.dataSource,.spec.dataSourceRef}"}),
-		Rule{Name: "persistentvolumes:storageclass", From: pvs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumes:storageclass", From: pvs, Path: storageClassPath, To: storageClasses, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumes:volumeattributesclass", From: pvs, Path: "{.spec.volumeAttributesClassName}",
 			To: volumeAttributesClasses, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumes:claim", From: pvs, Path: "{.spec.claimRef}", To: pvcs,

@@ -70,3 +70,18 @@ func TestVolumeAttributesClasses(t *testing.T) {
 		persistentvolumes/pv -[persistentvolumes:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold (Missing: not found)
 	`), strs(tg.Dangling()))
 }
+
+// The beta annotation volume.beta.kubernetes.io/storage-class still names a claim's or a
+// volume's StorageClass (Kubernetes reads it before spec.storageClassName).
+func TestStorageClassBetaAnnotation(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(pvcs, `{"metadata":{"name":"old","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":"slow"}},"spec":{}}`)
+	tg.put(pvcs, `{"metadata":{"name":"both","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":"fast"}},"spec":{"storageClassName":"fast"}}`)
+	tg.put(pvcs, `{"metadata":{"name":"none","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":""}},"spec":{"storageClassName":""}}`)
+	tg.put(pvs, `{"metadata":{"name":"pv","annotations":{"volume.beta.kubernetes.io/storage-class":"slow"}},"spec":{}}`)
+	assert.Equal(t, lines(`
+		persistentvolumeclaims/ns/both -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+		persistentvolumeclaims/ns/old -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
+		persistentvolumes/pv -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
+	`), strs(tg.Dangling()))
+}
