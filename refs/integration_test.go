@@ -97,6 +97,7 @@ const fixtureEdges = `
 	persistentvolumes/pv-{c} -[persistentvolumes:claim]-> persistentvolumeclaims/{ns}/data
 	persistentvolumes/pv-{c} -[persistentvolumes:csi-secret]-> secrets/{ns}/sec-csi
 	persistentvolumes/pv-iscsi-{c} -[persistentvolumes:volume-plugin-secret]-> secrets/{ns}/sec-iscsi
+	persistentvolumes/pv-iscsi-{c} -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	persistentvolumes/pv-azure-{c} -[persistentvolumes:azurefile-secret]-> secrets/{ns}/sec-azure
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-service]-> services/{ns}/web
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-service]-> services/{ns}/gone (Missing: not found)
@@ -175,7 +176,7 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
 	  "storageClassName":"fast-{c}","volumeAttributesClassName":"gold-{c}","claimRef":{"namespace":"{ns}","name":"data","uid":"`+string(pvc.GetUID())+`"},
 	  "csi":{"driver":"csi.example.com","volumeHandle":"h","nodePublishSecretRef":{"namespace":"{ns}","name":"sec-csi"}}}}`)
-	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-iscsi-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
+	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-iscsi-{c}","annotations":{"volume.beta.kubernetes.io/storage-class":"fast-{c}"}},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
 	  "iscsi":{"targetPortal":"10.0.0.1:3260","iqn":"iqn.2001-04.com.example:storage","lun":0,"chapAuthSession":true,
 	    "secretRef":{"namespace":"{ns}","name":"sec-iscsi"}}}}`)
 	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-azure-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteMany"],
