@@ -122,7 +122,11 @@
 //
 //   - A rule sees what the objects hold: "unreferenced" means no rule names the object.
 //     Uses outside the API (a controller's flag naming a ConfigMap, a leader-election
-//     lock) need rules or judgement.
+//     lock) need rules or judgement. So do defaults: a Pod spec that names no
+//     ServiceAccount runs as its namespace's "default" one, which the ServiceAccount
+//     admission plugin writes into each Pod (the Pods have the edge), but a workload
+//     template that names none has no edge to it; an Ingress or a claim that names no
+//     class (none was the default when it was created) has no edge to today's default.
 //   - Namespace selectors (a NetworkPolicy's namespaceSelector, a webhook's) are not
 //     followed; a selector of a cluster-scoped object selects in every namespace.
 //   - A rule's JSONPath has jsonpath's default budget: an object on which it yields more
