@@ -104,7 +104,9 @@
 // naming one target by one rule both optionally and not has one edge, not optional);
 // References and Referrers show optional edges with their state. A program acting on
 // dangling references (a garbage collector) acts on Missing ones only, after confirming
-// with the server. An optional reference to an object that exists is a use of it
+// with the server, and not on an owner reference from a cluster-scoped object to a
+// namespaced kind (its Reason says so): Kubernetes never collects such an object, whose
+// owner cannot be found. An optional reference to an object that exists is a use of it
 // (Unreferenced).
 // Unreferenced, EmptySelectors and Referrers return an *IncompleteError (ErrIncomplete)
 // beside the answer while some resource the answer depends on is not cached completely (an
