@@ -125,7 +125,8 @@ const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.
 //     subjects; ClusterRoles to the ClusterRoles their aggregation rule selects;
 //   - Services, PodDisruptionBudgets and NetworkPolicies to the Pods they select (label
 //     selectors, kept current as labels change);
-//   - HorizontalPodAutoscalers to their scale target;
+//   - HorizontalPodAutoscalers to their scale target and the objects their Object metrics
+//     describe;
 //   - APIServices, validating and mutating webhook configurations and CRD conversion
 //     webhooks to their Services; ValidatingAdmissionPolicyBindings to their policy;
 //   - ServiceAccounts to their Secrets and image pull Secrets; service account token
@@ -202,6 +203,8 @@ func BuiltinRules() []Rule {
 			Path: "{.spec.podSelector}", To: pods, Selector: SelectorLabelSelector},
 		Rule{Name: "horizontalpodautoscalers.autoscaling:target", From: gr("autoscaling", "horizontalpodautoscalers"),
 			Path: "{.spec.scaleTargetRef}", APIVersionField: "apiVersion", KindField: "kind", NameField: "name"},
+		Rule{Name: "horizontalpodautoscalers.autoscaling:metric-object", From: gr("autoscaling", "horizontalpodautoscalers"),
+			Path: "{.spec.metrics[*].object.describedObject}", APIVersionField: "apiVersion", KindField: "kind", NameField: "name"},
 		objectRef(Rule{Name: "apiservices.apiregistration.k8s.io:service", From: gr("apiregistration.k8s.io", "apiservices"),
 			Path: "{.spec.service}", To: services}),
 		objectRef(Rule{Name: "validatingwebhookconfigurations.admissionregistration.k8s.io:service",

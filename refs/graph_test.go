@@ -828,3 +828,19 @@ func TestOwnerReferencesAcrossScopesAndNamespaces(t *testing.T) {
 	assert.Len(t, tg.Dangling(), 1)
 	assert.Equal(t, 1, tg.Stats().Missing)
 }
+
+// An HPA's Object metrics name the object they describe (an Ingress's requests per second),
+// by apiVersion, kind and name, as its scale target does.
+func TestHPAObjectMetricsNameTheirObjects(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	hpas := gr("autoscaling", "horizontalpodautoscalers")
+	tg.put(hpas, `{"metadata":{"name":"hpa","namespace":"ns"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
+	  "metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}},
+	    {"type":"Object","object":{"describedObject":{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","name":"main"},
+	      "metric":{"name":"requests-per-second"},"target":{"type":"Value","value":"10k"}}}]}}`)
+	tg.put(ingresses, `{"metadata":{"name":"main","namespace":"ns"}}`)
+	assert.Equal(t, lines(`
+		horizontalpodautoscalers.autoscaling/ns/hpa -[horizontalpodautoscalers.autoscaling:metric-object]-> ingresses.networking.k8s.io/ns/main
+		horizontalpodautoscalers.autoscaling/ns/hpa -[horizontalpodautoscalers.autoscaling:target]-> deployments.apps/ns/web (Missing: not found)
+	`), strs(tg.References(oref(hpas, "ns", "hpa"), 1)))
+}

@@ -120,6 +120,7 @@ const fixtureEdges = `
 	networkpolicies.networking.k8s.io/{ns}/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/{ns}/web-2
 	networkpolicies.networking.k8s.io/{ns}/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/{ns}/opt
 	horizontalpodautoscalers.autoscaling/{ns}/web -[horizontalpodautoscalers.autoscaling:target]-> deployments.apps/{ns}/web
+	horizontalpodautoscalers.autoscaling/{ns}/web -[horizontalpodautoscalers.autoscaling:metric-object]-> ingresses.networking.k8s.io/{ns}/web
 	apiservices.apiregistration.k8s.io/v1alpha1.r{c}.example.com -[apiservices.apiregistration.k8s.io:service]-> services/{ns}/web
 	validatingwebhookconfigurations.admissionregistration.k8s.io/vwc-{c} -[validatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/{ns}/web
 	mutatingwebhookconfigurations.admissionregistration.k8s.io/mwc-{c} -[mutatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/{ns}/web
@@ -236,7 +237,9 @@ func createFixture(t *testing.T, f *fixture) {
 	  "selector":{"matchExpressions":[{"key":"app","operator":"In","values":["web","api"]}]}}}`)
 	f.create(gvr("networking.k8s.io", "v1", "networkpolicies"), `{"metadata":{"name":"all","namespace":"{ns}"},"spec":{"podSelector":{}}}`)
 	f.create(gvr("autoscaling", "v2", "horizontalpodautoscalers"), `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"maxReplicas":3,
-	  "scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`)
+	  "scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
+	  "metrics":[{"type":"Object","object":{"describedObject":{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","name":"web"},
+	    "metric":{"name":"requests-per-second"},"target":{"type":"Value","value":"10k"}}}]}}`)
 	f.create(gvr("apiregistration.k8s.io", "v1", "apiservices"), `{"metadata":{"name":"v1alpha1.r{c}.example.com"},"spec":{"group":"r{c}.example.com",
 	  "version":"v1alpha1","groupPriorityMinimum":100,"versionPriority":10,"insecureSkipTLSVerify":true,"service":{"namespace":"{ns}","name":"web","port":443}}}`)
 	hook := `{"name":"NAME.example.com","clientConfig":{"service":{"namespace":"{ns}","name":"web"}},"failurePolicy":"Ignore","sideEffects":"None",
