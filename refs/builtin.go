@@ -20,6 +20,8 @@ var (
 	runtimeClasses          = gr("node.k8s.io", "runtimeclasses")
 	resourceClaims          = gr("resource.k8s.io", "resourceclaims")
 	resourceClaimTemplates  = gr("resource.k8s.io", "resourceclaimtemplates")
+	deviceClasses           = gr("resource.k8s.io", "deviceclasses")
+	clusterTrustBundles     = gr("certificates.k8s.io", "clustertrustbundles")
 	ingresses               = gr("networking.k8s.io", "ingresses")
 	ingressClasses          = gr("networking.k8s.io", "ingressclasses")
 	roleBindings            = gr("rbac.authorization.k8s.io", "rolebindings")
@@ -50,6 +52,7 @@ var podSpecRefs = []struct {
 	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`}, storageClasses, NamespaceCluster, "", ""},
 	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret`}, secrets, NamespaceSame, "name", "optional"},
+	{"projected-clustertrustbundle", []string{`.volumes[*].projected.sources[*].clusterTrustBundle`}, clusterTrustBundles, NamespaceCluster, "name", "optional"},
 	{"volume-plugin-secret", []string{`.volumes[*]['cephfs','cinder','flexVolume','iscsi','rbd','scaleIO','storageos'].secretRef.name`,
 		`.volumes[*].csi.nodePublishSecretRef.name`, `.volumes[*].azureFile.secretName`}, secrets, NamespaceSame, "", ""},
 	{"env-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.configMapKeyRef`}, configMaps, NamespaceSame, "name", "optional"},
@@ -97,6 +100,12 @@ func joinPath(spec string, rel []string) string {
 // beta annotation Kubernetes still reads first.
 const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.beta.kubernetes.io/storage-class']}"
 
+// deviceClassPath is where a resource claim's device requests, at devices, name their
+// DeviceClasses: each request exactly, or each of its alternatives.
+func deviceClassPath(devices string) string {
+	return "{" + devices + ".requests[*].exactly.deviceClassName," + devices + ".requests[*].firstAvailable[*].deviceClassName}"
+}
+
 // BuiltinRules returns kindex's rules for the built-in resources, in the form users write
 // their own (a new slice each call; append rules for custom resources to it):
 //
@@ -104,15 +113,16 @@ const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.
 //     name and UID);
 //   - Pods, and the Pod templates of PodTemplates, ReplicationControllers, Deployments,
 //     ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, to the ConfigMaps, Secrets
-//     and PersistentVolumeClaims of their volumes (projected ones and volume plugins'
-//     secret references included), the StorageClasses of their generic ephemeral volumes'
-//     claim templates, the ConfigMaps and Secrets of env and envFrom (of containers, init
-//     containers and ephemeral containers), image pull Secrets, the
-//     ServiceAccount, the Node, the PriorityClass, the RuntimeClass and resource claims
-//     (and templates); their ConfigMap and Secret volumes, projected sources, env key
-//     references and envFrom sources are object references ("{.spec.volumes[*].configMap}",
-//     NameField "name", or "secretName" for a Secret volume) with OptionalField "optional",
-//     so that those marked "optional: true" are optional edges, which Dangling leaves out;
+//     and PersistentVolumeClaims of their volumes (projected ones, ClusterTrustBundles
+//     included, and volume plugins' secret references), the StorageClasses of their
+//     generic ephemeral volumes' claim templates, the ConfigMaps and Secrets of env and
+//     envFrom (of containers, init containers and ephemeral containers), image pull
+//     Secrets, the ServiceAccount, the Node, the PriorityClass, the RuntimeClass and
+//     resource claims (and templates); their ConfigMap, Secret and ClusterTrustBundle
+//     volumes and projected sources, env key references and envFrom sources are object
+//     references ("{.spec.volumes[*].configMap}", NameField "name", or "secretName" for a
+//     Secret volume) with OptionalField "optional", so that those marked "optional: true"
+//     are optional edges, which Dangling leaves out;
 //   - StatefulSets to their governing Service and their claim templates' StorageClasses;
 //   - PersistentVolumeClaims to their PersistentVolume, StorageClass (spec.storageClassName
 //     or the beta annotation volume.beta.kubernetes.io/storage-class), VolumeAttributesClass
@@ -128,7 +138,8 @@ const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.
 //   - HorizontalPodAutoscalers to their scale target and the objects their Object metrics
 //     describe;
 //   - APIServices, validating and mutating webhook configurations and CRD conversion
-//     webhooks to their Services; ValidatingAdmissionPolicyBindings to their policy;
+//     webhooks to their Services; Validating and MutatingAdmissionPolicyBindings to their
+//     policy; ResourceClaims and ResourceClaimTemplates to their requests' DeviceClasses;
 //   - ServiceAccounts to their Secrets and image pull Secrets; service account token
 //     Secrets to their ServiceAccount; VolumeAttachments to their Node and PersistentVolume.
 //
@@ -219,6 +230,13 @@ func BuiltinRules() []Rule {
 		Rule{Name: "validatingadmissionpolicybindings.admissionregistration.k8s.io:policy",
 			From: gr("admissionregistration.k8s.io", "validatingadmissionpolicybindings"), Path: "{.spec.policyName}",
 			To: gr("admissionregistration.k8s.io", "validatingadmissionpolicies"), Namespace: NamespaceCluster},
+		Rule{Name: "mutatingadmissionpolicybindings.admissionregistration.k8s.io:policy",
+			From: gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), Path: "{.spec.policyName}",
+			To: gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"), Namespace: NamespaceCluster},
+		Rule{Name: "resourceclaims.resource.k8s.io:deviceclass", From: resourceClaims, Path: deviceClassPath(".spec.devices"),
+			To: deviceClasses, Namespace: NamespaceCluster},
+		Rule{Name: "resourceclaimtemplates.resource.k8s.io:deviceclass", From: resourceClaimTemplates, Path: deviceClassPath(".spec.spec.devices"),
+			To: deviceClasses, Namespace: NamespaceCluster},
 		Rule{Name: "serviceaccounts:secret", From: serviceAccounts, Path: "{.secrets[*].name}", To: secrets, Namespace: NamespaceSame},
 		Rule{Name: "serviceaccounts:image-pull-secret", From: serviceAccounts, Path: "{.imagePullSecrets[*].name}", To: secrets, Namespace: NamespaceSame},
 		Rule{Name: "secrets:serviceaccount", From: secrets, Path: "{.metadata.annotations['kubernetes.io/service-account.name']}",

@@ -89,7 +89,7 @@
 // between two sets of 30 Pods 10 µs, a ConfigMap used by twelve objects deleted or
 // recreated 0.6 µs; reading a Pod's references from its JSON bytes instead of a decoded
 // object costs about 25-45 µs more (each Pod rule scans the bytes: 18 rules when measured,
-// 19 now). The graph holds about 1.4 KB per object there (about 200 bytes per edge).
+// 20 now). The graph holds about 1.4 KB per object there (about 200 bytes per edge).
 // README.md, "References", has the commands and every figure.
 //
 // # Answers and what they know

@@ -45,7 +45,8 @@ const podSpec = `{
     {"name": "a", "configMap": {"name": "cm-vol"}},
     {"name": "b", "secret": {"secretName": "sec-vol"}},
     {"name": "c", "persistentVolumeClaim": {"claimName": "data"}},
-    {"name": "d", "projected": {"sources": [{"configMap": {"name": "cm-proj"}}, {"secret": {"name": "sec-proj"}}]}},
+    {"name": "d", "projected": {"sources": [{"configMap": {"name": "cm-proj"}}, {"secret": {"name": "sec-proj"}},
+      {"clusterTrustBundle": {"name": "ctb-{c}", "path": "ca.pem"}}]}},
     {"name": "e", "csi": {"driver": "csi.example.com", "nodePublishSecretRef": {"name": "sec-csi"}}},
     {"name": "f", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-{c}",
       "resources": {"requests": {"storage": "1Gi"}}}}}}],
@@ -71,14 +72,15 @@ const podSpecEdges = `
 	{from} -[{h}:volume-pvc]-> persistentvolumeclaims/{ns}/data
 	{from} -[{h}:projected-configmap]-> configmaps/{ns}/cm-proj
 	{from} -[{h}:projected-secret]-> secrets/{ns}/sec-proj
+	{from} -[{h}:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/ctb-{c} (Missing: not found)
 	{from} -[{h}:volume-plugin-secret]-> secrets/{ns}/sec-csi
 	{from} -[{h}:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	{from} -[{h}:env-configmap]-> configmaps/{ns}/cm-env
 	{from} -[{h}:envfrom-configmap]-> configmaps/{ns}/cm-init
 	{from} -[{h}:env-secret]-> secrets/{ns}/sec-env
 	{from} -[{h}:envfrom-secret]-> secrets/{ns}/sec-envfrom
-	{from} -[{h}:resourceclaim]-> resourceclaims.resource.k8s.io/{ns}/gpu (Missing: not found)
-	{from} -[{h}:resourceclaimtemplate]-> resourceclaimtemplates.resource.k8s.io/{ns}/gpu-template (Missing: not found)
+	{from} -[{h}:resourceclaim]-> resourceclaims.resource.k8s.io/{ns}/gpu
+	{from} -[{h}:resourceclaimtemplate]-> resourceclaimtemplates.resource.k8s.io/{ns}/gpu-template
 `
 
 // The other edges of the fixture, written by hand.
@@ -126,6 +128,9 @@ const fixtureEdges = `
 	mutatingwebhookconfigurations.admissionregistration.k8s.io/mwc-{c} -[mutatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/{ns}/web
 	customresourcedefinitions.apiextensions.k8s.io/gadgets.r{c}.example.com -[customresourcedefinitions.apiextensions.k8s.io:conversion-service]-> services/{ns}/web
 	validatingadmissionpolicybindings.admissionregistration.k8s.io/vapb-{c} -[validatingadmissionpolicybindings.admissionregistration.k8s.io:policy]-> validatingadmissionpolicies.admissionregistration.k8s.io/missing-{c} (Missing: not found)
+	mutatingadmissionpolicybindings.admissionregistration.k8s.io/mapb-{c} -[mutatingadmissionpolicybindings.admissionregistration.k8s.io:policy]-> mutatingadmissionpolicies.admissionregistration.k8s.io/missing-{c} (Missing: not found)
+	resourceclaims.resource.k8s.io/{ns}/gpu -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu-{c}.example.com (Missing: not found)
+	resourceclaimtemplates.resource.k8s.io/{ns}/gpu-template -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu-{c}.example.com (Missing: not found)
 	serviceaccounts/{ns}/app-sa -[serviceaccounts:secret]-> secrets/{ns}/sa-token
 	serviceaccounts/{ns}/app-sa -[serviceaccounts:image-pull-secret]-> secrets/{ns}/pull
 	secrets/{ns}/sa-token -[secrets:serviceaccount]-> serviceaccounts/{ns}/app-sa
@@ -248,6 +253,12 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(gvr("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"), `{"metadata":{"name":"mwc-{c}"},"webhooks":[`+strings.Replace(hook, "NAME", "m", 1)+`]}`)
 	f.create(gvr("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings"), `{"metadata":{"name":"vapb-{c}"},
 	  "spec":{"policyName":"missing-{c}","validationActions":["Deny"]}}`)
+	f.create(gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"), `{"metadata":{"name":"mapb-{c}"},
+	  "spec":{"policyName":"missing-{c}"}}`)
+	devices := `{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu-{c}.example.com"}}]}`
+	f.create(gvr("resource.k8s.io", "v1", "resourceclaims"), `{"metadata":{"name":"gpu","namespace":"{ns}"},"spec":{"devices":`+devices+`}}`)
+	f.create(gvr("resource.k8s.io", "v1", "resourceclaimtemplates"), `{"metadata":{"name":"gpu-template","namespace":"{ns}"},
+	  "spec":{"spec":{"devices":`+devices+`}}}`)
 	f.create(gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions"), `{"metadata":{"name":"gadgets.r{c}.example.com"},"spec":{
 	  "group":"r{c}.example.com","scope":"Namespaced","names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
 	  "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}],

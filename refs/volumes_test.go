@@ -85,3 +85,38 @@ func TestStorageClassBetaAnnotation(t *testing.T) {
 		persistentvolumes/pv -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
 	`), strs(tg.Dangling()))
 }
+
+// A projected ClusterTrustBundle source names a cluster-scoped bundle (optional ones do not
+// dangle); a ResourceClaim and a ResourceClaimTemplate name the DeviceClasses of their
+// requests; a MutatingAdmissionPolicyBinding its policy.
+func TestNewerAPIReferences(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	ctbs := gr("certificates.k8s.io", "clustertrustbundles")
+	deviceClasses := gr("resource.k8s.io", "deviceclasses")
+	tg.g.learn(ctbs, "ClusterTrustBundle", false)
+	tg.g.learn(deviceClasses, "DeviceClass", false)
+	tg.g.learn(resourceClaims, "ResourceClaim", true)
+	tg.g.learn(resourceClaimTemplates, "ResourceClaimTemplate", true)
+	tg.g.learn(gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), "MutatingAdmissionPolicyBinding", false)
+	tg.g.learn(gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"), "MutatingAdmissionPolicy", false)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"volumes":[{"name":"v","projected":{"sources":[
+	  {"clusterTrustBundle":{"name":"ca","path":"ca.pem"}},{"clusterTrustBundle":{"name":"extra","path":"x.pem","optional":true}},
+	  {"clusterTrustBundle":{"signerName":"example.com/signer","labelSelector":{},"path":"s.pem"}}]}}]}}`)
+	devices := `{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com"}},
+	  {"name":"any","firstAvailable":[{"name":"big","deviceClassName":"big.example.com"},{"name":"small","deviceClassName":"small.example.com"}]}]}`
+	tg.put(resourceClaims, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"devices":`+devices+`}}`)
+	tg.put(resourceClaimTemplates, `{"metadata":{"name":"t","namespace":"ns"},"spec":{"spec":{"devices":`+devices+`}}}`)
+	tg.put(gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), `{"metadata":{"name":"b"},"spec":{"policyName":"add-labels"}}`)
+	assert.Equal(t, lines(`
+		pods/ns/p -[pods:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/ca (Missing: not found)
+		resourceclaims.resource.k8s.io/ns/c -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/big.example.com (Missing: not found)
+		resourceclaims.resource.k8s.io/ns/c -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu.example.com (Missing: not found)
+		resourceclaims.resource.k8s.io/ns/c -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/small.example.com (Missing: not found)
+		resourceclaimtemplates.resource.k8s.io/ns/t -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/big.example.com (Missing: not found)
+		resourceclaimtemplates.resource.k8s.io/ns/t -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu.example.com (Missing: not found)
+		resourceclaimtemplates.resource.k8s.io/ns/t -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/small.example.com (Missing: not found)
+		mutatingadmissionpolicybindings.admissionregistration.k8s.io/b -[mutatingadmissionpolicybindings.admissionregistration.k8s.io:policy]-> mutatingadmissionpolicies.admissionregistration.k8s.io/add-labels (Missing: not found)
+	`), strs(tg.Dangling()))
+	assert.Contains(t, strs(tg.References(oref(pods, "ns", "p"), 1)),
+		"pods/ns/p -[pods:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/extra (optional) (Missing: not found)")
+}
