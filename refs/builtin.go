@@ -6,24 +6,27 @@ import (
 
 // Resources the built-in rules name.
 var (
-	pods                   = gr("", "pods")
-	configMaps             = gr("", "configmaps")
-	secrets                = gr("", "secrets")
-	services               = gr("", "services")
-	serviceAccounts        = gr("", "serviceaccounts")
-	nodes                  = gr("", "nodes")
-	pvcs                   = gr("", "persistentvolumeclaims")
-	pvs                    = gr("", "persistentvolumes")
-	storageClasses         = gr("storage.k8s.io", "storageclasses")
-	priorityClasses        = gr("scheduling.k8s.io", "priorityclasses")
-	runtimeClasses         = gr("node.k8s.io", "runtimeclasses")
-	resourceClaims         = gr("resource.k8s.io", "resourceclaims")
-	resourceClaimTemplates = gr("resource.k8s.io", "resourceclaimtemplates")
-	ingresses              = gr("networking.k8s.io", "ingresses")
-	ingressClasses         = gr("networking.k8s.io", "ingressclasses")
-	roleBindings           = gr("rbac.authorization.k8s.io", "rolebindings")
-	clusterRoleBindings    = gr("rbac.authorization.k8s.io", "clusterrolebindings")
-	clusterRoles           = gr("rbac.authorization.k8s.io", "clusterroles")
+	pods                    = gr("", "pods")
+	configMaps              = gr("", "configmaps")
+	secrets                 = gr("", "secrets")
+	services                = gr("", "services")
+	serviceAccounts         = gr("", "serviceaccounts")
+	nodes                   = gr("", "nodes")
+	pvcs                    = gr("", "persistentvolumeclaims")
+	pvs                     = gr("", "persistentvolumes")
+	storageClasses          = gr("storage.k8s.io", "storageclasses")
+	volumeAttributesClasses = gr("storage.k8s.io", "volumeattributesclasses")
+	priorityClasses         = gr("scheduling.k8s.io", "priorityclasses")
+	runtimeClasses          = gr("node.k8s.io", "runtimeclasses")
+	resourceClaims          = gr("resource.k8s.io", "resourceclaims")
+	resourceClaimTemplates  = gr("resource.k8s.io", "resourceclaimtemplates")
+	deviceClasses           = gr("resource.k8s.io", "deviceclasses")
+	clusterTrustBundles     = gr("certificates.k8s.io", "clustertrustbundles")
+	ingresses               = gr("networking.k8s.io", "ingresses")
+	ingressClasses          = gr("networking.k8s.io", "ingressclasses")
+	roleBindings            = gr("rbac.authorization.k8s.io", "rolebindings")
+	clusterRoleBindings     = gr("rbac.authorization.k8s.io", "clusterrolebindings")
+	clusterRoles            = gr("rbac.authorization.k8s.io", "clusterroles")
 )
 
 func gr(group, resource string) schema.GroupResource {
@@ -46,8 +49,10 @@ var podSpecRefs = []struct {
 	{"volume-configmap", []string{`.volumes[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"volume-secret", []string{`.volumes[*].secret`}, secrets, NamespaceSame, "secretName", "optional"},
 	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame, "", ""},
+	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`}, storageClasses, NamespaceCluster, "", ""},
 	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret`}, secrets, NamespaceSame, "name", "optional"},
+	{"projected-clustertrustbundle", []string{`.volumes[*].projected.sources[*].clusterTrustBundle`}, clusterTrustBundles, NamespaceCluster, "name", "optional"},
 	{"volume-plugin-secret", []string{`.volumes[*]['cephfs','cinder','flexVolume','iscsi','rbd','scaleIO','storageos'].secretRef.name`,
 		`.volumes[*].csi.nodePublishSecretRef.name`, `.volumes[*].azureFile.secretName`}, secrets, NamespaceSame, "", ""},
 	{"env-configmap", []string{`['containers','initContainers','ephemeralContainers'][*].env[*].valueFrom.configMapKeyRef`}, configMaps, NamespaceSame, "name", "optional"},
@@ -91,6 +96,16 @@ func joinPath(spec string, rel []string) string {
 	return out + "}"
 }
 
+// storageClassPath is where a claim or a volume names its StorageClass: the field, and the
+// beta annotation Kubernetes still reads first.
+const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.beta.kubernetes.io/storage-class']}"
+
+// deviceClassPath is where a resource claim's device requests, at devices, name their
+// DeviceClasses: each request exactly, or each of its alternatives.
+func deviceClassPath(devices string) string {
+	return "{" + devices + ".requests[*].exactly.deviceClassName," + devices + ".requests[*].firstAvailable[*].deviceClassName}"
+}
+
 // BuiltinRules returns kindex's rules for the built-in resources, in the form users write
 // their own (a new slice each call; append rules for custom resources to it):
 //
@@ -98,26 +113,33 @@ func joinPath(spec string, rel []string) string {
 //     name and UID);
 //   - Pods, and the Pod templates of PodTemplates, ReplicationControllers, Deployments,
 //     ReplicaSets, StatefulSets, DaemonSets, Jobs and CronJobs, to the ConfigMaps, Secrets
-//     and PersistentVolumeClaims of their volumes (projected ones and volume plugins'
-//     secret references included), the ConfigMaps and Secrets of env and envFrom (of
-//     containers, init containers and ephemeral containers), image pull Secrets, the
-//     ServiceAccount, the Node, the PriorityClass, the RuntimeClass and resource claims
-//     (and templates); their ConfigMap and Secret volumes, projected sources, env key
-//     references and envFrom sources are object references ("{.spec.volumes[*].configMap}",
-//     NameField "name", or "secretName" for a Secret volume) with OptionalField "optional",
-//     so that those marked "optional: true" are optional edges, which Dangling leaves out;
+//     and PersistentVolumeClaims of their volumes (projected ones, ClusterTrustBundles
+//     included, and volume plugins' secret references), the StorageClasses of their
+//     generic ephemeral volumes' claim templates, the ConfigMaps and Secrets of env and
+//     envFrom (of containers, init containers and ephemeral containers), image pull
+//     Secrets, the ServiceAccount, the Node, the PriorityClass, the RuntimeClass and
+//     resource claims (and templates); their ConfigMap, Secret and ClusterTrustBundle
+//     volumes and projected sources, env key references and envFrom sources are object
+//     references ("{.spec.volumes[*].configMap}", NameField "name", or "secretName" for a
+//     Secret volume) with OptionalField "optional", so that those marked "optional: true"
+//     are optional edges, which Dangling leaves out;
 //   - StatefulSets to their governing Service and their claim templates' StorageClasses;
-//   - PersistentVolumeClaims to their PersistentVolume, StorageClass and data source;
-//     PersistentVolumes to their StorageClass, their claim (by UID) and CSI Secrets;
+//   - PersistentVolumeClaims to their PersistentVolume, StorageClass (spec.storageClassName
+//     or the beta annotation volume.beta.kubernetes.io/storage-class), VolumeAttributesClass
+//     and data source; PersistentVolumes to their StorageClass (either way),
+//     VolumeAttributesClass, claim (by UID), and the Secrets of their CSI and in-tree
+//     volume sources (those that name the Secret's namespace);
 //   - Ingresses to their backend Services and resources, IngressClass and TLS Secrets;
 //     IngressClasses to their parameters;
 //   - RoleBindings and ClusterRoleBindings to their Role or ClusterRole and ServiceAccount
 //     subjects; ClusterRoles to the ClusterRoles their aggregation rule selects;
 //   - Services, PodDisruptionBudgets and NetworkPolicies to the Pods they select (label
 //     selectors, kept current as labels change);
-//   - HorizontalPodAutoscalers to their scale target;
+//   - HorizontalPodAutoscalers to their scale target and the objects their Object metrics
+//     describe;
 //   - APIServices, validating and mutating webhook configurations and CRD conversion
-//     webhooks to their Services; ValidatingAdmissionPolicyBindings to their policy;
+//     webhooks to their Services; Validating and MutatingAdmissionPolicyBindings to their
+//     policy; ResourceClaims and ResourceClaimTemplates to their requests' DeviceClasses;
 //   - ServiceAccounts to their Secrets and image pull Secrets; service account token
 //     Secrets to their ServiceAccount; VolumeAttachments to their Node and PersistentVolume.
 //
@@ -149,14 +171,24 @@ func BuiltinRules() []Rule {
 			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
 
 		Rule{Name: "persistentvolumeclaims:volume", From: pvcs, Path: "{.spec.volumeName}", To: pvs, Namespace: NamespaceCluster},
-		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: storageClassPath, To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumeclaims:volumeattributesclass", From: pvcs, Path: "{.spec.volumeAttributesClassName}",
+			To: volumeAttributesClasses, Namespace: NamespaceCluster},
 		typedRef(Rule{Name: "persistentvolumeclaims:datasource", From: pvcs, Path: "{.spec.dataSource,.spec.dataSourceRef}"}),
-		Rule{Name: "persistentvolumes:storageclass", From: pvs, Path: "{.spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumes:storageclass", From: pvs, Path: storageClassPath, To: storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "persistentvolumes:volumeattributesclass", From: pvs, Path: "{.spec.volumeAttributesClassName}",
+			To: volumeAttributesClasses, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumes:claim", From: pvs, Path: "{.spec.claimRef}", To: pvcs,
 			NameField: "name", NamespaceField: "namespace", UIDField: "uid"},
 		objectRef(Rule{Name: "persistentvolumes:csi-secret", From: pvs,
 			Path: "{.spec.csi['nodePublishSecretRef','nodeStageSecretRef','controllerPublishSecretRef','controllerExpandSecretRef','nodeExpandSecretRef']}",
 			To:   secrets}),
+		// In-tree volume sources name their Secret and its namespace; without a namespace the
+		// Secret is in the namespace of the Pod that mounts the volume, which the PV does not say.
+		objectRef(Rule{Name: "persistentvolumes:volume-plugin-secret", From: pvs,
+			Path: "{.spec['cephfs','cinder','flexVolume','iscsi','rbd','scaleIO','storageos'].secretRef}", To: secrets}),
+		Rule{Name: "persistentvolumes:azurefile-secret", From: pvs, Path: "{.spec.azureFile}", To: secrets,
+			NameField: "secretName", NamespaceField: "secretNamespace"},
 
 		Rule{Name: "ingresses.networking.k8s.io:backend-service", From: ingresses,
 			Path: "{.spec.defaultBackend.service.name,.spec.rules[*].http.paths[*].backend.service.name}", To: services, Namespace: NamespaceSame},
@@ -182,6 +214,8 @@ func BuiltinRules() []Rule {
 			Path: "{.spec.podSelector}", To: pods, Selector: SelectorLabelSelector},
 		Rule{Name: "horizontalpodautoscalers.autoscaling:target", From: gr("autoscaling", "horizontalpodautoscalers"),
 			Path: "{.spec.scaleTargetRef}", APIVersionField: "apiVersion", KindField: "kind", NameField: "name"},
+		Rule{Name: "horizontalpodautoscalers.autoscaling:metric-object", From: gr("autoscaling", "horizontalpodautoscalers"),
+			Path: "{.spec.metrics[*].object.describedObject}", APIVersionField: "apiVersion", KindField: "kind", NameField: "name"},
 		objectRef(Rule{Name: "apiservices.apiregistration.k8s.io:service", From: gr("apiregistration.k8s.io", "apiservices"),
 			Path: "{.spec.service}", To: services}),
 		objectRef(Rule{Name: "validatingwebhookconfigurations.admissionregistration.k8s.io:service",
@@ -196,6 +230,13 @@ func BuiltinRules() []Rule {
 		Rule{Name: "validatingadmissionpolicybindings.admissionregistration.k8s.io:policy",
 			From: gr("admissionregistration.k8s.io", "validatingadmissionpolicybindings"), Path: "{.spec.policyName}",
 			To: gr("admissionregistration.k8s.io", "validatingadmissionpolicies"), Namespace: NamespaceCluster},
+		Rule{Name: "mutatingadmissionpolicybindings.admissionregistration.k8s.io:policy",
+			From: gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), Path: "{.spec.policyName}",
+			To: gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"), Namespace: NamespaceCluster},
+		Rule{Name: "resourceclaims.resource.k8s.io:deviceclass", From: resourceClaims, Path: deviceClassPath(".spec.devices"),
+			To: deviceClasses, Namespace: NamespaceCluster},
+		Rule{Name: "resourceclaimtemplates.resource.k8s.io:deviceclass", From: resourceClaimTemplates, Path: deviceClassPath(".spec.spec.devices"),
+			To: deviceClasses, Namespace: NamespaceCluster},
 		Rule{Name: "serviceaccounts:secret", From: serviceAccounts, Path: "{.secrets[*].name}", To: secrets, Namespace: NamespaceSame},
 		Rule{Name: "serviceaccounts:image-pull-secret", From: serviceAccounts, Path: "{.imagePullSecrets[*].name}", To: secrets, Namespace: NamespaceSame},
 		Rule{Name: "secrets:serviceaccount", From: secrets, Path: "{.metadata.annotations['kubernetes.io/service-account.name']}",

@@ -11,7 +11,7 @@ import (
 
 // resolve turns a raw reference into an edge: to an entry, or pending. false: the
 // reference is invalid (a namespaced target named by a cluster-scoped object with no
-// namespace).
+// namespace and no UID).
 func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 	var info *resInfo
 	if t.res == noRes {
@@ -34,9 +34,13 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 		ns = t.ns
 	case t.rule.Namespace == NamespaceCluster:
 	default: // NamespaceSame, or NamespaceAuto on a resource known to be namespaced
-		if srcNS == "" {
+		if srcNS == "" && t.uid == "" {
 			return outEdge{}, false
 		}
+		// A cluster-scoped object naming a namespaced one without its namespace names
+		// nothing; but a reference that requires a UID (an owner reference) names one
+		// object, which it cannot reach: it dangles, to an entry of no namespace that no
+		// object fills (the garbage collector reports it, OwnerRefInvalidNamespace).
 		ns = srcNS
 	}
 	to := g.getOrCreate(key{info.id, ns, t.name})

@@ -191,34 +191,58 @@ func anyMap(in map[string]string) map[string]any {
 }
 
 // readRefs appends the references rule finds in the object to dst. A value of the wrong
-// shape names nothing.
+// shape names nothing; a list stands for its elements (a path that ends at a list,
+// {.spec.secretNames}, reads as {.spec.secretNames[*]}).
 func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
 	for _, v := range src.values(rule.path) {
-		t := rawTarget{rule: rule, res: rule.toID}
-		switch rule.kind {
-		case kindNames:
-			if v.Kind() != jsonpath.KindString {
-				continue
-			}
-			t.name = v.String()
-		case kindObjects:
-			if v.Kind() != jsonpath.KindMap {
-				continue
-			}
+		switch v.Kind() {
+		case jsonpath.KindString:
+			dst = refOfName(rule, v.String(), dst)
+		case jsonpath.KindMap:
 			m, _ := v.Interface().(map[string]any)
-			if !objectRef(rule, m, &t) {
-				continue
+			dst = refOfObject(rule, m, src.raw, dst)
+		case jsonpath.KindList:
+			items, _ := v.Interface().([]any)
+			for _, x := range items {
+				switch x := x.(type) {
+				case string:
+					if src.raw { // a view of the decoded list's text
+						x = strings.Clone(x)
+					}
+					dst = refOfName(rule, x, dst)
+				case map[string]any:
+					dst = refOfObject(rule, x, src.raw, dst)
+				}
 			}
-			if src.raw { // keep exact copies, not views of the decoded value's text
-				t.name, t.ns, t.kind, t.group = strings.Clone(t.name), strings.Clone(t.ns), strings.Clone(t.kind), strings.Clone(t.group)
-				t.uid = types.UID(strings.Clone(string(t.uid)))
-			}
-		}
-		if t.name != "" {
-			dst = append(dst, t)
 		}
 	}
 	return dst
+}
+
+// refOfName appends the reference of a value that is a name, if rule reads names.
+func refOfName(rule *crule, name string, dst []rawTarget) []rawTarget {
+	if rule.kind != kindNames || name == "" {
+		return dst
+	}
+	return append(dst, rawTarget{rule: rule, res: rule.toID, name: name})
+}
+
+// refOfObject appends the reference of a value that is an object, if rule reads object
+// references and the value names something it follows. raw: the value was decoded from
+// JSON bytes, its strings views of the decoded value's text, which the reference copies.
+func refOfObject(rule *crule, m map[string]any, raw bool, dst []rawTarget) []rawTarget {
+	if rule.kind != kindObjects {
+		return dst
+	}
+	t := rawTarget{rule: rule, res: rule.toID}
+	if !objectRef(rule, m, &t) || t.name == "" {
+		return dst
+	}
+	if raw { // keep exact copies, not views of the decoded value's text
+		t.name, t.ns, t.kind, t.group = strings.Clone(t.name), strings.Clone(t.ns), strings.Clone(t.kind), strings.Clone(t.group)
+		t.uid = types.UID(strings.Clone(string(t.uid)))
+	}
+	return append(dst, t)
 }
 
 // objectRef reads a reference from an object value; false if it names nothing rule follows.
@@ -300,11 +324,7 @@ func dedupe(raws []rawTarget) []rawTarget {
 func readSelectors(rule *crule, src *source) (selSpec, bool) {
 	s := selSpec{rule: rule}
 	var texts []string
-	for _, v := range src.values(rule.path) {
-		if v.Kind() != jsonpath.KindMap {
-			continue
-		}
-		m, _ := v.Interface().(map[string]any)
+	add := func(m map[string]any) {
 		var sel labels.Selector
 		switch rule.Selector {
 		case SelectorMap:
@@ -315,6 +335,20 @@ func readSelectors(rule *crule, src *source) (selSpec, bool) {
 		if sel != nil {
 			s.sels = append(s.sels, sel)
 			texts = append(texts, "{"+sel.String()+"}")
+		}
+	}
+	for _, v := range src.values(rule.path) {
+		switch v.Kind() {
+		case jsonpath.KindMap:
+			m, _ := v.Interface().(map[string]any)
+			add(m)
+		case jsonpath.KindList: // a list of selectors: each selects
+			items, _ := v.Interface().([]any)
+			for _, x := range items {
+				if m, ok := x.(map[string]any); ok {
+					add(m)
+				}
+			}
 		}
 	}
 	if len(s.sels) == 0 {

@@ -802,3 +802,45 @@ func TestAliasesGoWithTheirResources(t *testing.T) {
 	tg.g.forget(gizmoz)
 	assert.Len(t, tg.g.aliases, baseline)
 }
+
+// An owner reference from a cluster-scoped object to a namespaced kind cannot resolve (the
+// garbage collector reports it, OwnerRefInvalidNamespace, and never collects the object):
+// it dangles, Missing whatever is cached, and names no object of any namespace. A
+// namespaced owner in another namespace than its dependent's is not the owner either.
+func TestOwnerReferencesAcrossScopesAndNamespaces(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	deployments := gr("apps", "deployments")
+	tg.put(deployments, `{"metadata":{"name":"web","namespace":"a","uid":"d1"}}`)
+	tg.put(clusterRoles, `{"metadata":{"name":"cr","uid":"c1","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1"}]}}`)
+	tg.put(configMaps, `{"metadata":{"name":"cm","namespace":"b","uid":"m1","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1"}]}}`)
+	tg.put(configMaps, `{"metadata":{"name":"cm","namespace":"a","uid":"m2","ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1"}]}}`)
+	assert.Equal(t, lines(`
+		clusterroles.rbac.authorization.k8s.io/cr -[owner]-> deployments.apps/web (Missing: a cluster-scoped object cannot name a namespaced one without its namespace)
+		configmaps/b/cm -[owner]-> deployments.apps/b/web (Missing: not found)
+	`), strs(tg.Dangling()))
+	assert.Equal(t, lines(`
+		configmaps/a/cm -[owner]-> deployments.apps/a/web
+	`), strs(tg.Referrers(oref(deployments, "a", "web"), 1)))
+	unused, err := tg.Unreferenced(deployments)
+	require.NoError(t, err)
+	assert.Empty(t, unused)
+	tg.del(clusterRoles, "", "cr")
+	assert.Len(t, tg.Dangling(), 1)
+	assert.Equal(t, 1, tg.Stats().Missing)
+}
+
+// An HPA's Object metrics name the object they describe (an Ingress's requests per second),
+// by apiVersion, kind and name, as its scale target does.
+func TestHPAObjectMetricsNameTheirObjects(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	hpas := gr("autoscaling", "horizontalpodautoscalers")
+	tg.put(hpas, `{"metadata":{"name":"hpa","namespace":"ns"},"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
+	  "metrics":[{"type":"Resource","resource":{"name":"cpu","target":{"type":"Utilization","averageUtilization":50}}},
+	    {"type":"Object","object":{"describedObject":{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","name":"main"},
+	      "metric":{"name":"requests-per-second"},"target":{"type":"Value","value":"10k"}}}]}}`)
+	tg.put(ingresses, `{"metadata":{"name":"main","namespace":"ns"}}`)
+	assert.Equal(t, lines(`
+		horizontalpodautoscalers.autoscaling/ns/hpa -[horizontalpodautoscalers.autoscaling:metric-object]-> ingresses.networking.k8s.io/ns/main
+		horizontalpodautoscalers.autoscaling/ns/hpa -[horizontalpodautoscalers.autoscaling:target]-> deployments.apps/ns/web (Missing: not found)
+	`), strs(tg.References(oref(hpas, "ns", "hpa"), 1)))
+}

@@ -45,8 +45,11 @@ const podSpec = `{
     {"name": "a", "configMap": {"name": "cm-vol"}},
     {"name": "b", "secret": {"secretName": "sec-vol"}},
     {"name": "c", "persistentVolumeClaim": {"claimName": "data"}},
-    {"name": "d", "projected": {"sources": [{"configMap": {"name": "cm-proj"}}, {"secret": {"name": "sec-proj"}}]}},
-    {"name": "e", "csi": {"driver": "csi.example.com", "nodePublishSecretRef": {"name": "sec-csi"}}}],
+    {"name": "d", "projected": {"sources": [{"configMap": {"name": "cm-proj"}}, {"secret": {"name": "sec-proj"}},
+      {"clusterTrustBundle": {"name": "ctb-{c}", "path": "ca.pem"}}]}},
+    {"name": "e", "csi": {"driver": "csi.example.com", "nodePublishSecretRef": {"name": "sec-csi"}}},
+    {"name": "f", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-{c}",
+      "resources": {"requests": {"storage": "1Gi"}}}}}}],
   "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}, {"name": "gpu2", "resourceClaimTemplateName": "gpu-template"}],
   "initContainers": [{"name": "init", "image": "registry.example.com/init:1", "envFrom": [{"configMapRef": {"name": "cm-init"}}]}],
   "containers": [{"name": "app", "image": "registry.example.com/app:1",
@@ -69,13 +72,15 @@ const podSpecEdges = `
 	{from} -[{h}:volume-pvc]-> persistentvolumeclaims/{ns}/data
 	{from} -[{h}:projected-configmap]-> configmaps/{ns}/cm-proj
 	{from} -[{h}:projected-secret]-> secrets/{ns}/sec-proj
+	{from} -[{h}:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/ctb-{c} (Missing: not found)
 	{from} -[{h}:volume-plugin-secret]-> secrets/{ns}/sec-csi
+	{from} -[{h}:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	{from} -[{h}:env-configmap]-> configmaps/{ns}/cm-env
 	{from} -[{h}:envfrom-configmap]-> configmaps/{ns}/cm-init
 	{from} -[{h}:env-secret]-> secrets/{ns}/sec-env
 	{from} -[{h}:envfrom-secret]-> secrets/{ns}/sec-envfrom
-	{from} -[{h}:resourceclaim]-> resourceclaims.resource.k8s.io/{ns}/gpu (Missing: not found)
-	{from} -[{h}:resourceclaimtemplate]-> resourceclaimtemplates.resource.k8s.io/{ns}/gpu-template (Missing: not found)
+	{from} -[{h}:resourceclaim]-> resourceclaims.resource.k8s.io/{ns}/gpu
+	{from} -[{h}:resourceclaimtemplate]-> resourceclaimtemplates.resource.k8s.io/{ns}/gpu-template
 `
 
 // The other edges of the fixture, written by hand.
@@ -87,10 +92,15 @@ const fixtureEdges = `
 	statefulsets.apps/{ns}/web -[statefulsets.apps:claim-storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:volume]-> persistentvolumes/pv-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:datasource]-> persistentvolumeclaims/{ns}/seed (Missing: not found)
 	persistentvolumes/pv-{c} -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	persistentvolumes/pv-{c} -[persistentvolumes:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold-{c}
 	persistentvolumes/pv-{c} -[persistentvolumes:claim]-> persistentvolumeclaims/{ns}/data
 	persistentvolumes/pv-{c} -[persistentvolumes:csi-secret]-> secrets/{ns}/sec-csi
+	persistentvolumes/pv-iscsi-{c} -[persistentvolumes:volume-plugin-secret]-> secrets/{ns}/sec-iscsi
+	persistentvolumes/pv-iscsi-{c} -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	persistentvolumes/pv-azure-{c} -[persistentvolumes:azurefile-secret]-> secrets/{ns}/sec-azure
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-service]-> services/{ns}/web
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-service]-> services/{ns}/gone (Missing: not found)
 	ingresses.networking.k8s.io/{ns}/web -[ingresses.networking.k8s.io:backend-resource]-> widgets.refs.example.com/{ns}/w
@@ -112,11 +122,15 @@ const fixtureEdges = `
 	networkpolicies.networking.k8s.io/{ns}/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/{ns}/web-2
 	networkpolicies.networking.k8s.io/{ns}/all -[networkpolicies.networking.k8s.io:pod-selector]-> pods/{ns}/opt
 	horizontalpodautoscalers.autoscaling/{ns}/web -[horizontalpodautoscalers.autoscaling:target]-> deployments.apps/{ns}/web
+	horizontalpodautoscalers.autoscaling/{ns}/web -[horizontalpodautoscalers.autoscaling:metric-object]-> ingresses.networking.k8s.io/{ns}/web
 	apiservices.apiregistration.k8s.io/v1alpha1.r{c}.example.com -[apiservices.apiregistration.k8s.io:service]-> services/{ns}/web
 	validatingwebhookconfigurations.admissionregistration.k8s.io/vwc-{c} -[validatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/{ns}/web
 	mutatingwebhookconfigurations.admissionregistration.k8s.io/mwc-{c} -[mutatingwebhookconfigurations.admissionregistration.k8s.io:service]-> services/{ns}/web
 	customresourcedefinitions.apiextensions.k8s.io/gadgets.r{c}.example.com -[customresourcedefinitions.apiextensions.k8s.io:conversion-service]-> services/{ns}/web
 	validatingadmissionpolicybindings.admissionregistration.k8s.io/vapb-{c} -[validatingadmissionpolicybindings.admissionregistration.k8s.io:policy]-> validatingadmissionpolicies.admissionregistration.k8s.io/missing-{c} (Missing: not found)
+	mutatingadmissionpolicybindings.admissionregistration.k8s.io/mapb-{c} -[mutatingadmissionpolicybindings.admissionregistration.k8s.io:policy]-> mutatingadmissionpolicies.admissionregistration.k8s.io/missing-{c} (Missing: not found)
+	resourceclaims.resource.k8s.io/{ns}/gpu -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu-{c}.example.com (Missing: not found)
+	resourceclaimtemplates.resource.k8s.io/{ns}/gpu-template -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu-{c}.example.com (Missing: not found)
 	serviceaccounts/{ns}/app-sa -[serviceaccounts:secret]-> secrets/{ns}/sa-token
 	serviceaccounts/{ns}/app-sa -[serviceaccounts:image-pull-secret]-> secrets/{ns}/pull
 	secrets/{ns}/sa-token -[secrets:serviceaccount]-> serviceaccounts/{ns}/app-sa
@@ -151,22 +165,28 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(gvr("scheduling.k8s.io", "v1", "priorityclasses"), `{"metadata":{"name":"high-{c}"},"value":1000}`)
 	f.create(gvr("node.k8s.io", "v1", "runtimeclasses"), `{"metadata":{"name":"rc-{c}"},"handler":"runc"}`)
 	f.create(gvr("storage.k8s.io", "v1", "storageclasses"), `{"metadata":{"name":"fast-{c}"},"provisioner":"csi.example.com"}`)
+	f.create(gvr("storage.k8s.io", "v1", "volumeattributesclasses"), `{"metadata":{"name":"gold-{c}"},"driverName":"csi.example.com","parameters":{"iops":"1000"}}`)
 	f.create(gvr("", "v1", "serviceaccounts"), `{"metadata":{"name":"app-sa","namespace":"{ns}"},"secrets":[{"name":"sa-token"}],"imagePullSecrets":[{"name":"pull"}]}`)
 	for _, n := range []string{"cm-vol", "cm-proj", "cm-env", "cm-init", "cm-widget", "cm-unused"} {
 		f.create(configMapsR, `{"metadata":{"name":"`+n+`","namespace":"{ns}"}}`)
 	}
-	for _, n := range []string{"pull", "sec-vol", "sec-proj", "sec-csi", "sec-env", "sec-envfrom", "tls", "widget-creds", "sec-unused"} {
+	for _, n := range []string{"pull", "sec-vol", "sec-proj", "sec-csi", "sec-iscsi", "sec-azure", "sec-env", "sec-envfrom", "tls", "widget-creds", "sec-unused"} {
 		f.create(secretsR, `{"metadata":{"name":"`+n+`","namespace":"{ns}"}}`)
 	}
 	f.create(secretsR, `{"metadata":{"name":"sa-token","namespace":"{ns}","annotations":{"kubernetes.io/service-account.name":"app-sa"}},"type":"kubernetes.io/service-account-token"}`)
 	f.create(servicesR, `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"selector":{"app":"web"},"ports":[{"port":443}]}}`)
 	f.create(servicesR, `{"metadata":{"name":"nothing","namespace":"{ns}"},"spec":{"selector":{"app":"none"},"ports":[{"port":80}]}}`)
 	pvc := f.create(gvr("", "v1", "persistentvolumeclaims"), `{"metadata":{"name":"data","namespace":"{ns}"},"spec":{"accessModes":["ReadWriteOnce"],
-	  "resources":{"requests":{"storage":"1Gi"}},"storageClassName":"fast-{c}","volumeName":"pv-{c}",
+	  "resources":{"requests":{"storage":"1Gi"}},"storageClassName":"fast-{c}","volumeAttributesClassName":"gold-{c}","volumeName":"pv-{c}",
 	  "dataSource":{"kind":"PersistentVolumeClaim","name":"seed"}}}`)
 	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
-	  "storageClassName":"fast-{c}","claimRef":{"namespace":"{ns}","name":"data","uid":"`+string(pvc.GetUID())+`"},
+	  "storageClassName":"fast-{c}","volumeAttributesClassName":"gold-{c}","claimRef":{"namespace":"{ns}","name":"data","uid":"`+string(pvc.GetUID())+`"},
 	  "csi":{"driver":"csi.example.com","volumeHandle":"h","nodePublishSecretRef":{"namespace":"{ns}","name":"sec-csi"}}}}`)
+	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-iscsi-{c}","annotations":{"volume.beta.kubernetes.io/storage-class":"fast-{c}"}},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],
+	  "iscsi":{"targetPortal":"10.0.0.1:3260","iqn":"iqn.2001-04.com.example:storage","lun":0,"chapAuthSession":true,
+	    "secretRef":{"namespace":"{ns}","name":"sec-iscsi"}}}}`)
+	f.create(gvr("", "v1", "persistentvolumes"), `{"metadata":{"name":"pv-azure-{c}"},"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteMany"],
+	  "azureFile":{"shareName":"share","secretName":"sec-azure","secretNamespace":"{ns}"}}}`)
 	f.create(gvr("storage.k8s.io", "v1", "volumeattachments"), `{"metadata":{"name":"va-{c}"},"spec":{"attacher":"csi.example.com","nodeName":"node-{c}","source":{"persistentVolumeName":"pv-{c}"}}}`)
 
 	// Pod spec holders.
@@ -222,7 +242,9 @@ func createFixture(t *testing.T, f *fixture) {
 	  "selector":{"matchExpressions":[{"key":"app","operator":"In","values":["web","api"]}]}}}`)
 	f.create(gvr("networking.k8s.io", "v1", "networkpolicies"), `{"metadata":{"name":"all","namespace":"{ns}"},"spec":{"podSelector":{}}}`)
 	f.create(gvr("autoscaling", "v2", "horizontalpodautoscalers"), `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"maxReplicas":3,
-	  "scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"}}}`)
+	  "scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},
+	  "metrics":[{"type":"Object","object":{"describedObject":{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","name":"web"},
+	    "metric":{"name":"requests-per-second"},"target":{"type":"Value","value":"10k"}}}]}}`)
 	f.create(gvr("apiregistration.k8s.io", "v1", "apiservices"), `{"metadata":{"name":"v1alpha1.r{c}.example.com"},"spec":{"group":"r{c}.example.com",
 	  "version":"v1alpha1","groupPriorityMinimum":100,"versionPriority":10,"insecureSkipTLSVerify":true,"service":{"namespace":"{ns}","name":"web","port":443}}}`)
 	hook := `{"name":"NAME.example.com","clientConfig":{"service":{"namespace":"{ns}","name":"web"}},"failurePolicy":"Ignore","sideEffects":"None",
@@ -231,6 +253,12 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(gvr("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"), `{"metadata":{"name":"mwc-{c}"},"webhooks":[`+strings.Replace(hook, "NAME", "m", 1)+`]}`)
 	f.create(gvr("admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings"), `{"metadata":{"name":"vapb-{c}"},
 	  "spec":{"policyName":"missing-{c}","validationActions":["Deny"]}}`)
+	f.create(gvr("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicybindings"), `{"metadata":{"name":"mapb-{c}"},
+	  "spec":{"policyName":"missing-{c}"}}`)
+	devices := `{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu-{c}.example.com"}}]}`
+	f.create(gvr("resource.k8s.io", "v1", "resourceclaims"), `{"metadata":{"name":"gpu","namespace":"{ns}"},"spec":{"devices":`+devices+`}}`)
+	f.create(gvr("resource.k8s.io", "v1", "resourceclaimtemplates"), `{"metadata":{"name":"gpu-template","namespace":"{ns}"},
+	  "spec":{"spec":{"devices":`+devices+`}}}`)
 	f.create(gvr("apiextensions.k8s.io", "v1", "customresourcedefinitions"), `{"metadata":{"name":"gadgets.r{c}.example.com"},"spec":{
 	  "group":"r{c}.example.com","scope":"Namespaced","names":{"plural":"gadgets","singular":"gadget","kind":"Gadget","listKind":"GadgetList"},
 	  "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}],

@@ -46,10 +46,20 @@ func (c *collector) addEdge(from *entry, rule *crule, to *entry, uid types.UID, 
 		c.edges = append(c.edges, e)
 		return
 	}
+	if info := c.g.res[to.key.res]; to.key.ns == "" && info.known && info.namespaced {
+		// An owner reference from a cluster-scoped object to a namespaced kind (resolve).
+		e.State, e.Reason = Missing, unreachableReason
+		c.edges = append(c.edges, e)
+		return
+	}
 	c.states = append(c.states, pendingState{i: len(c.edges), gr: c.g.res[to.key.res].gr, ns: to.key.ns,
 		wantUID: uid, hasUID: to.uid, present: to.present})
 	c.edges = append(c.edges, e)
 }
+
+// unreachableReason explains a reference that requires a UID from a cluster-scoped object
+// to a namespaced kind: no object can be its target.
+const unreachableReason = "a cluster-scoped object cannot name a namespaced one without its namespace"
 
 // addPending records an edge whose target's kind or scope is not known.
 func (c *collector) addPending(from *entry, o outEdge, depth int) {

@@ -30,8 +30,10 @@ import (
 //     are the objects of To whose labels it matches, kept current as labels change on either
 //     side.
 //
-// Values that are not of the expected shape (a number where a name is expected, a string
-// where an object is) name nothing.
+// A value that is a list stands for its elements: a Path that ends at a list
+// ("{.spec.secretNames}", "{.spec.secretRefs}") reads as one that selects each element
+// ("{.spec.secretNames[*]}"). Values that are not of the expected shape (a number where a
+// name is expected, a string where an object is, a list of lists) name nothing.
 type Rule struct {
 	// Name identifies the rule; every edge names the rule that made it. Unique in a rule set.
 	Name string
@@ -54,7 +56,10 @@ type Rule struct {
 
 	// NameField, NamespaceField, KindField, GroupField, APIVersionField and UIDField are
 	// keys of the objects Path yields (object references). UIDField names the UID the target
-	// must have (ownerReferences): a target of that name with another UID is missing.
+	// must have (ownerReferences): a target of that name with another UID is missing. A
+	// cluster-scoped object's reference to a namespaced target that names no namespace names
+	// nothing, unless it has a UID: then it names one object it cannot reach (an owner
+	// reference from a cluster-scoped object to a namespaced kind), and is Missing.
 	NameField, NamespaceField, KindField, GroupField, APIVersionField, UIDField string
 	// OptionalField, for object references, is the key of a boolean in each value: true
 	// marks that reference optional (Kubernetes' "optional: true" on a ConfigMap or Secret

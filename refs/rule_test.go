@@ -30,8 +30,8 @@ func TestBuiltinRulesAreValidAndNamedOnce(t *testing.T) {
 			assert.True(t, strings.HasPrefix(r.Name, resourceName(r.From)+":"), "%s is named after its resource", r.Name)
 		}
 	}
-	// 17 Pod spec references for each of 9 holders, and the rest.
-	assert.Equal(t, 1+9*17+32, len(rules))
+	// 19 Pod spec references for each of 9 holders, and the rest.
+	assert.Equal(t, 1+9*19+40, len(rules))
 	// Each call returns a new slice: appending to one does not change the next.
 	rules[0].Name = "changed"
 	assert.Equal(t, "owner", BuiltinRules()[0].Name)
@@ -171,7 +171,7 @@ func TestMalformedObjectsNameNothing(t *testing.T) {
 	}{
 		{pods, `{"metadata":{"name":"a","namespace":"ns","ownerReferences":{"kind":"x"}},"spec":{"volumes":"none","containers":7}}`},
 		{pods, `{"metadata":{"name":"b","namespace":"ns","ownerReferences":[{"kind":"ReplicaSet","name":"x"},7,null,{"apiVersion":"apps/v1","kind":"","name":"y"}]},
-		  "spec":{"volumes":[{"configMap":{"name":7}},{"configMap":null},{"secret":{"secretName":""}}],"serviceAccountName":["x"],"nodeName":{}}}`},
+		  "spec":{"volumes":[{"configMap":{"name":7}},{"configMap":null},{"secret":{"secretName":""}}],"serviceAccountName":[["x"]],"nodeName":{}}}`},
 		{services, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"selector":{"app":7}}}`},
 		{services, `{"metadata":{"name":"d","namespace":"ns"},"spec":{"selector":"app=web"}}`},
 		{gr("policy", "poddisruptionbudgets"), `{"metadata":{"name":"e","namespace":"ns"},"spec":{"selector":{"matchLabels":{"a":1}}}}`},
@@ -218,4 +218,42 @@ func TestLateDeletionOfAnEarlierObjectKeepsItsSuccessor(t *testing.T) {
 	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"newer"}}`)
 	tg.delete(info, cache.DeletedFinalStateUnknown{Key: "ns/cfg"}) // no last state: no UID to compare
 	assert.Len(t, tg.Dangling(), 1)
+}
+
+// A rule's Path may end at a list ({.spec.secretNames} rather than
+// {.spec.secretNames[*]}): its elements are the values, names, object references or
+// selectors alike, on decoded objects and JSON bytes. Only one level: a list of lists names
+// nothing.
+func TestPathEndingAtAListReadsItsElements(t *testing.T) {
+	widgets := gr("example.com", "widgets")
+	rules := append(BuiltinRules(),
+		Rule{Name: "widgets:secrets", From: widgets, Path: "{.spec.secretNames}", To: secrets, Namespace: NamespaceSame},
+		Rule{Name: "widgets:configmaps", From: widgets, Path: "{.spec.configRefs}", To: configMaps, NameField: "name", OptionalField: "optional"},
+		Rule{Name: "widgets:targets", From: widgets, Path: "{.spec.targets}", KindField: "kind", GroupField: "apiGroup", NameField: "name"},
+		Rule{Name: "widgets:selectors", From: widgets, Path: "{.spec.selectors}", To: pods, Selector: SelectorLabelSelector},
+		Rule{Name: "widgets:nested", From: widgets, Path: "{.spec.nested}", To: secrets, Namespace: NamespaceSame},
+	)
+	tg := newTestGraph(t, rules)
+	tg.g.learn(widgets, "Widget", true)
+	tg.put(pods, pod("ns", "a", `"app":"web"`))
+	tg.put(pods, pod("ns", "b", `"app":"db"`))
+	js := `{"metadata":{"name":"NAME","namespace":"ns"},"spec":{"secretNames":["s1","s2",7],
+	  "configRefs":[{"name":"c1"},{"name":"c2","optional":true},"c3"],
+	  "targets":[{"kind":"Service","name":"svc"},{"kind":"Deployment","apiGroup":"apps","name":"dep"}],
+	  "selectors":[{"matchLabels":{"app":"web"}},{"matchLabels":{"app":"db"}}],
+	  "nested":[["n1"]]}}`
+	tg.put(widgets, strings.Replace(js, "NAME", "w", 1))
+	tg.upsert(tg.g.rulesOf(widgets), newRawObject([]byte(strings.Replace(js, "NAME", "raw", 1))))
+	for _, name := range []string{"w", "raw"} {
+		assert.Equal(t, lines(strings.ReplaceAll(`
+			widgets.example.com/ns/NAME -[widgets:secrets]-> secrets/ns/s1 (Missing: not found)
+			widgets.example.com/ns/NAME -[widgets:secrets]-> secrets/ns/s2 (Missing: not found)
+			widgets.example.com/ns/NAME -[widgets:configmaps]-> configmaps/ns/c1 (Missing: not found)
+			widgets.example.com/ns/NAME -[widgets:configmaps]-> configmaps/ns/c2 (optional) (Missing: not found)
+			widgets.example.com/ns/NAME -[widgets:targets]-> services/ns/svc (Missing: not found)
+			widgets.example.com/ns/NAME -[widgets:targets]-> deployments.apps/ns/dep (Missing: not found)
+			widgets.example.com/ns/NAME -[widgets:selectors]-> pods/ns/a
+			widgets.example.com/ns/NAME -[widgets:selectors]-> pods/ns/b
+		`, "NAME", name)), strs(tg.References(oref(widgets, "ns", name), 1)), name)
+	}
 }

@@ -68,7 +68,8 @@ const (
 	Present State = iota + 1
 	// Missing: the target's resource is cached completely where the target would be (a
 	// synced informer without selectors), and it holds no such object, or one with another
-	// UID than the reference requires. The reference is dangling.
+	// UID than the reference requires; or no object can be the target (an owner reference
+	// from a cluster-scoped object to a namespaced kind). The reference is dangling.
 	Missing
 	// Unknown: the target is not cached and the cache cannot tell whether it exists: its
 	// resource is not watched, not synced or forbidden, or its kind is not served.

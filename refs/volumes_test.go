@@ -1,0 +1,122 @@
+package refs
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A PersistentVolume's in-tree volume sources name their Secrets with a namespace
+// (SecretReference, or secretName and secretNamespace for Azure File), as CSI ones do; one
+// that names no namespace leaves it to the Pod that mounts the volume, which the graph
+// cannot tell: no edge.
+func TestPersistentVolumePluginSecrets(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	for name, src := range map[string]string{
+		"ceph":      `"cephfs":{"monitors":["m"],"secretRef":{"name":"s-ceph","namespace":"storage"}}`,
+		"cinder":    `"cinder":{"volumeID":"v","secretRef":{"name":"s-cinder","namespace":"storage"}}`,
+		"flex":      `"flexVolume":{"driver":"d","secretRef":{"name":"s-flex","namespace":"storage"}}`,
+		"iscsi":     `"iscsi":{"targetPortal":"p","iqn":"q","lun":0,"secretRef":{"name":"s-iscsi","namespace":"storage"}}`,
+		"rbd":       `"rbd":{"monitors":["m"],"image":"i","secretRef":{"name":"s-rbd","namespace":"storage"}}`,
+		"scaleio":   `"scaleIO":{"gateway":"g","system":"s","secretRef":{"name":"s-scaleio","namespace":"storage"}}`,
+		"storageos": `"storageos":{"volumeName":"v","secretRef":{"kind":"Secret","name":"s-storageos","namespace":"storage"}}`,
+		"azure":     `"azureFile":{"shareName":"x","secretName":"s-azure","secretNamespace":"storage"}`,
+		"no-ns":     `"rbd":{"monitors":["m"],"image":"i","secretRef":{"name":"s-pod-ns"}}`,
+		"azure-pod": `"azureFile":{"shareName":"x","secretName":"s-pod-ns"}`,
+	} {
+		tg.put(pvs, `{"metadata":{"name":"pv-`+name+`"},"spec":{`+src+`}}`)
+	}
+	assert.Equal(t, lines(`
+		persistentvolumes/pv-azure -[persistentvolumes:azurefile-secret]-> secrets/storage/s-azure (Missing: not found)
+		persistentvolumes/pv-ceph -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-ceph (Missing: not found)
+		persistentvolumes/pv-cinder -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-cinder (Missing: not found)
+		persistentvolumes/pv-flex -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-flex (Missing: not found)
+		persistentvolumes/pv-iscsi -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-iscsi (Missing: not found)
+		persistentvolumes/pv-rbd -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-rbd (Missing: not found)
+		persistentvolumes/pv-scaleio -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-scaleio (Missing: not found)
+		persistentvolumes/pv-storageos -[persistentvolumes:volume-plugin-secret]-> secrets/storage/s-storageos (Missing: not found)
+	`), strs(tg.Dangling()))
+	tg.put(secrets, `{"metadata":{"name":"s-rbd","namespace":"storage"}}`)
+	unused, err := tg.Unreferenced(secrets)
+	require.NoError(t, err)
+	assert.Empty(t, unused, "the PV uses its Secret")
+}
+
+// A generic ephemeral volume's claim template names a StorageClass, as a StatefulSet's claim
+// templates do: the PVC the Pod's volume makes is of that class.
+func TestEphemeralVolumeStorageClass(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	spec := `{"volumes":[{"name":"scratch","ephemeral":{"volumeClaimTemplate":{"spec":{"storageClassName":"fast","accessModes":["ReadWriteOnce"]}}}},
+	  {"name":"default-class","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["ReadWriteOnce"]}}}}],"containers":[{"name":"c"}]}`
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":`+spec+`}`)
+	tg.upsert(tg.g.rulesOf(gr("apps", "deployments")), newRawObject([]byte(`{"metadata":{"name":"d","namespace":"ns"},"spec":{"template":{"spec":`+spec+`}}}`)))
+	assert.Equal(t, lines(`
+		deployments.apps/ns/d -[deployments.apps:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+		pods/ns/p -[pods:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+	`), strs(tg.Referrers(oref(storageClasses, "", "fast"), 1)))
+}
+
+// PersistentVolumeClaims and PersistentVolumes name their VolumeAttributesClass (a
+// cluster-scoped class of storage.k8s.io, as StorageClasses are).
+func TestVolumeAttributesClasses(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	vacs := gr("storage.k8s.io", "volumeattributesclasses")
+	tg.g.learn(vacs, "VolumeAttributesClass", false)
+	tg.put(pvcs, `{"metadata":{"name":"data","namespace":"ns"},"spec":{"volumeAttributesClassName":"gold"}}`)
+	tg.put(pvs, `{"metadata":{"name":"pv"},"spec":{"volumeAttributesClassName":"gold"}}`)
+	assert.Equal(t, lines(`
+		persistentvolumeclaims/ns/data -[persistentvolumeclaims:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold (Missing: not found)
+		persistentvolumes/pv -[persistentvolumes:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold (Missing: not found)
+	`), strs(tg.Dangling()))
+}
+
+// The beta annotation volume.beta.kubernetes.io/storage-class still names a claim's or a
+// volume's StorageClass (Kubernetes reads it before spec.storageClassName).
+func TestStorageClassBetaAnnotation(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(pvcs, `{"metadata":{"name":"old","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":"slow"}},"spec":{}}`)
+	tg.put(pvcs, `{"metadata":{"name":"both","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":"fast"}},"spec":{"storageClassName":"fast"}}`)
+	tg.put(pvcs, `{"metadata":{"name":"none","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":""}},"spec":{"storageClassName":""}}`)
+	tg.put(pvs, `{"metadata":{"name":"pv","annotations":{"volume.beta.kubernetes.io/storage-class":"slow"}},"spec":{}}`)
+	assert.Equal(t, lines(`
+		persistentvolumeclaims/ns/both -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
+		persistentvolumeclaims/ns/old -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
+		persistentvolumes/pv -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
+	`), strs(tg.Dangling()))
+}
+
+// A projected ClusterTrustBundle source names a cluster-scoped bundle (optional ones do not
+// dangle); a ResourceClaim and a ResourceClaimTemplate name the DeviceClasses of their
+// requests; a MutatingAdmissionPolicyBinding its policy.
+func TestNewerAPIReferences(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	ctbs := gr("certificates.k8s.io", "clustertrustbundles")
+	deviceClasses := gr("resource.k8s.io", "deviceclasses")
+	tg.g.learn(ctbs, "ClusterTrustBundle", false)
+	tg.g.learn(deviceClasses, "DeviceClass", false)
+	tg.g.learn(resourceClaims, "ResourceClaim", true)
+	tg.g.learn(resourceClaimTemplates, "ResourceClaimTemplate", true)
+	tg.g.learn(gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), "MutatingAdmissionPolicyBinding", false)
+	tg.g.learn(gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"), "MutatingAdmissionPolicy", false)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"volumes":[{"name":"v","projected":{"sources":[
+	  {"clusterTrustBundle":{"name":"ca","path":"ca.pem"}},{"clusterTrustBundle":{"name":"extra","path":"x.pem","optional":true}},
+	  {"clusterTrustBundle":{"signerName":"example.com/signer","labelSelector":{},"path":"s.pem"}}]}}]}}`)
+	devices := `{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.example.com"}},
+	  {"name":"any","firstAvailable":[{"name":"big","deviceClassName":"big.example.com"},{"name":"small","deviceClassName":"small.example.com"}]}]}`
+	tg.put(resourceClaims, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"devices":`+devices+`}}`)
+	tg.put(resourceClaimTemplates, `{"metadata":{"name":"t","namespace":"ns"},"spec":{"spec":{"devices":`+devices+`}}}`)
+	tg.put(gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), `{"metadata":{"name":"b"},"spec":{"policyName":"add-labels"}}`)
+	assert.Equal(t, lines(`
+		pods/ns/p -[pods:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/ca (Missing: not found)
+		resourceclaims.resource.k8s.io/ns/c -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/big.example.com (Missing: not found)
+		resourceclaims.resource.k8s.io/ns/c -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu.example.com (Missing: not found)
+		resourceclaims.resource.k8s.io/ns/c -[resourceclaims.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/small.example.com (Missing: not found)
+		resourceclaimtemplates.resource.k8s.io/ns/t -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/big.example.com (Missing: not found)
+		resourceclaimtemplates.resource.k8s.io/ns/t -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/gpu.example.com (Missing: not found)
+		resourceclaimtemplates.resource.k8s.io/ns/t -[resourceclaimtemplates.resource.k8s.io:deviceclass]-> deviceclasses.resource.k8s.io/small.example.com (Missing: not found)
+		mutatingadmissionpolicybindings.admissionregistration.k8s.io/b -[mutatingadmissionpolicybindings.admissionregistration.k8s.io:policy]-> mutatingadmissionpolicies.admissionregistration.k8s.io/add-labels (Missing: not found)
+	`), strs(tg.Dangling()))
+	assert.Contains(t, strs(tg.References(oref(pods, "ns", "p"), 1)),
+		"pods/ns/p -[pods:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/extra (optional) (Missing: not found)")
+}
