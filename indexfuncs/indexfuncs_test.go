@@ -3,6 +3,7 @@ package indexfuncs_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -224,5 +225,29 @@ func TestMetadataOnlyObjectsHoldTheServersMetadata(t *testing.T) {
 		wantIdx, err := fn(u)
 		require.NoError(t, err, expr)
 		assert.ElementsMatch(t, wantIdx, gotIdx, expr)
+	}
+}
+
+// A path whose values are maps or lists means "present" however large they are: an index
+// function looks at its values without printing them, so that the budget Eval charges for
+// printing the maps and lists it returns (see package jsonpath) never makes a large object
+// look as if it had no value. A spec of 50,000 keys (about 1 MB) is far beyond what
+// printing may cost with the default budget.
+func TestLargeMapsArePresent(t *testing.T) {
+	spec := map[string]any{}
+	for i := 0; i < 50000; i++ {
+		spec[fmt.Sprintf("key-%05d", i)] = "value"
+	}
+	obj := map[string]any{"metadata": map[string]any{"name": "big"}, "spec": spec}
+	doc, err := json.Marshal(obj)
+	require.NoError(t, err)
+	p := jsonpath.MustCompile("{.spec}")
+	_, err = p.Eval(obj)
+	require.ErrorIs(t, err, jsonpath.ErrBudgetExceeded, "Eval charges printing what it returns")
+	f := indexfuncs.FromPath(p)
+	for name, in := range map[string]any{"decoded": &unstructured.Unstructured{Object: obj}, "raw": raw(doc)} {
+		keys, err := f(in)
+		require.NoError(t, err, name)
+		assert.Equal(t, []string{query.NonScalar}, keys, name)
 	}
 }

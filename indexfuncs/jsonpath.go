@@ -2,6 +2,7 @@ package indexfuncs
 
 import (
 	"errors"
+	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,46 +65,76 @@ func FromPath(p *jsonpath.Path) cache.IndexFunc {
 		if err != nil {
 			return nil, err
 		}
-		// Values are evaluated into a pooled buffer: a path on a decoded object allocates only
-		// the returned slice (and the text of a number).
-		bp := valueBufs.Get().(*[]jsonpath.Value)
-		vals, err := p.AppendEval((*bp)[:0], in)
-		defer func() {
-			clear(vals) // drop references into obj
-			if cap(vals) <= 64 {
-				*bp = vals[:0]
+		// Each, not Eval: the values are looked at once, not kept, so that maps and lists are
+		// not charged for printing (which Eval charges for the values it returns) and nothing
+		// is copied but the text of strings read from raw JSON. Into a pooled collector: a
+		// path on a decoded object allocates only the returned slice (and the text of a
+		// number).
+		c := collectors.Get().(*collector)
+		c.raw = isRaw(in)
+		err = p.Each(in, c.fn)
+		var out []string
+		if len(c.out) > 0 || c.nonScalar {
+			n := len(c.out)
+			if c.nonScalar {
+				n++
 			}
-			valueBufs.Put(bp)
-		}()
-		if len(vals) == 0 {
-			return nil, err
-		}
-		out := make([]string, 0, len(vals))
-		nonScalar := false
-		for _, v := range vals {
-			switch {
-			case v.IsScalar():
-				out = append(out, v.String())
-			case v.Kind() == jsonpath.KindMap || v.Kind() == jsonpath.KindList:
-				nonScalar = true
+			out = make([]string, len(c.out), n)
+			copy(out, c.out)
+			if c.nonScalar {
+				// Present, with nothing to compare: Exists holds, as for the same path as a
+				// query filter, which runs this same function.
+				out = append(out, query.NonScalar)
 			}
 		}
-		if nonScalar {
-			// Present, with nothing to compare: Exists holds, as for the same path as a
-			// query filter, which runs this same function.
-			out = append(out, query.NonScalar)
-		}
-		if len(out) == 0 {
-			out = nil
-		}
+		c.reset()
+		collectors.Put(c)
 		return out, err
 	}
 }
 
-var valueBufs = sync.Pool{New: func() any {
-	b := make([]jsonpath.Value, 0, 8)
-	return &b
+// collector gathers the keys of one evaluation of a path (see FromPath).
+type collector struct {
+	out       []string
+	raw       bool // the strings are views of raw JSON: copy them
+	nonScalar bool // a map or list was found
+	fn        func(jsonpath.Value) bool
+}
+
+var collectors = sync.Pool{New: func() any {
+	c := &collector{out: make([]string, 0, 8)}
+	c.fn = c.add // once: a method value allocates
+	return c
 }}
+
+func (c *collector) add(v jsonpath.Value) bool {
+	switch {
+	case v.Kind() == jsonpath.KindString && c.raw:
+		c.out = append(c.out, strings.Clone(v.String()))
+	case v.IsScalar():
+		c.out = append(c.out, v.String())
+	case v.Kind() == jsonpath.KindMap || v.Kind() == jsonpath.KindList:
+		c.nonScalar = true
+	}
+	return true
+}
+
+func (c *collector) reset() {
+	clear(c.out) // drop references into the object
+	if cap(c.out) > 64 {
+		c.out = make([]string, 0, 8)
+	}
+	c.out, c.nonScalar = c.out[:0], false
+}
+
+// isRaw tells whether the values of a path on in are views of raw JSON.
+func isRaw(in any) bool {
+	switch in.(type) {
+	case jsonpath.Source, jsonpath.JSON:
+		return true
+	}
+	return false
+}
 
 // Values evaluates p on an object of any type FromPath accepts and returns its values. They
 // do not refer to the bytes of a RawJSON object.

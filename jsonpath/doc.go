@@ -138,8 +138,9 @@
 //
 // Printing a map or list (Value.String, AppendText, Execute) and
 // Value.Interface take time in proportion to the size of the value, so
-// Eval and Each charge each map or list they hand out what printing it
-// costs: the steps Execute would charge for a decoded value (counted
+// Eval and AppendEval charge each map or list they return what printing
+// it costs (Each does not: its callback decides what to do with each
+// value, and pays for printing it): the steps Execute would charge for a decoded value (counted
 // without printing), and a step per 4 bytes of the text of a raw one.
 // The results of an evaluation that holds its budget then print in time
 // the budget bounds too, however many they are and however much they

@@ -388,11 +388,14 @@ func unsupported(x any) error {
 // (TestResultsPrintWithinTheBudget).
 const rawPrintBytesPerStep = 4
 
-// resultCost returns the steps a result costs beyond its conversion, given the steps left:
-// a map or list is charged what printing it costs (see printCost), so that the values of
-// an evaluation that holds its budget can also be printed (String) or decoded (Interface)
-// in time the budget bounds, however many they are and however they overlap ({..*} on
-// nested lists, {@,@,@}). A result that would cost more than left returns more than left.
+// resultCost returns the steps a result of Eval costs beyond its conversion, given the
+// steps left: a map or list is charged what printing it costs (see printCost), so that the
+// values of an evaluation that holds its budget can also be printed (String) or decoded
+// (Interface) in time the budget bounds, however many they are and however they overlap
+// ({..*} on nested lists, {@,@,@}). A result that would cost more than left returns more
+// than left. Each does not charge it: its callback sees each value once and decides what
+// to do with it (query filters and index functions look at maps and lists without
+// printing them).
 func resultCost(v *Value, left, maxDepth int) int {
 	switch {
 	case v.kind != KindMap && v.kind != KindList:

@@ -411,10 +411,10 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			ev.fail(&BudgetError{Limit: "results", Max: ev.maxResults})
 			return false
 		}
-		if c := resultCost(&v, ev.budget.left(), ev.budget.depthLimit()); c > 0 && !ev.charge(c) {
-			return false // printing it (see resultCost)
-		}
 		if s.kind == sinkSlice {
+			if c := resultCost(&v, ev.budget.left(), ev.budget.depthLimit()); c > 0 && !ev.charge(c) {
+				return false // printing it (see resultCost)
+			}
 			if s.detach {
 				c, cover := copyCost(&v, s.cover)
 				if !ev.charge(c) {

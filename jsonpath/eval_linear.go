@@ -219,8 +219,8 @@ func (r *objRunner) emit(n any) bool {
 	// As the evaluator's emit: convert, then count.
 	switch n.(type) {
 	case string:
-	case map[string]any, []any: // printing it (see resultCost)
-		if !r.budget.charge(printCost(n, 0, r.budget.left(), r.budget.depthLimit())) {
+	case map[string]any, []any: // printing it, if Eval returns it (see resultCost)
+		if r.fn == nil && !r.budget.charge(printCost(n, 0, r.budget.left(), r.budget.depthLimit())) {
 			return false
 		}
 	default:

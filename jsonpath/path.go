@@ -209,7 +209,7 @@ func (p *Path) Each(obj any, fn func(Value) bool) error {
 		return err
 	}
 	var v Value
-	found, err := p.lookupKeys(obj, &v)
+	found, err := p.lookupKeys(obj, &v, false)
 	if found {
 		fn(v)
 	}
@@ -236,7 +236,7 @@ func fromSource(obj any) any {
 
 // lookupKeys evaluates a path of fields only (most index expressions)
 // into *v, which must be the zero Value, with the tightest loop.
-func (p *Path) lookupKeys(obj any, v *Value) (found bool, err error) {
+func (p *Path) lookupKeys(obj any, v *Value, kept bool) (found bool, err error) {
 	n := obj
 	for _, k := range p.keys {
 		m, ok := n.(map[string]any)
@@ -251,7 +251,7 @@ func (p *Path) lookupKeys(obj any, v *Value) (found bool, err error) {
 		v.kind, v.str = KindString, s
 		return true, nil
 	}
-	if err := p.chargeWalked(n); err != nil {
+	if err := p.chargeWalked(n, kept); err != nil {
 		return false, err
 	}
 	if !setValue(v, n) {
@@ -263,14 +263,17 @@ func (p *Path) lookupKeys(obj any, v *Value) (found bool, err error) {
 // chargeWalked charges converting n, the value a modeWalk path reached on a
 // decoded object, as the evaluator would: the walk (its steps, which
 // Compile checked the budget holds) and the conversion (see convCost), or,
-// for a map or list, printing it (see resultCost). It returns the budget
-// error if they exceed the budget, before converting. Only those and long
-// json.Numbers cost anything, so the fast paths build no budget for other
-// values.
-func (p *Path) chargeWalked(n any) error {
+// for a map or list that Eval returns (kept), printing it (see
+// resultCost). It returns the budget error if they exceed the budget,
+// before converting. Only those and long json.Numbers cost anything, so
+// the fast paths build no budget for other values.
+func (p *Path) chargeWalked(n any, kept bool) error {
 	c := (objTree{}).convCost(n)
 	switch n.(type) {
-	case map[string]any, []any: // printing it (see resultCost)
+	case map[string]any, []any: // printing it, if Eval returns it (see resultCost)
+		if !kept {
+			break
+		}
 		left := math.MaxInt
 		if p.lim.maxSteps >= 0 {
 			left = p.lim.maxSteps - len(p.segs)
@@ -298,14 +301,14 @@ func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) ([]Value, erro
 		// The value is built in its slot: copying a fresh Value stalls
 		// the CPU (see setValue).
 		dst = append(dst, Value{})
-		found, err := p.lookupKeys(obj, &dst[len(dst)-1])
+		found, err := p.lookupKeys(obj, &dst[len(dst)-1], true)
 		if !found {
 			dst = dst[:len(dst)-1]
 		}
 		return dst, err
 	case p.keys != nil:
 		var v Value
-		if found, err := p.lookupKeys(obj, &v); !found {
+		if found, err := p.lookupKeys(obj, &v, false); !found {
 			return nil, err
 		}
 		fn(v)
@@ -315,7 +318,7 @@ func (p *Path) evalObj(obj any, fn func(Value) bool, dst []Value) ([]Value, erro
 		if done < len(p.segs) {
 			return dst, objTree{}.check(n)
 		}
-		if err := p.chargeWalked(n); err != nil {
+		if err := p.chargeWalked(n, fn == nil); err != nil {
 			return dst, err
 		}
 		if fn == nil {
@@ -441,9 +444,8 @@ func deliverWalked(b *budget, found bool, n gjson.Result, fn func(Value) bool, d
 	var v Value
 	if found = found && b.charge((jsonTree{}).convCost(n)); found {
 		setJSONValue(&v, n)
-		found = b.charge(resultCost(&v, b.left(), b.depthLimit())) // printing it
-		if found && fn == nil {
-			found = b.charge(detachCost(&v)) // the copy Eval makes (see detach)
+		if fn == nil { // printing it (see resultCost) and the copy Eval makes (see detach)
+			found = b.charge(resultCost(&v, b.left(), b.depthLimit())) && b.charge(detachCost(&v))
 		}
 	}
 	meter.ran(b)
