@@ -341,7 +341,8 @@
 // restart within the watch window is queryable and synced in 0.8 s, 0.049x the cold sync of
 // the same run (0.074x at 20,000 Pods), with no LIST (0.59-0.66 s in a later run, since
 // handlers wait for the load and snapshots are written in key order: "Queryable sooner";
-// 0.70 s, 0.046x, mapped, on a machine where copying took 2.99 s: "Mapped snapshots"); after a 410, handlers get exactly one
+// 0.70 s, 0.046x, mapped, on a machine where copying took 2.99 s, and 0.55 s, 0.032x, with
+// the watch started during the load: "Mapped snapshots"); after a 410, handlers get exactly one
 // event per object that changed while the process was down, and the relist peaks at 1.24x
 // the heap it leaves without a handler, 1.23-1.26x with an ItemHandlerFuncs and 1.22x with
 // a handler of objects, whose decode of every object it is handed (the snapshot's adds
