@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // Shell completion, as kubectl completes kubectl get: resource types, then names of that type
@@ -58,9 +60,15 @@ func (o *options) registerCompletions(cmd, refs *cobra.Command) {
 		return o.completeNames(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, false, "", toComplete), noFiles
 	})
 	for flag, names := range map[string]func() []string{
-		"context": func() []string { return o.kubeconfigNames(func(c kubeconfigLists) []string { return c.contexts }) },
-		"cluster": func() []string { return o.kubeconfigNames(func(c kubeconfigLists) []string { return c.clusters }) },
-		"user":    func() []string { return o.kubeconfigNames(func(c kubeconfigLists) []string { return c.users }) },
+		"context": func() []string {
+			return o.kubeconfigNames(func(c *clientcmdapi.Config) []string { return slices.Sorted(maps.Keys(c.Contexts)) })
+		},
+		"cluster": func() []string {
+			return o.kubeconfigNames(func(c *clientcmdapi.Config) []string { return slices.Sorted(maps.Keys(c.Clusters)) })
+		},
+		"user": func() []string {
+			return o.kubeconfigNames(func(c *clientcmdapi.Config) []string { return slices.Sorted(maps.Keys(c.AuthInfos)) })
+		},
 	} {
 		_ = cmd.RegisterFlagCompletionFunc(flag, func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return withPrefix(names(), toComplete), noFiles
@@ -205,28 +213,13 @@ func (o *options) completeNames(gvr schema.GroupVersionResource, namespaced bool
 	return names
 }
 
-// kubeconfigLists are the names a kubeconfig defines.
-type kubeconfigLists struct{ contexts, clusters, users []string }
-
-// kubeconfigNames returns one of the kubeconfig's lists of names, sorted.
-func (o *options) kubeconfigNames(pick func(kubeconfigLists) []string) []string {
+// kubeconfigNames returns the sorted names of one of the kubeconfig's maps (pick).
+func (o *options) kubeconfigNames(pick func(*clientcmdapi.Config) []string) []string {
 	raw, err := o.config.ToRawKubeConfigLoader().RawConfig()
 	if err != nil {
 		return nil
 	}
-	var l kubeconfigLists
-	for n := range raw.Contexts {
-		l.contexts = append(l.contexts, n)
-	}
-	for n := range raw.Clusters {
-		l.clusters = append(l.clusters, n)
-	}
-	for n := range raw.AuthInfos {
-		l.users = append(l.users, n)
-	}
-	out := pick(l)
-	slices.Sort(out)
-	return out
+	return pick(&raw)
 }
 
 // withPrefix keeps the words that start with prefix.
