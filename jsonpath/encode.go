@@ -382,10 +382,11 @@ func unsupported(x any) error {
 }
 
 // rawPrintBytesPerStep is how many bytes of the text of a map or list of raw JSON a result
-// is charged a step for (see resultCost): printing or decoding raw JSON takes 6 to 10 ns a
-// byte on Kubernetes objects and up to 40 to 60 ns on text made of the smallest items
-// ([1,1,...], many short keys), so 4 bytes a step keep those within about 150 ns a step
-// (TestResultsPrintWithinTheBudget).
+// is charged a step for (see resultCost): printing raw JSON took 6 to 8 ns a byte on
+// Kubernetes objects and 32 to 41 ns on text made of the smallest items ([1,1,...], many
+// short keys), decoding it (Interface) up to 63 ns (best of 5 on the 2-core machine of
+// bench/README.md), so that 4 bytes a step cost at most about 160 ns printed, 250 decoded;
+// TestResultsPrintWithinTheBudget checks the steps.
 const rawPrintBytesPerStep = 4
 
 // resultCost returns the steps a result of Eval costs beyond its conversion, given the
