@@ -27,6 +27,7 @@ var (
 	roleBindings            = gr("rbac.authorization.k8s.io", "rolebindings")
 	clusterRoleBindings     = gr("rbac.authorization.k8s.io", "clusterrolebindings")
 	clusterRoles            = gr("rbac.authorization.k8s.io", "clusterroles")
+	endpointSlices          = gr("discovery.k8s.io", "endpointslices")
 )
 
 func gr(group, resource string) schema.GroupResource {
@@ -66,7 +67,15 @@ var podSpecRefs = []struct {
 	{"runtimeclass", []string{`.runtimeClassName`}, runtimeClasses, NamespaceCluster, "", ""},
 	{"resourceclaim", []string{`.resourceClaims[*].resourceClaimName`}, resourceClaims, NamespaceSame, "", ""},
 	{"resourceclaimtemplate", []string{`.resourceClaims[*].resourceClaimTemplateName`}, resourceClaimTemplates, NamespaceSame, "", ""},
+	// The headless Service whose DNS names the Pod's hostname.subdomain (a StatefulSet
+	// writes its serviceName there).
+	{"subdomain", []string{`.subdomain`}, services, NamespaceSame, "", ""},
 }
+
+// csiSecretParameters are the StorageClass parameters with which a CSI provisioner is given
+// the Secrets of its operations, each as a name and a namespace parameter (kubernetes-csi's
+// external-provisioner): "csi.storage.k8s.io/<op>-secret-name" and "-namespace".
+var csiSecretParameters = []string{"provisioner", "controller-publish", "node-stage", "node-publish", "controller-expand", "node-expand"}
 
 // podTemplateHolders are the resources with a Pod spec, and where it is.
 var podTemplateHolders = []struct {
@@ -117,9 +126,10 @@ func deviceClassPath(devices string) string {
 //     included, and volume plugins' secret references), the StorageClasses of their
 //     generic ephemeral volumes' claim templates, the ConfigMaps and Secrets of env and
 //     envFrom (of containers, init containers and ephemeral containers), image pull
-//     Secrets, the ServiceAccount, the Node, the PriorityClass, the RuntimeClass and
-//     resource claims (and templates); their ConfigMap, Secret and ClusterTrustBundle
-//     volumes and projected sources, env key references and envFrom sources are object
+//     Secrets, the ServiceAccount, the Node, the PriorityClass, the RuntimeClass,
+//     resource claims (and templates) and the Service of their subdomain; their ConfigMap,
+//     Secret and ClusterTrustBundle volumes and projected sources, env key references and
+//     envFrom sources are object
 //     references ("{.spec.volumes[*].configMap}", NameField "name", or "secretName" for a
 //     Secret volume) with OptionalField "optional", so that those marked "optional: true"
 //     are optional edges, which Dangling leaves out;
@@ -141,7 +151,12 @@ func deviceClassPath(devices string) string {
 //     webhooks to their Services; Validating and MutatingAdmissionPolicyBindings to their
 //     policy; ResourceClaims and ResourceClaimTemplates to their requests' DeviceClasses;
 //   - ServiceAccounts to their Secrets and image pull Secrets; service account token
-//     Secrets to their ServiceAccount; VolumeAttachments to their Node and PersistentVolume.
+//     Secrets to their ServiceAccount; VolumeAttachments to their Node and PersistentVolume;
+//   - EndpointSlices to the objects their endpoints name (Pods, by UID) and to their
+//     Service; StorageClasses to the Secrets their CSI parameters name
+//     ("csi.storage.k8s.io/provisioner-secret-name" and "-namespace", and those of the
+//     other operations; a templated name such as "${pvc.name}" names no one Secret, and
+//     is not followed).
 //
 // Rule names are "<resource>:<reference>" ("pods:volume-configmap",
 // "deployments.apps:env-secret"), and "owner".
@@ -245,6 +260,20 @@ func BuiltinRules() []Rule {
 			To: nodes, Namespace: NamespaceCluster},
 		Rule{Name: "volumeattachments.storage.k8s.io:volume", From: gr("storage.k8s.io", "volumeattachments"),
 			Path: "{.spec.source.persistentVolumeName}", To: pvs, Namespace: NamespaceCluster},
+
+		// An EndpointSlice names the objects (Pods) that serve its endpoints, by kind,
+		// namespace, name and UID (an ObjectReference, whose apiVersion is usually empty:
+		// the core group), and the Service it is for by a label. (The deprecated core
+		// Endpoints, which DefaultFilter leaves out, have no rule.)
+		Rule{Name: "endpointslices.discovery.k8s.io:target", From: endpointSlices, Path: "{.endpoints[*].targetRef}",
+			APIVersionField: "apiVersion", KindField: "kind", NameField: "name", NamespaceField: "namespace", UIDField: "uid"},
+		Rule{Name: "endpointslices.discovery.k8s.io:service", From: endpointSlices,
+			Path: "{.metadata.labels['kubernetes.io/service-name']}", To: services, Namespace: NamespaceSame},
 	)
+	for _, op := range csiSecretParameters {
+		param := "csi.storage.k8s.io/" + op + "-secret-"
+		rules = append(rules, Rule{Name: "storageclasses.storage.k8s.io:csi-" + op + "-secret", From: storageClasses,
+			Path: "{.parameters}", To: secrets, NameField: param + "name", NamespaceField: param + "namespace"})
+	}
 	return rules
 }

@@ -219,9 +219,14 @@ func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
 	return dst
 }
 
+// templated reports a value that is a template for names rather than a name: "${pvc.name}"
+// in a StorageClass's CSI parameters, which the provisioner fills in per claim. No object
+// name holds "${", so such a value names no object the graph could find.
+func templated(s string) bool { return strings.Contains(s, "${") }
+
 // refOfName appends the reference of a value that is a name, if rule reads names.
 func refOfName(rule *crule, name string, dst []rawTarget) []rawTarget {
-	if rule.kind != kindNames || name == "" {
+	if rule.kind != kindNames || name == "" || templated(name) {
 		return dst
 	}
 	return append(dst, rawTarget{rule: rule, res: rule.toID, name: name})
@@ -235,7 +240,7 @@ func refOfObject(rule *crule, m map[string]any, raw bool, dst []rawTarget) []raw
 		return dst
 	}
 	t := rawTarget{rule: rule, res: rule.toID}
-	if !objectRef(rule, m, &t) || t.name == "" {
+	if !objectRef(rule, m, &t) || t.name == "" || templated(t.name) || templated(t.ns) {
 		return dst
 	}
 	if raw { // keep exact copies, not views of the decoded value's text
@@ -269,13 +274,9 @@ func objectRef(rule *crule, m map[string]any, t *rawTarget) bool {
 		return false
 	}
 	switch {
-	case rule.APIVersionField != "":
-		av := str(rule.APIVersionField)
-		if av == "" {
-			return false
-		}
-		t.group = groupOfAPIVersion(av)
-	default: // a group field that is absent or empty means To.Group
+	case rule.APIVersionField != "" && str(rule.APIVersionField) != "":
+		t.group = groupOfAPIVersion(str(rule.APIVersionField))
+	default: // a group field or apiVersion that is absent or empty means To.Group
 		if t.group = str(rule.GroupField); t.group == "" {
 			t.group = rule.To.Group
 		}

@@ -50,6 +50,7 @@ var catalog = []struct {
 	{gr("apiregistration.k8s.io", "apiservices"), "APIService", false},
 	{gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"), "ValidatingWebhookConfiguration", false},
 	{gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), "MutatingWebhookConfiguration", false},
+	{gr("discovery.k8s.io", "endpointslices"), "EndpointSlice", true},
 }
 
 // testGraph is a Graph fed by hand: no informer, coverage as the test says.

@@ -39,7 +39,7 @@ var (
 // the ephemeralcontainers subresource sets; the unit tests cover them).
 const podSpec = `{
   "restartPolicy": "RESTART", "serviceAccountName": "app-sa", "nodeName": "node-{c}", "priorityClassName": "high-{c}",
-  "runtimeClassName": "rc-{c}", "automountServiceAccountToken": false,
+  "runtimeClassName": "rc-{c}", "automountServiceAccountToken": false, "subdomain": "web",
   "imagePullSecrets": [{"name": "pull"}],
   "volumes": [
     {"name": "a", "configMap": {"name": "cm-vol"}},
@@ -81,6 +81,7 @@ const podSpecEdges = `
 	{from} -[{h}:envfrom-secret]-> secrets/{ns}/sec-envfrom
 	{from} -[{h}:resourceclaim]-> resourceclaims.resource.k8s.io/{ns}/gpu
 	{from} -[{h}:resourceclaimtemplate]-> resourceclaimtemplates.resource.k8s.io/{ns}/gpu-template
+	{from} -[{h}:subdomain]-> services/{ns}/web
 `
 
 // The other edges of the fixture, written by hand.
@@ -136,6 +137,15 @@ const fixtureEdges = `
 	secrets/{ns}/sa-token -[secrets:serviceaccount]-> serviceaccounts/{ns}/app-sa
 	volumeattachments.storage.k8s.io/va-{c} -[volumeattachments.storage.k8s.io:node]-> nodes/node-{c}
 	volumeattachments.storage.k8s.io/va-{c} -[volumeattachments.storage.k8s.io:volume]-> persistentvolumes/pv-{c}
+	endpointslices.discovery.k8s.io/{ns}/web-abc -[endpointslices.discovery.k8s.io:target]-> pods/{ns}/web-1
+	endpointslices.discovery.k8s.io/{ns}/web-abc -[endpointslices.discovery.k8s.io:target]-> pods/{ns}/web-gone (Missing: not found)
+	endpointslices.discovery.k8s.io/{ns}/web-abc -[endpointslices.discovery.k8s.io:service]-> services/{ns}/web
+	storageclasses.storage.k8s.io/csi-{c} -[storageclasses.storage.k8s.io:csi-provisioner-secret]-> secrets/{ns}/sec-sc
+	storageclasses.storage.k8s.io/csi-{c} -[storageclasses.storage.k8s.io:csi-controller-publish-secret]-> secrets/{ns}/sec-sc
+	storageclasses.storage.k8s.io/csi-{c} -[storageclasses.storage.k8s.io:csi-node-stage-secret]-> secrets/{ns}/sec-sc
+	storageclasses.storage.k8s.io/csi-{c} -[storageclasses.storage.k8s.io:csi-node-publish-secret]-> secrets/{ns}/sec-sc
+	storageclasses.storage.k8s.io/csi-{c} -[storageclasses.storage.k8s.io:csi-controller-expand-secret]-> secrets/{ns}/sec-sc
+	storageclasses.storage.k8s.io/csi-{c} -[storageclasses.storage.k8s.io:csi-node-expand-secret]-> secrets/{ns}/sec-sc
 	widgets.refs.example.com/{ns}/w -[widgets:secret]-> secrets/{ns}/widget-creds
 	widgets.refs.example.com/{ns}/w -[widgets:target]-> configmaps/{ns}/cm-widget
 	pods/{ns}/opt -[pods:volume-configmap]-> configmaps/{ns}/cm-opt (optional) (Missing: not found)
@@ -165,12 +175,21 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(gvr("scheduling.k8s.io", "v1", "priorityclasses"), `{"metadata":{"name":"high-{c}"},"value":1000}`)
 	f.create(gvr("node.k8s.io", "v1", "runtimeclasses"), `{"metadata":{"name":"rc-{c}"},"handler":"runc"}`)
 	f.create(gvr("storage.k8s.io", "v1", "storageclasses"), `{"metadata":{"name":"fast-{c}"},"provisioner":"csi.example.com"}`)
+	csiParams := ""
+	for _, op := range []string{"provisioner", "controller-publish", "node-stage", "node-publish", "controller-expand", "node-expand"} {
+		csiParams += `"csi.storage.k8s.io/` + op + `-secret-name":"sec-sc","csi.storage.k8s.io/` + op + `-secret-namespace":"{ns}",`
+	}
+	f.create(gvr("storage.k8s.io", "v1", "storageclasses"), `{"metadata":{"name":"csi-{c}"},"provisioner":"csi.example.com",
+	  "parameters":{`+strings.TrimSuffix(csiParams, ",")+`}}`)
+	// A templated Secret (filled in per claim) names no one Secret: no edge.
+	f.create(gvr("storage.k8s.io", "v1", "storageclasses"), `{"metadata":{"name":"tmpl-{c}"},"provisioner":"csi.example.com",
+	  "parameters":{"csi.storage.k8s.io/node-stage-secret-name":"${pvc.name}","csi.storage.k8s.io/node-stage-secret-namespace":"${pvc.namespace}"}}`)
 	f.create(gvr("storage.k8s.io", "v1", "volumeattributesclasses"), `{"metadata":{"name":"gold-{c}"},"driverName":"csi.example.com","parameters":{"iops":"1000"}}`)
 	f.create(gvr("", "v1", "serviceaccounts"), `{"metadata":{"name":"app-sa","namespace":"{ns}"},"secrets":[{"name":"sa-token"}],"imagePullSecrets":[{"name":"pull"}]}`)
 	for _, n := range []string{"cm-vol", "cm-proj", "cm-env", "cm-init", "cm-widget", "cm-unused"} {
 		f.create(configMapsR, `{"metadata":{"name":"`+n+`","namespace":"{ns}"}}`)
 	}
-	for _, n := range []string{"pull", "sec-vol", "sec-proj", "sec-csi", "sec-iscsi", "sec-azure", "sec-env", "sec-envfrom", "tls", "widget-creds", "sec-unused"} {
+	for _, n := range []string{"pull", "sec-vol", "sec-proj", "sec-csi", "sec-iscsi", "sec-azure", "sec-env", "sec-envfrom", "tls", "widget-creds", "sec-sc", "sec-unused"} {
 		f.create(secretsR, `{"metadata":{"name":"`+n+`","namespace":"{ns}"}}`)
 	}
 	f.create(secretsR, `{"metadata":{"name":"sa-token","namespace":"{ns}","annotations":{"kubernetes.io/service-account.name":"app-sa"}},"type":"kubernetes.io/service-account-token"}`)
@@ -195,8 +214,14 @@ func createFixture(t *testing.T, f *fixture) {
 	rs := f.create(gvr("apps", "v1", "replicasets"), `{"metadata":{"name":"web-rs","namespace":"{ns}",
 	  "ownerReferences":[{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"`+string(deploy.GetUID())+`","controller":true}]},
 	  "spec":{"replicas":0,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":`+spec("Always")+`}}}`)
-	f.create(podsR, `{"metadata":{"name":"web-1","namespace":"{ns}","labels":{"app":"web"},
+	web1 := f.create(podsR, `{"metadata":{"name":"web-1","namespace":"{ns}","labels":{"app":"web"},
 	  "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-rs","uid":"`+string(rs.GetUID())+`","controller":true}]},"spec":`+spec("Always")+`}`)
+	// The Service's endpoints, as the EndpointSlice controller writes them: one Pod that
+	// exists (its UID), one that is gone.
+	f.create(gvr("discovery.k8s.io", "v1", "endpointslices"), `{"metadata":{"name":"web-abc","namespace":"{ns}",
+	  "labels":{"kubernetes.io/service-name":"web","endpointslice.kubernetes.io/managed-by":"test.example.com"}},"addressType":"IPv4",
+	  "endpoints":[{"addresses":["10.0.0.1"],"targetRef":{"kind":"Pod","namespace":"{ns}","name":"web-1","uid":"`+string(web1.GetUID())+`"}},
+	    {"addresses":["10.0.0.2"],"targetRef":{"kind":"Pod","namespace":"{ns}","name":"web-gone","uid":"gone-uid"}}],"ports":[{"port":443}]}`)
 	f.create(podsR, `{"metadata":{"name":"web-2","namespace":"{ns}","labels":{"app":"web"}},"spec":{"serviceAccountName":"app-sa","containers":[{"name":"c","image":"i"}]}}`)
 	// Optional references to a ConfigMap and a Secret that do not exist, and a required one.
 	f.create(podsR, `{"metadata":{"name":"opt","namespace":"{ns}"},"spec":{

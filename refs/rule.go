@@ -21,8 +21,10 @@ import (
 //     ("{.spec.volumes[*].configMap.name}" → configmaps);
 //   - object references: with NameField set, each value is an object whose fields name the
 //     target: NameField its name, NamespaceField its namespace, and either To's resource or,
-//     with KindField, its kind, in the group GroupField names ("apiGroup", "group"; absent
-//     or empty: To.Group) or APIVersionField names ("apiVersion": "apps/v1"); a
+//     with KindField, its kind, in the group GroupField names ("apiGroup", "group") or
+//     APIVersionField names ("apiVersion": "apps/v1"), To.Group where the value has none
+//     (an ObjectReference to a Pod has no apiVersion); a value whose name or namespace is a
+//     template ("${pvc.name}") names nothing; a
 //     cert-manager "{.spec.issuerRef}" has kind, group and name fields; with OptionalField,
 //     a value whose field of that name is the boolean true is an optional reference (a Pod's
 //     "{.spec.volumes[*].configMap}", NameField "name", OptionalField "optional");
