@@ -81,3 +81,45 @@ func TestSubdomainNamesAService(t *testing.T) {
 		pods/ns/db-0 -[pods:subdomain]-> services/ns/db
 	`), strs(tg.Referrers(oref(services, "ns", "db"), 1)))
 }
+
+// An object of a namespaced resource named without its namespace names no object: an
+// error, not an empty answer that reads as "uses nothing" or "used by nothing".
+func TestNamespacedObjectWithoutNamespaceIsAnError(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"nodeName":"n1"}}`)
+	for _, query := range []func(ObjectRef, int) ([]Edge, error){tg.Graph.References, tg.Graph.Referrers} {
+		edges, err := query(ObjectRef{Resource: "pods", Name: "p"}, 1)
+		assert.ErrorIs(t, err, ErrNamespaceRequired)
+		assert.ErrorContains(t, err, "pods is namespaced")
+		assert.Empty(t, edges)
+	}
+	edges, err := tg.Graph.References(ObjectRef{Resource: "pods", Namespace: "ns", Name: "p"}, 1)
+	assert.NoError(t, err)
+	assert.Len(t, edges, 1)
+	// Cluster-scoped objects need none.
+	edges, err = tg.Graph.Referrers(ObjectRef{Resource: "nodes", Name: "n1"}, 1)
+	assert.NoError(t, err)
+	assert.Equal(t, lines(`
+		pods/ns/p -[pods:node]-> nodes/n1 (Missing: not found)
+	`), strs(edges))
+}
+
+// A selector never selects its own object: a ClusterRole whose aggregation rule matches
+// its own labels (or selects everything) aggregates the others, not itself.
+func TestSelectorDoesNotSelectItsOwnObject(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.put(clusterRoles, `{"metadata":{"name":"agg","labels":{"team":"a"}},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"team":"a"}}]}}`)
+	tg.put(clusterRoles, `{"metadata":{"name":"all"},"aggregationRule":{"clusterRoleSelectors":[{}]}}`)
+	tg.put(clusterRoles, `{"metadata":{"name":"member","labels":{"team":"a"}}}`)
+	assert.Equal(t, lines(`
+		clusterroles.rbac.authorization.k8s.io/agg -[clusterroles.rbac.authorization.k8s.io:aggregation]-> clusterroles.rbac.authorization.k8s.io/member
+	`), strs(tg.References(oref(clusterRoles, "", "agg"), 1)))
+	assert.Equal(t, lines(`
+		clusterroles.rbac.authorization.k8s.io/all -[clusterroles.rbac.authorization.k8s.io:aggregation]-> clusterroles.rbac.authorization.k8s.io/agg
+		clusterroles.rbac.authorization.k8s.io/all -[clusterroles.rbac.authorization.k8s.io:aggregation]-> clusterroles.rbac.authorization.k8s.io/member
+	`), strs(tg.References(oref(clusterRoles, "", "all"), 1)))
+	// Relabelled, agg still does not select itself; member leaves it.
+	tg.put(clusterRoles, `{"metadata":{"name":"agg","labels":{"team":"a","x":"y"}},"aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"team":"a"}}]}}`)
+	tg.put(clusterRoles, `{"metadata":{"name":"member","labels":{"team":"b"}}}`)
+	assert.Empty(t, tg.References(oref(clusterRoles, "", "agg"), 1))
+}

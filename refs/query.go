@@ -225,17 +225,36 @@ func (g *graph) knows(obj ObjectRef) (schema.GroupResource, error) {
 	return gr, fmt.Errorf("%w: %s is not served (as discovery last said) and no rule names it", ErrUnknownResource, resourceName(gr))
 }
 
+// placed returns an error for which errors.Is(err, ErrNamespaceRequired) holds when obj, of
+// the namespaced resource gr, names no namespace: it names no object then (a name is unique
+// only within its namespace), and an empty answer would read as "uses nothing".
+func (g *graph) placed(gr schema.GroupResource, obj ObjectRef) error {
+	if obj.Namespace != "" {
+		return nil
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if info := g.byGR[gr]; info != nil && info.known && info.namespaced {
+		return fmt.Errorf("%w: %s is namespaced; %s names no namespace", ErrNamespaceRequired, resourceName(gr), obj)
+	}
+	return nil
+}
+
 // References returns what obj uses: its edges, and with depth > 1 the edges of what it
 // uses, level by level to depth levels (depth < 1: no limit; every object is expanded
 // once, so cycles end). Edges come in order of Depth, then From, Rule and To. An object of a
 // resource the graph knows that does not exist uses nothing.
 //
 // Errors: ErrUnknownResource (errors.Is) when obj names a resource or kind the graph does
-// not know (a typo, a kind or short name where the plural belongs), with no edges; an
+// not know (a typo, a kind or short name where the plural belongs), with no edges;
+// ErrNamespaceRequired when obj's resource is namespaced and obj names no namespace; an
 // *IncompleteError beside the edges when obj's resource is not cached completely where obj
 // would be (not watched, not synced, forbidden): then obj may use more, or exist.
 func (g *Graph) References(obj ObjectRef, depth int) ([]Edge, error) {
 	gr, err := g.g.knows(obj)
+	if err == nil {
+		err = g.g.placed(gr, obj)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -266,8 +285,8 @@ func (g *graph) namespaceOf(gr schema.GroupResource, ns string) string {
 // scope (not described by discovery) are included, Unknown, at depth 1: what names a
 // Widget before the Widget CRD is installed.
 //
-// Errors: ErrUnknownResource as for References (unless references wait for obj); an
-// *IncompleteError beside the edges, as for Unreferenced, while a resource whose objects
+// Errors: ErrUnknownResource and ErrNamespaceRequired as for References (unless references
+// wait for obj); an *IncompleteError beside the edges, as for Unreferenced, while a resource whose objects
 // may use obj is not cached completely.
 func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
 	gr, err := g.g.knows(obj)
@@ -283,6 +302,9 @@ func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
 		if waiting := g.g.waiting(obj); len(waiting) > 0 {
 			return sortEdges(waiting), nil
 		}
+		return nil, err
+	}
+	if err := g.g.placed(gr, obj); err != nil {
 		return nil, err
 	}
 	c := g.g.walk(obj, depth, true)

@@ -29,7 +29,8 @@ import (
 //     a value whose field of that name is the boolean true is an optional reference (a Pod's
 //     "{.spec.volumes[*].configMap}", NameField "name", OptionalField "optional");
 //   - label selectors: with Selector set, each value is a selector and the rule's targets
-//     are the objects of To whose labels it matches, kept current as labels change on either
+//     are the objects of To whose labels it matches (but the object itself: a ClusterRole's
+//     aggregation rule does not aggregate it), kept current as labels change on either
 //     side.
 //
 // A value that is a list stands for its elements: a Path that ends at a list

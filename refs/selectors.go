@@ -34,7 +34,7 @@ func (g *graph) relabel(e *entry, wasPresent bool, lbls map[string]string) {
 	visit := func(sels map[*selInst]struct{}) {
 		for si := range sels {
 			_, had := si.matched[e]
-			if now := si.matches(set); now != had {
+			if now := si.selects(e, set); now != had {
 				if now {
 					g.link(si, e)
 				} else {
@@ -110,6 +110,13 @@ func (g *graph) unindex(e *entry) {
 			delete(g.labelIdx, e.key.res)
 		}
 	}
+}
+
+// selects reports whether si selects e, whose labels are set: never its own object (a
+// ClusterRole whose aggregation rule matches its own labels does not aggregate itself, as
+// the aggregation controller skips it).
+func (si *selInst) selects(e *entry, set labels.Set) bool {
+	return e != si.owner && si.matches(set)
 }
 
 func (si *selInst) matches(set labels.Set) bool {
@@ -188,7 +195,7 @@ func (g *graph) addSel(owner *entry, sp selSpec) *selInst {
 	g.nSelectors++
 	for _, nl := range g.scopes(si) {
 		for e := range g.candidates(si, nl) {
-			if si.matches(labels.Set(e.labels)) {
+			if si.selects(e, labels.Set(e.labels)) {
 				g.link(si, e)
 			}
 		}

@@ -150,6 +150,10 @@ type Stats struct {
 // ("ConfigMap", "configmap", "cm"), the error names the plural.
 var ErrUnknownResource = errors.New("refs: unknown resource")
 
+// ErrNamespaceRequired is matched by the error of References or Referrers about an object
+// of a namespaced resource that names no namespace.
+var ErrNamespaceRequired = errors.New("refs: namespace required")
+
 // ErrAlreadyStarted is returned by a second Graph.Start; ErrStopped by Start after the
 // graph was shut down.
 var (
