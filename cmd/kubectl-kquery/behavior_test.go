@@ -211,6 +211,22 @@ func TestUsageErrors(t *testing.T) {
 // What kubectl get prints for one name that does not exist, and for nothing found: the
 // error alone (no empty List, no watch that never ends), custom-columns' headers; and its
 // --template flag.
+// kubectl get's --chunk-size is accepted, and changes nothing.
+func TestChunkSizeIsAccepted(t *testing.T) {
+	seedGolden(t)
+	want := kquery(t, goldenKubeconfig, "cm", "-A", "-o", "name")
+	require.Equal(t, 0, want.code, want.stderr)
+	require.NotEmpty(t, want.stdout)
+	for _, size := range []string{"0", "1", "-1"} {
+		r := kquery(t, goldenKubeconfig, "cm", "-A", "-o", "name", "--chunk-size", size)
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, want.stdout, r.stdout, "--chunk-size %s", size)
+	}
+	r := kquery(t, goldenKubeconfig, "cm", "--chunk-size", "abc")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, `invalid argument "abc" for "--chunk-size" flag`)
+}
+
 func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 	seedGolden(t)
 	for _, o := range []string{"json", "yaml", "name", "custom-columns=N:.metadata.name"} {

@@ -66,6 +66,7 @@ type options struct {
 	limit         int
 	cont          string
 	ignoreMissing bool
+	chunkSize     int64 // accepted, unused: the cache lists for itself
 	// showManagedFields is kubectl's --show-managed-fields; keepManagedFields says whether
 	// the cache keeps them: for it, or for an expression of the user's that reads them.
 	showManagedFields bool
@@ -192,6 +193,7 @@ func (o *options) addFlags(cmd *cobra.Command) {
 	f.IntVar(&o.limit, "limit", 0, "Print at most N objects of each resource; the rest is a page away: the continue token goes to stderr, or to .metadata.continue with -o json|yaml.")
 	f.StringVar(&o.cont, "continue", "", "Continue a listing where a --limit page ended, with its token; repeat the other flags unchanged.")
 	f.BoolVar(&o.ignoreMissing, "ignore-not-found", false, "If the requested object does not exist the command will return exit code 0.")
+	f.Int64Var(&o.chunkSize, "chunk-size", 500, "Accepted so that kubectl get's command lines work unchanged; the cache lists in pages of its own, so it changes nothing (page the output with --limit).")
 	// StringArray, not StringSlice: a JSONPath or a value may contain commas.
 	f.StringArrayVar(&o.indexArgs, "index", nil, "Register an index NAME=JSONPATH (repeatable), e.g. --index node={.spec.nodeName}; --where and --group-by use it by NAME.")
 	f.StringArrayVar(&o.whereArgs, "where", nil, "A condition (repeatable; all must hold): see the grammar above.")
