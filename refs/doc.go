@@ -84,11 +84,11 @@
 // Measured on the benchmark universe (BenchmarkEvent: about 100,000 objects in 100
 // namespaces: 60,000 Pods, 6,000 ReplicaSets, 15,000 ConfigMaps, 10,000 Secrets, 2,000
 // Services, ...; 650,000 edges), on a shared 2-core machine, in CPU time per event
-// (2026-11-29, 212 built-in rules, 20 of them for a Pod): a Pod update that changes no
-// reference 8 µs, a Pod relabelled out of three selectors and into three others 10 µs, a
-// Pod deleted or created 8 µs, a Service switching between two sets of 30 Pods 10 µs, a
-// ConfigMap used by twelve objects deleted or recreated 0.5 µs; reading a Pod's references
-// from its JSON bytes instead of a decoded object costs about 30-60 µs more (each Pod rule
+// (2026-11-30, load average 2.5, 229 built-in rules, 21 of them for a Pod): a Pod update
+// that changes no reference 9 µs, a Pod relabelled out of three selectors and into three
+// others 15 µs, a Pod deleted or created 9 µs, a Service switching between two sets of 30
+// Pods 9 µs, a ConfigMap used by twelve objects deleted or recreated 0.5 µs; reading a Pod's
+// references from its JSON bytes instead of a decoded object costs about 25-70 µs more (each Pod rule
 // scans the bytes). The graph holds about 1.4 KB per object there (about 200 bytes per
 // edge, measured with 186 rules).
 // README.md, "References", has the commands and every figure.
