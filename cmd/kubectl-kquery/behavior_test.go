@@ -227,6 +227,22 @@ func TestChunkSizeIsAccepted(t *testing.T) {
 	assert.Contains(t, r.stderr, `invalid argument "abc" for "--chunk-size" flag`)
 }
 
+// The server's warnings reach stderr once each, as kubectl prints them: the v1 Endpoints
+// API is deprecated.
+func TestServerWarningsArePrintedOnce(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	_, err := cp.Clientset(t).CoreV1().Endpoints(ns).Create(context.Background(),
+		&corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "ep"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	r := kquery(t, kc, "endpoints", "-o", "name")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "endpoints/ep\n", r.stdout)
+	assert.Equal(t, 1, strings.Count(r.stderr, "Warning: v1 Endpoints is deprecated"), r.stderr)
+	assert.True(t, strings.HasPrefix(r.stderr, "Warning: "), r.stderr)
+}
+
 func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 	seedGolden(t)
 	for _, o := range []string{"json", "yaml", "name", "custom-columns=N:.metadata.name"} {

@@ -125,6 +125,8 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 	if x.cfg, err = restConfig(o); err != nil {
 		return err
 	}
+	// The server's warnings (a deprecated API) on stderr, each once, as kubectl prints them.
+	x.cfg.WarningHandler = rest.NewWarningWriter(stderr, rest.WarningWriterOptions{Deduplicate: true})
 	if x.namespace, _, err = o.config.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return err
 	}
