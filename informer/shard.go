@@ -207,14 +207,15 @@ func (s Shard) requirements() []sharding.ShardRangeRequirement {
 
 // selector validates s and returns its canonical selector ("" for the zero Shard): the
 // form the server parses and echoes in ListMeta.ShardInfo.
+// A Field other than the two is refused even without Ranges, rather than taken for no shard.
 func (s Shard) selector() (string, error) {
-	if s.IsZero() {
-		return "", nil
-	}
 	switch s.field() {
 	case ShardByUID, ShardByNamespace:
 	default:
 		return "", fmt.Errorf("kindex: invalid shard field %q (want %q or %q)", s.Field, ShardByUID, ShardByNamespace)
+	}
+	if s.IsZero() {
+		return "", nil
 	}
 	for _, r := range s.Ranges {
 		if r.Start > r.Last {
