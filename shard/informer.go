@@ -65,6 +65,13 @@ type piece[T informer.Object] struct {
 // NewInformer returns an Informer of resource (what a user types: "pods", "widgets.example.com")
 // from f, following m. f must be started; Run does the work. A nil m or f, or an empty
 // resource, is an error.
+//
+// The replica's Lease publishes a range as held only when every Informer made on m holds
+// it synced, from NewInformer until its Run returns: one whose Run starts late delays the
+// handoff rather than let the others drop that resource's range first, and one never run
+// keeps the replica from publishing anything (the others then keep what they would hand
+// it). Make the Informers of a Member before any of them syncs: one made later finds the
+// range the others handed over for the other resources already dropped for its own.
 func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource string, o InformerOptions) (*Informer[T], error) {
 	switch {
 	case m == nil:
@@ -83,6 +90,9 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 	if o.Handler != nil {
 		s.disp = newDispatcher[T](o.Handler, m.o.Logger)
 	}
+	// Counted from now, holding nothing: the replica publishes no range as held until this
+	// Informer holds it too, even while its Run has not started.
+	m.setHeld(s, informer.Shard{Field: m.o.Field})
 	return s, nil
 }
 
