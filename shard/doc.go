@@ -6,10 +6,11 @@
 // A Member keeps its replica's Lease "<Group>-<Identity>" in a namespace, renewing it every
 // RenewPeriod, and lists the group's Leases as often. The live members are those whose
 // Lease has not expired (renewTime + leaseDurationSeconds after now, on this replica's
-// clock: keep clocks within a fraction of the LeaseDuration; and a renewTime ahead of that
-// clock counts as a renewal when this replica first sees it, so a Lease nobody renews
-// expires one duration later whatever its renewTime says; a duration counts for an hour at
-// most, or this member's LeaseDuration if longer). Only a Lease named
+// clock; a renewTime ahead of that clock counts as a renewal when this replica first sees
+// it, so a Lease nobody renews expires one duration later whatever its renewTime says; a
+// renewTime that changed between two of this replica's lists counts as a renewal after the
+// first of them, so a replica whose clock is behind stays live while it renews; a duration
+// counts for an hour at most, or this member's LeaseDuration if longer). Only a Lease named
 // "<Group>-<holderIdentity>" is a member's: others with the group's label (written by hand,
 // say) are left out and logged. The assignment is a function
 // of the sorted live identities alone, so every member that sees the same Leases computes

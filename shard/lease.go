@@ -260,7 +260,7 @@ func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
 	if w == nil || w.instance != inst || w.holder != holder || w.group != group {
 		w = &foreignLease{instance: inst, holder: holder, group: group, renew: renew, seen: now}
 		m.waiting = w
-		if exp := m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, now); exp.After(now) {
+		if exp := m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, now, time.Time{}); exp.After(now) {
 			wait = []any{"lease", name, "instance", inst, "holder", holder, "group", group, "expires", exp.Format(time.RFC3339)}
 			return errWaiting
 		}
@@ -268,7 +268,7 @@ func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
 		return fmt.Errorf("%w: Lease %s is renewed by instance %s (holder %q, group %q): identities must be unique in a group",
 			ErrIdentityInUse, name, inst, holder, group)
 	}
-	if m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, w.seen).After(now) {
+	if m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, w.seen, time.Time{}).After(now) {
 		return errWaiting
 	}
 	m.waiting = nil
@@ -283,9 +283,13 @@ const maxCountedLease = time.Hour
 // renewTime at seen (this replica's clock), expires: its duration after the earlier of the
 // two, so that a renewTime ahead of this replica's clock (or written by hand far in the
 // future) holds no longer than a Lease seen renewed now; and the duration counts for at most
-// maxCountedLease (or this member's LeaseDuration, if longer). The zero time for a Lease
-// without a renewTime or a duration.
-func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen time.Time) time.Time {
+// maxCountedLease (or this member's LeaseDuration, if longer). after, if not zero, is a
+// moment (this replica's clock) the renewal is known to have followed, a list that showed an
+// earlier renewTime having started then: the duration counts from it at the earliest, so
+// that a renewTime behind this replica's clock (the holder's clock is late) does not make a
+// Lease that is being renewed look expired. The zero time for a Lease without a renewTime or
+// a duration.
+func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen, after time.Time) time.Time {
 	if renew == nil || secs == nil || *secs <= 0 {
 		return time.Time{}
 	}
@@ -294,11 +298,15 @@ func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen time.Time) ti
 	if seen.Before(from) {
 		from = seen
 	}
+	if after.After(from) {
+		from = after
+	}
 	return from.Add(d)
 }
 
 // observe lists the group's Leases and recomputes the membership and assignment.
 func (m *Member) observe(ctx context.Context) error {
+	start := time.Now() // the list reads the Leases after this
 	list, err := m.o.Client.CoordinationV1().Leases(m.o.Namespace).List(ctx,
 		metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.o.Group})
 	if err != nil {
@@ -340,12 +348,16 @@ func (m *Member) observe(ctx context.Context) error {
 			}
 			continue
 		}
-		r := seenRenewal{renew: s.RenewTime.Time, at: now}
-		if prev, ok := prevSeen[l.Name]; ok && prev.renew.Equal(r.renew) {
-			r.at = prev.at
+		r := seenRenewal{renew: s.RenewTime.Time, at: now, listed: start}
+		if prev, ok := prevSeen[l.Name]; ok {
+			if prev.renew.Equal(r.renew) {
+				r.at, r.after = prev.at, prev.after
+			} else {
+				r.after = prev.listed // renewed since that list: alive, whatever its clock
+			}
 		}
 		seen[l.Name] = r
-		if !m.expiry(s.RenewTime, s.LeaseDurationSeconds, r.at).After(now) {
+		if !m.expiry(s.RenewTime, s.LeaseDurationSeconds, r.at, r.after).After(now) {
 			continue // expired: a replica that died
 		}
 		if f := l.Annotations[FieldAnnotation]; f != "" && f != string(m.o.Field) {

@@ -119,7 +119,11 @@ type Member struct {
 }
 
 // seenRenewal is a Lease's renewTime and when this member first saw it (its clock).
-type seenRenewal struct{ renew, at time.Time }
+type seenRenewal struct {
+	renew, at time.Time
+	listed    time.Time // when the last list that showed the Lease started
+	after     time.Time // when the last list that showed an earlier renewTime started, or zero
+}
 
 // foreignLease is another instance's Lease of this member's identity, as first seen.
 type foreignLease struct {
