@@ -25,7 +25,10 @@
 // until the others have synced it; one that dies keeps its range until its Lease expires.
 // One whose renewals fail for a LeaseDuration (its RBAC revoked, say) counts itself out as
 // the others do, says so, and releases its range as they hold it synced; it rejoins once a
-// renewal succeeds. A member whose own Lease is missing from the list (deleted by someone,
+// renewal succeeds. One whose lists of Leases fail for a LeaseDuration (the others may have
+// split the space anew since: a member died, say) stops renewing its Lease, so that the
+// others count it out and take its range as well, keeps what it holds, and renews again once
+// it sees the group. A member whose own Lease is missing from the list (deleted by someone,
 // and created again at the next renewal; or gone with its namespace) keeps its assignment
 // until the Lease is back, rather than take the whole space as if it were alone.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -342,4 +343,52 @@ func (g gateRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	g.g.mu.RLock()
 	defer g.g.mu.RUnlock()
 	return g.rt.RoundTrip(r)
+}
+
+// A replica that keeps renewing its Lease but may no longer list the group's (its RBAC
+// revoked) follows an assignment the others no longer compute: when another member dies,
+// the others give that range to it too, and it never takes it. After a LeaseDuration
+// without a list it stops renewing, says so, and the others count it out and take the
+// whole space, so that the dead member's range is not held by nobody for as long as the
+// lists fail.
+func TestMemberListForbidden(t *testing.T) {
+	cp := plain
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+		Verbs: []string{"get", "create", "update", "delete"}})
+	revoke := cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+		Verbs: []string{"list"}})
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	a := startMember(t, cs, ns, "g", "a")
+	b := startMember(t, client, ns, "g", "b")
+	c := startMember(t, cs, ns, "g", "c")
+	abc := []string{"a", "b", "c"}
+	require.Eventually(t, func() bool {
+		return slices.Equal(a.m.Members(), abc) && slices.Equal(b.m.Members(), abc) && slices.Equal(c.m.Members(), abc)
+	}, 20*time.Second, 20*time.Millisecond, "three members")
+
+	revoke()
+	c.m.mu.Lock()
+	c.m.crash = true // dies: its Lease stays until it expires
+	c.m.mu.Unlock()
+	c.stop()
+	<-c.done
+	whole := Split(informer.ShardByUID, 1)[0]
+	covered := func() bool {
+		var u informer.Shard
+		for _, r := range []*running{a, b} {
+			if s, ok := r.m.Assignment(); ok {
+				u = u.Union(s)
+			}
+		}
+		return !u.IsZero() && u.Covers(whole)
+	}
+	if !assert.Eventually(t, covered, 30*time.Second, 50*time.Millisecond, "a and b own the whole space again") {
+		t.Fatalf("members as a sees them %v, as b does %v", a.m.Members(), b.m.Members())
+	}
+	assert.Equal(t, 1, b.log.Count("Cannot list the shard group's Leases for a LeaseDuration"), "b says why:\n%s", b.log)
 }

@@ -24,7 +24,8 @@ import (
 // the group's Leases fails for a reason other than ctx: a replica that can hold a Lease but
 // cannot see the others' would be given a range by them and never take it, so it deletes
 // its Lease and stops instead. Later failures are logged (the first of a run of them at
-// level 0) and retried every RenewPeriod.
+// level 0) and retried every RenewPeriod; a member whose lists fail for a LeaseDuration stops
+// renewing its Lease until one succeeds (see the package doc).
 //
 // The Lease of the member's identity is kept by one instance (InstanceAnnotation): a member
 // that finds it kept by another, not expired, waits (logging it once) until it expires or is
@@ -59,9 +60,23 @@ func (m *Member) Run(ctx context.Context) error {
 func (m *Member) run(ctx context.Context) error {
 	tick := time.NewTicker(m.o.RenewPeriod)
 	defer tick.Stop()
-	first := true // until the first renewal and list succeed
+	first := true        // until the first renewal and list succeed
+	var listed time.Time // when a list of the group's Leases last succeeded
+	blindSaid := false   // the lists' failure for a LeaseDuration was logged
 	for {
-		err := m.renew(ctx)
+		// A member that has not seen the group for a LeaseDuration follows an assignment the
+		// others no longer compute: after a member died, the range it had is nobody's, as the
+		// others give it to this one, which never takes it. It stops renewing its Lease, so
+		// that they count it out and split the space without it, and keeps what it holds
+		// until it sees the group again.
+		var err error
+		if blind := !listed.IsZero() && time.Since(listed) >= m.o.LeaseDuration; !blind {
+			err = m.renew(ctx)
+		} else if !blindSaid {
+			blindSaid = true
+			m.o.Logger.Info("Cannot list the shard group's Leases for a LeaseDuration: this replica stops renewing its Lease, so that the others count it out and take its range over, and keeps what it holds until it sees the group again",
+				"lease", m.o.Namespace+"/"+m.leaseName())
+		}
 		waiting := errors.Is(err, errWaiting)
 		switch {
 		case waiting:
@@ -75,6 +90,8 @@ func (m *Member) run(ctx context.Context) error {
 		if !waiting && (err == nil || !first) {
 			if lerr := m.observe(ctx); lerr != nil {
 				err = errors.Join(err, fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr))
+			} else {
+				listed, blindSaid = time.Now(), false
 			}
 		}
 		switch {
