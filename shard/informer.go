@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -60,6 +61,10 @@ type piece[T informer.Object] struct {
 	shard  informer.Shard
 	inf    *informer.Informer[T]
 	synced bool
+	// removed: released, its events ignored from then on (dispatcher.mu). A flag of the
+	// piece's own, not a set of the dispatcher's, which would keep every piece ever released,
+	// and through it the informer's emptied cache, for as long as the Informer runs.
+	removed bool
 }
 
 // NewInformer returns an Informer of resource (what a user types: "pods", "widgets.example.com")
@@ -234,6 +239,7 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 		}
 		kept = append(kept, p)
 	}
+	clear(s.pieces[len(kept):]) // the dropped ones, past the end of kept
 	s.pieces = kept
 	s.mu.Unlock()
 	for _, p := range drop {
@@ -265,6 +271,7 @@ func (s *Informer[T]) drain() {
 		kept = append(kept, p)
 		held = held.Union(p.shard)
 	}
+	clear(s.pieces[len(kept):]) // the dropped ones, past the end of kept
 	s.pieces = kept
 	s.mu.Unlock()
 	for _, p := range drop {
@@ -365,13 +372,12 @@ func (s *Informer[T]) Informers() []*informer.Informer[T] {
 // mode; a handler of objects gets each decoded when it is delivered, an ItemHandlerFuncs
 // the Items themselves.
 type dispatcher[T informer.Object] struct {
-	mu      sync.Mutex
-	objs    map[types.UID]*heldObj[T]
-	removed map[*piece[T]]bool
-	user    cache.ResourceEventHandler
-	items   bool // user is an informer.ItemHandlerFuncs[T]
-	logger  logr.Logger
-	box     *mailbox.Mailbox[func()]
+	mu     sync.Mutex
+	objs   map[types.UID]*heldObj[T]
+	user   cache.ResourceEventHandler
+	items  bool // user is an informer.ItemHandlerFuncs[T]
+	logger logr.Logger
+	box    *mailbox.Mailbox[func()]
 }
 
 // version is one state of an object as the dispatcher keeps it: an informer.Item[T].
@@ -384,6 +390,7 @@ type version[T informer.Object] interface {
 
 type heldObj[T informer.Object] struct {
 	last version[T]
+	from *piece[T] // the piece that delivered last
 	in   []*piece[T]
 }
 
@@ -392,7 +399,7 @@ func newDispatcher[T informer.Object](h cache.ResourceEventHandler, logger logr.
 	if _, ok := h.(*informer.ItemHandlerFuncs[T]); ok {
 		items = true
 	}
-	return &dispatcher[T]{objs: map[types.UID]*heldObj[T]{}, removed: map[*piece[T]]bool{}, user: h, items: items,
+	return &dispatcher[T]{objs: map[types.UID]*heldObj[T]{}, user: h, items: items,
 		logger: logger, box: mailbox.New(func(fn func()) { fn() }, mailbox.Options[func()]{})}
 }
 
@@ -432,12 +439,12 @@ func (d *dispatcher[T]) push(call func(u cache.ResourceEventHandler, objs ...any
 func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.removed[p] {
+	if p.removed {
 		return
 	}
 	h := d.objs[v.UID()]
 	if h == nil {
-		d.objs[v.UID()] = &heldObj[T]{last: v, in: []*piece[T]{p}}
+		d.objs[v.UID()] = &heldObj[T]{last: v, from: p, in: []*piece[T]{p}}
 		d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnAdd(o[0], false) }, v)
 		return
 	}
@@ -447,8 +454,14 @@ func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 	if h.last.ResourceVersion() == v.ResourceVersion() {
 		return // the same version through the other informer of a handoff
 	}
+	if h.from != p && olderVersion(v.ResourceVersion(), h.last.ResourceVersion()) {
+		// An earlier version through the informer of a handoff that lags behind the other
+		// (its watch has not caught up with the other's list): the handler has seen a later
+		// one. The same informer's versions are delivered as they come.
+		return
+	}
 	old := h.last
-	h.last = v
+	h.last, h.from = v, p
 	d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnUpdate(o[0], o[1]) }, old, v)
 }
 
@@ -456,7 +469,7 @@ func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 func (d *dispatcher[T]) deleted(p *piece[T], v version[T], unknown bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.removed[p] {
+	if p.removed {
 		return
 	}
 	h := d.objs[v.UID()]
@@ -481,8 +494,11 @@ func (d *dispatcher[T]) deleted(p *piece[T], v version[T], unknown bool) {
 func (d *dispatcher[T]) remove(p *piece[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.removed[p] = true
+	p.removed = true
 	for uid, h := range d.objs {
+		if h.from == p {
+			h.from = nil // nothing keeps a released piece, nor its informer
+		}
 		if !containsPiece(h.in, p) {
 			continue
 		}
@@ -492,6 +508,14 @@ func (d *dispatcher[T]) remove(p *piece[T]) {
 			d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnDelete(o[0]) }, h.last)
 		}
 	}
+}
+
+// olderVersion reports whether resourceVersion a is before b, when both are the API
+// server's numbers (they are opaque to clients otherwise: then no order is assumed).
+func olderVersion(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
 }
 
 func containsPiece[T informer.Object](ps []*piece[T], p *piece[T]) bool {
