@@ -54,6 +54,8 @@ type Informer[T informer.Object] struct {
 	pieces  []*piece[T]
 	synced  chan struct{} // closed once the assignment's informer is synced
 	started bool          // Run was called: an Informer runs once
+
+	clusterSaid bool // logged that a cluster-scoped resource all falls in one namespace shard (Run's goroutine)
 }
 
 // piece is one informer of one shard.
@@ -77,6 +79,10 @@ type piece[T informer.Object] struct {
 // keeps the replica from publishing anything (the others then keep what they would hand
 // it). Make the Informers of a Member before any of them syncs: one made later finds the
 // range the others handed over for the other resources already dropped for its own.
+//
+// With a Member that hashes namespaces (informer.ShardByNamespace), the objects of a
+// cluster-scoped resource all hash the empty namespace: the replica whose range holds that
+// hash holds every one of them, the others none (Run logs it once).
 func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource string, o InformerOptions) (*Informer[T], error) {
 	switch {
 	case m == nil:
@@ -186,6 +192,11 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 				return nil
 			}
 			return fmt.Errorf("shard: informer for %s: %w", target, err)
+		}
+		if target.Field == informer.ShardByNamespace && !inf.Resource().Namespaced && !s.clusterSaid {
+			s.clusterSaid = true
+			s.m.o.Logger.Info("The resource is cluster-scoped and the group hashes namespaces: every object hashes the empty namespace, so one replica holds them all",
+				"resource", s.res)
 		}
 		cur = &piece[T]{shard: target.Normalize(), inf: inf}
 		if s.disp != nil {
