@@ -53,7 +53,9 @@ type Informer[T informer.Object] struct {
 	mu      sync.Mutex
 	pieces  []*piece[T]
 	synced  chan struct{} // closed once the assignment's informer is synced
-	started bool          // Run was called: an Informer runs once
+	ended   chan struct{} // closed when Run has returned runErr
+	runErr  error
+	started bool // Run was called: an Informer runs once
 
 	clusterSaid bool // logged that a cluster-scoped resource all falls in one namespace shard (Run's goroutine)
 }
@@ -97,7 +99,7 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 	if o.Poll <= 0 {
 		o.Poll = 100 * time.Millisecond
 	}
-	s := &Informer[T]{m: m, f: f, res: resource, o: o, synced: make(chan struct{})}
+	s := &Informer[T]{m: m, f: f, res: resource, o: o, synced: make(chan struct{}), ended: make(chan struct{})}
 	if o.Handler != nil {
 		s.disp = newDispatcher[T](o.Handler, m.o.Logger)
 	}
@@ -122,7 +124,7 @@ var ErrRunOnce = errors.New("shard: Run called twice")
 // holds, as unsharded informers do; its Status says so. Run also ends, with an error
 // wrapping what Member.Run returned, when the Member's Run returns first: the others take
 // the range of a member that stopped, and the Informer does not keep holding it.
-func (s *Informer[T]) Run(ctx context.Context) error {
+func (s *Informer[T]) Run(ctx context.Context) (err error) {
 	s.mu.Lock()
 	again := s.started
 	s.started = true
@@ -130,7 +132,13 @@ func (s *Informer[T]) Run(ctx context.Context) error {
 	if again {
 		return ErrRunOnce
 	}
-	defer s.close()
+	defer func() {
+		s.close()
+		s.mu.Lock()
+		s.runErr = err
+		s.mu.Unlock()
+		close(s.ended)
+	}()
 	tick := time.NewTicker(s.o.Poll)
 	defer tick.Stop()
 	for {
@@ -294,11 +302,22 @@ func (s *Informer[T]) drain() {
 	s.m.setHeld(s, held)
 }
 
-// WaitForSync waits until the informer of the Member's first assignment is synced.
+// WaitForSync waits until the informer of the Member's first assignment is synced. It
+// returns an error wrapping what Run returned if Run returns first (the resource cannot be
+// listed, the Member stopped), or ctx's error if ctx ends first.
 func (s *Informer[T]) WaitForSync(ctx context.Context) error {
 	select {
 	case <-s.synced:
 		return nil
+	case <-s.ended:
+		select {
+		case <-s.synced:
+			return nil
+		default:
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fmt.Errorf("shard: the Informer's Run returned before it synced: %w", s.runErr)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
