@@ -28,7 +28,9 @@
 // renewal succeeds. One whose lists of Leases fail for a LeaseDuration (the others may have
 // split the space anew since: a member died, say) stops renewing its Lease, so that the
 // others count it out and take its range as well, keeps what it holds, and renews again once
-// it sees the group. A member whose own Lease is missing from the list (deleted by someone,
+// it sees the group; the Leases it last saw live count from that moment, so that members
+// coming back from an outage of the API server do not each take the whole space (and list
+// it) before the others have renewed. A member whose own Lease is missing from the list (deleted by someone,
 // and created again at the next renewal; or gone with its namespace) keeps its assignment
 // until the Lease is back, rather than take the whole space as if it were alone.
 //

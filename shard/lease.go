@@ -68,18 +68,31 @@ func (m *Member) run(ctx context.Context) error {
 		// others no longer compute: after a member died, the range it had is nobody's, as the
 		// others give it to this one, which never takes it. It stops renewing its Lease, so
 		// that they count it out and split the space without it, and keeps what it holds
-		// until it sees the group again.
+		// until a list succeeds again; then it renews before it looks at the group, as usual.
 		var err error
-		if blind := !listed.IsZero() && time.Since(listed) >= m.o.LeaseDuration; !blind {
+		blind := !listed.IsZero() && time.Since(listed) >= m.o.LeaseDuration
+		if blind {
+			probed := time.Now()
+			if _, lerr := m.listLeases(ctx); lerr == nil {
+				blind = false
+				m.mu.Lock()
+				m.recovered = probed
+				m.mu.Unlock()
+			} else {
+				err = fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr)
+				if !blindSaid {
+					blindSaid = true
+					m.o.Logger.Info("Cannot list the shard group's Leases for a LeaseDuration: this replica stops renewing its Lease, so that the others count it out and take its range over, and keeps what it holds until it sees the group again",
+						"lease", m.o.Namespace+"/"+m.leaseName())
+				}
+			}
+		}
+		if !blind {
 			err = m.renew(ctx)
-		} else if !blindSaid {
-			blindSaid = true
-			m.o.Logger.Info("Cannot list the shard group's Leases for a LeaseDuration: this replica stops renewing its Lease, so that the others count it out and take its range over, and keeps what it holds until it sees the group again",
-				"lease", m.o.Namespace+"/"+m.leaseName())
 		}
 		waiting := errors.Is(err, errWaiting)
 		switch {
-		case waiting:
+		case waiting, blind:
 		case errors.Is(err, ErrIdentityInUse):
 			return err
 		case err != nil:
@@ -87,7 +100,7 @@ func (m *Member) run(ctx context.Context) error {
 		}
 		// The group is listed after a failed renewal too (not the first: Run fails then): the
 		// others count this member out once its Lease expires, and so must it.
-		if !waiting && (err == nil || !first) {
+		if !waiting && !blind && (err == nil || !first) {
 			if lerr := m.observe(ctx); lerr != nil {
 				err = errors.Join(err, fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr))
 			} else {
@@ -321,17 +334,23 @@ func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen, after time.T
 	return from.Add(d)
 }
 
+// listLeases lists the group's Leases.
+func (m *Member) listLeases(ctx context.Context) (*coordinationv1.LeaseList, error) {
+	return m.o.Client.CoordinationV1().Leases(m.o.Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.o.Group})
+}
+
 // observe lists the group's Leases and recomputes the membership and assignment.
 func (m *Member) observe(ctx context.Context) error {
 	start := time.Now() // the list reads the Leases after this
-	list, err := m.o.Client.CoordinationV1().Leases(m.o.Namespace).List(ctx,
-		metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.o.Group})
+	list, err := m.listLeases(ctx)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
 	m.mu.Lock()
 	leaving, prevSeen, prevIgnored := m.leaving, m.seen, m.ignored // only observe writes the last two
+	recovered := m.recovered
 	// A Lease not renewed for a LeaseDuration (the renewals fail: 403, say) is expired for
 	// the others: they split the space without this member, and so does it, handing its
 	// range over as they hold it, until a renewal succeeds again.
@@ -372,9 +391,18 @@ func (m *Member) observe(ctx context.Context) error {
 			} else {
 				r.after = prev.listed // renewed since that list: alive, whatever its clock
 			}
+			if prev.live && recovered.After(r.after) {
+				// Live when this member last saw it, before a LeaseDuration in which this
+				// member could not list (an outage of the API server, say): the others come
+				// back at their own pace, and their renewals could not be seen meanwhile. It
+				// counts from the moment this member sees the group again, so that this
+				// member does not take the whole space, and list it, before they renew.
+				r.after = recovered
+			}
 		}
+		r.live = m.expiry(s.RenewTime, s.LeaseDurationSeconds, r.at, r.after).After(now)
 		seen[l.Name] = r
-		if !m.expiry(s.RenewTime, s.LeaseDurationSeconds, r.at, r.after).After(now) {
+		if !r.live {
 			continue // expired: a replica that died
 		}
 		if f := l.Annotations[FieldAnnotation]; f != "" && f != string(m.o.Field) {
