@@ -123,7 +123,9 @@ var ErrRunOnce = errors.New("shard: Run called twice")
 // the others take the range over. An informer that parks once synced keeps serving what it
 // holds, as unsharded informers do; its Status says so. Run also ends, with an error
 // wrapping what Member.Run returned, when the Member's Run returns first: the others take
-// the range of a member that stopped, and the Informer does not keep holding it.
+// the range of a member that stopped, and the Informer does not keep holding it; and with an
+// error wrapping informer.ErrShutdown when the factory stops (Shutdown, or the end of its
+// Start's context): its caches are empty, and the Lease stops saying that it holds them.
 func (s *Informer[T]) Run(ctx context.Context) (err error) {
 	s.mu.Lock()
 	again := s.started
@@ -143,6 +145,9 @@ func (s *Informer[T]) Run(ctx context.Context) (err error) {
 	defer tick.Stop()
 	for {
 		changed := s.m.Changed()
+		if err := s.factoryStopped(); err != nil {
+			return err
+		}
 		if err := s.reconcile(ctx); err != nil {
 			return err
 		}
@@ -172,6 +177,19 @@ func (s *Informer[T]) close() {
 		s.disp.close()
 	}
 	s.m.forget(s)
+}
+
+// factoryStopped returns an error wrapping informer.ErrShutdown if an informer the Informer
+// holds has stopped with its factory: it holds nothing any more.
+func (s *Informer[T]) factoryStopped() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pieces {
+		if p.inf.Status().Phase == informer.PhaseStopped {
+			return fmt.Errorf("shard: the informer of %s for %s stopped with its factory: %w", s.res, p.shard, informer.ErrShutdown)
+		}
+	}
+	return nil
 }
 
 // reconcile makes one step towards holding exactly the assignment.

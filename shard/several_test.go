@@ -114,3 +114,42 @@ func TestShardInformerClusterScopedByNamespace(t *testing.T) {
 	assert.Equal(t, len(all.Items), counts[owner], "the owner of the empty namespace holds every ClusterRole")
 	assert.Zero(t, counts[1-owner])
 }
+
+// TestShardInformerFactoryShutdown: when its factory stops under a running Member, the
+// Informer's caches are empty: Run ends with ErrShutdown, and the replica's Lease stops
+// saying that it holds its range, instead of the others counting on a cache that is gone.
+func TestShardInformerFactoryShutdown(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	configMaps(t, plain, ns, "c", 3)
+	f := startFactory(t, plain, metadataonly.Options{}, metadataonly.NewFactory)
+	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "a", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	inf, err := NewInformer(m, f, "configmaps", InformerOptions{Options: []informer.Option{informer.WithNamespace(ns)}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	mdone := make(chan error, 1)
+	go func() { mdone <- m.Run(ctx) }()
+	defer func() { cancel(); <-mdone }()
+	idone := make(chan error, 1)
+	go func() { idone <- inf.Run(ctx) }()
+	require.Eventually(t, inf.Settled, 20*time.Second, 20*time.Millisecond)
+	held := func() string {
+		l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "g-a", metav1.GetOptions{})
+		require.NoError(t, err)
+		return l.Annotations[HeldAnnotation]
+	}
+	require.Eventually(t, func() bool { return held() != "" }, 10*time.Second, 20*time.Millisecond)
+
+	f.Shutdown()
+	select {
+	case err := <-idone:
+		assert.ErrorIs(t, err, informer.ErrShutdown)
+	case <-time.After(10 * time.Second):
+		cancel()
+		<-idone
+		t.Fatal("Run did not end when the factory stopped")
+	}
+	require.Eventually(t, func() bool { return held() == "" }, 10*time.Second, 20*time.Millisecond,
+		"the Lease no longer says the range is held")
+}
