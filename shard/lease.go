@@ -252,7 +252,8 @@ func (m *Member) setHolding(renewed time.Time) {
 }
 
 // mayRenew says whether the member may write l, the Lease of its identity: nil if it is
-// its own or nobody's (expired, or without an instance, as one written by hand); errWaiting
+// its own or nobody's (expired and seen unrenewed for a RenewPeriod at least, or without an
+// instance, as one written by hand); errWaiting
 // while another instance keeps it; an error wrapping ErrIdentityInUse if that instance
 // renews it meanwhile, or took it over from this member.
 func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
@@ -292,8 +293,11 @@ func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
 		m.waiting = w
 		if exp := m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, now, time.Time{}); exp.After(now) {
 			wait = []any{"lease", name, "instance", inst, "holder", holder, "group", group, "expires", exp.Format(time.RFC3339)}
-			return errWaiting
 		}
+		// Even if it looks expired: its renewTime may be behind this replica's clock (the other
+		// instance's clock is late). The next renewal, a RenewPeriod later, takes it over if
+		// nobody renewed it meanwhile.
+		return errWaiting
 	} else if !renew.Equal(w.renew) {
 		return fmt.Errorf("%w: Lease %s is renewed by instance %s (holder %q, group %q): identities must be unique in a group",
 			ErrIdentityInUse, name, inst, holder, group)

@@ -60,3 +60,49 @@ func TestMemberClockBehind(t *testing.T) {
 	require.Eventually(t, func() bool { return slices.Equal(a.Members(), []string{"a"}) }, 10*time.Second, 20*time.Millisecond,
 		"b expires once it stops renewing")
 }
+
+// TestMemberSameIdentityClockBehind: a second instance of an identity whose live first
+// instance's clock is behind by more than a LeaseDuration (its Lease looks expired) does not
+// take the Lease over at first sight: it sees the Lease renewed meanwhile and fails with
+// ErrIdentityInUse, leaving the Lease to the first.
+func TestMemberSameIdentityClockBehind(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	late := func() time.Time { return time.Now().Add(-time.Hour) }
+	handLease(t, cs, ns, "g", "g-a", "a", 2, late(), map[string]string{InstanceAnnotation: "first"})
+	ctx, stop := context.WithCancel(context.Background())
+	renewing := make(chan struct{})
+	go func() { // the first instance, an hour late, renews every 50 ms
+		defer close(renewing)
+		leases := cs.CoordinationV1().Leases(ns)
+		for ctx.Err() == nil {
+			if l, err := leases.Get(ctx, "g-a", metav1.GetOptions{}); err == nil {
+				r := metav1.NewMicroTime(late())
+				l.Spec.RenewTime = &r
+				_, _ = leases.Update(ctx, l, metav1.UpdateOptions{})
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	defer func() { stop(); <-renewing }()
+	m, err := New(Options{Client: cs, Namespace: ns, Group: "g", Identity: "a", LeaseDuration: 2 * time.Second, RenewPeriod: 500 * time.Millisecond})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	rctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { done <- m.Run(rctx) }()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrIdentityInUse)
+	case <-time.After(10 * time.Second):
+		cancel()
+		<-done
+		t.Error("the second instance did not see the first renew its Lease")
+	}
+	l, err := cs.CoordinationV1().Leases(ns).Get(context.Background(), "g-a", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "first", l.Annotations[InstanceAnnotation], "the Lease is still the first instance's")
+}
