@@ -62,9 +62,10 @@ type ShardRange struct {
 // Kubernetes 1.36 and later filter on the server when the feature gate
 // ShardedListAndWatch is on, and say so by echoing the selector in the list's
 // ListMeta.ShardInfo; older servers, or the gate off, ignore the parameter. kindex asks
-// once per run (one LIST with limit=1, through the metadata client, so that it costs the
-// same in every storage mode, watch-list included, where no list response exists to read
-// ShardInfo from) and reports the answer in Status.ShardFilter. Whatever the answer, every
+// once per run (one JSON LIST with limit=1 through the dynamic client, whatever the storage
+// mode: the same cost in every mode, watch-list included, where no list response exists to
+// read ShardInfo from; not through the metadata client, whose lists come without ShardInfo)
+// and reports the answer in Status.ShardFilter. Whatever the answer, every
 // listed object and watch event is checked against the shard before it reaches the store
 // (one FNV-1a hash of a UID, well under a microsecond): where the server filtered, nothing
 // is dropped; where it did not, kindex drops what is outside. So an informer holds the same
@@ -207,14 +208,15 @@ func (s Shard) requirements() []sharding.ShardRangeRequirement {
 
 // selector validates s and returns its canonical selector ("" for the zero Shard): the
 // form the server parses and echoes in ListMeta.ShardInfo.
+// A Field other than the two is refused even without Ranges, rather than taken for no shard.
 func (s Shard) selector() (string, error) {
-	if s.IsZero() {
-		return "", nil
-	}
 	switch s.field() {
 	case ShardByUID, ShardByNamespace:
 	default:
 		return "", fmt.Errorf("kindex: invalid shard field %q (want %q or %q)", s.Field, ShardByUID, ShardByNamespace)
+	}
+	if s.IsZero() {
+		return "", nil
 	}
 	for _, r := range s.Ranges {
 		if r.Start > r.Last {

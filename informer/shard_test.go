@@ -42,6 +42,10 @@ func TestShardSelectorForm(t *testing.T) {
 	assert.Error(t, err)
 	_, err = Shard{Ranges: []ShardRange{{5, 4}}}.selector()
 	assert.Error(t, err)
+	_, err = Shard{Field: "metadata.uid"}.selector()
+	assert.Error(t, err, "an unknown field without ranges is refused, not taken for no shard")
+	_, err = Shard{Field: ShardByNamespace}.selector()
+	assert.NoError(t, err, "a known field without ranges is no shard")
 }
 
 func TestShardMatchesTheServersHash(t *testing.T) {

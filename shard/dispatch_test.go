@@ -2,6 +2,7 @@ package shard
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -81,4 +82,81 @@ func (v fakeVersion) Object() (*metav1.PartialObjectMetadata, error) {
 		return nil, errors.New("undecodable")
 	}
 	return v.o, nil
+}
+
+// TestShardDispatcherLaggingInformer: during a handoff the new range's informer can list an
+// object at a later version than the old range's informer has delivered yet; the old one's
+// earlier versions, arriving next, are not passed on as updates that go back in time.
+func TestShardDispatcherLaggingInformer(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	record := func(ev string, old, obj any) {
+		o := obj.(*metav1.PartialObjectMetadata)
+		s := ev + " " + o.Name + "@" + o.ResourceVersion
+		if old != nil {
+			s = ev + " " + o.Name + "@" + old.(*metav1.PartialObjectMetadata).ResourceVersion + "->" + o.ResourceVersion
+		}
+		mu.Lock()
+		got = append(got, s)
+		mu.Unlock()
+	}
+	d := newDispatcher[*metav1.PartialObjectMetadata](cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { record("add", nil, obj) },
+		UpdateFunc: func(old, obj any) { record("update", old, obj) },
+		DeleteFunc: func(obj any) { record("delete", nil, obj) },
+	}, logr.Discard())
+	defer d.close()
+	obj := func(rv string) fakeVersion {
+		return fakeVersion{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: "x", UID: "u", ResourceVersion: rv}}}
+	}
+	oldRange, newRange := &piece[*metav1.PartialObjectMetadata]{}, &piece[*metav1.PartialObjectMetadata]{}
+	d.upsert(oldRange, obj("5"))
+	d.upsert(newRange, obj("7")) // the new range's list, ahead of the old range's watch
+	d.upsert(oldRange, obj("6")) // the old range's watch catching up
+	d.upsert(oldRange, obj("7"))
+	d.upsert(oldRange, obj("8"))
+	d.upsert(newRange, obj("8"))
+	d.remove(oldRange)
+	d.upsert(newRange, obj("9"))
+	want := []string{"add x@5", "update x@5->7", "update x@7->8", "update x@8->9"}
+	assert.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return assert.ObjectsAreEqual(want, got)
+	}, 5*time.Second, 10*time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, want, got)
+}
+
+// TestShardDispatcherForgetsReleasedPieces: the dispatcher keeps no piece it has removed (a
+// handoff's released informer, whose stopped informer holds the emptied cache's tables),
+// so that a long-running replica does not keep one per handoff.
+func TestShardDispatcherForgetsReleasedPieces(t *testing.T) {
+	d := newDispatcher[*metav1.PartialObjectMetadata](cache.ResourceEventHandlerFuncs{}, logr.Discard())
+	defer d.close()
+	obj := func(name, rv string) fakeVersion {
+		return fakeVersion{&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(name), ResourceVersion: rv}}}
+	}
+	kept := &piece[*metav1.PartialObjectMetadata]{}
+	collected := make(chan struct{})
+	func() {
+		released := &piece[*metav1.PartialObjectMetadata]{}
+		runtime.AddCleanup(released, func(c chan struct{}) { close(c) }, collected)
+		d.upsert(released, obj("both", "1"))
+		d.upsert(released, obj("leaves", "1"))
+		d.upsert(kept, obj("both", "1"))
+		d.upsert(released, obj("both", "2")) // the last version came through it
+		d.remove(released)
+	}()
+	for range 50 {
+		runtime.GC()
+		select {
+		case <-collected:
+			d.upsert(kept, obj("both", "3"))
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatal("a released piece is still referenced by the dispatcher")
 }

@@ -6,10 +6,11 @@
 // A Member keeps its replica's Lease "<Group>-<Identity>" in a namespace, renewing it every
 // RenewPeriod, and lists the group's Leases as often. The live members are those whose
 // Lease has not expired (renewTime + leaseDurationSeconds after now, on this replica's
-// clock: keep clocks within a fraction of the LeaseDuration; and a renewTime ahead of that
-// clock counts as a renewal when this replica first sees it, so a Lease nobody renews
-// expires one duration later whatever its renewTime says; a duration counts for an hour at
-// most, or this member's LeaseDuration if longer). Only a Lease named
+// clock; a renewTime ahead of that clock counts as a renewal when this replica first sees
+// it, so a Lease nobody renews expires one duration later whatever its renewTime says; a
+// renewTime that changed between two of this replica's lists counts as a renewal after the
+// first of them, so a replica whose clock is behind stays live while it renews; a duration
+// counts for an hour at most, or this member's LeaseDuration if longer). Only a Lease named
 // "<Group>-<holderIdentity>" is a member's: others with the group's label (written by hand,
 // say) are left out and logged. The assignment is a function
 // of the sorted live identities alone, so every member that sees the same Leases computes
@@ -24,7 +25,12 @@
 // until the others have synced it; one that dies keeps its range until its Lease expires.
 // One whose renewals fail for a LeaseDuration (its RBAC revoked, say) counts itself out as
 // the others do, says so, and releases its range as they hold it synced; it rejoins once a
-// renewal succeeds. A member whose own Lease is missing from the list (deleted by someone,
+// renewal succeeds. One whose lists of Leases fail for a LeaseDuration (the others may have
+// split the space anew since: a member died, say) stops renewing its Lease, so that the
+// others count it out and take its range as well, keeps what it holds, and renews again once
+// it sees the group; the Leases it last saw live count from that moment, so that members
+// coming back from an outage of the API server do not each take the whole space (and list
+// it) before the others have renewed. A member whose own Lease is missing from the list (deleted by someone,
 // and created again at the next renewal; or gone with its namespace) keeps its assignment
 // until the Lease is back, rather than take the whole space as if it were alone.
 //

@@ -65,10 +65,10 @@ func TestMemberHandWrittenLeases(t *testing.T) {
 	require.NoError(t, err)
 	huge := int32(math.MaxInt32)
 	at := metav1.NewMicroTime(now)
-	assert.Equal(t, now.Add(time.Hour), m.expiry(&at, &huge, now), "a huge leaseDurationSeconds counts for an hour")
+	assert.Equal(t, now.Add(time.Hour), m.expiry(&at, &huge, now, time.Time{}), "a huge leaseDurationSeconds counts for an hour")
 	long, err := New(Options{Client: cs, Namespace: ns, Identity: "a", LeaseDuration: 2 * time.Hour})
 	require.NoError(t, err)
-	assert.Equal(t, now.Add(2*time.Hour), long.expiry(&at, &huge, now), "or for the member's own LeaseDuration if longer")
+	assert.Equal(t, now.Add(2*time.Hour), long.expiry(&at, &huge, now, time.Time{}), "or for the member's own LeaseDuration if longer")
 }
 
 // intersectRef is intersect by brute force: every pair of ranges.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -342,4 +343,127 @@ func (g gateRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	g.g.mu.RLock()
 	defer g.g.mu.RUnlock()
 	return g.rt.RoundTrip(r)
+}
+
+// A replica that keeps renewing its Lease but may no longer list the group's (its RBAC
+// revoked) follows an assignment the others no longer compute: when another member dies,
+// the others give that range to it too, and it never takes it. After a LeaseDuration
+// without a list it stops renewing, says so, and the others count it out and take the
+// whole space, so that the dead member's range is not held by nobody for as long as the
+// lists fail.
+func TestMemberListForbidden(t *testing.T) {
+	cp := plain
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+		Verbs: []string{"get", "create", "update", "delete"}})
+	revoke := cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+		Verbs: []string{"list"}})
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	a := startMember(t, cs, ns, "g", "a")
+	b := startMember(t, client, ns, "g", "b")
+	c := startMember(t, cs, ns, "g", "c")
+	abc := []string{"a", "b", "c"}
+	require.Eventually(t, func() bool {
+		return slices.Equal(a.m.Members(), abc) && slices.Equal(b.m.Members(), abc) && slices.Equal(c.m.Members(), abc)
+	}, 20*time.Second, 20*time.Millisecond, "three members")
+
+	revoke()
+	c.m.mu.Lock()
+	c.m.crash = true // dies: its Lease stays until it expires
+	c.m.mu.Unlock()
+	c.stop()
+	<-c.done
+	whole := Split(informer.ShardByUID, 1)[0]
+	covered := func() bool {
+		var u informer.Shard
+		for _, r := range []*running{a, b} {
+			if s, ok := r.m.Assignment(); ok {
+				u = u.Union(s)
+			}
+		}
+		return !u.IsZero() && u.Covers(whole)
+	}
+	if !assert.Eventually(t, covered, 30*time.Second, 50*time.Millisecond, "a and b own the whole space again") {
+		t.Fatalf("members as a sees them %v, as b does %v", a.m.Members(), b.m.Members())
+	}
+	assert.Equal(t, 1, b.log.Count("Cannot list the shard group's Leases for a LeaseDuration"), "b says why:\n%s", b.log)
+}
+
+// When no member can renew or list for longer than a LeaseDuration (an outage of the API
+// server, or here of their RBAC), every Lease expires. When they come back, each at its own
+// moment, none takes the whole space (and lists it) because the others' Leases still look
+// expired: a Lease live when a member last saw it counts from the member's first list after
+// the outage.
+func TestMemberOutage(t *testing.T) {
+	cp := plain
+	ns := cp.Namespace(t)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+		Verbs: []string{"get", "create", "delete"}})
+	rules := rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"list", "update"}}
+	revoke := cp.Grant(t, user, ns, rules)
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	ids := []string{"a", "b", "c"}
+	var rs []*running
+	for _, id := range ids {
+		// A third of a RenewPeriod apart, as replicas started at different moments renew:
+		// the first back renews and lists before the others renew.
+		rs = append(rs, startMember(t, client, ns, "g", id))
+		time.Sleep(33 * time.Millisecond)
+	}
+	settled := func() bool {
+		for i, r := range rs {
+			s, ok := r.m.Assignment()
+			if !ok || !slices.Equal(r.m.Members(), ids) || !s.Equal(Split(informer.ShardByUID, 3)[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	require.Eventually(t, settled, 20*time.Second, 20*time.Millisecond, "three members")
+
+	var mu sync.Mutex
+	var wholes []string
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			for i, r := range rs {
+				if s, ok := r.m.Assignment(); ok && len(s.Ranges) == 1 && s.Ranges[0] == informer.FullRange {
+					mu.Lock()
+					wholes = append(wholes, ids[i])
+					mu.Unlock()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	revoke()
+	require.Eventually(t, func() bool {
+		for _, r := range rs {
+			if r.log.Count("Cannot list the shard group's Leases for a LeaseDuration") == 0 {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 50*time.Millisecond, "every member stops renewing")
+	cp.Grant(t, user, ns, rules)
+	require.Eventually(t, settled, 30*time.Second, 20*time.Millisecond, "three members again")
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	<-sampled
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, wholes, "no member took the whole space")
 }

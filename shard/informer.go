@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -52,7 +53,11 @@ type Informer[T informer.Object] struct {
 	mu      sync.Mutex
 	pieces  []*piece[T]
 	synced  chan struct{} // closed once the assignment's informer is synced
-	started bool          // Run was called: an Informer runs once
+	ended   chan struct{} // closed when Run has returned runErr
+	runErr  error
+	started bool // Run was called: an Informer runs once
+
+	clusterSaid bool // logged that a cluster-scoped resource all falls in one namespace shard (Run's goroutine)
 }
 
 // piece is one informer of one shard.
@@ -60,11 +65,26 @@ type piece[T informer.Object] struct {
 	shard  informer.Shard
 	inf    *informer.Informer[T]
 	synced bool
+	// removed: released, its events ignored from then on (dispatcher.mu). A flag of the
+	// piece's own, not a set of the dispatcher's, which would keep every piece ever released,
+	// and through it the informer's emptied cache, for as long as the Informer runs.
+	removed bool
 }
 
 // NewInformer returns an Informer of resource (what a user types: "pods", "widgets.example.com")
 // from f, following m. f must be started; Run does the work. A nil m or f, or an empty
 // resource, is an error.
+//
+// The replica's Lease publishes a range as held only when every Informer made on m holds
+// it synced, from NewInformer until its Run returns: one whose Run starts late delays the
+// handoff rather than let the others drop that resource's range first, and one never run
+// keeps the replica from publishing anything (the others then keep what they would hand
+// it). Make the Informers of a Member before any of them syncs: one made later finds the
+// range the others handed over for the other resources already dropped for its own.
+//
+// With a Member that hashes namespaces (informer.ShardByNamespace), the objects of a
+// cluster-scoped resource all hash the empty namespace: the replica whose range holds that
+// hash holds every one of them, the others none (Run logs it once).
 func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource string, o InformerOptions) (*Informer[T], error) {
 	switch {
 	case m == nil:
@@ -79,10 +99,13 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 	if o.Poll <= 0 {
 		o.Poll = 100 * time.Millisecond
 	}
-	s := &Informer[T]{m: m, f: f, res: resource, o: o, synced: make(chan struct{})}
+	s := &Informer[T]{m: m, f: f, res: resource, o: o, synced: make(chan struct{}), ended: make(chan struct{})}
 	if o.Handler != nil {
 		s.disp = newDispatcher[T](o.Handler, m.o.Logger)
 	}
+	// Counted from now, holding nothing: the replica publishes no range as held until this
+	// Informer holds it too, even while its Run has not started.
+	m.setHeld(s, informer.Shard{Field: m.o.Field})
 	return s, nil
 }
 
@@ -100,8 +123,10 @@ var ErrRunOnce = errors.New("shard: Run called twice")
 // the others take the range over. An informer that parks once synced keeps serving what it
 // holds, as unsharded informers do; its Status says so. Run also ends, with an error
 // wrapping what Member.Run returned, when the Member's Run returns first: the others take
-// the range of a member that stopped, and the Informer does not keep holding it.
-func (s *Informer[T]) Run(ctx context.Context) error {
+// the range of a member that stopped, and the Informer does not keep holding it; and with an
+// error wrapping informer.ErrShutdown when the factory stops (Shutdown, or the end of its
+// Start's context): its caches are empty, and the Lease stops saying that it holds them.
+func (s *Informer[T]) Run(ctx context.Context) (err error) {
 	s.mu.Lock()
 	again := s.started
 	s.started = true
@@ -109,11 +134,20 @@ func (s *Informer[T]) Run(ctx context.Context) error {
 	if again {
 		return ErrRunOnce
 	}
-	defer s.close()
+	defer func() {
+		s.close()
+		s.mu.Lock()
+		s.runErr = err
+		s.mu.Unlock()
+		close(s.ended)
+	}()
 	tick := time.NewTicker(s.o.Poll)
 	defer tick.Stop()
 	for {
 		changed := s.m.Changed()
+		if err := s.factoryStopped(); err != nil {
+			return err
+		}
 		if err := s.reconcile(ctx); err != nil {
 			return err
 		}
@@ -145,6 +179,19 @@ func (s *Informer[T]) close() {
 	s.m.forget(s)
 }
 
+// factoryStopped returns an error wrapping informer.ErrShutdown if an informer the Informer
+// holds has stopped with its factory: it holds nothing any more.
+func (s *Informer[T]) factoryStopped() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pieces {
+		if p.inf.Status().Phase == informer.PhaseStopped {
+			return fmt.Errorf("shard: the informer of %s for %s stopped with its factory: %w", s.res, p.shard, informer.ErrShutdown)
+		}
+	}
+	return nil
+}
+
 // reconcile makes one step towards holding exactly the assignment.
 func (s *Informer[T]) reconcile(ctx context.Context) error {
 	if s.m.handingOver() {
@@ -171,6 +218,11 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 				return nil
 			}
 			return fmt.Errorf("shard: informer for %s: %w", target, err)
+		}
+		if target.Field == informer.ShardByNamespace && !inf.Resource().Namespaced && !s.clusterSaid {
+			s.clusterSaid = true
+			s.m.o.Logger.Info("The resource is cluster-scoped and the group hashes namespaces: every object hashes the empty namespace, so one replica holds them all",
+				"resource", s.res)
 		}
 		cur = &piece[T]{shard: target.Normalize(), inf: inf}
 		if s.disp != nil {
@@ -224,6 +276,7 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 		}
 		kept = append(kept, p)
 	}
+	clear(s.pieces[len(kept):]) // the dropped ones, past the end of kept
 	s.pieces = kept
 	s.mu.Unlock()
 	for _, p := range drop {
@@ -255,6 +308,7 @@ func (s *Informer[T]) drain() {
 		kept = append(kept, p)
 		held = held.Union(p.shard)
 	}
+	clear(s.pieces[len(kept):]) // the dropped ones, past the end of kept
 	s.pieces = kept
 	s.mu.Unlock()
 	for _, p := range drop {
@@ -266,11 +320,22 @@ func (s *Informer[T]) drain() {
 	s.m.setHeld(s, held)
 }
 
-// WaitForSync waits until the informer of the Member's first assignment is synced.
+// WaitForSync waits until the informer of the Member's first assignment is synced. It
+// returns an error wrapping what Run returned if Run returns first (the resource cannot be
+// listed, the Member stopped), or ctx's error if ctx ends first.
 func (s *Informer[T]) WaitForSync(ctx context.Context) error {
 	select {
 	case <-s.synced:
 		return nil
+	case <-s.ended:
+		select {
+		case <-s.synced:
+			return nil
+		default:
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fmt.Errorf("shard: the Informer's Run returned before it synced: %w", s.runErr)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -355,13 +420,12 @@ func (s *Informer[T]) Informers() []*informer.Informer[T] {
 // mode; a handler of objects gets each decoded when it is delivered, an ItemHandlerFuncs
 // the Items themselves.
 type dispatcher[T informer.Object] struct {
-	mu      sync.Mutex
-	objs    map[types.UID]*heldObj[T]
-	removed map[*piece[T]]bool
-	user    cache.ResourceEventHandler
-	items   bool // user is an informer.ItemHandlerFuncs[T]
-	logger  logr.Logger
-	box     *mailbox.Mailbox[func()]
+	mu     sync.Mutex
+	objs   map[types.UID]*heldObj[T]
+	user   cache.ResourceEventHandler
+	items  bool // user is an informer.ItemHandlerFuncs[T]
+	logger logr.Logger
+	box    *mailbox.Mailbox[func()]
 }
 
 // version is one state of an object as the dispatcher keeps it: an informer.Item[T].
@@ -374,6 +438,7 @@ type version[T informer.Object] interface {
 
 type heldObj[T informer.Object] struct {
 	last version[T]
+	from *piece[T] // the piece that delivered last
 	in   []*piece[T]
 }
 
@@ -382,7 +447,7 @@ func newDispatcher[T informer.Object](h cache.ResourceEventHandler, logger logr.
 	if _, ok := h.(*informer.ItemHandlerFuncs[T]); ok {
 		items = true
 	}
-	return &dispatcher[T]{objs: map[types.UID]*heldObj[T]{}, removed: map[*piece[T]]bool{}, user: h, items: items,
+	return &dispatcher[T]{objs: map[types.UID]*heldObj[T]{}, user: h, items: items,
 		logger: logger, box: mailbox.New(func(fn func()) { fn() }, mailbox.Options[func()]{})}
 }
 
@@ -422,12 +487,12 @@ func (d *dispatcher[T]) push(call func(u cache.ResourceEventHandler, objs ...any
 func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.removed[p] {
+	if p.removed {
 		return
 	}
 	h := d.objs[v.UID()]
 	if h == nil {
-		d.objs[v.UID()] = &heldObj[T]{last: v, in: []*piece[T]{p}}
+		d.objs[v.UID()] = &heldObj[T]{last: v, from: p, in: []*piece[T]{p}}
 		d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnAdd(o[0], false) }, v)
 		return
 	}
@@ -437,8 +502,14 @@ func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 	if h.last.ResourceVersion() == v.ResourceVersion() {
 		return // the same version through the other informer of a handoff
 	}
+	if h.from != p && olderVersion(v.ResourceVersion(), h.last.ResourceVersion()) {
+		// An earlier version through the informer of a handoff that lags behind the other
+		// (its watch has not caught up with the other's list): the handler has seen a later
+		// one. The same informer's versions are delivered as they come.
+		return
+	}
 	old := h.last
-	h.last = v
+	h.last, h.from = v, p
 	d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnUpdate(o[0], o[1]) }, old, v)
 }
 
@@ -446,7 +517,7 @@ func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 func (d *dispatcher[T]) deleted(p *piece[T], v version[T], unknown bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.removed[p] {
+	if p.removed {
 		return
 	}
 	h := d.objs[v.UID()]
@@ -471,8 +542,11 @@ func (d *dispatcher[T]) deleted(p *piece[T], v version[T], unknown bool) {
 func (d *dispatcher[T]) remove(p *piece[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.removed[p] = true
+	p.removed = true
 	for uid, h := range d.objs {
+		if h.from == p {
+			h.from = nil // nothing keeps a released piece, nor its informer
+		}
 		if !containsPiece(h.in, p) {
 			continue
 		}
@@ -482,6 +556,14 @@ func (d *dispatcher[T]) remove(p *piece[T]) {
 			d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnDelete(o[0]) }, h.last)
 		}
 	}
+}
+
+// olderVersion reports whether resourceVersion a is before b, when both are the API
+// server's numbers (they are opaque to clients otherwise: then no order is assumed).
+func olderVersion(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x < y
 }
 
 func containsPiece[T informer.Object](ps []*piece[T], p *piece[T]) bool {

@@ -24,7 +24,8 @@ import (
 // the group's Leases fails for a reason other than ctx: a replica that can hold a Lease but
 // cannot see the others' would be given a range by them and never take it, so it deletes
 // its Lease and stops instead. Later failures are logged (the first of a run of them at
-// level 0) and retried every RenewPeriod.
+// level 0) and retried every RenewPeriod; a member whose lists fail for a LeaseDuration stops
+// renewing its Lease until one succeeds (see the package doc).
 //
 // The Lease of the member's identity is kept by one instance (InstanceAnnotation): a member
 // that finds it kept by another, not expired, waits (logging it once) until it expires or is
@@ -59,12 +60,39 @@ func (m *Member) Run(ctx context.Context) error {
 func (m *Member) run(ctx context.Context) error {
 	tick := time.NewTicker(m.o.RenewPeriod)
 	defer tick.Stop()
-	first := true // until the first renewal and list succeed
+	first := true        // until the first renewal and list succeed
+	var listed time.Time // when a list of the group's Leases last succeeded
+	blindSaid := false   // the lists' failure for a LeaseDuration was logged
 	for {
-		err := m.renew(ctx)
+		// A member that has not seen the group for a LeaseDuration follows an assignment the
+		// others no longer compute: after a member died, the range it had is nobody's, as the
+		// others give it to this one, which never takes it. It stops renewing its Lease, so
+		// that they count it out and split the space without it, and keeps what it holds
+		// until a list succeeds again; then it renews before it looks at the group, as usual.
+		var err error
+		blind := !listed.IsZero() && time.Since(listed) >= m.o.LeaseDuration
+		if blind {
+			probed := time.Now()
+			if _, lerr := m.listLeases(ctx); lerr == nil {
+				blind = false
+				m.mu.Lock()
+				m.recovered = probed
+				m.mu.Unlock()
+			} else {
+				err = fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr)
+				if !blindSaid {
+					blindSaid = true
+					m.o.Logger.Info("Cannot list the shard group's Leases for a LeaseDuration: this replica stops renewing its Lease, so that the others count it out and take its range over, and keeps what it holds until it sees the group again",
+						"lease", m.o.Namespace+"/"+m.leaseName())
+				}
+			}
+		}
+		if !blind {
+			err = m.renew(ctx)
+		}
 		waiting := errors.Is(err, errWaiting)
 		switch {
-		case waiting:
+		case waiting, blind:
 		case errors.Is(err, ErrIdentityInUse):
 			return err
 		case err != nil:
@@ -72,9 +100,11 @@ func (m *Member) run(ctx context.Context) error {
 		}
 		// The group is listed after a failed renewal too (not the first: Run fails then): the
 		// others count this member out once its Lease expires, and so must it.
-		if !waiting && (err == nil || !first) {
+		if !waiting && !blind && (err == nil || !first) {
 			if lerr := m.observe(ctx); lerr != nil {
 				err = errors.Join(err, fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr))
+			} else {
+				listed, blindSaid = time.Now(), false
 			}
 		}
 		switch {
@@ -222,7 +252,8 @@ func (m *Member) setHolding(renewed time.Time) {
 }
 
 // mayRenew says whether the member may write l, the Lease of its identity: nil if it is
-// its own or nobody's (expired, or without an instance, as one written by hand); errWaiting
+// its own or nobody's (expired and seen unrenewed for a RenewPeriod at least, or without an
+// instance, as one written by hand); errWaiting
 // while another instance keeps it; an error wrapping ErrIdentityInUse if that instance
 // renews it meanwhile, or took it over from this member.
 func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
@@ -260,15 +291,18 @@ func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
 	if w == nil || w.instance != inst || w.holder != holder || w.group != group {
 		w = &foreignLease{instance: inst, holder: holder, group: group, renew: renew, seen: now}
 		m.waiting = w
-		if exp := m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, now); exp.After(now) {
+		if exp := m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, now, time.Time{}); exp.After(now) {
 			wait = []any{"lease", name, "instance", inst, "holder", holder, "group", group, "expires", exp.Format(time.RFC3339)}
-			return errWaiting
 		}
+		// Even if it looks expired: its renewTime may be behind this replica's clock (the other
+		// instance's clock is late). The next renewal, a RenewPeriod later, takes it over if
+		// nobody renewed it meanwhile.
+		return errWaiting
 	} else if !renew.Equal(w.renew) {
 		return fmt.Errorf("%w: Lease %s is renewed by instance %s (holder %q, group %q): identities must be unique in a group",
 			ErrIdentityInUse, name, inst, holder, group)
 	}
-	if m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, w.seen).After(now) {
+	if m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, w.seen, time.Time{}).After(now) {
 		return errWaiting
 	}
 	m.waiting = nil
@@ -283,9 +317,13 @@ const maxCountedLease = time.Hour
 // renewTime at seen (this replica's clock), expires: its duration after the earlier of the
 // two, so that a renewTime ahead of this replica's clock (or written by hand far in the
 // future) holds no longer than a Lease seen renewed now; and the duration counts for at most
-// maxCountedLease (or this member's LeaseDuration, if longer). The zero time for a Lease
-// without a renewTime or a duration.
-func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen time.Time) time.Time {
+// maxCountedLease (or this member's LeaseDuration, if longer). after, if not zero, is a
+// moment (this replica's clock) the renewal is known to have followed, a list that showed an
+// earlier renewTime having started then: the duration counts from it at the earliest, so
+// that a renewTime behind this replica's clock (the holder's clock is late) does not make a
+// Lease that is being renewed look expired. The zero time for a Lease without a renewTime or
+// a duration.
+func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen, after time.Time) time.Time {
 	if renew == nil || secs == nil || *secs <= 0 {
 		return time.Time{}
 	}
@@ -294,19 +332,29 @@ func (m *Member) expiry(renew *metav1.MicroTime, secs *int32, seen time.Time) ti
 	if seen.Before(from) {
 		from = seen
 	}
+	if after.After(from) {
+		from = after
+	}
 	return from.Add(d)
+}
+
+// listLeases lists the group's Leases.
+func (m *Member) listLeases(ctx context.Context) (*coordinationv1.LeaseList, error) {
+	return m.o.Client.CoordinationV1().Leases(m.o.Namespace).List(ctx,
+		metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.o.Group})
 }
 
 // observe lists the group's Leases and recomputes the membership and assignment.
 func (m *Member) observe(ctx context.Context) error {
-	list, err := m.o.Client.CoordinationV1().Leases(m.o.Namespace).List(ctx,
-		metav1.ListOptions{LabelSelector: GroupLabel + "=" + m.o.Group})
+	start := time.Now() // the list reads the Leases after this
+	list, err := m.listLeases(ctx)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
 	m.mu.Lock()
 	leaving, prevSeen, prevIgnored := m.leaving, m.seen, m.ignored // only observe writes the last two
+	recovered := m.recovered
 	// A Lease not renewed for a LeaseDuration (the renewals fail: 403, say) is expired for
 	// the others: they split the space without this member, and so does it, handing its
 	// range over as they hold it, until a renewal succeeds again.
@@ -340,12 +388,25 @@ func (m *Member) observe(ctx context.Context) error {
 			}
 			continue
 		}
-		r := seenRenewal{renew: s.RenewTime.Time, at: now}
-		if prev, ok := prevSeen[l.Name]; ok && prev.renew.Equal(r.renew) {
-			r.at = prev.at
+		r := seenRenewal{renew: s.RenewTime.Time, at: now, listed: start}
+		if prev, ok := prevSeen[l.Name]; ok {
+			if prev.renew.Equal(r.renew) {
+				r.at, r.after = prev.at, prev.after
+			} else {
+				r.after = prev.listed // renewed since that list: alive, whatever its clock
+			}
+			if prev.live && recovered.After(r.after) {
+				// Live when this member last saw it, before a LeaseDuration in which this
+				// member could not list (an outage of the API server, say): the others come
+				// back at their own pace, and their renewals could not be seen meanwhile. It
+				// counts from the moment this member sees the group again, so that this
+				// member does not take the whole space, and list it, before they renew.
+				r.after = recovered
+			}
 		}
+		r.live = m.expiry(s.RenewTime, s.LeaseDurationSeconds, r.at, r.after).After(now)
 		seen[l.Name] = r
-		if !m.expiry(s.RenewTime, s.LeaseDurationSeconds, r.at).After(now) {
+		if !r.live {
 			continue // expired: a replica that died
 		}
 		if f := l.Annotations[FieldAnnotation]; f != "" && f != string(m.o.Field) {

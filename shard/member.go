@@ -107,19 +107,25 @@ type Member struct {
 	started    bool  // Run was called: a Member runs once
 	runErr     error // what Run returned
 
-	instance string                 // InstanceAnnotation's value: this Member's, random
-	holding  bool                   // this Run created or renewed the Lease as instance
-	renewed  time.Time              // the renewTime of its last renewal that succeeded
-	gone     bool                   // the Lease was found deleted (logged once) and is not back yet
-	lapsed   bool                   // the Lease is expired: not renewed for a LeaseDuration
-	waiting  *foreignLease          // the live Lease of another instance this member waits for
-	seen     map[string]seenRenewal // the renewTime of each Lease of the group, and when it was first seen
-	ignored  map[string]bool        // Leases of the group that are not a member's, logged once
-	done     chan struct{}          // closed when Run returns
+	instance  string                 // InstanceAnnotation's value: this Member's, random
+	holding   bool                   // this Run created or renewed the Lease as instance
+	renewed   time.Time              // the renewTime of its last renewal that succeeded
+	gone      bool                   // the Lease was found deleted (logged once) and is not back yet
+	lapsed    bool                   // the Lease is expired: not renewed for a LeaseDuration
+	recovered time.Time              // when the first list after a LeaseDuration without one started
+	waiting   *foreignLease          // the live Lease of another instance this member waits for
+	seen      map[string]seenRenewal // the renewTime of each Lease of the group, and when it was first seen
+	ignored   map[string]bool        // Leases of the group that are not a member's, logged once
+	done      chan struct{}          // closed when Run returns
 }
 
 // seenRenewal is a Lease's renewTime and when this member first saw it (its clock).
-type seenRenewal struct{ renew, at time.Time }
+type seenRenewal struct {
+	renew, at time.Time
+	listed    time.Time // when the last list that showed the Lease started
+	after     time.Time // when the last list that showed an earlier renewTime started, or zero
+	live      bool      // not expired when last listed
+}
 
 // foreignLease is another instance's Lease of this member's identity, as first seen.
 type foreignLease struct {

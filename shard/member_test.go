@@ -217,3 +217,32 @@ func TestShardInformerRefusesNil(t *testing.T) {
 		assert.Error(t, call(), name)
 	}
 }
+
+// WaitForSync does not wait for ctx when Run has returned before the Informer synced (here
+// the resource is forbidden to the replica): it returns Run's error.
+func TestShardInformerWaitForSyncAfterRun(t *testing.T) {
+	ns := plain.Namespace(t)
+	cfg := restrictedUser(t, plain, ns, "get", "list", "create", "update", "delete")
+	user, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	f, err := metadataonly.NewFactory(cfg, metadataonly.Options{})
+	require.NoError(t, err)
+	ctx := waitCtx(t, 60*time.Second)
+	require.NoError(t, f.Start(ctx))
+	defer f.Shutdown()
+	m, err := New(Options{Client: user, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
+	require.NoError(t, err)
+	inf, err := NewInformer(m, f, "configmaps", InformerOptions{Options: []informer.Option{informer.WithNamespace(ns)}})
+	require.NoError(t, err)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = m.Run(mctx) }()
+	ran := make(chan error, 1)
+	go func() { ran <- inf.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer wcancel()
+	err = inf.WaitForSync(wctx)
+	assert.ErrorIs(t, err, informer.ErrParked, "Run's error, not the context's: %v", err)
+	assert.NoError(t, wctx.Err(), "returned before the context ended")
+	assert.Error(t, <-ran)
+}

@@ -1,12 +1,15 @@
 package shard
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
@@ -73,4 +76,35 @@ func TestShardServerAndClientSameSets(t *testing.T) {
 	require.True(t, same(), "after the initial list")
 	configMaps(t, cp, ns, "t", 30)
 	require.Eventually(t, same, 20*time.Second, 50*time.Millisecond, "after watch events")
+}
+
+// TestShardSplitsAgreeWithTheServer: for every split of the hash space into 1 to 7 ranges,
+// the objects the server returns for each range's selector are exactly those whose UID
+// Shard.Matches, and the ranges together return each object once (the last range's upper
+// bound, 2^64, included).
+func TestShardSplitsAgreeWithTheServer(t *testing.T) {
+	cp := gated
+	ns := cp.Namespace(t)
+	all := map[types.UID]bool{}
+	for _, u := range configMaps(t, cp, ns, "k", 150) {
+		all[u] = true
+	}
+	cs := cp.Clientset(t)
+	for n := 1; n <= 7; n++ {
+		seen := map[types.UID]int{}
+		for i, sh := range Split(informer.ShardByUID, n) {
+			l, err := cs.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{ShardSelector: sh.String()})
+			require.NoError(t, err)
+			require.NotNil(t, l.ShardInfo, "the server filtered")
+			got := map[types.UID]bool{}
+			for _, cm := range l.Items {
+				got[cm.UID] = true
+				seen[cm.UID]++
+			}
+			assert.Equal(t, within(sh, all), got, "range %d of %d", i, n)
+		}
+		for u := range all {
+			assert.Equal(t, 1, seen[u], "n=%d: %s returned once", n, u)
+		}
+	}
 }
