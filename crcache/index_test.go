@@ -205,18 +205,46 @@ func TestFieldSelectors(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// Index names belong to the resource: registering a name for typed reads and the same name
-// with another function for metadata or unstructured reads fails at the second IndexField,
-// before Start as after, instead of one of the two being dropped when the informer starts.
-func TestIndexFieldConflictBeforeStart(t *testing.T) {
+// Index names belong to an informer, as in controller-runtime, which has one informer per
+// kind of read: the same name registered for typed, unstructured and metadata-only reads of
+// a type with three functions is three indexes, each answering the lists of its own kind,
+// though the three reads share one kindex informer. Within one informer a name is
+// registered once, and the same JSONPath index through two reads is one index.
+func TestIndexFieldPerInformer(t *testing.T) {
+	ns := cp.Namespace(t)
+	createPods(t, adminClient(t), ns, "p", 4)
 	c := newCache(t, nil, cache.Options{})
 	ctx := t.Context()
-	byNode := func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }
+	byGroup := func(o client.Object) []string { return []string{o.GetLabels()["group"]} }
+	byIndex := func(o client.Object) []string { return []string{o.GetLabels()["i"]} }
 	byName := func(o client.Object) []string { return []string{o.GetName()} }
-	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byNode))
-	assert.ErrorIs(t, c.IndexField(ctx, metadataPod(), "idx", byName), informer.ErrIndexConflict)
-	assert.ErrorIs(t, c.IndexField(ctx, unstructuredPod(), "idx", byName), informer.ErrIndexConflict)
-	require.NoError(t, c.IndexField(ctx, metadataPod(), "other", byName), "another name is fine")
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byGroup))
+	require.NoError(t, c.IndexField(ctx, unstructuredPod(), "idx", byIndex), "before Start")
+	assert.ErrorIs(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byName), informer.ErrIndexConflict, "twice on one informer")
 	require.NoError(t, c.IndexJSONPath(ctx, &corev1.Pod{}, "node", "{.spec.nodeName}"))
 	require.NoError(t, c.IndexJSONPath(ctx, unstructuredPod(), "node", "{.spec.nodeName}"), "the same JSONPath index is the same index")
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+	require.NoError(t, c.IndexField(ctx, metadataPod(), "idx", byName), "once the shared informer runs")
+
+	lists := func() {
+		t.Helper()
+		var typed corev1.PodList
+		require.NoError(t, c.List(ctx, &typed, client.InNamespace(ns), client.MatchingFields{"idx": "odd"}))
+		assert.Equal(t, []string{"p-01", "p-03"}, podNames(&typed), "typed reads use the typed index")
+		u := unstructuredPodList()
+		require.NoError(t, c.List(ctx, u, client.InNamespace(ns), client.MatchingFields{"idx": "2"}))
+		assert.Equal(t, []string{"p-02"}, names(ptrs(u.Items)), "unstructured reads use theirs")
+		m := metadataPodList()
+		require.NoError(t, c.List(ctx, m, client.InNamespace(ns), client.MatchingFields{"idx": "p-03"}))
+		assert.Equal(t, []string{"p-03"}, names(ptrs(m.Items)), "metadata reads use theirs")
+	}
+	lists()
+	require.Len(t, c.Statuses(), 1, "one kindex informer for the three reads")
+
+	// Without the typed informer, the others keep their indexes; a typed informer started
+	// again registers the name again.
+	require.NoError(t, c.RemoveInformer(ctx, &corev1.Pod{}))
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byGroup))
+	lists()
 }

@@ -425,8 +425,17 @@ func (a *access) fieldSubject(field string, paths bool) (query.Condition, error)
 		return query.Condition{}, err
 	}
 	name := fieldIndexName(field)
-	if len(shards) > 0 && slices.Contains(shards[0].indexNames(), name) {
-		return query.Condition{Index: name}, nil
+	if len(shards) > 0 {
+		// The index registered through this read first (it may have a name of its own on
+		// the kindex informers, see indexReg), else one of that name registered through
+		// another read of the resource whose informer this read shares.
+		have := shards[0].indexNames()
+		if kname, ok := a.indexName(name); ok && slices.Contains(have, kname) {
+			return query.Condition{Index: kname}, nil
+		}
+		if slices.Contains(have, name) {
+			return query.Condition{Index: name}, nil
+		}
 	}
 	if !paths {
 		return query.Condition{}, fmt.Errorf("%w: index with name %s does not exist on %s: register it with IndexField or IndexJSONPath, or select on a JSONPath with ParseFields",
@@ -457,6 +466,18 @@ func (a *access) fieldSubject(field string, paths bool) (query.Condition, error)
 		return query.Condition{}, err
 	}
 	return query.Condition{Index: name}, nil
+}
+
+// indexName returns the kindex name of the index named name registered through a.
+func (a *access) indexName(name string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, idx := range a.indexes {
+		if idx.name == name {
+			return idx.kindexName(), true
+		}
+	}
+	return "", false
 }
 
 // selectorIndexes counts the indexes field selectors registered through a.
