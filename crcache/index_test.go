@@ -248,3 +248,55 @@ func TestIndexFieldPerInformer(t *testing.T) {
 	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byGroup))
 	lists()
 }
+
+// An empty value on a JSONPath stands for an empty field too, as in the API server's field
+// selectors (Kubernetes' JSON leaves empty strings out): "spec.nodeName=" selects the Pods
+// not scheduled, "spec.nodeName!=" the others, and the cache answers as the server does. An
+// IndexField function's values are taken as they are, as in controller-runtime.
+func TestFieldSelectorEmptyValues(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	require.NoError(t, cl.Create(ctx, newPod(ns, "s-0", nil, func(p *corev1.Pod) { p.Spec.NodeName = "n1" })))
+	require.NoError(t, cl.Create(ctx, newPod(ns, "s-1", nil, func(p *corev1.Pod) { p.Spec.NodeName = "n2" })))
+	c := newCache(t, nil, cache.Options{})
+	require.NoError(t, c.IndexJSONPath(ctx, &corev1.Pod{}, "node", "{.spec.nodeName}"))
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "scheduledTo", func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	}))
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+
+	server := func(sel string) []string {
+		t.Helper()
+		var l corev1.PodList
+		require.NoError(t, cl.List(ctx, &l, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: fields.ParseSelectorOrDie(sel)}))
+		return podNames(&l)
+	}
+	cached := func(sel fields.Selector, opts ...client.ListOption) []string {
+		t.Helper()
+		var l corev1.PodList
+		require.NoError(t, c.List(ctx, &l, append([]client.ListOption{client.InNamespace(ns), client.MatchingFieldsSelector{Selector: sel}}, opts...)...))
+		return podNames(&l)
+	}
+	for _, sel := range []string{"spec.nodeName=", "spec.nodeName==", "spec.nodeName!=", "spec.nodeName=n1", "spec.nodeName!=n1", "spec.nodeName=,spec.restartPolicy=Never"} {
+		want := server(sel)
+		assert.Equal(t, want, cached(crcache.MustParseFields(sel)), "%s: as the server answers", sel)
+	}
+	assert.Equal(t, []string{"p-00", "p-01", "p-02"}, server("spec.nodeName="))
+	assert.Equal(t, []string{"s-0", "s-1"}, server("spec.nodeName!="))
+	assert.Equal(t, []string{"p-00", "p-01", "p-02", "s-0"}, cached(crcache.MustParseFields("spec.nodeName in (,n1)")))
+	assert.Equal(t, []string{"s-1"}, cached(crcache.MustParseFields("spec.nodeName notin (,n1)")))
+	assert.Equal(t, []string{"p-00", "p-01", "p-02"}, cached(fields.ParseSelectorOrDie("node=")), "an IndexJSONPath index")
+	assert.Equal(t, []string{"s-0", "s-1"}, cached(fields.ParseSelectorOrDie("node!=")))
+	assert.Equal(t, []string{"p-00", "p-01"}, cached(crcache.MustParseFields("spec.nodeName="), client.Limit(2)))
+	assert.Empty(t, cached(fields.ParseSelectorOrDie("scheduledTo=")), "an IndexField function's values as they are")
+
+	var l corev1.PodList
+	err := c.List(ctx, &l, crcache.MustParseFields("a=,b=,c=,d=,e="))
+	assert.ErrorIs(t, err, crcache.ErrInvalidFieldSelector, "alternatives are bounded")
+}
