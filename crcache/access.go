@@ -123,12 +123,28 @@ type access struct {
 // or a JSONPath expression (IndexJSONPath, field selectors on paths). done is closed once it
 // is registered on the access's informers (err says whether it failed), so that a second
 // request for the same JSONPath index waits for the first.
+//
+// name is the name the caller gave (field:<field> for IndexField and IndexJSONPath);
+// kname is the name of the index on the kindex informers, which the reads of a resource
+// (typed, unstructured, metadata) may share: name itself, unless another read of the
+// resource registered that name with another definition, when the index is this read's
+// own (name and the read's kind), as each informer of controller-runtime has its own
+// indexes.
 type indexReg struct {
-	name string
-	fn   toolscache.IndexFunc
-	path *jsonpath.Path
-	done chan struct{}
-	err  error
+	name  string
+	kname string
+	fn    toolscache.IndexFunc
+	path  *jsonpath.Path
+	done  chan struct{}
+	err   error
+}
+
+// kindexName is the index's name on the kindex informers.
+func (idx *indexReg) kindexName() string {
+	if idx.kname != "" {
+		return idx.kname
+	}
+	return idx.name
 }
 
 func (idx *indexReg) samePath(o *indexReg) bool {
@@ -606,12 +622,14 @@ func (a *access) registerIndex(idx *indexReg, selector bool) (have *indexReg, sh
 	res := a.resource()
 	res.idxMu.Lock()
 	defer res.idxMu.Unlock()
-	if err := a.c.indexConflict(a, idx); err != nil {
-		return nil, nil, err
-	}
 	if have, err := a.sameName(idx); have != nil || err != nil {
 		return have, nil, err
 	}
+	kname, err := a.c.kindexIndexName(a, idx)
+	if err != nil {
+		return nil, nil, err
+	}
+	idx.kname = kname
 	if selector && a.c.selectorIndexes(a.key.gvk) >= maxSelectorIndexes {
 		return nil, nil, errSelectorLimit
 	}
@@ -678,22 +696,32 @@ func (c *Cache) accessesOf(gvk schema.GroupVersionKind, except *access) []*acces
 	return out
 }
 
-// indexConflict returns ErrIndexConflict if another read of a's resource (typed,
-// unstructured or metadata) registered an index of idx's name with another definition:
-// index names belong to the resource, and its reads may share one kindex informer, so the
-// conflict is reported when the index is registered, not left to whichever of the two the
-// informer happens to take first when it starts.
-func (c *Cache) indexConflict(a *access, idx *indexReg) error {
-	for _, o := range c.accessesOf(a.key.gvk, a) {
-		o.mu.Lock()
-		clash := slices.ContainsFunc(o.indexes, func(have *indexReg) bool { return have.name == idx.name && !have.samePath(idx) })
-		o.mu.Unlock()
-		if clash {
-			return fmt.Errorf("crcache: index %q of %s is registered by its %s reads with another definition: %w",
-				idx.name, a.key.gvk, o.key.kind, informer.ErrIndexConflict)
+// kindexIndexName returns the name idx gets on the kindex informers: its own name, as the
+// same JSONPath index registered through another read of a's resource (typed,
+// unstructured or metadata) has; or, when another read registered that name with another
+// definition, a name of a's kind, so that both reads keep their index as they would with
+// controller-runtime's informers, one per kind (the reads may share one kindex informer,
+// where one name is one index). ErrIndexConflict if that name is taken too.
+func (c *Cache) kindexIndexName(a *access, idx *indexReg) (string, error) {
+	taken := func(kname string) bool {
+		for _, o := range c.accessesOf(a.key.gvk, a) {
+			o.mu.Lock()
+			clash := slices.ContainsFunc(o.indexes, func(have *indexReg) bool { return have.kindexName() == kname && !have.samePath(idx) })
+			o.mu.Unlock()
+			if clash {
+				return true
+			}
 		}
+		return false
 	}
-	return nil
+	if !taken(idx.name) {
+		return idx.name, nil
+	}
+	own := idx.name + "[" + a.key.kind.String() + "]"
+	if taken(own) {
+		return "", fmt.Errorf("crcache: index %q of %s: %w", idx.name, a.key.gvk, informer.ErrIndexConflict)
+	}
+	return own, nil
 }
 
 // finishIndex records the outcome of an index's registration; a failed one is forgotten.
@@ -721,13 +749,13 @@ func applyIndex(shards []shard, idx *indexReg) error {
 	for i, s := range shards {
 		var err error
 		if idx.path != nil {
-			err = s.addIndexPath(idx.name, idx.path)
+			err = s.addIndexPath(idx.kindexName(), idx.path)
 		} else {
-			err = s.addIndexFunc(idx.name, idx.fn)
+			err = s.addIndexFunc(idx.kindexName(), idx.fn)
 		}
 		if err != nil {
 			for _, done := range shards[:i] {
-				_ = done.removeIndex(idx.name)
+				_ = done.removeIndex(idx.kindexName())
 			}
 			return err
 		}

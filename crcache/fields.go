@@ -91,9 +91,13 @@ func NewFieldSelector(reqs ...FieldRequirement) (*FieldSelector, error) {
 // or else is a JSONPath into the object, with or without braces and the leading dot:
 // "spec.nodeName", "metadata.labels['app.kubernetes.io/name']",
 // "{.status.containerStatuses[*].restartCount}" (braces are needed around a path that holds
-// operator characters, such as a filter). A path is indexed on first use (kindex's JSONPath
-// index, read from the stored JSON without decoding) and the index is kept for the
-// informer's life, up to 16 such paths per resource (its typed, unstructured and metadata
+// operator characters, such as a filter). On a JSONPath (here or an IndexJSONPath name) an
+// empty value stands for an empty field too, as in the API server's field selectors, since
+// Kubernetes' JSON leaves empty strings out: "spec.nodeName=" selects the Pods not
+// scheduled, "spec.nodeName!=" the others ("in" and "notin" a set with "" likewise); an
+// IndexField name's values are its function's, as they are. A path is indexed on first use
+// (kindex's JSONPath index, read from the stored JSON without decoding) and the index is
+// kept for the informer's life, up to 16 such paths per resource (its typed, unstructured and metadata
 // reads together); further paths are evaluated on each object of the list instead. Values
 // are literal; a backslash escapes the next character
 // (\, \= \! \< \> \( \) and spaces), as in fields.EscapeValue.

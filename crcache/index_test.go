@@ -205,18 +205,98 @@ func TestFieldSelectors(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// Index names belong to the resource: registering a name for typed reads and the same name
-// with another function for metadata or unstructured reads fails at the second IndexField,
-// before Start as after, instead of one of the two being dropped when the informer starts.
-func TestIndexFieldConflictBeforeStart(t *testing.T) {
+// Index names belong to an informer, as in controller-runtime, which has one informer per
+// kind of read: the same name registered for typed, unstructured and metadata-only reads of
+// a type with three functions is three indexes, each answering the lists of its own kind,
+// though the three reads share one kindex informer. Within one informer a name is
+// registered once, and the same JSONPath index through two reads is one index.
+func TestIndexFieldPerInformer(t *testing.T) {
+	ns := cp.Namespace(t)
+	createPods(t, adminClient(t), ns, "p", 4)
 	c := newCache(t, nil, cache.Options{})
 	ctx := t.Context()
-	byNode := func(o client.Object) []string { return []string{o.(*corev1.Pod).Spec.NodeName} }
+	byGroup := func(o client.Object) []string { return []string{o.GetLabels()["group"]} }
+	byIndex := func(o client.Object) []string { return []string{o.GetLabels()["i"]} }
 	byName := func(o client.Object) []string { return []string{o.GetName()} }
-	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byNode))
-	assert.ErrorIs(t, c.IndexField(ctx, metadataPod(), "idx", byName), informer.ErrIndexConflict)
-	assert.ErrorIs(t, c.IndexField(ctx, unstructuredPod(), "idx", byName), informer.ErrIndexConflict)
-	require.NoError(t, c.IndexField(ctx, metadataPod(), "other", byName), "another name is fine")
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byGroup))
+	require.NoError(t, c.IndexField(ctx, unstructuredPod(), "idx", byIndex), "before Start")
+	assert.ErrorIs(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byName), informer.ErrIndexConflict, "twice on one informer")
 	require.NoError(t, c.IndexJSONPath(ctx, &corev1.Pod{}, "node", "{.spec.nodeName}"))
 	require.NoError(t, c.IndexJSONPath(ctx, unstructuredPod(), "node", "{.spec.nodeName}"), "the same JSONPath index is the same index")
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+	require.NoError(t, c.IndexField(ctx, metadataPod(), "idx", byName), "once the shared informer runs")
+
+	lists := func() {
+		t.Helper()
+		var typed corev1.PodList
+		require.NoError(t, c.List(ctx, &typed, client.InNamespace(ns), client.MatchingFields{"idx": "odd"}))
+		assert.Equal(t, []string{"p-01", "p-03"}, podNames(&typed), "typed reads use the typed index")
+		u := unstructuredPodList()
+		require.NoError(t, c.List(ctx, u, client.InNamespace(ns), client.MatchingFields{"idx": "2"}))
+		assert.Equal(t, []string{"p-02"}, names(ptrs(u.Items)), "unstructured reads use theirs")
+		m := metadataPodList()
+		require.NoError(t, c.List(ctx, m, client.InNamespace(ns), client.MatchingFields{"idx": "p-03"}))
+		assert.Equal(t, []string{"p-03"}, names(ptrs(m.Items)), "metadata reads use theirs")
+	}
+	lists()
+	require.Len(t, c.Statuses(), 1, "one kindex informer for the three reads")
+
+	// Without the typed informer, the others keep their indexes; a typed informer started
+	// again registers the name again.
+	require.NoError(t, c.RemoveInformer(ctx, &corev1.Pod{}))
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "idx", byGroup))
+	lists()
+}
+
+// An empty value on a JSONPath stands for an empty field too, as in the API server's field
+// selectors (Kubernetes' JSON leaves empty strings out): "spec.nodeName=" selects the Pods
+// not scheduled, "spec.nodeName!=" the others, and the cache answers as the server does. An
+// IndexField function's values are taken as they are, as in controller-runtime.
+func TestFieldSelectorEmptyValues(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	require.NoError(t, cl.Create(ctx, newPod(ns, "s-0", nil, func(p *corev1.Pod) { p.Spec.NodeName = "n1" })))
+	require.NoError(t, cl.Create(ctx, newPod(ns, "s-1", nil, func(p *corev1.Pod) { p.Spec.NodeName = "n2" })))
+	c := newCache(t, nil, cache.Options{})
+	require.NoError(t, c.IndexJSONPath(ctx, &corev1.Pod{}, "node", "{.spec.nodeName}"))
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "scheduledTo", func(o client.Object) []string {
+		if n := o.(*corev1.Pod).Spec.NodeName; n != "" {
+			return []string{n}
+		}
+		return nil
+	}))
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+
+	server := func(sel string) []string {
+		t.Helper()
+		var l corev1.PodList
+		require.NoError(t, cl.List(ctx, &l, client.InNamespace(ns), client.MatchingFieldsSelector{Selector: fields.ParseSelectorOrDie(sel)}))
+		return podNames(&l)
+	}
+	cached := func(sel fields.Selector, opts ...client.ListOption) []string {
+		t.Helper()
+		var l corev1.PodList
+		require.NoError(t, c.List(ctx, &l, append([]client.ListOption{client.InNamespace(ns), client.MatchingFieldsSelector{Selector: sel}}, opts...)...))
+		return podNames(&l)
+	}
+	for _, sel := range []string{"spec.nodeName=", "spec.nodeName==", "spec.nodeName!=", "spec.nodeName=n1", "spec.nodeName!=n1", "spec.nodeName=,spec.restartPolicy=Never"} {
+		want := server(sel)
+		assert.Equal(t, want, cached(crcache.MustParseFields(sel)), "%s: as the server answers", sel)
+	}
+	assert.Equal(t, []string{"p-00", "p-01", "p-02"}, server("spec.nodeName="))
+	assert.Equal(t, []string{"s-0", "s-1"}, server("spec.nodeName!="))
+	assert.Equal(t, []string{"p-00", "p-01", "p-02", "s-0"}, cached(crcache.MustParseFields("spec.nodeName in (,n1)")))
+	assert.Equal(t, []string{"s-1"}, cached(crcache.MustParseFields("spec.nodeName notin (,n1)")))
+	assert.Equal(t, []string{"p-00", "p-01", "p-02"}, cached(fields.ParseSelectorOrDie("node=")), "an IndexJSONPath index")
+	assert.Equal(t, []string{"s-0", "s-1"}, cached(fields.ParseSelectorOrDie("node!=")))
+	assert.Equal(t, []string{"p-00", "p-01"}, cached(crcache.MustParseFields("spec.nodeName="), client.Limit(2)))
+	assert.Empty(t, cached(fields.ParseSelectorOrDie("scheduledTo=")), "an IndexField function's values as they are")
+
+	var l corev1.PodList
+	err := c.List(ctx, &l, crcache.MustParseFields("a=,b=,c=,d=,e="))
+	assert.ErrorIs(t, err, crcache.ErrInvalidFieldSelector, "alternatives are bounded")
 }

@@ -124,7 +124,10 @@ func (c *Cache) RemoveInformer(_ context.Context, obj client.Object) error {
 // receives objects of obj's kind. It runs under the informer's lock for every object added
 // or changed: it must be fast and must not modify the object. A panic in it is counted in
 // the index's statistics, not fatal. Values are kept per namespace by kindex, so no
-// namespace prefix is needed. Registering a field twice on a resource fails.
+// namespace prefix is needed. As in controller-runtime, index names are per informer: typed,
+// unstructured and metadata-only reads of a type may each register a field under one name
+// with their own function (though they share a kindex informer), and registering a field
+// twice for one kind of read fails (informer.ErrIndexConflict).
 func (c *Cache) IndexField(_ context.Context, obj client.Object, field string, extractValue client.IndexerFunc) error {
 	if extractValue == nil {
 		return fmt.Errorf("crcache: IndexField %q: nil function", field)

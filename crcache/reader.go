@@ -180,13 +180,13 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	if shard >= 0 {
 		scope = shards[shard : shard+1]
 	}
-	conds, err := a.conditions(listOpts.FieldSelector)
+	conds, anyOf, err := a.conditions(listOpts.FieldSelector)
 	if errors.Is(err, errMatchesNothing) {
 		scope = nil // fields.Nothing(): an empty list
 	} else if err != nil {
 		return err
 	}
-	q := query.Query{Namespace: ns, Conditions: conds, Scan: true}
+	q := query.Query{Namespace: ns, Conditions: conds, AnyOf: anyOf, Scan: true}
 	if listOpts.LabelSelector != nil && !listOpts.LabelSelector.Empty() {
 		q.Labels = listOpts.LabelSelector
 	}
@@ -312,8 +312,33 @@ func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) err
 	return nil
 }
 
-// conditions turns a field selector into query conditions on the access's informers.
-func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
+// conditions turns a field selector into query conditions on the access's informers: conds
+// must all hold, and one group of anyOf (query.Query.AnyOf) when it is not empty.
+//
+// On a JSONPath (a ParseFields path, or an IndexJSONPath index), an empty value stands for
+// an empty field too, as in the API server's field selectors: Kubernetes' JSON leaves empty
+// strings out, so that "spec.nodeName=" selects the Pods whose nodeName is empty (absent
+// from their JSON) and "spec.nodeName!=" those whose nodeName is set. An IndexField
+// function's values are taken as they are, as in controller-runtime.
+func (a *access) conditions(sel fields.Selector) (conds []query.Condition, anyOf [][]query.Condition, err error) {
+	// or adds a choice between alternatives to anyOf: each group of anyOf times each
+	// alternative.
+	or := func(alts ...query.Condition) error {
+		if len(anyOf) == 0 {
+			anyOf = [][]query.Condition{nil}
+		}
+		if len(anyOf)*len(alts) > maxEmptyValueGroups {
+			return fmt.Errorf("%w %q: too many requirements with an empty value (at most %d alternatives in all)", ErrInvalidFieldSelector, sel.String(), maxEmptyValueGroups)
+		}
+		var next [][]query.Condition
+		for _, g := range anyOf {
+			for _, alt := range alts {
+				next = append(next, append(slices.Clone(g), alt))
+			}
+		}
+		anyOf = next
+		return nil
+	}
 	for {
 		switch s := sel.(type) {
 		case client.MatchingFieldsSelector:
@@ -326,7 +351,7 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 		break
 	}
 	if sel == nil || sel.Empty() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var reqs []FieldRequirement
 	fs, paths := sel.(*FieldSelector)
@@ -334,7 +359,7 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 		reqs = fs.reqs
 	} else {
 		if len(sel.Requirements()) == 0 {
-			return nil, errMatchesNothing // not empty, yet no requirement: fields.Nothing()
+			return nil, nil, errMatchesNothing // not empty, yet no requirement: fields.Nothing()
 		}
 		for _, r := range sel.Requirements() {
 			fr := FieldRequirement{Field: r.Field, Values: []string{r.Value}}
@@ -344,30 +369,45 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 			case selection.NotEquals:
 				fr.Op = FieldNotEquals
 			default:
-				return nil, fmt.Errorf("%w %q: operator %q (use ParseFields)", ErrInvalidFieldSelector, sel.String(), r.Operator)
+				return nil, nil, fmt.Errorf("%w %q: operator %q (use ParseFields)", ErrInvalidFieldSelector, sel.String(), r.Operator)
 			}
 			reqs = append(reqs, fr)
 		}
 	}
-	conds := make([]query.Condition, 0, len(reqs))
+	conds = make([]query.Condition, 0, len(reqs))
 	for _, r := range reqs {
-		subject, err := a.fieldSubject(r.Field, paths)
+		subject, isPath, err := a.fieldSubject(r.Field, paths)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		cond := func(op query.Op, values ...string) query.Condition {
 			c := subject
 			c.Op, c.Values = op, values
 			return c
 		}
+		empty := isPath && slices.Contains(r.Values, "")
 		switch r.Op {
 		case FieldEquals:
+			if empty {
+				err = or(cond(query.Equal, ""), cond(query.NotExists))
+				break
+			}
 			conds = append(conds, cond(query.Equal, r.Values[0]))
 		case FieldNotEquals:
+			if empty {
+				conds = append(conds, cond(query.Exists))
+			}
 			conds = append(conds, cond(query.NotEqual, r.Values[0]))
 		case FieldIn:
+			if empty {
+				err = or(cond(query.In, r.Values...), cond(query.NotExists))
+				break
+			}
 			conds = append(conds, cond(query.In, r.Values...))
 		case FieldNotIn:
+			if empty {
+				conds = append(conds, cond(query.Exists))
+			}
 			for _, v := range r.Values {
 				conds = append(conds, cond(query.NotEqual, v))
 			}
@@ -384,11 +424,18 @@ func (a *access) conditions(sel fields.Selector) ([]query.Condition, error) {
 		case FieldLessEqual:
 			conds = append(conds, cond(query.LessOrEqual, r.Values[0]))
 		default:
-			return nil, fmt.Errorf("%w: unknown operator %q", ErrInvalidFieldSelector, r.Op)
+			return nil, nil, fmt.Errorf("%w: unknown operator %q", ErrInvalidFieldSelector, r.Op)
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 	}
-	return conds, nil
+	return conds, anyOf, nil
 }
+
+// maxEmptyValueGroups bounds the alternatives that requirements with an empty value on
+// JSONPaths make (each doubles them): a query is answered as one query per alternative.
+const maxEmptyValueGroups = 16
 
 // errMatchesNothing marks a selector that selects nothing.
 var errMatchesNothing = errors.New("crcache: the field selector matches nothing")
@@ -419,17 +466,29 @@ const selectorIndexPrefix = "path:"
 // maxSelectorIndexes are, evaluated on candidates after that. A plain selector's field must
 // be an index, as in controller-runtime: a misspelt name is an error, not a query that
 // matches nothing.
-func (a *access) fieldSubject(field string, paths bool) (query.Condition, error) {
+//
+// isPath reports whether the subject is a JSONPath (a path of the selector, or an
+// IndexJSONPath index) rather than an IndexField or AddIndexers function.
+func (a *access) fieldSubject(field string, paths bool) (subject query.Condition, isPath bool, err error) {
 	shards, err := a.current()
 	if err != nil {
-		return query.Condition{}, err
+		return query.Condition{}, false, err
 	}
 	name := fieldIndexName(field)
-	if len(shards) > 0 && slices.Contains(shards[0].indexNames(), name) {
-		return query.Condition{Index: name}, nil
+	if len(shards) > 0 {
+		// The index registered through this read first (it may have a name of its own on
+		// the kindex informers, see indexReg), else one of that name registered through
+		// another read of the resource whose informer this read shares.
+		have := shards[0].indexNames()
+		if kname, ok := a.indexName(name); ok && slices.Contains(have, kname) {
+			return query.Condition{Index: kname}, a.c.isPathIndex(a.key.gvk, kname), nil
+		}
+		if slices.Contains(have, name) {
+			return query.Condition{Index: name}, a.c.isPathIndex(a.key.gvk, name), nil
+		}
 	}
 	if !paths {
-		return query.Condition{}, fmt.Errorf("%w: index with name %s does not exist on %s: register it with IndexField or IndexJSONPath, or select on a JSONPath with ParseFields",
+		return query.Condition{}, false, fmt.Errorf("%w: index with name %s does not exist on %s: register it with IndexField or IndexJSONPath, or select on a JSONPath with ParseFields",
 			ErrInvalidFieldSelector, name, a.key.gvk)
 	}
 	expr := field
@@ -442,21 +501,47 @@ func (a *access) fieldSubject(field string, paths bool) (query.Condition, error)
 	}
 	p, err := jsonpath.Compile(expr)
 	if err != nil {
-		return query.Condition{}, fmt.Errorf("%w: field %q is not an index of %s nor a JSONPath: %w", ErrInvalidFieldSelector, field, a.key.gvk, err)
+		return query.Condition{}, false, fmt.Errorf("%w: field %q is not an index of %s nor a JSONPath: %w", ErrInvalidFieldSelector, field, a.key.gvk, err)
 	}
 	if a.storage() == backendMetadata && !strings.HasPrefix(p.String(), "{.metadata") {
-		return query.Condition{}, fmt.Errorf("%w: field %q of %s is not indexed, and a metadata-only informer holds no such field (IndexField names are per informer: register it on this one)",
+		return query.Condition{}, false, fmt.Errorf("%w: field %q of %s is not indexed, and a metadata-only informer holds no such field (IndexField names are per informer: register it on this one)",
 			ErrInvalidFieldSelector, field, a.key.gvk)
 	}
 	name = selectorIndexPrefix + p.String()
 	err = a.addIndexAs(&indexReg{name: name, path: p}, true)
 	switch {
 	case errors.Is(err, errSelectorLimit):
-		return query.Condition{Path: p.String()}, nil
+		return query.Condition{Path: p.String()}, true, nil
 	case err != nil:
-		return query.Condition{}, err
+		return query.Condition{}, false, err
 	}
-	return query.Condition{Index: name}, nil
+	return query.Condition{Index: name}, true, nil
+}
+
+// isPathIndex reports whether the index of kindex name kname on gvk's resource is a
+// JSONPath index (IndexJSONPath), as registered through any read of the resource.
+func (c *Cache) isPathIndex(gvk schema.GroupVersionKind, kname string) bool {
+	for _, o := range c.accessesOf(gvk, nil) {
+		o.mu.Lock()
+		found := slices.ContainsFunc(o.indexes, func(idx *indexReg) bool { return idx.kindexName() == kname && idx.path != nil })
+		o.mu.Unlock()
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+// indexName returns the kindex name of the index named name registered through a.
+func (a *access) indexName(name string) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, idx := range a.indexes {
+		if idx.name == name {
+			return idx.kindexName(), true
+		}
+	}
+	return "", false
 }
 
 // selectorIndexes counts the indexes field selectors registered through a.
