@@ -176,8 +176,11 @@ func (s *snapState) load(ctx context.Context, onMeta func(snapshot.Meta)) (items
 	}
 	defer func() { _ = r.Close() }()
 	meta = r.Meta()
-	if _, err := strconv.ParseUint(meta.ResourceVersion, 10, 64); err != nil {
-		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", "resourceVersion "+strconv.Quote(meta.ResourceVersion)+" is not a number")
+	if n, err := strconv.ParseUint(meta.ResourceVersion, 10, 64); err != nil || n == 0 {
+		// "0" is no version: a watch from it means "from any version", which starts with
+		// the server's objects as adds and never tells of the snapshot's objects deleted
+		// since (kindex never writes it: write skips a cache consistent with no version).
+		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", "resourceVersion "+strconv.Quote(meta.ResourceVersion)+" is not a positive number")
 		return nil, meta, false
 	}
 	if onMeta != nil {
