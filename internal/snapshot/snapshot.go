@@ -492,7 +492,8 @@ func (m *mapReader) view(n int) ([]byte, bool) {
 	return b, true
 }
 
-// openRegular opens path for reading if it is a regular file (through symlinks). Without
+// openRegular opens path for reading if it is a regular file (through symlinks) that this
+// process's user owns and only it may write (checkOwner). Without
 // blocking: a FIFO in its place would block os.Open until a writer came, and the informer
 // with it, forever; it is opened non-blocking, found not regular and refused (ErrInvalid).
 func openRegular(path string) (*os.File, error) {
@@ -503,6 +504,9 @@ func openRegular(path string) (*os.File, error) {
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
 		err = invalid("not a regular file (%s)", st.Mode().Type())
+	}
+	if err == nil {
+		err = checkOwner(st)
 	}
 	if err != nil {
 		_ = f.Close()
