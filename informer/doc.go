@@ -267,7 +267,9 @@
 //
 // A snapshot is written in the background every Options.SnapshotInterval when the informer
 // changed since the last write (rate-limited, not incremental: each write is a whole file,
-// about 90 ms per 10,000 Pods of 4 KB on a 2-core machine), and when the informer stops
+// about 90 ms per 10,000 Pods of 4 KB on a 2-core machine, so the next one waits at least
+// nine times as long as the last took, whatever the interval: writing takes at most a
+// tenth of the time, TestSnapshotWritesTakeABoundedShareOfTime), and when the informer stops
 // cleanly (release of the last reference, Shutdown, end of the factory's context). The store
 // is read under the dispatch lock only to copy its item pointers (items are immutable);
 // encoding, encryption and I/O happen outside it. A write that fails (a directory where the

@@ -271,41 +271,49 @@ func (s *snapState) raise(rv uint64) {
 	}
 }
 
+// snapshotWriteGap bounds the share of time background writes take, whatever
+// SnapshotInterval: a write is a whole file, so after one that took d the next waits at
+// least snapshotWriteGap·d (at most a tenth of the time is spent writing).
+const snapshotWriteGap = 9
+
 // loop writes a snapshot every interval while the informer changed and is current.
 func (s *snapState) loop(ctx context.Context) {
 	defer close(s.loopDone)
-	t := time.NewTicker(s.cfg.interval)
+	t := time.NewTimer(s.cfg.interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			var took time.Duration
 			if s.e.isSynced() {
-				s.write(ctx, "interval")
+				took = s.write(ctx, "interval")
 			}
+			t.Reset(max(s.cfg.interval, snapshotWriteGap*took))
 		}
 	}
 }
 
-// write writes the snapshot if something changed since the last one. The store is read
-// under the entry's dispatch lock only to copy the item pointers (items are immutable);
-// encoding and I/O happen outside it.
-func (s *snapState) write(ctx context.Context, why string) {
+// write writes the snapshot if something changed since the last one, and returns how long
+// the attempt took (0 if nothing was written). The store is read under the entry's
+// dispatch lock only to copy the item pointers (items are immutable); encoding and I/O
+// happen outside it.
+func (s *snapState) write(ctx context.Context, why string) time.Duration {
 	if s.refused || s.badRV.Load() || !s.everSync.Load() {
-		return
+		return 0
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if !s.dirty.Load() {
-		return
+		return 0
 	}
 	e := s.e
 	e.dispatchMu.Lock()
 	if e.stopped || (e.cur != nil && e.cur.listing()) {
 		// Mid-list, the cache is consistent with no version: the next write saves it.
 		e.dispatchMu.Unlock()
-		return
+		return 0
 	}
 	s.dirty.Store(false)
 	rv := s.appliedRV.Load()
@@ -313,13 +321,13 @@ func (s *snapState) write(ctx context.Context, why string) {
 	e.dispatchMu.Unlock()
 	if rv == 0 {
 		s.dirty.Store(true)
-		return
+		return 0
 	}
 	identity, err := s.fullIdentity(ctx)
 	if err != nil {
 		s.dirty.Store(true)
 		s.failed(err)
-		return
+		return 0
 	}
 	start := time.Now()
 	sn := s.cfg.snapshotter
@@ -342,7 +350,7 @@ func (s *snapState) write(ctx context.Context, why string) {
 	if err != nil {
 		s.dirty.Store(true)
 		s.failed(err)
-		return
+		return took
 	}
 	if s.failure != "" {
 		s.failure = ""
@@ -350,6 +358,7 @@ func (s *snapState) write(ctx context.Context, why string) {
 		e.update(func(st *Status) { st.SnapshotError = nil })
 	}
 	e.logger.V(2).Info("Wrote a snapshot", "why", why, "objects", len(items), "resourceVersion", rv, "took", took.String())
+	return took
 }
 
 // failed records a failed write in the status; it logs the failure unless the previous
