@@ -5,4 +5,4 @@ package snapshot
 import "os"
 
 // checkOwner is Unix-only: elsewhere a file's owner is not checked.
-func checkOwner(os.FileInfo) error { return nil }
+func checkOwner(string, os.FileInfo) error { return nil }

@@ -493,7 +493,8 @@ func (m *mapReader) view(n int) ([]byte, bool) {
 }
 
 // openRegular opens path for reading if it is a regular file (through symlinks) that this
-// process's user owns and only it may write (checkOwner). Without
+// process's user (or the directory's owner) owns and only its owner may write
+// (checkOwner). Without
 // blocking: a FIFO in its place would block os.Open until a writer came, and the informer
 // with it, forever; it is opened non-blocking, found not regular and refused (ErrInvalid).
 func openRegular(path string) (*os.File, error) {
@@ -506,7 +507,7 @@ func openRegular(path string) (*os.File, error) {
 		err = invalid("not a regular file (%s)", st.Mode().Type())
 	}
 	if err == nil {
-		err = checkOwner(st)
+		err = checkOwner(path, st)
 	}
 	if err != nil {
 		_ = f.Close()
