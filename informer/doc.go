@@ -260,7 +260,10 @@
 //   - A run that parks before it is current (its resource forbidden or gone since the
 //     snapshot was written) empties the cache, as for NotFound: objects the server has not
 //     confirmed, and may no longer let this identity read, are not served as if the
-//     informer were catching up. Handlers get a DeletedFinalStateUnknown for each.
+//     informer were catching up. Handlers get a DeletedFinalStateUnknown for each. An
+//     identity that may still list but no longer watch gets what a start without a
+//     snapshot gets: the informer lists (handlers see the differences) and parks
+//     WatchForbidden with the listed objects (TestSnapshotOfAResourceNoLongerWatchableIsListed).
 //   - With a Shard, the shard's filter is applied below the snapshot's watch, so that a
 //     server that does not filter (the gate off) does not make the run wait for events
 //     of other shards.
