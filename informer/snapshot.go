@@ -337,15 +337,20 @@ func (s *snapState) write(ctx context.Context, why string) time.Duration {
 		len(items), func(i int) []byte {
 			var ok bool
 			if buf, ok = sn.AppendSnapshot(buf[:0], items[i]); !ok {
+				// A file without this item must never be in place (the informer would
+				// resume without it, for good): abort, and keep the previous file.
 				skipped++
+				return nil
+			}
+			if buf == nil {
+				buf = []byte{}
 			}
 			return buf
 		}, snapshot.Options{Key: s.cfg.key})
 	took := time.Since(start)
 	s.lastWrite.Store(int64(took))
-	if err == nil && skipped > 0 {
-		err = fmt.Errorf("%d items of another type", skipped)
-		_ = os.Remove(s.path)
+	if skipped > 0 {
+		err = fmt.Errorf("an item of another type: %w", err)
 	}
 	if err != nil {
 		s.dirty.Store(true)

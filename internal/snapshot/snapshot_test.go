@@ -475,3 +475,28 @@ func TestOpenRefusesAFileOfAnotherUser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "6", m.ResourceVersion)
 }
+
+// A nil from next aborts the write: the previous file stays as it was, and no temporary
+// file is left.
+func TestWriteAbortedKeepsThePrevious(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	write(t, path, Meta{Identity: "id", ResourceVersion: "5"}, sample(3), Options{})
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, o := range []Options{{}, {Key: testKey}} {
+		err = Write(path, Meta{Identity: "id", ResourceVersion: "6"}, 3, func(i int) []byte {
+			if i == 1 {
+				return nil
+			}
+			return sample(3)[i]
+		}, o)
+		require.ErrorIs(t, err, ErrAborted)
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, before, after)
+		files, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, files, 1)
+	}
+}
