@@ -753,6 +753,50 @@ func TestSnapshotOfAForbiddenResourceIsNotServed(t *testing.T) {
 	cacheEquals(t, ctx, inf, cms)
 }
 
+// An identity whose watch was revoked while the process was down, and that may still list,
+// gets what a start without a snapshot gets: the informer lists once and parks
+// WatchForbidden with the listed objects, and handlers see the differences with the
+// snapshot. It parked with an empty cache and never listed, serving less than a cold start.
+func TestSnapshotOfAResourceNoLongerWatchableIsListed(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, 3)
+	user, ucfg, err := cp.NewUser()
+	require.NoError(t, err)
+	revoke := cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	newCompact := func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
+	}
+	f, _, _ := testsupport.StartFactory(t, ucfg, opts, newCompact)
+	inf, err := f.Informer(ctx, "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	f.Shutdown() // writes the snapshot
+	revoke()
+	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}})
+	require.NoError(t, cms.Delete(ctx, "o0", metav1.DeleteOptions{})) // while down
+
+	f, rec, log := testsupport.StartFactory(t, ucfg, opts, newCompact)
+	ev := &testsupport.Events{}
+	inf, err = f.Informer(ctx, "configmaps", informer.WithEventHandler(ev.Handler()))
+	require.NoError(t, err)
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		st := inf.Status()
+		return st.Phase == informer.PhaseParked && st.Reason == informer.ReasonWatchForbidden && inf.Queryable()
+	}, "parked WatchForbidden with the listed objects: %v", inf.Status())
+	require.Equal(t, serverState(t, ctx, cms), nameRVs(must(inf.List(nil))))
+	lists, _ := rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	require.Equal(t, 1, lists)
+	require.Equal(t, 1, log.Count("Informer parked"), "%s", log)
+	testenv.Eventually(t, 10*time.Second, func() bool { _, _, d := ev.Get(); return len(d) == 1 }, "o0's delete")
+	a, u, d := ev.Get()
+	require.Equal(t, []string{"o0", "o1", "o2"}, a)
+	require.Empty(t, u)
+	require.Equal(t, []string{"o0"}, d)
+}
+
 // A directory where an informer's snapshot file should be failed every write, and each
 // interval logged the failure again. It is logged once per distinct failure (again after a
 // success), and Status.SnapshotError shows it while it lasts.

@@ -260,14 +260,19 @@
 //   - A run that parks before it is current (its resource forbidden or gone since the
 //     snapshot was written) empties the cache, as for NotFound: objects the server has not
 //     confirmed, and may no longer let this identity read, are not served as if the
-//     informer were catching up. Handlers get a DeletedFinalStateUnknown for each.
+//     informer were catching up. Handlers get a DeletedFinalStateUnknown for each. An
+//     identity that may still list but no longer watch gets what a start without a
+//     snapshot gets: the informer lists (handlers see the differences) and parks
+//     WatchForbidden with the listed objects (TestSnapshotOfAResourceNoLongerWatchableIsListed).
 //   - With a Shard, the shard's filter is applied below the snapshot's watch, so that a
 //     server that does not filter (the gate off) does not make the run wait for events
 //     of other shards.
 //
 // A snapshot is written in the background every Options.SnapshotInterval when the informer
 // changed since the last write (rate-limited, not incremental: each write is a whole file,
-// about 90 ms per 10,000 Pods of 4 KB on a 2-core machine), and when the informer stops
+// about 90 ms per 10,000 Pods of 4 KB on a 2-core machine, so the next one waits at least
+// nine times as long as the last took, whatever the interval: writing takes at most a
+// tenth of the time, TestSnapshotWritesTakeABoundedShareOfTime), and when the informer stops
 // cleanly (release of the last reference, Shutdown, end of the factory's context). The store
 // is read under the dispatch lock only to copy its item pointers (items are immutable);
 // encoding, encryption and I/O happen outside it. A write that fails (a directory where the
@@ -318,7 +323,9 @@
 // keeps unchanged objects from being announced. The checksum is there to catch a damaged
 // file (a torn write, a bad disk), not an attacker: a plaintext snapshot is as trustworthy
 // as its directory (created 0700, files 0600), since whoever can write there can feed the
-// cache whatever the checksum, and CRC-32C (hardware-accelerated, about ten times faster
+// cache whatever the checksum (on Unix a file owned by another user than the process's or
+// the directory's owner, or writable by group or others, is ignored, so that a directory others may write to, such as /tmp, lets
+// nobody else plant one), and CRC-32C (hardware-accelerated, about ten times faster
 // than the SHA-256 of format version 1, which is still read) detects such damage as surely
 // for this purpose. Encrypted snapshots are authenticated by AES-GCM.
 // Unencrypted snapshots of Secrets are Secrets on disk: an informer on secrets refuses to

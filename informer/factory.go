@@ -125,7 +125,8 @@ type Options[T Object] struct {
 	// SnapshotInterval is how often an informer whose objects changed writes its snapshot
 	// in the background (it also writes one when it stops cleanly, so the last Release and
 	// Shutdown take as long as that write: about 90 ms per 10,000 objects of 4 KB). Default
-	// DefaultSnapshotInterval (5 minutes); a negative interval fails NewFactory.
+	// DefaultSnapshotInterval (5 minutes); a negative interval fails NewFactory. Whatever
+	// the interval, a write waits at least nine times as long as the previous one took.
 	SnapshotInterval time.Duration
 	// SnapshotKey encrypts snapshots with AES-GCM (16, 24 or 32 bytes: AES-128, -192 or
 	// -256). SnapshotKeyFile reads the key from a file holding it as hexadecimal text: 32,

@@ -176,8 +176,11 @@ func (s *snapState) load(ctx context.Context, onMeta func(snapshot.Meta)) (items
 	}
 	defer func() { _ = r.Close() }()
 	meta = r.Meta()
-	if _, err := strconv.ParseUint(meta.ResourceVersion, 10, 64); err != nil {
-		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", "resourceVersion "+strconv.Quote(meta.ResourceVersion)+" is not a number")
+	if n, err := strconv.ParseUint(meta.ResourceVersion, 10, 64); err != nil || n == 0 {
+		// "0" is no version: a watch from it means "from any version", which starts with
+		// the server's objects as adds and never tells of the snapshot's objects deleted
+		// since (kindex never writes it: write skips a cache consistent with no version).
+		s.e.logger.Info("Snapshot ignored", "path", s.path, "err", "resourceVersion "+strconv.Quote(meta.ResourceVersion)+" is not a positive number")
 		return nil, meta, false
 	}
 	if onMeta != nil {
@@ -268,41 +271,49 @@ func (s *snapState) raise(rv uint64) {
 	}
 }
 
+// snapshotWriteGap bounds the share of time background writes take, whatever
+// SnapshotInterval: a write is a whole file, so after one that took d the next waits at
+// least snapshotWriteGap·d (at most a tenth of the time is spent writing).
+const snapshotWriteGap = 9
+
 // loop writes a snapshot every interval while the informer changed and is current.
 func (s *snapState) loop(ctx context.Context) {
 	defer close(s.loopDone)
-	t := time.NewTicker(s.cfg.interval)
+	t := time.NewTimer(s.cfg.interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			var took time.Duration
 			if s.e.isSynced() {
-				s.write(ctx, "interval")
+				took = s.write(ctx, "interval")
 			}
+			t.Reset(max(s.cfg.interval, snapshotWriteGap*took))
 		}
 	}
 }
 
-// write writes the snapshot if something changed since the last one. The store is read
-// under the entry's dispatch lock only to copy the item pointers (items are immutable);
-// encoding and I/O happen outside it.
-func (s *snapState) write(ctx context.Context, why string) {
+// write writes the snapshot if something changed since the last one, and returns how long
+// the attempt took (0 if nothing was written). The store is read under the entry's
+// dispatch lock only to copy the item pointers (items are immutable); encoding and I/O
+// happen outside it.
+func (s *snapState) write(ctx context.Context, why string) time.Duration {
 	if s.refused || s.badRV.Load() || !s.everSync.Load() {
-		return
+		return 0
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if !s.dirty.Load() {
-		return
+		return 0
 	}
 	e := s.e
 	e.dispatchMu.Lock()
 	if e.stopped || (e.cur != nil && e.cur.listing()) {
 		// Mid-list, the cache is consistent with no version: the next write saves it.
 		e.dispatchMu.Unlock()
-		return
+		return 0
 	}
 	s.dirty.Store(false)
 	rv := s.appliedRV.Load()
@@ -310,13 +321,13 @@ func (s *snapState) write(ctx context.Context, why string) {
 	e.dispatchMu.Unlock()
 	if rv == 0 {
 		s.dirty.Store(true)
-		return
+		return 0
 	}
 	identity, err := s.fullIdentity(ctx)
 	if err != nil {
 		s.dirty.Store(true)
 		s.failed(err)
-		return
+		return 0
 	}
 	start := time.Now()
 	sn := s.cfg.snapshotter
@@ -326,20 +337,25 @@ func (s *snapState) write(ctx context.Context, why string) {
 		len(items), func(i int) []byte {
 			var ok bool
 			if buf, ok = sn.AppendSnapshot(buf[:0], items[i]); !ok {
+				// A file without this item must never be in place (the informer would
+				// resume without it, for good): abort, and keep the previous file.
 				skipped++
+				return nil
+			}
+			if buf == nil {
+				buf = []byte{}
 			}
 			return buf
 		}, snapshot.Options{Key: s.cfg.key})
 	took := time.Since(start)
 	s.lastWrite.Store(int64(took))
-	if err == nil && skipped > 0 {
-		err = fmt.Errorf("%d items of another type", skipped)
-		_ = os.Remove(s.path)
+	if skipped > 0 {
+		err = fmt.Errorf("an item of another type: %w", err)
 	}
 	if err != nil {
 		s.dirty.Store(true)
 		s.failed(err)
-		return
+		return took
 	}
 	if s.failure != "" {
 		s.failure = ""
@@ -347,6 +363,7 @@ func (s *snapState) write(ctx context.Context, why string) {
 		e.update(func(st *Status) { st.SnapshotError = nil })
 	}
 	e.logger.V(2).Info("Wrote a snapshot", "why", why, "objects", len(items), "resourceVersion", rv, "took", took.String())
+	return took
 }
 
 // failed records a failed write in the status; it logs the failure unless the previous

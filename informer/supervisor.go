@@ -15,6 +15,9 @@ import (
 func (e *entry) supervise() {
 	defer close(e.supDone)
 	bo := newBackoff(e.core.in.RecheckInitial, e.core.in.RecheckMax)
+	// unconfirmed: the cache holds a snapshot's objects that no run has confirmed with the
+	// server yet.
+	unconfirmed := false
 	for {
 		r := newRun(e)
 		e.setRun(r)
@@ -36,13 +39,23 @@ func (e *entry) supervise() {
 			bo.reset()
 		}
 		reason, perr := p.reason, p.err
-		if st := e.Status(); r.snap != nil && st.LastSyncTime.IsZero() {
+		unconfirmed = unconfirmed || r.snap != nil
+		if st := e.Status(); unconfirmed && st.LastSyncTime.IsZero() {
+			if r.snap != nil && reason == ReasonWatchForbidden {
+				// The run's list was the snapshot, not the server: an identity that may
+				// list but not watch (its watch revoked while the process was down) gets
+				// what a start without a snapshot gets, a list kept while parked. The next
+				// run lists; handlers see the differences with the snapshot. Should that
+				// list be refused too, the snapshot is dropped then.
+				continue
+			}
 			// The snapshot was never confirmed by the server in this process, and now
 			// cannot be (its resource forbidden, gone or refused): it is not served as if
 			// it could be caught up with. Handlers are told its objects are deleted.
 			e.dropAll()
 			e.update(func(st *Status) { st.ServingFromSnapshot = false })
 		}
+		unconfirmed = false
 		for {
 			if reason == ReasonNotFound {
 				e.dropAll()

@@ -15,8 +15,12 @@
 // All integers are big-endian. The checksum (CRC-32C, Castagnoli, in format versions 2
 // and 3; a SHA-256 [32]byte in version 1, which is still read) covers the header and everything
 // in the body before it. It detects damage (torn writes, bad disks), not tampering: the
-// directory is trusted, and encrypted files are authenticated by AES-GCM. The identity hash is the SHA-256 of the caller's identity string (resource,
-// namespace, selectors, storage options): a file written for something else is rejected.
+// directory is trusted, and encrypted files are authenticated by AES-GCM. On Unix, Open
+// refuses a file owned by another user than the process's or the directory's owner, or
+// writable by group or others: in a directory others may write to (such as /tmp), anyone
+// could otherwise plant a file, with a valid checksum, that the informer would serve. The identity hash is the
+// SHA-256 of the caller's identity string (resource, namespace, selectors, storage
+// options): a file written for something else is rejected.
 //
 // With a key (flag 1) the body is sealed with AES-GCM in frames of at most 64 KiB of
 // plaintext, each "len uint32 | ciphertext"; the high bit of len marks the last frame.

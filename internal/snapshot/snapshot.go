@@ -173,8 +173,13 @@ func ReadKeyFile(path string) ([]byte, error) {
 	return key, nil
 }
 
+// ErrAborted is Write's error when next returned nil: the file at path is left as it was.
+var ErrAborted = errors.New("snapshot: write aborted")
+
 // Write writes count objects, next(0) ... next(count-1), with m to path atomically (see
-// the package doc). next's bytes are only read during the call.
+// the package doc). next's bytes are only read during the call. A nil from next (an
+// object that cannot be written) aborts the write before it replaces anything: a file
+// missing objects is never in place, and the previous one stays (ErrAborted).
 func Write(path string, m Meta, count int, next func(i int) []byte, o Options) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -313,6 +318,9 @@ func writeTo(w io.Writer, m Meta, count int, next func(i int) []byte, o Options)
 	}
 	for i := range count {
 		b := next(i)
+		if b == nil {
+			return fmt.Errorf("%w at object %d", ErrAborted, i)
+		}
 		if len(b) > MaxObject {
 			return fmt.Errorf("snapshot: object %d has %d bytes, more than %d", i, len(b), MaxObject)
 		}
@@ -492,7 +500,9 @@ func (m *mapReader) view(n int) ([]byte, bool) {
 	return b, true
 }
 
-// openRegular opens path for reading if it is a regular file (through symlinks). Without
+// openRegular opens path for reading if it is a regular file (through symlinks) that this
+// process's user (or the directory's owner) owns and only its owner may write
+// (checkOwner). Without
 // blocking: a FIFO in its place would block os.Open until a writer came, and the informer
 // with it, forever; it is opened non-blocking, found not regular and refused (ErrInvalid).
 func openRegular(path string) (*os.File, error) {
@@ -503,6 +513,9 @@ func openRegular(path string) (*os.File, error) {
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
 		err = invalid("not a regular file (%s)", st.Mode().Type())
+	}
+	if err == nil {
+		err = checkOwner(path, st)
 	}
 	if err != nil {
 		_ = f.Close()

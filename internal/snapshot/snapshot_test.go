@@ -433,3 +433,70 @@ func TestWriteFailureNamesTheTarget(t *testing.T) {
 	assert.Equal(t, "snapshot: write "+path+": no space left on device", err.Error())
 	assert.ErrorIs(t, err, syscall.ENOSPC)
 }
+
+// A file another user owns (planted in a directory others may write to, such as /tmp) or
+// that others may write to in place is refused, however valid its content: only this
+// user's writes record what the server said.
+func TestOpenRefusesAFileOfAnotherUser(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	write(t, path, Meta{Identity: "id", ResourceVersion: "5"}, sample(3), Options{})
+	for _, o := range []Options{{}, {Map: true}} {
+		_, _, err := readAll(path, "id", o)
+		require.NoError(t, err)
+	}
+	for _, mode := range []os.FileMode{0o620, 0o602, 0o666} {
+		require.NoError(t, os.Chmod(path, mode))
+		for _, o := range []Options{{}, {Map: true}} {
+			_, _, err := readAll(path, "id", o)
+			require.ErrorIs(t, err, ErrInvalid, "mode %04o", mode)
+			require.ErrorContains(t, err, "writable by group or others")
+		}
+	}
+	require.NoError(t, os.Chmod(path, 0o600))
+	if os.Geteuid() != 0 {
+		t.Skip("changing a file's owner needs root")
+	}
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	for _, o := range []Options{{}, {Map: true}} {
+		_, _, err := readAll(path, "id", o)
+		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorContains(t, err, "owned by uid 65534")
+	}
+	// The directory's owner could replace the file anyway: its files are this user's as
+	// far as trust goes (a root process's files on NFS with root squashing are nobody's).
+	dir := filepath.Dir(path)
+	require.NoError(t, os.Chown(dir, 65534, 65534))
+	_, _, err := readAll(path, "id", Options{})
+	require.NoError(t, err)
+	require.NoError(t, os.Chown(dir, 0, 0))
+	// Write replaces it with a file of this user's, which opens.
+	write(t, path, Meta{Identity: "id", ResourceVersion: "6"}, sample(3), Options{})
+	m, _, err := readAll(path, "id", Options{})
+	require.NoError(t, err)
+	require.Equal(t, "6", m.ResourceVersion)
+}
+
+// A nil from next aborts the write: the previous file stays as it was, and no temporary
+// file is left.
+func TestWriteAbortedKeepsThePrevious(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s")
+	write(t, path, Meta{Identity: "id", ResourceVersion: "5"}, sample(3), Options{})
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for _, o := range []Options{{}, {Key: testKey}} {
+		err = Write(path, Meta{Identity: "id", ResourceVersion: "6"}, 3, func(i int) []byte {
+			if i == 1 {
+				return nil
+			}
+			return sample(3)[i]
+		}, o)
+		require.ErrorIs(t, err, ErrAborted)
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Equal(t, before, after)
+		files, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Len(t, files, 1)
+	}
+}

@@ -46,7 +46,13 @@ func TestVersion1StillReadAndChecked(t *testing.T) {
 // derives a key per file from a random salt after the header. Files of version 2 are still
 // read (testdata/v2-encrypted.snap was written by the version-2 code with testKey).
 func TestEncryptedFilesHaveKeysOfTheirOwn(t *testing.T) {
-	m, got, err := readAll("testdata/v2-encrypted.snap", "id", Options{Key: testKey})
+	// A copy of this user's, 0600: Open refuses a file another user owns or may write to,
+	// which a checkout may be.
+	old, err := os.ReadFile("testdata/v2-encrypted.snap")
+	require.NoError(t, err)
+	oldPath := filepath.Join(t.TempDir(), "v2-encrypted.snap")
+	require.NoError(t, os.WriteFile(oldPath, old, 0o600))
+	m, got, err := readAll(oldPath, "id", Options{Key: testKey})
 	require.NoError(t, err)
 	require.Equal(t, "42", m.ResourceVersion)
 	require.Equal(t, sample(3), got)
