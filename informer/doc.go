@@ -324,7 +324,7 @@
 // file (a torn write, a bad disk), not an attacker: a plaintext snapshot is as trustworthy
 // as its directory (created 0700, files 0600), since whoever can write there can feed the
 // cache whatever the checksum (on Unix a file owned by another user than the process's or
-// the directory's owner, or writable by group or others, is ignored, so that a directory others may write to, such as /tmp, lets
+// the directory's owner, or writable by others, is ignored, so that a directory others may write to, such as /tmp, lets
 // nobody else plant one), and CRC-32C (hardware-accelerated, about ten times faster
 // than the SHA-256 of format version 1, which is still read) detects such damage as surely
 // for this purpose. Encrypted snapshots are authenticated by AES-GCM.

@@ -17,7 +17,8 @@
 // in the body before it. It detects damage (torn writes, bad disks), not tampering: the
 // directory is trusted, and encrypted files are authenticated by AES-GCM. On Unix, Open
 // refuses a file owned by another user than the process's or the directory's owner, or
-// writable by group or others: in a directory others may write to (such as /tmp), anyone
+// writable by others (its group may write: an fsGroup volume's files are made so): in a
+// directory others may write to (such as /tmp), anyone
 // could otherwise plant a file, with a valid checksum, that the informer would serve. The identity hash is the
 // SHA-256 of the caller's identity string (resource, namespace, selectors, storage
 // options): a file written for something else is rejected.
