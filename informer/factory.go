@@ -131,10 +131,10 @@ type Options[T Object] struct {
 	// SnapshotKey encrypts snapshots with AES-GCM (16, 24 or 32 bytes: AES-128, -192 or
 	// -256). SnapshotKeyFile reads the key from a file holding it as hexadecimal text: 32,
 	// 48 or 64 hex digits, optionally followed by one newline ("openssl rand -hex 32 >file"
-	// writes one); NewFactory refuses any other content (raw key bytes included), and, as
-	// ssh does for a private key, a file its group or others may read or write (mode &
-	// 0o077: use 0600 or 0400; a Kubernetes Secret volume needs defaultMode 0400 and no
-	// fsGroup, which makes files group-readable). Set one of the two, and only with
+	// writes one); NewFactory refuses any other content (raw key bytes included), and a file
+	// others may read or write or its group may write (mode & 0o027: use 0600 or 0400, or
+	// 0640 and 0440 for a group of the process's; a Kubernetes Secret volume needs
+	// defaultMode 0400, which an fsGroup makes 0440). Set one of the two, and only with
 	// SnapshotDir: NewFactory refuses both at once, or either without SnapshotDir. A
 	// snapshot written with another key, or without one, is ignored.
 	SnapshotKey     []byte

@@ -54,7 +54,7 @@ func TestSnapshotConfigValidation(t *testing.T) {
 		{name: "key and key file", mode: sm, dir: dir, key: make([]byte, 16), keyFile: keyFile, err: "not both"},
 		{name: "missing key file", mode: sm, dir: dir, keyFile: keyFile + ".missing", err: "key file"},
 		{name: "negative interval", mode: sm, dir: dir, iv: -time.Second, err: "negative"},
-		{name: "key file readable by others", mode: sm, dir: dir, keyFile: openKeyFile, err: "accessible by group or others"},
+		{name: "key file readable by others", mode: sm, dir: dir, keyFile: openKeyFile, err: "accessible by others or writable by its group"},
 		{name: "raw key file", mode: sm, dir: dir, keyFile: rawKeyFile, err: "not hexadecimal text"},
 		{name: "key file", mode: sm, dir: dir, keyFile: keyFile},
 		{name: "plain", mode: sm, dir: dir},

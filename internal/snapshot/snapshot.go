@@ -129,11 +129,13 @@ func fileAEAD(key, salt []byte) (cipher.AEAD, error) {
 
 // ReadKeyFile reads a key from a file holding it as hexadecimal text: 32, 48 or 64 hex
 // digits (a key of 16, 24 or 32 bytes: AES-128, -192 or -256), in either case, optionally
-// followed by one newline, as "openssl rand -hex 32 >file" writes. Anything else is refused,
-// raw key bytes included (they cannot be told from text reliably). Like ssh with a private
-// key, it refuses a file that its group or others may read or write (mode & 0o077: chmod
-// 600 or 400), and anything but a regular file (a symbolic link to one is followed). Errors
-// name the file and never its content.
+// followed by one newline ("\n" or "\r\n"), as "openssl rand -hex 32 >file" writes.
+// Anything else is refused, raw key bytes included (they cannot be told from text
+// reliably). It refuses a file that others may read or write, or that its group may write
+// (mode & 0o027: chmod 600, 400, 640 or 440; in a Pod, a Secret volume with defaultMode
+// 0400, which an fsGroup makes 0440), and anything but a regular file (a symbolic link to
+// one is followed, as a Secret volume's files are). Errors name the file and never its
+// content.
 func ReadKeyFile(path string) ([]byte, error) {
 	const want = "32, 48 or 64 hexadecimal digits (a 16-, 24- or 32-byte AES key), optionally followed by a newline, as \"openssl rand -hex 32\" writes"
 	fi, err := os.Stat(path)
@@ -143,19 +145,19 @@ func ReadKeyFile(path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("snapshot: key file %s is not a regular file (%v)", path, fi.Mode().Type())
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("snapshot: key file %s is accessible by group or others (mode %04o): it must be readable by its owner only (chmod 600)", path, perm)
+	if perm := fi.Mode().Perm(); perm&0o027 != 0 {
+		return nil, fmt.Errorf("snapshot: key file %s is accessible by others or writable by its group (mode %04o): chmod 600 (or 640; in a Pod, give its Secret volume defaultMode: 0400)", path, perm)
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: key file: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	b, err := io.ReadAll(io.LimitReader(f, 2*32+2))
+	b, err := io.ReadAll(io.LimitReader(f, 2*32+3))
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: key file %s: %w", path, err)
 	}
-	text := bytes.TrimSuffix(b, []byte("\n"))
+	text := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
 	for _, c := range text {
 		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
 			return nil, fmt.Errorf("snapshot: key file %s is not hexadecimal text (raw key bytes are not read): want %s", path, want)

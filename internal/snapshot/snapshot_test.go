@@ -218,7 +218,7 @@ func TestSnapshotConcurrentWriters(t *testing.T) {
 	assert.Len(t, got, 200)
 }
 
-// A key file holds the key as hexadecimal text, readable by its owner only. A hex key
+// A key file holds the key as hexadecimal text, readable by its owner (and its group) only. A hex key
 // used to be taken as raw bytes (32 hex digits made a 32-byte key of ASCII), the key of
 // another tool that decodes it; a 64-digit one was refused for its length; and a key file
 // anyone could read was accepted.
@@ -246,6 +246,9 @@ func TestSnapshotKeyFile(t *testing.T) {
 		{"AES-256, with newline", hex.EncodeToString(key(32)) + "\n", 0o600, key(32)},
 		{"AES-128", hex.EncodeToString(key(16)), 0o600, key(16)},
 		{"AES-192, upper case", strings.ToUpper(hex.EncodeToString(key(24))), 0o400, key(24)},
+		{"CRLF", hex.EncodeToString(key(32)) + "\r\n", 0o600, key(32)},
+		// A Secret volume with defaultMode 0400 in a Pod with an fsGroup.
+		{"readable by the group", hex.EncodeToString(key(32)), 0o440, key(32)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			put(tc.content, tc.mode)
@@ -268,9 +271,10 @@ func TestSnapshotKeyFile(t *testing.T) {
 		{"leading space", " " + hex.EncodeToString(key(16)), 0o600, "hexadecimal"},
 		{"not hex", strings.Repeat("zz", 32), 0o600, "hexadecimal"},
 		{"empty", "", 0o600, "32, 48 or 64 hexadecimal digits"},
-		{"readable by all", hex.EncodeToString(key(32)), 0o644, "group or others"},
-		{"readable by the group", hex.EncodeToString(key(32)), 0o640, "group or others"},
-		{"writable by others", hex.EncodeToString(key(32)), 0o602, "group or others"},
+		{"CRLF and more", hex.EncodeToString(key(32)) + "\r\nx", 0o600, "32, 48 or 64 hexadecimal digits"},
+		{"readable by all", hex.EncodeToString(key(32)), 0o644, "accessible by others or writable by its group"},
+		{"writable by the group", hex.EncodeToString(key(32)), 0o620, "accessible by others or writable by its group"},
+		{"writable by others", hex.EncodeToString(key(32)), 0o602, "accessible by others or writable by its group"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			put(tc.content, tc.mode)
