@@ -3,6 +3,7 @@ package jsonpath
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,6 +185,55 @@ func BenchmarkDeepDescent(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkHostile times every attack of hostileCases (hostile_test.go) with each way of
+// evaluating that applies, in CPU time per evaluation (cpu-ns/op, which counts the garbage
+// collector's work too). With the default budget each must stay well within 10 ms:
+//
+//	go test -run '^$' -bench Hostile -benchtime 20x ./jsonpath/
+func BenchmarkHostile(b *testing.B) {
+	for _, c := range hostileCases() {
+		p, err := Compile(c.expr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		type input struct {
+			kind string
+			v    any
+		}
+		var ins []input
+		if c.obj != nil {
+			ins = append(ins, input{"decoded", c.obj})
+		}
+		if c.raw != nil {
+			ins = append(ins, input{"raw", JSON(c.raw)})
+		}
+		for _, in := range ins {
+			ways := map[string]func() error{
+				"ExecuteString": func() error { _, err := p.ExecuteString(in.v); return err },
+			}
+			if !p.IsTemplate() {
+				ways["Eval"] = func() error { _, err := p.Eval(in.v); return err }
+				ways["Each"] = func() error { return p.Each(in.v, func(Value) bool { return true }) }
+			}
+			for _, way := range []string{"Eval", "Each", "ExecuteString"} {
+				f := ways[way]
+				if f == nil {
+					continue
+				}
+				b.Run(c.name+"/"+in.kind+"/"+way, func(b *testing.B) {
+					cpu0 := cpuTime()
+					for b.Loop() {
+						if err := f(); err != nil && !errors.Is(err, ErrBudgetExceeded) {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 				})
 			}
 		}

@@ -72,6 +72,12 @@ type evaluator[N any, T tree[N]] struct {
 	results    int
 	maxResults int
 	depth      int
+	// ranges holds the items of the {range} blocks being executed, one slice per level of
+	// nesting, kept from one execution of a block to the next: a range nested in another
+	// runs once per pass of the outer one, and collecting its items into a new slice each
+	// time allocated about 170 bytes a step.
+	ranges [][]N
+	level  int
 }
 
 func (ev *evaluator[N, T]) fail(err error) {

@@ -35,7 +35,11 @@ func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
 				return false
 			}
 		case nodeRange:
-			items := sink[N]{kind: sinkCollect}
+			level := ev.level
+			if level == len(ev.ranges) {
+				ev.ranges = append(ev.ranges, nil)
+			}
+			items := sink[N]{kind: sinkCollect, nodes: ev.ranges[level][:0]}
 			for j := range nd.exprs {
 				if !ev.query(&nd.exprs[j], root, &items) {
 					return false
@@ -44,6 +48,7 @@ func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
 			// Each pass of the body costs a step even if the body prints nothing and
 			// reads only @: nested ranges over unions of @ would otherwise multiply
 			// their passes for free.
+			ev.level++
 			for _, it := range items.nodes {
 				if !ev.charge(1) {
 					return false
@@ -53,6 +58,8 @@ func (ev *evaluator[N, T]) template(nodes []node, root N, out *sink[N]) bool {
 					return false
 				}
 			}
+			ev.level--
+			ev.ranges[level] = items.nodes[:0]
 		}
 	}
 	return true
