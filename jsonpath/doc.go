@@ -125,7 +125,14 @@
 // keys of a map, scanning every level of a document, converting long
 // numbers, comparing and printing. With the defaults, any expression on
 // any object, decoded or raw, ends within about 10 ms of CPU or fails with
-// the budget error. A Pod index expression takes fewer than 20 steps on
+// the budget error. That is the evaluation's own work: one that allocates
+// megabytes (printing a large value, probing a 10,000-key map of raw JSON)
+// also pays the garbage collector's assists, which in a process whose heap
+// is large and full of pointers (unstructured objects, not the compact
+// mode's bytes) can double it: BenchmarkHostile, whose process holds every
+// hostile object, measured 1-6 ms for most attacks and 10-20 ms for the
+// five that allocate 5-6 MB (2026-11-30,
+// go test -run '^$' -bench Hostile -benchtime 10x -benchmem ./jsonpath/). A Pod index expression takes fewer than 20 steps on
 // the decoded Pod and 500 to 750 on its 12 KB of JSON (TestPodIndexSteps
 // logs them); on raw JSON a field lookup costs about a step per 32 bytes
 // of the object it looks into (the cost of scanning text made of
