@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -158,19 +159,26 @@ type keyValue struct {
 	val gjson.Result
 }
 
-// sortedMembers returns the members of a raw JSON object (the scan m of
-// its text) sorted by key, keeping only the last of duplicate keys, and
-// the cost of scanning, parsing and sorting them; it stops when that
+// kvBuffers keeps the slices sortedMembers fills, for the next object's members: its
+// caller copies the values out, so that a wildcard or a descent over a large map of raw
+// JSON, which filter probes may repeat thousands of times, allocates each member once (its
+// value, 80 bytes) rather than three times with the slice's growth; allocation is work the
+// garbage collector makes a process with a large heap pay again.
+var kvBuffers = sync.Pool{New: func() any { return new([]keyValue) }}
+
+// sortedMembers appends to buf (whose length must be 0) the members of a raw JSON object
+// (the scan m of its text) sorted by key, keeping only the last of duplicate keys, and
+// returns them with the cost of scanning, parsing and sorting them; it stops when that
 // exceeds left.
-func sortedMembers(m *members, left int) (_ []keyValue, cost int) {
-	var ms []keyValue
+func sortedMembers(m *members, left int, buf []keyValue) (_ []keyValue, cost int) {
+	ms := buf
 	keyBytes := 0
 	for {
 		k, v, ok, c := m.next(true, left-cost)
 		if !ok {
 			meter.did(c)
 			if cost += c; cost > left {
-				return nil, cost
+				return ms[:0], cost
 			}
 			break
 		}
@@ -184,7 +192,7 @@ func sortedMembers(m *members, left int) (_ []keyValue, cost int) {
 		c += keepCost + parseCost(v)
 		meter.did(c)
 		if cost += c; cost > left {
-			return nil, cost
+			return ms[:0], cost
 		}
 		if escaped {
 			key = unquoteKey(k)
@@ -194,7 +202,7 @@ func sortedMembers(m *members, left int) (_ []keyValue, cost int) {
 	}
 	c := sortCost(len(ms), keyBytes)
 	if cost += c; cost > left {
-		return nil, cost
+		return ms[:0], cost
 	}
 	meter.did(c)
 	slices.SortStableFunc(ms, func(a, b keyValue) int { return strings.Compare(a.key, b.key) })

@@ -452,14 +452,18 @@ func (t jsonTree) children(n gjson.Result, left int) (_ []gjson.Result, cost int
 		return el, cost + c
 	}
 	m := t.scan(n)
-	ms, c := sortedMembers(&m, left-cost)
-	if cost += c; len(ms) == 0 {
-		return nil, cost
+	buf := kvBuffers.Get().(*[]keyValue)
+	ms, c := sortedMembers(&m, left-cost, (*buf)[:0])
+	var vs []gjson.Result
+	if cost += c; len(ms) > 0 {
+		vs = make([]gjson.Result, len(ms))
+		for i := range ms {
+			vs[i] = ms[i].val
+		}
 	}
-	vs := make([]gjson.Result, len(ms))
-	for i := range ms {
-		vs[i] = ms[i].val
-	}
+	clear(ms[:cap(ms)]) // no reference to this document outlives the call
+	*buf = ms[:0]
+	kvBuffers.Put(buf)
 	return vs, cost
 }
 
