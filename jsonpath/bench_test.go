@@ -202,24 +202,13 @@ func BenchmarkHostile(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		type input struct {
-			kind string
-			v    any
-		}
-		var ins []input
-		if c.obj != nil {
-			ins = append(ins, input{"decoded", c.obj})
-		}
-		if c.raw != nil {
-			ins = append(ins, input{"raw", JSON(c.raw)})
-		}
-		for _, in := range ins {
+		for _, in := range c.inputs() {
 			ways := map[string]func() error{
-				"ExecuteString": func() error { _, err := p.ExecuteString(in.v); return err },
+				"ExecuteString": func() error { _, err := p.ExecuteString(in.obj); return err },
 			}
 			if !p.IsTemplate() {
-				ways["Eval"] = func() error { _, err := p.Eval(in.v); return err }
-				ways["Each"] = func() error { return p.Each(in.v, func(Value) bool { return true }) }
+				ways["Eval"] = func() error { _, err := p.Eval(in.obj); return err }
+				ways["Each"] = func() error { return p.Each(in.obj, func(Value) bool { return true }) }
 			}
 			for _, way := range []string{"Eval", "Each", "ExecuteString"} {
 				f := ways[way]

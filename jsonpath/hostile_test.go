@@ -23,6 +23,24 @@ type hostileCase struct {
 	raw  []byte
 }
 
+// hostileInput is one form of a hostile case's object: "decoded" or "raw".
+type hostileInput struct {
+	kind string
+	obj  any
+}
+
+// inputs returns the forms the case has.
+func (c hostileCase) inputs() []hostileInput {
+	var ins []hostileInput
+	if c.obj != nil {
+		ins = append(ins, hostileInput{"decoded", c.obj})
+	}
+	if c.raw != nil {
+		ins = append(ins, hostileInput{"raw", JSON(c.raw)})
+	}
+	return ins
+}
+
 // unionOf returns a union of n zeros: [0,0,...].
 func unionOf(n int) string {
 	return "[" + strings.TrimSuffix(strings.Repeat("0,", n), ",") + "]"
@@ -178,18 +196,7 @@ func TestHostileInputsAreBounded(t *testing.T) {
 	for _, c := range hostileCases() {
 		p, err := Compile(c.expr)
 		require.NoError(t, err, c.name)
-		type input struct {
-			kind string
-			obj  any
-		}
-		var ins []input
-		if c.obj != nil {
-			ins = append(ins, input{"decoded", c.obj})
-		}
-		if c.raw != nil {
-			ins = append(ins, input{"raw", JSON(c.raw)})
-		}
-		for _, in := range ins {
+		for _, in := range c.inputs() {
 			t.Run(c.name+"/"+in.kind, func(t *testing.T) {
 				start, cpu := time.Now(), cpuTime()
 				err, m := measure(p, in.obj)
