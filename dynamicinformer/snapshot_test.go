@@ -709,32 +709,51 @@ func podTemplateOrConfigMap(t *testing.T, res, name string) *unstructured.Unstru
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}})
 }
 
+// revokedSnapshot is a snapshot of three ConfigMaps written by a user allowed to list and
+// watch them, whose grant was then revoked (as if while the process was down).
+type revokedSnapshot struct {
+	ns         string
+	cms        dynamic.ResourceInterface
+	user       string
+	ucfg       *rest.Config
+	opts       dynamicinformer.Options
+	newCompact func(*rest.Config, dynamicinformer.Options) (*dynamicinformer.Factory, error)
+}
+
+func snapshotThenRevoke(t *testing.T) revokedSnapshot {
+	t.Helper()
+	r := revokedSnapshot{ns: cp.Namespace(t)}
+	r.cms = cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(r.ns)
+	createConfigMaps(t, r.cms, 3)
+	var err error
+	r.user, r.ucfg, err = cp.NewUser()
+	require.NoError(t, err)
+	revoke := cp.Grant(t, r.user, r.ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
+	r.opts = dynamicinformer.Options{Namespace: r.ns, SnapshotDir: t.TempDir()}
+	r.newCompact = func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
+	}
+	f, _, _ := testsupport.StartFactory(t, r.ucfg, r.opts, r.newCompact)
+	inf, err := f.Informer(context.Background(), "configmaps")
+	require.NoError(t, err)
+	waitSync(t, inf)
+	f.Shutdown() // writes the snapshot
+	revoke()
+	return r
+}
+
 // A snapshot whose resource the identity can no longer read (its grant revoked while the
 // process was down, or a snapshot another identity wrote in a shared directory) is not
 // served: the informer parks Forbidden with an empty cache, and handlers are told the
 // snapshot's objects are deleted. A grant then resumes it from the server.
 func TestSnapshotOfAForbiddenResourceIsNotServed(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
-	createConfigMaps(t, cms, 3)
-	user, ucfg, err := cp.NewUser()
-	require.NoError(t, err)
-	revoke := cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
-	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	newCompact := func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
-		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
-	}
-	f, _, _ := testsupport.StartFactory(t, ucfg, opts, newCompact)
-	inf, err := f.Informer(ctx, "configmaps")
-	require.NoError(t, err)
-	waitSync(t, inf)
-	f.Shutdown() // writes the snapshot
-	revoke()
+	r := snapshotThenRevoke(t)
+	ns, cms, user, ucfg, opts, newCompact := r.ns, r.cms, r.user, r.ucfg, r.opts, r.newCompact
 
-	f, _, _ = testsupport.StartFactory(t, ucfg, opts, newCompact)
+	f, _, _ := testsupport.StartFactory(t, ucfg, opts, newCompact)
 	ev := &testsupport.Events{}
-	inf, err = f.Informer(ctx, "configmaps", informer.WithEventHandler(ev.Handler()))
+	inf, err := f.Informer(ctx, "configmaps", informer.WithEventHandler(ev.Handler()))
 	require.NoError(t, err)
 	testenv.Eventually(t, 30*time.Second, func() bool {
 		st := inf.Status()
@@ -759,28 +778,14 @@ func TestSnapshotOfAForbiddenResourceIsNotServed(t *testing.T) {
 // snapshot. It parked with an empty cache and never listed, serving less than a cold start.
 func TestSnapshotOfAResourceNoLongerWatchableIsListed(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
-	createConfigMaps(t, cms, 3)
-	user, ucfg, err := cp.NewUser()
-	require.NoError(t, err)
-	revoke := cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
-	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	newCompact := func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
-		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
-	}
-	f, _, _ := testsupport.StartFactory(t, ucfg, opts, newCompact)
-	inf, err := f.Informer(ctx, "configmaps")
-	require.NoError(t, err)
-	waitSync(t, inf)
-	f.Shutdown() // writes the snapshot
-	revoke()
+	r := snapshotThenRevoke(t)
+	ns, cms, user, ucfg, opts, newCompact := r.ns, r.cms, r.user, r.ucfg, r.opts, r.newCompact
 	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list"}})
 	require.NoError(t, cms.Delete(ctx, "o0", metav1.DeleteOptions{})) // while down
 
 	f, rec, log := testsupport.StartFactory(t, ucfg, opts, newCompact)
 	ev := &testsupport.Events{}
-	inf, err = f.Informer(ctx, "configmaps", informer.WithEventHandler(ev.Handler()))
+	inf, err := f.Informer(ctx, "configmaps", informer.WithEventHandler(ev.Handler()))
 	require.NoError(t, err)
 	testenv.Eventually(t, 30*time.Second, func() bool {
 		st := inf.Status()

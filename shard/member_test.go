@@ -175,7 +175,8 @@ func TestMemberRunFailsWithoutListingLeases(t *testing.T) {
 }
 
 // An Informer whose resource the replica may not list cannot hold its range: Run says so
-// with the server's answer instead of leaving the range held by nobody.
+// with the server's answer instead of leaving the range held by nobody, and WaitForSync
+// returns Run's error instead of waiting for its context.
 func TestShardInformerParkedBeforeSync(t *testing.T) {
 	ns := plain.Namespace(t)
 	cfg := restrictedUser(t, plain, ns, "get", "list", "create", "update", "delete")
@@ -193,7 +194,14 @@ func TestShardInformerParkedBeforeSync(t *testing.T) {
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { _ = m.Run(mctx) }()
-	err = inf.Run(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- inf.Run(ctx) }()
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+	defer wcancel()
+	werr := inf.WaitForSync(wctx)
+	assert.ErrorIs(t, werr, informer.ErrParked, "Run's error, not the context's: %v", werr)
+	assert.NoError(t, wctx.Err(), "returned before the context ended")
+	err = <-ran
 	require.Error(t, err)
 	assert.ErrorIs(t, err, informer.ErrParked)
 	assert.True(t, apierrors.IsForbidden(err), "the server's answer is in the error: %v", err)
@@ -216,33 +224,4 @@ func TestShardInformerRefusesNil(t *testing.T) {
 	} {
 		assert.Error(t, call(), name)
 	}
-}
-
-// WaitForSync does not wait for ctx when Run has returned before the Informer synced (here
-// the resource is forbidden to the replica): it returns Run's error.
-func TestShardInformerWaitForSyncAfterRun(t *testing.T) {
-	ns := plain.Namespace(t)
-	cfg := restrictedUser(t, plain, ns, "get", "list", "create", "update", "delete")
-	user, err := kubernetes.NewForConfig(cfg)
-	require.NoError(t, err)
-	f, err := metadataonly.NewFactory(cfg, metadataonly.Options{})
-	require.NoError(t, err)
-	ctx := waitCtx(t, 60*time.Second)
-	require.NoError(t, f.Start(ctx))
-	defer f.Shutdown()
-	m, err := New(Options{Client: user, Namespace: ns, Group: "g", Identity: "b", LeaseDuration: 30 * time.Second, RenewPeriod: 100 * time.Millisecond})
-	require.NoError(t, err)
-	inf, err := NewInformer(m, f, "configmaps", InformerOptions{Options: []informer.Option{informer.WithNamespace(ns)}})
-	require.NoError(t, err)
-	mctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { _ = m.Run(mctx) }()
-	ran := make(chan error, 1)
-	go func() { ran <- inf.Run(ctx) }()
-	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
-	defer wcancel()
-	err = inf.WaitForSync(wctx)
-	assert.ErrorIs(t, err, informer.ErrParked, "Run's error, not the context's: %v", err)
-	assert.NoError(t, wctx.Err(), "returned before the context ended")
-	assert.Error(t, <-ran)
 }
