@@ -696,6 +696,20 @@ func (c *Cache) accessesOf(gvk schema.GroupVersionKind, except *access) []*acces
 	return out
 }
 
+// anyIndex reports whether an index registered through a read of gvk's resource, but
+// except's, satisfies pred.
+func (c *Cache) anyIndex(gvk schema.GroupVersionKind, except *access, pred func(*indexReg) bool) bool {
+	for _, o := range c.accessesOf(gvk, except) {
+		o.mu.Lock()
+		found := slices.ContainsFunc(o.indexes, pred)
+		o.mu.Unlock()
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
 // kindexIndexName returns the name idx gets on the kindex informers: its own name, as the
 // same JSONPath index registered through another read of a's resource (typed,
 // unstructured or metadata) has; or, when another read registered that name with another
@@ -704,15 +718,7 @@ func (c *Cache) accessesOf(gvk schema.GroupVersionKind, except *access) []*acces
 // where one name is one index). ErrIndexConflict if that name is taken too.
 func (c *Cache) kindexIndexName(a *access, idx *indexReg) (string, error) {
 	taken := func(kname string) bool {
-		for _, o := range c.accessesOf(a.key.gvk, a) {
-			o.mu.Lock()
-			clash := slices.ContainsFunc(o.indexes, func(have *indexReg) bool { return have.kindexName() == kname && !have.samePath(idx) })
-			o.mu.Unlock()
-			if clash {
-				return true
-			}
-		}
-		return false
+		return c.anyIndex(a.key.gvk, a, func(have *indexReg) bool { return have.kindexName() == kname && !have.samePath(idx) })
 	}
 	if !taken(idx.name) {
 		return idx.name, nil

@@ -521,15 +521,7 @@ func (a *access) fieldSubject(field string, paths bool) (subject query.Condition
 // isPathIndex reports whether the index of kindex name kname on gvk's resource is a
 // JSONPath index (IndexJSONPath), as registered through any read of the resource.
 func (c *Cache) isPathIndex(gvk schema.GroupVersionKind, kname string) bool {
-	for _, o := range c.accessesOf(gvk, nil) {
-		o.mu.Lock()
-		found := slices.ContainsFunc(o.indexes, func(idx *indexReg) bool { return idx.kindexName() == kname && idx.path != nil })
-		o.mu.Unlock()
-		if found {
-			return true
-		}
-	}
-	return false
+	return c.anyIndex(gvk, nil, func(idx *indexReg) bool { return idx.kindexName() == kname && idx.path != nil })
 }
 
 // indexName returns the kindex name of the index named name registered through a.
