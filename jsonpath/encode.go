@@ -24,6 +24,7 @@ func appendJSONAny(dst []byte, x any, depth int, b *budget) ([]byte, error) {
 	if !b.charge(1) {
 		return dst, b.err
 	}
+	dst = grown(dst, minRoom)
 	switch t := x.(type) {
 	case map[string]any:
 		if t == nil {
@@ -278,6 +279,10 @@ func appendJSONStringCharged(dst []byte, s string, b *budget) ([]byte, bool) {
 		for i := 0; i < utf8.UTFMax-1 && k < len(s) && !utf8.RuneStart(s[k]); i++ {
 			k--
 		}
+		// Room for the chunk escaped, but never past what the budget still pays
+		// for: the output of a long string ends where the budget does.
+		room := 6*k + 1
+		dst = grownWithin(dst, room, room+outputLeft(b))
 		dst = appendJSONChars(dst, s[:k])
 		s = s[k:]
 		c := (len(dst)-n)/textBytesPerStep - charged
@@ -293,6 +298,7 @@ func appendJSONStringCharged(dst []byte, s string, b *budget) ([]byte, bool) {
 // appendJSONChars appends the characters of s escaped as appendJSONString
 // escapes them, without the quotes.
 func appendJSONChars(dst []byte, s string) []byte {
+	dst = grown(dst, len(s)+minRoom)
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -301,6 +307,7 @@ func appendJSONChars(dst []byte, s string) []byte {
 				i++
 				continue
 			}
+			dst = grown(dst, i-start+minRoom) // an escape takes up to 6 bytes
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -340,6 +347,44 @@ func appendJSONChars(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// minRoom is the room grown makes sure of where printing appends a few bytes at a time:
+// more than the longest escape (6 bytes) and a map or list's punctuation.
+const minRoom = 16
+
+// grown returns dst with room for n more bytes. When it has to grow, it doubles dst's
+// capacity (or more, for a large n): append grows a large slice by a quarter at a time,
+// which for an output of megabytes allocates (and copies, and pays the garbage collector
+// for) about five times its size; doubling, at most four times, twice on average. Printing calls it where it
+// appends, so that its appends of a few bytes never grow the output themselves.
+func grown(dst []byte, n int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	return grownWithin(dst, n, math.MaxInt-len(dst))
+}
+
+// grownWithin is grown making no more room than most (at least n): where the budget
+// bounds what can still be written, the last doubling need not double.
+func grownWithin(dst []byte, n, most int) []byte {
+	if cap(dst)-len(dst) >= n {
+		return dst
+	}
+	c := len(dst) + max(n, min(max(2*cap(dst), 64)-len(dst), most))
+	b := make([]byte, len(dst), c)
+	copy(b, dst)
+	return b
+}
+
+// outputLeft is how many bytes of output the budget b still pays for (a large number for
+// no budget).
+func outputLeft(b *budget) int {
+	left := b.left()
+	if left >= math.MaxInt/(2*textBytesPerStep) {
+		return math.MaxInt / 2
+	}
+	return max(left, 0) * textBytesPerStep
 }
 
 // errNotFinite is the error of printing, inside a map or a list, a number JSON cannot hold:

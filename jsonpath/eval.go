@@ -439,6 +439,7 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 		}
 		return s.count < s.limit
 	case sinkText:
+		s.text = grown(s.text, minRoom)
 		if s.count > 0 {
 			s.text = append(s.text, ' ')
 		}
@@ -447,7 +448,7 @@ func (ev *evaluator[N, T]) emitValue(v Value, s *sink[N]) bool {
 			if !wrote(&ev.budget, len(v.str)) {
 				return false
 			}
-			s.text = append(s.text, v.str...)
+			s.text = append(grown(s.text, len(v.str)), v.str...)
 			return true
 		}
 		n := len(s.text)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -258,5 +259,57 @@ func TestNestedRangesReuseTheirItems(t *testing.T) {
 		out, err := p.ExecuteString(in)
 		require.NoError(t, err)
 		assert.Equal(t, "p(1,2,)q(3,)|pq", out)
+	}
+}
+
+// TestLargeOutputsAllocateLittleMoreThanThemselves prints values of megabytes (a long
+// string, a decoded map of many keys, raw JSON, a string escaped six times its length) and
+// checks the bytes allocated against the output's length: the output grows by doubling
+// (append's quarters allocated and copied about five times its size), is not copied again
+// by ExecuteString, and a print cut by the budget makes no room past what the budget pays
+// for; the extents of a raw value nested deep are bounded by the budget too.
+func TestLargeOutputsAllocateLittleMoreThanThemselves(t *testing.T) {
+	strs := make([]any, 200000)
+	for i := range strs {
+		strs[i] = fmt.Sprintf("s%06d", i)
+	}
+	nums := "[" + strings.Repeat("123456789,", 300000) + "0]"
+	unlimited := Options{MaxSteps: -1, MaxResults: -1}
+	cases := []struct {
+		name  string
+		expr  string
+		in    any
+		opts  Options
+		bound float64 // bytes allocated per byte of output
+	}{
+		// Doubling allocates less than twice the last buffer, which is less than twice the
+		// output.
+		{"a long string", "{.a}", map[string]any{"a": []any{strings.Repeat("x", 3<<20)}}, unlimited, 4.2},
+		{"a decoded list", "{.a}", map[string]any{"a": strs}, unlimited, 4.2},
+		{"a raw list", "{.a}", JSON(`{"a":` + nums + `}`), unlimited, 4.2},
+		// Cut by the budget: its last buffer ends about where the budget does.
+		{"a string cut by the budget", "{.a}", map[string]any{"a": []any{strings.Repeat("\x01", 16<<20)}}, Options{}, 3},
+		{"raw arrays nested deep, cut by the budget", "{@}", JSON("[" + strings.Repeat(brackets(5000)+",", 400) + "[]]"), Options{}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := CompileWithOptions(c.expr, c.opts)
+			require.NoError(t, err)
+			var out string
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			out, err = p.ExecuteString(c.in)
+			runtime.ReadMemStats(&after)
+			size := len(out)
+			if err != nil {
+				require.ErrorIs(t, err, ErrBudgetExceeded)
+				size = DefaultMaxSteps * textBytesPerStep // what the budget pays for
+			} else {
+				require.Greater(t, size, 1<<20)
+			}
+			allocated := after.TotalAlloc - before.TotalAlloc
+			t.Logf("output %d bytes, %d allocated (%.2fx)", size, allocated, float64(allocated)/float64(size))
+			assert.LessOrEqual(t, float64(allocated), c.bound*float64(size))
+		})
 	}
 }

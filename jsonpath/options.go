@@ -21,7 +21,7 @@ const (
 	// and per 32 bytes of it (3 more for each one kept, to visit or print
 	// it), checked as the scan goes, a step per 32 bytes of the rest of an
 	// object searched for a duplicate key and of a string gjson reads,
-	// for printing a map or list, a step per 32 bytes of it and per 4 of
+	// for printing a map or list, a step per 32 bytes of it and one for each of
 	// the maps and lists nested in it that the printer keeps track of (it
 	// scans it once first, so that printing is linear in its size), and,
 	// for Eval, a step per 128 bytes of the maps and lists it returns

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -481,8 +482,18 @@ func (p *Path) ExecuteString(obj any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return string(b), nil
+	if len(b) < viewOutput {
+		return string(b), nil
+	}
+	// The buffer is the evaluation's own and nothing else refers to it: a large output
+	// is returned as a view of it rather than copied (it has at most as much room
+	// again, see grown).
+	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
+
+// viewOutput is the length from which ExecuteString returns its buffer as the string
+// instead of a copy: a copy costs little below it, and trims the buffer's spare room.
+const viewOutput = 4096
 
 // appendExecute appends the output of the template to dst: text (sinkText)
 // or JSON arrays (sinkGroups, ExecuteJSON).

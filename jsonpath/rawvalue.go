@@ -73,8 +73,8 @@ scan:
 					lim, t = i, t[:i] // cut short
 					break scan
 				}
-				if len(ext) == cap(ext) { // doubling: growing copies an extent once on average
-					ext = slices.Grow(ext, max(len(ext), 64))
+				if len(ext) == cap(ext) {
+					ext = growExtents(ext, left)
 				}
 			}
 			ext = append(ext, extent{start: uint32(i), next: inner})
@@ -121,8 +121,28 @@ scan:
 }
 
 // extentsPerStep is how many extents kept at once cost a step: an extent
-// takes up to about 30 ns to allocate and fill (BenchmarkBuildExtents).
-const extentsPerStep = 4
+// takes up to about 30 ns to allocate and fill (BenchmarkBuildExtents), and
+// more where its memory is fresh (12 bytes, and the copies of growing),
+// which is what an evaluation that keeps hundreds of thousands of them
+// pays. A step each holds the extents one evaluation can keep under the
+// default budget to 768 KB (1.5 MB allocated with the copies), where a
+// printable value of realistic JSON (an object every hundred bytes or so)
+// needs a twentieth of that.
+const extentsPerStep = 1
+
+// growExtents returns ext, which is full, with twice its room (at least 64),
+// but no more than the extents the budget left pays for (buildExtents stops
+// before it keeps more): growing copies an extent once on average, and no
+// room is made that the budget could not fill.
+func growExtents(ext []extent, left int) []extent {
+	n := max(2*len(ext), 64)
+	if left < math.MaxInt/extentsPerStep-extentsPerStep {
+		n = max(min(n, (left+1)*extentsPerStep), len(ext)+1)
+	}
+	grown := make([]extent, len(ext), n)
+	copy(grown, ext)
+	return grown
+}
 
 // noExtent is no index of an extent.
 const noExtent = math.MaxUint32
@@ -299,6 +319,7 @@ func appendJSONRawScalar(dst []byte, raw string, b *budget) ([]byte, error) {
 	if !b.charge(1 + numCost(len(r.Raw))) {
 		return dst, b.err
 	}
+	dst = grown(dst, len(raw)+minRoom)
 	return jsonScalar(r).appendJSON(dst, b)
 }
 
@@ -314,6 +335,7 @@ func (w *rawWalker) print(dst []byte, start, x, depth int, b *budget) ([]byte, e
 	if !b.charge(levelCost) {
 		return dst, b.err
 	}
+	dst = grown(dst, minRoom)
 	s, c := w.s, w.children(x)
 	var err error
 	if s[start] == '[' {
