@@ -144,7 +144,8 @@ func deviceClassPath(devices string) string {
 //   - RoleBindings and ClusterRoleBindings to their Role or ClusterRole and ServiceAccount
 //     subjects; ClusterRoles to the ClusterRoles their aggregation rule selects;
 //   - Services, PodDisruptionBudgets and NetworkPolicies to the Pods they select (label
-//     selectors, kept current as labels change);
+//     selectors, kept current as labels change), but Services of type ExternalName, which
+//     have no endpoints whatever their selector says (the rule's Unless);
 //   - HorizontalPodAutoscalers to their scale target and the objects their Object metrics
 //     describe;
 //   - APIServices, validating and mutating webhook configurations and CRD conversion
@@ -222,7 +223,10 @@ func BuiltinRules() []Rule {
 	rules = append(rules,
 		Rule{Name: "clusterroles.rbac.authorization.k8s.io:aggregation", From: clusterRoles,
 			Path: "{.aggregationRule.clusterRoleSelectors[*]}", To: clusterRoles, Selector: SelectorLabelSelector},
-		Rule{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: SelectorMap},
+		// A Service of type ExternalName has no endpoints: the EndpointSlice controller skips
+		// it, selector or not, so that it selects no Pod.
+		Rule{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: SelectorMap,
+			Unless: Condition{Path: "{.spec.type}", Values: []string{"ExternalName"}}},
 		Rule{Name: "poddisruptionbudgets.policy:selector", From: gr("policy", "poddisruptionbudgets"),
 			Path: "{.spec.selector}", To: pods, Selector: SelectorLabelSelector},
 		Rule{Name: "networkpolicies.networking.k8s.io:pod-selector", From: gr("networking.k8s.io", "networkpolicies"),

@@ -39,13 +39,20 @@
 //	{Name: "pods:volume-configmap", From: pods, Path: "{.spec.volumes[*].configMap}", To: configmaps,
 //	 Namespace: refs.NamespaceSame, NameField: "name", OptionalField: "optional"}
 //
+// A rule may leave out the objects it does not apply to (Unless: a JSONPath expression and
+// the values with which the rule reads nothing). A Service of type ExternalName has no
+// endpoints, whatever its selector says, so that it selects no Pod:
+//
+//	{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: refs.SelectorMap,
+//	 Unless: refs.Condition{Path: "{.spec.type}", Values: []string{"ExternalName"}}}
+//
 // BuiltinRules lists kindex's own, in that form: owner references of every object; Pods'
 // and every workload's Pod template's ConfigMaps, Secrets, claims, ServiceAccount, Node,
 // PriorityClass, RuntimeClass, image pull Secrets and ephemeral volumes' StorageClasses;
 // PVCs to PVs, StorageClasses and VolumeAttributesClasses; PVs to their classes, claim and
 // volume Secrets; Ingresses to Services, IngressClasses and TLS Secrets; RBAC bindings to
-// roles and ServiceAccount subjects; Services, PodDisruptionBudgets and NetworkPolicies to
-// the Pods they select; HPAs to their targets; APIServices and webhooks to their Services;
+// roles and ServiceAccount subjects; Services (but ExternalName ones), PodDisruptionBudgets
+// and NetworkPolicies to the Pods they select; HPAs to their targets; APIServices and webhooks to their Services;
 // and more (see BuiltinRules). A rule's target namespace is the source's, none, or the value's own
 // (NamespaceField); NamespaceAuto asks discovery whether the target's resource is
 // namespaced, so that a reference to a kind (RoleBinding to Role or ClusterRole, a
