@@ -1,6 +1,8 @@
 package refs
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -72,6 +74,14 @@ var podSpecRefs = []struct {
 	{"subdomain", []string{`.subdomain`}, services, NamespaceSame, "", ""},
 }
 
+// podStatusRefs are where a Pod, not a template, also names the objects of a Pod spec
+// reference, by the reference's name: the ResourceClaims made for it from its claim
+// templates, which its status names (the claim of each template is "<pod>-<claim>-<random>",
+// which no spec field holds).
+var podStatusRefs = map[string]string{
+	"resourceclaim": ".status.resourceClaimStatuses[*].resourceClaimName",
+}
+
 // csiSecretParameters are the StorageClass parameters with which a CSI provisioner is given
 // the Secrets of its operations, each as a name and a namespace parameter (kubernetes-csi's
 // external-provisioner): "csi.storage.k8s.io/<op>-secret-name" and "-namespace".
@@ -127,7 +137,8 @@ func deviceClassPath(devices string) string {
 //     generic ephemeral volumes' claim templates, the ConfigMaps and Secrets of env and
 //     envFrom (of containers, init containers and ephemeral containers), image pull
 //     Secrets, the ServiceAccount, the Node, the PriorityClass, the RuntimeClass,
-//     resource claims (and templates) and the Service of their subdomain; their ConfigMap,
+//     resource claims (and templates; a Pod also to the claims made for it from its
+//     templates, which its status names) and the Service of their subdomain; their ConfigMap,
 //     Secret and ClusterTrustBundle volumes and projected sources, env key references and
 //     envFrom sources are object
 //     references ("{.spec.volumes[*].configMap}", NameField "name", or "secretName" for a
@@ -168,8 +179,12 @@ func BuiltinRules() []Rule {
 	}}
 	for _, h := range podTemplateHolders {
 		for _, r := range podSpecRefs {
+			path := joinPath(h.spec, r.paths)
+			if extra := podStatusRefs[r.name]; h.from == pods && extra != "" {
+				path = strings.TrimSuffix(path, "}") + "," + extra + "}"
+			}
 			rules = append(rules, Rule{Name: resourceName(h.from) + ":" + r.name, From: h.from,
-				Path: joinPath(h.spec, r.paths), To: r.to, Namespace: r.ns, NameField: r.nameField, OptionalField: r.optField})
+				Path: path, To: r.to, Namespace: r.ns, NameField: r.nameField, OptionalField: r.optField})
 		}
 	}
 	objectRef := func(r Rule) Rule {

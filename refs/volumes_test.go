@@ -120,3 +120,33 @@ func TestNewerAPIReferences(t *testing.T) {
 	assert.Contains(t, strs(tg.References(oref(pods, "ns", "p"), 1)),
 		"pods/ns/p -[pods:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/extra (optional) (Missing: not found)")
 }
+
+// A Pod uses the ResourceClaims made for it from its claim templates: its status names them
+// ("<pod>-<claim>-<random>", in no spec field), so that they are not unreferenced while it
+// runs. A template names none.
+func TestPodUsesTheResourceClaimsMadeForIt(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.g.learn(resourceClaims, "ResourceClaim", true)
+	tg.g.learn(resourceClaimTemplates, "ResourceClaimTemplate", true)
+	tg.put(resourceClaimTemplates, `{"metadata":{"name":"gpu-template","namespace":"ns"},"spec":{"spec":{}}}`)
+	tg.put(resourceClaims, `{"metadata":{"name":"shared","namespace":"ns"},"spec":{}}`)
+	tg.put(resourceClaims, `{"metadata":{"name":"p-gpu-x7k2q","namespace":"ns","ownerReferences":[
+	  {"apiVersion":"v1","kind":"Pod","name":"p","uid":"u1","controller":true}]},"spec":{}}`)
+	tg.put(resourceClaims, `{"metadata":{"name":"unused","namespace":"ns"},"spec":{}}`)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns","uid":"u1"},"spec":{"resourceClaims":[
+	  {"name":"gpu","resourceClaimTemplateName":"gpu-template"},{"name":"shared","resourceClaimName":"shared"}]},
+	  "status":{"resourceClaimStatuses":[{"name":"gpu","resourceClaimName":"p-gpu-x7k2q"}]}}`)
+	assert.Equal(t, lines(`
+		pods/ns/p -[pods:resourceclaim]-> resourceclaims.resource.k8s.io/ns/p-gpu-x7k2q
+		pods/ns/p -[pods:resourceclaim]-> resourceclaims.resource.k8s.io/ns/shared
+		pods/ns/p -[pods:resourceclaimtemplate]-> resourceclaimtemplates.resource.k8s.io/ns/gpu-template
+	`), strs(tg.References(oref(pods, "ns", "p"), 1)))
+	unused, err := tg.Unreferenced(resourceClaims)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"resourceclaims.resource.k8s.io/ns/unused"}, refStrs(unused))
+	for _, r := range BuiltinRules() {
+		if r.Name == "deployments.apps:resourceclaim" {
+			assert.NotContains(t, r.Path, "status")
+		}
+	}
+}
