@@ -52,7 +52,8 @@ var podSpecRefs = []struct {
 	{"volume-configmap", []string{`.volumes[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"volume-secret", []string{`.volumes[*].secret`}, secrets, NamespaceSame, "secretName", "optional"},
 	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame, "", ""},
-	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`}, storageClasses, NamespaceCluster, "", ""},
+	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`,
+		`.volumes[*].ephemeral.volumeClaimTemplate.metadata.annotations['` + betaStorageClass + `']`}, storageClasses, NamespaceCluster, "", ""},
 	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret`}, secrets, NamespaceSame, "name", "optional"},
 	{"projected-clustertrustbundle", []string{`.volumes[*].projected.sources[*].clusterTrustBundle`}, clusterTrustBundles, NamespaceCluster, "name", "optional"},
@@ -115,9 +116,14 @@ func joinPath(spec string, rel []string) string {
 	return out + "}"
 }
 
+// betaStorageClass is the annotation with which a claim or a volume may name its
+// StorageClass, which Kubernetes still reads before the field.
+const betaStorageClass = "volume.beta.kubernetes.io/storage-class"
+
 // storageClassPath is where a claim or a volume names its StorageClass: the field, and the
-// beta annotation Kubernetes still reads first.
-const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.beta.kubernetes.io/storage-class']}"
+// beta annotation. Claim templates (a StatefulSet's, an ephemeral volume's) hold both too,
+// which the claims made from them copy.
+const storageClassPath = "{.spec.storageClassName,.metadata.annotations['" + betaStorageClass + "']}"
 
 // deviceClassPath is where a resource claim's device requests, at devices, name their
 // DeviceClasses: each request exactly, or each of its alternatives.
@@ -144,7 +150,8 @@ func deviceClassPath(devices string) string {
 //     references ("{.spec.volumes[*].configMap}", NameField "name", or "secretName" for a
 //     Secret volume) with OptionalField "optional", so that those marked "optional: true"
 //     are optional edges, which Dangling leaves out;
-//   - StatefulSets to their governing Service and their claim templates' StorageClasses;
+//   - StatefulSets to their governing Service and their claim templates' StorageClasses
+//     (the field or the beta annotation, in these templates as in an ephemeral volume's);
 //   - PersistentVolumeClaims to their PersistentVolume, StorageClass (spec.storageClassName
 //     or the beta annotation volume.beta.kubernetes.io/storage-class), VolumeAttributesClass
 //     and data source; PersistentVolumes to their StorageClass (either way),
@@ -199,7 +206,8 @@ func BuiltinRules() []Rule {
 	rules = append(rules,
 		Rule{Name: "statefulsets.apps:service", From: statefulSets, Path: "{.spec.serviceName}", To: services, Namespace: NamespaceSame},
 		Rule{Name: "statefulsets.apps:claim-storageclass", From: statefulSets,
-			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName,.spec.volumeClaimTemplates[*].metadata.annotations['" + betaStorageClass + "']}",
+			To:   storageClasses, Namespace: NamespaceCluster},
 
 		Rule{Name: "persistentvolumeclaims:volume", From: pvcs, Path: "{.spec.volumeName}", To: pvs, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: storageClassPath, To: storageClasses, Namespace: NamespaceCluster},

@@ -79,10 +79,19 @@ func TestStorageClassBetaAnnotation(t *testing.T) {
 	tg.put(pvcs, `{"metadata":{"name":"both","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":"fast"}},"spec":{"storageClassName":"fast"}}`)
 	tg.put(pvcs, `{"metadata":{"name":"none","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":""}},"spec":{"storageClassName":""}}`)
 	tg.put(pvs, `{"metadata":{"name":"pv","annotations":{"volume.beta.kubernetes.io/storage-class":"slow"}},"spec":{}}`)
+	// Claim templates hold the annotation as claims do (the claims made from them copy it).
+	template := `{"metadata":{"name":"data","annotations":{"volume.beta.kubernetes.io/storage-class":"tmpl"}},"spec":{"accessModes":["ReadWriteOnce"]}}`
+	tg.put(gr("apps", "statefulsets"), `{"metadata":{"name":"db","namespace":"ns"},"spec":{"volumeClaimTemplates":[`+template+`]}}`)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":`+template+`}}]}}`)
+	tg.put(gr("batch", "cronjobs"), `{"metadata":{"name":"cj","namespace":"ns"},"spec":{"jobTemplate":{"spec":{"template":{"spec":
+	  {"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":`+template+`}}]}}}}}}`)
 	assert.Equal(t, lines(`
+		cronjobs.batch/ns/cj -[cronjobs.batch:ephemeral-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
 		persistentvolumeclaims/ns/both -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
 		persistentvolumeclaims/ns/old -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
 		persistentvolumes/pv -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
+		pods/ns/p -[pods:ephemeral-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
+		statefulsets.apps/ns/db -[statefulsets.apps:claim-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
 	`), strs(tg.Dangling()))
 }
 
