@@ -1,6 +1,8 @@
 package refs
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -50,7 +52,8 @@ var podSpecRefs = []struct {
 	{"volume-configmap", []string{`.volumes[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"volume-secret", []string{`.volumes[*].secret`}, secrets, NamespaceSame, "secretName", "optional"},
 	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame, "", ""},
-	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`}, storageClasses, NamespaceCluster, "", ""},
+	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`,
+		`.volumes[*].ephemeral.volumeClaimTemplate.metadata.annotations['` + betaStorageClass + `']`}, storageClasses, NamespaceCluster, "", ""},
 	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret`}, secrets, NamespaceSame, "name", "optional"},
 	{"projected-clustertrustbundle", []string{`.volumes[*].projected.sources[*].clusterTrustBundle`}, clusterTrustBundles, NamespaceCluster, "name", "optional"},
@@ -70,6 +73,14 @@ var podSpecRefs = []struct {
 	// The headless Service whose DNS names the Pod's hostname.subdomain (a StatefulSet
 	// writes its serviceName there).
 	{"subdomain", []string{`.subdomain`}, services, NamespaceSame, "", ""},
+}
+
+// podStatusRefs are where a Pod, not a template, also names the objects of a Pod spec
+// reference, by the reference's name: the ResourceClaims made for it from its claim
+// templates, which its status names (the claim of each template is "<pod>-<claim>-<random>",
+// which no spec field holds).
+var podStatusRefs = map[string]string{
+	"resourceclaim": ".status.resourceClaimStatuses[*].resourceClaimName",
 }
 
 // csiSecretParameters are the StorageClass parameters with which a CSI provisioner is given
@@ -105,9 +116,14 @@ func joinPath(spec string, rel []string) string {
 	return out + "}"
 }
 
+// betaStorageClass is the annotation with which a claim or a volume may name its
+// StorageClass, which Kubernetes still reads before the field.
+const betaStorageClass = "volume.beta.kubernetes.io/storage-class"
+
 // storageClassPath is where a claim or a volume names its StorageClass: the field, and the
-// beta annotation Kubernetes still reads first.
-const storageClassPath = "{.spec.storageClassName,.metadata.annotations['volume.beta.kubernetes.io/storage-class']}"
+// beta annotation. Claim templates (a StatefulSet's, an ephemeral volume's) hold both too,
+// which the claims made from them copy.
+const storageClassPath = "{.spec.storageClassName,.metadata.annotations['" + betaStorageClass + "']}"
 
 // deviceClassPath is where a resource claim's device requests, at devices, name their
 // DeviceClasses: each request exactly, or each of its alternatives.
@@ -127,13 +143,15 @@ func deviceClassPath(devices string) string {
 //     generic ephemeral volumes' claim templates, the ConfigMaps and Secrets of env and
 //     envFrom (of containers, init containers and ephemeral containers), image pull
 //     Secrets, the ServiceAccount, the Node, the PriorityClass, the RuntimeClass,
-//     resource claims (and templates) and the Service of their subdomain; their ConfigMap,
+//     resource claims (and templates; a Pod also to the claims made for it from its
+//     templates, which its status names) and the Service of their subdomain; their ConfigMap,
 //     Secret and ClusterTrustBundle volumes and projected sources, env key references and
 //     envFrom sources are object
 //     references ("{.spec.volumes[*].configMap}", NameField "name", or "secretName" for a
 //     Secret volume) with OptionalField "optional", so that those marked "optional: true"
 //     are optional edges, which Dangling leaves out;
-//   - StatefulSets to their governing Service and their claim templates' StorageClasses;
+//   - StatefulSets to their governing Service and their claim templates' StorageClasses
+//     (the field or the beta annotation, in these templates as in an ephemeral volume's);
 //   - PersistentVolumeClaims to their PersistentVolume, StorageClass (spec.storageClassName
 //     or the beta annotation volume.beta.kubernetes.io/storage-class), VolumeAttributesClass
 //     and data source; PersistentVolumes to their StorageClass (either way),
@@ -144,7 +162,8 @@ func deviceClassPath(devices string) string {
 //   - RoleBindings and ClusterRoleBindings to their Role or ClusterRole and ServiceAccount
 //     subjects; ClusterRoles to the ClusterRoles their aggregation rule selects;
 //   - Services, PodDisruptionBudgets and NetworkPolicies to the Pods they select (label
-//     selectors, kept current as labels change);
+//     selectors, kept current as labels change), but Services of type ExternalName, which
+//     have no endpoints whatever their selector says (the rule's Unless);
 //   - HorizontalPodAutoscalers to their scale target and the objects their Object metrics
 //     describe;
 //   - APIServices, validating and mutating webhook configurations and CRD conversion
@@ -167,8 +186,12 @@ func BuiltinRules() []Rule {
 	}}
 	for _, h := range podTemplateHolders {
 		for _, r := range podSpecRefs {
+			path := joinPath(h.spec, r.paths)
+			if extra := podStatusRefs[r.name]; h.from == pods && extra != "" {
+				path = strings.TrimSuffix(path, "}") + "," + extra + "}"
+			}
 			rules = append(rules, Rule{Name: resourceName(h.from) + ":" + r.name, From: h.from,
-				Path: joinPath(h.spec, r.paths), To: r.to, Namespace: r.ns, NameField: r.nameField, OptionalField: r.optField})
+				Path: path, To: r.to, Namespace: r.ns, NameField: r.nameField, OptionalField: r.optField})
 		}
 	}
 	objectRef := func(r Rule) Rule {
@@ -183,7 +206,8 @@ func BuiltinRules() []Rule {
 	rules = append(rules,
 		Rule{Name: "statefulsets.apps:service", From: statefulSets, Path: "{.spec.serviceName}", To: services, Namespace: NamespaceSame},
 		Rule{Name: "statefulsets.apps:claim-storageclass", From: statefulSets,
-			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName,.spec.volumeClaimTemplates[*].metadata.annotations['" + betaStorageClass + "']}",
+			To:   storageClasses, Namespace: NamespaceCluster},
 
 		Rule{Name: "persistentvolumeclaims:volume", From: pvcs, Path: "{.spec.volumeName}", To: pvs, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: storageClassPath, To: storageClasses, Namespace: NamespaceCluster},
@@ -222,7 +246,10 @@ func BuiltinRules() []Rule {
 	rules = append(rules,
 		Rule{Name: "clusterroles.rbac.authorization.k8s.io:aggregation", From: clusterRoles,
 			Path: "{.aggregationRule.clusterRoleSelectors[*]}", To: clusterRoles, Selector: SelectorLabelSelector},
-		Rule{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: SelectorMap},
+		// A Service of type ExternalName has no endpoints: the EndpointSlice controller skips
+		// it, selector or not, so that it selects no Pod.
+		Rule{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: SelectorMap,
+			Unless: Condition{Path: "{.spec.type}", Values: []string{"ExternalName"}}},
 		Rule{Name: "poddisruptionbudgets.policy:selector", From: gr("policy", "poddisruptionbudgets"),
 			Path: "{.spec.selector}", To: pods, Selector: SelectorLabelSelector},
 		Rule{Name: "networkpolicies.networking.k8s.io:pod-selector", From: gr("networking.k8s.io", "networkpolicies"),

@@ -39,13 +39,20 @@
 //	{Name: "pods:volume-configmap", From: pods, Path: "{.spec.volumes[*].configMap}", To: configmaps,
 //	 Namespace: refs.NamespaceSame, NameField: "name", OptionalField: "optional"}
 //
+// A rule may leave out the objects it does not apply to (Unless: a JSONPath expression and
+// the values with which the rule reads nothing). A Service of type ExternalName has no
+// endpoints, whatever its selector says, so that it selects no Pod:
+//
+//	{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: refs.SelectorMap,
+//	 Unless: refs.Condition{Path: "{.spec.type}", Values: []string{"ExternalName"}}}
+//
 // BuiltinRules lists kindex's own, in that form: owner references of every object; Pods'
 // and every workload's Pod template's ConfigMaps, Secrets, claims, ServiceAccount, Node,
 // PriorityClass, RuntimeClass, image pull Secrets and ephemeral volumes' StorageClasses;
 // PVCs to PVs, StorageClasses and VolumeAttributesClasses; PVs to their classes, claim and
 // volume Secrets; Ingresses to Services, IngressClasses and TLS Secrets; RBAC bindings to
-// roles and ServiceAccount subjects; Services, PodDisruptionBudgets and NetworkPolicies to
-// the Pods they select; HPAs to their targets; APIServices and webhooks to their Services;
+// roles and ServiceAccount subjects; Services (but ExternalName ones), PodDisruptionBudgets
+// and NetworkPolicies to the Pods they select; HPAs to their targets; APIServices and webhooks to their Services;
 // and more (see BuiltinRules). A rule's target namespace is the source's, none, or the value's own
 // (NamespaceField); NamespaceAuto asks discovery whether the target's resource is
 // namespaced, so that a reference to a kind (RoleBinding to Role or ClusterRole, a
@@ -130,6 +137,11 @@
 //     admission plugin writes into each Pod (the Pods have the edge), but a workload
 //     template that names none has no edge to it; an Ingress or a claim that names no
 //     class (none was the default when it was created) has no edge to today's default.
+//   - A Pod's generic ephemeral volume uses the claim named "<pod>-<volume>", which no field
+//     of the Pod holds: the claim names its Pod (an owner reference), but no edge leads from
+//     the Pod to it, so that Unreferenced(persistentvolumeclaims) lists it while the Pod
+//     runs. (The ResourceClaims made from a Pod's claim templates are named in its status,
+//     and followed.)
 //   - Namespace selectors (a NetworkPolicy's namespaceSelector, a webhook's) are not
 //     followed; a selector of a cluster-scoped object selects in every namespace.
 //   - A rule's JSONPath has jsonpath's default budget: an object on which it yields more

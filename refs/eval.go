@@ -2,6 +2,7 @@ package refs
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -71,6 +72,9 @@ func read(rs *resRules, obj any) (reading, error) {
 	_, src.raw = obj.(indexfuncs.RawJSON)
 	r.raws = make([]rawTarget, 0, 8)
 	for _, rule := range rs.rules {
+		if rule.unless != nil && src.holds(rule.unless, rule.Unless.Values) {
+			continue // the rule does not apply to this object
+		}
 		switch rule.kind {
 		case kindSelector:
 			if s, ok := readSelectors(rule, &src); ok {
@@ -123,6 +127,16 @@ func (s *source) values(p *jsonpath.Path) []jsonpath.Value {
 		s.cut, s.err = p.String(), err
 	}
 	return s.buf
+}
+
+// holds reports whether p yields, on the object, a scalar whose text is one of values.
+func (s *source) holds(p *jsonpath.Path, values []string) bool {
+	for _, v := range s.values(p) {
+		if v.IsScalar() && slices.Contains(values, v.String()) {
+			return true
+		}
+	}
+	return false
 }
 
 // metadataMap renders the metadata of a metadata-only object as an unstructured object

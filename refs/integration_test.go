@@ -195,6 +195,8 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(secretsR, `{"metadata":{"name":"sa-token","namespace":"{ns}","annotations":{"kubernetes.io/service-account.name":"app-sa"}},"type":"kubernetes.io/service-account-token"}`)
 	f.create(servicesR, `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"selector":{"app":"web"},"ports":[{"port":443}]}}`)
 	f.create(servicesR, `{"metadata":{"name":"nothing","namespace":"{ns}"},"spec":{"selector":{"app":"none"},"ports":[{"port":80}]}}`)
+	// An ExternalName Service has no endpoints, whatever its selector says: it selects no Pod.
+	f.create(servicesR, `{"metadata":{"name":"external","namespace":"{ns}"},"spec":{"type":"ExternalName","externalName":"db.example.com","selector":{"app":"web"}}}`)
 	pvc := f.create(gvr("", "v1", "persistentvolumeclaims"), `{"metadata":{"name":"data","namespace":"{ns}"},"spec":{"accessModes":["ReadWriteOnce"],
 	  "resources":{"requests":{"storage":"1Gi"}},"storageClassName":"fast-{c}","volumeAttributesClassName":"gold-{c}","volumeName":"pv-{c}",
 	  "dataSource":{"kind":"PersistentVolumeClaim","name":"seed"}}}`)

@@ -78,6 +78,23 @@ type Rule struct {
 
 	// Selector makes the values label selectors of this form.
 	Selector SelectorForm
+
+	// Unless leaves out the objects on which the rule does not apply: on an object where
+	// Unless.Path yields one of Unless.Values, the rule reads nothing. A Service of type
+	// ExternalName has no endpoints (the EndpointSlice controller skips it), so that its
+	// selector, if it has one, selects no Pod: the built-in "services:selector" rule has
+	// Unless: Condition{Path: "{.spec.type}", Values: []string{"ExternalName"}}. The zero
+	// Condition leaves out nothing.
+	Unless Condition
+}
+
+// Condition tests an object: it holds when the JSONPath expression Path yields a value (a
+// string, number or boolean, compared as its text, as kubectl prints it: "ExternalName",
+// "true", "3") that is one of Values. A field that is absent yields nothing, so that the
+// condition does not hold.
+type Condition struct {
+	Path   string
+	Values []string
 }
 
 // NamespaceMode says in which namespace a rule's targets are.
@@ -144,7 +161,10 @@ type crule struct {
 	// byKind: object references that name their kind.
 	byKind bool
 	kinds  map[string]bool
-	// metaOnly: the path reads only .metadata, which metadata-only objects hold.
+	// unless is Unless.Path compiled (nil without a condition).
+	unless *jsonpath.Path
+	// metaOnly: the path (and the condition's) reads only .metadata, which metadata-only
+	// objects hold.
 	metaOnly bool
 }
 
@@ -208,8 +228,25 @@ func compileRule(r Rule) (*crule, error) {
 		return fail("path %q is a template; a rule needs the values of one expression", r.Path)
 	}
 	c := &crule{Rule: r, path: p, metaOnly: readsOnlyMetadata(p)}
+	switch {
+	case r.Unless.Path != "":
+		if len(r.Unless.Values) == 0 {
+			return fail("Unless has a Path and no Values: it would never hold")
+		}
+		u, err := jsonpath.Compile(r.Unless.Path)
+		if err != nil {
+			return nil, &RuleError{Rule: r.Name, Err: fmt.Errorf("Unless: %w", err)}
+		}
+		if u.IsTemplate() {
+			return fail("Unless path %q is a template; a condition needs the values of one expression", r.Unless.Path)
+		}
+		c.unless = u
+		c.metaOnly = c.metaOnly && readsOnlyMetadata(u)
+	case len(r.Unless.Values) > 0:
+		return fail("Unless has Values and no Path")
+	}
 	if r.From == AnyResource && !c.metaOnly {
-		return fail("a rule for every resource may read only .metadata, not %s", r.Path)
+		return fail("a rule for every resource may read only .metadata, not %s", strings.TrimSpace(r.Path+" "+r.Unless.Path))
 	}
 	switch r.Namespace {
 	case NamespaceAuto, NamespaceSame, NamespaceCluster:

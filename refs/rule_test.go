@@ -65,6 +65,12 @@ func TestRuleValidation(t *testing.T) {
 		{"optional selector", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: SelectorMap, OptionalField: "optional"}, "OptionalField is for object references"},
 		{"optional names", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, OptionalField: "optional"}, "OptionalField needs object references"},
 		{"optional is the name", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, NameField: "name", OptionalField: "name"}, `OptionalField "name" is also another field`},
+		{"unless without values", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Unless: Condition{Path: "{.b}"}}, "no Values"},
+		{"unless without path", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Unless: Condition{Values: []string{"b"}}}, "Values and no Path"},
+		{"unless bad path", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Unless: Condition{Path: "{.b", Values: []string{"b"}}}, "Unless: "},
+		{"unless template", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Unless: Condition{Path: "{.b}/{.c}", Values: []string{"b"}}}, "is a template"},
+		{"any resource unless reads spec", Rule{Name: "x", From: AnyResource, Path: "{.metadata.annotations.a}", To: secrets,
+			Unless: Condition{Path: "{.spec.b}", Values: []string{"b"}}}, "may read only .metadata"},
 		// Names discovery never gives a resource: they matched nothing, silently.
 		{"every resource of a group", Rule{Name: "x", From: gr("apps", "*"), Path: "{.metadata.name}", To: secrets}, "takes no group"},
 		{"kind as From", Rule{Name: "x", From: gr("", "ConfigMap"), Path: "{.a}", To: secrets}, `"ConfigMap" is not a resource's plural`},
@@ -261,4 +267,47 @@ func TestPathEndingAtAListReadsItsElements(t *testing.T) {
 			widgets.example.com/ns/NAME -[widgets:selectors]-> pods/ns/b
 		`, "NAME", name)), strs(tg.References(oref(widgets, "ns", name), 1)), name)
 	}
+}
+
+// A rule's Unless leaves out the objects on which its path yields one of its values,
+// compared as text (numbers and booleans too); absent, or another value, the rule applies.
+// The rule is read from the objects' fields when only its condition reads them.
+func TestRuleUnless(t *testing.T) {
+	w := gr("example.com", "widgets")
+	rules := append(BuiltinRules(),
+		Rule{Name: "widgets:secret", From: w, Path: "{.spec.secretRef}", To: secrets, NameField: "name",
+			Unless: Condition{Path: "{.spec.mode,.spec.disabled,.spec.replicas}", Values: []string{"External", "true", "0"}}},
+		Rule{Name: "widgets:annotated", From: w, Path: "{.metadata.annotations['example.com/secret']}", To: secrets,
+			Namespace: NamespaceSame, Unless: Condition{Path: "{.spec.mode}", Values: []string{"External"}}},
+	)
+	tg := newTestGraph(t, rules)
+	for _, c := range []struct{ name, spec string }{ // spec: fields besides the secretRef
+		{"plain", ``},
+		{"other-mode", `,"mode":"Internal"`},
+		{"replicas", `,"replicas":2,"disabled":false`},
+		{"external", `,"mode":"External"`},
+		{"disabled", `,"disabled":true`},
+		{"scaled-down", `,"replicas":0`},
+		{"listed", `,"mode":["External"]`}, // a list is no scalar: the rule applies
+	} {
+		tg.put(w, `{"metadata":{"name":"`+c.name+`","namespace":"ns","annotations":{"example.com/secret":"a-`+c.name+`"}},
+			"spec":{"secretRef":{"name":"s-`+c.name+`"}`+c.spec+`}}`)
+	}
+	var got []string
+	for _, e := range tg.Dangling() {
+		got = append(got, e.From.Name+" "+e.Rule+" "+e.To.Name)
+	}
+	assert.ElementsMatch(t, []string{
+		"plain widgets:secret s-plain", "plain widgets:annotated a-plain",
+		"other-mode widgets:secret s-other-mode", "other-mode widgets:annotated a-other-mode",
+		"replicas widgets:secret s-replicas", "replicas widgets:annotated a-replicas",
+		"disabled widgets:annotated a-disabled", "scaled-down widgets:annotated a-scaled-down",
+		"listed widgets:secret s-listed", "listed widgets:annotated a-listed",
+	}, got)
+	// A rule that reads metadata only but whose condition reads the spec is read from the
+	// objects' fields (the compact factory), not from their metadata.
+	g, err := New(&rest.Config{Host: "https://example.invalid"}, Options{Rules: rules})
+	require.NoError(t, err)
+	assert.Contains(t, g.fieldResources, w)
+	assert.Contains(t, g.projection(), "{.spec.mode}")
 }

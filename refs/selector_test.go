@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func pod(ns, name, labels string) string {
@@ -146,4 +147,48 @@ func TestClusterScopedSelectorsSelectEverywhere(t *testing.T) {
 	tg.put(gr("example.com", "nodepools"), `{"metadata":{"name":"a","namespace":"ns"},"spec":{"nodeSelector":{"pool":"a"}}}`)
 	tg.put(nodes, `{"metadata":{"name":"n2","labels":{"pool":"a"}}}`)
 	assert.Len(t, tg.References(oref(gr("example.com", "nodepools"), "ns", "a"), 1), 2)
+}
+
+// A Service of type ExternalName has no endpoints: the EndpointSlice controller skips it,
+// selector or not, so that it selects no Pod, and is no empty selector either. Its type
+// changing either way brings its selection back or takes it away.
+func TestExternalNameServiceSelectsNoPod(t *testing.T) {
+	for _, form := range []struct {
+		name string
+		of   func(js string) any
+	}{
+		{"decoded", func(js string) any { return obj(t, js) }},
+		{"bytes", func(js string) any { return newRawObject([]byte(js)) }},
+	} {
+		t.Run(form.name, func(t *testing.T) {
+			tg := newTestGraph(t, nil)
+			put := func(res schema.GroupResource, js string) { tg.upsert(tg.g.rulesOf(res), form.of(js)) }
+			put(pods, pod("ns", "a", `"app":"web"`))
+			put(pods, pod("ns", "b", `"app":"web"`))
+			external := `{"metadata":{"name":"svc","namespace":"ns"},"spec":{"type":"ExternalName","externalName":"db.example.com","selector":{"app":"web"}}}`
+			put(services, external)
+			put(services, `{"metadata":{"name":"gone","namespace":"ns"},"spec":{"type":"ExternalName","externalName":"x.example.com","selector":{"app":"none"}}}`)
+			assert.Empty(t, tg.References(oref(services, "ns", "svc"), 1))
+			assert.Empty(t, tg.Referrers(oref(pods, "ns", "a"), 1))
+			empty, err := tg.EmptySelectors(services)
+			require.NoError(t, err)
+			assert.Empty(t, empty, "an ExternalName Service has no selector that counts")
+			unused, err := tg.Unreferenced(pods)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"pods/ns/a", "pods/ns/b"}, refStrs(unused))
+
+			put(services, `{"metadata":{"name":"svc","namespace":"ns"},"spec":{"type":"ClusterIP","selector":{"app":"web"}}}`)
+			assert.Equal(t, lines(`
+				services/ns/svc -[services:selector]-> pods/ns/a
+				services/ns/svc -[services:selector]-> pods/ns/b
+			`), strs(tg.References(oref(services, "ns", "svc"), 1)))
+			put(services, external)
+			assert.Empty(t, tg.References(oref(services, "ns", "svc"), 1))
+			put(pods, pod("ns", "c", `"app":"web"`)) // a Pod created later is not selected either
+			assert.Empty(t, tg.Referrers(oref(pods, "ns", "c"), 1))
+			st := tg.Stats()
+			assert.Zero(t, st.Selectors)
+			assert.Zero(t, st.SelectorEdges)
+		})
+	}
 }

@@ -79,10 +79,19 @@ func TestStorageClassBetaAnnotation(t *testing.T) {
 	tg.put(pvcs, `{"metadata":{"name":"both","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":"fast"}},"spec":{"storageClassName":"fast"}}`)
 	tg.put(pvcs, `{"metadata":{"name":"none","namespace":"ns","annotations":{"volume.beta.kubernetes.io/storage-class":""}},"spec":{"storageClassName":""}}`)
 	tg.put(pvs, `{"metadata":{"name":"pv","annotations":{"volume.beta.kubernetes.io/storage-class":"slow"}},"spec":{}}`)
+	// Claim templates hold the annotation as claims do (the claims made from them copy it).
+	template := `{"metadata":{"name":"data","annotations":{"volume.beta.kubernetes.io/storage-class":"tmpl"}},"spec":{"accessModes":["ReadWriteOnce"]}}`
+	tg.put(gr("apps", "statefulsets"), `{"metadata":{"name":"db","namespace":"ns"},"spec":{"volumeClaimTemplates":[`+template+`]}}`)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":{"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":`+template+`}}]}}`)
+	tg.put(gr("batch", "cronjobs"), `{"metadata":{"name":"cj","namespace":"ns"},"spec":{"jobTemplate":{"spec":{"template":{"spec":
+	  {"volumes":[{"name":"v","ephemeral":{"volumeClaimTemplate":`+template+`}}]}}}}}}`)
 	assert.Equal(t, lines(`
+		cronjobs.batch/ns/cj -[cronjobs.batch:ephemeral-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
 		persistentvolumeclaims/ns/both -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
 		persistentvolumeclaims/ns/old -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
 		persistentvolumes/pv -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
+		pods/ns/p -[pods:ephemeral-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
+		statefulsets.apps/ns/db -[statefulsets.apps:claim-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
 	`), strs(tg.Dangling()))
 }
 
@@ -119,4 +128,34 @@ func TestNewerAPIReferences(t *testing.T) {
 	`), strs(tg.Dangling()))
 	assert.Contains(t, strs(tg.References(oref(pods, "ns", "p"), 1)),
 		"pods/ns/p -[pods:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/extra (optional) (Missing: not found)")
+}
+
+// A Pod uses the ResourceClaims made for it from its claim templates: its status names them
+// ("<pod>-<claim>-<random>", in no spec field), so that they are not unreferenced while it
+// runs. A template names none.
+func TestPodUsesTheResourceClaimsMadeForIt(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	tg.g.learn(resourceClaims, "ResourceClaim", true)
+	tg.g.learn(resourceClaimTemplates, "ResourceClaimTemplate", true)
+	tg.put(resourceClaimTemplates, `{"metadata":{"name":"gpu-template","namespace":"ns"},"spec":{"spec":{}}}`)
+	tg.put(resourceClaims, `{"metadata":{"name":"shared","namespace":"ns"},"spec":{}}`)
+	tg.put(resourceClaims, `{"metadata":{"name":"p-gpu-x7k2q","namespace":"ns","ownerReferences":[
+	  {"apiVersion":"v1","kind":"Pod","name":"p","uid":"u1","controller":true}]},"spec":{}}`)
+	tg.put(resourceClaims, `{"metadata":{"name":"unused","namespace":"ns"},"spec":{}}`)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns","uid":"u1"},"spec":{"resourceClaims":[
+	  {"name":"gpu","resourceClaimTemplateName":"gpu-template"},{"name":"shared","resourceClaimName":"shared"}]},
+	  "status":{"resourceClaimStatuses":[{"name":"gpu","resourceClaimName":"p-gpu-x7k2q"}]}}`)
+	assert.Equal(t, lines(`
+		pods/ns/p -[pods:resourceclaim]-> resourceclaims.resource.k8s.io/ns/p-gpu-x7k2q
+		pods/ns/p -[pods:resourceclaim]-> resourceclaims.resource.k8s.io/ns/shared
+		pods/ns/p -[pods:resourceclaimtemplate]-> resourceclaimtemplates.resource.k8s.io/ns/gpu-template
+	`), strs(tg.References(oref(pods, "ns", "p"), 1)))
+	unused, err := tg.Unreferenced(resourceClaims)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"resourceclaims.resource.k8s.io/ns/unused"}, refStrs(unused))
+	for _, r := range BuiltinRules() {
+		if r.Name == "deployments.apps:resourceclaim" {
+			assert.NotContains(t, r.Path, "status")
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/subscribe"
+	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/metadataonly"
 )
 
@@ -145,6 +146,9 @@ func (g *Graph) projection() []string {
 	for _, r := range g.g.rules {
 		if !r.metaOnly {
 			out = append(out, r.Path)
+			if r.unless != nil {
+				out = append(out, r.Unless.Path)
+			}
 		}
 	}
 	return out
@@ -267,8 +271,13 @@ func (g *Graph) start(ctx context.Context, run *running) (err error) {
 			if r.From == AnyResource || r.metaOnly {
 				continue
 			}
-			if err := run.objs.CheckPath(r.path); err != nil {
-				return &RuleError{Rule: r.Name, Err: fmt.Errorf("Options.Objects does not keep what the rule reads: %w", err)}
+			for _, p := range []*jsonpath.Path{r.path, r.unless} {
+				if p == nil {
+					continue
+				}
+				if err := run.objs.CheckPath(p); err != nil {
+					return &RuleError{Rule: r.Name, Err: fmt.Errorf("Options.Objects does not keep what the rule reads: %w", err)}
+				}
 			}
 		}
 	}
