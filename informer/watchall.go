@@ -727,6 +727,19 @@ func (wa *watchAll) entries() ([]*entry, error) {
 	return out, wa.stopErr
 }
 
+// gone says why the set cannot be read: once it is stopped, an error for which errors.Is
+// with ErrReleased (Stop, the set's context) or ErrShutdown (the factory's) is true; nil
+// while it runs. A stopped set has no members, and members that stop while a read runs
+// empty their caches: what a read finds then is not an answer.
+func (wa *watchAll) gone() error {
+	wa.mu.Lock()
+	defer wa.mu.Unlock()
+	if wa.stopped {
+		return fmt.Errorf("%w: the watch-all set is stopped", wa.stopErr)
+	}
+	return nil
+}
+
 func (wa *watchAll) snapshot() []*member {
 	wa.mu.Lock()
 	defer wa.mu.Unlock()

@@ -123,15 +123,31 @@ type ResourceItem[T Object] struct {
 // the next when more results follow (a page full at a member's end asks the members after
 // it for one match to know). Conditions name the set's indexes (AddIndex) or are JSONPath filters; a member
 // that does not have an index q names fails the query (its error names the resource). The
-// plan is the sum of the members' (its Driver the first member's).
+// plan is the sum of the members' (its Driver the first member's). On a stopped set (or
+// one that stops while the query runs) it returns an error for which errors.Is(err,
+// ErrReleased) is true, or errors.Is(err, ErrShutdown) if the factory's Shutdown stopped
+// it, as an informer's Query does: never an empty answer.
 func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
 	var res query.Result[ResourceItem[T]]
 	if ctx == nil {
 		return res, fmt.Errorf("%w: WatchAll.QueryItems(nil, ...)", ErrNilContext)
 	}
+	if err := w.wa.gone(); err != nil {
+		return res, err
+	}
 	if err := q.Validate(); err != nil {
 		return res, err // the query's own error, before any member's name is put on it
 	}
+	res, err := w.queryItems(ctx, q)
+	if gerr := w.wa.gone(); gerr != nil {
+		return query.Result[ResourceItem[T]]{}, gerr
+	}
+	return res, err
+}
+
+// queryItems is QueryItems on the set's current members.
+func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
+	var res query.Result[ResourceItem[T]]
 	members := w.wa.snapshot()
 	slices.SortFunc(members, func(a, b *member) int {
 		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
@@ -228,11 +244,23 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 }
 
 // Count returns how many objects of every member match q (Limit, Continue, SortBy and
-// Descending ignored).
+// Descending ignored). On a stopped set it fails as QueryItems does.
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
 	}
+	if err := w.wa.gone(); err != nil {
+		return 0, err
+	}
+	n, err := w.count(ctx, q)
+	if gerr := w.wa.gone(); gerr != nil {
+		return 0, gerr
+	}
+	return n, err
+}
+
+// count is Count on the set's current members.
+func (w *WatchAll[T]) count(ctx context.Context, q query.Query) (int, error) {
 	// What Count ignores, as an informer's Count does, is not checked either.
 	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
 	if err := q.Validate(); err != nil {

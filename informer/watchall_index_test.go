@@ -239,3 +239,38 @@ func TestWatchAllIndexRemovedWhileAMemberJoins(t *testing.T) {
 		assert.Empty(t, inf.IndexNames(), "%s", inf.Key().GVR)
 	}
 }
+
+// A stopped set answers no query: QueryItems and Count fail as an informer's reads do after
+// Release or Shutdown, where they answered that nothing matched (a stopped set has no
+// members).
+func TestWatchAllStoppedAnswersNoQuery(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+	set := func() *WatchAll[obj] {
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+		require.NoError(t, err)
+		require.NoError(t, ws.WaitForSync(ctx))
+		require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+		return ws
+	}
+	teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
+	stopped, other := set(), set()
+	n, err := stopped.Count(ctx, teamA)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	stopped.Stop()
+	_, err = stopped.QueryItems(ctx, teamA)
+	assert.ErrorIs(t, err, ErrReleased)
+	_, err = stopped.Count(ctx, teamA)
+	assert.ErrorIs(t, err, ErrReleased)
+	_, err = stopped.Count(ctx, query.Query{})
+	assert.ErrorIs(t, err, ErrReleased, "a count from sizes too")
+
+	e.f.Shutdown()
+	_, err = other.QueryItems(ctx, teamA)
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = other.Count(ctx, teamA)
+	assert.ErrorIs(t, err, ErrShutdown)
+}
