@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/store"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
@@ -123,7 +124,10 @@ type ResourceItem[T Object] struct {
 // the next when more results follow (a page full at a member's end asks the members after
 // it for one match to know). Conditions name the set's indexes (AddIndex) or are JSONPath filters; a member
 // that does not have an index q names fails the query (its error names the resource). The
-// plan is the sum of the members' (its Driver the first member's). On a stopped set (or
+// plan is the sum of the members' (its Driver the first member's). A token stays valid
+// while objects change, as an informer's does, and when a resource moves to another
+// version between pages: the next page goes on from the same position in the new
+// version's objects. On a stopped set (or
 // one that stops while the query runs) it returns an error for which errors.Is(err,
 // ErrReleased) is true, or errors.Is(err, ErrShutdown) if the factory's Shutdown stopped
 // it, as an informer's Query does: never an empty answer.
@@ -173,7 +177,7 @@ func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Resu
 		if err := m.h.e.reentered(); err != nil {
 			return query.Result[ResourceItem[T]]{}, fmt.Errorf("kindex: %s: %w", name, err)
 		}
-		items, next, plan, err := m.h.e.store.Query(ctx, sub, m.h.e.queryOpts)
+		items, next, plan, err := m.h.e.store.Query(ctx, sub, memberOpts(m))
 		if err != nil {
 			return query.Result[ResourceItem[T]]{}, fmt.Errorf("kindex: %s: %w", name, err)
 		}
@@ -201,6 +205,19 @@ func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Resu
 	return res, nil
 }
 
+// memberOpts are a member's query options in a query across the set: its informer's, with
+// its continue tokens bound to the informer's key without the version, so that a set's token
+// stays valid when the resource moves to another version (discovery's Changed): the
+// position a token holds, a sort value and a key, means the same in every version's
+// objects, and the set's own token already binds the query and the set.
+func memberOpts(m *member) store.QueryOptions {
+	opts := m.h.e.queryOpts
+	k := m.h.e.key
+	k.GVR.Version = ""
+	opts.Scope = k.String()
+	return opts
+}
+
 // moreAfter reports whether one of members has a match for q: a page that ends at a
 // member's end carries a continue token only then, so that a set's token, like an
 // informer's, means that more results follow. A member whose query fails counts as having
@@ -221,7 +238,8 @@ func moreAfter(ctx context.Context, q query.Query, members []*member) bool {
 }
 
 // A set's continue token: the resource the next page starts at and that member's own
-// token (bound to its query and informer), the whole bound to the query and to the set
+// token (bound to its query and to the member's informer, whatever its version: see
+// memberOpts), the whole bound to the query and to the set
 // (query's codec, with the set's source): a token that ends at a member's end has no
 // member token, and was accepted by any other set running the same query.
 func (wa *watchAll) encodeSetContinue(q query.Query, resource, inner string) string {
