@@ -73,7 +73,10 @@ type member struct {
 	res  discovery.Resource
 	h    *handle // the set's reference
 	view *handle // what Informers() hands out: Release on it does nothing
-	regs map[*allHandler]*Registration
+	// scope binds the member's continue tokens in the set's queries: its informer's key
+	// without the version (see memberOpts).
+	scope string
+	regs  map[*allHandler]*Registration
 	// moving holds the handoffs of handlers moving to this member from the one it replaced,
 	// until their tombstones are queued; the handler's entry in regs stays nil (reserved)
 	// until it is added to this member. Guarded by wa.mu.
@@ -207,7 +210,9 @@ func (wa *watchAll) add(res discovery.Resource) {
 		wa.c.logger.V(1).Info("Watch-all cannot start an informer", "resource", resourceName(gr), "err", err)
 		return
 	}
-	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}},
+	scope := h.e.key
+	scope.GVR.Version = ""
+	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}}, scope: scope.String(),
 		regs: map[*allHandler]*Registration{}, moving: map[*allHandler]*handoff{}, settling: map[*allHandler]<-chan struct{}{}}
 	wa.members[gr] = m
 	todo := wa.reserveLocked([]*member{m}, wa.handlerList())

@@ -220,9 +220,7 @@ func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Resu
 // another index than the one the caller asked the set for.
 func memberOpts(m *member, indexes map[string]indexSpec) store.QueryOptions {
 	opts := m.h.e.queryOpts
-	k := m.h.e.key
-	k.GVR.Version = ""
-	opts.Scope = k.String()
+	opts.Scope = m.scope
 	resolve := opts.Resolve
 	opts.Resolve = func(name string) (string, error) {
 		key, err := resolve(name)
