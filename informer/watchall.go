@@ -73,7 +73,10 @@ type member struct {
 	res  discovery.Resource
 	h    *handle // the set's reference
 	view *handle // what Informers() hands out: Release on it does nothing
-	regs map[*allHandler]*Registration
+	// scope binds the member's continue tokens in the set's queries: its informer's key
+	// without the version (see memberOpts).
+	scope string
+	regs  map[*allHandler]*Registration
 	// moving holds the handoffs of handlers moving to this member from the one it replaced,
 	// until their tombstones are queued; the handler's entry in regs stays nil (reserved)
 	// until it is added to this member. Guarded by wa.mu.
@@ -207,7 +210,9 @@ func (wa *watchAll) add(res discovery.Resource) {
 		wa.c.logger.V(1).Info("Watch-all cannot start an informer", "resource", resourceName(gr), "err", err)
 		return
 	}
-	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}},
+	scope := h.e.key
+	scope.GVR.Version = ""
+	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}}, scope: scope.String(),
 		regs: map[*allHandler]*Registration{}, moving: map[*allHandler]*handoff{}, settling: map[*allHandler]<-chan struct{}{}}
 	wa.members[gr] = m
 	todo := wa.reserveLocked([]*member{m}, wa.handlerList())
@@ -725,6 +730,19 @@ func (wa *watchAll) entries() ([]*entry, error) {
 		out = append(out, m.h.e)
 	}
 	return out, wa.stopErr
+}
+
+// gone says why the set cannot be read: once it is stopped, an error for which errors.Is
+// with ErrReleased (Stop, the set's context) or ErrShutdown (the factory's) is true; nil
+// while it runs. A stopped set has no members, and members that stop while a read runs
+// empty their caches: what a read finds then is not an answer.
+func (wa *watchAll) gone() error {
+	wa.mu.Lock()
+	defer wa.mu.Unlock()
+	if wa.stopped {
+		return fmt.Errorf("%w: the watch-all set is stopped", wa.stopErr)
+	}
+	return nil
 }
 
 func (wa *watchAll) snapshot() []*member {

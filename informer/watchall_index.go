@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/store"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
@@ -21,7 +23,9 @@ import (
 // {.spec.secretRef.name} is db-creds", whatever its kind. An object whose resource lacks the
 // field has no value. Registering a name again with the same expression is a no-op; with
 // another, an *IndexConflictError. A member where the name is already taken by another
-// definition keeps that one; the error names it.
+// definition keeps that one; the error names it (a member that joins later, a log line),
+// and queries of the set that name the index fail on that member with the same error
+// rather than answer for the other definition.
 func (w *WatchAll[T]) AddIndex(name, expr string) error {
 	wa := w.wa
 	p, err := jsonpath.CompileWithOptions(expr, wa.c.indexOpts)
@@ -121,17 +125,36 @@ type ResourceItem[T Object] struct {
 // QueryItems runs q on every member of the set and returns the matches, ordered by resource
 // ("plural.group") and then as q orders them, one page of q.Limit with a continue token for
 // the next when more results follow (a page full at a member's end asks the members after
-// it for one match to know). Conditions name the set's indexes (AddIndex) or are JSONPath filters; a member
-// that does not have an index q names fails the query (its error names the resource). The
-// plan is the sum of the members' (its Driver the first member's).
+// it for one match to know). Conditions name the set's indexes (AddIndex) or are JSONPath
+// filters; a member that does not have an index q names, or has one of the set's names with
+// another definition (an *IndexConflictError), fails the query (its error names the
+// resource). The plan is the sum of the members' (its Driver the first member's). A token
+// stays valid while objects change, as an informer's does, and when a resource moves to
+// another version between pages: the next page goes on from the same position in the new
+// version's objects. On a stopped set (or one that stops while the query runs) it returns
+// an error for which errors.Is(err, ErrReleased) is true, or errors.Is(err, ErrShutdown) if
+// the factory's Shutdown stopped it, as an informer's Query does: never an empty answer.
 func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
 	var res query.Result[ResourceItem[T]]
 	if ctx == nil {
 		return res, fmt.Errorf("%w: WatchAll.QueryItems(nil, ...)", ErrNilContext)
 	}
+	if err := w.wa.gone(); err != nil {
+		return res, err
+	}
 	if err := q.Validate(); err != nil {
 		return res, err // the query's own error, before any member's name is put on it
 	}
+	res, err := w.queryItems(ctx, q)
+	if gerr := w.wa.gone(); gerr != nil {
+		return query.Result[ResourceItem[T]]{}, gerr
+	}
+	return res, err
+}
+
+// queryItems is QueryItems on the set's current members.
+func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
+	var res query.Result[ResourceItem[T]]
 	members := w.wa.snapshot()
 	slices.SortFunc(members, func(a, b *member) int {
 		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
@@ -140,6 +163,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	if err != nil {
 		return res, err
 	}
+	indexes := w.wa.indexSpecs()
 	limit := q.Limit
 	for idx, m := range members {
 		name := resourceName(m.res.GVR.GroupResource())
@@ -157,7 +181,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		if err := m.h.e.reentered(); err != nil {
 			return query.Result[ResourceItem[T]]{}, fmt.Errorf("kindex: %s: %w", name, err)
 		}
-		items, next, plan, err := m.h.e.store.Query(ctx, sub, m.h.e.queryOpts)
+		items, next, plan, err := m.h.e.store.Query(ctx, sub, memberOpts(m, indexes))
 		if err != nil {
 			return query.Result[ResourceItem[T]]{}, fmt.Errorf("kindex: %s: %w", name, err)
 		}
@@ -176,7 +200,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 		if limit > 0 && len(res.Items) >= limit {
 			// The page is full at a member's end: the next page starts at the next member,
 			// if one after it has a match.
-			if moreAfter(ctx, q, members[idx+1:]) {
+			if moreAfter(ctx, q, members[idx+1:], indexes) {
 				res.Continue = w.wa.encodeSetContinue(q, name+"\x00", "")
 			}
 			return res, nil
@@ -185,18 +209,49 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	return res, nil
 }
 
+// memberOpts are a member's query options in a query across the set: its informer's, with
+// two differences. Its continue tokens are bound to the informer's key without the version,
+// so that a set's token stays valid when the resource moves to another version
+// (discovery's Changed): the position a token holds, a sort value and a key, means the same
+// in every version's objects, and the set's own token already binds the query and the set.
+// And a name the set registered (indexes) that the member holds with another definition (an
+// index of the same name registered on the informer before the set's, which AddIndex
+// reported) fails the query with an *IndexConflictError: the member would answer for
+// another index than the one the caller asked the set for.
+func memberOpts(m *member, indexes map[string]indexSpec) store.QueryOptions {
+	opts := m.h.e.queryOpts
+	opts.Scope = m.scope
+	resolve := opts.Resolve
+	opts.Resolve = func(name string) (string, error) {
+		key, err := resolve(name)
+		if spec, ok := indexes[name]; ok && err == nil && key != spec.key {
+			cur, _ := m.h.e.indexSpecOf(name)
+			return "", &IndexConflictError{Name: name, Existing: cur.def, Requested: spec.def}
+		}
+		return key, err
+	}
+	return opts
+}
+
+// indexSpecs returns a copy of the set's index definitions.
+func (wa *watchAll) indexSpecs() map[string]indexSpec {
+	wa.mu.Lock()
+	defer wa.mu.Unlock()
+	return maps.Clone(wa.indexes)
+}
+
 // moreAfter reports whether one of members has a match for q: a page that ends at a
 // member's end carries a continue token only then, so that a set's token, like an
 // informer's, means that more results follow. A member whose query fails counts as having
 // one: the next page reports its error, as before.
-func moreAfter(ctx context.Context, q query.Query, members []*member) bool {
+func moreAfter(ctx context.Context, q query.Query, members []*member, indexes map[string]indexSpec) bool {
 	sub := q
 	sub.Continue, sub.Limit = "", 1
 	for _, m := range members {
 		if m.h.e.reentered() != nil {
 			return true
 		}
-		items, _, _, err := m.h.e.store.Query(ctx, sub, m.h.e.queryOpts)
+		items, _, _, err := m.h.e.store.Query(ctx, sub, memberOpts(m, indexes))
 		if err != nil || len(items) > 0 {
 			return true
 		}
@@ -205,7 +260,8 @@ func moreAfter(ctx context.Context, q query.Query, members []*member) bool {
 }
 
 // A set's continue token: the resource the next page starts at and that member's own
-// token (bound to its query and informer), the whole bound to the query and to the set
+// token (bound to its query and to the member's informer, whatever its version: see
+// memberOpts), the whole bound to the query and to the set
 // (query's codec, with the set's source): a token that ends at a member's end has no
 // member token, and was accepted by any other set running the same query.
 func (wa *watchAll) encodeSetContinue(q query.Query, resource, inner string) string {
@@ -228,22 +284,35 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 }
 
 // Count returns how many objects of every member match q (Limit, Continue, SortBy and
-// Descending ignored).
+// Descending ignored). On a stopped set it fails as QueryItems does.
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
 	}
+	if err := w.wa.gone(); err != nil {
+		return 0, err
+	}
+	n, err := w.count(ctx, q)
+	if gerr := w.wa.gone(); gerr != nil {
+		return 0, gerr
+	}
+	return n, err
+}
+
+// count is Count on the set's current members.
+func (w *WatchAll[T]) count(ctx context.Context, q query.Query) (int, error) {
 	// What Count ignores, as an informer's Count does, is not checked either.
 	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
 	if err := q.Validate(); err != nil {
 		return 0, err
 	}
+	indexes := w.wa.indexSpecs()
 	total := 0
 	for _, m := range w.wa.snapshot() {
 		if err := m.h.e.reentered(); err != nil {
 			return 0, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
 		}
-		n, _, err := m.h.e.store.Count(ctx, q, m.h.e.queryOpts)
+		n, _, err := m.h.e.store.Count(ctx, q, memberOpts(m, indexes))
 		if err != nil {
 			return 0, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
 		}

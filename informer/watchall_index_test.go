@@ -239,3 +239,83 @@ func TestWatchAllIndexRemovedWhileAMemberJoins(t *testing.T) {
 		assert.Empty(t, inf.IndexNames(), "%s", inf.Key().GVR)
 	}
 }
+
+// A stopped set answers no query: QueryItems and Count fail as an informer's reads do after
+// Release or Shutdown, where they answered that nothing matched (a stopped set has no
+// members).
+func TestWatchAllStoppedAnswersNoQuery(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+	set := func() *WatchAll[obj] {
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+		require.NoError(t, err)
+		require.NoError(t, ws.WaitForSync(ctx))
+		require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+		return ws
+	}
+	teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
+	stopped, other := set(), set()
+	n, err := stopped.Count(ctx, teamA)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	stopped.Stop()
+	_, err = stopped.QueryItems(ctx, teamA)
+	assert.ErrorIs(t, err, ErrReleased)
+	_, err = stopped.Count(ctx, teamA)
+	assert.ErrorIs(t, err, ErrReleased)
+	_, err = stopped.Count(ctx, query.Query{})
+	assert.ErrorIs(t, err, ErrReleased, "a count from sizes too")
+
+	e.f.Shutdown()
+	_, err = other.QueryItems(ctx, teamA)
+	assert.ErrorIs(t, err, ErrShutdown)
+	_, err = other.Count(ctx, teamA)
+	assert.ErrorIs(t, err, ErrShutdown)
+}
+
+// A member that holds one of the set's index names with another definition (registered on
+// the informer before the set's) fails the set's queries and counts that name it: it
+// answered them for its own definition, so that "team=a" returned an object whose team is
+// b, matched by its name.
+func TestWatchAllQueryRefusesAMemberIndexOfAnotherDefinition(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", map[string]string{"team": "b"}))
+	e.mode.server(gadgets.GVR).add(newObj("ns", "g", map[string]string{"team": "a"}))
+	inf, err := e.f.Informer(ctx, "widgets.example.com")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.AddIndex("team", "{.metadata.name}"))
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.WaitForSync(ctx))
+	require.ErrorIs(t, ws.AddIndex("team", "{.metadata.labels.team}"), ErrIndexConflict, "widgets keeps its own")
+
+	teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
+	for name, q := range map[string]query.Query{"a condition": teamA, "a sort key": {Scan: true, SortBy: "team"},
+		"pages": {Conditions: teamA.Conditions, Limit: 1}} {
+		for page := 0; page < 5; page++ { // the error may come with a later page
+			var res query.Result[ResourceItem[obj]]
+			if res, err = ws.QueryItems(ctx, q); err != nil || res.Continue == "" {
+				break
+			}
+			q.Continue = res.Continue
+		}
+		require.ErrorIs(t, err, ErrIndexConflict, name)
+		assert.Contains(t, err.Error(), "widgets.example.com", name)
+	}
+	_, err = ws.Count(ctx, teamA)
+	assert.ErrorIs(t, err, ErrIndexConflict)
+
+	// Once the informer's own index is gone and the set's is registered, the set answers.
+	require.NoError(t, inf.RemoveIndex("team"))
+	require.NoError(t, ws.RemoveIndex("team"))
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+	res, err := ws.QueryItems(ctx, teamA)
+	require.NoError(t, err)
+	require.Len(t, res.Items, 1)
+	assert.Equal(t, "ns/g", res.Items[0].Key())
+}

@@ -543,3 +543,45 @@ func TestWatchAllResourceNoLongerWatchableLeaves(t *testing.T) {
 	assert.False(t, ok, "no longer a member")
 	assert.EqualValues(t, len(keys), view.tombs.Load(), "one tombstone per object")
 }
+
+// A set's continue token stays valid when a resource moves to another version between
+// pages: the member's part of it was bound to the old version's informer, and the next page
+// failed with ErrInvalidContinue once the set had moved.
+func TestWatchAllContinueAcrossAMove(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	gr := widgets.GVR.GroupResource()
+	want := serve(e.mode.server(widgets.GVR), "o", 0, 5)
+	serve(e.mode.server(widgetsV2.GVR), "o", 0, 5)
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	require.NoError(t, wa.WaitForSync(ctx))
+	require.NoError(t, wa.AddIndex("name", "{.metadata.name}"))
+
+	q := query.Query{Conditions: []query.Condition{query.Has("name")}, SortBy: "name", Descending: true, Limit: 2}
+	var got []string
+	res, err := wa.QueryItems(ctx, q)
+	require.NoError(t, err)
+	for _, it := range res.Items {
+		got = append(got, it.Key())
+	}
+	require.NotEmpty(t, res.Continue)
+
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgetsV2, Old: &widgets})
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(gr)
+		return ok && inf.Key().GVR.Version == "v2" && slices.Contains(inf.IndexNames(), "name")
+	}, "moved to v2")
+	require.NoError(t, wa.WaitForSync(ctx))
+	for q.Continue = res.Continue; q.Continue != ""; q.Continue = res.Continue {
+		res, err = wa.QueryItems(ctx, q)
+		require.NoError(t, err, "a page after the move")
+		for _, it := range res.Items {
+			got = append(got, it.Key())
+		}
+	}
+	slices.Reverse(want)
+	assert.Equal(t, want, got)
+}
