@@ -144,7 +144,9 @@ func deviceClassPath(devices string) string {
 //     envFrom (of containers, init containers and ephemeral containers), image pull
 //     Secrets, the ServiceAccount, the Node, the PriorityClass, the RuntimeClass,
 //     resource claims (and templates; a Pod also to the claims made for it from its
-//     templates, which its status names) and the Service of their subdomain; their ConfigMap,
+//     templates, which its status names) and the Service of their subdomain; a Pod also to
+//     the claim of each generic ephemeral volume, <pod>-<volume> ("pods:ephemeral-claim",
+//     NamedAfterSource); their ConfigMap,
 //     Secret and ClusterTrustBundle volumes and projected sources, env key references and
 //     envFrom sources are object
 //     references ("{.spec.volumes[*].configMap}", NameField "name", or "secretName" for a
@@ -194,6 +196,10 @@ func BuiltinRules() []Rule {
 				Path: path, To: r.to, Namespace: r.ns, NameField: r.nameField, OptionalField: r.optField})
 		}
 	}
+	// The claim Kubernetes makes for each generic ephemeral volume of a Pod, named
+	// <pod>-<volume> (a template has no Pod name yet: its Pods' claims are theirs).
+	rules = append(rules, Rule{Name: "pods:ephemeral-claim", From: pods, Path: "{.spec.volumes[?(@.ephemeral)].name}",
+		To: pvcs, Namespace: NamespaceSame, NamedAfterSource: true})
 	objectRef := func(r Rule) Rule {
 		r.NameField, r.NamespaceField = "name", "namespace"
 		return r

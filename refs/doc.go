@@ -46,6 +46,13 @@
 //	{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: refs.SelectorMap,
 //	 Unless: refs.Condition{Path: "{.spec.type}", Values: []string{"ExternalName"}}}
 //
+// A rule may name its targets after the object that holds the values (NamedAfterSource:
+// the target is "<source>-<value>"), as Kubernetes names the claim of a Pod's generic
+// ephemeral volume, which no field of the Pod holds:
+//
+//	{Name: "pods:ephemeral-claim", From: pods, Path: "{.spec.volumes[?(@.ephemeral)].name}",
+//	 To: persistentvolumeclaims, Namespace: refs.NamespaceSame, NamedAfterSource: true}
+//
 // BuiltinRules lists kindex's own, in that form: owner references of every object; Pods'
 // and every workload's Pod template's ConfigMaps, Secrets, claims, ServiceAccount, Node,
 // PriorityClass, RuntimeClass, image pull Secrets and ephemeral volumes' StorageClasses;
@@ -137,11 +144,6 @@
 //     admission plugin writes into each Pod (the Pods have the edge), but a workload
 //     template that names none has no edge to it; an Ingress or a claim that names no
 //     class (none was the default when it was created) has no edge to today's default.
-//   - A Pod's generic ephemeral volume uses the claim named "<pod>-<volume>", which no field
-//     of the Pod holds: the claim names its Pod (an owner reference), but no edge leads from
-//     the Pod to it, so that Unreferenced(persistentvolumeclaims) lists it while the Pod
-//     runs. (The ResourceClaims made from a Pod's claim templates are named in its status,
-//     and followed.)
 //   - Namespace selectors (a NetworkPolicy's namespaceSelector, a webhook's) are not
 //     followed; a selector of a cluster-scoped object selects in every namespace.
 //   - A rule's JSONPath has jsonpath's default budget: an object on which it yields more

@@ -68,7 +68,7 @@ func read(rs *resRules, obj any) (reading, error) {
 	if rs.selTarget {
 		r.labels = m.GetLabels()
 	}
-	src := source{obj: obj}
+	src := source{obj: obj, name: r.name}
 	_, src.raw = obj.(indexfuncs.RawJSON)
 	r.raws = make([]rawTarget, 0, 8)
 	for _, rule := range rs.rules {
@@ -93,7 +93,8 @@ func read(rs *resRules, obj any) (reading, error) {
 // metadata map of a metadata-only object once.
 type source struct {
 	obj  any
-	raw  bool // values decoded from the bytes may share memory with larger buffers
+	name string // the object's name, for rules NamedAfterSource
+	raw  bool   // values decoded from the bytes may share memory with larger buffers
 	meta map[string]any
 	buf  []jsonpath.Value
 	// The first failed evaluation: its path, and its error.
@@ -211,7 +212,7 @@ func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
 	for _, v := range src.values(rule.path) {
 		switch v.Kind() {
 		case jsonpath.KindString:
-			dst = refOfName(rule, v.String(), dst)
+			dst = refOfName(rule, src, v.String(), dst)
 		case jsonpath.KindMap:
 			m, _ := v.Interface().(map[string]any)
 			dst = refOfObject(rule, m, src.raw, dst)
@@ -223,7 +224,7 @@ func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
 					if src.raw { // a view of the decoded list's text
 						x = strings.Clone(x)
 					}
-					dst = refOfName(rule, x, dst)
+					dst = refOfName(rule, src, x, dst)
 				case map[string]any:
 					dst = refOfObject(rule, x, src.raw, dst)
 				}
@@ -238,10 +239,14 @@ func readRefs(rule *crule, src *source, dst []rawTarget) []rawTarget {
 // name holds "${", so such a value names no object the graph could find.
 func templated(s string) bool { return strings.Contains(s, "${") }
 
-// refOfName appends the reference of a value that is a name, if rule reads names.
-func refOfName(rule *crule, name string, dst []rawTarget) []rawTarget {
+// refOfName appends the reference of a value that is a name, if rule reads names: the name,
+// or for a rule NamedAfterSource the source's name, "-" and the value.
+func refOfName(rule *crule, src *source, name string, dst []rawTarget) []rawTarget {
 	if rule.kind != kindNames || name == "" || templated(name) {
 		return dst
+	}
+	if rule.NamedAfterSource {
+		name = src.name + "-" + name
 	}
 	return append(dst, rawTarget{rule: rule, res: rule.toID, name: name})
 }

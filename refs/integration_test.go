@@ -87,6 +87,7 @@ const podSpecEdges = `
 // The other edges of the fixture, written by hand.
 const fixtureEdges = `
 	pods/{ns}/web-1 -[owner]-> replicasets.apps/{ns}/web-rs
+	pods/{ns}/web-1 -[pods:ephemeral-claim]-> persistentvolumeclaims/{ns}/web-1-f
 	pods/{ns}/web-2 -[pods:serviceaccount]-> serviceaccounts/{ns}/app-sa
 	replicasets.apps/{ns}/web-rs -[owner]-> deployments.apps/{ns}/web
 	statefulsets.apps/{ns}/web -[statefulsets.apps:service]-> services/{ns}/web
@@ -197,6 +198,10 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(servicesR, `{"metadata":{"name":"nothing","namespace":"{ns}"},"spec":{"selector":{"app":"none"},"ports":[{"port":80}]}}`)
 	// An ExternalName Service has no endpoints, whatever its selector says: it selects no Pod.
 	f.create(servicesR, `{"metadata":{"name":"external","namespace":"{ns}"},"spec":{"type":"ExternalName","externalName":"db.example.com","selector":{"app":"web"}}}`)
+	// The claim of web-1's generic ephemeral volume "f" (the ephemeral volume controller,
+	// which does not run here, would make it).
+	f.create(gvr("", "v1", "persistentvolumeclaims"), `{"metadata":{"name":"web-1-f","namespace":"{ns}"},"spec":{"accessModes":["ReadWriteOnce"],
+	  "resources":{"requests":{"storage":"1Gi"}}}}`)
 	pvc := f.create(gvr("", "v1", "persistentvolumeclaims"), `{"metadata":{"name":"data","namespace":"{ns}"},"spec":{"accessModes":["ReadWriteOnce"],
 	  "resources":{"requests":{"storage":"1Gi"}},"storageClassName":"fast-{c}","volumeAttributesClassName":"gold-{c}","volumeName":"pv-{c}",
 	  "dataSource":{"kind":"PersistentVolumeClaim","name":"seed"}}}`)

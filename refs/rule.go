@@ -79,6 +79,13 @@ type Rule struct {
 	// Selector makes the values label selectors of this form.
 	Selector SelectorForm
 
+	// NamedAfterSource, for a rule whose values are names, makes each value the end of the
+	// target's name, after the source object's own name and "-": Kubernetes names the
+	// claim of a Pod's generic ephemeral volume so (<pod>-<volume>, which no field holds),
+	// and the built-in "pods:ephemeral-claim" rule reads
+	// {.spec.volumes[?(@.ephemeral)].name} this way.
+	NamedAfterSource bool
+
 	// Unless leaves out the objects on which the rule does not apply: on an object where
 	// Unless.Path yields one of Unless.Values, the rule reads nothing. A Service of type
 	// ExternalName has no endpoints (the EndpointSlice controller skips it), so that its
@@ -308,6 +315,9 @@ func compileRule(r Rule) (*crule, error) {
 			return fail("Kinds need a KindField")
 		}
 		c.kind = kindNames
+	}
+	if r.NamedAfterSource && c.kind != kindNames {
+		return fail("NamedAfterSource is for rules whose values are names, not object references or selectors")
 	}
 	if r.To.Resource == "*" {
 		return fail("To cannot be every resource")

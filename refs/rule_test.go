@@ -31,7 +31,7 @@ func TestBuiltinRulesAreValidAndNamedOnce(t *testing.T) {
 		}
 	}
 	// 20 Pod spec references for each of 9 holders, and the rest.
-	assert.Equal(t, 1+9*20+48, len(rules))
+	assert.Equal(t, 1+9*20+49, len(rules))
 	// Each call returns a new slice: appending to one does not change the next.
 	rules[0].Name = "changed"
 	assert.Equal(t, "owner", BuiltinRules()[0].Name)
@@ -65,6 +65,8 @@ func TestRuleValidation(t *testing.T) {
 		{"optional selector", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: SelectorMap, OptionalField: "optional"}, "OptionalField is for object references"},
 		{"optional names", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, OptionalField: "optional"}, "OptionalField needs object references"},
 		{"optional is the name", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, NameField: "name", OptionalField: "name"}, `OptionalField "name" is also another field`},
+		{"named after source, objects", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, NameField: "name", NamedAfterSource: true}, "NamedAfterSource is for rules whose values are names"},
+		{"named after source, selector", Rule{Name: "x", From: w, Path: "{.a}", To: pods, Selector: SelectorMap, NamedAfterSource: true}, "NamedAfterSource is for rules whose values are names"},
 		{"unless without values", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Unless: Condition{Path: "{.b}"}}, "no Values"},
 		{"unless without path", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Unless: Condition{Values: []string{"b"}}}, "Values and no Path"},
 		{"unless bad path", Rule{Name: "x", From: w, Path: "{.a}", To: secrets, Unless: Condition{Path: "{.b", Values: []string{"b"}}}, "Unless: "},

@@ -90,6 +90,7 @@ func TestStorageClassBetaAnnotation(t *testing.T) {
 		persistentvolumeclaims/ns/both -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast (Missing: not found)
 		persistentvolumeclaims/ns/old -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
 		persistentvolumes/pv -[persistentvolumes:storageclass]-> storageclasses.storage.k8s.io/slow (Missing: not found)
+		pods/ns/p -[pods:ephemeral-claim]-> persistentvolumeclaims/ns/p-v (Missing: not found)
 		pods/ns/p -[pods:ephemeral-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
 		statefulsets.apps/ns/db -[statefulsets.apps:claim-storageclass]-> storageclasses.storage.k8s.io/tmpl (Missing: not found)
 	`), strs(tg.Dangling()))
@@ -158,4 +159,29 @@ func TestPodUsesTheResourceClaimsMadeForIt(t *testing.T) {
 			assert.NotContains(t, r.Path, "status")
 		}
 	}
+}
+
+// A Pod uses the claim Kubernetes makes for each of its generic ephemeral volumes, named
+// <pod>-<volume>, which no field of the Pod holds: the rule names it after the Pod, decoded
+// or as raw bytes; other volumes, and a workload's template (whose Pods have the claims),
+// name no such claim.
+func TestPodUsesItsEphemeralVolumesClaims(t *testing.T) {
+	tg := newTestGraph(t, nil)
+	spec := `{"volumes":[{"name":"scratch","ephemeral":{"volumeClaimTemplate":{"spec":{"accessModes":["ReadWriteOnce"]}}}},
+	  {"name":"tmp","emptyDir":{}},{"name":"data","persistentVolumeClaim":{"claimName":"data"}}],"containers":[{"name":"c"}]}`
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns"},"spec":`+spec+`}`)
+	tg.upsert(tg.g.rulesOf(pods), newRawObject([]byte(`{"metadata":{"name":"q","namespace":"ns"},"spec":`+spec+`}`)))
+	tg.upsert(tg.g.rulesOf(gr("apps", "deployments")), newRawObject([]byte(`{"metadata":{"name":"d","namespace":"ns"},"spec":{"template":{"spec":`+spec+`}}}`)))
+	for _, name := range []string{"p-scratch", "q-scratch", "p-tmp", "d-scratch", "data", "scratch"} {
+		tg.put(pvcs, `{"metadata":{"name":"`+name+`","namespace":"ns"}}`)
+	}
+	unused, err := tg.Unreferenced(pvcs)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"persistentvolumeclaims/ns/d-scratch", "persistentvolumeclaims/ns/p-tmp", "persistentvolumeclaims/ns/scratch"}, refStrs(unused))
+	assert.Equal(t, lines(`
+		pods/ns/p -[pods:ephemeral-claim]-> persistentvolumeclaims/ns/p-scratch
+	`), strs(tg.Referrers(oref(pvcs, "ns", "p-scratch"), 1)))
+	// Before the claim exists, the Pod waits for it: a missing target.
+	tg.put(pods, `{"metadata":{"name":"r","namespace":"ns"},"spec":`+spec+`}`)
+	assert.Contains(t, strs(tg.Dangling()), "pods/ns/r -[pods:ephemeral-claim]-> persistentvolumeclaims/ns/r-scratch (Missing: not found)")
 }
