@@ -54,6 +54,8 @@ var podSpecRefs = []struct {
 	{"volume-pvc", []string{`.volumes[*].persistentVolumeClaim.claimName`}, pvcs, NamespaceSame, "", ""},
 	{"ephemeral-storageclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.storageClassName`,
 		`.volumes[*].ephemeral.volumeClaimTemplate.metadata.annotations['` + betaStorageClass + `']`}, storageClasses, NamespaceCluster, "", ""},
+	{"ephemeral-volumeattributesclass", []string{`.volumes[*].ephemeral.volumeClaimTemplate.spec.volumeAttributesClassName`},
+		volumeAttributesClasses, NamespaceCluster, "", ""},
 	{"projected-configmap", []string{`.volumes[*].projected.sources[*].configMap`}, configMaps, NamespaceSame, "name", "optional"},
 	{"projected-secret", []string{`.volumes[*].projected.sources[*].secret`}, secrets, NamespaceSame, "name", "optional"},
 	{"projected-clustertrustbundle", []string{`.volumes[*].projected.sources[*].clusterTrustBundle`}, clusterTrustBundles, NamespaceCluster, "name", "optional"},
@@ -153,7 +155,9 @@ func deviceClassPath(devices string) string {
 //     Secret volume) with OptionalField "optional", so that those marked "optional: true"
 //     are optional edges, which Dangling leaves out;
 //   - StatefulSets to their governing Service and their claim templates' StorageClasses
-//     (the field or the beta annotation, in these templates as in an ephemeral volume's);
+//     (the field or the beta annotation, in these templates as in an ephemeral volume's)
+//     and VolumeAttributesClasses (so do the claim templates of generic ephemeral volumes);
+//   - CSIStorageCapacities to their StorageClass; FlowSchemas to their priority level;
 //   - PersistentVolumeClaims to their PersistentVolume, StorageClass (spec.storageClassName
 //     or the beta annotation volume.beta.kubernetes.io/storage-class), VolumeAttributesClass
 //     and data source; PersistentVolumes to their StorageClass (either way),
@@ -214,6 +218,15 @@ func BuiltinRules() []Rule {
 		Rule{Name: "statefulsets.apps:claim-storageclass", From: statefulSets,
 			Path: "{.spec.volumeClaimTemplates[*].spec.storageClassName,.spec.volumeClaimTemplates[*].metadata.annotations['" + betaStorageClass + "']}",
 			To:   storageClasses, Namespace: NamespaceCluster},
+		Rule{Name: "statefulsets.apps:claim-volumeattributesclass", From: statefulSets,
+			Path: "{.spec.volumeClaimTemplates[*].spec.volumeAttributesClassName}", To: volumeAttributesClasses, Namespace: NamespaceCluster},
+		// The capacity a CSI driver reports for a class of storage in a topology segment.
+		Rule{Name: "csistoragecapacities.storage.k8s.io:storageclass", From: gr("storage.k8s.io", "csistoragecapacities"),
+			Path: "{.storageClassName}", To: storageClasses, Namespace: NamespaceCluster},
+		// API Priority and Fairness: a FlowSchema sends its requests to a priority level.
+		Rule{Name: "flowschemas.flowcontrol.apiserver.k8s.io:prioritylevel", From: gr("flowcontrol.apiserver.k8s.io", "flowschemas"),
+			Path: "{.spec.priorityLevelConfiguration.name}", To: gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
+			Namespace: NamespaceCluster},
 
 		Rule{Name: "persistentvolumeclaims:volume", From: pvcs, Path: "{.spec.volumeName}", To: pvs, Namespace: NamespaceCluster},
 		Rule{Name: "persistentvolumeclaims:storageclass", From: pvcs, Path: storageClassPath, To: storageClasses, Namespace: NamespaceCluster},

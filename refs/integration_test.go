@@ -49,7 +49,7 @@ const podSpec = `{
       {"clusterTrustBundle": {"name": "ctb-{c}", "path": "ca.pem"}}]}},
     {"name": "e", "csi": {"driver": "csi.example.com", "nodePublishSecretRef": {"name": "sec-csi"}}},
     {"name": "f", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast-{c}",
-      "resources": {"requests": {"storage": "1Gi"}}}}}}],
+      "volumeAttributesClassName": "gold-{c}", "resources": {"requests": {"storage": "1Gi"}}}}}}],
   "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}, {"name": "gpu2", "resourceClaimTemplateName": "gpu-template"}],
   "initContainers": [{"name": "init", "image": "registry.example.com/init:1", "envFrom": [{"configMapRef": {"name": "cm-init"}}]}],
   "containers": [{"name": "app", "image": "registry.example.com/app:1",
@@ -75,6 +75,7 @@ const podSpecEdges = `
 	{from} -[{h}:projected-clustertrustbundle]-> clustertrustbundles.certificates.k8s.io/ctb-{c} (Missing: not found)
 	{from} -[{h}:volume-plugin-secret]-> secrets/{ns}/sec-csi
 	{from} -[{h}:ephemeral-storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	{from} -[{h}:ephemeral-volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold-{c}
 	{from} -[{h}:env-configmap]-> configmaps/{ns}/cm-env
 	{from} -[{h}:envfrom-configmap]-> configmaps/{ns}/cm-init
 	{from} -[{h}:env-secret]-> secrets/{ns}/sec-env
@@ -92,6 +93,9 @@ const fixtureEdges = `
 	replicasets.apps/{ns}/web-rs -[owner]-> deployments.apps/{ns}/web
 	statefulsets.apps/{ns}/web -[statefulsets.apps:service]-> services/{ns}/web
 	statefulsets.apps/{ns}/web -[statefulsets.apps:claim-storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	statefulsets.apps/{ns}/web -[statefulsets.apps:claim-volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold-{c}
+	csistoragecapacities.storage.k8s.io/{ns}/cap -[csistoragecapacities.storage.k8s.io:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
+	flowschemas.flowcontrol.apiserver.k8s.io/fs-{c} -[flowschemas.flowcontrol.apiserver.k8s.io:prioritylevel]-> prioritylevelconfigurations.flowcontrol.apiserver.k8s.io/pl-{c} (Missing: not found)
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:volume]-> persistentvolumes/pv-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:storageclass]-> storageclasses.storage.k8s.io/fast-{c}
 	persistentvolumeclaims/{ns}/data -[persistentvolumeclaims:volumeattributesclass]-> volumeattributesclasses.storage.k8s.io/gold-{c}
@@ -198,6 +202,9 @@ func createFixture(t *testing.T, f *fixture) {
 	f.create(servicesR, `{"metadata":{"name":"nothing","namespace":"{ns}"},"spec":{"selector":{"app":"none"},"ports":[{"port":80}]}}`)
 	// An ExternalName Service has no endpoints, whatever its selector says: it selects no Pod.
 	f.create(servicesR, `{"metadata":{"name":"external","namespace":"{ns}"},"spec":{"type":"ExternalName","externalName":"db.example.com","selector":{"app":"web"}}}`)
+	f.create(gvr("storage.k8s.io", "v1", "csistoragecapacities"), `{"metadata":{"name":"cap","namespace":"{ns}"},"storageClassName":"fast-{c}"}`)
+	f.create(gvr("flowcontrol.apiserver.k8s.io", "v1", "flowschemas"), `{"metadata":{"name":"fs-{c}"},"spec":{"matchingPrecedence":9000,
+	  "priorityLevelConfiguration":{"name":"pl-{c}"}}}`)
 	// The claim of web-1's generic ephemeral volume "f" (the ephemeral volume controller,
 	// which does not run here, would make it).
 	f.create(gvr("", "v1", "persistentvolumeclaims"), `{"metadata":{"name":"web-1-f","namespace":"{ns}"},"spec":{"accessModes":["ReadWriteOnce"],
@@ -241,7 +248,8 @@ func createFixture(t *testing.T, f *fixture) {
 	  "template":{"metadata":{"labels":{"app":"rc"}},"spec":`+spec("Always")+`}}}`)
 	f.create(gvr("apps", "v1", "statefulsets"), `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"replicas":0,"serviceName":"web",
 	  "selector":{"matchLabels":{"app":"sts"}},"template":{"metadata":{"labels":{"app":"sts"}},"spec":`+spec("Always")+`},
-	  "volumeClaimTemplates":[{"metadata":{"name":"vct"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"fast-{c}","resources":{"requests":{"storage":"1Gi"}}}}]}}`)
+	  "volumeClaimTemplates":[{"metadata":{"name":"vct"},"spec":{"accessModes":["ReadWriteOnce"],"storageClassName":"fast-{c}",
+	    "volumeAttributesClassName":"gold-{c}","resources":{"requests":{"storage":"1Gi"}}}}]}}`)
 	f.create(gvr("apps", "v1", "daemonsets"), `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"selector":{"matchLabels":{"app":"ds"}},
 	  "template":{"metadata":{"labels":{"app":"ds"}},"spec":`+spec("Always")+`}}}`)
 	f.create(gvr("batch", "v1", "jobs"), `{"metadata":{"name":"web","namespace":"{ns}"},"spec":{"suspend":true,"template":{"spec":`+spec("Never")+`}}}`)
