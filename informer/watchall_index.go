@@ -25,7 +25,8 @@ import (
 // another, an *IndexConflictError. A member where the name is already taken by another
 // definition keeps that one; the error names it (a member that joins later, a log line),
 // and queries of the set that name the index fail on that member with the same error
-// rather than answer for the other definition.
+// rather than answer for the other definition, until that index is removed: the member then
+// takes the set's at the set's next query.
 func (w *WatchAll[T]) AddIndex(name, expr string) error {
 	wa := w.wa
 	p, err := jsonpath.CompileWithOptions(expr, wa.c.indexOpts)
@@ -163,7 +164,7 @@ func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Resu
 	if err != nil {
 		return res, err
 	}
-	indexes := w.wa.indexSpecs()
+	indexes := w.wa.indexesFor(members)
 	limit := q.Limit
 	for idx, m := range members {
 		name := resourceName(m.res.GVR.GroupResource())
@@ -231,6 +232,37 @@ func memberOpts(m *member, indexes map[string]indexSpec) store.QueryOptions {
 		return key, err
 	}
 	return opts
+}
+
+// indexesFor returns the set's index definitions, first registering on members those a
+// member lacks: a member that refused one because its informer held another index of that
+// name (AddIndex's *IndexConflictError) takes the set's once that one is removed, at the
+// set's next query, instead of failing the set's queries with ErrIndexNotFound until it
+// leaves the set. A member that holds every name costs a look per name.
+func (wa *watchAll) indexesFor(members []*member) map[string]indexSpec {
+	specs := wa.indexSpecs()
+	for _, m := range members {
+		for name := range specs {
+			if _, ok := m.h.e.indexSpecOf(name); !ok {
+				wa.repairIndexes(m)
+				break
+			}
+		}
+	}
+	return wa.indexSpecs()
+}
+
+// repairIndexes registers on m the set's indexes it lacks, under the set's index lock (so
+// that an index the set removes meanwhile is not registered again). A refusal (the conflict
+// still there) is the query's to report.
+func (wa *watchAll) repairIndexes(m *member) {
+	wa.indexMu.Lock()
+	defer wa.indexMu.Unlock()
+	for name, spec := range wa.indexSpecs() {
+		if _, ok := m.h.e.indexSpecOf(name); !ok {
+			_ = m.h.addIndex(name, spec)
+		}
+	}
 }
 
 // indexSpecs returns a copy of the set's index definitions.
@@ -306,9 +338,10 @@ func (w *WatchAll[T]) count(ctx context.Context, q query.Query) (int, error) {
 	if err := q.Validate(); err != nil {
 		return 0, err
 	}
-	indexes := w.wa.indexSpecs()
+	members := w.wa.snapshot()
+	indexes := w.wa.indexesFor(members)
 	total := 0
-	for _, m := range w.wa.snapshot() {
+	for _, m := range members {
 		if err := m.h.e.reentered(); err != nil {
 			return 0, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
 		}
