@@ -79,7 +79,8 @@
 // costs time proportional to the object's own edges, never a rescan:
 //
 //   - add or update: one JSONPath evaluation per rule of the object's resource (on the
-//     decoded object handlers receive, or on its JSON bytes), then, under the graph's
+//     decoded object handlers receive, or on its JSON bytes: on the bytes for a resource of
+//     fewer than four rules, else on the bytes decoded once), then, under the graph's
 //     lock, one map lookup per reference and a comparison with the previous edges; only
 //     edges that changed touch their targets' reverse sets (O(1) each). An update that
 //     changes no reference, a Pod's status say, changes nothing.
@@ -98,13 +99,14 @@
 // Measured on the benchmark universe (BenchmarkEvent: about 100,000 objects in 100
 // namespaces: 60,000 Pods, 6,000 ReplicaSets, 15,000 ConfigMaps, 10,000 Secrets, 2,000
 // Services, ...; 650,000 edges), on a shared 2-core machine, in CPU time per event
-// (2026-11-30, load average 2.5, 229 built-in rules, 21 of them for a Pod): a Pod update
-// that changes no reference 9 µs, a Pod relabelled out of three selectors and into three
-// others 15 µs, a Pod deleted or created 9 µs, a Service switching between two sets of 30
-// Pods 9 µs, a ConfigMap used by twelve objects deleted or recreated 0.5 µs; reading a Pod's
-// references from its JSON bytes instead of a decoded object costs about 25-70 µs more (each Pod rule
-// scans the bytes). The graph holds about 1.4 KB per object there (about 200 bytes per
-// edge, measured with 186 rules).
+// (2026-11-30, load average 3.6-4.1, 242 built-in rules, 23 of them for a Pod): a Pod
+// update that changes no reference 7 µs, a Pod relabelled out of three selectors and into
+// three others 12 µs, a Pod deleted or created 8 µs, a Service switching between two sets
+// of 30 Pods 13 µs, a ConfigMap used by twelve objects deleted or recreated 0.7 µs; reading
+// a Pod's references from its JSON bytes costs 6-9 µs more: an object held as bytes whose
+// resource has four rules or more is decoded once per event (decodeFrom), where each rule
+// scanning the bytes cost 25-70 µs more. The graph holds about 1.4 KB per object there
+// (about 200 bytes per edge, measured with 186 rules).
 // README.md, "References", has the commands and every figure.
 //
 // # Answers and what they know
