@@ -208,6 +208,58 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// What kubectl refuses with a plain error (its printer flags' and get's checks) is refused
+// in the same words, without the usage hint kubectl prints only for usage errors; a
+// format kubectl does not have (-o yaml=x) is refused, not read as another.
+func TestPlainErrorsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	oneLine := filepath.Join(t.TempDir(), "columns")
+	require.NoError(t, os.WriteFile(oneLine, []byte("NAME SIZE\n"), 0o600))
+	const formats = "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"cm", "-o", "xml"}, `unable to match a printer suitable for the output format "xml", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "yaml=x"}, `unable to match a printer suitable for the output format "yaml=x", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "json="}, `unable to match a printer suitable for the output format "json=", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "name=x"}, `unable to match a printer suitable for the output format "name=x", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "jsonpath"}, "template format specified but no template given"},
+		{[]string{"cm", "-o", "go-template"}, "template format specified but no template given"},
+		{[]string{"cm", "-o", "custom-columns"}, "custom-columns format specified but no custom columns given"},
+		{[]string{"cm", "-o", "custom-columns=NAME"}, "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>"},
+		{[]string{"cm", "-o", "jsonpath-file=" + missing}, "error reading --template " + missing + ", open " + missing + ": no such file or directory"},
+		{[]string{"cm", "-o", "templatefile=" + missing}, "error reading --template " + missing + ", open " + missing + ": no such file or directory"},
+		{[]string{"cm", "-o", "custom-columns-file=" + missing}, "error reading template " + missing + ", open " + missing + ": no such file or directory"},
+		{[]string{"cm", "-o", "custom-columns-file=" + oneLine}, "invalid template, missing spec line. Expected format is one line of space separated headers, one line of space separated column specs."},
+		{[]string{"cm", "-o", "go-template={{.x"}, "error parsing template {{.x, template: output:1: unclosed action"},
+		{[]string{"cm", "cm-a", "-A"}, "a resource cannot be retrieved by name across all namespaces"},
+		{[]string{"cm", "--show-labels", "-o", "json"}, "--show-labels option cannot be used with json printer"},
+		{[]string{"cm", "-L", "app", "-o", "custom-columns=N:.metadata.name"}, "--label-columns option cannot be used with custom-columns=N:.metadata.name printer"},
+		{[]string{"cm", "--output-watch-events"}, "--output-watch-events option can only be used with --watch or --watch-only"},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.Equal(t, "error: "+tc.msg+"\n", r.stderr, "%q", tc.args)
+		assert.Empty(t, r.stdout, "%q", tc.args)
+	}
+}
+
+// -o custom-columns takes what kubectl takes: an empty header, an empty path (its cells are
+// <none>); a custom-columns file is its first two lines.
+func TestCustomColumnsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	r := kquery(t, goldenKubeconfig, "cm", "cm-a", "-o", "custom-columns=:.metadata.name,DATA:")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "       DATA\ncm-a   <none>\n", r.stdout)
+	file := filepath.Join(t.TempDir(), "columns")
+	require.NoError(t, os.WriteFile(file, []byte("\nNAME\n.metadata.name\n"), 0o600)) // no headers, one path
+	r = kquery(t, goldenKubeconfig, "cm", "cm-a", "-o", "custom-columns-file="+file)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "error: number of headers (0) and field specifications (1) don't match\n", r.stderr)
+}
+
 // What kubectl get prints for one name that does not exist, and for nothing found: the
 // error alone (no empty List, no watch that never ends), custom-columns' headers; and its
 // --template flag.
@@ -383,7 +435,7 @@ func TestLongArgumentsShortErrors(t *testing.T) {
 		{[]string{"cm", "--where", big}, big},
 		{[]string{"cm", "--sort-by", "{." + big[:3000] + "[}"}, "{." + big[:3000] + "[}"},
 		{[]string{"cm", "--sort-by", big}, big},
-		{[]string{"cm", "-o", "jsonpath=" + big[:3000] + "["}, big[:3000] + "["},
+		{[]string{"cm", "-o", "jsonpath={." + big[:3000] + "[}"}, "{." + big[:3000] + "[}"},
 		{[]string{"cm", "-o", "custom-columns=A:.x,B:" + big[:3000] + "["}, "A:.x,B:" + big[:3000] + "["},
 		{[]string{"cm", "--index", "x={." + big + "[}"}, "x={." + big + "[}"},
 		{[]string{"cm", "--index", big}, big},
@@ -843,6 +895,7 @@ func TestJSONPathAsJSONAsKubectl(t *testing.T) {
 		`{range .items[*]}{.metadata.name}:{.spec.tags}{"\n"}{end}`,
 		`{.items[?(@.status.phase=="Running")].metadata.name}`,
 		`{.items[*].metadata.nosuch}`,
+		`.items[*].metadata.name`, // text, without actions
 	} {
 		t.Run(expr, func(t *testing.T) {
 			r := kquery(t, goldenKubeconfig, "gizmos", "-o", "jsonpath-as-json="+expr)
@@ -858,7 +911,11 @@ func TestJSONPathAsJSONAsKubectl(t *testing.T) {
 	assert.Equal(t, kubectl(t, "{.metadata.labels}{.spec.size}", alpha), r.stdout, "one object named prints as itself; --template gives the template")
 	r = kquery(t, goldenKubeconfig, "gizmos", "-o", "jsonpath-as-json")
 	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "jsonpath template format specified but no template given")
+	assert.Equal(t, "error: template format specified but no template given\n", r.stderr)
+	// A template without actions is text, as in kubectl.
+	r = kquery(t, goldenKubeconfig, "gizmo", "alpha", "-o", "jsonpath=.metadata.name")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, ".metadata.name", r.stdout)
 }
 
 // managedFields: hidden from -o yaml|json as kubectl hides them, shown with

@@ -216,7 +216,7 @@ func (x *execution) check(targets []target) error {
 	}
 	switch {
 	case names > 0 && o.allNamespaces && slices.ContainsFunc(targets, func(t target) bool { return t.Res.Namespaced && len(t.Names) > 0 }):
-		return usagef("a resource cannot be retrieved by name across all namespaces")
+		return errors.New("a resource cannot be retrieved by name across all namespaces")
 	case o.watch && len(targets) > 1:
 		return usagef("--watch takes one resource type, got %d: %s", len(targets), joinInputs(targets))
 	}

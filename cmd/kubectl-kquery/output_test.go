@@ -32,6 +32,8 @@ func TestParseOutput(t *testing.T) {
 		{"go-template={{.a", "", "error parsing template"},
 		{"xml", "", `unable to match a printer suitable for the output format "xml"`},
 		{"wide=x", "", "unable to match a printer"},
+		{"yaml=x", "", "unable to match a printer"}, {"json=", "", "unable to match a printer"},
+		{"custom-columns=:.metadata.name,EMPTY:", "custom-columns", ""},
 	} {
 		f, err := parseOutput(tc.o)
 		if tc.err != "" {
