@@ -246,6 +246,28 @@ func TestPlainErrorsAsKubectl(t *testing.T) {
 	}
 }
 
+// Selectors the server refuses, refused in kubectl's words: the server's message with the
+// resource and the selectors kubectl's LIST names (kubectl sends them as typed, and kindex's
+// informer would refuse a malformed one itself, in its own words).
+func TestSelectorErrorsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"cm", "-l", "app in"}, `Error from server (BadRequest): Unable to find "/v1, Resource=configmaps" that match label selector "app in", ` +
+			`field selector "": unable to parse requirement: found '' expected: '('`},
+		{[]string{"cm", "--field-selector", "x"}, `Error from server (BadRequest): Unable to find "/v1, Resource=configmaps" that match label selector "", ` +
+			`field selector "x": invalid selector: 'x'; can't understand 'x'`},
+		{[]string{"gizmos", "-l", "app", "--field-selector", "spec.size=3"}, `Error from server (BadRequest): Unable to find ` +
+			`"golden.kquery.test/v1, Resource=gizmos" that match label selector "app", field selector "spec.size=3": field label not supported: spec.size`},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.Equal(t, tc.msg+"\n", r.stderr, "%q", tc.args)
+	}
+}
+
 // -o custom-columns takes what kubectl takes: an empty header, an empty path (its cells are
 // <none>); a custom-columns file is its first two lines.
 func TestCustomColumnsAsKubectl(t *testing.T) {

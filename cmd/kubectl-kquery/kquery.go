@@ -16,7 +16,11 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -356,6 +360,10 @@ func (x *execution) start(t *target) *state {
 		opts = append(opts, informer.WithFieldSelector(fieldSel))
 		s.scope.FieldSelector = fieldSel
 	}
+	if err := parseSelectors(s.scope); err != nil {
+		s.err = listError(err, s)
+		return s
+	}
 	inf, err := x.factory.ForResource(t.Res, opts...)
 	if err != nil {
 		s.err = err
@@ -404,6 +412,35 @@ func (x *execution) start(t *target) *state {
 	return s
 }
 
+// parseSelectors refuses the selectors the server would refuse, with the server's words: kubectl
+// sends them as typed, kindex's informer parses them first.
+func parseSelectors(scope serverScope) error {
+	if _, err := labels.Parse(scope.LabelSelector); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if _, err := fields.ParseSelector(scope.FieldSelector); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
+}
+
+// listError words an error of the LIST of s's objects as kubectl words its LIST's BadRequest
+// and NotFound: the resource and the selectors asked for. Objects asked for by name are
+// ones kubectl GETs, and their errors stay as they are. The informer's error is not
+// modified (cli-runtime rewrites a status error's message in place).
+func listError(err error, s *state) error {
+	if len(s.t.Names) > 0 {
+		return err
+	}
+	var se *apierrors.StatusError
+	if errors.As(err, &se) {
+		c := *se
+		err = &c
+	}
+	opts := metav1.ListOptions{LabelSelector: s.scope.LabelSelector, FieldSelector: s.scope.FieldSelector}
+	return resource.EnhanceListError(err, opts, s.t.Res.GVR.String())
+}
+
 // waitAll waits until every informer has synced, or parked: a forbidden resource, or one
 // whose CRD is gone, is an answer, reported at once in kubectl's words.
 func (x *execution) waitAll(ctx context.Context, states []*state) error {
@@ -428,7 +465,7 @@ func (x *execution) waitAll(ctx context.Context, states []*state) error {
 				continue // listed; a one-shot answer does not need the watch
 			}
 			if f.Err != nil {
-				s.err = f.Err
+				s.err = listError(f.Err, s)
 				continue
 			}
 		}
