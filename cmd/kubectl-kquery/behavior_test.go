@@ -142,6 +142,21 @@ func TestResourceErrors(t *testing.T) {
 	assert.Equal(t, "No resources found in kquery-golden namespace.\n", r.stderr)
 }
 
+// A short name that several resources have answers with the first, and warns as kubectl
+// warns; a plural or a qualified name does not.
+func TestShortNameWarning(t *testing.T) {
+	seedGolden(t)
+	r := kquery(t, goldenKubeconfig, "ev", "--field-selector", "metadata.name=none")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "Warning: short name \"ev\" could also match lower priority resource events.events.k8s.io\n"+
+		"No resources found in kquery-golden namespace.\n", r.stderr)
+	for _, typed := range []string{"events", "ev.events.k8s.io", "cm"} {
+		r := kquery(t, goldenKubeconfig, typed, "--field-selector", "metadata.name=none")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "No resources found in kquery-golden namespace.\n", r.stderr, typed)
+	}
+}
+
 func stripTrailing(s string) string {
 	return regexp.MustCompile(`[ \t]+\n`).ReplaceAllString(s, "\n")
 }

@@ -160,6 +160,9 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	for _, w := range res.warnings {
+		x.cfg.WarningHandler.HandleWarningHeader(299, "", w)
+	}
 	for _, t := range targets {
 		x.vlog(1, "%s resolved to %s (kind %s, %s)", t.Input, qualified(t.Res), t.Res.GVK.Kind, scopeWord(t.Res.Namespaced))
 	}
