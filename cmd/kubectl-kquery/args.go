@@ -106,6 +106,8 @@ func qualified(r discovery.Resource) string {
 type resolver struct {
 	disc *discovery.Client
 	all  []discovery.Resource // every listable resource, for categories and suggestions
+	// warnings are kubectl's warnings about what was typed, to print before the answer.
+	warnings []string
 }
 
 func newResolver(ctx context.Context, disc *discovery.Client) (*resolver, error) {
@@ -163,9 +165,28 @@ func (r *resolver) resolve(ctx context.Context, reqs []request) ([]target, error
 		if err != nil {
 			return nil, r.explain(req.Input, err)
 		}
+		r.warnShortName(req.Input, res)
 		add(req.Input, res, req.Names)
 	}
 	return out, nil
+}
+
+// warnShortName warns, as kubectl does, when input is a short name that resources other than
+// res have too (core events and events.k8s.io's both have "ev"): res, the resource of highest
+// priority, answers, and each other one is named. A plural or singular name is never
+// ambiguous so, nor is a short name qualified with its group.
+func (r *resolver) warnShortName(input string, res discovery.Resource) {
+	if !slices.Contains(res.ShortNames, input) ||
+		slices.ContainsFunc(r.all, func(o discovery.Resource) bool { return o.GVR.Resource == input || o.Singular == input }) {
+		return
+	}
+	warned := map[schema.GroupResource]bool{res.GVR.GroupResource(): true}
+	for _, o := range r.all {
+		if gr := o.GVR.GroupResource(); !warned[gr] && slices.Contains(o.ShortNames, input) {
+			warned[gr] = true
+			r.warnings = append(r.warnings, fmt.Sprintf("short name %q could also match lower priority resource %s", input, gr))
+		}
+	}
 }
 
 // unknownResourceError is a type the server does not have, with close names to suggest.

@@ -142,6 +142,21 @@ func TestResourceErrors(t *testing.T) {
 	assert.Equal(t, "No resources found in kquery-golden namespace.\n", r.stderr)
 }
 
+// A short name that several resources have answers with the first, and warns as kubectl
+// warns; a plural or a qualified name does not.
+func TestShortNameWarning(t *testing.T) {
+	seedGolden(t)
+	r := kquery(t, goldenKubeconfig, "ev", "--field-selector", "metadata.name=none")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "Warning: short name \"ev\" could also match lower priority resource events.events.k8s.io\n"+
+		"No resources found in kquery-golden namespace.\n", r.stderr)
+	for _, typed := range []string{"events", "ev.events.k8s.io", "cm"} {
+		r := kquery(t, goldenKubeconfig, typed, "--field-selector", "metadata.name=none")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "No resources found in kquery-golden namespace.\n", r.stderr, typed)
+	}
+}
+
 func stripTrailing(s string) string {
 	return regexp.MustCompile(`[ \t]+\n`).ReplaceAllString(s, "\n")
 }
@@ -206,6 +221,80 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, 1, r.code, "%q", tc.args)
 		assert.True(t, strings.HasPrefix(r.stderr, tc.msg), "%q: %s", tc.args, r.stderr)
 	}
+}
+
+// What kubectl refuses with a plain error (its printer flags' and get's checks) is refused
+// in the same words, without the usage hint kubectl prints only for usage errors; a
+// format kubectl does not have (-o yaml=x) is refused, not read as another.
+func TestPlainErrorsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	oneLine := filepath.Join(t.TempDir(), "columns")
+	require.NoError(t, os.WriteFile(oneLine, []byte("NAME SIZE\n"), 0o600))
+	const formats = "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"cm", "-o", "xml"}, `unable to match a printer suitable for the output format "xml", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "yaml=x"}, `unable to match a printer suitable for the output format "yaml=x", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "json="}, `unable to match a printer suitable for the output format "json=", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "name=x"}, `unable to match a printer suitable for the output format "name=x", allowed formats are: ` + formats},
+		{[]string{"cm", "-o", "jsonpath"}, "template format specified but no template given"},
+		{[]string{"cm", "-o", "go-template"}, "template format specified but no template given"},
+		{[]string{"cm", "-o", "custom-columns"}, "custom-columns format specified but no custom columns given"},
+		{[]string{"cm", "-o", "custom-columns=NAME"}, "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>"},
+		{[]string{"cm", "-o", "jsonpath-file=" + missing}, "error reading --template " + missing + ", open " + missing + ": no such file or directory"},
+		{[]string{"cm", "-o", "templatefile=" + missing}, "error reading --template " + missing + ", open " + missing + ": no such file or directory"},
+		{[]string{"cm", "-o", "custom-columns-file=" + missing}, "error reading template " + missing + ", open " + missing + ": no such file or directory"},
+		{[]string{"cm", "-o", "custom-columns-file=" + oneLine}, "invalid template, missing spec line. Expected format is one line of space separated headers, one line of space separated column specs."},
+		{[]string{"cm", "-o", "go-template={{.x"}, "error parsing template {{.x, template: output:1: unclosed action"},
+		{[]string{"cm", "cm-a", "-A"}, "a resource cannot be retrieved by name across all namespaces"},
+		{[]string{"cm", "--show-labels", "-o", "json"}, "--show-labels option cannot be used with json printer"},
+		{[]string{"cm", "-L", "app", "-o", "custom-columns=N:.metadata.name"}, "--label-columns option cannot be used with custom-columns=N:.metadata.name printer"},
+		{[]string{"cm", "--output-watch-events"}, "--output-watch-events option can only be used with --watch or --watch-only"},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.Equal(t, "error: "+tc.msg+"\n", r.stderr, "%q", tc.args)
+		assert.Empty(t, r.stdout, "%q", tc.args)
+	}
+}
+
+// Selectors the server refuses, refused in kubectl's words: the server's message with the
+// resource and the selectors kubectl's LIST names (kubectl sends them as typed, and kindex's
+// informer would refuse a malformed one itself, in its own words).
+func TestSelectorErrorsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"cm", "-l", "app in"}, `Error from server (BadRequest): Unable to find "/v1, Resource=configmaps" that match label selector "app in", ` +
+			`field selector "": unable to parse requirement: found '' expected: '('`},
+		{[]string{"cm", "--field-selector", "x"}, `Error from server (BadRequest): Unable to find "/v1, Resource=configmaps" that match label selector "", ` +
+			`field selector "x": invalid selector: 'x'; can't understand 'x'`},
+		{[]string{"gizmos", "-l", "app", "--field-selector", "spec.size=3"}, `Error from server (BadRequest): Unable to find ` +
+			`"golden.kquery.test/v1, Resource=gizmos" that match label selector "app", field selector "spec.size=3": field label not supported: spec.size`},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.Equal(t, tc.msg+"\n", r.stderr, "%q", tc.args)
+	}
+}
+
+// -o custom-columns takes what kubectl takes: an empty header, an empty path (its cells are
+// <none>); a custom-columns file is its first two lines.
+func TestCustomColumnsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	r := kquery(t, goldenKubeconfig, "cm", "cm-a", "-o", "custom-columns=:.metadata.name,DATA:")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "       DATA\ncm-a   <none>\n", r.stdout)
+	file := filepath.Join(t.TempDir(), "columns")
+	require.NoError(t, os.WriteFile(file, []byte("\nNAME\n.metadata.name\n"), 0o600)) // no headers, one path
+	r = kquery(t, goldenKubeconfig, "cm", "cm-a", "-o", "custom-columns-file="+file)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "error: number of headers (0) and field specifications (1) don't match\n", r.stderr)
 }
 
 // What kubectl get prints for one name that does not exist, and for nothing found: the
@@ -383,7 +472,7 @@ func TestLongArgumentsShortErrors(t *testing.T) {
 		{[]string{"cm", "--where", big}, big},
 		{[]string{"cm", "--sort-by", "{." + big[:3000] + "[}"}, "{." + big[:3000] + "[}"},
 		{[]string{"cm", "--sort-by", big}, big},
-		{[]string{"cm", "-o", "jsonpath=" + big[:3000] + "["}, big[:3000] + "["},
+		{[]string{"cm", "-o", "jsonpath={." + big[:3000] + "[}"}, "{." + big[:3000] + "[}"},
 		{[]string{"cm", "-o", "custom-columns=A:.x,B:" + big[:3000] + "["}, "A:.x,B:" + big[:3000] + "["},
 		{[]string{"cm", "--index", "x={." + big + "[}"}, "x={." + big + "[}"},
 		{[]string{"cm", "--index", big}, big},
@@ -843,6 +932,7 @@ func TestJSONPathAsJSONAsKubectl(t *testing.T) {
 		`{range .items[*]}{.metadata.name}:{.spec.tags}{"\n"}{end}`,
 		`{.items[?(@.status.phase=="Running")].metadata.name}`,
 		`{.items[*].metadata.nosuch}`,
+		`.items[*].metadata.name`, // text, without actions
 	} {
 		t.Run(expr, func(t *testing.T) {
 			r := kquery(t, goldenKubeconfig, "gizmos", "-o", "jsonpath-as-json="+expr)
@@ -858,7 +948,11 @@ func TestJSONPathAsJSONAsKubectl(t *testing.T) {
 	assert.Equal(t, kubectl(t, "{.metadata.labels}{.spec.size}", alpha), r.stdout, "one object named prints as itself; --template gives the template")
 	r = kquery(t, goldenKubeconfig, "gizmos", "-o", "jsonpath-as-json")
 	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "jsonpath template format specified but no template given")
+	assert.Equal(t, "error: template format specified but no template given\n", r.stderr)
+	// A template without actions is text, as in kubectl.
+	r = kquery(t, goldenKubeconfig, "gizmo", "alpha", "-o", "jsonpath=.metadata.name")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, ".metadata.name", r.stdout)
 }
 
 // managedFields: hidden from -o yaml|json as kubectl hides them, shown with

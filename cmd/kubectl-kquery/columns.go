@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"sync"
 	"time"
 
@@ -134,13 +135,11 @@ func crdCell(p *jsonpath.Path, typ string, obj map[string]any, now time.Time) an
 			return int64(n)
 		}
 	case "number":
-		// A whole number stays an integer, as the apiserver decodes it for its own Table
-		// (kubectl prints 100000000000, not 1e+11).
 		switch n := v.(type) {
 		case int64:
-			return n
+			return numberCell(float64(n))
 		case float64:
-			return n
+			return numberCell(n)
 		}
 	case "boolean":
 		if b, ok := v.(bool); ok {
@@ -161,6 +160,21 @@ func crdCell(p *jsonpath.Path, typ string, obj map[string]any, now time.Time) an
 		}
 	}
 	return nil
+}
+
+// numberCell is the cell kubectl prints for the apiserver's float64 f: the server sends the
+// Table as JSON, and kubectl reads back a number whose JSON is an int64 as one. So a whole
+// number prints as an integer (100000000000, not 1e+11) and an integer the float64 cannot
+// hold prints rounded, as the server converted it (2^53+1 prints 9007199254740992).
+func numberCell(f float64) any {
+	b, err := json.Marshal(f)
+	if err != nil { // NaN or an infinity, which no JSON holds
+		return f
+	}
+	if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		return i
+	}
+	return f
 }
 
 // columnFinder picks and caches the column source of each resource.

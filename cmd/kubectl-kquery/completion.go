@@ -54,7 +54,7 @@ func (o *options) registerCompletions(cmd, refs *cobra.Command) {
 	}
 	noFiles := cobra.ShellCompDirectiveNoFileComp
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return strings.Split(allowedFormats, ", "), noFiles
+		return strings.Split(allowedFormats, ","), noFiles
 	})
 	_ = cmd.RegisterFlagCompletionFunc("namespace", func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return o.completeNames(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}, false, "", toComplete), noFiles

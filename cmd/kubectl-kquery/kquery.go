@@ -16,7 +16,11 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -156,6 +160,9 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	for _, w := range res.warnings {
+		x.cfg.WarningHandler.HandleWarningHeader(299, "", w)
+	}
 	for _, t := range targets {
 		x.vlog(1, "%s resolved to %s (kind %s, %s)", t.Input, qualified(t.Res), t.Res.GVK.Kind, scopeWord(t.Res.Namespaced))
 	}
@@ -216,7 +223,7 @@ func (x *execution) check(targets []target) error {
 	}
 	switch {
 	case names > 0 && o.allNamespaces && slices.ContainsFunc(targets, func(t target) bool { return t.Res.Namespaced && len(t.Names) > 0 }):
-		return usagef("a resource cannot be retrieved by name across all namespaces")
+		return errors.New("a resource cannot be retrieved by name across all namespaces")
 	case o.watch && len(targets) > 1:
 		return usagef("--watch takes one resource type, got %d: %s", len(targets), joinInputs(targets))
 	}
@@ -356,6 +363,10 @@ func (x *execution) start(t *target) *state {
 		opts = append(opts, informer.WithFieldSelector(fieldSel))
 		s.scope.FieldSelector = fieldSel
 	}
+	if err := parseSelectors(s.scope); err != nil {
+		s.err = listError(err, s)
+		return s
+	}
 	inf, err := x.factory.ForResource(t.Res, opts...)
 	if err != nil {
 		s.err = err
@@ -404,6 +415,35 @@ func (x *execution) start(t *target) *state {
 	return s
 }
 
+// parseSelectors refuses the selectors the server would refuse, with the server's words: kubectl
+// sends them as typed, kindex's informer parses them first.
+func parseSelectors(scope serverScope) error {
+	if _, err := labels.Parse(scope.LabelSelector); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if _, err := fields.ParseSelector(scope.FieldSelector); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return nil
+}
+
+// listError words an error of the LIST of s's objects as kubectl words its LIST's BadRequest
+// and NotFound: the resource and the selectors asked for. Objects asked for by name are
+// ones kubectl GETs, and their errors stay as they are. The informer's error is not
+// modified (cli-runtime rewrites a status error's message in place).
+func listError(err error, s *state) error {
+	if len(s.t.Names) > 0 {
+		return err
+	}
+	var se *apierrors.StatusError
+	if errors.As(err, &se) {
+		c := *se
+		err = &c
+	}
+	opts := metav1.ListOptions{LabelSelector: s.scope.LabelSelector, FieldSelector: s.scope.FieldSelector}
+	return resource.EnhanceListError(err, opts, s.t.Res.GVR.String())
+}
+
 // waitAll waits until every informer has synced, or parked: a forbidden resource, or one
 // whose CRD is gone, is an answer, reported at once in kubectl's words.
 func (x *execution) waitAll(ctx context.Context, states []*state) error {
@@ -428,7 +468,7 @@ func (x *execution) waitAll(ctx context.Context, states []*state) error {
 				continue // listed; a one-shot answer does not need the watch
 			}
 			if f.Err != nil {
-				s.err = f.Err
+				s.err = listError(f.Err, s)
 				continue
 			}
 		}

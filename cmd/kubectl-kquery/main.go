@@ -235,15 +235,16 @@ func (o *options) complete() error {
 	if o.format, err = parseOutput(o.output); err != nil {
 		return err
 	}
-	// kubectl's checks, with its words: the whole -o value is quoted.
+	// kubectl's checks, with its words (plain errors, no usage hint): the whole -o value is
+	// quoted.
 	if o.table.ShowLabels && o.output != "" && o.output != "wide" {
-		return usagef("--show-labels option cannot be used with %s printer", clip(o.output))
+		return fmt.Errorf("--show-labels option cannot be used with %s printer", clip(o.output))
 	}
 	if len(o.table.LabelColumns) > 0 && strings.HasPrefix(o.output, "custom-columns") {
-		return usagef("--label-columns option cannot be used with %s printer", clip(o.output))
+		return fmt.Errorf("--label-columns option cannot be used with %s printer", clip(o.output))
 	}
 	if o.watchEvents && !o.watch && !o.watchOnly {
-		return usagef("--output-watch-events option can only be used with --watch or --watch-only")
+		return errors.New("--output-watch-events option can only be used with --watch or --watch-only")
 	}
 	o.keepManagedFields = o.showManagedFields && (o.format.Kind == "json" || o.format.Kind == "yaml") ||
 		readsManagedFields(append([]string{o.format.Template, o.sortBy, o.groupBy}, append(o.indexArgs, o.whereArgs...)...))

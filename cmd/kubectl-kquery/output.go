@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,61 +37,73 @@ type customColumn struct {
 	Path   *jsonpath.Path
 }
 
-const allowedFormats = "custom-columns, custom-columns-file, go-template, go-template-file, json, jsonpath, jsonpath-as-json, jsonpath-file, name, wide, yaml"
+// allowedFormats is kubectl's list, in its words.
+const allowedFormats = "custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml"
 
-// parseOutput parses -o as kubectl does. Table output (none, wide), json, yaml, name and
-// go-template use cli-runtime's printers; jsonpath and custom-columns use kindex's JSONPath
-// compiler (kubectl's dialect; its differences from client-go are in package jsonpath).
+// parseOutput parses -o as kubectl does, and refuses what it refuses in its words (plain
+// errors, as kubectl's printer flags return them). Table output (none, wide), json, yaml,
+// name and go-template use cli-runtime's printers; jsonpath and custom-columns use kindex's
+// JSONPath compiler (kubectl's dialect; its differences from client-go are in package
+// jsonpath).
 func parseOutput(o string) (outputFormat, error) {
 	format, arg, hasArg := strings.Cut(o, "=")
-	readFile := func() (string, error) {
+	readFile := func(what string) (string, error) {
 		b, err := os.ReadFile(arg)
 		if err != nil {
-			return "", fmt.Errorf("error reading --output %s: %w", format, err)
+			return "", fmt.Errorf("error reading %s %s, %v", what, clip(arg), err)
 		}
 		return string(b), nil
 	}
 	switch format {
-	case "", "wide":
-		if hasArg {
+	case "", "wide", "json", "yaml", "name":
+		if hasArg { // -o json=x: no such format
 			break
 		}
+		switch format {
+		case "json":
+			return outputFormat{Kind: "json", Printer: &printers.JSONPrinter{}}, nil
+		case "yaml":
+			return outputFormat{Kind: "yaml", Printer: &printers.YAMLPrinter{}}, nil
+		case "name":
+			return outputFormat{Kind: "name", Printer: &printers.NamePrinter{}}, nil
+		}
 		return outputFormat{Kind: format}, nil
-	case "json":
-		return outputFormat{Kind: "json", Printer: &printers.JSONPrinter{}}, nil
-	case "yaml":
-		return outputFormat{Kind: "yaml", Printer: &printers.YAMLPrinter{}}, nil
-	case "name":
-		return outputFormat{Kind: "name", Printer: &printers.NamePrinter{}}, nil
 	case "jsonpath", "jsonpath-file", "jsonpath-as-json":
 		if !hasArg || arg == "" {
-			return outputFormat{}, usagef("jsonpath template format specified but no template given")
+			return outputFormat{}, errors.New("template format specified but no template given")
 		}
 		if format == "jsonpath-file" {
 			var err error
-			if arg, err = readFile(); err != nil {
+			if arg, err = readFile("--template"); err != nil {
 				return outputFormat{}, err
 			}
 		}
-		p, err := jsonpath.Compile(relaxedTemplate(arg))
+		// A template, as kubectl reads it: one without actions is text that prints as it is
+		// (kubectl relaxes a bare path, ".metadata.name", only in custom-columns and
+		// --sort-by), where kindex's compiler would read a path; a literal says the same.
+		tmpl := arg
+		if !strings.Contains(arg, "{") {
+			tmpl = "{" + strconv.Quote(arg) + "}"
+		}
+		p, err := jsonpath.Compile(tmpl)
 		if err != nil {
 			var se *jsonpath.SyntaxError
 			if errors.As(err, &se) {
-				return outputFormat{}, &argError{Flag: "-o " + format + "=", Arg: arg, Offset: relaxedOffset(arg, se.Offset), Msg: "bad JSONPath: " + se.Msg}
+				return outputFormat{}, &argError{Flag: "-o " + format + "=", Arg: arg, Offset: se.Offset, Msg: "bad JSONPath: " + se.Msg}
 			}
-			return outputFormat{}, usagef("error parsing jsonpath %s: %v", clip(arg), err)
+			return outputFormat{}, fmt.Errorf("error parsing jsonpath %s, %v", clip(arg), err)
 		}
 		return outputFormat{Kind: "jsonpath", Path: p, AsJSON: format == "jsonpath-as-json", Template: arg}, nil
 	case "custom-columns", "custom-columns-file":
 		if !hasArg || arg == "" {
-			return outputFormat{}, usagef("custom-columns format specified but no custom columns given")
+			return outputFormat{}, errors.New("custom-columns format specified but no custom columns given")
 		}
 		var cols []customColumn
 		var err error
 		text := arg
 		if format == "custom-columns" {
 			cols, err = parseCustomColumns("-o "+format+"=", arg)
-		} else if text, err = readFile(); err == nil {
+		} else if text, err = readFile("template"); err == nil {
 			cols, err = parseCustomColumnsFile(text)
 		}
 		if err != nil {
@@ -99,22 +112,22 @@ func parseOutput(o string) (outputFormat, error) {
 		return outputFormat{Kind: "custom-columns", Columns: cols, Template: text}, nil
 	case "go-template", "go-template-file", "template", "templatefile":
 		if !hasArg || arg == "" {
-			return outputFormat{}, usagef("template format specified but no template given")
+			return outputFormat{}, errors.New("template format specified but no template given")
 		}
 		if strings.HasSuffix(format, "file") {
 			var err error
-			if arg, err = readFile(); err != nil {
+			if arg, err = readFile("--template"); err != nil {
 				return outputFormat{}, err
 			}
 		}
 		p, err := printers.NewGoTemplatePrinter([]byte(arg))
 		if err != nil {
-			return outputFormat{}, fmt.Errorf("error parsing template %s: %w", clip(arg), err)
+			return outputFormat{}, fmt.Errorf("error parsing template %s, %v", clip(arg), err)
 		}
 		p.AllowMissingKeys(true)
 		return outputFormat{Kind: "go-template", Printer: p, Template: arg}, nil
 	}
-	return outputFormat{}, usagef("unable to match a printer suitable for the output format %q, allowed formats are: %s", clip(o), allowedFormats)
+	return outputFormat{}, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", clip(o), allowedFormats)
 }
 
 // relaxedTemplate accepts what kubectl accepts for a single path: ".a.b", "a.b" and
@@ -144,14 +157,20 @@ func relaxedOffset(s string, off int) int {
 }
 
 // parseCustomColumns parses the spec of -o custom-columns (flag is how the message names
-// the option); a JSONPath that does not compile is shown with a caret in the spec.
+// the option); a JSONPath that does not compile is shown with a caret in the spec. As in
+// kubectl, a header may be empty, and so may a path (its cells are <none>).
 func parseCustomColumns(flag, spec string) ([]customColumn, error) {
 	var cols []customColumn
 	at := 0 // of part in spec
 	for _, part := range strings.Split(spec, ",") {
 		header, expr, ok := strings.Cut(part, ":")
-		if !ok || header == "" || strings.Contains(expr, ":") && !strings.Contains(expr, "{") && !strings.Contains(expr, "'") {
-			return nil, usagef("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", clip(part))
+		if !ok || strings.Contains(expr, ":") && !strings.Contains(expr, "{") && !strings.Contains(expr, "'") {
+			return nil, fmt.Errorf("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", clip(part))
+		}
+		if expr == "" {
+			cols = append(cols, customColumn{Header: header})
+			at += len(part) + 1
+			continue
 		}
 		p, err := jsonpath.Compile(relaxedTemplate(expr))
 		if err != nil {
@@ -167,22 +186,25 @@ func parseCustomColumns(flag, spec string) ([]customColumn, error) {
 	return cols, nil
 }
 
-// parseCustomColumnsFile reads kubectl's custom-columns file: a line of headers and a line
-// of JSONPaths, separated by white space.
+// parseCustomColumnsFile reads kubectl's custom-columns file: its first line holds the
+// headers, its second the JSONPaths, separated by white space; kubectl's messages.
 func parseCustomColumnsFile(text string) ([]customColumn, error) {
+	const expected = "Expected format is one line of space separated headers, one line of space separated column specs."
 	sc := bufio.NewScanner(strings.NewReader(text))
-	var lines [][]string
-	for sc.Scan() && len(lines) < 2 {
-		if f := strings.Fields(sc.Text()); len(f) > 0 {
-			lines = append(lines, f)
-		}
+	if !sc.Scan() {
+		return nil, errors.New("invalid template, missing header line. " + expected)
 	}
-	if len(lines) != 2 || len(lines[0]) != len(lines[1]) {
-		return nil, usagef("custom-columns file: expected a line of headers and a line of as many JSONPaths")
+	headers := strings.Fields(sc.Text())
+	if !sc.Scan() {
+		return nil, errors.New("invalid template, missing spec line. " + expected)
+	}
+	specs := strings.Fields(sc.Text())
+	if len(headers) != len(specs) {
+		return nil, fmt.Errorf("number of headers (%d) and field specifications (%d) don't match", len(headers), len(specs))
 	}
 	var cols []customColumn
-	for i, h := range lines[0] {
-		p, err := jsonpath.Compile(relaxedTemplate(lines[1][i]))
+	for i, h := range headers {
+		p, err := jsonpath.Compile(relaxedTemplate(specs[i]))
 		if err != nil {
 			return nil, fmt.Errorf("custom-columns file, column %s: %w", clip(h), err)
 		}
@@ -295,6 +317,10 @@ func printCustomColumns(w io.Writer, cols []customColumn, items []*unstructured.
 	for _, it := range items {
 		cells := make([]string, len(cols))
 		for i, c := range cols {
+			if c.Path == nil { // an empty path
+				cells[i] = "<none>"
+				continue
+			}
 			vals, err := c.Path.Eval(it.Object)
 			if err != nil {
 				return err

@@ -32,6 +32,8 @@ func TestParseOutput(t *testing.T) {
 		{"go-template={{.a", "", "error parsing template"},
 		{"xml", "", `unable to match a printer suitable for the output format "xml"`},
 		{"wide=x", "", "unable to match a printer"},
+		{"yaml=x", "", "unable to match a printer"}, {"json=", "", "unable to match a printer"},
+		{"custom-columns=:.metadata.name,EMPTY:", "custom-columns", ""},
 	} {
 		f, err := parseOutput(tc.o)
 		if tc.err != "" {
@@ -85,6 +87,17 @@ func TestCRDCells(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []any{"x", int64(3), int64(2), nil, int64(3), 2.7, true, nil,
 		"text", "3", `["a","b"]`, `{"k":"v"}`, nil, "3d", "<invalid>", nil, nil, "a"}, cells)
+
+	// number cells are what kubectl reads back from the server's float64: whole numbers as
+	// integers, rounded where the float64 rounds.
+	c, err = crdColumns("zs.test", "v1", []apiextv1.CustomResourceColumnDefinition{
+		col("number", ".spec.big"), col("number", ".spec.whole"), col("number", ".spec.huge"), col("number", ".spec.f"),
+	})
+	require.NoError(t, err)
+	cells, err = c.cells(map[string]any{"metadata": map[string]any{"name": "x"}, "spec": map[string]any{
+		"big": int64(1<<53 + 1), "whole": float64(1e11), "huge": 1e21, "f": -1.5e-7}}, now)
+	require.NoError(t, err)
+	assert.Equal(t, []any{"x", int64(1 << 53), int64(1e11), 1e21, -1.5e-7}, cells)
 
 	def, err := crdColumns("ys.test", "v1", nil) // no columns: the apiserver's AGE
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -98,20 +99,42 @@ func normalizeCells(cells []any, n int) []string {
 
 // A CRD's additionalPrinterColumns, evaluated by kquery with kindex's JSONPath compiler,
 // print what the apiserver prints: every column type, values of the wrong type, missing
-// values, an invalid date.
+// values, an invalid date; numbers that the server's float64 rounds or prints as integers.
 func TestCRDColumnsMatchServer(t *testing.T) {
 	seedGolden(t)
+	namespace(t, "kquery-golden-numbers")
+	gizmos := cp.Dynamic(t).Resource(schema.GroupVersionResource{Group: "golden.kquery.test", Version: "v1", Resource: "gizmos"}).
+		Namespace("kquery-golden-numbers")
+	for name, spec := range map[string]map[string]any{ // in Go, since YAML would read the integers as float64
+		"big":  {"size": int64(1<<53 + 1), "ratio": int64(1<<53 + 1)},
+		"huge": {"size": int64(1e11), "ratio": 1e21},
+		"tiny": {"size": int64(-1), "ratio": -1.5e-7},
+	} {
+		_, err := gizmos.Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "golden.kquery.test/v1", "kind": "Gizmo", "metadata": map[string]any{"name": name}, "spec": spec,
+		}}, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err)
+		}
+		t.Cleanup(func() { _ = gizmos.Delete(context.Background(), name, metav1.DeleteOptions{}) }) // out of gizmos -A
+	}
+	for _, ns := range []string{"kquery-golden", "kquery-golden-numbers"} {
+		t.Run(ns, func(t *testing.T) { crdColumnsMatchServer(t, ns) })
+	}
+}
+
+func crdColumnsMatchServer(t *testing.T, ns string) {
 	ctx := context.Background()
 	cf, err := newColumnFinder(cp.AdminConfig(), func(string, ...any) {})
 	require.NoError(t, err)
 	gvr := schema.GroupVersionResource{Group: "golden.kquery.test", Version: "v1", Resource: "gizmos"}
 	tgt := &target{}
 	tgt.Res.GVR, tgt.Res.Namespaced = gvr, true
-	src := cf.source(ctx, tgt, serverScope{Namespace: "kquery-golden"})
+	src := cf.source(ctx, tgt, serverScope{Namespace: ns})
 	local, ok := src.(*localColumns)
 	require.True(t, ok, "columns from %s", src.describe())
 
-	list, err := cp.Dynamic(t).Resource(gvr).Namespace("kquery-golden").List(ctx, metav1.ListOptions{})
+	list, err := cp.Dynamic(t).Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	items := make([]*unstructured.Unstructured, len(list.Items))
 	for i := range list.Items {
@@ -122,7 +145,7 @@ func TestCRDColumnsMatchServer(t *testing.T) {
 
 	server := &serverColumns{raw: cf.raw}
 	server.res.GVR, server.res.Namespaced = gvr, true
-	theirs, err := server.get(ctx, server.basePath("kquery-golden"), map[string][]string{"includeObject": {"Metadata"}})
+	theirs, err := server.get(ctx, server.basePath(ns), map[string][]string{"includeObject": {"Metadata"}})
 	require.NoError(t, err)
 	require.Len(t, ours.ColumnDefinitions, len(theirs.ColumnDefinitions))
 	for i, c := range theirs.ColumnDefinitions {
