@@ -37,6 +37,31 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNilCallback)
 	})
 
+	t.Run("nil options and registrations are no-ops", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		var unset Option // a caller's option set only in some cases
+		inf, err := e.f.Informer(ctx, "widgets", unset, WithNamespace("a"), nil)
+		require.NoError(t, err)
+		defer inf.Release()
+		assert.Equal(t, "a", inf.Key().Namespace)
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{}, nil)
+		require.NoError(t, err)
+		defer ws.Stop()
+		ws.RemoveEventHandler(nil)
+		other, err := e.f.WatchAll(ctx, discovery.Filter{IncludeResources: []string{"widgets"}})
+		require.NoError(t, err)
+		defer other.Stop()
+		var calls atomic.Int32
+		reg, err := ws.AddEventHandler(func(discovery.Resource) cache.ResourceEventHandler {
+			calls.Add(1)
+			return cache.ResourceEventHandlerFuncs{}
+		})
+		require.NoError(t, err)
+		other.RemoveEventHandler(reg) // another set's registration: nothing happens
+		require.NoError(t, ws.WaitForSync(ctx))
+		eventually(t, reg.HasSynced, "the registration is still in place")
+	})
+
 	t.Run("a panicking status subscriber", func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		e := newEnv(t, Options[obj]{Registerer: reg})

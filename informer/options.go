@@ -72,12 +72,15 @@ type callOptions struct {
 func parseCallOptions(opts []Option) callOptions {
 	var co callOptions
 	for _, o := range opts {
-		o(&co)
+		if o != nil {
+			o(&co)
+		}
 	}
 	return co
 }
 
-// Option overrides a factory default for one informer.
+// Option overrides a factory default for one informer. A nil Option overrides nothing, so
+// that a caller can pass one it sets only in some cases.
 type Option func(*callOptions)
 
 // WithNamespace restricts the informer to one namespace ("" means all namespaces). It is

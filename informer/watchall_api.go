@@ -135,8 +135,14 @@ func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.
 }
 
 // RemoveEventHandler removes a handler from every member; notifications not yet delivered
-// are dropped (those a member that left the set still had queued for it too).
-func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) { w.wa.removeHandler(r.ah) }
+// are dropped (those a member that left the set still had queued for it too). A nil
+// registration, or one of another set, removes nothing.
+func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) {
+	if r == nil || r.w != w.wa {
+		return
+	}
+	w.wa.removeHandler(r.ah)
+}
 
 // Informers returns the current members. Release on them does nothing: the set owns them.
 func (w *WatchAll[T]) Informers() []*Informer[T] {
