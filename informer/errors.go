@@ -83,9 +83,9 @@ var ErrNilCallback = errors.New("kindex: nil callback")
 // and a watch-all set's).
 var ErrNilContext = errors.New("kindex: nil context")
 
-// DecodeError is returned by Get, List and Query when a cached object cannot be turned into
-// the front end's object type (in the compact mode, bytes that do not decode): the call
-// fails and names the object instead of leaving it out.
+// DecodeError is returned by Get, List, Query, Dependents and Orphans when a cached object
+// cannot be turned into the front end's object type (in the compact mode, bytes that do not
+// decode): the call fails and names the object instead of leaving it out.
 type DecodeError struct {
 	// Key is the object's cache key: "namespace/name", or "name" if cluster-scoped.
 	Key string

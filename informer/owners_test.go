@@ -236,3 +236,30 @@ func TestOrphansWaitForOwnerCacheSync(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"a/g2": "orphan"}, orphanStates(os))
 }
+
+// A dependent or an orphan that cannot be decoded fails the call with a *DecodeError
+// naming it, as Query does: it is never silently left out of the answer.
+func TestUndecodableDependentsAndOrphansAreErrors(t *testing.T) {
+	e, _ := ownerFixture(t, Options[obj]{OwnerIndex: true})
+	ctx := context.Background()
+	ws, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer ws.Release()
+	require.NoError(t, ws.WaitForSync(ctx))
+	os, err := e.f.Orphans(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "orphan", orphanStates(os)["a/g2"])
+
+	e.mode.undecodable.Store("g1", true) // a dependent of W1, not an orphan
+	var de *DecodeError
+	_, err = e.f.Dependents(ctx, "W1")
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "a/g1", de.Key)
+	_, err = e.f.Orphans(ctx)
+	require.NoError(t, err, "g1 is no orphan: not decoded, not in the answer")
+
+	e.mode.undecodable.Store("g2", true) // an orphan
+	_, err = e.f.Orphans(ctx)
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "a/g2", de.Key)
+}
