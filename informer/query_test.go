@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -286,4 +287,32 @@ func TestQueryHonoursContext(t *testing.T) {
 	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
 	_, err = inf.CountBy(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata.name}", query.Exists)}}, "name")
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// In the compact mode, where Query decodes each result after the walk, the decoding stops
+// when the context ends too: a page of 100,000 results takes seconds to decode.
+func TestQueryDecodingHonoursContext(t *testing.T) {
+	mode := newFakeMode()
+	mode.decodes = true
+	e := newEnvMode(t, mode, Options[obj]{}, hooks{})
+	srv := e.mode.server(widgets.GVR)
+	for i := range 1000 {
+		srv.add(newObj("ns", fmt.Sprintf("o%04d", i), nil))
+	}
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(context.Background()))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var decoded atomic.Int32
+	stop := func() {
+		decoded.Add(1)
+		cancel() // the context ends during the first decode
+	}
+	mode.onObject.Store(&stop)
+	defer mode.onObject.Store(nil)
+	_, err = inf.Query(ctx, query.Query{Scan: true})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, decoded.Load(), int32(decodeCheckEvery), "decoding stopped within one check")
 }
