@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -98,6 +100,48 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// maxQuoted is how many bytes of a caller's text (an index name, a namespace, a selector)
+// an error message quotes, as package query's and discovery's errors do: a 100 KB input must
+// not make a 100 KB message.
+const maxQuoted = 256
+
+// quote quotes s for an error message as strconv.Quote does, cut to its first maxQuoted
+// bytes (at a character boundary) and marked "...".
+func quote(s string) string {
+	if c, ok := cut(s, maxQuoted); ok {
+		return strconv.Quote(c) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// shorten is s cut to max bytes, the cut marked "...".
+func shorten(s string, max int) string {
+	if c, ok := cut(s, max); ok {
+		return c + "..."
+	}
+	return s
+}
+
+// cut returns s cut to at most max bytes at a character boundary, and whether it cut.
+func cut(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// cappedError is err with its message cut to 4*maxQuoted bytes: a parser's error may repeat
+// the whole input (labels.Parse quotes a key it refuses). errors.Is and errors.As see err.
+type cappedError struct{ err error }
+
+func (e cappedError) Error() string { return shorten(e.err.Error(), 4*maxQuoted) }
+
+func (e cappedError) Unwrap() error { return e.err }
+
 // IndexConflictError names the index and both definitions; errors.Is(err, ErrIndexConflict).
 type IndexConflictError struct {
 	Name string
@@ -107,7 +151,8 @@ type IndexConflictError struct {
 }
 
 func (e *IndexConflictError) Error() string {
-	return fmt.Sprintf("kindex: index %q is registered as %s, cannot register it as %s", e.Name, e.Existing, e.Requested)
+	return fmt.Sprintf("kindex: index %s is registered as %s, cannot register it as %s", quote(e.Name),
+		shorten(e.Existing, maxQuoted), shorten(e.Requested, maxQuoted))
 }
 
 // Is makes errors.Is(err, ErrIndexConflict) true.

@@ -264,7 +264,7 @@ func compileIndexes(exprs map[string]string, jopts jsonpath.Options) (map[string
 		}
 		p, err := jsonpath.CompileWithOptions(exprs[name], jopts)
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+			return nil, fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
 		}
 		paths[name] = p
 	}

@@ -59,7 +59,7 @@ type IndexStats struct {
 func (i *Informer[T]) AddIndex(name, expr string) error {
 	p, err := jsonpath.CompileWithOptions(expr, i.h.c.indexOpts)
 	if err != nil {
-		return fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+		return fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
 	}
 	return i.AddIndexPath(name, p)
 }
@@ -69,7 +69,7 @@ func (i *Informer[T]) AddIndex(name, expr string) error {
 // configuration compile each expression once and can report its errors themselves.
 func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
 	if p == nil {
-		return fmt.Errorf("%w %q: nil path", ErrInvalidIndex, name)
+		return fmt.Errorf("%w %s: nil path", ErrInvalidIndex, quote(name))
 	}
 	if name == "" {
 		return fmt.Errorf("%w: empty name", ErrInvalidIndex)
@@ -87,11 +87,11 @@ func jsonPathIndex(mode storage.Mode, name string, p *jsonpath.Path) (indexSpec,
 	if p.Fields() == nil {
 		// Literals only ("}", "x", "{'a'}"): every object would be indexed under one
 		// constant, which is never what was meant.
-		return indexSpec{}, fmt.Errorf("%w %q: the expression %q reads no field of the object", ErrInvalidIndex, name, p.String())
+		return indexSpec{}, fmt.Errorf("%w %s: the expression %s reads no field of the object", ErrInvalidIndex, quote(name), quote(p.String()))
 	}
 	if pc, ok := mode.(storage.PathChecker); ok {
 		if err := pc.CheckPath(p); err != nil {
-			return indexSpec{}, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+			return indexSpec{}, fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
 		}
 	}
 	canon := p.String()
@@ -104,7 +104,7 @@ func jsonPathIndex(mode storage.Mode, name string, p *jsonpath.Path) (indexSpec,
 func (i *Informer[T]) AddBuiltinIndex(name string) error {
 	fn, ok := indexfuncs.Builtin(name)
 	if !ok {
-		return fmt.Errorf("%w: no built-in index %q (known: %v)", ErrInvalidIndex, name, indexfuncs.BuiltinNames())
+		return fmt.Errorf("%w: no built-in index %s (known: %v)", ErrInvalidIndex, quote(name), indexfuncs.BuiltinNames())
 	}
 	key := "builtin:" + name
 	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: store.IndexFunc(fn)})
@@ -122,7 +122,7 @@ func (i *Informer[T]) AddBuiltinIndex(name string) error {
 // by one reference only: registering it again while held fails with ErrIndexConflict.
 func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 	if fn == nil {
-		return fmt.Errorf("%w %q: nil function", ErrInvalidIndex, name)
+		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
 	}
 	convert := i.h.c.mode.Object
 	wrapped := func(item any) ([]string, error) {
@@ -145,7 +145,7 @@ func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 // otherwise keep alive after the object changed.
 func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, error)) error {
 	if fn == nil {
-		return fmt.Errorf("%w %q: nil function", ErrInvalidIndex, name)
+		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
 	}
 	c := i.h.c
 	wrapped := func(obj any) ([]string, error) {

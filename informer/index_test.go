@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/indexfuncs"
@@ -392,4 +394,58 @@ func TestItemIndexFunc(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "func:color", st.Definition)
 	assert.EqualValues(t, 1, st.Errors, "the error is counted; the values returned with it are indexed")
+}
+
+// Error messages quote at most 256 bytes of a caller's text (an index name, a namespace, a
+// selector), as package query's and discovery's do: a 100 KB input makes no 100 KB message,
+// and errors.Is and errors.As see what they saw before.
+func TestHugeInputsMakeShortErrors(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	big := strings.Repeat("x", 100_000)
+	informerErr := func(opt Option) error { _, err := e.f.Informer(ctx, "widgets", opt); return err }
+	queryErr := func(q query.Query) error { _, err := inf.Query(ctx, q); return err }
+	for name, tc := range map[string]struct {
+		err  error
+		want error
+	}{
+		"namespace":         {informerErr(WithNamespace(big)), nil},
+		"label selector":    {informerErr(WithLabelSelector(big + " b")), nil},
+		"label value":       {informerErr(WithLabelSelector("a in (" + big + ")")), nil},
+		"field selector":    {informerErr(WithFieldSelector(big)), nil},
+		"AddIndex":          {inf.AddIndex(big, "{.a"), ErrInvalidIndex},
+		"AddIndexFunc nil":  {inf.AddIndexFunc(big, nil), ErrInvalidIndex},
+		"AddBuiltinIndex":   {inf.AddBuiltinIndex(big), ErrInvalidIndex},
+		"RemoveIndex":       {inf.RemoveIndex(big), ErrIndexNotFound},
+		"query index":       {queryErr(query.Query{Conditions: []query.Condition{query.Eq(big, "1")}}), ErrIndexNotFound},
+		"SortBy":            {queryErr(query.Query{Scan: true, SortBy: big}), ErrIndexNotFound},
+		"WatchAll AddIndex": {ws.AddIndex(big, "{.a"), ErrInvalidIndex},
+		"WatchAll Remove":   {ws.RemoveIndex(big), ErrIndexNotFound},
+	} {
+		require.Error(t, tc.err, name)
+		assert.Less(t, len(tc.err.Error()), 2000, "%s: %.300s", name, tc.err.Error())
+		if tc.want != nil {
+			assert.ErrorIs(t, tc.err, tc.want, name)
+		}
+	}
+	_, err = inf.IndexStats(big)
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Less(t, len(err.Error()), 2000)
+	_, err = inf.CountBy(ctx, query.Query{}, big)
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Less(t, len(err.Error()), 2000)
+	require.NoError(t, inf.AddIndexFunc(big, func(any) ([]string, error) { return nil, nil }))
+	err = inf.AddIndexFunc(big, func(any) ([]string, error) { return nil, nil })
+	var conflict *IndexConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Less(t, len(err.Error()), 2000)
+	_, err = newFactory(&rest.Config{}, Options[obj]{Namespace: big, Discovery: e.disc}, e.mode.builder(), hooks{Access: &fakeAccess{}})
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 2000)
 }

@@ -350,7 +350,9 @@ var ErrIndexNotFound = errors.New("index not found")
 // IndexNotFoundError names the missing index.
 type IndexNotFoundError struct{ Name string }
 
-func (e *IndexNotFoundError) Error() string { return fmt.Sprintf("index %q not found", e.Name) }
+func (e *IndexNotFoundError) Error() string {
+	return fmt.Sprintf("index %s not found", quoteCut(e.Name))
+}
 
 // Is makes errors.Is(err, ErrIndexNotFound) true.
 func (e *IndexNotFoundError) Is(target error) bool { return target == ErrIndexNotFound }
@@ -364,9 +366,9 @@ type IndexFuncError struct {
 
 func (e *IndexFuncError) Error() string {
 	if e.Panic != nil {
-		return fmt.Sprintf("index %q: index function panicked: %v", e.Index, e.Panic)
+		return fmt.Sprintf("index %s: index function panicked: %v", quoteCut(e.Index), e.Panic)
 	}
-	return fmt.Sprintf("index %q: %v", e.Index, e.Err)
+	return fmt.Sprintf("index %s: %v", quoteCut(e.Index), e.Err)
 }
 
 func (e *IndexFuncError) Unwrap() error { return e.Err }
