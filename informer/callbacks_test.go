@@ -8,9 +8,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/query"
 )
 
 // Every callback kindex calls is recovered, counted and logged once; nil callbacks are
@@ -85,6 +87,15 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		for name, fn := range map[string]func(obj) (obj, error){
 			"nil":   func(obj) (obj, error) { return nil, nil },
 			"panic": func(obj) (obj, error) { panic("transform bug") },
+			// A result built afresh without the metadata, or renamed: it would be cached
+			// under another key, replacing whatever is there, and the object would be
+			// missing.
+			"no metadata": func(obj) (obj, error) { return &metav1.PartialObjectMetadata{}, nil },
+			"renamed": func(o obj) (obj, error) {
+				n := o.DeepCopy()
+				n.Name += "-x"
+				return n, nil
+			},
 		} {
 			t.Run(name, func(t *testing.T) {
 				e := newEnv(t, Options[obj]{Transform: fn})
@@ -98,6 +109,9 @@ func TestCallbacksCannotCrash(t *testing.T) {
 				o, err := inf.Get("ns", "a")
 				require.NoError(t, err)
 				assert.Equal(t, map[string]string{"k": "v"}, o.Labels)
+				n, err := inf.Count(ctx, query.Query{})
+				require.NoError(t, err)
+				assert.Equal(t, 2, n, "both objects cached under their own keys")
 				assert.Nil(t, o.ManagedFields, "kindex's own strip still ran")
 				st := inf.Status()
 				assert.GreaterOrEqual(t, st.CallbackErrors, int64(2))

@@ -60,11 +60,14 @@ type Options[T Object] struct {
 	ResyncPeriod time.Duration
 	// Transform is applied to every object before it is cached, after kindex strips
 	// managedFields. It may modify the object in place and must be idempotent (client-go
-	// applies it twice to objects of a streaming initial list). If it fails (an error, a
-	// panic, nil), the object is cached without it (never dropped), the failure is counted
-	// in Status.CallbackErrors and the first one logged. It runs on the informer's
-	// processing loop: it must not call back into the informer's lifecycle (Release of
-	// the last reference, Factory.Shutdown), which waits for that loop to end.
+	// applies it twice to objects of a streaming initial list). It must keep the object's
+	// namespace and name. If it fails (an error, a panic, nil, or an object of another
+	// namespace or name, which would be cached under another key), the object is cached
+	// without it (never dropped; changes it made in place before failing stay), the
+	// failure is counted in Status.CallbackErrors and the first one logged. It runs on the
+	// informer's processing loop; a call back into the informer's lifecycle (Release,
+	// Factory.Shutdown) takes effect once it has returned (package documentation,
+	// "Concurrency").
 	Transform func(T) (T, error)
 	// KeepManagedFields keeps metadata.managedFields, which kindex otherwise strips: they are
 	// about half of a typical object's memory.

@@ -2,9 +2,11 @@ package informer
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"runtime/debug"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -45,8 +47,32 @@ func forgiving(fn cache.TransformFunc, onErr func(error)) cache.TransformFunc {
 			onErr(errors.New("kindex: transform returned nil and no error"))
 			return obj, nil
 		}
+		if err := sameKey(obj, out); err != nil {
+			onErr(err)
+			return obj, nil
+		}
 		return out, nil
 	}
+}
+
+// sameKey refuses a transform's result that is another object than the one it was given:
+// another namespace or name (a result built afresh without the metadata has neither) would
+// be cached under another key, where it replaces whatever has that key, and the object
+// itself would be missing from the cache.
+func sameKey(in, out any) error {
+	a, err := meta.Accessor(in)
+	if err != nil {
+		return nil // a tombstone, or a type without metadata: nothing to compare
+	}
+	b, err := meta.Accessor(out)
+	if err != nil {
+		return fmt.Errorf("kindex: transform returned a %T, which has no object metadata: %w", out, err)
+	}
+	if a.GetNamespace() != b.GetNamespace() || a.GetName() != b.GetName() {
+		return fmt.Errorf("kindex: transform changed the object's namespace or name from %s to %s",
+			quote(a.GetNamespace()+"/"+a.GetName()), quote(b.GetNamespace()+"/"+b.GetName()))
+	}
+	return nil
 }
 
 // isNil reports whether v is nil or a typed nil pointer (a transform returning a nil T).
