@@ -2,6 +2,8 @@ package informer
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -168,5 +170,29 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		require.ErrorAs(t, inf.Status().LastCallbackError, &pe)
 		assert.Equal(t, "factory bug", pe.Value)
 		assert.Equal(t, 1, e.logs.count("WatchAll handler factory panicked"), "logged once:\n%s", e.logs)
+	})
+
+	t.Run("what a callback panicked with is visible to errors.Is and errors.As", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		require.NoError(t, inf.WaitForSync(ctx))
+		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
+			var m map[string]int
+			m["x"] = 1 // a runtime error
+		}})
+		require.NoError(t, err)
+		eventually(t, func() bool { return inf.Status().CallbackErrors == 1 }, "counted")
+		var re runtime.Error
+		assert.ErrorAs(t, inf.Status().LastCallbackError, &re, "a handler's runtime error")
+
+		errBug := errors.New("index bug")
+		require.NoError(t, inf.AddIndexFunc("boom", func(any) ([]string, error) { panic(errBug) }))
+		st, err := inf.IndexStats("boom")
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), st.Errors)
+		assert.ErrorIs(t, st.LastError, errBug, "an index function's panic with an error")
 	})
 }

@@ -75,6 +75,13 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("kindex: %s panicked: %v", e.Callback, e.Value)
 }
 
+// Unwrap returns what the callback panicked with if that is an error (a runtime.Error such
+// as a nil dereference, an error passed to panic), so that errors.Is and errors.As see it.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
 // ErrNilCallback is returned when a nil function or handler is passed where kindex would
 // call it later (AddEventHandler, SubscribeStatus, WatchAll.AddEventHandler).
 var ErrNilCallback = errors.New("kindex: nil callback")

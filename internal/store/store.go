@@ -371,7 +371,14 @@ func (e *IndexFuncError) Error() string {
 	return fmt.Sprintf("index %s: %v", quoteCut(e.Index), e.Err)
 }
 
-func (e *IndexFuncError) Unwrap() error { return e.Err }
+// Unwrap returns the function's error, or what it panicked with if that is an error (a
+// runtime.Error, an error passed to panic), so that errors.Is and errors.As see it.
+func (e *IndexFuncError) Unwrap() error {
+	if err, ok := e.Panic.(error); ok && e.Err == nil {
+		return err
+	}
+	return e.Err
+}
 
 // AddIndex registers fn under name and indexes the objects already stored. Adding a name
 // that exists adds a reference to the existing index (fn is ignored): callers that share an
