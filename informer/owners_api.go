@@ -69,7 +69,13 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, item := range e.ownedBy(uid) {
+		for k, item := range e.ownedBy(uid) {
+			// Decoding (the compact mode) is most of the time a large answer takes.
+			if k%decodeCheckEvery == decodeCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			obj, err := objectAs[T](f.c.mode, item.Obj)
 			if err != nil {
 				return nil, &DecodeError{Key: item.Key, Err: err}

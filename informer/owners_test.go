@@ -2,6 +2,8 @@ package informer
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -262,4 +264,32 @@ func TestUndecodableDependentsAndOrphansAreErrors(t *testing.T) {
 	_, err = e.f.Orphans(ctx)
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, "a/g2", de.Key)
+}
+
+// Dependents stops decoding when its context ends: in the compact mode an owner with
+// 100,000 dependents takes seconds to decode.
+func TestDependentsDecodingHonoursContext(t *testing.T) {
+	mode := newFakeMode()
+	mode.decodes = true
+	e := newEnvMode(t, mode, Options[obj]{OwnerIndex: true}, hooks{})
+	gs := e.mode.server(gadgets.GVR)
+	for i := range 1000 {
+		gs.add(owned("a", fmt.Sprintf("g%04d", i), types.UID(fmt.Sprintf("G%d", i)), widgetRef("W1")))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inf, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	var decoded atomic.Int32
+	stop := func() {
+		decoded.Add(1)
+		cancel() // the context ends during the first decode
+	}
+	mode.onObject.Store(&stop)
+	defer mode.onObject.Store(nil)
+	_, err = e.f.Dependents(ctx, "W1")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, decoded.Load(), int32(decodeCheckEvery), "decoding stopped within one check")
 }
