@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -324,7 +325,8 @@ func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	return i.object(key, item)
 }
 
-// Namespace returns a lister of one namespace.
+// Namespace returns a lister of one namespace; its List of "" (metav1.NamespaceAll) lists
+// every namespace, as client-go's namespace listers and ListItems("") do.
 func (i *Informer[T]) Namespace(namespace string) NamespaceLister[T] {
 	return NamespaceLister[T]{i: i, ns: namespace}
 }
@@ -335,13 +337,13 @@ type NamespaceLister[T Object] struct {
 	ns string
 }
 
-// List returns the namespace's cached objects matching selector (nil selects everything);
-// errors as Informer.List.
+// List returns the namespace's cached objects matching selector (nil selects everything),
+// every namespace's for "" (as Informer.List); errors as Informer.List.
 func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	if err := n.i.h.enter(); err != nil {
 		return nil, err
 	}
-	out, err := n.i.list(n.ns, false, selector)
+	out, err := n.i.list(n.ns, n.ns == metav1.NamespaceAll, selector)
 	return unlessGone(n.i.h, out, err)
 }
 

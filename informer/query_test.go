@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kindex/kindex/jsonpath"
@@ -128,6 +129,28 @@ func TestNamespacedQueryReadsOneNamespace(t *testing.T) {
 	assert.Equal(t, 14, all.Plan.Candidates)
 	assert.Equal(t, 7, one.Plan.Candidates, "candidates come from namespace a only")
 	assert.Equal(t, "color=red", one.Plan.Driver)
+}
+
+// A namespace lister of "" (metav1.NamespaceAll) lists every namespace, as client-go's
+// namespace listers do and as ListItems("") and a Query without a namespace do: a program
+// whose namespace flag defaults to "" must not find nothing.
+func TestNamespaceListerOfAllNamespaces(t *testing.T) {
+	inf := queryEnv(t)
+	all, err := inf.List(nil)
+	require.NoError(t, err)
+	require.Len(t, all, 40)
+	got, err := inf.Namespace(metav1.NamespaceAll).List(nil)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, keysOf(all), keysOf(got))
+	items, err := inf.ListItems(metav1.NamespaceAll)
+	require.NoError(t, err)
+	assert.Len(t, items, 40)
+	red, err := inf.Namespace("").List(labels.SelectorFromSet(labels.Set{"color": "red"}))
+	require.NoError(t, err)
+	assert.Len(t, red, 14)
+	a, err := inf.Namespace("a").List(nil)
+	require.NoError(t, err)
+	assert.Len(t, a, 20)
 }
 
 func TestQueryPagesInOrder(t *testing.T) {
