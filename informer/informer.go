@@ -118,6 +118,7 @@ func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, 
 	if err != nil {
 		return nil, err
 	}
+	r.owner = h
 	if !h.track(r) {
 		h.e.removeHandler(r, false, false)
 		return nil, ErrReleased
@@ -155,10 +156,13 @@ func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
 	}
 	h.mu.Unlock()
 	if !ok {
-		if h.released.Load() {
+		switch {
+		case h.released.Load():
 			return ErrReleased
+		case r != nil && r.owner != h:
+			return fmt.Errorf("%w: it was made through another reference or informer", ErrNotRegistered)
 		}
-		return nil
+		return nil // nil, or removed already
 	}
 	h.e.removeHandler(r, tombstones, drain)
 	return nil
@@ -238,7 +242,9 @@ func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Regi
 func (i *Informer[T]) Registrations() []*Registration { return i.h.registrations() }
 
 // RemoveEventHandler removes a handler added through this reference; notifications not yet
-// delivered are dropped. It may be called from the handler itself.
+// delivered are dropped. It may be called from the handler itself. Removing it again, or
+// a nil registration, does nothing; a registration made through another reference (of
+// this informer or another) is an error matching ErrNotRegistered, and is not removed.
 func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
 	return i.h.removeHandler(r, false, false)
 }
