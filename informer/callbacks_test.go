@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -194,5 +196,71 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, int64(1), st.Errors)
 		assert.ErrorIs(t, st.LastError, errBug, "an index function's panic with an error")
+	})
+}
+
+// Once a status subscription's unsubscribe has returned, its function is not called again:
+// a subscriber that unsubscribes and then frees what its function uses (closes its
+// channel) must not be called once more with a status already being delivered to others.
+func TestUnsubscribedStatusSubscriberIsNotCalledAgain(t *testing.T) {
+	t.Run("removed while another subscriber is called", func(t *testing.T) {
+		// Subscribers are called in no particular order: repeated, the one being removed is
+		// behind the blocked one about half the time.
+		for range 20 {
+			h := newHub(func(error) {})
+			entered, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			h.subscribe(func(Status) {
+				once.Do(func() { close(entered) })
+				<-release
+			})
+			var unsubscribed, late atomic.Bool
+			unsub := h.subscribe(func(Status) {
+				if unsubscribed.Load() {
+					late.Store(true)
+				}
+			})
+			h.publish(Status{})
+			<-entered
+			unsub()
+			unsubscribed.Store(true)
+			close(release)
+			h.close()
+			require.False(t, late.Load(), "called after its unsubscribe returned")
+		}
+	})
+
+	t.Run("removed during its own call, from another goroutine", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		entered, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		var finished atomic.Bool
+		unsub, err := e.f.SubscribeStatus(func(Status) {
+			once.Do(func() {
+				close(entered)
+				<-release
+				finished.Store(true)
+			})
+		})
+		require.NoError(t, err)
+		var releaseOnce sync.Once
+		defer releaseOnce.Do(func() { close(release) }) // a failure must not leave the call blocked
+		inf, err := e.f.Informer(context.Background(), "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		<-entered
+		returned := make(chan bool, 1)
+		go func() {
+			unsub()
+			returned <- finished.Load()
+		}()
+		select {
+		case done := <-returned:
+			t.Fatalf("unsubscribe returned during the call (call finished: %v)", done)
+		case <-time.After(100 * time.Millisecond): // it waits for the call, as it should
+		}
+		releaseOnce.Do(func() { close(release) })
+		assert.True(t, <-returned, "unsubscribe returned once the call had")
+		unsub() // idempotent
 	})
 }

@@ -393,7 +393,9 @@ func (f *Factory[T]) Statuses() []Status {
 // it, counted in kindex_callback_failures_total and logged once); a nil fn is refused
 // (ErrNilCallback). Calls come from one goroutine, in order; a slow fn
 // delays other subscribers but never an informer. It returns the function that ends the
-// subscription.
+// subscription: once it has returned, fn is not called again (called from another
+// goroutine it waits for fn's call in progress; called from a subscriber, fn itself
+// included, it returns at once). It is idempotent.
 func (f *Factory[T]) SubscribeStatus(fn func(Status)) (unsubscribe func(), err error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%w: SubscribeStatus(nil)", ErrNilCallback)
