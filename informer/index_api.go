@@ -140,9 +140,10 @@ func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 // form): in the compact mode fn decodes what it reads (Eval on the bytes, DecodeInto a typed
 // struct) instead of receiving a whole object decoded into the front end's type for every
 // change. The same rules and name space as AddIndexFunc. The values fn returns are copied
-// before they are indexed: strings of an object DecodeInto made may be views of the cached
-// bytes (or of a chunk shared with the object's other strings), which an index entry would
-// otherwise keep alive after the object changed.
+// into a slice of kindex's (the one fn returns stays fn's, never written to) before they
+// are indexed: strings of an object DecodeInto made may be views of the cached bytes (or of
+// a chunk shared with the object's other strings), which an index entry would otherwise
+// keep alive after the object changed.
 func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, error)) error {
 	if fn == nil {
 		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
@@ -150,10 +151,16 @@ func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, 
 	c := i.h.c
 	wrapped := func(obj any) ([]string, error) {
 		values, err := fn(itemOf[T](c, obj))
-		for k, v := range values {
-			values[k] = strings.Clone(v)
+		if len(values) == 0 {
+			return nil, err
 		}
-		return values, err
+		// Into a new slice: the one fn returned is fn's (one slice returned for every
+		// object, by several informers at once, must not be written to).
+		out := make([]string, len(values))
+		for k, v := range values {
+			out[k] = strings.Clone(v)
+		}
+		return out, err
 	}
 	key := "func:" + name
 	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: wrapped, exclusive: true})

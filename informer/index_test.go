@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -394,6 +395,27 @@ func TestItemIndexFunc(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "func:color", st.Definition)
 	assert.EqualValues(t, 1, st.Errors, "the error is counted; the values returned with it are indexed")
+}
+
+// The slice an item index function returns stays the function's: kindex copies the values
+// into a slice of its own, rather than writing the copies into the function's slice, which
+// a function may return for every object, from several informers at once (a data race).
+func TestItemIndexFuncSliceIsTheFunctions(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+	e.mode.server(widgets.GVR).add(newObj("ns", "b", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	shared := []string{strings.Clone("same")}
+	data := unsafe.StringData(shared[0])
+	require.NoError(t, inf.AddItemIndexFunc("s", func(Item[obj]) ([]string, error) { return shared, nil }))
+	assert.Same(t, data, unsafe.StringData(shared[0]), "the function's slice was written to")
+	n, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Eq("s", "same")}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
 }
 
 // Error messages quote at most 256 bytes of a caller's text (an index name, a namespace, a
