@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/tools/cache"
@@ -117,9 +118,10 @@ func (i *Informer[T]) AddBuiltinIndex(name string) error {
 // Factory.Shutdown return at once and take effect once fn has returned (see the package
 // documentation, "Concurrency"). An error or a panic does not lose the
 // object: it is counted in IndexStats, and the values returned with an error are indexed,
-// as some of the object's: it matches no NotEq or HasNot condition on the index.
-// A function cannot be compared with another, so a name registered with AddIndexFunc is held
-// by one reference only: registering it again while held fails with ErrIndexConflict.
+// as some of the object's: it matches no NotEq or HasNot condition on the index. The slice
+// fn returns is copied, so fn may reuse it for the next object. A function cannot be
+// compared with another, so a name registered with AddIndexFunc is held by one reference
+// only: registering it again while held fails with ErrIndexConflict.
 func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 	if fn == nil {
 		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
@@ -130,7 +132,10 @@ func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 		if err != nil {
 			return nil, err
 		}
-		return fn(obj)
+		// The index keeps the object's values until it changes: a copy, since fn may
+		// reuse the slice it returns (a buffer of its own), as client-go's indexer allows.
+		values, err := fn(obj)
+		return slices.Clone(values), err
 	}
 	key := "func:" + name
 	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: wrapped, exclusive: true})

@@ -418,6 +418,37 @@ func TestItemIndexFuncSliceIsTheFunctions(t *testing.T) {
 	assert.Equal(t, 2, n)
 }
 
+// An index function may reuse the slice it returns for the next object, as client-go's
+// indexer allows: the index keeps a copy of each object's values, not the function's slice,
+// which the next call would change under it (NotEq and HasNot read the kept values).
+func TestIndexFuncMayReuseItsSlice(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", map[string]string{"c": "red"}))
+	srv.add(newObj("ns", "b", map[string]string{"c": "blue"}))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	buf := make([]string, 1)
+	require.NoError(t, inf.AddIndexFunc("c", func(o any) ([]string, error) {
+		buf[0] = o.(obj).Labels["c"]
+		return buf, nil
+	}))
+	res, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.NotEq("c", "red")}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/b"}, keysOf(res.Items))
+	srv.update(newObj("ns", "a", map[string]string{"c": "green"}))
+	eventually(t, func() bool {
+		n, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Eq("c", "green")}})
+		return err == nil && n == 1
+	}, "the update is indexed")
+	n, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Eq("c", "red")}})
+	require.NoError(t, err)
+	assert.Zero(t, n, "a left red")
+}
+
 // Error messages quote at most 256 bytes of a caller's text (an index name, a namespace, a
 // selector), as package query's and discovery's do: a 100 KB input makes no 100 KB message,
 // and errors.Is and errors.As see what they saw before.
