@@ -100,6 +100,14 @@ func TestCallbacksCannotCrash(t *testing.T) {
 				n.Name += "-x"
 				return n, nil
 			},
+			"renamed in place": func(o obj) (obj, error) {
+				o.Name += "-x"
+				return o, nil
+			},
+			"moved in place, then failed": func(o obj) (obj, error) {
+				o.Namespace = "elsewhere"
+				return nil, errors.New("transform bug")
+			},
 		} {
 			t.Run(name, func(t *testing.T) {
 				e := newEnv(t, Options[obj]{Transform: fn})

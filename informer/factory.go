@@ -63,9 +63,10 @@ type Options[T Object] struct {
 	// applies it twice to objects of a streaming initial list). It must keep the object's
 	// namespace and name. If it fails (an error, a panic, nil, or an object of another
 	// namespace or name, which would be cached under another key), the object is cached
-	// without it (never dropped; changes it made in place before failing stay), the
-	// failure is counted in Status.CallbackErrors and the first one logged. It runs on the
-	// informer's processing loop; a call back into the informer's lifecycle (Release,
+	// without it (never dropped; changes it made in place before failing stay, except to
+	// the namespace and name, which are set back), the failure is counted in
+	// Status.CallbackErrors and the first one logged. It runs on the informer's
+	// processing loop; a call back into the informer's lifecycle (Release,
 	// Factory.Shutdown) takes effect once it has returned (package documentation,
 	// "Concurrency").
 	Transform func(T) (T, error)
