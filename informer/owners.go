@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,9 +67,13 @@ func (e *entry) ownedBy(uid types.UID) []store.Item {
 }
 
 // withOwners returns the stored items that have owner references; the walk stops when ctx
-// ends.
+// ends (its error). An entry without the owner index (one stopping: ensureOwnerIndex skips
+// it) has none.
 func (e *entry) withOwners(ctx context.Context) ([]store.Item, error) {
 	items, _, _, err := e.store.Query(ctx, query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
+	if errors.Is(err, store.ErrIndexNotFound) {
+		return nil, nil
+	}
 	return items, err
 }
 

@@ -293,3 +293,19 @@ func TestDependentsDecodingHonoursContext(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.LessOrEqual(t, decoded.Load(), int32(decodeCheckEvery), "decoding stopped within one check")
 }
+
+// An informer without the owner index (one that is stopping, which ensureOwnerIndex skips)
+// has no objects with owners for Orphans, rather than failing the whole call with the
+// index's absence.
+func TestWithOwnersOfAnInformerWithoutTheIndex(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(gadgets.GVR).add(owned("a", "g1", "G1", widgetRef("W1")))
+	inf, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	items, err := inf.h.e.withOwners(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, items)
+}
