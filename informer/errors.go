@@ -287,5 +287,5 @@ func (e *observedError) Unwrap() error { return e.err }
 
 // groupResourceOf is a small helper for NotFound errors from Get.
 func notFound(gvr schema.GroupVersionResource, name string) error {
-	return apierrors.NewNotFound(gvr.GroupResource(), name)
+	return apierrors.NewNotFound(gvr.GroupResource(), shorten(name, maxQuoted))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -311,12 +312,12 @@ func (h *handle) gone() error {
 // ErrShutdown once the factory stopped, *DecodeError as List.
 func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	var zero T
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key, ok := cacheKey(namespace, name)
 	if err := i.h.enter(); err != nil {
 		return zero, err
+	}
+	if !ok {
+		return zero, notFound(i.h.e.key.GVR, name)
 	}
 	item, exists, err := i.h.e.store.GetByKey(key)
 	if err := i.h.gone(); err != nil {
@@ -329,6 +330,19 @@ func (i *Informer[T]) Get(namespace, name string) (T, error) {
 		return zero, notFound(i.h.e.key.GVR, name)
 	}
 	return i.object(key, item)
+}
+
+// cacheKey is the cache key of namespace/name, or false if either holds a '/', which no
+// namespace or name can: Get("", "team-b/db") must not find team-b's db (a caller that
+// checked the namespace it was given would read another's), it names nothing.
+func cacheKey(namespace, name string) (string, bool) {
+	if strings.IndexByte(name, '/') >= 0 || strings.IndexByte(namespace, '/') >= 0 {
+		return "", false
+	}
+	if namespace == "" {
+		return name, true
+	}
+	return namespace + "/" + name, true
 }
 
 // Namespace returns a lister of one namespace; its List of "" (metav1.NamespaceAll) lists

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -151,6 +153,26 @@ func TestNamespaceListerOfAllNamespaces(t *testing.T) {
 	a, err := inf.Namespace("a").List(nil)
 	require.NoError(t, err)
 	assert.Len(t, a, 20)
+}
+
+// Get and GetItem of a namespace or name with a '/' find nothing: Get("", "b/w01") is not
+// namespace b's w01, which a caller that checked the namespace it was given ("", for a
+// cluster-scoped lookup) would otherwise read. A huge name makes a short NotFound.
+func TestGetOfANameWithASlash(t *testing.T) {
+	inf := queryEnv(t)
+	_, err := inf.Get("b", "w01")
+	require.NoError(t, err, "the object exists")
+	for _, k := range [][2]string{{"", "b/w01"}, {"b/", "w01"}, {"", "/b/w01"}} {
+		_, err = inf.Get(k[0], k[1])
+		assert.True(t, apierrors.IsNotFound(err), "Get(%q, %q): %v", k[0], k[1], err)
+		_, err = inf.GetItem(k[0], k[1])
+		assert.True(t, apierrors.IsNotFound(err), "GetItem(%q, %q): %v", k[0], k[1], err)
+		_, err = inf.Namespace(k[0]).Get(k[1])
+		assert.True(t, apierrors.IsNotFound(err), "Namespace(%q).Get(%q): %v", k[0], k[1], err)
+	}
+	_, err = inf.Get("b", strings.Repeat("x", 100_000))
+	assert.True(t, apierrors.IsNotFound(err))
+	assert.Less(t, len(err.Error()), 2000)
 }
 
 func TestQueryPagesInOrder(t *testing.T) {
