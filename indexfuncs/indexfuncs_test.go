@@ -251,3 +251,28 @@ func TestLargeMapsArePresent(t *testing.T) {
 		assert.Equal(t, []string{query.NonScalar}, keys, name)
 	}
 }
+
+// A nil pointer (a nil *unstructured.Unstructured, a tombstone holding one) has no metadata
+// to read: every function returns an error for it, never a panic, which a client-go
+// indexer would not recover.
+func TestNilObjectsAreErrors(t *testing.T) {
+	var nilU *unstructured.Unstructured
+	var nilP *metav1.PartialObjectMetadata
+	fns := map[string]cache.IndexFunc{"FromPath": indexfuncs.FromPath(jsonpath.MustCompile("{.metadata.name}")),
+		"FromPath template": indexfuncs.FromPath(jsonpath.MustCompile("{.metadata.namespace}/{.metadata.name}"))}
+	for _, name := range indexfuncs.BuiltinNames() {
+		fns[name], _ = indexfuncs.Builtin(name)
+	}
+	for fname, fn := range fns {
+		for oname, obj := range map[string]any{"nil": nil, "nil unstructured": nilU, "nil metadata": nilP,
+			"tombstone of nil": cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: nilU}} {
+			require.NotPanics(t, func() {
+				values, err := fn(obj)
+				assert.Error(t, err, "%s of %s", fname, oname)
+				assert.Empty(t, values, "%s of %s", fname, oname)
+			}, "%s of %s", fname, oname)
+		}
+	}
+	_, err := indexfuncs.Values(jsonpath.MustCompile("{.a}"), nilU)
+	assert.ErrorIs(t, err, indexfuncs.ErrUnsupportedObject)
+}

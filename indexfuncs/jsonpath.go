@@ -2,6 +2,7 @@ package indexfuncs
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -164,10 +165,14 @@ func input(obj any) (any, error) {
 	}
 }
 
-// unwrap returns the last known state of a deleted object.
+// unwrap returns the last known state of a deleted object, and nil for a nil pointer (a
+// nil *unstructured.Unstructured has no metadata to read: an error, never a panic).
 func unwrap(obj any) any {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		return d.Obj
+		obj = d.Obj
+	}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
 	}
 	return obj
 }

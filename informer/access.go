@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -62,15 +63,21 @@ type AccessChecks struct {
 }
 
 // NewAccessChecks returns a rate of perSecond access re-checks a second (4 if perSecond is
-// not positive).
+// not a positive number: zero, negative or NaN).
 func NewAccessChecks(perSecond float64) *AccessChecks {
-	if perSecond <= 0 {
+	if !(perSecond > 0) {
 		perSecond = 4
 	}
 	return &AccessChecks{perSecond: perSecond}
 }
 
-// floor is the least wait between one parked informer's re-checks.
+// floor is the least wait between one parked informer's re-checks. A wait beyond a
+// Duration's range is the longest Duration: converted, it would wrap to a negative one,
+// which would lift the limit instead.
 func (a *AccessChecks) floor() time.Duration {
-	return time.Duration(float64(a.parked.Load()) / a.perSecond * float64(time.Second))
+	d := float64(a.parked.Load()) / a.perSecond * float64(time.Second)
+	if d >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(d)
 }

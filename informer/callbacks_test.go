@@ -2,15 +2,21 @@ package informer
 
 import (
 	"context"
+	"errors"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/query"
 )
 
 // Every callback kindex calls is recovered, counted and logged once; nil callbacks are
@@ -37,6 +43,31 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNilCallback)
 	})
 
+	t.Run("nil options and registrations are no-ops", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		var unset Option // a caller's option set only in some cases
+		inf, err := e.f.Informer(ctx, "widgets", unset, WithNamespace("a"), nil)
+		require.NoError(t, err)
+		defer inf.Release()
+		assert.Equal(t, "a", inf.Key().Namespace)
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{}, nil)
+		require.NoError(t, err)
+		defer ws.Stop()
+		ws.RemoveEventHandler(nil)
+		other, err := e.f.WatchAll(ctx, discovery.Filter{IncludeResources: []string{"widgets"}})
+		require.NoError(t, err)
+		defer other.Stop()
+		var calls atomic.Int32
+		reg, err := ws.AddEventHandler(func(discovery.Resource) cache.ResourceEventHandler {
+			calls.Add(1)
+			return cache.ResourceEventHandlerFuncs{}
+		})
+		require.NoError(t, err)
+		other.RemoveEventHandler(reg) // another set's registration: nothing happens
+		require.NoError(t, ws.WaitForSync(ctx))
+		eventually(t, reg.HasSynced, "the registration is still in place")
+	})
+
 	t.Run("a panicking status subscriber", func(t *testing.T) {
 		reg := prometheus.NewRegistry()
 		e := newEnv(t, Options[obj]{Registerer: reg})
@@ -60,6 +91,23 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		for name, fn := range map[string]func(obj) (obj, error){
 			"nil":   func(obj) (obj, error) { return nil, nil },
 			"panic": func(obj) (obj, error) { panic("transform bug") },
+			// A result built afresh without the metadata, or renamed: it would be cached
+			// under another key, replacing whatever is there, and the object would be
+			// missing.
+			"no metadata": func(obj) (obj, error) { return &metav1.PartialObjectMetadata{}, nil },
+			"renamed": func(o obj) (obj, error) {
+				n := o.DeepCopy()
+				n.Name += "-x"
+				return n, nil
+			},
+			"renamed in place": func(o obj) (obj, error) {
+				o.Name += "-x"
+				return o, nil
+			},
+			"moved in place, then failed": func(o obj) (obj, error) {
+				o.Namespace = "elsewhere"
+				return nil, errors.New("transform bug")
+			},
 		} {
 			t.Run(name, func(t *testing.T) {
 				e := newEnv(t, Options[obj]{Transform: fn})
@@ -73,6 +121,9 @@ func TestCallbacksCannotCrash(t *testing.T) {
 				o, err := inf.Get("ns", "a")
 				require.NoError(t, err)
 				assert.Equal(t, map[string]string{"k": "v"}, o.Labels)
+				n, err := inf.Count(ctx, query.Query{})
+				require.NoError(t, err)
+				assert.Equal(t, 2, n, "both objects cached under their own keys")
 				assert.Nil(t, o.ManagedFields, "kindex's own strip still ran")
 				st := inf.Status()
 				assert.GreaterOrEqual(t, st.CallbackErrors, int64(2))
@@ -129,5 +180,95 @@ func TestCallbacksCannotCrash(t *testing.T) {
 		require.ErrorAs(t, inf.Status().LastCallbackError, &pe)
 		assert.Equal(t, "factory bug", pe.Value)
 		assert.Equal(t, 1, e.logs.count("WatchAll handler factory panicked"), "logged once:\n%s", e.logs)
+	})
+
+	t.Run("what a callback panicked with is visible to errors.Is and errors.As", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+		inf, err := e.f.Informer(ctx, "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		require.NoError(t, inf.WaitForSync(ctx))
+		_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
+			var m map[string]int
+			m["x"] = 1 // a runtime error
+		}})
+		require.NoError(t, err)
+		eventually(t, func() bool { return inf.Status().CallbackErrors == 1 }, "counted")
+		var re runtime.Error
+		assert.ErrorAs(t, inf.Status().LastCallbackError, &re, "a handler's runtime error")
+
+		errBug := errors.New("index bug")
+		require.NoError(t, inf.AddIndexFunc("boom", func(any) ([]string, error) { panic(errBug) }))
+		st, err := inf.IndexStats("boom")
+		require.NoError(t, err)
+		assert.Equal(t, int64(1), st.Errors)
+		assert.ErrorIs(t, st.LastError, errBug, "an index function's panic with an error")
+	})
+}
+
+// Once a status subscription's unsubscribe has returned, its function is not called again:
+// a subscriber that unsubscribes and then frees what its function uses (closes its
+// channel) must not be called once more with a status already being delivered to others.
+func TestUnsubscribedStatusSubscriberIsNotCalledAgain(t *testing.T) {
+	t.Run("removed while another subscriber is called", func(t *testing.T) {
+		// Subscribers are called in no particular order: repeated, the one being removed is
+		// behind the blocked one about half the time.
+		for range 20 {
+			h := newHub(func(error) {})
+			entered, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			h.subscribe(func(Status) {
+				once.Do(func() { close(entered) })
+				<-release
+			})
+			var unsubscribed, late atomic.Bool
+			unsub := h.subscribe(func(Status) {
+				if unsubscribed.Load() {
+					late.Store(true)
+				}
+			})
+			h.publish(Status{})
+			<-entered
+			unsub()
+			unsubscribed.Store(true)
+			close(release)
+			h.close()
+			require.False(t, late.Load(), "called after its unsubscribe returned")
+		}
+	})
+
+	t.Run("removed during its own call, from another goroutine", func(t *testing.T) {
+		e := newEnv(t, Options[obj]{})
+		entered, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		var finished atomic.Bool
+		unsub, err := e.f.SubscribeStatus(func(Status) {
+			once.Do(func() {
+				close(entered)
+				<-release
+				finished.Store(true)
+			})
+		})
+		require.NoError(t, err)
+		var releaseOnce sync.Once
+		defer releaseOnce.Do(func() { close(release) }) // a failure must not leave the call blocked
+		inf, err := e.f.Informer(context.Background(), "widgets")
+		require.NoError(t, err)
+		defer inf.Release()
+		<-entered
+		returned := make(chan bool, 1)
+		go func() {
+			unsub()
+			returned <- finished.Load()
+		}()
+		select {
+		case done := <-returned:
+			t.Fatalf("unsubscribe returned during the call (call finished: %v)", done)
+		case <-time.After(100 * time.Millisecond): // it waits for the call, as it should
+		}
+		releaseOnce.Do(func() { close(release) })
+		assert.True(t, <-returned, "unsubscribe returned once the call had")
+		unsub() // idempotent
 	})
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,6 +75,13 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("kindex: %s panicked: %v", e.Callback, e.Value)
 }
 
+// Unwrap returns what the callback panicked with if that is an error (a runtime.Error such
+// as a nil dereference, an error passed to panic), so that errors.Is and errors.As see it.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
 // ErrNilCallback is returned when a nil function or handler is passed where kindex would
 // call it later (AddEventHandler, SubscribeStatus, WatchAll.AddEventHandler).
 var ErrNilCallback = errors.New("kindex: nil callback")
@@ -83,9 +92,9 @@ var ErrNilCallback = errors.New("kindex: nil callback")
 // and a watch-all set's).
 var ErrNilContext = errors.New("kindex: nil context")
 
-// DecodeError is returned by Get, List and Query when a cached object cannot be turned into
-// the front end's object type (in the compact mode, bytes that do not decode): the call
-// fails and names the object instead of leaving it out.
+// DecodeError is returned by Get, List, Query, Dependents and Orphans when a cached object
+// cannot be turned into the front end's object type (in the compact mode, bytes that do not
+// decode): the call fails and names the object instead of leaving it out.
 type DecodeError struct {
 	// Key is the object's cache key: "namespace/name", or "name" if cluster-scoped.
 	Key string
@@ -98,6 +107,48 @@ func (e *DecodeError) Error() string {
 
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// maxQuoted is how many bytes of a caller's text (an index name, a namespace, a selector)
+// an error message quotes, as package query's and discovery's errors do: a 100 KB input must
+// not make a 100 KB message.
+const maxQuoted = 256
+
+// quote quotes s for an error message as strconv.Quote does, cut to its first maxQuoted
+// bytes (at a character boundary) and marked "...".
+func quote(s string) string {
+	if c, ok := cut(s, maxQuoted); ok {
+		return strconv.Quote(c) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// shorten is s cut to max bytes, the cut marked "...".
+func shorten(s string, max int) string {
+	if c, ok := cut(s, max); ok {
+		return c + "..."
+	}
+	return s
+}
+
+// cut returns s cut to at most max bytes at a character boundary, and whether it cut.
+func cut(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}
+
+// cappedError is err with its message cut to 4*maxQuoted bytes: a parser's error may repeat
+// the whole input (labels.Parse quotes a key it refuses). errors.Is and errors.As see err.
+type cappedError struct{ err error }
+
+func (e cappedError) Error() string { return shorten(e.err.Error(), 4*maxQuoted) }
+
+func (e cappedError) Unwrap() error { return e.err }
+
 // IndexConflictError names the index and both definitions; errors.Is(err, ErrIndexConflict).
 type IndexConflictError struct {
 	Name string
@@ -107,7 +158,8 @@ type IndexConflictError struct {
 }
 
 func (e *IndexConflictError) Error() string {
-	return fmt.Sprintf("kindex: index %q is registered as %s, cannot register it as %s", e.Name, e.Existing, e.Requested)
+	return fmt.Sprintf("kindex: index %s is registered as %s, cannot register it as %s", quote(e.Name),
+		shorten(e.Existing, maxQuoted), shorten(e.Requested, maxQuoted))
 }
 
 // Is makes errors.Is(err, ErrIndexConflict) true.
@@ -235,5 +287,5 @@ func (e *observedError) Unwrap() error { return e.err }
 
 // groupResourceOf is a small helper for NotFound errors from Get.
 func notFound(gvr schema.GroupVersionResource, name string) error {
-	return apierrors.NewNotFound(gvr.GroupResource(), name)
+	return apierrors.NewNotFound(gvr.GroupResource(), shorten(name, maxQuoted))
 }

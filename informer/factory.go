@@ -60,11 +60,15 @@ type Options[T Object] struct {
 	ResyncPeriod time.Duration
 	// Transform is applied to every object before it is cached, after kindex strips
 	// managedFields. It may modify the object in place and must be idempotent (client-go
-	// applies it twice to objects of a streaming initial list). If it fails (an error, a
-	// panic, nil), the object is cached without it (never dropped), the failure is counted
-	// in Status.CallbackErrors and the first one logged. It runs on the informer's
-	// processing loop: it must not call back into the informer's lifecycle (Release of
-	// the last reference, Factory.Shutdown), which waits for that loop to end.
+	// applies it twice to objects of a streaming initial list). It must keep the object's
+	// namespace and name. If it fails (an error, a panic, nil, or an object of another
+	// namespace or name, which would be cached under another key), the object is cached
+	// without it (never dropped; changes it made in place before failing stay, except to
+	// the namespace and name, which are set back), the failure is counted in
+	// Status.CallbackErrors and the first one logged. It runs on the informer's
+	// processing loop; a call back into the informer's lifecycle (Release,
+	// Factory.Shutdown) takes effect once it has returned (package documentation,
+	// "Concurrency").
 	Transform func(T) (T, error)
 	// KeepManagedFields keeps metadata.managedFields, which kindex otherwise strips: they are
 	// about half of a typical object's memory.
@@ -264,7 +268,7 @@ func compileIndexes(exprs map[string]string, jopts jsonpath.Options) (map[string
 		}
 		p, err := jsonpath.CompileWithOptions(exprs[name], jopts)
 		if err != nil {
-			return nil, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+			return nil, fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
 		}
 		paths[name] = p
 	}
@@ -390,7 +394,9 @@ func (f *Factory[T]) Statuses() []Status {
 // it, counted in kindex_callback_failures_total and logged once); a nil fn is refused
 // (ErrNilCallback). Calls come from one goroutine, in order; a slow fn
 // delays other subscribers but never an informer. It returns the function that ends the
-// subscription.
+// subscription: once it has returned, fn is not called again (called from another
+// goroutine it waits for fn's call in progress; called from a subscriber, fn itself
+// included, it returns at once). It is idempotent.
 func (f *Factory[T]) SubscribeStatus(fn func(Status)) (unsubscribe func(), err error) {
 	if fn == nil {
 		return nil, fmt.Errorf("%w: SubscribeStatus(nil)", ErrNilCallback)

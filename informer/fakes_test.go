@@ -181,6 +181,8 @@ type fakeMode struct {
 	// decodes makes the mode say that Object decodes (storage.Decoding), as the compact
 	// mode does.
 	decodes bool
+	// onObject, if set, is called by each Object.
+	onObject atomic.Pointer[func()]
 }
 
 func (m *fakeMode) ObjectDecodes() bool { return m.decodes }
@@ -211,6 +213,9 @@ func (m *fakeMode) server(gvr schema.GroupVersionResource) *fakeServer {
 func (m *fakeMode) Name() string                  { return "fake" }
 func (m *fakeMode) ExampleObject() runtime.Object { return &metav1.PartialObjectMetadata{} }
 func (m *fakeMode) Object(item any) (any, error) {
+	if fn := m.onObject.Load(); fn != nil {
+		(*fn)()
+	}
 	if o, ok := item.(obj); ok && o != nil {
 		if _, bad := m.undecodable.Load(o.Name); bad {
 			return nil, errors.New("corrupt object")

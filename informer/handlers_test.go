@@ -94,6 +94,40 @@ func TestLateHandlerGetsReplayThenEvents(t *testing.T) {
 	assert.Equal(t, 3, rec.addCount(), "a removed handler hears nothing more")
 }
 
+// RemoveEventHandler of a registration made through another reference is an error and
+// removes nothing, rather than a nil error while the handler keeps being called; removing
+// one twice, or nil, does nothing.
+func TestRemoveEventHandlerThroughAnotherReference(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	inf1, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf1.Release()
+	inf2, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf2.Release()
+	gadgetsInf, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer gadgetsInf.Release()
+	rec := newRecorder()
+	reg, err := inf1.AddEventHandler(rec)
+	require.NoError(t, err)
+
+	assert.ErrorIs(t, inf2.RemoveEventHandler(reg), ErrNotRegistered, "another reference of the informer")
+	assert.ErrorIs(t, gadgetsInf.RemoveEventHandler(reg), ErrNotRegistered, "another informer")
+	_, _, err = inf2.HandOffEventHandler(reg)
+	assert.ErrorIs(t, err, ErrNotRegistered)
+	srv.add(newObj("ns", "a", nil))
+	eventually(t, func() bool { return rec.addCount() == 1 }, "the handler is still registered")
+
+	require.NoError(t, inf1.RemoveEventHandler(reg))
+	require.NoError(t, inf1.RemoveEventHandler(reg), "removed already: nothing to do")
+	require.NoError(t, inf1.RemoveEventHandler(nil))
+	_, _, err = inf1.HandOffEventHandler(reg)
+	assert.ErrorIs(t, err, ErrNotRegistered, "removed already")
+}
+
 func TestHandlerPanicIsContained(t *testing.T) {
 	e := newEnv(t, Options[obj]{})
 	ctx := context.Background()

@@ -5,8 +5,9 @@ import (
 	"slices"
 )
 
-// errNotRegistered: HandOffEventHandler of a registration not made through the reference.
-var errNotRegistered = errors.New("kindex: the registration was not made through this reference, or was removed")
+// ErrNotRegistered is returned by RemoveEventHandler for a registration made through
+// another reference, and by HandOffEventHandler also for one removed already.
+var ErrNotRegistered = errors.New("kindex: the registration was not made through this reference, or was removed")
 
 // HandOffEventHandler removes a handler added through this reference, as RemoveEventHandler
 // does, except that the notifications queued for it are still delivered: it is for moving
@@ -16,8 +17,8 @@ var errNotRegistered = errors.New("kindex: the registration was not made through
 // and a channel closed once they have been and the handler's last call has returned. It
 // does not wait for that itself; a handler that hands itself off must not wait for the
 // channel in its own call. The handler gets nothing else from this informer. A
-// registration not made through this reference (or removed already) is an error, and
-// ErrReleased once the reference is released.
+// registration not made through this reference (or removed already) is ErrNotRegistered,
+// and ErrReleased once the reference is released.
 func (i *Informer[T]) HandOffEventHandler(r *Registration) (map[string]Item[T], <-chan struct{}, error) {
 	h := i.h
 	if err := h.e.reentered(); err != nil {
@@ -33,7 +34,7 @@ func (i *Informer[T]) HandOffEventHandler(r *Registration) (map[string]Item[T], 
 		if h.released.Load() {
 			return nil, nil, ErrReleased
 		}
-		return nil, nil, errNotRegistered
+		return nil, nil, ErrNotRegistered
 	}
 	seen := h.e.retire([]*Registration{r})
 	out := make(map[string]Item[T], len(seen))

@@ -158,7 +158,7 @@ func (e *entry) indexStats(name string) (IndexStats, error) {
 	}
 	s, err := st.IndexStats(spec.key)
 	if err != nil {
-		return IndexStats{}, fmt.Errorf("kindex: index %q: %w", name, err)
+		return IndexStats{}, fmt.Errorf("kindex: index %s: %w", quote(name), err)
 	}
 	return IndexStats{Name: name, Definition: spec.def, Values: s.Values, Entries: s.Entries,
 		Errors: s.Errors, LastError: s.LastError, References: refs, Shared: s.Refs}, nil

@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/tools/cache"
@@ -59,7 +60,7 @@ type IndexStats struct {
 func (i *Informer[T]) AddIndex(name, expr string) error {
 	p, err := jsonpath.CompileWithOptions(expr, i.h.c.indexOpts)
 	if err != nil {
-		return fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+		return fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
 	}
 	return i.AddIndexPath(name, p)
 }
@@ -69,7 +70,7 @@ func (i *Informer[T]) AddIndex(name, expr string) error {
 // configuration compile each expression once and can report its errors themselves.
 func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
 	if p == nil {
-		return fmt.Errorf("%w %q: nil path", ErrInvalidIndex, name)
+		return fmt.Errorf("%w %s: nil path", ErrInvalidIndex, quote(name))
 	}
 	if name == "" {
 		return fmt.Errorf("%w: empty name", ErrInvalidIndex)
@@ -87,11 +88,11 @@ func jsonPathIndex(mode storage.Mode, name string, p *jsonpath.Path) (indexSpec,
 	if p.Fields() == nil {
 		// Literals only ("}", "x", "{'a'}"): every object would be indexed under one
 		// constant, which is never what was meant.
-		return indexSpec{}, fmt.Errorf("%w %q: the expression %q reads no field of the object", ErrInvalidIndex, name, p.String())
+		return indexSpec{}, fmt.Errorf("%w %s: the expression %s reads no field of the object", ErrInvalidIndex, quote(name), quote(p.String()))
 	}
 	if pc, ok := mode.(storage.PathChecker); ok {
 		if err := pc.CheckPath(p); err != nil {
-			return indexSpec{}, fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+			return indexSpec{}, fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
 		}
 	}
 	canon := p.String()
@@ -104,7 +105,7 @@ func jsonPathIndex(mode storage.Mode, name string, p *jsonpath.Path) (indexSpec,
 func (i *Informer[T]) AddBuiltinIndex(name string) error {
 	fn, ok := indexfuncs.Builtin(name)
 	if !ok {
-		return fmt.Errorf("%w: no built-in index %q (known: %v)", ErrInvalidIndex, name, indexfuncs.BuiltinNames())
+		return fmt.Errorf("%w: no built-in index %s (known: %v)", ErrInvalidIndex, quote(name), indexfuncs.BuiltinNames())
 	}
 	key := "builtin:" + name
 	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: store.IndexFunc(fn)})
@@ -117,12 +118,13 @@ func (i *Informer[T]) AddBuiltinIndex(name string) error {
 // Factory.Shutdown return at once and take effect once fn has returned (see the package
 // documentation, "Concurrency"). An error or a panic does not lose the
 // object: it is counted in IndexStats, and the values returned with an error are indexed,
-// as some of the object's: it matches no NotEq or HasNot condition on the index.
-// A function cannot be compared with another, so a name registered with AddIndexFunc is held
-// by one reference only: registering it again while held fails with ErrIndexConflict.
+// as some of the object's: it matches no NotEq or HasNot condition on the index. The slice
+// fn returns is copied, so fn may reuse it for the next object. A function cannot be
+// compared with another, so a name registered with AddIndexFunc is held by one reference
+// only: registering it again while held fails with ErrIndexConflict.
 func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 	if fn == nil {
-		return fmt.Errorf("%w %q: nil function", ErrInvalidIndex, name)
+		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
 	}
 	convert := i.h.c.mode.Object
 	wrapped := func(item any) ([]string, error) {
@@ -130,7 +132,10 @@ func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 		if err != nil {
 			return nil, err
 		}
-		return fn(obj)
+		// The index keeps the object's values until it changes: a copy, since fn may
+		// reuse the slice it returns (a buffer of its own), as client-go's indexer allows.
+		values, err := fn(obj)
+		return slices.Clone(values), err
 	}
 	key := "func:" + name
 	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: wrapped, exclusive: true})
@@ -140,20 +145,27 @@ func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 // form): in the compact mode fn decodes what it reads (Eval on the bytes, DecodeInto a typed
 // struct) instead of receiving a whole object decoded into the front end's type for every
 // change. The same rules and name space as AddIndexFunc. The values fn returns are copied
-// before they are indexed: strings of an object DecodeInto made may be views of the cached
-// bytes (or of a chunk shared with the object's other strings), which an index entry would
-// otherwise keep alive after the object changed.
+// into a slice of kindex's (the one fn returns stays fn's, never written to) before they
+// are indexed: strings of an object DecodeInto made may be views of the cached bytes (or of
+// a chunk shared with the object's other strings), which an index entry would otherwise
+// keep alive after the object changed.
 func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, error)) error {
 	if fn == nil {
-		return fmt.Errorf("%w %q: nil function", ErrInvalidIndex, name)
+		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
 	}
 	c := i.h.c
 	wrapped := func(obj any) ([]string, error) {
 		values, err := fn(itemOf[T](c, obj))
-		for k, v := range values {
-			values[k] = strings.Clone(v)
+		if len(values) == 0 {
+			return nil, err
 		}
-		return values, err
+		// Into a new slice: the one fn returned is fn's (one slice returned for every
+		// object, by several informers at once, must not be written to).
+		out := make([]string, len(values))
+		for k, v := range values {
+			out[k] = strings.Clone(v)
+		}
+		return out, err
 	}
 	key := "func:" + name
 	return i.h.addIndex(name, indexSpec{key: key, def: key, fn: wrapped, exclusive: true})

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/indexfuncs"
@@ -392,4 +395,110 @@ func TestItemIndexFunc(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "func:color", st.Definition)
 	assert.EqualValues(t, 1, st.Errors, "the error is counted; the values returned with it are indexed")
+}
+
+// The slice an item index function returns stays the function's: kindex copies the values
+// into a slice of its own, rather than writing the copies into the function's slice, which
+// a function may return for every object, from several informers at once (a data race).
+func TestItemIndexFuncSliceIsTheFunctions(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+	e.mode.server(widgets.GVR).add(newObj("ns", "b", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	shared := []string{strings.Clone("same")}
+	data := unsafe.StringData(shared[0])
+	require.NoError(t, inf.AddItemIndexFunc("s", func(Item[obj]) ([]string, error) { return shared, nil }))
+	assert.Same(t, data, unsafe.StringData(shared[0]), "the function's slice was written to")
+	n, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Eq("s", "same")}})
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+}
+
+// An index function may reuse the slice it returns for the next object, as client-go's
+// indexer allows: the index keeps a copy of each object's values, not the function's slice,
+// which the next call would change under it (NotEq and HasNot read the kept values).
+func TestIndexFuncMayReuseItsSlice(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", map[string]string{"c": "red"}))
+	srv.add(newObj("ns", "b", map[string]string{"c": "blue"}))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	buf := make([]string, 1)
+	require.NoError(t, inf.AddIndexFunc("c", func(o any) ([]string, error) {
+		buf[0] = o.(obj).Labels["c"]
+		return buf, nil
+	}))
+	res, err := inf.Query(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.NotEq("c", "red")}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ns/b"}, keysOf(res.Items))
+	srv.update(newObj("ns", "a", map[string]string{"c": "green"}))
+	eventually(t, func() bool {
+		n, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Eq("c", "green")}})
+		return err == nil && n == 1
+	}, "the update is indexed")
+	n, err := inf.Count(ctx, query.Query{Conditions: []query.Condition{query.Eq("c", "red")}})
+	require.NoError(t, err)
+	assert.Zero(t, n, "a left red")
+}
+
+// Error messages quote at most 256 bytes of a caller's text (an index name, a namespace, a
+// selector), as package query's and discovery's do: a 100 KB input makes no 100 KB message,
+// and errors.Is and errors.As see what they saw before.
+func TestHugeInputsMakeShortErrors(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	big := strings.Repeat("x", 100_000)
+	informerErr := func(opt Option) error { _, err := e.f.Informer(ctx, "widgets", opt); return err }
+	queryErr := func(q query.Query) error { _, err := inf.Query(ctx, q); return err }
+	for name, tc := range map[string]struct {
+		err  error
+		want error
+	}{
+		"namespace":         {informerErr(WithNamespace(big)), nil},
+		"label selector":    {informerErr(WithLabelSelector(big + " b")), nil},
+		"label value":       {informerErr(WithLabelSelector("a in (" + big + ")")), nil},
+		"field selector":    {informerErr(WithFieldSelector(big)), nil},
+		"AddIndex":          {inf.AddIndex(big, "{.a"), ErrInvalidIndex},
+		"AddIndexFunc nil":  {inf.AddIndexFunc(big, nil), ErrInvalidIndex},
+		"AddBuiltinIndex":   {inf.AddBuiltinIndex(big), ErrInvalidIndex},
+		"RemoveIndex":       {inf.RemoveIndex(big), ErrIndexNotFound},
+		"query index":       {queryErr(query.Query{Conditions: []query.Condition{query.Eq(big, "1")}}), ErrIndexNotFound},
+		"SortBy":            {queryErr(query.Query{Scan: true, SortBy: big}), ErrIndexNotFound},
+		"WatchAll AddIndex": {ws.AddIndex(big, "{.a"), ErrInvalidIndex},
+		"WatchAll Remove":   {ws.RemoveIndex(big), ErrIndexNotFound},
+	} {
+		require.Error(t, tc.err, name)
+		assert.Less(t, len(tc.err.Error()), 2000, "%s: %.300s", name, tc.err.Error())
+		if tc.want != nil {
+			assert.ErrorIs(t, tc.err, tc.want, name)
+		}
+	}
+	_, err = inf.IndexStats(big)
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Less(t, len(err.Error()), 2000)
+	_, err = inf.CountBy(ctx, query.Query{}, big)
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	assert.Less(t, len(err.Error()), 2000)
+	require.NoError(t, inf.AddIndexFunc(big, func(any) ([]string, error) { return nil, nil }))
+	err = inf.AddIndexFunc(big, func(any) ([]string, error) { return nil, nil })
+	var conflict *IndexConflictError
+	require.ErrorAs(t, err, &conflict)
+	assert.Less(t, len(err.Error()), 2000)
+	_, err = newFactory(&rest.Config{}, Options[obj]{Namespace: big, Discovery: e.disc}, e.mode.builder(), hooks{Access: &fakeAccess{}})
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 2000)
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 
@@ -117,6 +119,7 @@ func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, 
 	if err != nil {
 		return nil, err
 	}
+	r.owner = h
 	if !h.track(r) {
 		h.e.removeHandler(r, false, false)
 		return nil, ErrReleased
@@ -154,10 +157,13 @@ func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
 	}
 	h.mu.Unlock()
 	if !ok {
-		if h.released.Load() {
+		switch {
+		case h.released.Load():
 			return ErrReleased
+		case r != nil && r.owner != h:
+			return fmt.Errorf("%w: it was made through another reference or informer", ErrNotRegistered)
 		}
-		return nil
+		return nil // nil, or removed already
 	}
 	h.e.removeHandler(r, tombstones, drain)
 	return nil
@@ -237,7 +243,9 @@ func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Regi
 func (i *Informer[T]) Registrations() []*Registration { return i.h.registrations() }
 
 // RemoveEventHandler removes a handler added through this reference; notifications not yet
-// delivered are dropped. It may be called from the handler itself.
+// delivered are dropped. It may be called from the handler itself. Removing it again, or
+// a nil registration, does nothing; a registration made through another reference (of
+// this informer or another) is an error matching ErrNotRegistered, and is not removed.
 func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
 	return i.h.removeHandler(r, false, false)
 }
@@ -304,12 +312,12 @@ func (h *handle) gone() error {
 // ErrShutdown once the factory stopped, *DecodeError as List.
 func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	var zero T
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key, ok := cacheKey(namespace, name)
 	if err := i.h.enter(); err != nil {
 		return zero, err
+	}
+	if !ok {
+		return zero, notFound(i.h.e.key.GVR, name)
 	}
 	item, exists, err := i.h.e.store.GetByKey(key)
 	if err := i.h.gone(); err != nil {
@@ -324,7 +332,21 @@ func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	return i.object(key, item)
 }
 
-// Namespace returns a lister of one namespace.
+// cacheKey is the cache key of namespace/name, or false if either holds a '/', which no
+// namespace or name can: Get("", "team-b/db") must not find team-b's db (a caller that
+// checked the namespace it was given would read another's), it names nothing.
+func cacheKey(namespace, name string) (string, bool) {
+	if strings.IndexByte(name, '/') >= 0 || strings.IndexByte(namespace, '/') >= 0 {
+		return "", false
+	}
+	if namespace == "" {
+		return name, true
+	}
+	return namespace + "/" + name, true
+}
+
+// Namespace returns a lister of one namespace; its List of "" (metav1.NamespaceAll) lists
+// every namespace, as client-go's namespace listers and ListItems("") do.
 func (i *Informer[T]) Namespace(namespace string) NamespaceLister[T] {
 	return NamespaceLister[T]{i: i, ns: namespace}
 }
@@ -335,13 +357,13 @@ type NamespaceLister[T Object] struct {
 	ns string
 }
 
-// List returns the namespace's cached objects matching selector (nil selects everything);
-// errors as Informer.List.
+// List returns the namespace's cached objects matching selector (nil selects everything),
+// every namespace's for "" (as Informer.List); errors as Informer.List.
 func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
 	if err := n.i.h.enter(); err != nil {
 		return nil, err
 	}
-	out, err := n.i.list(n.ns, false, selector)
+	out, err := n.i.list(n.ns, n.ns == metav1.NamespaceAll, selector)
 	return unlessGone(n.i.h, out, err)
 }
 

@@ -197,12 +197,12 @@ func (it Item[T]) DecodeInto(v any) error {
 // GetItem is Get without decoding: the cached object namespace/name as an Item, or an error
 // for which apierrors.IsNotFound is true.
 func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
-	key := name
-	if namespace != "" {
-		key = namespace + "/" + name
-	}
+	key, ok := cacheKey(namespace, name)
 	if err := i.h.enter(); err != nil {
 		return Item[T]{}, err
+	}
+	if !ok {
+		return Item[T]{}, notFound(i.h.e.key.GVR, name)
 	}
 	obj, exists, err := i.h.e.store.GetByKey(key)
 	if err := i.h.gone(); err != nil {

@@ -17,7 +17,7 @@ import (
 func validateConfig(o *config) error {
 	if o.Namespace != "" {
 		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
-			return fmt.Errorf("kindex: invalid Namespace %q: %v", o.Namespace, errs)
+			return fmt.Errorf("kindex: invalid Namespace %s: %v", quote(o.Namespace), errs)
 		}
 	}
 	if o.AccessRecheckInterval < 0 {
@@ -51,11 +51,11 @@ func validateConfig(o *config) error {
 func canonicalSelectors(label, field string) (string, string, error) {
 	ls, err := labels.Parse(label)
 	if err != nil {
-		return "", "", fmt.Errorf("kindex: invalid label selector %q: %w", label, err)
+		return "", "", fmt.Errorf("kindex: invalid label selector %s: %w", quote(label), cappedError{err})
 	}
 	fs, err := fields.ParseSelector(field)
 	if err != nil {
-		return "", "", fmt.Errorf("kindex: invalid field selector %q: %w", field, err)
+		return "", "", fmt.Errorf("kindex: invalid field selector %s: %w", quote(field), cappedError{err})
 	}
 	return ls.String(), fs.String(), nil
 }
@@ -72,12 +72,15 @@ type callOptions struct {
 func parseCallOptions(opts []Option) callOptions {
 	var co callOptions
 	for _, o := range opts {
-		o(&co)
+		if o != nil {
+			o(&co)
+		}
 	}
 	return co
 }
 
-// Option overrides a factory default for one informer.
+// Option overrides a factory default for one informer. A nil Option overrides nothing, so
+// that a caller can pass one it sets only in some cases.
 type Option func(*callOptions)
 
 // WithNamespace restricts the informer to one namespace ("" means all namespaces). It is
@@ -113,7 +116,7 @@ func (c *core) keyFor(res discovery.Resource, opts []Option) (Key, storage.Targe
 		ns = *co.namespace
 		if ns != "" {
 			if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-				return Key{}, storage.Target{}, fmt.Errorf("kindex: invalid namespace %q: %v", ns, errs)
+				return Key{}, storage.Target{}, fmt.Errorf("kindex: invalid namespace %s: %v", quote(ns), errs)
 			}
 		}
 	}

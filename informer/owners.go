@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,25 +52,29 @@ func (c *core) ownerEntries() []*entry {
 }
 
 // ownedBy returns the stored items with an owner reference to uid.
-func (e *entry) ownedBy(uid types.UID) []any {
+func (e *entry) ownedBy(uid types.UID) []store.Item {
 	keys, err := e.store.IndexKeysIn(ownerIndexKey, string(uid), "", true)
 	if err != nil {
 		return nil // the index is registered before any caller gets here
 	}
-	return itemsOf(e.store, keys)
-}
-
-// withOwners returns the stored items that have owner references.
-func (e *entry) withOwners() []any {
-	items, _, _, err := e.store.Query(context.Background(), query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
-	if err != nil {
-		return nil
-	}
-	out := make([]any, len(items))
-	for i, it := range items {
-		out[i] = it.Obj
+	out := make([]store.Item, 0, len(keys))
+	for _, k := range keys {
+		if item, ok, err := e.store.GetByKey(k); err == nil && ok {
+			out = append(out, store.Item{Key: k, Obj: item})
+		}
 	}
 	return out
+}
+
+// withOwners returns the stored items that have owner references; the walk stops when ctx
+// ends (its error). An entry without the owner index (one stopping: ensureOwnerIndex skips
+// it) has none.
+func (e *entry) withOwners(ctx context.Context) ([]store.Item, error) {
+	items, _, _, err := e.store.Query(ctx, query.Query{Conditions: []query.Condition{query.Has(ownerIndexKey)}}, store.QueryOptions{})
+	if errors.Is(err, store.ErrIndexNotFound) {
+		return nil, nil
+	}
+	return items, err
 }
 
 // hasUID reports whether the entry caches an object with uid, in namespace ns unless
@@ -79,26 +84,15 @@ func (e *entry) hasUID(uid types.UID, ns string, allNamespaces bool) bool {
 	return err == nil && len(keys) > 0
 }
 
-func itemsOf(s *store.Store, keys []string) []any {
-	out := make([]any, 0, len(keys))
-	for _, k := range keys {
-		if item, ok, err := s.GetByKey(k); err == nil && ok {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
 // metaOf reads a stored item's metadata, through the mode's object if the item itself does
 // not expose it.
-func (e *entry) metaOf(item any) (metav1.Object, bool) {
+func (e *entry) metaOf(item any) (metav1.Object, error) {
 	if m, err := meta.Accessor(item); err == nil {
-		return m, true
+		return m, nil
 	}
 	obj, err := e.core.mode.Object(item)
 	if err != nil {
-		return nil, false
+		return nil, err
 	}
-	m, err := meta.Accessor(obj)
-	return m, err == nil
+	return meta.Accessor(obj)
 }

@@ -51,7 +51,8 @@ type UnknownOwner struct {
 // namespaces) is returned once. The first call registers the owner index on every informer
 // unless Options.OwnerIndex did already (see there); then each informer costs one map lookup.
 // The answer is the caches' current content: an informer that has not synced yet may miss
-// objects.
+// objects. A dependent that cannot be decoded fails the call with a *DecodeError naming
+// it, as in Query: it is never left out.
 func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -68,10 +69,16 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for _, item := range e.ownedBy(uid) {
-			obj, err := objectAs[T](f.c.mode, item)
+		for k, item := range e.ownedBy(uid) {
+			// Decoding (the compact mode) is most of the time a large answer takes.
+			if k%decodeCheckEvery == decodeCheckEvery-1 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			obj, err := objectAs[T](f.c.mode, item.Obj)
 			if err != nil {
-				continue
+				return nil, &DecodeError{Key: item.Key, Err: err}
 			}
 			if id := identity(e, obj); !seen[id] {
 				seen[id] = true
@@ -98,6 +105,8 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 //
 // The answer is as fresh as the caches: an owner created a moment ago may not be cached
 // yet. A garbage collector should confirm with a GET before deleting, as Kubernetes' does.
+// An object with owner references that cannot be decoded fails the call with a
+// *DecodeError naming it; the walk over the objects stops when ctx ends (ctx's error).
 func (f *Factory[T]) Orphans(ctx context.Context) ([]Orphan[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
@@ -119,21 +128,25 @@ func (f *Factory[T]) Orphans(ctx context.Context) ([]Orphan[T], error) {
 	var out []Orphan[T]
 	seen := map[string]bool{}
 	for _, e := range entries {
-		for _, item := range e.withOwners() {
+		items, err := e.withOwners(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			m, ok := e.metaOf(item)
-			if !ok {
-				continue
+			m, err := e.metaOf(item.Obj)
+			if err != nil {
+				return nil, &DecodeError{Key: item.Key, Err: err}
 			}
 			dangling, unknown, orphan := ck.check(ctx, m)
 			if !orphan {
 				continue
 			}
-			obj, err := objectAs[T](f.c.mode, item)
+			obj, err := objectAs[T](f.c.mode, item.Obj)
 			if err != nil {
-				continue
+				return nil, &DecodeError{Key: item.Key, Err: err}
 			}
 			if id := identity(e, obj); !seen[id] {
 				seen[id] = true

@@ -2,6 +2,8 @@ package informer
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -235,4 +237,75 @@ func TestOrphansWaitForOwnerCacheSync(t *testing.T) {
 	os, err = e.f.Orphans(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"a/g2": "orphan"}, orphanStates(os))
+}
+
+// A dependent or an orphan that cannot be decoded fails the call with a *DecodeError
+// naming it, as Query does: it is never silently left out of the answer.
+func TestUndecodableDependentsAndOrphansAreErrors(t *testing.T) {
+	e, _ := ownerFixture(t, Options[obj]{OwnerIndex: true})
+	ctx := context.Background()
+	ws, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer ws.Release()
+	require.NoError(t, ws.WaitForSync(ctx))
+	os, err := e.f.Orphans(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "orphan", orphanStates(os)["a/g2"])
+
+	e.mode.undecodable.Store("g1", true) // a dependent of W1, not an orphan
+	var de *DecodeError
+	_, err = e.f.Dependents(ctx, "W1")
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "a/g1", de.Key)
+	_, err = e.f.Orphans(ctx)
+	require.NoError(t, err, "g1 is no orphan: not decoded, not in the answer")
+
+	e.mode.undecodable.Store("g2", true) // an orphan
+	_, err = e.f.Orphans(ctx)
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "a/g2", de.Key)
+}
+
+// Dependents stops decoding when its context ends: in the compact mode an owner with
+// 100,000 dependents takes seconds to decode.
+func TestDependentsDecodingHonoursContext(t *testing.T) {
+	mode := newFakeMode()
+	mode.decodes = true
+	e := newEnvMode(t, mode, Options[obj]{OwnerIndex: true}, hooks{})
+	gs := e.mode.server(gadgets.GVR)
+	for i := range 1000 {
+		gs.add(owned("a", fmt.Sprintf("g%04d", i), types.UID(fmt.Sprintf("G%d", i)), widgetRef("W1")))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inf, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	var decoded atomic.Int32
+	stop := func() {
+		decoded.Add(1)
+		cancel() // the context ends during the first decode
+	}
+	mode.onObject.Store(&stop)
+	defer mode.onObject.Store(nil)
+	_, err = e.f.Dependents(ctx, "W1")
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, decoded.Load(), int32(decodeCheckEvery), "decoding stopped within one check")
+}
+
+// An informer without the owner index (one that is stopping, which ensureOwnerIndex skips)
+// has no objects with owners for Orphans, rather than failing the whole call with the
+// index's absence.
+func TestWithOwnersOfAnInformerWithoutTheIndex(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(gadgets.GVR).add(owned("a", "g1", "G1", widgetRef("W1")))
+	inf, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	items, err := inf.h.e.withOwners(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, items)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"sync/atomic"
@@ -516,6 +517,18 @@ func TestAccessRechecksShareARateAcrossFactories(t *testing.T) {
 	assert.Equal(t, time.Duration(n)*time.Second/5, shared.floor(), "each waits at least n/5 s")
 	own := NewAccessChecks(5)
 	assert.Zero(t, own.floor(), "a rate not given to them counts none of them")
+}
+
+// A rate that is not a positive number (NaN, as 0/0 makes) is the default, and a rate so
+// small that the wait overflows a Duration waits the longest Duration: neither lifts the
+// limit, which a wait converted from NaN or wrapped to a negative Duration did.
+func TestAccessCheckRatesOutOfRange(t *testing.T) {
+	nan := NewAccessChecks(math.NaN())
+	nan.parked.Store(4)
+	assert.Equal(t, time.Second, nan.floor(), "the default rate, 4 a second")
+	tiny := NewAccessChecks(1e-20)
+	tiny.parked.Store(1)
+	assert.Equal(t, time.Duration(math.MaxInt64), tiny.floor())
 }
 
 // A cluster-scoped resource of a factory restricted to one namespace, served again

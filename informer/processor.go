@@ -138,6 +138,8 @@ func (l *listener) object(item any) (any, bool) {
 type Registration struct {
 	l *listener
 	e *entry
+	// owner is the reference it was added through (set before the caller gets it).
+	owner *handle
 }
 
 // HasSynced reports whether the informer has synced (Informer.HasSynced) and the handler

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kindex/kindex/jsonpath"
@@ -127,6 +131,48 @@ func TestNamespacedQueryReadsOneNamespace(t *testing.T) {
 	assert.Equal(t, 14, all.Plan.Candidates)
 	assert.Equal(t, 7, one.Plan.Candidates, "candidates come from namespace a only")
 	assert.Equal(t, "color=red", one.Plan.Driver)
+}
+
+// A namespace lister of "" (metav1.NamespaceAll) lists every namespace, as client-go's
+// namespace listers do and as ListItems("") and a Query without a namespace do: a program
+// whose namespace flag defaults to "" must not find nothing.
+func TestNamespaceListerOfAllNamespaces(t *testing.T) {
+	inf := queryEnv(t)
+	all, err := inf.List(nil)
+	require.NoError(t, err)
+	require.Len(t, all, 40)
+	got, err := inf.Namespace(metav1.NamespaceAll).List(nil)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, keysOf(all), keysOf(got))
+	items, err := inf.ListItems(metav1.NamespaceAll)
+	require.NoError(t, err)
+	assert.Len(t, items, 40)
+	red, err := inf.Namespace("").List(labels.SelectorFromSet(labels.Set{"color": "red"}))
+	require.NoError(t, err)
+	assert.Len(t, red, 14)
+	a, err := inf.Namespace("a").List(nil)
+	require.NoError(t, err)
+	assert.Len(t, a, 20)
+}
+
+// Get and GetItem of a namespace or name with a '/' find nothing: Get("", "b/w01") is not
+// namespace b's w01, which a caller that checked the namespace it was given ("", for a
+// cluster-scoped lookup) would otherwise read. A huge name makes a short NotFound.
+func TestGetOfANameWithASlash(t *testing.T) {
+	inf := queryEnv(t)
+	_, err := inf.Get("b", "w01")
+	require.NoError(t, err, "the object exists")
+	for _, k := range [][2]string{{"", "b/w01"}, {"b/", "w01"}, {"", "/b/w01"}} {
+		_, err = inf.Get(k[0], k[1])
+		assert.True(t, apierrors.IsNotFound(err), "Get(%q, %q): %v", k[0], k[1], err)
+		_, err = inf.GetItem(k[0], k[1])
+		assert.True(t, apierrors.IsNotFound(err), "GetItem(%q, %q): %v", k[0], k[1], err)
+		_, err = inf.Namespace(k[0]).Get(k[1])
+		assert.True(t, apierrors.IsNotFound(err), "Namespace(%q).Get(%q): %v", k[0], k[1], err)
+	}
+	_, err = inf.Get("b", strings.Repeat("x", 100_000))
+	assert.True(t, apierrors.IsNotFound(err))
+	assert.Less(t, len(err.Error()), 2000)
 }
 
 func TestQueryPagesInOrder(t *testing.T) {
@@ -286,4 +332,32 @@ func TestQueryHonoursContext(t *testing.T) {
 	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
 	_, err = inf.CountBy(ctx, query.Query{Scan: true, Conditions: []query.Condition{query.Where("{.metadata.name}", query.Exists)}}, "name")
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// In the compact mode, where Query decodes each result after the walk, the decoding stops
+// when the context ends too: a page of 100,000 results takes seconds to decode.
+func TestQueryDecodingHonoursContext(t *testing.T) {
+	mode := newFakeMode()
+	mode.decodes = true
+	e := newEnvMode(t, mode, Options[obj]{}, hooks{})
+	srv := e.mode.server(widgets.GVR)
+	for i := range 1000 {
+		srv.add(newObj("ns", fmt.Sprintf("o%04d", i), nil))
+	}
+	inf, err := e.f.Informer(context.Background(), "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(context.Background()))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var decoded atomic.Int32
+	stop := func() {
+		decoded.Add(1)
+		cancel() // the context ends during the first decode
+	}
+	mode.onObject.Store(&stop)
+	defer mode.onObject.Store(nil)
+	_, err = inf.Query(ctx, query.Query{Scan: true})
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.LessOrEqual(t, decoded.Load(), int32(decodeCheckEvery), "decoding stopped within one check")
 }

@@ -213,7 +213,7 @@ func (s Shard) selector() (string, error) {
 	switch s.field() {
 	case ShardByUID, ShardByNamespace:
 	default:
-		return "", fmt.Errorf("kindex: invalid shard field %q (want %q or %q)", s.Field, ShardByUID, ShardByNamespace)
+		return "", fmt.Errorf("kindex: invalid shard field %s (want %q or %q)", quote(string(s.Field)), ShardByUID, ShardByNamespace)
 	}
 	if s.IsZero() {
 		return "", nil

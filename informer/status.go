@@ -134,27 +134,48 @@ func (e *entry) waitSynced(ctx context.Context, untilPark bool) *SyncFailure {
 type hub struct {
 	box     *mailbox.Mailbox[Status]
 	mu      sync.Mutex
-	subs    map[int]func(Status)
+	subs    map[int]*statusSub
 	nextID  int
+	calling *statusSub  // the subscriber being called, if any (under mu)
+	called  *sync.Cond  // signalled (with mu) when a call returns
 	onPanic func(error) // a subscriber's panic; the subscriber keeps its subscription
 }
 
+// statusSub is one subscription; removed is set, under the hub's mu, by its unsubscribe.
+type statusSub struct {
+	fn      func(Status)
+	removed bool
+}
+
 func newHub(onPanic func(error)) *hub {
-	h := &hub{subs: map[int]func(Status){}, onPanic: onPanic}
+	h := &hub{subs: map[int]*statusSub{}, onPanic: onPanic}
+	h.called = sync.NewCond(&h.mu)
 	h.box = mailbox.New(h.fanOut, mailbox.Options[Status]{})
 	return h
 }
 
+// subscribe adds fn and returns its unsubscribe: once that has returned, fn is not called
+// again. Called from another goroutine it waits for fn's call in flight, if any; called
+// from a subscriber (fn itself or another), which that call would be, it returns at once,
+// and no call of fn starts after it.
 func (h *hub) subscribe(fn func(Status)) func() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	id := h.nextID
 	h.nextID++
-	h.subs[id] = fn
+	sub := &statusSub{fn: fn}
+	h.subs[id] = sub
 	return func() {
 		h.mu.Lock()
+		defer h.mu.Unlock()
 		delete(h.subs, id)
-		h.mu.Unlock()
+		sub.removed = true
+		if h.calling != sub || h.box.DeliversOn(mailbox.GoroutineID()) {
+			return
+		}
+		for h.calling == sub {
+			h.called.Wait() // releases mu: no lock is held across the call
+		}
 	}
 }
 
@@ -173,13 +194,24 @@ func (h *hub) close() { h.box.Close() }
 
 func (h *hub) fanOut(st Status) {
 	h.mu.Lock()
-	subs := make([]func(Status), 0, len(h.subs))
-	for _, fn := range h.subs {
-		subs = append(subs, fn)
+	subs := make([]*statusSub, 0, len(h.subs))
+	for _, sub := range h.subs {
+		subs = append(subs, sub)
 	}
 	h.mu.Unlock()
-	for _, fn := range subs {
-		h.call(fn, st)
+	for _, sub := range subs {
+		h.mu.Lock()
+		if sub.removed { // unsubscribed since the copy
+			h.mu.Unlock()
+			continue
+		}
+		h.calling = sub
+		h.mu.Unlock()
+		h.call(sub.fn, st)
+		h.mu.Lock()
+		h.calling = nil
+		h.called.Broadcast()
+		h.mu.Unlock()
 	}
 }
 

@@ -127,6 +127,10 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 	if ctx == nil {
 		return nil, fmt.Errorf("%w: WatchAll(nil, ...)", ErrNilContext)
 	}
+	if err := ctx.Err(); err != nil {
+		// The set would stop at once, after starting an informer (a list) per resource.
+		return nil, err
+	}
 	if _, err := c.context(); err != nil {
 		return nil, err
 	}

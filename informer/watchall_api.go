@@ -24,7 +24,8 @@ type WatchAll[T Object] struct {
 // remaining objects, and should it join again (a CRD deleted and created again), nothing
 // of the new member before those. Resources of an API group
 // whose discovery failed stay out until it recovers; their informers, if already members,
-// are kept. The set stops when ctx ends or on Stop. A nil ctx is an error (ErrNilContext).
+// are kept. The set stops when ctx ends or on Stop. A nil ctx is an error (ErrNilContext),
+// and so is one that has ended already (its error), before any informer is started.
 //
 // Across a move, each handler sees one consistent sequence of events per object key, as if
 // one informer had watched the resource throughout: the old member's handler is first
@@ -135,8 +136,14 @@ func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.
 }
 
 // RemoveEventHandler removes a handler from every member; notifications not yet delivered
-// are dropped (those a member that left the set still had queued for it too).
-func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) { w.wa.removeHandler(r.ah) }
+// are dropped (those a member that left the set still had queued for it too). A nil
+// registration, or one of another set, removes nothing.
+func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) {
+	if r == nil || r.w != w.wa {
+		return
+	}
+	w.wa.removeHandler(r.ah)
+}
 
 // Informers returns the current members. Release on them does nothing: the set owns them.
 func (w *WatchAll[T]) Informers() []*Informer[T] {

@@ -31,7 +31,7 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 	wa := w.wa
 	p, err := jsonpath.CompileWithOptions(expr, wa.c.indexOpts)
 	if err != nil {
-		return fmt.Errorf("%w %q: %w", ErrInvalidIndex, name, err)
+		return fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
 	}
 	spec, err := jsonPathIndex(wa.c.mode, name, p)
 	if err != nil {
@@ -87,7 +87,7 @@ func (w *WatchAll[T]) RemoveIndex(name string) error {
 	}
 	wa.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("%w: %q is not an index of the set", ErrIndexNotFound, name)
+		return fmt.Errorf("%w: %s is not an index of the set", ErrIndexNotFound, quote(name))
 	}
 	for _, m := range members {
 		_ = m.h.removeIndex(name) // a member that refused it has nothing to remove

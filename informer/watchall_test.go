@@ -261,6 +261,18 @@ func TestWatchAllStoppedByShutdown(t *testing.T) {
 	require.ErrorIs(t, wa.WaitForSync(ctx), ErrShutdown, "the first cause stays")
 }
 
+// A set whose context has ended already would stop at once: WatchAll returns the
+// context's error without starting an informer (and its list) per resource.
+func TestWatchAllWithAnEndedContext(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, e.f.Statuses(), "no informer started")
+	assert.Zero(t, e.mode.lws.Load(), "no list made")
+}
+
 // waitOnHalfSyncedSet starts a watch-all set of widgets (synced) and gadgets (whose list
 // fails) and a WaitForSync of it, which sends its answer to done.
 func waitOnHalfSyncedSet(t *testing.T) (*env, *WatchAll[obj], chan error) {

@@ -21,10 +21,11 @@ type projection struct {
 // indexes) and add theirs. An empty list keeps only apiVersion, kind and metadata.
 func newProjection(exprs []string, paths []*jsonpath.Path) (*projection, error) {
 	root := &projection{children: map[string]*projection{}}
-	for _, expr := range exprs {
+	for i, expr := range exprs {
 		p, err := jsonpath.Compile(expr)
 		if err != nil {
-			return nil, fmt.Errorf("compact: projection %q: %w", expr, err)
+			// The syntax error quotes the expression, cut to a bounded length.
+			return nil, fmt.Errorf("compact: Projection[%d]: %w", i, err)
 		}
 		paths = append(paths, p)
 	}

@@ -3,6 +3,7 @@ package compact
 import (
 	"errors"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,6 +58,11 @@ func TestProjection(t *testing.T) {
 		assert.True(t, errors.As(err, &se), "%v", err)
 		_, err = New(nil, Options{Projection: []string{"{.spec[}"}})
 		assert.Error(t, err)
+		// A 100 KB expression makes no 100 KB message: the syntax error quotes it cut.
+		_, err = NewDecoder(Options{Projection: []string{"{.spec}", "{." + strings.Repeat("x", 100_000) + "}"}})
+		require.ErrorAs(t, err, &se)
+		assert.Less(t, len(err.Error()), 2000)
+		assert.Contains(t, err.Error(), "Projection[1]")
 	})
 }
 

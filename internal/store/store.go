@@ -350,7 +350,9 @@ var ErrIndexNotFound = errors.New("index not found")
 // IndexNotFoundError names the missing index.
 type IndexNotFoundError struct{ Name string }
 
-func (e *IndexNotFoundError) Error() string { return fmt.Sprintf("index %q not found", e.Name) }
+func (e *IndexNotFoundError) Error() string {
+	return fmt.Sprintf("index %s not found", quoteCut(e.Name))
+}
 
 // Is makes errors.Is(err, ErrIndexNotFound) true.
 func (e *IndexNotFoundError) Is(target error) bool { return target == ErrIndexNotFound }
@@ -364,12 +366,19 @@ type IndexFuncError struct {
 
 func (e *IndexFuncError) Error() string {
 	if e.Panic != nil {
-		return fmt.Sprintf("index %q: index function panicked: %v", e.Index, e.Panic)
+		return fmt.Sprintf("index %s: index function panicked: %v", quoteCut(e.Index), e.Panic)
 	}
-	return fmt.Sprintf("index %q: %v", e.Index, e.Err)
+	return fmt.Sprintf("index %s: %v", quoteCut(e.Index), e.Err)
 }
 
-func (e *IndexFuncError) Unwrap() error { return e.Err }
+// Unwrap returns the function's error, or what it panicked with if that is an error (a
+// runtime.Error, an error passed to panic), so that errors.Is and errors.As see it.
+func (e *IndexFuncError) Unwrap() error {
+	if err, ok := e.Panic.(error); ok && e.Err == nil {
+		return err
+	}
+	return e.Err
+}
 
 // AddIndex registers fn under name and indexes the objects already stored. Adding a name
 // that exists adds a reference to the existing index (fn is ignored): callers that share an
