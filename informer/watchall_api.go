@@ -173,6 +173,21 @@ func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
 // stopped (or stopping while it waits) it returns an error for which errors.Is(err,
 // ErrReleased) is true, or errors.Is(err, ErrShutdown) if the factory's Shutdown stopped it.
 func (w *WatchAll[T]) WaitForSync(ctx context.Context) error {
+	return w.wait(ctx, false)
+}
+
+// WaitForSyncOrPark is WaitForSync for callers that want an answer, not a wait (see
+// Informer.WaitForSyncOrPark): it returns once every member is synced or parked. When some
+// parked (a resource the user may not list, a CRD deleted while it synced), the error is a
+// *SyncError whose Cause is ErrParked and whose failures name those members and why
+// (ReasonForbidden, ...); the others are synced and can be queried. A set over every
+// resource, for a user who may not list them all, waits with WaitForSync until its context
+// ends.
+func (w *WatchAll[T]) WaitForSyncOrPark(ctx context.Context) error {
+	return w.wait(ctx, true)
+}
+
+func (w *WatchAll[T]) wait(ctx context.Context, untilPark bool) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
@@ -181,7 +196,7 @@ func (w *WatchAll[T]) WaitForSync(ctx context.Context) error {
 		return fmt.Errorf("%w: the watch-all set is stopped", stopErr)
 	}
 	for {
-		err := waitEntries(ctx, entries, false)
+		err := waitEntries(ctx, entries, untilPark)
 		if err == nil || ctx.Err() != nil {
 			return err
 		}

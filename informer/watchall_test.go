@@ -302,3 +302,42 @@ func watchAllWaiters() int {
 		buf = make([]byte, 2*len(buf))
 	}
 }
+
+// WaitForSyncOrPark answers for a set with a member the user may not list: the others are
+// synced and queryable, and the error names the parked member and why, where WaitForSync
+// waits until its context ends.
+func TestWatchAllWaitForSyncOrPark(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+	e.mode.server(gadgets.GVR).setErrors(forbidden("gadgets"), forbidden("gadgets"))
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+
+	err = wa.WaitForSyncOrPark(ctx)
+	var se *SyncError
+	require.ErrorAs(t, err, &se)
+	require.ErrorIs(t, err, ErrParked)
+	require.Len(t, se.Failures, 1)
+	assert.Equal(t, gadgets.GVR, se.Failures[0].Key.GVR)
+	assert.Equal(t, ReasonForbidden, se.Failures[0].Reason)
+	w, ok := wa.Informer(widgets.GVR.GroupResource())
+	require.True(t, ok)
+	assert.True(t, w.HasSynced(), "the other member is synced")
+
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, wa.WaitForSync(short), context.DeadlineExceeded, "WaitForSync waits for the parked member")
+
+	// Once the grant arrives, both answer nil.
+	e.mode.server(gadgets.GVR).setErrors(nil, nil)
+	e.access.allowed.Store(true)
+	g, ok := wa.Informer(gadgets.GVR.GroupResource())
+	require.True(t, ok)
+	g.Recheck()
+	bounded, cancel2 := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel2()
+	require.NoError(t, wa.WaitForSync(bounded))
+	require.NoError(t, wa.WaitForSyncOrPark(bounded))
+}
