@@ -26,6 +26,9 @@ var (
 	// ErrInvalidOptions is returned by CompileWithOptions for options
 	// outside their documented range.
 	ErrInvalidOptions = errors.New("jsonpath: invalid options")
+	// ErrNilArgument is returned for a nil callback (Each) or writer
+	// (Execute, ExecuteJSON), before any evaluation.
+	ErrNilArgument = errors.New("jsonpath: nil callback or writer")
 	// ErrInternal reports a recovered panic: a bug in this package.
 	ErrInternal = errors.New("jsonpath: internal error")
 )

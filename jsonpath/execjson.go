@@ -14,8 +14,11 @@ import (
 // indented by four spaces and followed by a newline. Values are written as
 // encoding/json writes them, map keys sorted. Nothing is written if
 // evaluation fails. The budget charges the indented output as it does
-// Execute's text.
+// Execute's text. A nil w is ErrNilArgument.
 func (p *Path) ExecuteJSON(w io.Writer, obj any) error {
+	if w == nil {
+		return fmt.Errorf("%w: ExecuteJSON with a nil writer", ErrNilArgument)
+	}
 	b, err := p.appendExecute(nil, obj, sinkGroups)
 	if err != nil {
 		return err

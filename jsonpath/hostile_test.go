@@ -313,3 +313,13 @@ func TestLargeOutputsAllocateLittleMoreThanThemselves(t *testing.T) {
 		})
 	}
 }
+
+// A nil callback or writer is refused at the call, never a panic or a silent no-op.
+func TestNilArguments(t *testing.T) {
+	p := MustCompile("{.a}")
+	for _, in := range []any{map[string]any{"a": int64(1)}, JSON(`{"a":1}`)} {
+		assert.ErrorIs(t, p.Each(in, nil), ErrNilArgument)
+		assert.ErrorIs(t, p.Execute(nil, in), ErrNilArgument)
+		assert.ErrorIs(t, p.ExecuteJSON(nil, in), ErrNilArgument)
+	}
+}

@@ -182,8 +182,11 @@ func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
 // Errors are *BudgetError (wrapping ErrBudgetExceeded) and
 // ErrUnsupportedType. The values passed to fn for a JSON document may
 // refer to it: they are valid while it is not modified; Clone those to
-// keep longer.
+// keep longer. A nil fn is ErrNilArgument.
 func (p *Path) Each(obj any, fn func(Value) bool) error {
+	if fn == nil {
+		return fmt.Errorf("%w: Each with a nil function", ErrNilArgument)
+	}
 	if src, ok := obj.(Source); ok {
 		doc := src.JSONSource()
 		if doc.Spans == nil || p.mode != modeWalk {
@@ -465,8 +468,11 @@ func deliverWalked(b *budget, found bool, n gjson.Result, fn func(Value) bool, d
 // does: literal text as is, the values of each {...} separated by spaces
 // (strings unquoted, numbers as fmt prints them, maps and lists as
 // compact JSON), {range} bodies once per value. Nothing is written if
-// evaluation fails.
+// evaluation fails. A nil w is ErrNilArgument.
 func (p *Path) Execute(w io.Writer, obj any) error {
+	if w == nil {
+		return fmt.Errorf("%w: Execute with a nil writer", ErrNilArgument)
+	}
 	b, err := p.appendExecute(nil, obj, sinkText)
 	if err != nil {
 		return err
