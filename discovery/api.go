@@ -70,8 +70,10 @@ type Event struct {
 }
 
 // Filter selects resources for watch-everything consumers. Groups are API group names ("" is
-// the core group); resources are "plural.group" or "plural" for the core group. An empty
-// include list includes everything; excludes win over includes.
+// the core group); resources are "plural.group" or "plural" for the core group
+// ("deployments" is the core group's, which has none: apps' is "deployments.apps"; a name no
+// served resource has selects nothing until one is served, which informer.WatchAll logs). An
+// empty include list includes everything; excludes win over includes.
 type Filter struct {
 	IncludeGroups    []string
 	ExcludeGroups    []string

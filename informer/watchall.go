@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"sync"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -166,6 +168,8 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 			return nil, err
 		}
 		c.logger.Info("Watch-all starts without some API groups; they join when discovery reports them", "err", err)
+	} else {
+		logUnservedIncludes(c.logger, filter, resources)
 	}
 	for _, res := range resources {
 		wa.initial.Apply(res.GVR.GroupResource(), func() { wa.add(res) })
@@ -180,6 +184,18 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 		}
 	}()
 	return wa, nil
+}
+
+// logUnservedIncludes logs each resource the filter includes by name that the server does
+// not serve: a CRD not installed yet joins when it is, but a name such as "deployments" (the
+// core group's, which has none; apps' is "deployments.apps") would select nothing, silently.
+func logUnservedIncludes(logger logr.Logger, filter discovery.Filter, served []discovery.Resource) {
+	for _, name := range filter.IncludeResources {
+		if !slices.ContainsFunc(served, func(r discovery.Resource) bool { return resourceName(r.GVR.GroupResource()) == name }) {
+			logger.Info("Watch-all filter includes a resource the server does not serve; it joins if one is served (a resource of a named group is written plural.group, as deployments.apps)",
+				"resource", name)
+		}
+	}
 }
 
 func (wa *watchAll) selects(res discovery.Resource) bool {

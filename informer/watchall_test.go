@@ -341,3 +341,22 @@ func TestWatchAllWaitForSyncOrPark(t *testing.T) {
 	require.NoError(t, wa.WaitForSync(bounded))
 	require.NoError(t, wa.WaitForSyncOrPark(bounded))
 }
+
+// A filter that includes a resource by a name no served resource has ("widgets" for
+// widgets.example.com, as "deployments" for deployments.apps) says so in one log line per
+// name, rather than select nothing silently; a name that is served logs nothing.
+func TestWatchAllLogsUnservedIncludes(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets, gadgets)
+	ctx := context.Background()
+	for _, c := range []struct {
+		include string
+		logged  int
+	}{{"widgets", 1}, {"widgets.example.com", 0}} {
+		before := e.logs.count("does not serve")
+		wa, err := e.f.WatchAll(ctx, discovery.Filter{IncludeResources: []string{c.include}})
+		require.NoError(t, err)
+		assert.Equal(t, c.logged, e.logs.count("does not serve")-before, "%s:\n%s", c.include, e.logs)
+		assert.Equal(t, c.logged == 0, len(wa.Informers()) == 1, c.include)
+		wa.Stop()
+	}
+}
