@@ -129,12 +129,18 @@
 // megabytes (printing a large value, probing a 10,000-key map of raw JSON)
 // also pays the garbage collector's assists, which in a process whose heap
 // is large and full of pointers (unstructured objects, not the compact
-// mode's bytes), or one that has just grown its heap, can double it or more:
-// BenchmarkHostile, whose process holds every hostile object, measured at
-// most 8 ms for 129 of its 132 cases and 15-16 ms for the three that print
-// about 5 MB (2026-11-30,
+// mode's bytes), or one that has just grown its heap, can double it or more.
+// So printing allocates little more than its output: it grows the output by
+// doubling, never past what the budget pays for, and ExecuteString returns
+// a large output without copying it (2.1-4x the output allocated, 1.5-2.5x
+// when the budget cuts the print, where append's growth allocated 4.7-6.8x:
+// TestLargeOutputsAllocateLittleMoreThanThemselves). BenchmarkHostile,
+// whose process holds every hostile object, measured at most 8.2 ms for each
+// of its 132 cases in two runs of three and 10.2 ms for one case (6.2-6.6 ms
+// in the other runs) in the third (2026-11-30, 04:55 UTC, load average 1.1-1.8,
 // go test -run '^$' -bench Hostile -benchtime 10x -benchmem ./jsonpath/);
-// alone in a process, such a print takes 3 ms once the heap has grown. A Pod index expression takes fewer than 20 steps on
+// before those changes, the three cases that print megabytes took 15-16 ms
+// there. A Pod index expression takes fewer than 20 steps on
 // the decoded Pod and 500 to 750 on its 12 KB of JSON (TestPodIndexSteps
 // logs them); on raw JSON a field lookup costs about a step per 32 bytes
 // of the object it looks into (the cost of scanning text made of
