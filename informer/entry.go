@@ -65,8 +65,10 @@ type entry struct {
 	status    statusCell
 	idx       indexSet
 	callbacks callbackErrors
-	queryOpts store.QueryOptions // built once (newQueryOptions)
-	snap      *snapState         // nil without Options.SnapshotDir (snapshot.go)
+	// lostLogged: a notification skipped for a decode failure was logged (notificationLost).
+	lostLogged atomic.Bool
+	queryOpts  store.QueryOptions // built once (newQueryOptions)
+	snap       *snapState         // nil without Options.SnapshotDir (snapshot.go)
 
 	refs    int           // guarded by the registry's lock
 	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed
@@ -303,6 +305,7 @@ func (e *entry) setRun(r *run) {
 // the entry syncs.
 func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) {
 	l := newListener(h, e.core.convertFor(h), e.core.paceFor(h), e.logger, e.handlerPanicked)
+	l.onLost = e.notificationLost
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if e.stopped {
@@ -366,6 +369,17 @@ func (e *entry) transformFailed(err error) {
 func (e *entry) handlerPanicked(err error) {
 	e.metrics.handlerPanic()
 	e.callbackFailed("handler", err, "Event handler panicked; notification skipped")
+}
+
+// notificationLost records a notification skipped because its object could not be decoded
+// into what the handler receives (a stored object that does not decode, which kindex's own
+// modes never store): counted as kindex_informer_errors_total{reason="DecodeError"}, and
+// logged the first time for the informer.
+func (e *entry) notificationLost(err error) {
+	e.metrics.errorSeen("DecodeError")
+	if e.lostLogged.CompareAndSwap(false, true) {
+		e.logger.Error(err, "Cannot decode a cached object for a handler; notification skipped (further ones are counted in kindex_informer_errors_total with reason DecodeError, not logged)")
+	}
 }
 
 // callbackFailed counts a failed call of the caller's code, keeps it for Status and logs the

@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"unsafe"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -264,4 +268,34 @@ func TestItemKeys(t *testing.T) {
 
 	assert.Equal(t, "ns/k", Item[obj]{obj: keyedItem{rawItem(`{}`), "ns/k"}}.Key())
 	assert.Empty(t, Item[obj]{}.Key())
+}
+
+// A notification whose object cannot be decoded for its handler is skipped, counted
+// (kindex_informer_errors_total, reason DecodeError) and logged the first time only, not
+// once per event.
+func TestUndecodableNotificationsAreCountedAndLoggedOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	mode := newFakeMode()
+	mode.decodes = true
+	e := newEnvMode(t, mode, Options[obj]{Registerer: reg}, hooks{})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	for _, n := range []string{"bad1", "bad2", "bad3", "good"} {
+		srv.add(newObj("ns", n, nil))
+	}
+	for _, n := range []string{"bad1", "bad2", "bad3"} {
+		e.mode.undecodable.Store(n, true)
+	}
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	var got atomic.Int32
+	reg1, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { got.Add(1) }})
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+	eventually(t, reg1.HasSynced, "handler synced")
+	assert.EqualValues(t, 1, got.Load(), "the good object only")
+	base := `resource="widgets.example.com",version="v1",namespace="",selector="",mode="fake"`
+	eventually(t, func() bool { return gather(t, reg)["kindex_informer_errors_total{"+base+`,reason="DecodeError"}`] == 3 }, "three counted")
+	assert.Equal(t, 1, e.logs.count("Cannot decode a cached object for a handler"), "logged once:\n%s", e.logs)
 }

@@ -59,7 +59,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		lists: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricLists,
 			Help: "Lists applied to the cache: initial list, relists after 410 or reconnects, resumes."}, entryLabels),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricErrors,
-			Help: "List and watch errors by reason."}, append(append([]string{}, entryLabels...), labelReason)),
+			Help: "List and watch errors by reason; TransformError and DecodeError (a notification skipped: its object did not decode for the handler) count objects."}, append(append([]string{}, entryLabels...), labelReason)),
 		panics: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricPanics,
 			Help: "Event handler calls that panicked (the notification was skipped)."}, entryLabels),
 		callbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricCallback,

@@ -39,7 +39,10 @@ type listener struct {
 	pace    func() // called before each initial add is converted; nil: never
 	logger  logr.Logger
 	onPanic func(error)
-	box     *mailbox.Mailbox[notification]
+	// onLost is told of a notification skipped because its object could not be turned
+	// into what the handler receives (nil: logged each time).
+	onLost func(error)
+	box    *mailbox.Mailbox[notification]
 
 	syncedOnce sync.Once
 	synced     chan struct{}
@@ -126,7 +129,11 @@ func (l *listener) deliver(n notification) {
 func (l *listener) object(item any) (any, bool) {
 	obj, err := l.convert(item)
 	if err != nil {
-		l.logger.Error(err, "Cannot turn a cached item into an object; notification skipped")
+		if l.onLost != nil {
+			l.onLost(err)
+		} else {
+			l.logger.Error(err, "Cannot turn a cached item into an object; notification skipped")
+		}
 		return nil, false
 	}
 	return obj, true

@@ -412,6 +412,7 @@ func (wa *watchAll) farewell(ah *allHandler, ho *handoff) <-chan struct{} {
 		}
 		p := ho.prev
 		l := newListener(p.handler, p.convert, nil, p.logger, p.onPanic)
+		l.onLost = p.onLost
 		for key, obj := range ho.seen {
 			l.add(notification{kind: noteDelete, obj: cache.DeletedFinalStateUnknown{Key: key, Obj: obj}})
 		}
