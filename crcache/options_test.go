@@ -360,6 +360,47 @@ func TestDeepCopy(t *testing.T) {
 			return apierrors.IsNotFound(c.Get(t.Context(), key, &corev1.ConfigMap{}))
 		}, "the cache did not see the delete")
 	})
+	// Over several namespaces, a List shares the objects of each namespace whose
+	// configuration says so, as controller-runtime's cache over several namespaces does
+	// (it lists each namespace's informer in turn): not only a List of one namespace.
+	t.Run("UnsafeDisableDeepCopy over several namespaces", func(t *testing.T) {
+		yes, no := true, false
+		n1, n2, n3 := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+		for _, n := range []string{n1, n2, n3} {
+			require.NoError(t, cl.Create(t.Context(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: n, Name: "cm", Labels: map[string]string{"a": "b"}}}))
+		}
+		list := func(t *testing.T, c *crcache.Cache) map[string]*corev1.ConfigMap {
+			var l corev1.ConfigMapList
+			require.NoError(t, c.List(t.Context(), &l, client.MatchingLabels{"a": "b"}))
+			out := map[string]*corev1.ConfigMap{}
+			for i := range l.Items {
+				out[l.Items[i].Namespace] = &l.Items[i]
+			}
+			return out
+		}
+
+		c := startCache(t, nil, cache.Options{
+			DefaultNamespaces:            map[string]cache.Config{n1: {}, n2: {}},
+			DefaultUnsafeDisableDeepCopy: &yes,
+		})
+		x, y := list(t, c), list(t, c)
+		require.Len(t, x, 2)
+		assert.True(t, sameMap(x[n1].Labels, y[n1].Labels), "shared in %s", n1)
+		assert.True(t, sameMap(x[n2].Labels, y[n2].Labels), "shared in %s", n2)
+		x[n2].Labels["c"] = "set through a shared object"
+		assert.Equal(t, x[n2].Labels, list(t, c)[n2].Labels, "a change through a read is seen by the next")
+
+		c = startCache(t, nil, cache.Options{
+			DefaultNamespaces:            map[string]cache.Config{n1: {}, n3: {UnsafeDisableDeepCopy: &no}},
+			DefaultUnsafeDisableDeepCopy: &yes,
+		})
+		x, y = list(t, c), list(t, c)
+		require.Len(t, x, 2)
+		assert.True(t, sameMap(x[n1].Labels, y[n1].Labels), "shared in %s", n1)
+		assert.False(t, sameMap(x[n3].Labels, y[n3].Labels), "copied in %s", n3)
+		x[n3].Labels["c"] = "set on a copy"
+		assert.NotContains(t, list(t, c)[n3].Labels, "c")
+	})
 }
 
 // TestManagedFields: managedFields are kept, as in controller-runtime, unless

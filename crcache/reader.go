@@ -228,11 +228,7 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 		next = encodeContinue(q, res.tokenSource(), items[len(items)-1].Key())
 		remaining = &rest
 	}
-	noCopy := len(scope) == 1 && scope[0].config().noCopy
-	if listOpts.UnsafeDisableDeepCopy != nil {
-		noCopy = *listOpts.UnsafeDisableDeepCopy
-	}
-	if err := a.fillList(list, items, noCopy); err != nil {
+	if err := a.fillList(list, items, listShares(p, shards, scope, listOpts.UnsafeDisableDeepCopy)); err != nil {
 		return err
 	}
 	list.SetContinue(next)
@@ -259,13 +255,38 @@ func (c *Cache) syncedFor(ctx context.Context, a *access, res *resource, only in
 	return err
 }
 
-// fillList decodes items into list's Items, each straight into its element.
-func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) error {
+// listShares returns whether a List shares the object of each item it returns
+// (UnsafeDisableDeepCopy) rather than decoding a copy: as the List option says, else as the
+// configuration of the informer that holds the item says. A List over several informers (a
+// cache of several namespaces) follows each one's configuration, as controller-runtime's
+// cache over several namespaces, which lists each namespace's informer in turn, does.
+func listShares(p *plan, shards, scope []shard, opt *bool) func(item) bool {
+	if opt != nil {
+		return func(item) bool { return *opt }
+	}
+	same := true
+	for _, s := range scope {
+		same = same && s.config().noCopy == scope[0].config().noCopy
+	}
+	if same {
+		noCopy := len(scope) > 0 && scope[0].config().noCopy
+		return func(item) bool { return noCopy }
+	}
+	return func(it item) bool {
+		ns, _ := splitKey(it.Key())
+		i := p.shardFor(ns)
+		return i >= 0 && i < len(shards) && shards[i].config().noCopy
+	}
+}
+
+// fillList decodes items into list's Items, each straight into its element, or shares the
+// object of those noCopy says.
+func (a *access) fillList(list client.ObjectList, items []item, noCopy func(item) bool) error {
 	switch l := list.(type) {
 	case *unstructured.UnstructuredList:
 		l.Items = make([]unstructured.Unstructured, len(items))
 		for i, it := range items {
-			if err := a.read(it, &l.Items[i], noCopy); err != nil {
+			if err := a.read(it, &l.Items[i], noCopy(it)); err != nil {
 				return err
 			}
 		}
@@ -273,7 +294,7 @@ func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) err
 	case *metav1.PartialObjectMetadataList:
 		l.Items = make([]metav1.PartialObjectMetadata, len(items))
 		for i, it := range items {
-			if err := a.read(it, &l.Items[i], noCopy); err != nil {
+			if err := a.read(it, &l.Items[i], noCopy(it)); err != nil {
 				return err
 			}
 		}
@@ -304,7 +325,7 @@ func (a *access) fillList(list client.ObjectList, items []item, noCopy bool) err
 		if !ok {
 			return fmt.Errorf("crcache: items of %T are not runtime.Objects", list)
 		}
-		if err := a.read(it, obj, noCopy); err != nil {
+		if err := a.read(it, obj, noCopy(it)); err != nil {
 			return err
 		}
 	}
