@@ -26,6 +26,9 @@ import (
 // meta.IsNoMatchError at once, without any request. Error messages quote at most 256 bytes
 // of input.
 func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
 	if parseInput(input) == nil {
 		return Resource{}, notAName(input)
 	}
@@ -38,6 +41,9 @@ func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
 // group that serves it. Kinds match exactly, else case-insensitively. A miss is a
 // meta.NoKindMatchError.
 func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (Resource, error) {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
 	if len(gvk.Group)+len(gvk.Version)+len(gvk.Kind) > maxInputLen {
 		return Resource{}, noKindMatch(gvk)
 	}
@@ -49,6 +55,9 @@ func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (R
 // ResolveGVR resolves a resource given by group, optional version and plural (or singular)
 // name. Group "" is the core group, not "any group". A miss is a meta.NoResourceMatchError.
 func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
 	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
 	}
@@ -78,6 +87,9 @@ func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
 // calls for one group share a round, which runs under the first caller's ctx. A miss is a
 // meta.NoResourceMatchError; an error of the round is returned as is, never as a miss.
 func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
 	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
 	}
@@ -98,6 +110,9 @@ func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource
 // with a *PartialDiscoveryError, since the failed group may hold more. A category no
 // resource has is a meta.NoResourceMatchError.
 func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if len(name) > maxInputLen || name == "" || badRune(name) >= 0 {
 		return nil, noCategoryMatch(name)
 	}
@@ -116,6 +131,9 @@ func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, 
 // Removed) and a *PartialDiscoveryError naming the failed groups. It triggers the first
 // discovery if none happened yet, and no other request.
 func (c *Client) Resources(ctx context.Context, f Filter) ([]Resource, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if err := c.ensureDiscovered(ctx); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
@@ -318,4 +319,34 @@ func TestSubscribeNilHandler(t *testing.T) {
 	require.ErrorIs(t, err, ErrNilHandler)
 	assert.Nil(t, unsubscribe)
 	assert.NotPanics(t, func() { c.subs.publish([]Event{{Type: Added, Resource: mkRes("", "v1", "a", "K")}}) })
+}
+
+// Every method that takes a context refuses a nil one with ErrNilContext, before and after
+// the first discovery, and sends nothing: a miss used to run its re-discovery with the nil
+// context and panic on the round's goroutine, which ended the process.
+func TestNilContext(t *testing.T) {
+	s := newFakeServer(t)
+	c, err := New(s.config(), Options{})
+	require.NoError(t, err)
+	gvr := schema.GroupVersionResource{Group: fakeGroup, Version: "v1", Resource: "widgets"}
+	calls := map[string]func(context.Context) error{
+		"Start":   func(ctx context.Context) error { return c.Start(ctx) },
+		"Refresh": func(ctx context.Context) error { return c.Refresh(ctx) },
+		"Resolve": func(ctx context.Context) error { _, err := c.Resolve(ctx, "widgets"); return err },
+		"ResolveGVK": func(ctx context.Context) error {
+			_, err := c.ResolveGVK(ctx, schema.GroupVersionKind{Group: fakeGroup, Kind: "Widget"})
+			return err
+		},
+		"ResolveGVR":      func(ctx context.Context) error { _, err := c.ResolveGVR(ctx, gvr); return err },
+		"RecheckGVR":      func(ctx context.Context) error { _, err := c.RecheckGVR(ctx, gvr); return err },
+		"ResolveCategory": func(ctx context.Context) error { _, err := c.ResolveCategory(ctx, "widgets"); return err },
+		"Resources":       func(ctx context.Context) error { _, err := c.Resources(ctx, Filter{}); return err },
+	}
+	for name, call := range calls {
+		assert.ErrorIs(t, call(nil), ErrNilContext, "%s before the first discovery", name) //nolint:staticcheck // nil on purpose
+	}
+	require.NoError(t, c.Refresh(t.Context()))
+	for name, call := range calls {
+		assert.ErrorIs(t, call(nil), ErrNilContext, "%s after the first discovery", name) //nolint:staticcheck // nil on purpose
+	}
 }
