@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Resolve resolves what a user typed: "po", "pods", "pod", "Pod", "deployments.apps",
@@ -85,12 +86,13 @@ func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
 // discovery document is rebuilt asynchronously, so a round that ran just after a CRD was
 // deleted can still show it, and no watch event comes later to correct that. Concurrent
 // calls for one group share a round, which runs under the first caller's ctx. A miss is a
-// meta.NoResourceMatchError; an error of the round is returned as is, never as a miss.
+// meta.NoResourceMatchError, as is a group no server can serve (not a DNS subdomain), which
+// is not asked about; an error of the round is returned as is, never as a miss.
 func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
 	if ctx == nil {
 		return Resource{}, ErrNilContext
 	}
-	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
+	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen || !possibleGroup(gvr.Group) {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
 	}
 	if err := c.ensureDiscovered(ctx); err != nil {
@@ -103,6 +105,14 @@ func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource
 		return Resource{}, fmt.Errorf("discovery: recheck of %s: %w", gvr.GroupResource(), err)
 	}
 	return c.snap.Load().resolveGVR(gvr)
+}
+
+// possibleGroup reports whether a server can serve group: the core group, or a DNS subdomain
+// (lower case), as CRDs and APIServices require. The name of any other is no group and goes
+// into no request: its path would be cleaned into another group's ("x/../apps" into
+// /apis/apps), whose resources the client would keep under the name given.
+func possibleGroup(group string) bool {
+	return group == "" || len(validation.IsDNS1123Subdomain(group)) == 0
 }
 
 // ResolveCategory expands a category ("all", "api-extensions", a CRD's categories) to its

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -349,4 +350,30 @@ func TestNilContext(t *testing.T) {
 	for name, call := range calls {
 		assert.ErrorIs(t, call(nil), ErrNilContext, "%s after the first discovery", name) //nolint:staticcheck // nil on purpose
 	}
+}
+
+// RecheckGVR asks the server only about a group that can exist: a group that is no DNS
+// subdomain ("x/../example.com") is a miss without any request. Its path used to be
+// cleaned into another group's (GET /apis/example.com), whose resources the client then
+// kept under the name given, so that "widgets" became ambiguous with a group no server
+// serves.
+func TestRecheckOfAnImpossibleGroup(t *testing.T) {
+	s := newFakeServer(t)
+	s.setServed(true)
+	c, err := New(s.config(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.Refresh(t.Context()))
+	before := s.groupRequests()
+	for _, group := range []string{"x/../" + fakeGroup, "../apis/" + fakeGroup, fakeGroup + "/", "Example.com", fakeGroup + "?x=1", " " + fakeGroup} {
+		_, err := c.RecheckGVR(t.Context(), schema.GroupVersionResource{Group: group, Resource: "widgets"})
+		assert.True(t, meta.IsNoMatchError(err), "%q: %v", group, err)
+	}
+	assert.Equal(t, before, s.groupRequests(), "no request for a group that cannot exist")
+	r, err := c.Resolve(t.Context(), "widgets")
+	require.NoError(t, err)
+	assert.Equal(t, fakeGroup, r.GVR.Group)
+	// A group that can exist is still asked about.
+	_, err = c.RecheckGVR(t.Context(), schema.GroupVersionResource{Group: fakeGroup, Resource: "widgets"})
+	require.NoError(t, err)
+	assert.Equal(t, before+1, s.groupRequests())
 }
