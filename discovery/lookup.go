@@ -85,7 +85,8 @@ func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
 // as when a LIST of a resource discovery still shows is answered NotFound: the aggregated
 // discovery document is rebuilt asynchronously, so a round that ran just after a CRD was
 // deleted can still show it, and no watch event comes later to correct that. Concurrent
-// calls for one group share a round, which runs under the first caller's ctx. A miss is a
+// calls for one group share a round, which runs under the first caller's ctx; a caller whose
+// ctx ends first stops waiting for it and returns ctx's error. A miss is a
 // meta.NoResourceMatchError, as is a group no server can serve (not a DNS subdomain), which
 // is not asked about; an error of the round is returned as is, never as a miss.
 func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
@@ -98,9 +99,16 @@ func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource
 	if err := c.ensureDiscovered(ctx); err != nil {
 		return Resource{}, err
 	}
-	_, err, _ := c.flights.Do("recheck\x00"+gvr.Group, func() (any, error) {
+	ch := c.flights.DoChan("recheck\x00"+gvr.Group, func() (any, error) {
 		return nil, c.refreshGroups(ctx, []string{gvr.Group}, nil)
 	})
+	var err error
+	select {
+	case r := <-ch:
+		err = r.Err
+	case <-ctx.Done():
+		return Resource{}, ctx.Err()
+	}
 	if err != nil {
 		return Resource{}, fmt.Errorf("discovery: recheck of %s: %w", gvr.GroupResource(), err)
 	}

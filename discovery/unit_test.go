@@ -377,3 +377,46 @@ func TestRecheckOfAnImpossibleGroup(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before+1, s.groupRequests())
 }
+
+// A RecheckGVR that joins another caller's round for the group stops waiting when its own
+// context ends: it used to wait for the round, up to Options.RequestTimeout.
+func TestRecheckJoiningARoundHonoursItsContext(t *testing.T) {
+	s := &fakeServer{groups: map[string]int{}}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/apis/"+fakeGroup {
+			once.Do(func() { close(held) })
+			<-release
+		}
+		s.serve(w, r)
+	}))
+	defer s.Close()
+	defer close(release)
+	s.setServed(true)
+	c, err := New(s.config(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.Refresh(t.Context()))
+	gvr := schema.GroupVersionResource{Group: fakeGroup, Resource: "widgets"}
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.RecheckGVR(t.Context(), gvr)
+		first <- err
+	}()
+	<-held // the first caller's round is in flight
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	second := make(chan error, 1)
+	go func() {
+		_, err := c.RecheckGVR(ctx, gvr)
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("RecheckGVR waited for another caller's round after its context ended")
+	}
+	release <- struct{}{}
+	require.NoError(t, <-first)
+}
