@@ -119,6 +119,9 @@ var ErrAlreadyStarted = errors.New("discovery: client already started")
 //
 // When ctx ends, every goroutine Start created stops; Wait waits for that.
 func (c *Client) Start(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	c.startMu.Lock()
 	if c.started {
 		c.startMu.Unlock()
@@ -181,6 +184,9 @@ func (c *Client) closeIdleConnections() {
 // first; the round itself, bounded by Options.RequestTimeout, goes on for other callers.
 // Calls made while a re-discovery is in flight share it. It clears the negative cache.
 func (c *Client) Refresh(ctx context.Context) error {
+	if ctx == nil {
+		return ErrNilContext
+	}
 	if err := c.refreshAll(ctx); err != nil {
 		return err
 	}

@@ -155,5 +155,6 @@
 // New sends nothing. Start returns after the first discovery and follows changes until its
 // context ends; Wait then waits for every goroutine Start created. A Client that is never
 // started still resolves, discovering on first use and on misses only. Returned Resources
-// are copies the caller may modify.
+// are copies the caller may modify. Every method that takes a context refuses a nil one with
+// ErrNilContext.
 package discovery

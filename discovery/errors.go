@@ -18,6 +18,12 @@ import (
 // errors.As gives the *GroupUnavailableError.
 var ErrGroupUnavailable = errors.New("discovery: API group unavailable")
 
+// ErrNilContext is returned by every method of Client that takes a context when given a nil
+// one (Start, Refresh, Resolve, ResolveGVK, ResolveGVR, RecheckGVR, ResolveCategory,
+// Resources). A nil context would otherwise panic in a discovery round, on a goroutine the
+// caller cannot recover on.
+var ErrNilContext = errors.New("discovery: nil context")
+
 // ErrNilHandler is returned by Subscribe for a nil handler.
 var ErrNilHandler = errors.New("discovery: Subscribe: nil handler")
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Resolve resolves what a user typed: "po", "pods", "pod", "Pod", "deployments.apps",
@@ -26,6 +27,9 @@ import (
 // meta.IsNoMatchError at once, without any request. Error messages quote at most 256 bytes
 // of input.
 func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
 	if parseInput(input) == nil {
 		return Resource{}, notAName(input)
 	}
@@ -38,6 +42,9 @@ func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
 // group that serves it. Kinds match exactly, else case-insensitively. A miss is a
 // meta.NoKindMatchError.
 func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (Resource, error) {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
 	if len(gvk.Group)+len(gvk.Version)+len(gvk.Kind) > maxInputLen {
 		return Resource{}, noKindMatch(gvk)
 	}
@@ -49,6 +56,9 @@ func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (R
 // ResolveGVR resolves a resource given by group, optional version and plural (or singular)
 // name. Group "" is the core group, not "any group". A miss is a meta.NoResourceMatchError.
 func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
 	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
 	}
@@ -75,22 +85,42 @@ func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
 // as when a LIST of a resource discovery still shows is answered NotFound: the aggregated
 // discovery document is rebuilt asynchronously, so a round that ran just after a CRD was
 // deleted can still show it, and no watch event comes later to correct that. Concurrent
-// calls for one group share a round, which runs under the first caller's ctx. A miss is a
-// meta.NoResourceMatchError; an error of the round is returned as is, never as a miss.
+// calls for one group share a round, which runs under the first caller's ctx; a caller whose
+// ctx ends first stops waiting for it and returns ctx's error. A miss is a
+// meta.NoResourceMatchError, as is a group no server can serve (not a DNS subdomain), which
+// is not asked about; an error of the round is returned as is, never as a miss.
 func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
-	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
+	if ctx == nil {
+		return Resource{}, ErrNilContext
+	}
+	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen || !possibleGroup(gvr.Group) {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
 	}
 	if err := c.ensureDiscovered(ctx); err != nil {
 		return Resource{}, err
 	}
-	_, err, _ := c.flights.Do("recheck\x00"+gvr.Group, func() (any, error) {
+	ch := c.flights.DoChan("recheck\x00"+gvr.Group, func() (any, error) {
 		return nil, c.refreshGroups(ctx, []string{gvr.Group}, nil)
 	})
+	var err error
+	select {
+	case r := <-ch:
+		err = r.Err
+	case <-ctx.Done():
+		return Resource{}, ctx.Err()
+	}
 	if err != nil {
 		return Resource{}, fmt.Errorf("discovery: recheck of %s: %w", gvr.GroupResource(), err)
 	}
 	return c.snap.Load().resolveGVR(gvr)
+}
+
+// possibleGroup reports whether a server can serve group: the core group, or a DNS subdomain
+// (lower case), as CRDs and APIServices require. The name of any other is no group and goes
+// into no request: its path would be cleaned into another group's ("x/../apps" into
+// /apis/apps), whose resources the client would keep under the name given.
+func possibleGroup(group string) bool {
+	return group == "" || len(validation.IsDNS1123Subdomain(group)) == 0
 }
 
 // ResolveCategory expands a category ("all", "api-extensions", a CRD's categories) to its
@@ -98,6 +128,9 @@ func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource
 // with a *PartialDiscoveryError, since the failed group may hold more. A category no
 // resource has is a meta.NoResourceMatchError.
 func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if len(name) > maxInputLen || name == "" || badRune(name) >= 0 {
 		return nil, noCategoryMatch(name)
 	}
@@ -116,6 +149,9 @@ func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, 
 // Removed) and a *PartialDiscoveryError naming the failed groups. It triggers the first
 // discovery if none happened yet, and no other request.
 func (c *Client) Resources(ctx context.Context, f Filter) ([]Resource, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if err := c.ensureDiscovered(ctx); err != nil {
 		return nil, err
 	}

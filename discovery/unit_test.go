@@ -13,6 +13,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	cgdiscovery "k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 )
@@ -318,4 +320,103 @@ func TestSubscribeNilHandler(t *testing.T) {
 	require.ErrorIs(t, err, ErrNilHandler)
 	assert.Nil(t, unsubscribe)
 	assert.NotPanics(t, func() { c.subs.publish([]Event{{Type: Added, Resource: mkRes("", "v1", "a", "K")}}) })
+}
+
+// Every method that takes a context refuses a nil one with ErrNilContext, before and after
+// the first discovery, and sends nothing: a miss used to run its re-discovery with the nil
+// context and panic on the round's goroutine, which ended the process.
+func TestNilContext(t *testing.T) {
+	s := newFakeServer(t)
+	c, err := New(s.config(), Options{})
+	require.NoError(t, err)
+	gvr := schema.GroupVersionResource{Group: fakeGroup, Version: "v1", Resource: "widgets"}
+	calls := map[string]func(context.Context) error{
+		"Start":   func(ctx context.Context) error { return c.Start(ctx) },
+		"Refresh": func(ctx context.Context) error { return c.Refresh(ctx) },
+		"Resolve": func(ctx context.Context) error { _, err := c.Resolve(ctx, "widgets"); return err },
+		"ResolveGVK": func(ctx context.Context) error {
+			_, err := c.ResolveGVK(ctx, schema.GroupVersionKind{Group: fakeGroup, Kind: "Widget"})
+			return err
+		},
+		"ResolveGVR":      func(ctx context.Context) error { _, err := c.ResolveGVR(ctx, gvr); return err },
+		"RecheckGVR":      func(ctx context.Context) error { _, err := c.RecheckGVR(ctx, gvr); return err },
+		"ResolveCategory": func(ctx context.Context) error { _, err := c.ResolveCategory(ctx, "widgets"); return err },
+		"Resources":       func(ctx context.Context) error { _, err := c.Resources(ctx, Filter{}); return err },
+	}
+	for name, call := range calls {
+		assert.ErrorIs(t, call(nil), ErrNilContext, "%s before the first discovery", name) //nolint:staticcheck // nil on purpose
+	}
+	require.NoError(t, c.Refresh(t.Context()))
+	for name, call := range calls {
+		assert.ErrorIs(t, call(nil), ErrNilContext, "%s after the first discovery", name) //nolint:staticcheck // nil on purpose
+	}
+}
+
+// RecheckGVR asks the server only about a group that can exist: a group that is no DNS
+// subdomain ("x/../example.com") is a miss without any request. Its path used to be
+// cleaned into another group's (GET /apis/example.com), whose resources the client then
+// kept under the name given, so that "widgets" became ambiguous with a group no server
+// serves.
+func TestRecheckOfAnImpossibleGroup(t *testing.T) {
+	s := newFakeServer(t)
+	s.setServed(true)
+	c, err := New(s.config(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.Refresh(t.Context()))
+	before := s.groupRequests()
+	for _, group := range []string{"x/../" + fakeGroup, "../apis/" + fakeGroup, fakeGroup + "/", "Example.com", fakeGroup + "?x=1", " " + fakeGroup} {
+		_, err := c.RecheckGVR(t.Context(), schema.GroupVersionResource{Group: group, Resource: "widgets"})
+		assert.True(t, meta.IsNoMatchError(err), "%q: %v", group, err)
+	}
+	assert.Equal(t, before, s.groupRequests(), "no request for a group that cannot exist")
+	r, err := c.Resolve(t.Context(), "widgets")
+	require.NoError(t, err)
+	assert.Equal(t, fakeGroup, r.GVR.Group)
+	// A group that can exist is still asked about.
+	_, err = c.RecheckGVR(t.Context(), schema.GroupVersionResource{Group: fakeGroup, Resource: "widgets"})
+	require.NoError(t, err)
+	assert.Equal(t, before+1, s.groupRequests())
+}
+
+// A RecheckGVR that joins another caller's round for the group stops waiting when its own
+// context ends: it used to wait for the round, up to Options.RequestTimeout.
+func TestRecheckJoiningARoundHonoursItsContext(t *testing.T) {
+	s := &fakeServer{groups: map[string]int{}}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/apis/"+fakeGroup {
+			once.Do(func() { close(held) })
+			<-release
+		}
+		s.serve(w, r)
+	}))
+	defer s.Close()
+	defer close(release)
+	s.setServed(true)
+	c, err := New(s.config(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.Refresh(t.Context()))
+	gvr := schema.GroupVersionResource{Group: fakeGroup, Resource: "widgets"}
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.RecheckGVR(t.Context(), gvr)
+		first <- err
+	}()
+	<-held // the first caller's round is in flight
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	second := make(chan error, 1)
+	go func() {
+		_, err := c.RecheckGVR(ctx, gvr)
+		second <- err
+	}()
+	select {
+	case err := <-second:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("RecheckGVR waited for another caller's round after its context ended")
+	}
+	release <- struct{}{}
+	require.NoError(t, <-first)
 }

@@ -1,6 +1,7 @@
 package indexfuncs
 
 import (
+	"fmt"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -94,7 +95,7 @@ func metaFunc(f func(metav1.Object) []string) cache.IndexFunc {
 	return func(obj any) ([]string, error) {
 		m, err := meta.Accessor(unwrap(obj))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %T", ErrUnsupportedObject, obj)
 		}
 		return f(m), nil
 	}

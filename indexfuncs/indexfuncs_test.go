@@ -253,8 +253,9 @@ func TestLargeMapsArePresent(t *testing.T) {
 }
 
 // A nil pointer (a nil *unstructured.Unstructured, a tombstone holding one) has no metadata
-// to read: every function returns an error for it, never a panic, which a client-go
-// indexer would not recover.
+// to read, nor has an object of another type: every function returns ErrUnsupportedObject
+// for it (the built-ins returned apimachinery's error, which errors.Is could not tell from
+// another), never a panic, which a client-go indexer would not recover.
 func TestNilObjectsAreErrors(t *testing.T) {
 	var nilU *unstructured.Unstructured
 	var nilP *metav1.PartialObjectMetadata
@@ -265,10 +266,10 @@ func TestNilObjectsAreErrors(t *testing.T) {
 	}
 	for fname, fn := range fns {
 		for oname, obj := range map[string]any{"nil": nil, "nil unstructured": nilU, "nil metadata": nilP,
-			"tombstone of nil": cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: nilU}} {
+			"tombstone of nil": cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: nilU}, "int": 42, "string": "ns/a"} {
 			require.NotPanics(t, func() {
 				values, err := fn(obj)
-				assert.Error(t, err, "%s of %s", fname, oname)
+				assert.ErrorIs(t, err, indexfuncs.ErrUnsupportedObject, "%s of %s", fname, oname)
 				assert.Empty(t, values, "%s of %s", fname, oname)
 			}, "%s of %s", fname, oname)
 		}

@@ -13,7 +13,9 @@ import (
 	"github.com/kindex/kindex/query"
 )
 
-// ErrUnsupportedObject: the object is of a type index functions cannot read.
+// ErrUnsupportedObject is matched (errors.Is) by the error of every index function of this
+// package, built-in or JSONPath, and of Values, for an object it cannot read: of a type
+// without metadata, or a nil pointer. The message names the object's type.
 var ErrUnsupportedObject = errors.New("unsupported object type")
 
 // RawJSON is implemented by objects kept as their JSON bytes (kindex's compact storage):
