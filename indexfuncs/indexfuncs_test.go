@@ -277,3 +277,12 @@ func TestNilObjectsAreErrors(t *testing.T) {
 	_, err := indexfuncs.Values(jsonpath.MustCompile("{.a}"), nilU)
 	assert.ErrorIs(t, err, indexfuncs.ErrUnsupportedObject)
 }
+
+// A nil path is an error at every call, never a nil dereference.
+func TestNilPath(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "a"}}}
+	_, err := indexfuncs.FromPath(nil)(obj)
+	assert.ErrorIs(t, err, indexfuncs.ErrNilPath)
+	_, err = indexfuncs.Values(nil, obj)
+	assert.ErrorIs(t, err, indexfuncs.ErrNilPath)
+}

@@ -18,6 +18,10 @@ import (
 // without metadata, or a nil pointer. The message names the object's type.
 var ErrUnsupportedObject = errors.New("unsupported object type")
 
+// ErrNilPath is the error of Values with a nil path, and of every call of the function
+// FromPath returns for one.
+var ErrNilPath = errors.New("indexfuncs: nil JSONPath")
+
 // RawJSON is implemented by objects kept as their JSON bytes (kindex's compact storage):
 // JSONPath index functions evaluate on the bytes without decoding the object.
 type RawJSON interface {
@@ -48,8 +52,11 @@ func JSONPath(expr string) (cache.IndexFunc, error) {
 // Objects may be *unstructured.Unstructured, map[string]any, anything with RawJSON() (read
 // in place, without decoding), *metav1.PartialObjectMetadata or anything else exposing
 // metav1.Object (its metadata is readable under .metadata), or a cache.DeletedFinalStateUnknown
-// holding one of those.
+// holding one of those. For a nil p, every call of the function fails with ErrNilPath.
 func FromPath(p *jsonpath.Path) cache.IndexFunc {
+	if p == nil {
+		return func(any) ([]string, error) { return nil, ErrNilPath }
+	}
 	if p.IsTemplate() {
 		return func(obj any) ([]string, error) {
 			in, err := input(obj)
@@ -142,6 +149,9 @@ func isRaw(in any) bool {
 // Values evaluates p on an object of any type FromPath accepts and returns its values. They
 // do not refer to the bytes of a RawJSON object.
 func Values(p *jsonpath.Path, obj any) ([]jsonpath.Value, error) {
+	if p == nil {
+		return nil, ErrNilPath
+	}
 	in, err := input(obj)
 	if err != nil {
 		return nil, err
