@@ -3,7 +3,6 @@ package informer
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -282,13 +281,7 @@ func TestDependentsDecodingHonoursContext(t *testing.T) {
 	require.NoError(t, err)
 	defer inf.Release()
 	require.NoError(t, inf.WaitForSync(ctx))
-	var decoded atomic.Int32
-	stop := func() {
-		decoded.Add(1)
-		cancel() // the context ends during the first decode
-	}
-	mode.onObject.Store(&stop)
-	defer mode.onObject.Store(nil)
+	decoded := cancelOnDecode(t, mode, cancel)
 	_, err = e.f.Dependents(ctx, "W1")
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.LessOrEqual(t, decoded.Load(), int32(decodeCheckEvery), "decoding stopped within one check")

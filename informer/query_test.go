@@ -350,14 +350,21 @@ func TestQueryDecodingHonoursContext(t *testing.T) {
 	require.NoError(t, inf.WaitForSync(context.Background()))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var decoded atomic.Int32
-	stop := func() {
-		decoded.Add(1)
-		cancel() // the context ends during the first decode
-	}
-	mode.onObject.Store(&stop)
-	defer mode.onObject.Store(nil)
+	decoded := cancelOnDecode(t, mode, cancel)
 	_, err = inf.Query(ctx, query.Query{Scan: true})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.LessOrEqual(t, decoded.Load(), int32(decodeCheckEvery), "decoding stopped within one check")
+}
+
+// cancelOnDecode makes mode call cancel at its first decode (the context ends during it),
+// and returns the count of decodes, for tests of reads that must stop decoding then.
+func cancelOnDecode(t *testing.T, mode *fakeMode, cancel context.CancelFunc) *atomic.Int32 {
+	var decoded atomic.Int32
+	stop := func() {
+		decoded.Add(1)
+		cancel()
+	}
+	mode.onObject.Store(&stop)
+	t.Cleanup(func() { mode.onObject.Store(nil) })
+	return &decoded
 }
