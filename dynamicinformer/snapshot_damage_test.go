@@ -6,9 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/internal/snapshot"
 )
 
@@ -17,11 +15,7 @@ import (
 // reports the snapshot's objects deleted since, so they were served for good.
 func TestSnapshotAtVersionZeroIsIgnored(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
-	createConfigMaps(t, cms, 3)
-	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	snapshotOnce(t, opts, "configmaps")
+	cms, opts := snapshottedConfigMaps(t, 3)
 	require.NoError(t, cms.Delete(ctx, "o0", metav1.DeleteOptions{})) // while down
 	require.NoError(t, snapshot.SetResourceVersion(snapshotFile(t, opts.SnapshotDir), "0"))
 

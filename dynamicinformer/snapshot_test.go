@@ -82,16 +82,24 @@ func createConfigMaps(t *testing.T, ri dynamic.ResourceInterface, n int) {
 	}
 }
 
+// snapshottedConfigMaps creates n ConfigMaps in a new namespace and snapshots them once
+// (snapshotOnce); it returns their client and the options of the snapshot.
+func snapshottedConfigMaps(t *testing.T, n int) (dynamic.ResourceInterface, dynamicinformer.Options) {
+	t.Helper()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	createConfigMaps(t, cms, n)
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	snapshotOnce(t, opts, "configmaps")
+	return cms, opts
+}
+
 // A restart within the watch window serves the snapshot at once, makes no LIST, and
 // handlers see the snapshot's objects as adds and then exactly the changes made while the
 // process was down.
 func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
-	createConfigMaps(t, cms, 5)
-	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	snapshotOnce(t, opts, "configmaps")
+	cms, opts := snapshottedConfigMaps(t, 5)
 
 	testsupport.Churn(t, ctx, cms, "new", "o0", "o1") // while the process is down
 
@@ -105,11 +113,11 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	st := inf.Status()
 	require.False(t, st.SnapshotTime.IsZero(), "%+v", st)
 	require.False(t, st.ServingFromSnapshot)
-	lists, watches := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	lists, watches := fx.rec.Count("/api/v1/namespaces/" + opts.Namespace + "/configmaps")
 	require.Zero(t, lists, "LIST requests on restart")
 	require.GreaterOrEqual(t, watches, 1)
 	fromSnapshot := 0 // the watch started during the load is the reflector's: one request
-	for _, q := range fx.rec.Requests("/api/v1/namespaces/" + ns + "/configmaps") {
+	for _, q := range fx.rec.Requests("/api/v1/namespaces/" + opts.Namespace + "/configmaps") {
 		if q.Watch && !q.InitialEvents && strings.Contains("&"+q.Query+"&", "&resourceVersion="+st.SnapshotResourceVersion+"&") {
 			fromSnapshot++
 		}
@@ -135,7 +143,7 @@ func TestSnapshotRestartWithinWatchWindow(t *testing.T) {
 	fx, inf, _ = restart(t, opts, "configmaps")
 	waitSync(t, inf)
 	cacheEquals(t, ctx, inf, cms)
-	lists, _ = fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
+	lists, _ = fx.rec.Count("/api/v1/namespaces/" + opts.Namespace + "/configmaps")
 	require.Zero(t, lists, "LIST requests on the second restart")
 	require.Zero(t, inf.Status().SnapshotMapped)
 	requireDecodes(t, inf)
@@ -516,14 +524,10 @@ func TestSnapshotOfEmptyInformer(t *testing.T) {
 // serves the snapshot (queryable, ServingFromSnapshot) but is not synced.
 func TestSnapshotServedWhileNotCurrent(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
-	createConfigMaps(t, cms, 3)
-	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	snapshotOnce(t, opts, "configmaps")
+	_, opts := snapshottedConfigMaps(t, 3)
 
 	fx := startCompact(t, opts)
-	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	path := "/api/v1/namespaces/" + opts.Namespace + "/configmaps"
 	fx.rec.Hold(path)
 	inf, err := fx.f.Informer(ctx, "configmaps")
 	require.NoError(t, err)
@@ -551,12 +555,8 @@ func TestSnapshotServedWhileNotCurrent(t *testing.T) {
 // the CPU from the load. The handler still gets every object, then the changes.
 func TestSnapshotHandlersWaitForTheLoad(t *testing.T) {
 	ctx := context.Background()
-	ns := cp.Namespace(t)
-	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
 	const n = 200
-	createConfigMaps(t, cms, n)
-	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
-	snapshotOnce(t, opts, "configmaps")
+	_, opts := snapshottedConfigMaps(t, n)
 
 	fx := startCompact(t, opts)
 	first := make(chan informer.Status, 1)
@@ -564,7 +564,7 @@ func TestSnapshotHandlersWaitForTheLoad(t *testing.T) {
 	h := cache.ResourceEventHandlerFuncs{AddFunc: func(any) {
 		if adds.Add(1) == 1 {
 			for _, st := range fx.f.Statuses() {
-				if st.Key.GVR.Resource == "configmaps" && st.Key.Namespace == ns {
+				if st.Key.GVR.Resource == "configmaps" && st.Key.Namespace == opts.Namespace {
 					first <- st
 				}
 			}
