@@ -91,8 +91,10 @@ func defaultColumns(why string) *localColumns {
 // the value, date cells the time since an RFC 3339 timestamp (AGE's format), or <invalid>.
 // An expression that yields nothing leaves the cell empty.
 func crdColumns(name, version string, defs []apiextv1.CustomResourceColumnDefinition) (*localColumns, error) {
+	from := fmt.Sprintf("the additionalPrinterColumns of CRD %s (version %s)", name, version)
 	if len(defs) == 0 { // the apiserver's default
 		defs = []apiextv1.CustomResourceColumnDefinition{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
+		from = fmt.Sprintf("NAME and AGE: CRD %s (version %s) has no additionalPrinterColumns", name, version)
 	}
 	columns := []metav1.TableColumnDefinition{nameCol()}
 	paths := make([]*jsonpath.Path, len(defs))
@@ -105,7 +107,7 @@ func crdColumns(name, version string, defs []apiextv1.CustomResourceColumnDefini
 		columns = append(columns, metav1.TableColumnDefinition{Name: d.Name, Type: d.Type, Format: d.Format, Priority: d.Priority})
 	}
 	return &localColumns{
-		from:    fmt.Sprintf("the additionalPrinterColumns of CRD %s (version %s)", name, version),
+		from:    from,
 		columns: columns,
 		cells: func(obj map[string]any, now time.Time) ([]any, error) {
 			u := unstructured.Unstructured{Object: obj}

@@ -83,6 +83,7 @@ func TestCRDCells(t *testing.T) {
 		col("string", ".spec.missing"), col("string", ".spec.l[*]"),
 	})
 	require.NoError(t, err)
+	c0from := c.from
 	cells, err := c.cells(obj, now)
 	require.NoError(t, err)
 	assert.Equal(t, []any{"x", int64(3), int64(2), nil, int64(3), 2.7, true, nil,
@@ -105,6 +106,9 @@ func TestCRDCells(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []any{"x", "24h"}, cells)
 	assert.Equal(t, "Age", def.columns[1].Name)
+	// -v 1 says where the columns come from: not from columns the CRD does not have.
+	assert.Equal(t, "NAME and AGE: CRD ys.test (version v1) has no additionalPrinterColumns", def.from)
+	assert.Equal(t, "the additionalPrinterColumns of CRD xs.test (version v1)", c0from)
 }
 
 // -o jsonpath prints a List of any size, as kubectl does: the evaluation budget grows with
