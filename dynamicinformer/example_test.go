@@ -62,7 +62,8 @@ func ExampleNewFactory() {
 	}
 }
 
-// The README's example: JSONPath indexes registered at run time, and a query over them.
+// JSONPath indexes registered at run time, and a query over them (README.md's short example
+// runs the same steps as a complete program against make demo's widgets).
 func ExampleInformer_Query() {
 	ctx := context.Background()
 	cfg, err := rest.InClusterConfig()
