@@ -137,9 +137,18 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
 			return err
 		}
+		n := 0
 		for _, obj := range objs {
 			if o.allNamespaces || obj.Namespace == "" || obj.Namespace == namespace {
 				fmt.Fprintln(stdout, obj.String())
+				n++
+			}
+		}
+		if n == 0 { // as kubectl says of an empty answer, naming the namespace looked in
+			if res.Namespaced && !o.allNamespaces {
+				fmt.Fprintf(stderr, "No unused %s found in %s namespace.\n", qualified(res), namespace)
+			} else {
+				fmt.Fprintf(stderr, "No unused %s found.\n", qualified(res))
 			}
 		}
 		if errors.Is(err, refs.ErrIncomplete) {

@@ -66,6 +66,12 @@ pods/NS/web
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, ns+"/lonely")
 	assert.NotContains(t, r.stdout, ns+"/used")
+	// Nothing unused in the namespace asked for: said, as kubectl says "No resources found".
+	empty := cp.Namespace(t)
+	r = kquery(t, kc, "refs", "--unused", "configmaps", "-n", empty)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stdout)
+	assert.Equal(t, "No unused configmaps found in "+empty+" namespace.\n", r.stderr)
 
 	r = kquery(t, kc, "refs")
 	assert.Equal(t, 1, r.code, "one of TYPE/NAME, --dangling or --unused")
