@@ -17,7 +17,7 @@ TEST_TIMEOUT ?= 40m
 FUZZTIME ?= 20000x
 FUZZ_TARGETS ?=
 
-.PHONY: all controlplane test test-crcache test-crcache-conformance vet unit fuzz bench fmt demo clean-controlplane
+.PHONY: all controlplane test test-crcache test-crcache-conformance vet fuzz bench fmt demo clean-controlplane
 
 all: test
 
