@@ -34,7 +34,8 @@ func readmeExample(t *testing.T) string {
 
 // The README's example is a complete program: it builds from the README's text as printed,
 // and, run against a control plane seeded like `make demo` with a kubeconfig in $KUBECONFIG,
-// prints the red widgets of kindex-demo-1 larger than 6.
+// or in ~/.kube/config when $KUBECONFIG is unset, prints the red widgets of kindex-demo-1
+// larger than 6.
 func TestREADMEExample(t *testing.T) {
 	code := readmeExample(t)
 
@@ -73,9 +74,27 @@ func TestREADMEExample(t *testing.T) {
 	namespace(t, "kindex-demo-2")
 	a.apply(t, "", strings.Join(docs, "\n---\n"))
 
+	kubeconfig := writeKubeconfig(t, cp.AdminConfig(), "default")
 	run := exec.CommandContext(ctx, bin)
-	run.Env = append(os.Environ(), "KUBECONFIG="+writeKubeconfig(t, cp.AdminConfig(), "default"))
+	run.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	out, err = run.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, strings.Join(want, "\n")+"\n", string(out))
+
+	// Without $KUBECONFIG it reads ~/.kube/config, as the README says and kubectl does.
+	home := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(home, ".kube"), 0o700))
+	kc, err := os.ReadFile(kubeconfig)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".kube", "config"), kc, 0o600))
+	run = exec.CommandContext(ctx, bin)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KUBECONFIG=") && !strings.HasPrefix(kv, "HOME=") {
+			run.Env = append(run.Env, kv)
+		}
+	}
+	run.Env = append(run.Env, "HOME="+home)
+	out, err = run.CombinedOutput()
+	require.NoError(t, err, "with ~/.kube/config: %s", out)
+	assert.Equal(t, strings.Join(want, "\n")+"\n", string(out), "with ~/.kube/config")
 }
