@@ -1,0 +1,203 @@
+package kindex_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kindex/kindex/internal/testsupport"
+)
+
+// docFiles are the READMEs a new user reads, relative to the repository's root.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	files := []string{"README.md", "bench/README.md", "cmd/kubectl-kquery/README.md", "crcache/README.md", "examples/README.md"}
+	for _, pattern := range []string{"examples/*/README.md", "crcache/examples/*/README.md"} {
+		more, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		files = append(files, more...)
+	}
+	for _, f := range files {
+		_, err := os.Stat(f)
+		require.NoError(t, err)
+	}
+	return files
+}
+
+// codeText returns the text of a Markdown file a reader would paste: the lines of its fenced
+// code blocks and its inline code spans, with the lines a trailing backslash continues
+// joined to them.
+func codeText(t *testing.T, file string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var out []string
+	inBlock := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock {
+			if n := len(out); n > 0 && strings.HasSuffix(out[n-1], "\\") {
+				out[n-1] = strings.TrimSuffix(out[n-1], "\\") + " " + strings.TrimSpace(line)
+				continue
+			}
+			out = append(out, line)
+			continue
+		}
+		for _, span := range inlineCode.FindAllString(line, -1) {
+			out = append(out, strings.Trim(span, "`"))
+		}
+	}
+	return out
+}
+
+var inlineCode = regexp.MustCompile("`[^`]+`")
+
+// goRun is one "go run ./PKG FLAGS..." of a README.
+type goRun struct {
+	where string // file: the command
+	dir   string // the module directory the command runs in: "." or "crcache"
+	pkg   string // ./PKG
+	flags []string
+}
+
+// goRuns returns the "go run ./..." commands of line, with the flags each passes.
+func goRuns(where, line string) []goRun {
+	dir := "."
+	if strings.Contains(line, "cd crcache &&") {
+		dir = "crcache"
+	}
+	var runs []goRun
+	for rest := line; ; {
+		i := strings.Index(rest, "go run ./")
+		if i < 0 {
+			return runs
+		}
+		rest = rest[i+len("go run "):]
+		end := strings.IndexAny(rest, "`)&|;#\"")
+		if end < 0 {
+			end = len(rest)
+		}
+		words := shellWords(rest[:end])
+		r := goRun{where: where + ": " + strings.TrimSpace(line), dir: dir, pkg: strings.TrimSuffix(words[0], "/")}
+		for _, w := range words[1:] {
+			if len(w) > 1 && w[0] == '-' && (w[1] == '-' || w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z') {
+				name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+				r.flags = append(r.flags, name)
+			}
+		}
+		runs = append(runs, r)
+		rest = rest[end:]
+	}
+}
+
+// shellWords splits s at blanks outside single quotes, dropping the quotes.
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range s {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// Every "go run ./PKG -flag ..." the READMEs show names a program of the repository that
+// has each of those flags: a command pasted from a README does not fail on a package moved
+// or a flag renamed.
+func TestREADMEGoRunCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every program the READMEs run")
+	}
+	var runs []goRun
+	for _, f := range docFiles(t) {
+		for _, line := range codeText(t, f) {
+			runs = append(runs, goRuns(f, line)...)
+		}
+	}
+	require.NotEmpty(t, runs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	goTool := testsupport.GoTool(t)
+	bin := t.TempDir()
+	help := map[string]string{} // dir and package: the program's -h output
+	for _, r := range runs {
+		key := filepath.Join(r.dir, r.pkg)
+		if _, ok := help[key]; ok {
+			continue
+		}
+		exe := filepath.Join(bin, strings.NewReplacer("/", "_", ".", "_").Replace(key))
+		build := exec.CommandContext(ctx, goTool, "build", "-o", exe, r.pkg)
+		build.Dir = r.dir
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "%s: go build %s in %s:\n%s", r.where, r.pkg, r.dir, out)
+		// -h prints the flags (the flag package's usage, or cobra's help); its exit status
+		// differs between the two and does not matter here.
+		out, _ = exec.CommandContext(ctx, exe, "-h").CombinedOutput()
+		help[key] = string(out)
+	}
+	for _, r := range runs {
+		h := help[filepath.Join(r.dir, r.pkg)]
+		for _, f := range r.flags {
+			if f == "h" || f == "help" {
+				continue
+			}
+			defined := regexp.MustCompile(`(?m)(^|[\s,])--?` + regexp.QuoteMeta(f) + `([\s,=]|$)`)
+			assert.True(t, defined.MatchString(h), "%s: %s has no flag -%s", r.where, r.pkg, f)
+		}
+	}
+}
+
+// Every `make TARGET` the READMEs show is a target of the Makefile.
+func TestREADMEMakeTargets(t *testing.T) {
+	b, err := os.ReadFile("Makefile")
+	require.NoError(t, err)
+	targets := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^([a-z][a-z0-9-]*):`).FindAllStringSubmatch(string(b), -1) {
+		targets[m[1]] = true
+	}
+	var mentioned []string
+	makeTarget := regexp.MustCompile(`(?:^|[\s;(&])make ([a-z][a-z0-9-]*)`)
+	for _, f := range docFiles(t) {
+		for _, line := range codeText(t, f) {
+			for _, m := range makeTarget.FindAllStringSubmatch(line, -1) {
+				mentioned = append(mentioned, m[1])
+				assert.True(t, targets[m[1]], "%s: make %s: no such target (%s)", f, m[1], strings.TrimSpace(line))
+			}
+		}
+	}
+	sort.Strings(mentioned)
+	assert.Contains(t, mentioned, "demo")
+	assert.Contains(t, mentioned, "test")
+}
