@@ -89,7 +89,7 @@ func goRuns(where, line string) []goRun {
 		if end < 0 {
 			end = len(rest)
 		}
-		words := shellWords(rest[:end])
+		words, _ := testsupport.ShellWords(rest[:end])
 		r := goRun{where: where + ": " + strings.TrimSpace(line), dir: dir, pkg: strings.TrimSuffix(words[0], "/")}
 		for _, w := range words[1:] {
 			if len(w) > 1 && w[0] == '-' && (w[1] == '-' || w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z') {
@@ -100,36 +100,6 @@ func goRuns(where, line string) []goRun {
 		runs = append(runs, r)
 		rest = rest[end:]
 	}
-}
-
-// shellWords splits s at blanks outside single quotes, dropping the quotes.
-func shellWords(s string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord, quoted := false, false
-	for _, r := range s {
-		switch {
-		case quoted && r == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteRune(r)
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }
 
 // Every "go run ./PKG -flag ..." the READMEs show names a program of the repository that

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kindex/kindex/internal/demoenv"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 // readmeCommand is one "$ go run ./cmd/kubectl-kquery ..." of this command's README, with
@@ -40,43 +41,12 @@ func readmeCommands(t *testing.T) []readmeCommand {
 		lines := strings.Split(strings.TrimSpace(para), "\n")
 		line, ok := strings.CutPrefix(lines[0], "$ ")
 		require.True(t, ok, "a paragraph that is not a command: %q", para)
-		words := shellWords(t, line)
+		words, ok := testsupport.ShellWords(line)
+		require.True(t, ok, "unterminated quote in %q", line)
 		require.Equal(t, []string{"go", "run", "./cmd/kubectl-kquery"}, words[:3], line)
 		cmds = append(cmds, readmeCommand{line: line, args: words[3:], want: lines[1:]})
 	}
 	return cmds
-}
-
-// shellWords splits a command line as a POSIX shell would for the quoting the README uses:
-// blanks between words, single quotes around text taken as it is.
-func shellWords(t *testing.T, line string) []string {
-	var words []string
-	var cur strings.Builder
-	inWord, quoted := false, false
-	for _, r := range line {
-		switch {
-		case quoted && r == '\'':
-			quoted = false
-		case quoted:
-			cur.WriteRune(r)
-		case r == '\'':
-			quoted, inWord = true, true
-		case r == ' ' || r == '\t':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteRune(r)
-			inWord = true
-		}
-	}
-	require.False(t, quoted, "unterminated quote in %q", line)
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words
 }
 
 var ageValue = regexp.MustCompile(`^[0-9]+[smhd]$`)
