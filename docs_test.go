@@ -64,15 +64,21 @@ func codeText(t *testing.T, file string) []string {
 
 var inlineCode = regexp.MustCompile("`[^`]+`")
 
-// goRun is one "go run ./PKG FLAGS..." of a README.
+// goRun is one "go run ./PKG ARGS..." of a README, or one "kubectl kquery ARGS...", the
+// plugin's command ./cmd/kubectl-kquery.
 type goRun struct {
 	where string // file: the command
 	dir   string // the module directory the command runs in: "." or "crcache"
 	pkg   string // ./PKG
+	sub   string // the subcommand, for kquery's refs
 	flags []string
 }
 
-// goRuns returns the "go run ./..." commands of line, with the flags each passes.
+// key names the program and subcommand whose flags r passes.
+func (r goRun) key() string { return strings.TrimSpace(filepath.Join(r.dir, r.pkg) + " " + r.sub) }
+
+// goRuns returns the "go run ./..." and "kubectl kquery" commands of line, with the flags
+// each passes.
 func goRuns(where, line string) []goRun {
 	dir := "."
 	if strings.Contains(line, "cd crcache &&") {
@@ -80,17 +86,24 @@ func goRuns(where, line string) []goRun {
 	}
 	var runs []goRun
 	for rest := line; ; {
-		i := strings.Index(rest, "go run ./")
-		if i < 0 {
+		i, j := strings.Index(rest, "go run ./"), strings.Index(rest, "kubectl kquery ")
+		switch {
+		case i >= 0 && (j < 0 || i < j):
+			rest = rest[i+len("go run "):]
+		case j >= 0:
+			rest = "./cmd/kubectl-kquery " + rest[j+len("kubectl kquery "):]
+		default:
 			return runs
 		}
-		rest = rest[i+len("go run "):]
 		end := strings.IndexAny(rest, "`)&|;#\"")
 		if end < 0 {
 			end = len(rest)
 		}
 		words, _ := testsupport.ShellWords(rest[:end])
 		r := goRun{where: where + ": " + strings.TrimSpace(line), dir: dir, pkg: strings.TrimSuffix(words[0], "/")}
+		if r.pkg == "./cmd/kubectl-kquery" && len(words) > 1 && words[1] == "refs" {
+			r.sub = "refs"
+		}
 		for _, w := range words[1:] {
 			if len(w) > 1 && w[0] == '-' && (w[1] == '-' || w[1] >= 'a' && w[1] <= 'z' || w[1] >= 'A' && w[1] <= 'Z') {
 				name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
@@ -102,9 +115,9 @@ func goRuns(where, line string) []goRun {
 	}
 }
 
-// Every "go run ./PKG -flag ..." the READMEs show names a program of the repository that
-// has each of those flags: a command pasted from a README does not fail on a package moved
-// or a flag renamed.
+// Every "go run ./PKG -flag ..." and "kubectl kquery -flag ..." the READMEs show names a
+// program of the repository that has each of those flags: a command pasted from a README
+// does not fail on a package moved or a flag renamed.
 func TestREADMEGoRunCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every program the READMEs run")
@@ -121,30 +134,39 @@ func TestREADMEGoRunCommands(t *testing.T) {
 	defer cancel()
 	goTool := testsupport.GoTool(t)
 	bin := t.TempDir()
-	help := map[string]string{} // dir and package: the program's -h output
+	help := map[string]string{}  // program and subcommand: its -h output
+	built := map[string]string{} // program: its executable
 	for _, r := range runs {
-		key := filepath.Join(r.dir, r.pkg)
-		if _, ok := help[key]; ok {
+		if _, ok := help[r.key()]; ok {
 			continue
 		}
-		exe := filepath.Join(bin, strings.NewReplacer("/", "_", ".", "_").Replace(key))
-		build := exec.CommandContext(ctx, goTool, "build", "-o", exe, r.pkg)
-		build.Dir = r.dir
-		out, err := build.CombinedOutput()
-		require.NoError(t, err, "%s: go build %s in %s:\n%s", r.where, r.pkg, r.dir, out)
+		prog := filepath.Join(r.dir, r.pkg)
+		exe, ok := built[prog]
+		if !ok {
+			exe = filepath.Join(bin, strings.NewReplacer("/", "_", ".", "_").Replace(prog))
+			build := exec.CommandContext(ctx, goTool, "build", "-o", exe, r.pkg)
+			build.Dir = r.dir
+			out, err := build.CombinedOutput()
+			require.NoError(t, err, "%s: go build %s in %s:\n%s", r.where, r.pkg, r.dir, out)
+			built[prog] = exe
+		}
 		// -h prints the flags (the flag package's usage, or cobra's help); its exit status
 		// differs between the two and does not matter here.
-		out, _ = exec.CommandContext(ctx, exe, "-h").CombinedOutput()
-		help[key] = string(out)
+		args := []string{"-h"}
+		if r.sub != "" {
+			args = []string{r.sub, "-h"}
+		}
+		out, _ := exec.CommandContext(ctx, exe, args...).CombinedOutput()
+		help[r.key()] = string(out)
 	}
 	for _, r := range runs {
-		h := help[filepath.Join(r.dir, r.pkg)]
+		h := help[r.key()]
 		for _, f := range r.flags {
 			if f == "h" || f == "help" {
 				continue
 			}
 			defined := regexp.MustCompile(`(?m)(^|[\s,])--?` + regexp.QuoteMeta(f) + `([\s,=]|$)`)
-			assert.True(t, defined.MatchString(h), "%s: %s has no flag -%s", r.where, r.pkg, f)
+			assert.True(t, defined.MatchString(h), "%s: %s has no flag -%s", r.where, r.key(), f)
 		}
 	}
 }
