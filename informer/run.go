@@ -94,6 +94,9 @@ func (r *run) start() {
 		go func() { defer wg.Done(); r.processLoop() }()
 		go func() { defer wg.Done(); r.watchSynced() }()
 		r.refl.RunWithContext(r.ctx)
+		if r.slw != nil {
+			r.slw.dropEarly()
+		}
 		r.clock.wait()
 		// The reflector has stopped writing: let the processing loop apply what is queued,
 		// then end.

@@ -574,6 +574,17 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 	return newSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced), nil
 }
 
+// dropEarly stops the early watch if the reflector never took it: a run that ends before
+// its first watch (stopped while the snapshot loaded) would leave it open, its goroutines
+// blocked for good on the changes it has to deliver.
+func (lw *snapshotLW) dropEarly() {
+	lw.mu.Lock()
+	pre := lw.pre
+	lw.pre = nil
+	lw.mu.Unlock()
+	pre.stop()
+}
+
 // snapshotSynced is called after a run synced: snapshots may be written from now on.
 func (e *entry) snapshotSynced() {
 	if e.snap != nil {

@@ -1,0 +1,98 @@
+package informer
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+
+	"github.com/kindex/kindex/internal/storage"
+)
+
+// jsonSnapMode is the fake mode with snapshots that round-trip: records are the objects'
+// JSON. If gate is set, each decode waits until it is closed, after telling loading once.
+type jsonSnapMode struct {
+	snapModeFake
+	gate    chan struct{}
+	loading chan struct{}
+	once    sync.Once
+}
+
+func (*jsonSnapMode) SnapshotIdentity() string { return "json" }
+func (*jsonSnapMode) AppendSnapshot(dst []byte, item any) ([]byte, bool) {
+	b, err := json.Marshal(item)
+	return append(dst, b...), err == nil
+}
+func (m *jsonSnapMode) SnapshotDecode(data []byte) (any, error) {
+	if m.gate != nil {
+		m.once.Do(func() { close(m.loading) })
+		<-m.gate
+	}
+	o := &metav1.PartialObjectMetadata{}
+	return o, json.Unmarshal(data, o)
+}
+func (*jsonSnapMode) SnapshotList(items []any, rv string) runtime.Object {
+	l := &metav1.PartialObjectMetadataList{ListMeta: metav1.ListMeta{ResourceVersion: rv}}
+	for _, it := range items {
+		l.Items = append(l.Items, *it.(obj))
+	}
+	return l
+}
+
+// snapshotFactory returns a started factory of mode with SnapshotDir dir and the cancel of
+// its context.
+func snapshotFactory(t *testing.T, mode *jsonSnapMode, dir string) (*Factory[obj], context.CancelFunc) {
+	t.Helper()
+	in := hooks{Access: &fakeAccess{}, ReflectorBackoff: &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Steps: 100, Factor: 2},
+		RecheckInitial: 20 * time.Millisecond, RecheckMax: 100 * time.Millisecond}
+	f, err := newFactory(&rest.Config{Host: "https://fake.invalid"}, Options[obj]{Discovery: newFakeDiscovery(widgets), Logger: (&logLines{}).logger(),
+		SnapshotDir: dir}, func(*rest.Config, storage.Config) (storage.Mode, error) { return mode, nil }, in)
+	require.NoError(t, err)
+	f.c.opts.snapshot.cluster = nil // no server to identify
+	ctx, cancel := context.WithCancel(context.Background())
+	require.NoError(t, f.Start(ctx))
+	t.Cleanup(func() {
+		cancel()
+		f.Shutdown()
+	})
+	return f, cancel
+}
+
+// An informer stopped while its snapshot loads never takes the watch started from the
+// snapshot's version as soon as the file's header was read. That watch is stopped with the
+// run: it stayed open, its goroutines blocked for good on the changes it had to deliver.
+func TestSnapshotStoppedWhileLoadingStopsItsWatch(t *testing.T) {
+	fm := newFakeMode()
+	srv := fm.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	dir := t.TempDir()
+
+	first := &jsonSnapMode{snapModeFake: snapModeFake{fm}}
+	f, _ := snapshotFactory(t, first, dir)
+	inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(t.Context()))
+	inf.Release()
+	f.Shutdown() // writes the snapshot
+	require.Zero(t, srv.watching())
+	srv.add(newObj("ns", "b", nil)) // changed while the process was down
+
+	second := &jsonSnapMode{snapModeFake: snapModeFake{fm}, gate: make(chan struct{}), loading: make(chan struct{})}
+	f, cancel := snapshotFactory(t, second, dir)
+	inf, err = f.InformerForGVR(t.Context(), widgets.GVR)
+	require.NoError(t, err)
+	defer inf.Release()
+	<-second.loading
+	eventually(t, func() bool { return srv.watching() == 1 }, "the watch from the snapshot's version started during the load")
+	cancel()
+	close(second.gate)
+	f.Shutdown()
+	eventually(t, func() bool { return srv.watching() == 0 }, "the watch nobody took is stopped")
+}
