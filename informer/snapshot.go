@@ -215,11 +215,28 @@ func (s *snapState) load(ctx context.Context, onMeta func(snapshot.Meta)) (items
 	return items, meta, true
 }
 
+// aheadOfServer is called when the snapshot was found ahead of the server. Its version
+// is no version the cache will be consistent with: none is written until the relist's
+// (or a later change's). The file is removed: a relist that finds no object records no
+// version, so it would stay, and a restart once the server has passed its version would
+// watch from there, serving its objects and missing every change made before, for good.
+func (s *snapState) aheadOfServer() {
+	s.appliedRV.Store(0)
+	if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.e.logger.Info("Cannot remove a snapshot ahead of the server", "path", s.path, "err", err.Error())
+	}
+}
+
 // applied records what the processing loop applied, after it was applied: the snapshot's
 // resourceVersion is the highest one applied, a lower bound of what the cache is
-// consistent with (see Options.SnapshotDir).
+// consistent with (see Options.SnapshotDir). A list's items do not count: its own version,
+// recorded once all of it is applied, covers them, and the items of the run's first list
+// when it is the snapshot may be ahead of the server (aheadOfServer).
 func (s *snapState) applied(deltas cache.Deltas) {
 	for _, d := range deltas {
+		if d.Type == cache.Replaced {
+			continue
+		}
 		rv := deltaRV(d)
 		if rv == "" {
 			continue
@@ -236,11 +253,14 @@ func (s *snapState) applied(deltas cache.Deltas) {
 	s.dirty.Store(true)
 }
 
-// deltaRV returns the resourceVersion of a delta's object ("" if it has none).
+// deltaRV returns the resourceVersion of a delta's object ("" if it has none). A
+// tombstone (cache.DeletedFinalStateUnknown: an object a list no longer holds) has none:
+// its object is the cache's, at a version the server never said it has reached (a snapshot
+// ahead of the server holds objects of versions to come).
 func deltaRV(d cache.Delta) string {
 	obj := d.Object
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
+	if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return ""
 	}
 	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
 		return o.GetResourceVersion()
@@ -459,9 +479,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 		rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
 		s.appliedRV.Store(rv)
 		sr = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger,
-			// Ahead of the server, the snapshot's version is no version the cache will be
-			// consistent with: none is written until the relist's (or a later change's).
-			ahead: func() { s.appliedRV.Store(0) }}
+			ahead: s.aheadOfServer}
 		if p, ok := inner.(storage.ResourceVersionProber); ok {
 			sr.probe = p.CurrentResourceVersion
 		}
@@ -476,6 +494,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 		return r.slw
 	}
 	r.snap = sr
+	r.fifo.fromSnapshot = true
 	list := s.cfg.snapshotter.SnapshotList(items, meta.ResourceVersion)
 	e.update(func(st *Status) { st.SnapshotTime, st.SnapshotResourceVersion = meta.Time, meta.ResourceVersion })
 	r.slw.first, r.slw.sr = list, r.snap

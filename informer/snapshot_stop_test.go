@@ -3,16 +3,21 @@ package informer
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/kindex/kindex/internal/snapshot"
 	"github.com/kindex/kindex/internal/storage"
 )
 
@@ -48,7 +53,7 @@ func (*jsonSnapMode) SnapshotList(items []any, rv string) runtime.Object {
 
 // snapshotFactory returns a started factory of mode with SnapshotDir dir and the cancel of
 // its context.
-func snapshotFactory(t *testing.T, mode *jsonSnapMode, dir string) (*Factory[obj], context.CancelFunc) {
+func snapshotFactory(t *testing.T, mode storage.Mode, dir string) (*Factory[obj], context.CancelFunc) {
 	t.Helper()
 	in := hooks{Access: &fakeAccess{}, ReflectorBackoff: &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Steps: 100, Factor: 2},
 		RecheckInitial: 20 * time.Millisecond, RecheckMax: 100 * time.Millisecond}
@@ -95,4 +100,76 @@ func TestSnapshotStoppedWhileLoadingStopsItsWatch(t *testing.T) {
 	close(second.gate)
 	f.Shutdown()
 	eventually(t, func() bool { return srv.watching() == 0 }, "the watch nobody took is stopped")
+}
+
+// probingSnapMode is jsonSnapMode whose ListerWatcher learns the server's resourceVersion
+// without a list (storage.ResourceVersionProber), as the compact and metadata modes' do.
+type probingSnapMode struct{ jsonSnapMode }
+
+type probingFakeLW struct {
+	noWatchListLW
+	s *fakeServer
+}
+
+func (lw probingFakeLW) CurrentResourceVersion(context.Context) (string, error) {
+	lw.s.mu.Lock()
+	defer lw.s.mu.Unlock()
+	return strconv.Itoa(lw.s.rv), nil
+}
+
+func (m *probingSnapMode) ListerWatcher(t storage.Target) cache.ListerWatcherWithContext {
+	return probingFakeLW{m.fakeMode.ListerWatcher(t).(noWatchListLW), m.server(t.Resource.GVR)}
+}
+
+// A snapshot ahead of the server (etcd restored from a backup older than the snapshot)
+// holds objects of versions the server has not reached. The relist that replaces them
+// deletes them with tombstones of those versions; the version saved next took them for
+// the server's, and once the server passed it, a restart watched from it and missed every
+// change made in between, for good.
+func TestSnapshotAheadOfTheServerSavesNoVersionOfIts(t *testing.T) {
+	dir := t.TempDir()
+	before := newFakeMode()
+	srv := before.server(widgets.GVR)
+	srv.rv = 1000
+	srv.add(newObj("ns", "a", nil)) // at 1001, after the backup
+	f, _ := snapshotFactory(t, &probingSnapMode{jsonSnapMode{snapModeFake: snapModeFake{before}}}, dir)
+	inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(t.Context()))
+	inf.Release() // writes the snapshot
+
+	restored := newFakeMode()
+	srv = restored.server(widgets.GVR)
+	srv.rv = 500 // the backup's version: no widget yet
+	start := func() (*Informer[obj], func()) {
+		f, cancel := snapshotFactory(t, &probingSnapMode{jsonSnapMode{snapModeFake: snapModeFake{restored}}}, dir)
+		inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
+		require.NoError(t, err)
+		require.NoError(t, inf.WaitForSync(t.Context()))
+		return inf, func() { inf.Release(); cancel(); f.Shutdown() }
+	}
+	inf, stop := start()
+	objs, err := inf.List(labels.Everything())
+	require.NoError(t, err)
+	require.Empty(t, objs, "the snapshot's objects are gone")
+	stop()
+	files, err := filepath.Glob(filepath.Join(dir, "*.snap"))
+	require.NoError(t, err)
+	for _, f := range files {
+		rv, err := snapshot.PeekResourceVersion(f)
+		require.NoError(t, err)
+		n, err := strconv.Atoi(rv)
+		require.NoError(t, err)
+		require.LessOrEqual(t, n, 500, "a snapshot saved at a version the server has not reached")
+	}
+	srv.add(newObj("ns", "c", nil)) // at 501, while down
+	srv.mu.Lock()
+	srv.rv = 2000 // the server passes the snapshot's version
+	srv.mu.Unlock()
+	inf, stop = start()
+	defer stop()
+	objs, err = inf.List(labels.Everything())
+	require.NoError(t, err)
+	require.Len(t, objs, 1, "the change made while down")
+	require.Equal(t, "c", objs[0].Name, "the change made while down, not the snapshot's object")
 }
