@@ -231,9 +231,15 @@ func (s *snapState) aheadOfServer() {
 // resourceVersion is the highest one applied, a lower bound of what the cache is
 // consistent with (see Options.SnapshotDir). A list's items do not count: its own version,
 // recorded once all of it is applied, covers them, and the items of the run's first list
-// when it is the snapshot may be ahead of the server (aheadOfServer).
+// when it is the snapshot may be ahead of the server (aheadOfServer). A resync
+// (cache.Sync: a cached object handed to the handlers again) changes nothing to save.
 func (s *snapState) applied(deltas cache.Deltas) {
+	changed := false
 	for _, d := range deltas {
+		if d.Type == cache.Sync {
+			continue
+		}
+		changed = true
 		if d.Type == cache.Replaced {
 			continue
 		}
@@ -250,7 +256,9 @@ func (s *snapState) applied(deltas cache.Deltas) {
 		}
 		s.raise(n)
 	}
-	s.dirty.Store(true)
+	if changed {
+		s.dirty.Store(true)
+	}
 }
 
 // deltaRV returns the resourceVersion of a delta's object ("" if it has none). A

@@ -55,10 +55,16 @@ func (*jsonSnapMode) SnapshotList(items []any, rv string) runtime.Object {
 // its context.
 func snapshotFactory(t *testing.T, mode storage.Mode, dir string) (*Factory[obj], context.CancelFunc) {
 	t.Helper()
+	return snapshotFactoryWith(t, mode, Options[obj]{SnapshotDir: dir})
+}
+
+// snapshotFactoryWith is snapshotFactory with opts, whose SnapshotDir is set.
+func snapshotFactoryWith(t *testing.T, mode storage.Mode, opts Options[obj]) (*Factory[obj], context.CancelFunc) {
+	t.Helper()
 	in := hooks{Access: &fakeAccess{}, ReflectorBackoff: &wait.Backoff{Duration: 10 * time.Millisecond, Cap: 50 * time.Millisecond, Steps: 100, Factor: 2},
 		RecheckInitial: 20 * time.Millisecond, RecheckMax: 100 * time.Millisecond}
-	f, err := newFactory(&rest.Config{Host: "https://fake.invalid"}, Options[obj]{Discovery: newFakeDiscovery(widgets), Logger: (&logLines{}).logger(),
-		SnapshotDir: dir}, func(*rest.Config, storage.Config) (storage.Mode, error) { return mode, nil }, in)
+	opts.Discovery, opts.Logger = newFakeDiscovery(widgets), (&logLines{}).logger()
+	f, err := newFactory(&rest.Config{Host: "https://fake.invalid"}, opts, func(*rest.Config, storage.Config) (storage.Mode, error) { return mode, nil }, in)
 	require.NoError(t, err)
 	f.c.opts.snapshot.cluster = nil // no server to identify
 	ctx, cancel := context.WithCancel(context.Background())
