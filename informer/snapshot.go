@@ -215,15 +215,17 @@ func (s *snapState) load(ctx context.Context, onMeta func(snapshot.Meta)) (items
 	return items, meta, true
 }
 
-// aheadOfServer is called when the snapshot was found ahead of the server. Its version
-// is no version the cache will be consistent with: none is written until the relist's
-// (or a later change's). The file is removed: a relist that finds no object records no
-// version, so it would stay, and a restart once the server has passed its version would
-// watch from there, serving its objects and missing every change made before, for good.
-func (s *snapState) aheadOfServer() {
+// dropVersion is called when the snapshot's version turned out unusable: ahead of the
+// server (found by the probe, or refused as too large by the watch from it), or compacted
+// (410). It is no version the cache will be consistent with: none is written until the
+// relist's (or a later change's). The file is removed: a relist that finds no object
+// records no version, so it would stay, and a restart once the server has passed an ahead
+// version would watch from there, serving its objects and missing every change made before,
+// for good (a compacted one is relisted anyway).
+func (s *snapState) dropVersion() {
 	s.appliedRV.Store(0)
 	if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		s.e.logger.Info("Cannot remove a snapshot ahead of the server", "path", s.path, "err", err.Error())
+		s.e.logger.Info("Cannot remove a snapshot whose version is unusable", "path", s.path, "err", err.Error())
 	}
 }
 
@@ -231,7 +233,7 @@ func (s *snapState) aheadOfServer() {
 // resourceVersion is the highest one applied, a lower bound of what the cache is
 // consistent with (see Options.SnapshotDir). A list's items do not count: its own version,
 // recorded once all of it is applied, covers them, and the items of the run's first list
-// when it is the snapshot may be ahead of the server (aheadOfServer). A resync
+// when it is the snapshot may be ahead of the server (dropVersion). A resync
 // (cache.Sync: a cached object handed to the handlers again) changes nothing to save.
 func (s *snapState) applied(deltas cache.Deltas) {
 	changed := false
@@ -459,8 +461,9 @@ type snapRun struct {
 	// run's lists had queued (a relist after 410 included).
 	targetRV       uint64
 	targetReplaced int64
-	// ahead is called when the snapshot is found ahead of the server, before the relist.
-	ahead func()
+	// unusable is called when the snapshot's version is found ahead of the server or
+	// refused by the watch from it, before the relist (snapState.dropVersion).
+	unusable func()
 }
 
 func (sr *snapRun) markCurrent(rv uint64, replaced int64) {
@@ -487,7 +490,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 		rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
 		s.appliedRV.Store(rv)
 		sr = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger,
-			ahead: s.aheadOfServer}
+			unusable: s.dropVersion}
 		if p, ok := inner.(storage.ResourceVersionProber); ok {
 			sr.probe = p.CurrentResourceVersion
 		}
@@ -560,8 +563,13 @@ func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptio
 			// refused (410, the version compacted) or the snapshot is ahead of the server.
 			// Either way a list at that version cannot be served (an ahead one is answered
 			// "too large" only after the client's retries, about 40 s): read the current
-			// state instead, as the reflector would next.
+			// state instead, as the reflector would next. The snapshot's version is not
+			// saved again (the watch may have been refused as too large, with no probe to
+			// say so first).
 			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+			if lw.sr.unusable != nil {
+				lw.sr.unusable()
+			}
 		}
 		var err error
 		if obj, err = lw.inner.ListWithContext(ctx, opts); err != nil {

@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -10,10 +11,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -168,6 +171,69 @@ func TestSnapshotAheadOfTheServerSavesNoVersionOfIts(t *testing.T) {
 		require.NoError(t, err)
 		require.LessOrEqual(t, n, 500, "a snapshot saved at a version the server has not reached")
 	}
+	srv.add(newObj("ns", "c", nil)) // at 501, while down
+	srv.mu.Lock()
+	srv.rv = 2000 // the server passes the snapshot's version
+	srv.mu.Unlock()
+	inf, stop = start()
+	defer stop()
+	objs, err = inf.List(labels.Everything())
+	require.NoError(t, err)
+	require.Len(t, objs, 1, "the change made while down")
+	require.Equal(t, "c", objs[0].Name, "the change made while down, not the snapshot's object")
+}
+
+// tooLargeSnapMode is jsonSnapMode whose server answers a watch from a version it has not
+// reached as a kube-apiserver without the probe does: "Too large resource version".
+type tooLargeSnapMode struct{ jsonSnapMode }
+
+func (m *tooLargeSnapMode) ListerWatcher(t storage.Target) cache.ListerWatcherWithContext {
+	s := m.server(t.Resource.GVR)
+	return noWatchListLW{&cache.ListWatch{ListWithContextFunc: s.list,
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			s.mu.Lock()
+			now := s.rv
+			s.mu.Unlock()
+			if from, err := strconv.Atoi(o.ResourceVersion); err == nil && from > now {
+				err := apierrors.NewTimeoutError(fmt.Sprintf("Too large resource version: %d, current: %d", from, now), 1)
+				err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: metav1.CauseTypeResourceVersionTooLarge, Message: "Too large resource version"}}
+				return nil, err
+			}
+			return s.watch(ctx, o)
+		}}}
+}
+
+// A snapshot ahead of a server that cannot be probed is found by the watch from its
+// version ("Too large resource version"), and the relist replaces its objects. The version
+// saved next is never the snapshot's: a relist that found nothing left it in place, and
+// once the server passed it a restart watched from it and missed every change made before.
+func TestSnapshotAheadOfAServerWithoutProbe(t *testing.T) {
+	dir := t.TempDir()
+	before := newFakeMode()
+	srv := before.server(widgets.GVR)
+	srv.rv = 1000
+	srv.add(newObj("ns", "a", nil)) // at 1001, after the backup
+	f, _ := snapshotFactory(t, &jsonSnapMode{snapModeFake: snapModeFake{before}}, dir)
+	inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(t.Context()))
+	inf.Release() // writes the snapshot
+
+	restored := newFakeMode()
+	srv = restored.server(widgets.GVR)
+	srv.rv = 500 // the backup's version: no widget yet
+	start := func() (*Informer[obj], func()) {
+		f, cancel := snapshotFactory(t, &tooLargeSnapMode{jsonSnapMode{snapModeFake: snapModeFake{restored}}}, dir)
+		inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
+		require.NoError(t, err)
+		require.NoError(t, inf.WaitForSync(t.Context()))
+		return inf, func() { inf.Release(); cancel(); f.Shutdown() }
+	}
+	inf, stop := start()
+	objs, err := inf.List(labels.Everything())
+	require.NoError(t, err)
+	require.Empty(t, objs, "the snapshot's objects are gone")
+	stop()
 	srv.add(newObj("ns", "c", nil)) // at 501, while down
 	srv.mu.Lock()
 	srv.rv = 2000 // the server passes the snapshot's version

@@ -139,8 +139,8 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, f
 						"snapshotResourceVersion", sr.meta.ResourceVersion, "serverResourceVersion", res.rv)
 					d.done = true
 					d.cancel()
-					if sr.ahead != nil {
-						sr.ahead()
+					if sr.unusable != nil {
+						sr.unusable()
 					}
 					select {
 					case w.out <- watch.Event{Type: watch.Error, Object: aheadStatus(sr.meta.ResourceVersion, res.rv)}:
