@@ -31,6 +31,9 @@ import (
 // DefaultSnapshotInterval is Options.SnapshotInterval's default.
 const DefaultSnapshotInterval = 5 * time.Minute
 
+// minSnapshotInterval is the shortest Options.SnapshotInterval NewFactory accepts.
+const minSnapshotInterval = time.Millisecond
+
 var secretsGR = schema.GroupResource{Resource: "secrets"}
 
 // snapshotConfig is the validated form of the Snapshot options.
@@ -61,6 +64,10 @@ func newSnapshotConfig(mode storage.Mode, server, dir string, interval time.Dura
 	}
 	if interval < 0 {
 		return nil, fmt.Errorf("kindex: SnapshotInterval must not be negative, got %v", interval)
+	}
+	if interval > 0 && interval < minSnapshotInterval {
+		// The background writer wakes up every interval, with or without changes to save.
+		return nil, fmt.Errorf("kindex: SnapshotInterval must be at least %v, got %v (a time.Duration counts nanoseconds: write 30 * time.Second, not 30)", minSnapshotInterval, interval)
 	}
 	if interval == 0 {
 		interval = DefaultSnapshotInterval
