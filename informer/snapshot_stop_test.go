@@ -158,9 +158,8 @@ func TestSnapshotAheadOfTheServerSavesNoVersionOfIts(t *testing.T) {
 		return inf, func() { inf.Release(); cancel(); f.Shutdown() }
 	}
 	inf, stop := start()
-	objs, err := inf.List(labels.Everything())
-	require.NoError(t, err)
-	require.Empty(t, objs, "the snapshot's objects are gone")
+	eventually(t, func() bool { objs, err := inf.List(labels.Everything()); return err == nil && len(objs) == 0 },
+		"the snapshot's objects are gone")
 	stop()
 	files, err := filepath.Glob(filepath.Join(dir, "*.snap"))
 	require.NoError(t, err)
@@ -177,7 +176,7 @@ func TestSnapshotAheadOfTheServerSavesNoVersionOfIts(t *testing.T) {
 	srv.mu.Unlock()
 	inf, stop = start()
 	defer stop()
-	objs, err = inf.List(labels.Everything())
+	objs, err := inf.List(labels.Everything())
 	require.NoError(t, err)
 	require.Len(t, objs, 1, "the change made while down")
 	require.Equal(t, "c", objs[0].Name, "the change made while down, not the snapshot's object")
@@ -230,9 +229,8 @@ func TestSnapshotAheadOfAServerWithoutProbe(t *testing.T) {
 		return inf, func() { inf.Release(); cancel(); f.Shutdown() }
 	}
 	inf, stop := start()
-	objs, err := inf.List(labels.Everything())
-	require.NoError(t, err)
-	require.Empty(t, objs, "the snapshot's objects are gone")
+	eventually(t, func() bool { objs, err := inf.List(labels.Everything()); return err == nil && len(objs) == 0 },
+		"the snapshot's objects are gone")
 	stop()
 	srv.add(newObj("ns", "c", nil)) // at 501, while down
 	srv.mu.Lock()
@@ -240,7 +238,7 @@ func TestSnapshotAheadOfAServerWithoutProbe(t *testing.T) {
 	srv.mu.Unlock()
 	inf, stop = start()
 	defer stop()
-	objs, err = inf.List(labels.Everything())
+	objs, err := inf.List(labels.Everything())
 	require.NoError(t, err)
 	require.Len(t, objs, 1, "the change made while down")
 	require.Equal(t, "c", objs[0].Name, "the change made while down, not the snapshot's object")
