@@ -252,11 +252,17 @@
 //   - A snapshot ahead of the server (another cluster's at the same address, etcd restored
 //     from a backup) is found by the probe: the watch from its version ends with 410 and
 //     the informer relists as above. The watches after that relist start from its version,
-//     which the server has, and the next snapshot records it, never the ahead one.
+//     which the server has, and the next snapshot records it, never the ahead one. The
+//     file is removed at once: a relist that finds no object records no version, and a
+//     restart after the server passed the ahead version would otherwise resume from it. A
+//     tombstone of the relist (an object it no longer holds) carries the cache's version
+//     of the object, not the server's: it never raises the version saved.
 //   - A relist that the reflector would make at the snapshot's version (after either
-//     410) is made at the current state instead (resourceVersion "", a consistent read):
-//     a compacted version is refused at once anyway, and an ahead one only after the
-//     client's retries, about 40 s.
+//     410, or a watch refused as "too large resource version" by a server the probe
+//     cannot ask) is made at the current state instead (resourceVersion "", a consistent
+//     read): a compacted version is refused at once anyway, and an ahead one only after
+//     the client's retries, about 40 s. The snapshot's version is then dropped, and its
+//     file removed, as for one found ahead.
 //   - A run that parks before it is current (its resource forbidden or gone since the
 //     snapshot was written) empties the cache, as for NotFound: objects the server has not
 //     confirmed, and may no longer let this identity read, are not served as if the

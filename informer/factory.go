@@ -129,7 +129,8 @@ type Options[T Object] struct {
 	// SnapshotInterval is how often an informer whose objects changed writes its snapshot
 	// in the background (it also writes one when it stops cleanly, so the last Release and
 	// Shutdown take as long as that write: about 90 ms per 10,000 objects of 4 KB). Default
-	// DefaultSnapshotInterval (5 minutes); a negative interval fails NewFactory. Whatever
+	// DefaultSnapshotInterval (5 minutes); a negative interval, or a positive one under a
+	// millisecond (30 meant as seconds is 30 nanoseconds), fails NewFactory. Whatever
 	// the interval, a write waits at least nine times as long as the previous one took.
 	SnapshotInterval time.Duration
 	// SnapshotKey encrypts snapshots with AES-GCM (16, 24 or 32 bytes: AES-128, -192 or

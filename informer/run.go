@@ -94,6 +94,9 @@ func (r *run) start() {
 		go func() { defer wg.Done(); r.processLoop() }()
 		go func() { defer wg.Done(); r.watchSynced() }()
 		r.refl.RunWithContext(r.ctx)
+		if r.slw != nil {
+			r.slw.dropEarly()
+		}
 		r.clock.wait()
 		// The reflector has stopped writing: let the processing loop apply what is queued,
 		// then end.
@@ -263,6 +266,12 @@ type countingFIFO struct {
 	mu         sync.Mutex
 	listRV     uint64
 	listTarget int64
+
+	// fromSnapshot: the run's first list is its snapshot, whose version was recorded as it
+	// loaded, and dropped if the snapshot is found ahead of the server (which may be found
+	// before that list is applied): Replace does not record it. Set before the run starts;
+	// read and cleared by the reflector's goroutine.
+	fromSnapshot bool
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
@@ -280,7 +289,9 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 	recorded := false
 	var prevRV uint64
 	var prevTarget int64
-	if n, perr := strconv.ParseUint(rv, 10, 64); perr == nil && len(items) > 0 {
+	fromSnapshot := f.fromSnapshot
+	f.fromSnapshot = false
+	if n, perr := strconv.ParseUint(rv, 10, 64); perr == nil && len(items) > 0 && !fromSnapshot {
 		f.mu.Lock()
 		prevRV, prevTarget = f.listRV, f.listTarget
 		f.listRV, f.listTarget = n, target

@@ -31,6 +31,9 @@ import (
 // DefaultSnapshotInterval is Options.SnapshotInterval's default.
 const DefaultSnapshotInterval = 5 * time.Minute
 
+// minSnapshotInterval is the shortest Options.SnapshotInterval NewFactory accepts.
+const minSnapshotInterval = time.Millisecond
+
 var secretsGR = schema.GroupResource{Resource: "secrets"}
 
 // snapshotConfig is the validated form of the Snapshot options.
@@ -61,6 +64,10 @@ func newSnapshotConfig(mode storage.Mode, server, dir string, interval time.Dura
 	}
 	if interval < 0 {
 		return nil, fmt.Errorf("kindex: SnapshotInterval must not be negative, got %v", interval)
+	}
+	if interval > 0 && interval < minSnapshotInterval {
+		// The background writer wakes up every interval, with or without changes to save.
+		return nil, fmt.Errorf("kindex: SnapshotInterval must be at least %v, got %v (a time.Duration counts nanoseconds: write 30 * time.Second, not 30)", minSnapshotInterval, interval)
 	}
 	if interval == 0 {
 		interval = DefaultSnapshotInterval
@@ -215,11 +222,36 @@ func (s *snapState) load(ctx context.Context, onMeta func(snapshot.Meta)) (items
 	return items, meta, true
 }
 
+// dropVersion is called when the snapshot's version turned out unusable: ahead of the
+// server (found by the probe, or refused as too large by the watch from it), or compacted
+// (410). It is no version the cache will be consistent with: none is written until the
+// relist's (or a later change's). The file is removed: a relist that finds no object
+// records no version, so it would stay, and a restart once the server has passed an ahead
+// version would watch from there, serving its objects and missing every change made before,
+// for good (a compacted one is relisted anyway).
+func (s *snapState) dropVersion() {
+	s.appliedRV.Store(0)
+	if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.e.logger.Info("Cannot remove a snapshot whose version is unusable", "path", s.path, "err", err.Error())
+	}
+}
+
 // applied records what the processing loop applied, after it was applied: the snapshot's
 // resourceVersion is the highest one applied, a lower bound of what the cache is
-// consistent with (see Options.SnapshotDir).
+// consistent with (see Options.SnapshotDir). A list's items do not count: its own version,
+// recorded once all of it is applied, covers them, and the items of the run's first list
+// when it is the snapshot may be ahead of the server (dropVersion). A resync
+// (cache.Sync: a cached object handed to the handlers again) changes nothing to save.
 func (s *snapState) applied(deltas cache.Deltas) {
+	changed := false
 	for _, d := range deltas {
+		if d.Type == cache.Sync {
+			continue
+		}
+		changed = true
+		if d.Type == cache.Replaced {
+			continue
+		}
 		rv := deltaRV(d)
 		if rv == "" {
 			continue
@@ -233,14 +265,19 @@ func (s *snapState) applied(deltas cache.Deltas) {
 		}
 		s.raise(n)
 	}
-	s.dirty.Store(true)
+	if changed {
+		s.dirty.Store(true)
+	}
 }
 
-// deltaRV returns the resourceVersion of a delta's object ("" if it has none).
+// deltaRV returns the resourceVersion of a delta's object ("" if it has none). A
+// tombstone (cache.DeletedFinalStateUnknown: an object a list no longer holds) has none:
+// its object is the cache's, at a version the server never said it has reached (a snapshot
+// ahead of the server holds objects of versions to come).
 func deltaRV(d cache.Delta) string {
 	obj := d.Object
-	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
+	if _, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return ""
 	}
 	if o, ok := obj.(interface{ GetResourceVersion() string }); ok {
 		return o.GetResourceVersion()
@@ -431,8 +468,9 @@ type snapRun struct {
 	// run's lists had queued (a relist after 410 included).
 	targetRV       uint64
 	targetReplaced int64
-	// ahead is called when the snapshot is found ahead of the server, before the relist.
-	ahead func()
+	// unusable is called when the snapshot's version is found ahead of the server or
+	// refused by the watch from it, before the relist (snapState.dropVersion).
+	unusable func()
 }
 
 func (sr *snapRun) markCurrent(rv uint64, replaced int64) {
@@ -459,9 +497,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 		rv, _ := strconv.ParseUint(meta.ResourceVersion, 10, 64)
 		s.appliedRV.Store(rv)
 		sr = &snapRun{meta: meta, current: make(chan struct{}), logger: e.logger,
-			// Ahead of the server, the snapshot's version is no version the cache will be
-			// consistent with: none is written until the relist's (or a later change's).
-			ahead: func() { s.appliedRV.Store(0) }}
+			unusable: s.dropVersion}
 		if p, ok := inner.(storage.ResourceVersionProber); ok {
 			sr.probe = p.CurrentResourceVersion
 		}
@@ -476,6 +512,7 @@ func (e *entry) snapshotLW(r *run, inner cache.ListerWatcherWithContext) cache.L
 		return r.slw
 	}
 	r.snap = sr
+	r.fifo.fromSnapshot = true
 	list := s.cfg.snapshotter.SnapshotList(items, meta.ResourceVersion)
 	e.update(func(st *Status) { st.SnapshotTime, st.SnapshotResourceVersion = meta.Time, meta.ResourceVersion })
 	r.slw.first, r.slw.sr = list, r.snap
@@ -533,8 +570,13 @@ func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptio
 			// refused (410, the version compacted) or the snapshot is ahead of the server.
 			// Either way a list at that version cannot be served (an ahead one is answered
 			// "too large" only after the client's retries, about 40 s): read the current
-			// state instead, as the reflector would next.
+			// state instead, as the reflector would next. The snapshot's version is not
+			// saved again (the watch may have been refused as too large, with no probe to
+			// say so first).
 			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
+			if lw.sr.unusable != nil {
+				lw.sr.unusable()
+			}
 		}
 		var err error
 		if obj, err = lw.inner.ListWithContext(ctx, opts); err != nil {
@@ -572,6 +614,17 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 	default:
 	}
 	return newSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced), nil
+}
+
+// dropEarly stops the early watch if the reflector never took it: a run that ends before
+// its first watch (stopped while the snapshot loaded) would leave it open, its goroutines
+// blocked for good on the changes it has to deliver.
+func (lw *snapshotLW) dropEarly() {
+	lw.mu.Lock()
+	pre := lw.pre
+	lw.pre = nil
+	lw.mu.Unlock()
+	pre.stop()
 }
 
 // snapshotSynced is called after a run synced: snapshots may be written from now on.

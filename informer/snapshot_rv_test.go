@@ -28,7 +28,7 @@ func TestListConsistentRV(t *testing.T) {
 	}{
 		"the list alone":                                  {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Replaced, "3")}, 10},
 		"events after the list's last item":               {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Added, "12"), at(cache.Updated, "14"), at(cache.Updated, "13")}, 14},
-		"a tombstone after it":                            {[]cache.Delta{at(cache.Replaced, "5"), gone("16")}, 16},
+		"a tombstone's version is the cache's, not news":  {[]cache.Delta{at(cache.Replaced, "5"), gone("16")}, 10},
 		"events before the list's last item do not count": {[]cache.Delta{at(cache.Updated, "20"), at(cache.Replaced, "2")}, 10},
 		"an older event after it does not lower it":       {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Updated, "7")}, 10},
 		"versions that are not numbers are passed over":   {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Updated, "x")}, 10},

@@ -54,6 +54,8 @@ func TestSnapshotConfigValidation(t *testing.T) {
 		{name: "key and key file", mode: sm, dir: dir, key: make([]byte, 16), keyFile: keyFile, err: "not both"},
 		{name: "missing key file", mode: sm, dir: dir, keyFile: keyFile + ".missing", err: "key file"},
 		{name: "negative interval", mode: sm, dir: dir, iv: -time.Second, err: "negative"},
+		// 30 meant as seconds is 30 ns: the background writer woke up without pause.
+		{name: "interval of nanoseconds", mode: sm, dir: dir, iv: 30, err: "at least 1ms"},
 		{name: "key file readable by others", mode: sm, dir: dir, keyFile: openKeyFile, err: "accessible by others or writable by its group"},
 		{name: "raw key file", mode: sm, dir: dir, keyFile: rawKeyFile, err: "not hexadecimal text"},
 		{name: "key file", mode: sm, dir: dir, keyFile: keyFile},

@@ -139,8 +139,8 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, f
 						"snapshotResourceVersion", sr.meta.ResourceVersion, "serverResourceVersion", res.rv)
 					d.done = true
 					d.cancel()
-					if sr.ahead != nil {
-						sr.ahead()
+					if sr.unusable != nil {
+						sr.unusable()
 					}
 					select {
 					case w.out <- watch.Event{Type: watch.Error, Object: aheadStatus(sr.meta.ResourceVersion, res.rv)}:
@@ -241,15 +241,17 @@ func (w *snapshotWatch) Stop() {
 // serves from the snapshot until the watch is current and what it delivered until then
 // has been applied. It returns false if the run ended first.
 func (r *run) waitCurrent() bool {
-	if r.slw != nil {
-		if rv, err := strconv.ParseUint(r.slw.firstListRV(), 10, 64); err == nil {
-			r.e.snap.raise(rv)
-			r.e.snap.dirty.Store(true) // even with no object: the version is news
-		}
-	}
 	if r.snap == nil {
+		if r.slw != nil {
+			if rv, err := strconv.ParseUint(r.slw.firstListRV(), 10, 64); err == nil {
+				r.e.snap.raise(rv)
+				r.e.snap.dirty.Store(true) // even with no object: the version is news
+			}
+		}
 		return true
 	}
+	// The run's first list was the snapshot, whose version was recorded as it loaded and
+	// is dropped if the snapshot is found ahead of the server: not raised again here.
 	r.e.update(func(st *Status) { st.ServingFromSnapshot = true })
 	r.e.releaseHandlers() // the snapshot is in the cache: handlers may start (holdHandlers)
 	select {
