@@ -62,6 +62,10 @@ type Object struct {
 	// without spans.
 	spanPad uint8
 	nspans  uint16
+	// ext holds the spans instead when the object's JSON is a view of memory it cannot
+	// extend (a mapped snapshot record: SnapshotView); spanPad is then 0. The header stays
+	// in its allocation size class (64 bytes) with it.
+	ext *uint32
 	// z is the dictionary raw was compressed with (Options.Compress), nil if raw is the
 	// JSON itself. metaStart and metaEnd are then offsets in the decompressed JSON.
 	z *dictionary
@@ -100,6 +104,9 @@ func (o *Object) RawJSON() []byte {
 func (o *Object) Spans() jsonpath.Spans {
 	if o == nil || o.nspans == 0 {
 		return nil
+	}
+	if o.ext != nil {
+		return unsafe.Slice(o.ext, 2*int(o.nspans))
 	}
 	full := o.raw[:cap(o.raw)]
 	at := len(full) - 8*int(o.nspans)
@@ -149,7 +156,11 @@ func (o *Object) json() []byte { return o.raw[:len(o.raw):len(o.raw)] }
 
 // keyText returns the key text after the JSON, a view of the immutable allocation.
 func (o *Object) keyText() string {
-	t := o.raw[len(o.raw) : cap(o.raw)-8*int(o.nspans)-int(o.spanPad)]
+	end := cap(o.raw)
+	if o.ext == nil {
+		end -= 8*int(o.nspans) + int(o.spanPad)
+	}
+	t := o.raw[len(o.raw):end]
 	if len(t) == 0 {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kindex/kindex/internal/snapshot"
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // The mode's snapshot bytes decode back into the same object, and the identity names the
@@ -57,6 +58,71 @@ func TestSnapshotModeRoundTrip(t *testing.T) {
 	a := (&Mode{dec: mustDecoder(t, Options{Projection: []string{"{.status.phase}", "{.spec.nodeName}"}})}).SnapshotIdentity()
 	b2 := (&Mode{dec: mustDecoder(t, Options{Projection: []string{"{.spec.nodeName}", "{.status.phase}"}})}).SnapshotIdentity()
 	require.Equal(t, a, b2, "canonical")
+}
+
+// With Options.Spans a loaded object has the spans its decode found (a record holds none):
+// without them every index function and Item.Eval would scan it until it changed.
+func TestSnapshotDecodeFindsSpans(t *testing.T) {
+	m := &Mode{dec: mustDecoder(t, Options{Spans: true})}
+	require.True(t, m.SnapshotViews())
+	for i := range 5 {
+		obj, err := m.dec.DecodeObject(podJSON(t, i))
+		require.NoError(t, err)
+		require.NotEmpty(t, obj.Spans())
+		b, ok := m.AppendSnapshot(nil, obj)
+		require.True(t, ok)
+		back, err := m.SnapshotDecode(b)
+		require.NoError(t, err)
+		o := back.(*Object)
+		require.Equal(t, obj.RawJSON(), o.RawJSON())
+		require.Equal(t, obj.StoreKey(), o.StoreKey())
+		require.Equal(t, obj.GetUID(), o.GetUID())
+		require.Equal(t, obj.GetResourceVersion(), o.GetResourceVersion())
+		require.Equal(t, obj.GetLabels(), o.GetLabels())
+		require.Equal(t, []uint32(obj.Spans()), []uint32(o.Spans()))
+		again, ok := m.AppendSnapshot(nil, o)
+		require.True(t, ok)
+		require.Equal(t, b, again, "a loaded object writes the record it was loaded from")
+		// A view has them too, beside it.
+		view, err := m.SnapshotView(b)
+		require.NoError(t, err)
+		v := view.(*Object)
+		require.Same(t, &b[0], &v.raw[0], "a view shares the record's bytes")
+		require.Equal(t, []uint32(obj.Spans()), []uint32(v.Spans()))
+		require.Equal(t, obj.StoreKey(), v.StoreKey())
+		require.Equal(t, obj.GetUID(), v.GetUID())
+		again, ok = m.AppendSnapshot(nil, v)
+		require.True(t, ok)
+		require.Equal(t, b, again, "a view writes the record it was loaded from")
+
+		// A record of an object without spans: the load finds them.
+		plain := &Mode{dec: mustDecoder(t, Options{})}
+		pobj, err := plain.dec.DecodeObject(podJSON(t, i))
+		require.NoError(t, err)
+		require.Empty(t, pobj.Spans())
+		pb, ok := plain.AppendSnapshot(nil, pobj)
+		require.True(t, ok)
+		require.Less(t, len(pb), len(b), "a record without spans is smaller")
+		back, err = m.SnapshotDecode(pb)
+		require.NoError(t, err)
+		require.Equal(t, []uint32(obj.Spans()), []uint32(back.(*Object).Spans()))
+		require.Equal(t, obj.RawJSON(), back.(*Object).RawJSON())
+		view, err = m.SnapshotView(pb)
+		require.NoError(t, err)
+		require.Equal(t, []uint32(obj.Spans()), []uint32(view.(*Object).Spans()))
+		require.Equal(t, obj.StoreKey(), view.(*Object).StoreKey())
+		// And a mode without spans loads a record with them as it loads any other.
+		view, err = plain.SnapshotView(b)
+		require.NoError(t, err)
+		require.Empty(t, view.(*Object).Spans())
+		require.Equal(t, obj.RawJSON(), view.(*Object).RawJSON())
+		require.Equal(t, obj.StoreKey(), view.(*Object).StoreKey())
+		require.Equal(t, obj.GetResourceVersion(), view.(*Object).GetResourceVersion())
+		for j := range b {
+			_, _ = m.SnapshotDecode(b[:j]) // never panics
+			_, _ = plain.SnapshotView(b[j:])
+		}
+	}
 }
 
 func mustDecoder(t testing.TB, o Options) *Decoder {
@@ -130,7 +196,29 @@ func FuzzSnapshotDecode(f *testing.F) {
 	rec, _ := m.AppendSnapshot(nil, obj)
 	f.Add(rec)
 	f.Add([]byte{})
+	ms := &Mode{dec: mustDecoder(f, Options{Spans: true})}
+	sobj, err := ms.dec.DecodeObject(podJSON(f, 4))
+	require.NoError(f, err)
+	srec, _ := ms.AppendSnapshot(nil, sobj)
+	f.Add(srec)
+	paths := []*jsonpath.Path{jsonpath.MustCompile("{.spec.nodeName}"), jsonpath.MustCompile("{.status.conditions[0].type}")}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A record's spans are the file's, checked by its checksum only: spans that do not
+		// describe the JSON give unspecified values, never a panic.
+		sit, err := ms.SnapshotDecode(data)
+		sview, verr := ms.SnapshotView(data)
+		if (err == nil) != (verr == nil) {
+			t.Fatalf("decode: %v, view: %v", err, verr)
+		}
+		if err == nil {
+			for _, p := range paths {
+				a, aerr := p.Eval(sit.(*Object))
+				b, berr := p.Eval(sview.(*Object))
+				if (aerr == nil) != (berr == nil) || len(a) != len(b) {
+					t.Fatalf("%s: decoded %v %v, view %v %v", p, a, aerr, b, berr)
+				}
+			}
+		}
 		it, err := m.SnapshotDecode(data)
 		view, verr := m.SnapshotView(data)
 		if (err == nil) != (verr == nil) {
