@@ -78,7 +78,10 @@ type Options struct {
 	// 1 s.
 	LeaseDuration time.Duration
 	// RenewPeriod is how often a member renews its Lease and lists the others. Default
-	// LeaseDuration/3; at least 100 ms and shorter than LeaseDuration.
+	// LeaseDuration/3; at least 100 ms and at most LeaseDuration/2: a renewal that comes
+	// later than LeaseDuration after the previous one (a period close to the duration, plus
+	// a few milliseconds of scheduling and latency) lets the others count the member out
+	// and in again, and the whole group hands its ranges over twice.
 	RenewPeriod time.Duration
 	// Logger receives one line per membership change, and one per run of failures to renew
 	// the Lease or list the group's. The zero Logger discards.
@@ -172,8 +175,8 @@ func New(o Options) (*Member, error) {
 	if o.RenewPeriod == 0 {
 		o.RenewPeriod = o.LeaseDuration / 3
 	}
-	if o.RenewPeriod < minRenewPeriod || o.RenewPeriod >= o.LeaseDuration {
-		return nil, fmt.Errorf("shard: RenewPeriod %v must be at least %v and shorter than LeaseDuration %v", o.RenewPeriod, minRenewPeriod, o.LeaseDuration)
+	if o.RenewPeriod < minRenewPeriod || o.RenewPeriod > o.LeaseDuration/2 {
+		return nil, fmt.Errorf("shard: RenewPeriod %v must be at least %v and at most half of LeaseDuration %v", o.RenewPeriod, minRenewPeriod, o.LeaseDuration)
 	}
 	instance := make([]byte, 8)
 	if _, err := rand.Read(instance); err != nil {
