@@ -11,8 +11,8 @@
 // The apiserver filters by shard when it runs with --feature-gates=ShardedListAndWatch=true
 // (Kubernetes 1.36 and later); otherwise each replica still receives every object and
 // kindex drops the others' (filter=client in the report). Each replica needs get, list,
-// watch, create, update and delete on leases.coordination.k8s.io in --lease-namespace,
-// and list and watch on the resource.
+// create, update and delete on leases.coordination.k8s.io in --lease-namespace (members
+// list the group's Leases; they do not watch them), and list and watch on the resource.
 package main
 
 import (
