@@ -62,8 +62,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	if fs.NArg() != 1 || *leaseNS == "" || *identity == "" || *interval <= 0 {
-		fmt.Fprintln(stderr, "usage: sharded --lease-namespace NS [--identity NAME] RESOURCE")
+	// A --lease-duration of 0 would be shard.Options' default for the Lease, but no time at
+	// all for the handoff on SIGTERM, which waits at most one Lease duration.
+	if fs.NArg() != 1 || *leaseNS == "" || *identity == "" || *interval <= 0 || *lease <= 0 {
+		fmt.Fprintln(stderr, "usage: sharded --lease-namespace NS [--identity NAME] [--lease-duration D > 0] RESOURCE")
 		return 1
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
