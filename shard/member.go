@@ -240,9 +240,11 @@ func (m *Member) Leave(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		m.mu.Lock()
-		// Nothing held, and the others know it: they leave the member out of the split, or it
-		// keeps no Lease (Run has not started, has ended, or waits for another instance's).
-		left := len(m.published().Ranges) == 0 && (!m.holding || m.known && m.assigned.IsZero())
+		// Nothing held by any Informer (what the Lease publishes is what all of them hold, and
+		// is empty while one of them holds nothing), and the others know it: they leave the
+		// member out of the split, or it keeps no Lease (Run has not started, has ended, or
+		// waits for another instance's).
+		left := m.holdsNothing() && (!m.holding || m.known && m.assigned.IsZero())
 		m.mu.Unlock()
 		if left {
 			return nil
@@ -339,6 +341,17 @@ func (m *Member) published() informer.Shard {
 		out = intersect(out, s)
 	}
 	return out
+}
+
+// holdsNothing reports whether no Informer of the replica holds anything synced. Called with
+// m.mu held.
+func (m *Member) holdsNothing() bool {
+	for _, s := range m.held {
+		if len(s.Ranges) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // intersect is the part of the hash space both a and b hold (empty Ranges for none), in
