@@ -78,10 +78,10 @@ type piece[T informer.Object] struct {
 // resource, is an error.
 //
 // The replica's Lease publishes a range as held only when every Informer made on m holds
-// it synced, from NewInformer until its Run returns: one whose Run starts late delays the
-// handoff rather than let the others drop that resource's range first, and one never run
-// keeps the replica from publishing anything (the others then keep what they would hand
-// it). Make the Informers of a Member before any of them syncs: one made later finds the
+// it synced, from NewInformer until its Run returns because its context ended: one whose Run
+// starts late delays the handoff rather than let the others drop that resource's range
+// first, and one never run, or whose Run failed, keeps the replica from publishing anything
+// (the others then keep what they would hand it). Make the Informers of a Member before any of them syncs: one made later finds the
 // range the others handed over for the other resources already dropped for its own.
 //
 // With a Member that hashes namespaces (informer.ShardByNamespace), the objects of a
@@ -137,7 +137,7 @@ func (s *Informer[T]) Run(ctx context.Context) (err error) {
 		return ErrRunOnce
 	}
 	defer func() {
-		s.close()
+		s.close(ctx.Err() != nil)
 		s.mu.Lock()
 		s.runErr = err
 		s.mu.Unlock()
@@ -167,7 +167,11 @@ func (s *Informer[T]) Run(ctx context.Context) (err error) {
 	}
 }
 
-func (s *Informer[T]) close() {
+// close releases what the Informer holds. Stopped by its context (stopped), it no longer
+// counts in what the replica publishes; ended by a failure, it counts as holding nothing for
+// as long as the Member runs: the replica's other Informers may hold ranges this one does
+// not, and the others would drop this resource's objects on their word.
+func (s *Informer[T]) close(stopped bool) {
 	s.mu.Lock()
 	ps := s.pieces
 	s.pieces = nil
@@ -178,7 +182,11 @@ func (s *Informer[T]) close() {
 	if s.disp != nil {
 		s.disp.close()
 	}
-	s.m.forget(s)
+	if stopped {
+		s.m.forget(s)
+		return
+	}
+	s.m.setHeld(s, informer.Shard{Field: s.m.o.Field})
 }
 
 // factoryStopped returns an error wrapping informer.ErrShutdown if an informer the Informer
