@@ -76,7 +76,8 @@ type ShardRange struct {
 type Shard struct {
 	// Field is what is hashed; "" means ShardByUID.
 	Field ShardField
-	// Ranges may overlap or touch; they are merged. None means no shard.
+	// Ranges may overlap or touch; they are merged. None means no shard. At most about
+	// 1,200 once merged: the API server refuses a longer selector (maxShardSelector).
 	Ranges []ShardRange
 }
 
@@ -226,8 +227,18 @@ func (s Shard) selector() (string, error) {
 			return "", fmt.Errorf("kindex: invalid shard range [%#x, %#x]: start after last", r.Start, r.Last)
 		}
 	}
-	return sharding.NewSelector(s.requirements()...).String(), nil
+	sel := sharding.NewSelector(s.requirements()...).String()
+	if len(sel) > maxShardSelector {
+		return "", fmt.Errorf("kindex: a shard of %d ranges (merged) is a selector of %d characters; the API server parses at most %d",
+			len(s.Normalize().Ranges), len(sel), maxShardSelector)
+	}
+	return sel, nil
 }
+
+// maxShardSelector is the longest shard selector kube-apiserver accepts: its CEL parser
+// refuses an expression over 100,000 code points (the selector is ASCII), with an error that
+// a list retries forever, where the feature gate is on. About 1,200 ranges.
+const maxShardSelector = 100_000
 
 // WithShard sets the informer's shard, overriding Options.Shard; the zero Shard removes it.
 // Informers of different shards are different informers.
