@@ -61,11 +61,14 @@ type ShardRange struct {
 // (shardRange(object.metadata.uid, '0x...', '0x...') || ...) on every list and watch.
 // Kubernetes 1.36 and later filter on the server when the feature gate
 // ShardedListAndWatch is on, and say so by echoing the selector in the list's
-// ListMeta.ShardInfo; older servers, or the gate off, ignore the parameter. kindex asks
+// ListMeta.ShardInfo (except for custom resources, whose lists they filter without echoing
+// anything, as of 1.37); older servers, or the gate off, ignore the parameter. kindex asks
 // once per run (one JSON LIST with limit=1 through the dynamic client, whatever the storage
 // mode: the same cost in every mode, watch-list included, where no list response exists to
-// read ShardInfo from; not through the metadata client, whose lists come without ShardInfo)
-// and reports the answer in Status.ShardFilter. Whatever the answer, every
+// read ShardInfo from; not through the metadata client, whose lists come without ShardInfo;
+// a second one where the first answer neither echoes the selector nor shows it ignored, as
+// for custom resources: see newShardProber) and reports the answer in Status.ShardFilter.
+// Whatever the answer, every
 // listed object and watch event is checked against the shard before it reaches the store
 // (one FNV-1a hash of a UID, well under a microsecond): where the server filtered, nothing
 // is dropped; where it did not, kindex drops what is outside. So an informer holds the same
@@ -73,7 +76,8 @@ type ShardRange struct {
 type Shard struct {
 	// Field is what is hashed; "" means ShardByUID.
 	Field ShardField
-	// Ranges may overlap or touch; they are merged. None means no shard.
+	// Ranges may overlap or touch; they are merged. None means no shard. At most about
+	// 1,200 once merged: the API server refuses a longer selector (maxShardSelector).
 	Ranges []ShardRange
 }
 
@@ -223,8 +227,18 @@ func (s Shard) selector() (string, error) {
 			return "", fmt.Errorf("kindex: invalid shard range [%#x, %#x]: start after last", r.Start, r.Last)
 		}
 	}
-	return sharding.NewSelector(s.requirements()...).String(), nil
+	sel := sharding.NewSelector(s.requirements()...).String()
+	if len(sel) > maxShardSelector {
+		return "", fmt.Errorf("kindex: a shard of %d ranges (merged) is a selector of %d characters; the API server parses at most %d",
+			len(s.Normalize().Ranges), len(sel), maxShardSelector)
+	}
+	return sel, nil
 }
+
+// maxShardSelector is the longest shard selector kube-apiserver accepts: its CEL parser
+// refuses an expression over 100,000 code points (the selector is ASCII), with an error that
+// a list retries forever, where the feature gate is on. About 1,200 ranges.
+const maxShardSelector = 100_000
 
 // WithShard sets the informer's shard, overriding Options.Shard; the zero Shard removes it.
 // Informers of different shards are different informers.
@@ -270,29 +284,66 @@ func (m *shardMatcher) match(obj any) bool {
 	return m.shard.Matches(v)
 }
 
-// shardProber answers whether the server honours t's shard selector.
-type shardProber func(ctx context.Context, t storage.Target) (bool, error)
+// shardProber answers whether the server honours shard selectors on field for t.
+type shardProber func(ctx context.Context, t storage.Target, field ShardField) (bool, error)
 
-// newShardProber probes with one JSON LIST of limit 1 through the dynamic client: the
-// server echoes the selector it applied in ListMeta.ShardInfo. Not through the metadata
-// client: kube-apiserver 1.37 drops ShardInfo when it turns a list into a
-// PartialObjectMetadataList (it copies only resourceVersion and continue), although it
-// filtered the items.
+// probeShard is the shard the probe asks for: the single hash 0 of the informer's field, a
+// range no object is expected to fall in, so that a server that filters answers with nothing
+// and one that ignores the selector with an object of the collection.
+func probeShard(field ShardField) Shard {
+	return Shard{Field: field, Ranges: []ShardRange{{Start: 0, Last: 0}}}
+}
+
+// newShardProber probes with JSON LISTs of limit 1 through the dynamic client, with the
+// informer's namespace and selectors and probeShard's selector. The server echoes the
+// selector it applied in ListMeta.ShardInfo: server. An object outside probeShard in the
+// answer: the server ignored the selector (client). An answer with neither: the server
+// filters without echoing (kube-apiserver 1.36-1.37 filters custom resources but their
+// UnstructuredList carries no ShardInfo), or there is nothing to list; a second LIST without
+// a shard selector tells them apart (an empty collection teaches nothing: client, as kindex
+// filters anyway). Not through the metadata client: kube-apiserver 1.37 drops ShardInfo when
+// it turns a list into a PartialObjectMetadataList (it copies only resourceVersion and
+// continue), although it filtered the items.
 func newShardProber(client dynamic.Interface) shardProber {
-	return func(ctx context.Context, t storage.Target) (bool, error) {
+	return func(ctx context.Context, t storage.Target, field ShardField) (bool, error) {
 		var ri dynamic.ResourceInterface = client.Resource(t.Resource.GVR)
 		if t.Resource.Namespaced && t.Namespace != "" {
 			ri = client.Resource(t.Resource.GVR).Namespace(t.Namespace)
 		}
+		probe := probeShard(field)
 		var o metav1.ListOptions
 		t.Apply(&o)
 		o.Limit = 1
+		o.ShardSelector = probe.String()
 		l, err := ri.List(ctx, o)
 		if err != nil {
 			return false, err
 		}
-		sel, _, _ := unstructured.NestedString(l.Object, "metadata", "shardInfo", "selector")
-		return sel != "" && sel == t.ShardSelector, nil
+		if sel, _, _ := unstructured.NestedString(l.Object, "metadata", "shardInfo", "selector"); sel != "" {
+			return sel == o.ShardSelector, nil
+		}
+		m := newShardMatcher(probe)
+		for i := range l.Items {
+			if !m.match(&l.Items[i]) {
+				return false, nil // an object the selector excludes: not filtered
+			}
+		}
+		o.ShardSelector = ""
+		if rv := l.GetResourceVersion(); rv != "" {
+			// The same state as the first answer: an object created between the two is not
+			// taken for one the server filtered out.
+			o.ResourceVersion, o.ResourceVersionMatch = rv, metav1.ResourceVersionMatchExact
+		}
+		all, err := ri.List(ctx, o)
+		if err != nil {
+			return false, err
+		}
+		for i := range all.Items {
+			if !m.match(&all.Items[i]) {
+				return true, nil // excluded from the first answer, as the server filtered
+			}
+		}
+		return false, nil
 	}
 }
 
@@ -346,7 +397,7 @@ func (lw *shardLW) probe(ctx context.Context) {
 	if done || lw.e.core.probeShard == nil {
 		return
 	}
-	server, err := lw.e.core.probeShard(ctx, lw.e.targetNow())
+	server, err := lw.e.core.probeShard(ctx, lw.e.targetNow(), lw.m.field)
 	if err != nil {
 		return
 	}

@@ -171,10 +171,13 @@ type Status struct {
 	SnapshotError     error
 	SnapshotErrorTime time.Time
 	// ShardFilter says who applies the informer's Shard: ShardFilterServer when the
-	// apiserver honoured the shard selector (its list echoed it in ListMeta.ShardInfo),
-	// ShardFilterClient when it did not (feature gate ShardedListAndWatch off, an older
-	// server) and kindex filters every listed object and watch event itself, "" without a
-	// shard or before the first list of a run.
+	// apiserver honoured the shard selector (its list echoed it in ListMeta.ShardInfo, or,
+	// for a custom resource, whose lists echo nothing, it left out objects the selector
+	// excludes), ShardFilterClient when it did not (feature gate ShardedListAndWatch off, an
+	// older server) and kindex filters every listed object and watch event itself, "" without
+	// a shard or before the first list of a run. A custom resource with no object to list
+	// (within the informer's namespace and selectors) when the run starts cannot tell: it
+	// says ShardFilterClient, and kindex filters either way.
 	ShardFilter ShardFilter
 }
 

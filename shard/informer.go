@@ -58,6 +58,8 @@ type Informer[T informer.Object] struct {
 	started bool // Run was called: an Informer runs once
 
 	clusterSaid bool // logged that a cluster-scoped resource all falls in one namespace shard (Run's goroutine)
+
+	beforeList func() // tests: called by List between reading its pieces and listing them
 }
 
 // piece is one informer of one shard.
@@ -76,10 +78,10 @@ type piece[T informer.Object] struct {
 // resource, is an error.
 //
 // The replica's Lease publishes a range as held only when every Informer made on m holds
-// it synced, from NewInformer until its Run returns: one whose Run starts late delays the
-// handoff rather than let the others drop that resource's range first, and one never run
-// keeps the replica from publishing anything (the others then keep what they would hand
-// it). Make the Informers of a Member before any of them syncs: one made later finds the
+// it synced, from NewInformer until its Run returns because its context ended: one whose Run
+// starts late delays the handoff rather than let the others drop that resource's range
+// first, and one never run, or whose Run failed, keeps the replica from publishing anything
+// (the others then keep what they would hand it). Make the Informers of a Member before any of them syncs: one made later finds the
 // range the others handed over for the other resources already dropped for its own.
 //
 // With a Member that hashes namespaces (informer.ShardByNamespace), the objects of a
@@ -135,7 +137,7 @@ func (s *Informer[T]) Run(ctx context.Context) (err error) {
 		return ErrRunOnce
 	}
 	defer func() {
-		s.close()
+		s.close(ctx.Err() != nil)
 		s.mu.Lock()
 		s.runErr = err
 		s.mu.Unlock()
@@ -165,7 +167,11 @@ func (s *Informer[T]) Run(ctx context.Context) (err error) {
 	}
 }
 
-func (s *Informer[T]) close() {
+// close releases what the Informer holds. Stopped by its context (stopped), it no longer
+// counts in what the replica publishes; ended by a failure, it counts as holding nothing for
+// as long as the Member runs: the replica's other Informers may hold ranges this one does
+// not, and the others would drop this resource's objects on their word.
+func (s *Informer[T]) close(stopped bool) {
 	s.mu.Lock()
 	ps := s.pieces
 	s.pieces = nil
@@ -176,7 +182,11 @@ func (s *Informer[T]) close() {
 	if s.disp != nil {
 		s.disp.close()
 	}
-	s.m.forget(s)
+	if stopped {
+		s.m.forget(s)
+		return
+	}
+	s.m.setHeld(s, informer.Shard{Field: s.m.o.Field})
 }
 
 // factoryStopped returns an error wrapping informer.ErrShutdown if an informer the Informer
@@ -366,39 +376,63 @@ func (s *Informer[T]) Settled() bool {
 	return len(s.pieces) == 1 && s.pieces[0].synced && s.pieces[0].shard.Equal(target)
 }
 
-// List returns the objects the replica holds synced, each once (by UID), read-only.
+// List returns the objects the replica holds synced, each once (by UID), read-only. An
+// informer released by a handoff while List reads it is replaced by what the replica holds
+// then: a List during a handoff does not fail, nor miss the objects the replica keeps.
 func (s *Informer[T]) List() ([]T, error) {
+	listed := map[*piece[T]]bool{}
+	var seen map[types.UID]struct{}
+	var out []T
+	var errs []error
+	for {
+		ps := s.syncedPieces(listed)
+		if len(ps) == 0 {
+			return out, errors.Join(errs...)
+		}
+		if s.beforeList != nil {
+			s.beforeList()
+		}
+		for _, p := range ps {
+			listed[p] = true
+			objs, err := p.inf.List(nil)
+			if errors.Is(err, informer.ErrReleased) {
+				continue // dropped meanwhile: the next round reads what holds its objects now
+			}
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if seen == nil && out == nil && len(ps) == 1 {
+				out = objs // the one informer of a settled replica: no UID appears twice
+				continue
+			}
+			if seen == nil {
+				seen = make(map[types.UID]struct{}, len(out)+len(objs))
+				for _, o := range out {
+					seen[o.GetUID()] = struct{}{}
+				}
+			}
+			for _, o := range objs {
+				if _, ok := seen[o.GetUID()]; !ok {
+					seen[o.GetUID()] = struct{}{}
+					out = append(out, o)
+				}
+			}
+		}
+	}
+}
+
+// syncedPieces returns the synced pieces not in listed.
+func (s *Informer[T]) syncedPieces(listed map[*piece[T]]bool) []*piece[T] {
 	s.mu.Lock()
-	ps := make([]*piece[T], 0, len(s.pieces))
+	defer s.mu.Unlock()
+	var ps []*piece[T]
 	for _, p := range s.pieces {
-		if p.synced {
+		if p.synced && !listed[p] {
 			ps = append(ps, p)
 		}
 	}
-	s.mu.Unlock()
-	if len(ps) == 1 {
-		return ps[0].inf.List(nil)
-	}
-	seen := map[types.UID]struct{}{}
-	var out []T
-	var errs []error
-	for _, p := range ps {
-		objs, err := p.inf.List(nil)
-		if err != nil {
-			if errors.Is(err, informer.ErrReleased) {
-				continue // dropped meanwhile: its objects are held by the others
-			}
-			errs = append(errs, err)
-			continue
-		}
-		for _, o := range objs {
-			if _, ok := seen[o.GetUID()]; !ok {
-				seen[o.GetUID()] = struct{}{}
-				out = append(out, o)
-			}
-		}
-	}
-	return out, errors.Join(errs...)
+	return ps
 }
 
 // Informers returns the informers the replica holds now (one once settled, two during a

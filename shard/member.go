@@ -78,7 +78,10 @@ type Options struct {
 	// 1 s.
 	LeaseDuration time.Duration
 	// RenewPeriod is how often a member renews its Lease and lists the others. Default
-	// LeaseDuration/3; at least 100 ms and shorter than LeaseDuration.
+	// LeaseDuration/3; at least 100 ms and at most LeaseDuration/2: a renewal that comes
+	// later than LeaseDuration after the previous one (a period close to the duration, plus
+	// a few milliseconds of scheduling and latency) lets the others count the member out
+	// and in again, and the whole group hands its ranges over twice.
 	RenewPeriod time.Duration
 	// Logger receives one line per membership change, and one per run of failures to renew
 	// the Lease or list the group's. The zero Logger discards.
@@ -172,8 +175,8 @@ func New(o Options) (*Member, error) {
 	if o.RenewPeriod == 0 {
 		o.RenewPeriod = o.LeaseDuration / 3
 	}
-	if o.RenewPeriod < minRenewPeriod || o.RenewPeriod >= o.LeaseDuration {
-		return nil, fmt.Errorf("shard: RenewPeriod %v must be at least %v and shorter than LeaseDuration %v", o.RenewPeriod, minRenewPeriod, o.LeaseDuration)
+	if o.RenewPeriod < minRenewPeriod || o.RenewPeriod > o.LeaseDuration/2 {
+		return nil, fmt.Errorf("shard: RenewPeriod %v must be at least %v and at most half of LeaseDuration %v", o.RenewPeriod, minRenewPeriod, o.LeaseDuration)
 	}
 	instance := make([]byte, 8)
 	if _, err := rand.Read(instance); err != nil {
@@ -237,9 +240,11 @@ func (m *Member) Leave(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		m.mu.Lock()
-		// Nothing held, and the others know it: they leave the member out of the split, or it
-		// keeps no Lease (Run has not started, has ended, or waits for another instance's).
-		left := len(m.published().Ranges) == 0 && (!m.holding || m.known && m.assigned.IsZero())
+		// Nothing held by any Informer (what the Lease publishes is what all of them hold, and
+		// is empty while one of them holds nothing), and the others know it: they leave the
+		// member out of the split, or it keeps no Lease (Run has not started, has ended, or
+		// waits for another instance's).
+		left := m.holdsNothing() && (!m.holding || m.known && m.assigned.IsZero())
 		m.mu.Unlock()
 		if left {
 			return nil
@@ -336,6 +341,17 @@ func (m *Member) published() informer.Shard {
 		out = intersect(out, s)
 	}
 	return out
+}
+
+// holdsNothing reports whether no Informer of the replica holds anything synced. Called with
+// m.mu held.
+func (m *Member) holdsNothing() bool {
+	for _, s := range m.held {
+		if len(s.Ranges) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // intersect is the part of the hash space both a and b hold (empty Ranges for none), in

@@ -32,6 +32,10 @@ func TestMemberOptionsRefused(t *testing.T) {
 		{"lease duration overflows a Lease", Options{LeaseDuration: time.Duration(math.MaxInt32+1) * time.Second}},
 		{"renew period in a hot loop", Options{LeaseDuration: 3 * time.Second, RenewPeriod: time.Nanosecond}},
 		{"renew period as long as the lease", Options{LeaseDuration: 3 * time.Second, RenewPeriod: 3 * time.Second}},
+		// Renewed every 2.9 s, a Lease of 3 s looks expired to the others whenever a renewal
+		// is 100 ms late: the group counts the member out and in again.
+		{"renew period leaves no time for a late renewal", Options{LeaseDuration: 3 * time.Second, RenewPeriod: 2900 * time.Millisecond}},
+		{"renew period over half the lease", Options{LeaseDuration: 3 * time.Second, RenewPeriod: 1501 * time.Millisecond}},
 		{"group not a label value", Options{Group: "g-"}},
 		{"group too long for a label value", Options{Group: strings.Repeat("g", 64)}},
 	} {
@@ -44,6 +48,8 @@ func TestMemberOptionsRefused(t *testing.T) {
 	}
 	_, err := New(Options{Client: cs, Namespace: "default", Identity: "a", LeaseDuration: 2 * time.Second, RenewPeriod: 100 * time.Millisecond})
 	assert.NoError(t, err, "whole seconds and a renew period of 100 ms are fine")
+	_, err = New(Options{Client: cs, Namespace: "default", Identity: "a", LeaseDuration: 2 * time.Second, RenewPeriod: time.Second})
+	assert.NoError(t, err, "a renew period of half the lease is fine")
 }
 
 // runMember runs member id of group g until the test ends, and waits until it knows its

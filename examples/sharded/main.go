@@ -11,8 +11,8 @@
 // The apiserver filters by shard when it runs with --feature-gates=ShardedListAndWatch=true
 // (Kubernetes 1.36 and later); otherwise each replica still receives every object and
 // kindex drops the others' (filter=client in the report). Each replica needs get, list,
-// watch, create, update and delete on leases.coordination.k8s.io in --lease-namespace,
-// and list and watch on the resource.
+// create, update and delete on leases.coordination.k8s.io in --lease-namespace (members
+// list the group's Leases; they do not watch them), and list and watch on the resource.
 package main
 
 import (
@@ -62,8 +62,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	if fs.NArg() != 1 || *leaseNS == "" || *identity == "" || *interval <= 0 {
-		fmt.Fprintln(stderr, "usage: sharded --lease-namespace NS [--identity NAME] RESOURCE")
+	// A --lease-duration of 0 would be shard.Options' default for the Lease, but no time at
+	// all for the handoff on SIGTERM, which waits at most one Lease duration.
+	if fs.NArg() != 1 || *leaseNS == "" || *identity == "" || *interval <= 0 || *lease <= 0 {
+		fmt.Fprintln(stderr, "usage: sharded --lease-namespace NS [--identity NAME] [--lease-duration D > 0] RESOURCE")
 		return 1
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()

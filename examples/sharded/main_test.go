@@ -82,3 +82,19 @@ func TestShardedReplicasCount(t *testing.T) {
 		t.Log(l[0])
 	}
 }
+
+// TestShardedRefusesZeroLeaseDuration: a Lease duration of 0 would leave the replica no
+// time to hand its range over on SIGTERM (Member.Leave waits at most one Lease duration):
+// the command refuses it before it joins a group.
+func TestShardedRefusesZeroLeaseDuration(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, demoenv.WriteKubeconfig(kubeconfig, cp.AdminConfig(), "default"))
+	ns := cp.Namespace(t)
+	var out testsupport.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	code := run(ctx, []string{"--kubeconfig", kubeconfig, "--lease-namespace", ns, "--identity", "a", "--lease-duration", "0s",
+		"-n", ns, "configmaps"}, &out, &out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out.String(), "usage:")
+}
