@@ -123,6 +123,29 @@ func TestMemberSameIdentity(t *testing.T) {
 	}
 }
 
+// Group "a" with identity "b-c" and group "a-b" with identity "c" name the same Lease: the
+// replica that finds it kept fails with ErrIdentityInUse saying so, not that identities must
+// be unique in a group, and the other keeps its Lease.
+func TestMemberLeaseNameOfAnotherGroup(t *testing.T) {
+	cs := plain.Clientset(t)
+	ns := plain.Namespace(t)
+	a := startMember(t, cs, ns, "a", "b-c")
+	require.Eventually(t, a.assigned, 10*time.Second, 10*time.Millisecond)
+	b := startMember(t, cs, ns, "a-b", "c")
+	select {
+	case <-b.done:
+	case <-a.done:
+		t.Fatalf("the member keeping the Lease ended: %v", a.err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the second member never noticed the first")
+	}
+	require.ErrorIs(t, b.err, ErrIdentityInUse)
+	assert.Contains(t, b.err.Error(), `group "a" with identity "b-c" names the same Lease as this member's group "a-b" with identity "c"`)
+	assert.NotContains(t, b.err.Error(), "unique in a group")
+	renewedAfter(t, cs, ns, "a-b-c", a.m.instance)
+	assert.Equal(t, []string{"b-c"}, a.m.Members())
+}
+
 // A replica restarted under the name of one that died (a StatefulSet's Pod) finds its
 // identity's Lease not yet expired: it waits, says so, and takes the Lease once it expires,
 // without an error.

@@ -299,8 +299,14 @@ func (m *Member) mayRenew(l *coordinationv1.Lease, now time.Time) error {
 		// nobody renewed it meanwhile.
 		return errWaiting
 	} else if !renew.Equal(w.renew) {
-		return fmt.Errorf("%w: Lease %s is renewed by instance %s (holder %q, group %q): identities must be unique in a group",
-			ErrIdentityInUse, name, inst, holder, group)
+		why := "identities must be unique in a group"
+		if group != m.o.Group || holder != m.o.Identity {
+			// "a" + "b-c" and "a-b" + "c" name the same Lease.
+			why = fmt.Sprintf("group %q with identity %q names the same Lease as this member's group %q with identity %q: choose names whose %q does not meet",
+				group, holder, m.o.Group, m.o.Identity, "<group>-<identity>")
+		}
+		return fmt.Errorf("%w: Lease %s is renewed by instance %s (holder %q, group %q): %s",
+			ErrIdentityInUse, name, inst, holder, group, why)
 	}
 	if m.expiry(l.Spec.RenewTime, l.Spec.LeaseDurationSeconds, w.seen, time.Time{}).After(now) {
 		return errWaiting
