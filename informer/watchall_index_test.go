@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
 
@@ -128,6 +130,57 @@ func TestWatchAllChecksQueriesAsItsMembers(t *testing.T) {
 	n, err = ws.Count(ctx, ignored)
 	require.NoError(t, err, "and so does a set's")
 	assert.Equal(t, 1, n)
+}
+
+// A watch-all set compiles the JSONPath conditions of a query under the factory's
+// Options.QueryJSONPath limits, as its informers do, not under jsonpath's defaults: it
+// answers a condition longer than the default limit that its members accept, and refuses
+// one over a stricter limit itself, before naming any member.
+func TestWatchAllChecksJSONPathsUnderTheFactoryLimits(t *testing.T) {
+	ctx := context.Background()
+	path := func(n int) string { return "{.metadata.labels['" + strings.Repeat("k", n) + "']}" }
+	set := func(t *testing.T, limits jsonpath.Options) (*WatchAll[obj], *Informer[obj]) {
+		e := newEnv(t, Options[obj]{QueryJSONPath: limits}, widgets)
+		e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+		require.NoError(t, err)
+		t.Cleanup(ws.Stop)
+		require.NoError(t, ws.WaitForSync(ctx))
+		require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+		return ws, ws.Informers()[0]
+	}
+
+	t.Run("a longer limit", func(t *testing.T) {
+		ws, inf := set(t, jsonpath.Options{MaxLength: 3 * jsonpath.DefaultMaxLength})
+		long := path(2 * jsonpath.DefaultMaxLength)
+		q := query.Query{Conditions: []query.Condition{query.Eq("team", "a"), query.Where(long, query.NotExists)}}
+		res, err := inf.Query(ctx, q)
+		require.NoError(t, err, "the informer takes it")
+		assert.Equal(t, []string{"w1"}, names(res.Items))
+		items, err := ws.QueryItems(ctx, q)
+		require.NoError(t, err, "and so does the set")
+		require.Len(t, items.Items, 1)
+		assert.Equal(t, "ns/w1", items.Items[0].Key())
+		n, err := ws.Count(ctx, q)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+	})
+
+	t.Run("a shorter limit", func(t *testing.T) {
+		ws, inf := set(t, jsonpath.Options{MaxLength: 40})
+		q := query.Query{Conditions: []query.Condition{query.Eq("team", "a"), query.Where(path(50), query.NotExists)}}
+		_, err := inf.Query(ctx, q)
+		require.ErrorIs(t, err, query.ErrInvalidQuery, "the informer refuses it")
+		var syntax *jsonpath.SyntaxError
+		for _, err := range []error{
+			func() error { _, err := ws.QueryItems(ctx, q); return err }(),
+			func() error { _, err := ws.Count(ctx, q); return err }(),
+		} {
+			require.ErrorIs(t, err, query.ErrInvalidQuery, "and so does the set")
+			assert.ErrorAs(t, err, &syntax)
+			assert.NotContains(t, err.Error(), "widgets", "the query's own error, naming no member")
+		}
+	})
 }
 
 // A set's page carries a continue token only when more results follow, as an informer's

@@ -318,6 +318,20 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 	return out, nil
 }
 
+// Validate checks q as Query does before it reads the store: every condition (a JSONPath
+// compiled by opts.PathFunc, with the cache's limits), a Limit that is not negative, no
+// empty AnyOf group, SortBy set when Descending is, and a label selector only where
+// opts.Labels reads labels. Index names are not resolved: whether the indexes exist is for
+// the store that runs the query to say.
+func Validate(q query.Query, opts QueryOptions) error {
+	if q.Descending && q.SortBy == "" {
+		return &query.InvalidError{Reason: "Descending needs SortBy"}
+	}
+	opts.Resolve = nil
+	_, err := prepare(q, opts)
+	return err
+}
+
 // prepared is a validated query: its conditions split by kind, index names resolved.
 type prepared struct {
 	q       query.Query
