@@ -239,8 +239,8 @@ func (s *Store) equalEntry(c *query.Condition, key string) (*valueEntry, error) 
 }
 
 // Count returns how many objects match q (Limit and Continue are ignored). A query with
-// only a namespace, or only equality and set conditions on one index, is answered from the
-// sizes the store keeps, without visiting objects (one equality without preparing a plan).
+// only a namespace, or only one equality condition, is answered from the sizes the store
+// keeps, without visiting objects (the equality without preparing a plan).
 func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (int, query.Plan, error) {
 	q.Limit, q.Continue = 0, ""
 	if c := singleEquality(&q); c != nil {
@@ -482,9 +482,9 @@ func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item
 }
 
 // countFromSizes answers a count from the sizes the store keeps when pq allows it: no
-// condition (the namespace's size), or one equality or set condition and nothing else (its
-// values' sizes; a set's values are distinct objects only for a single-valued index, so a
-// set is answered this way only when every object has at most one value).
+// condition (the namespace's size), or one equality condition and nothing else (its value's
+// size). A set condition (In) is not: an object with several of its values is in several
+// values' lists, so their sizes do not add up to the objects.
 func (s *Store) countFromSizes(pq *prepared) (int, query.Plan, bool, error) {
 	if len(pq.paths) > 0 || pq.labels || len(pq.indexed) > 1 {
 		return 0, query.Plan{}, false, nil
