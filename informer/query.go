@@ -156,12 +156,18 @@ func (c *core) queryOptions() store.QueryOptions {
 	}
 }
 
-// validateQuery checks q as the core's informers check it before reading their caches:
-// query.Validate's rules, with JSONPath conditions compiled under Options.QueryJSONPath's
-// limits and the mode's, not jsonpath's defaults, so that a watch-all set refuses what its
-// members would refuse, and nothing they accept.
+// validateQuery checks q as the core's informers check it before reading their caches
+// (store.Validate, with their options): query.Validate's rules with JSONPath conditions
+// compiled under Options.QueryJSONPath's limits and the mode's, not jsonpath's defaults,
+// and a positive indexed condition unless Scan is set; so that a watch-all set refuses what
+// its members would refuse, even when it has none, and nothing they accept. validateCount
+// is the same for Count.
 func (c *core) validateQuery(q query.Query) error {
 	return store.Validate(q, c.queryOptions())
+}
+
+func (c *core) validateCount(q query.Query) error {
+	return store.ValidateCount(q, c.queryOptions())
 }
 
 // storeIndex resolves an index name registered on the entry to the store index serving it.

@@ -128,8 +128,8 @@ type ResourceItem[T Object] struct {
 // the next when more results follow (a page full at a member's end asks the members after
 // it for one match to know). Conditions name the set's indexes (AddIndex) or are JSONPath
 // filters (compiled under Options.QueryJSONPath's limits, as the informers compile them:
-// the set refuses a query its members would refuse, before naming any, and nothing they
-// accept); a member that does not have an index q names, or has one of the set's names with
+// the set refuses a query its members would refuse, malformed or needing Scan, before
+// naming any and even with none, and nothing they accept); a member that does not have an index q names, or has one of the set's names with
 // another definition (an *IndexConflictError), fails the query (its error names the
 // resource). The plan is the sum of the members' (its Driver the first member's). A token
 // stays valid while objects change, as an informer's does, and when a resource moves to
@@ -337,7 +337,7 @@ func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 func (w *WatchAll[T]) count(ctx context.Context, q query.Query) (int, error) {
 	// What Count ignores, as an informer's Count does, is not checked either.
 	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
-	if err := w.wa.c.validateQuery(q); err != nil {
+	if err := w.wa.c.validateCount(q); err != nil {
 		return 0, err
 	}
 	members := w.wa.snapshot()

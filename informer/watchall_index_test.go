@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/jsonpath"
@@ -130,6 +131,59 @@ func TestWatchAllChecksQueriesAsItsMembers(t *testing.T) {
 	n, err = ws.Count(ctx, ignored)
 	require.NoError(t, err, "and so does a set's")
 	assert.Equal(t, 1, n)
+}
+
+// A query without a positive indexed condition and without Scan is refused by a watch-all
+// set as by each of its informers, with query.ErrScanRequired, before naming any member and
+// even with no member; Count answers a query without any condition from sizes, as an
+// informer's does, and needs Scan for any other.
+func TestWatchAllRequiresScanAsItsMembers(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.WaitForSync(ctx))
+	none, err := e.f.WatchAll(ctx, discovery.Filter{IncludeResources: []string{"nothing.example.com"}})
+	require.NoError(t, err)
+	defer none.Stop()
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+	inf := ws.Informers()[0]
+
+	negative := query.Query{Conditions: []query.Condition{query.NotEq("team", "b")}}
+	group := query.Query{AnyOf: [][]query.Condition{{query.Eq("team", "a")}, {query.NotEq("team", "a")}}}
+	labeled := query.Query{Labels: labels.SelectorFromSet(labels.Set{"team": "a"})}
+	for name, q := range map[string]query.Query{"negative": negative, "AnyOf": group, "labels": labeled} {
+		_, err := inf.Query(ctx, q)
+		require.ErrorIs(t, err, query.ErrScanRequired, "%s: an informer refuses it", name)
+		_, err = inf.Count(ctx, q)
+		require.ErrorIs(t, err, query.ErrScanRequired, "%s: an informer's Count too", name)
+		for set, w := range map[string]*WatchAll[obj]{"a set": ws, "an empty set": none} {
+			_, err := w.QueryItems(ctx, q)
+			require.ErrorIs(t, err, query.ErrScanRequired, "%s: %s", name, set)
+			assert.NotContains(t, err.Error(), "widgets", "%s: %s: the query's own error", name, set)
+			_, err = w.Count(ctx, q)
+			require.ErrorIs(t, err, query.ErrScanRequired, "%s: %s counting", name, set)
+			assert.NotContains(t, err.Error(), "widgets", "%s: %s counting", name, set)
+		}
+	}
+	_, err = none.QueryItems(ctx, group)
+	assert.ErrorContains(t, err, "AnyOf group 1", "the group without an index is named")
+
+	// With Scan, the set answers; Count of no condition needs none.
+	negative.Scan = true
+	res, err := ws.QueryItems(ctx, negative)
+	require.NoError(t, err)
+	require.Len(t, res.Items, 1)
+	assert.Equal(t, "ns/w1", res.Items[0].Key())
+	for set, want := range map[*WatchAll[obj]]int{ws: 1, none: 0} {
+		n, err := set.Count(ctx, query.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, want, n)
+		_, err = set.QueryItems(ctx, query.Query{})
+		assert.ErrorIs(t, err, query.ErrScanRequired, "a query without any condition is a scan")
+	}
 }
 
 // A watch-all set compiles the JSONPath conditions of a query under the factory's

@@ -320,16 +320,63 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 
 // Validate checks q as Query does before it reads the store: every condition (a JSONPath
 // compiled by opts.PathFunc, with the cache's limits), a Limit that is not negative, no
-// empty AnyOf group, SortBy set when Descending is, and a label selector only where
-// opts.Labels reads labels. Index names are not resolved: whether the indexes exist is for
-// the store that runs the query to say.
+// empty AnyOf group, SortBy set when Descending is, a label selector only where opts.Labels
+// reads labels, and, unless q.Scan is set, a positive indexed condition in q (in each AnyOf
+// group or in Conditions), or query.ErrScanRequired. Index names are not resolved: whether
+// the indexes exist is for the store that runs the query to say.
 func Validate(q query.Query, opts QueryOptions) error {
 	if q.Descending && q.SortBy == "" {
 		return &query.InvalidError{Reason: "Descending needs SortBy"}
 	}
+	return validate(q, opts, false)
+}
+
+// ValidateCount is Validate for Count and CountBy, which ignore Limit, Continue, SortBy and
+// Descending, and answer a query without any condition (no Conditions, AnyOf or label
+// selector) from sizes, without Scan.
+func ValidateCount(q query.Query, opts QueryOptions) error {
+	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
+	return validate(q, opts, true)
+}
+
+func validate(q query.Query, opts QueryOptions, count bool) error {
 	opts.Resolve = nil
-	_, err := prepare(q, opts)
-	return err
+	pq, err := prepare(q, opts)
+	if err != nil || q.Scan {
+		return err
+	}
+	if count && len(pq.groups) == 0 && len(pq.indexed) == 0 && len(pq.paths) == 0 && !pq.labels {
+		return nil // answered from sizes (countFromSizes)
+	}
+	if len(pq.groups) == 0 {
+		if !pq.hasPositive() {
+			return query.ErrScanRequired
+		}
+		return nil
+	}
+	for i, g := range pq.groups {
+		if !g.hasPositive() {
+			return groupScanRequired(pq.q.AnyOf[i], i)
+		}
+	}
+	return nil
+}
+
+// hasPositive reports whether pq (without AnyOf groups) has a positive indexed condition,
+// which can drive its candidates.
+func (pq *prepared) hasPositive() bool {
+	return slices.ContainsFunc(pq.indexed, func(m *matcher) bool { return m.cond.Op.Positive() })
+}
+
+// groupScanRequired is ErrScanRequired for AnyOf group i: it says which group, since the
+// others may have what it lacks.
+func groupScanRequired(group []query.Condition, i int) error {
+	conds := make([]string, len(group))
+	for j, c := range group {
+		conds[j] = c.String()
+	}
+	return fmt.Errorf("%w: AnyOf group %d %s: no positive indexed condition in it or in Conditions",
+		query.ErrScanRequired, i, quoteCut(strings.Join(conds, ", ")))
 }
 
 // prepared is a validated query: its conditions split by kind, index names resolved.
@@ -416,13 +463,7 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 	for i, g := range pq.groups {
 		hits, p, _, err := s.matches(ctx, g, group)
 		if err == query.ErrScanRequired {
-			// Say which group: the others may have what it lacks.
-			conds := make([]string, len(pq.q.AnyOf[i]))
-			for j, c := range pq.q.AnyOf[i] {
-				conds[j] = c.String()
-			}
-			err = fmt.Errorf("%w: AnyOf group %d %s: no positive indexed condition in it or in Conditions",
-				query.ErrScanRequired, i, quoteCut(strings.Join(conds, ", ")))
+			err = groupScanRequired(pq.q.AnyOf[i], i)
 		}
 		if err != nil {
 			return nil, p, false, err
