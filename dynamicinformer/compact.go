@@ -16,6 +16,13 @@ import (
 // reads a field the compact mode's projection drops.
 var ErrNotProjected = compact.ErrNotProjected
 
+// ErrManagedFieldsDropped is matched (errors.Is) by the error for an index or query
+// condition that reads metadata.managedFields by name ({.metadata.managedFields[*].manager})
+// in a factory without Options.KeepManagedFields, in every storage mode: the cache drops
+// them, so it would find none where the server's objects have them (the metadata-only mode
+// refuses such an expression too, with ErrNotMetadata).
+var ErrManagedFieldsDropped = storage.ErrManagedFieldsDropped
+
 // CompactOptions configures the compact storage mode.
 type CompactOptions struct {
 	// Projection, when set, keeps only the fields these JSONPath expressions read (plus

@@ -71,7 +71,9 @@ type Options[T Object] struct {
 	// "Concurrency").
 	Transform func(T) (T, error)
 	// KeepManagedFields keeps metadata.managedFields, which kindex otherwise strips: they are
-	// about half of a typical object's memory.
+	// about half of a typical object's memory. Without it, an index or a JSONPath condition
+	// that reads them by name ({.metadata.managedFields[*].manager}) is refused (ErrInvalidIndex,
+	// query.ErrInvalidQuery) rather than finding none.
 	KeepManagedFields bool
 	// Logger receives kindex's logs (one line per informer transition, never one per retry),
 	// the reflectors' and, when the factory creates its discovery client, discovery's. The
@@ -368,7 +370,8 @@ func (f *Factory[T]) WaitForSync(ctx context.Context) error { return f.c.waitFor
 // CheckPath returns an error if the factory's objects do not hold what p reads (a compact
 // factory's projection drops it, a metadata-only factory holds only metadata): an index, a
 // query or a program's own evaluation of p on them would find nothing where the server's
-// objects have values. nil for modes that keep whole objects.
+// objects have values (metadata.managedFields too, unless Options.KeepManagedFields). nil
+// for modes that keep whole objects.
 func (f *Factory[T]) CheckPath(p *jsonpath.Path) error {
 	if p == nil {
 		return errors.New("kindex: CheckPath(nil)")

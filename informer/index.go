@@ -213,7 +213,8 @@ func (h *handle) removeIndex(name string) error {
 	return h.e.removeIndex(name)
 }
 
-// validIndexName refuses a name no query could use: empty, or not printable text.
+// validIndexName refuses a name no query could use: the empty name (a condition without an
+// index name is a JSONPath one).
 func validIndexName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty name", ErrInvalidIndex)

@@ -132,11 +132,19 @@ func (i *Informer[T]) query(ctx context.Context, q query.Query) ([]store.Item, s
 // informer's index names, compile JSONPath conditions (refused if the mode drops a field
 // they read) and read labels.
 func (e *entry) newQueryOptions() store.QueryOptions {
-	mode, paths := e.core.mode, &e.core.paths
+	opts := e.core.queryOptions()
+	opts.Scope, opts.Resolve = e.key.String(), e.storeIndex
+	return opts
+}
+
+// queryOptions are the store.QueryOptions every informer of the core shares: JSONPath
+// conditions compiled with Options.QueryJSONPath's limits (refused if the mode drops a
+// field they read), labels read as the mode holds them. Scope and Resolve are an
+// informer's own.
+func (c *core) queryOptions() store.QueryOptions {
+	mode, paths := c.mode, &c.paths
 	checker, _ := mode.(storage.PathChecker)
 	return store.QueryOptions{
-		Scope:   e.key.String(),
-		Resolve: e.storeIndex,
 		PathFunc: func(expr string) (store.IndexFunc, error) {
 			p, fn, err := paths.compile(expr)
 			if err == nil && checker != nil {
@@ -146,6 +154,20 @@ func (e *entry) newQueryOptions() store.QueryOptions {
 		},
 		Labels: func(item any) map[string]string { return labelsOf(mode, item) },
 	}
+}
+
+// validateQuery checks q as the core's informers check it before reading their caches
+// (store.Validate, with their options): query.Validate's rules with JSONPath conditions
+// compiled under Options.QueryJSONPath's limits and the mode's, not jsonpath's defaults,
+// and a positive indexed condition unless Scan is set; so that a watch-all set refuses what
+// its members would refuse, even when it has none, and nothing they accept. validateCount
+// is the same for Count.
+func (c *core) validateQuery(q query.Query) error {
+	return store.Validate(q, c.queryOptions())
+}
+
+func (c *core) validateCount(q query.Query) error {
+	return store.ValidateCount(q, c.queryOptions())
 }
 
 // storeIndex resolves an index name registered on the entry to the store index serving it.

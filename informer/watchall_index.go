@@ -127,7 +127,9 @@ type ResourceItem[T Object] struct {
 // ("plural.group") and then as q orders them, one page of q.Limit with a continue token for
 // the next when more results follow (a page full at a member's end asks the members after
 // it for one match to know). Conditions name the set's indexes (AddIndex) or are JSONPath
-// filters; a member that does not have an index q names, or has one of the set's names with
+// filters (compiled under Options.QueryJSONPath's limits, as the informers compile them:
+// the set refuses a query its members would refuse, malformed or needing Scan, before
+// naming any and even with none, and nothing they accept); a member that does not have an index q names, or has one of the set's names with
 // another definition (an *IndexConflictError), fails the query (its error names the
 // resource). The plan is the sum of the members' (its Driver the first member's). A token
 // stays valid while objects change, as an informer's does, and when a resource moves to
@@ -143,7 +145,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	if err := w.wa.gone(); err != nil {
 		return res, err
 	}
-	if err := q.Validate(); err != nil {
+	if err := w.wa.c.validateQuery(q); err != nil {
 		return res, err // the query's own error, before any member's name is put on it
 	}
 	res, err := w.queryItems(ctx, q)
@@ -335,7 +337,7 @@ func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 func (w *WatchAll[T]) count(ctx context.Context, q query.Query) (int, error) {
 	// What Count ignores, as an informer's Count does, is not checked either.
 	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
-	if err := q.Validate(); err != nil {
+	if err := w.wa.c.validateCount(q); err != nil {
 		return 0, err
 	}
 	members := w.wa.snapshot()

@@ -3,13 +3,16 @@ package informer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
 
@@ -128,6 +131,110 @@ func TestWatchAllChecksQueriesAsItsMembers(t *testing.T) {
 	n, err = ws.Count(ctx, ignored)
 	require.NoError(t, err, "and so does a set's")
 	assert.Equal(t, 1, n)
+}
+
+// A query without a positive indexed condition and without Scan is refused by a watch-all
+// set as by each of its informers, with query.ErrScanRequired, before naming any member and
+// even with no member; Count answers a query without any condition from sizes, as an
+// informer's does, and needs Scan for any other.
+func TestWatchAllRequiresScanAsItsMembers(t *testing.T) {
+	e := newEnv(t, Options[obj]{}, widgets)
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+	ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.WaitForSync(ctx))
+	none, err := e.f.WatchAll(ctx, discovery.Filter{IncludeResources: []string{"nothing.example.com"}})
+	require.NoError(t, err)
+	defer none.Stop()
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+	inf := ws.Informers()[0]
+
+	negative := query.Query{Conditions: []query.Condition{query.NotEq("team", "b")}}
+	group := query.Query{AnyOf: [][]query.Condition{{query.Eq("team", "a")}, {query.NotEq("team", "a")}}}
+	labeled := query.Query{Labels: labels.SelectorFromSet(labels.Set{"team": "a"})}
+	for name, q := range map[string]query.Query{"negative": negative, "AnyOf": group, "labels": labeled} {
+		_, err := inf.Query(ctx, q)
+		require.ErrorIs(t, err, query.ErrScanRequired, "%s: an informer refuses it", name)
+		_, err = inf.Count(ctx, q)
+		require.ErrorIs(t, err, query.ErrScanRequired, "%s: an informer's Count too", name)
+		for set, w := range map[string]*WatchAll[obj]{"a set": ws, "an empty set": none} {
+			_, err := w.QueryItems(ctx, q)
+			require.ErrorIs(t, err, query.ErrScanRequired, "%s: %s", name, set)
+			assert.NotContains(t, err.Error(), "widgets", "%s: %s: the query's own error", name, set)
+			_, err = w.Count(ctx, q)
+			require.ErrorIs(t, err, query.ErrScanRequired, "%s: %s counting", name, set)
+			assert.NotContains(t, err.Error(), "widgets", "%s: %s counting", name, set)
+		}
+	}
+	_, err = none.QueryItems(ctx, group)
+	assert.ErrorContains(t, err, "AnyOf group 1", "the group without an index is named")
+
+	// With Scan, the set answers; Count of no condition needs none.
+	negative.Scan = true
+	res, err := ws.QueryItems(ctx, negative)
+	require.NoError(t, err)
+	require.Len(t, res.Items, 1)
+	assert.Equal(t, "ns/w1", res.Items[0].Key())
+	for set, want := range map[*WatchAll[obj]]int{ws: 1, none: 0} {
+		n, err := set.Count(ctx, query.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, want, n)
+		_, err = set.QueryItems(ctx, query.Query{})
+		assert.ErrorIs(t, err, query.ErrScanRequired, "a query without any condition is a scan")
+	}
+}
+
+// A watch-all set compiles the JSONPath conditions of a query under the factory's
+// Options.QueryJSONPath limits, as its informers do, not under jsonpath's defaults: it
+// answers a condition longer than the default limit that its members accept, and refuses
+// one over a stricter limit itself, before naming any member.
+func TestWatchAllChecksJSONPathsUnderTheFactoryLimits(t *testing.T) {
+	ctx := context.Background()
+	path := func(n int) string { return "{.metadata.labels['" + strings.Repeat("k", n) + "']}" }
+	set := func(t *testing.T, limits jsonpath.Options) (*WatchAll[obj], *Informer[obj]) {
+		e := newEnv(t, Options[obj]{QueryJSONPath: limits}, widgets)
+		e.mode.server(widgets.GVR).add(newObj("ns", "w1", map[string]string{"team": "a"}))
+		ws, err := e.f.WatchAll(ctx, discovery.Filter{})
+		require.NoError(t, err)
+		t.Cleanup(ws.Stop)
+		require.NoError(t, ws.WaitForSync(ctx))
+		require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+		return ws, ws.Informers()[0]
+	}
+
+	t.Run("a longer limit", func(t *testing.T) {
+		ws, inf := set(t, jsonpath.Options{MaxLength: 3 * jsonpath.DefaultMaxLength})
+		long := path(2 * jsonpath.DefaultMaxLength)
+		q := query.Query{Conditions: []query.Condition{query.Eq("team", "a"), query.Where(long, query.NotExists)}}
+		res, err := inf.Query(ctx, q)
+		require.NoError(t, err, "the informer takes it")
+		assert.Equal(t, []string{"w1"}, names(res.Items))
+		items, err := ws.QueryItems(ctx, q)
+		require.NoError(t, err, "and so does the set")
+		require.Len(t, items.Items, 1)
+		assert.Equal(t, "ns/w1", items.Items[0].Key())
+		n, err := ws.Count(ctx, q)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+	})
+
+	t.Run("a shorter limit", func(t *testing.T) {
+		ws, inf := set(t, jsonpath.Options{MaxLength: 40})
+		q := query.Query{Conditions: []query.Condition{query.Eq("team", "a"), query.Where(path(50), query.NotExists)}}
+		_, err := inf.Query(ctx, q)
+		require.ErrorIs(t, err, query.ErrInvalidQuery, "the informer refuses it")
+		var syntax *jsonpath.SyntaxError
+		for _, err := range []error{
+			func() error { _, err := ws.QueryItems(ctx, q); return err }(),
+			func() error { _, err := ws.Count(ctx, q); return err }(),
+		} {
+			require.ErrorIs(t, err, query.ErrInvalidQuery, "and so does the set")
+			assert.ErrorAs(t, err, &syntax)
+			assert.NotContains(t, err.Error(), "widgets", "the query's own error, naming no member")
+		}
+	})
 }
 
 // A set's page carries a continue token only when more results follow, as an informer's

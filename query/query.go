@@ -205,9 +205,10 @@ type Plan struct {
 	// object in scope was visited.
 	Driver string
 	// Candidates is the number of objects the driver produced; Matched how many passed every
-	// condition (before Limit and Continue). A page read in order (Driver "order(...)")
-	// stops once it knows whether another page follows: Matched is then the page's size,
-	// plus one when there is more.
+	// condition and follow the continue token's position (every match on a first page),
+	// before Limit: the results of this page and of the pages after it. A page read in
+	// order (Driver "order(...)") stops once it knows whether another page follows: Matched
+	// is then the page's size, plus one when there is more.
 	Candidates, Matched int
 }
 

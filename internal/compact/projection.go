@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -119,10 +120,18 @@ func (e *ProjectionError) Error() string {
 func (e *ProjectionError) Unwrap() error { return ErrNotProjected }
 
 // CheckPath returns a *ProjectionError if p reads a field the decoder's projection does not
-// keep whole (nil without a projection): an index or query on it would silently find less
-// than the server holds. apiVersion, kind and metadata are always kept.
+// keep whole (nil without a projection), and an error wrapping
+// storage.ErrManagedFieldsDropped if it reads metadata.managedFields, which are cut unless
+// Options.KeepManagedFields: an index or query on them would silently find less than the
+// server holds. apiVersion, kind and the rest of metadata are always kept.
 func (d *Decoder) CheckPath(p *jsonpath.Path) error {
-	if d == nil || d.proj == nil {
+	if d == nil {
+		return nil
+	}
+	if err := storage.CheckManagedFields("compact", d.keep, p); err != nil {
+		return err
+	}
+	if d.proj == nil {
 		return nil
 	}
 	for _, path := range p.Fields() {

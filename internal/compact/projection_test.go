@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/jsonpath"
 )
 
@@ -126,4 +127,14 @@ func TestCheckPath(t *testing.T) {
 	p, err := jsonpath.Compile("{..anything}")
 	require.NoError(t, err)
 	assert.NoError(t, none.CheckPath(p), "no projection keeps everything")
+
+	// metadata.managedFields are cut unless kept: an expression naming them is refused, with
+	// or without a projection, as by the metadata-only mode.
+	mf := jsonpath.MustCompile("{.metadata.managedFields[*].manager}")
+	for _, dec := range []*Decoder{d, none} {
+		require.ErrorIs(t, dec.CheckPath(mf), storage.ErrManagedFieldsDropped)
+	}
+	kept, err := NewDecoder(Options{KeepManagedFields: true, Projection: []string{"{.status.phase}"}})
+	require.NoError(t, err)
+	assert.NoError(t, kept.CheckPath(mf), "kept")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kindex/kindex/internal/jsondecode"
 	"github.com/kindex/kindex/internal/storage"
+	"github.com/kindex/kindex/jsonpath"
 )
 
 // UnstructuredModeName is the name of UnstructuredMode in informer keys, metrics and logs:
@@ -49,6 +50,10 @@ func (m *UnstructuredMode) ListerWatcher(t storage.Target) cache.ListerWatcherWi
 
 // ExampleObject is *Object: the Reflector checks event types before the transform decodes.
 func (m *UnstructuredMode) ExampleObject() runtime.Object { return &Object{} }
+
+// CheckPath refuses an expression that reads metadata.managedFields when they are cut
+// (storage.ErrManagedFieldsDropped), as the compact mode does.
+func (m *UnstructuredMode) CheckPath(p *jsonpath.Path) error { return m.raw.CheckPath(p) }
 
 // Object returns the stored object itself: it is already decoded.
 func (m *UnstructuredMode) Object(item any) (any, error) { return item, nil }

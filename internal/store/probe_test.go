@@ -342,6 +342,11 @@ func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q q
 	if msg := querymodel.CheckOutcome(want, err); msg != "" {
 		return "query: " + msg
 	}
+	// The check made before a query reads any store (a watch-all set's, before it asks its
+	// members) gives the outcome the query gives.
+	if msg := querymodel.CheckOutcome(want, store.Validate(q, opts)); msg != "" {
+		return "validate: " + msg
+	}
 	if err == nil {
 		if exp := model.Results(q); !slices.Equal(got, exp) {
 			return fmt.Sprintf("results\n got %s\nwant %s%s", short(got), short(exp), model.Explain(q, got, exp))
@@ -358,6 +363,9 @@ func checkQuery(ctx context.Context, ps probeStore, model *querymodel.Model, q q
 	n, _, err := ps.s.Count(ctx, cq, opts)
 	if msg := querymodel.CheckOutcome(cwant, err); msg != "" {
 		return "count: " + msg
+	}
+	if msg := querymodel.CheckOutcome(cwant, store.ValidateCount(q, opts)); msg != "" {
+		return "validate count: " + msg
 	}
 	if err == nil && n != len(model.Results(cq)) {
 		return fmt.Sprintf("count %d, want %d", n, len(model.Results(cq)))

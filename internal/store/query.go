@@ -239,8 +239,8 @@ func (s *Store) equalEntry(c *query.Condition, key string) (*valueEntry, error) 
 }
 
 // Count returns how many objects match q (Limit and Continue are ignored). A query with
-// only a namespace, or only equality and set conditions on one index, is answered from the
-// sizes the store keeps, without visiting objects (one equality without preparing a plan).
+// only a namespace, or only one equality condition, is answered from the sizes the store
+// keeps, without visiting objects (the equality without preparing a plan).
 func (s *Store) Count(ctx context.Context, q query.Query, opts QueryOptions) (int, query.Plan, error) {
 	q.Limit, q.Continue = 0, ""
 	if c := singleEquality(&q); c != nil {
@@ -316,6 +316,67 @@ func (s *Store) CountBy(ctx context.Context, q query.Query, index string, opts Q
 		}
 	}
 	return out, nil
+}
+
+// Validate checks q as Query does before it reads the store: every condition (a JSONPath
+// compiled by opts.PathFunc, with the cache's limits), a Limit that is not negative, no
+// empty AnyOf group, SortBy set when Descending is, a label selector only where opts.Labels
+// reads labels, and, unless q.Scan is set, a positive indexed condition in q (in each AnyOf
+// group or in Conditions), or query.ErrScanRequired. Index names are not resolved: whether
+// the indexes exist is for the store that runs the query to say.
+func Validate(q query.Query, opts QueryOptions) error {
+	if q.Descending && q.SortBy == "" {
+		return &query.InvalidError{Reason: "Descending needs SortBy"}
+	}
+	return validate(q, opts, false)
+}
+
+// ValidateCount is Validate for Count and CountBy, which ignore Limit, Continue, SortBy and
+// Descending, and answer a query without any condition (no Conditions, AnyOf or label
+// selector) from sizes, without Scan.
+func ValidateCount(q query.Query, opts QueryOptions) error {
+	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
+	return validate(q, opts, true)
+}
+
+func validate(q query.Query, opts QueryOptions, count bool) error {
+	opts.Resolve = nil
+	pq, err := prepare(q, opts)
+	if err != nil || q.Scan {
+		return err
+	}
+	if count && len(pq.groups) == 0 && len(pq.indexed) == 0 && len(pq.paths) == 0 && !pq.labels {
+		return nil // answered from sizes (countFromSizes)
+	}
+	if len(pq.groups) == 0 {
+		if !pq.hasPositive() {
+			return query.ErrScanRequired
+		}
+		return nil
+	}
+	for i, g := range pq.groups {
+		if !g.hasPositive() {
+			return groupScanRequired(pq.q.AnyOf[i], i)
+		}
+	}
+	return nil
+}
+
+// hasPositive reports whether pq (without AnyOf groups) has a positive indexed condition,
+// which can drive its candidates.
+func (pq *prepared) hasPositive() bool {
+	return slices.ContainsFunc(pq.indexed, func(m *matcher) bool { return m.cond.Op.Positive() })
+}
+
+// groupScanRequired is ErrScanRequired for AnyOf group i: it says which group, since the
+// others may have what it lacks.
+func groupScanRequired(group []query.Condition, i int) error {
+	conds := make([]string, len(group))
+	for j, c := range group {
+		conds[j] = c.String()
+	}
+	return fmt.Errorf("%w: AnyOf group %d %s: no positive indexed condition in it or in Conditions",
+		query.ErrScanRequired, i, quoteCut(strings.Join(conds, ", ")))
 }
 
 // prepared is a validated query: its conditions split by kind, index names resolved.
@@ -402,13 +463,7 @@ func (s *Store) matchAll(ctx context.Context, pq *prepared, group string) ([]Ite
 	for i, g := range pq.groups {
 		hits, p, _, err := s.matches(ctx, g, group)
 		if err == query.ErrScanRequired {
-			// Say which group: the others may have what it lacks.
-			conds := make([]string, len(pq.q.AnyOf[i]))
-			for j, c := range pq.q.AnyOf[i] {
-				conds[j] = c.String()
-			}
-			err = fmt.Errorf("%w: AnyOf group %d %s: no positive indexed condition in it or in Conditions",
-				query.ErrScanRequired, i, quoteCut(strings.Join(conds, ", ")))
+			err = groupScanRequired(pq.q.AnyOf[i], i)
 		}
 		if err != nil {
 			return nil, p, false, err
@@ -468,9 +523,9 @@ func (s *Store) matches(ctx context.Context, pq *prepared, group string) ([]Item
 }
 
 // countFromSizes answers a count from the sizes the store keeps when pq allows it: no
-// condition (the namespace's size), or one equality or set condition and nothing else (its
-// values' sizes; a set's values are distinct objects only for a single-valued index, so a
-// set is answered this way only when every object has at most one value).
+// condition (the namespace's size), or one equality condition and nothing else (its value's
+// size). A set condition (In) is not: an object with several of its values is in several
+// values' lists, so their sizes do not add up to the objects.
 func (s *Store) countFromSizes(pq *prepared) (int, query.Plan, bool, error) {
 	if len(pq.paths) > 0 || pq.labels || len(pq.indexed) > 1 {
 		return 0, query.Plan{}, false, nil

@@ -380,6 +380,46 @@ func TestQueryPaginates(t *testing.T) {
 	assert.Len(t, all, 20)
 }
 
+// Plan.Matched counts the matches that follow the continue token's position: those of the
+// page and of the pages after it, whichever way the page is selected (from the driver's
+// matches with a heap, or from the whole match set when a label selector filters it).
+func TestPlanMatchedCountsFromTheContinuePosition(t *testing.T) {
+	s := New(Options{})
+	require.NoError(t, s.AddIndex("size", field("size")))
+	require.NoError(t, s.AddIndex("node", field("node")))
+	for i := range 30 {
+		node := "common"
+		if i%10 == 0 {
+			node = "rare" // o00, o10, o20
+		}
+		require.NoError(t, s.Add(obj("a", fmt.Sprintf("o%02d", i), int64(30-i), node, map[string]string{"team": "x"})))
+	}
+	opts := QueryOptions{Labels: func(o any) map[string]string { return o.(*unstructured.Unstructured).GetLabels() }}
+	rare := []query.Condition{query.Eq("node", "rare")}
+	for name, tc := range map[string]struct {
+		q    query.Query
+		keys []string
+	}{
+		"key order":        {query.Query{Conditions: rare}, []string{"a/o00", "a/o10", "a/o20"}},
+		"sorted":           {query.Query{Conditions: rare, SortBy: "size"}, []string{"a/o20", "a/o10", "a/o00"}},
+		"labels":           {query.Query{Conditions: rare, Labels: labels.SelectorFromSet(labels.Set{"team": "x"})}, []string{"a/o00", "a/o10", "a/o20"}},
+		"labels and order": {query.Query{Conditions: rare, SortBy: "size", Descending: true, Labels: labels.SelectorFromSet(labels.Set{"team": "x"})}, []string{"a/o00", "a/o10", "a/o20"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := tc.q
+			q.Limit = 1
+			for page, want := range tc.keys {
+				items, next, plan, err := s.Query(ctx, q, opts)
+				require.NoError(t, err)
+				assert.Equal(t, []string{want}, keys(items), "page %d", page)
+				assert.Equal(t, len(tc.keys)-page, plan.Matched, "page %d: this page's match and those after it", page)
+				assert.Equal(t, page < len(tc.keys)-1, next != "")
+				q.Continue = next
+			}
+		})
+	}
+}
+
 func TestQueryErrors(t *testing.T) {
 	s := seed(t)
 	cases := map[string]struct {
