@@ -13,7 +13,7 @@ import (
 //
 //	condition = subject                          the subject has a value
 //	          | "!" subject                      the subject has no value
-//	          | subject op value                 op: = == != < <= > >=
+//	          | subject op value                 op: = == != < <= > >= ^= (starts with)
 //	          | subject ("in" | "notin") "(" value { "," value } ")"
 //	subject   = NAME                             an --index name or a built-in index
 //	          | "{" jsonpath "}"                 a JSONPath, evaluated on each object
@@ -323,7 +323,7 @@ func skipQuoted(s string, i int) (int, bool) {
 	return 0, false
 }
 
-// operator reads one of = == != < <= > >= in notin.
+// operator reads one of = == != < <= > >= ^= in notin.
 func (p *whereParser) operator(w *whereExpr) error {
 	at := p.pos
 	rest := p.s[p.pos:]
@@ -334,9 +334,9 @@ func (p *whereParser) operator(w *whereExpr) error {
 	switch {
 	case two == "=~" || two == "!~":
 		return p.fail(at, "%s (regular expression match) is not supported; use =, !=, in (...) or notin (...)", two)
-	case two == "==", two == "!=", two == "<=", two == ">=":
+	case two == "==", two == "!=", two == "<=", two == ">=", two == "^=":
 		p.pos += 2
-		w.Op = map[string]query.Op{"==": query.Equal, "!=": query.NotEqual, "<=": query.LessOrEqual, ">=": query.GreaterOrEqual}[two]
+		w.Op = map[string]query.Op{"==": query.Equal, "!=": query.NotEqual, "<=": query.LessOrEqual, ">=": query.GreaterOrEqual, "^=": query.Prefix}[two]
 	case rest[0] == '=' || rest[0] == '<' || rest[0] == '>':
 		p.pos++
 		w.Op = map[byte]query.Op{'=': query.Equal, '<': query.LessThan, '>': query.GreaterThan}[rest[0]]
@@ -347,14 +347,14 @@ func (p *whereParser) operator(w *whereExpr) error {
 		p.pos += 5
 		w.Op, w.NotIn = query.In, true
 	default:
-		return p.fail(at, "expected an operator (= == != < <= > >= in notin) or the end, found %q", p.rest())
+		return p.fail(at, "expected an operator (= == != < <= > >= ^= in notin) or the end, found %q", p.rest())
 	}
 	if p.pos < len(p.s) && strings.IndexByte("=!<>~", p.s[p.pos]) >= 0 && w.Op != query.In {
 		op := p.s[at : p.pos+1]
 		if strings.HasSuffix(op, "~") {
 			return p.fail(at, "%s (regular expression match) is not supported; use =, !=, in (...) or notin (...)", op)
 		}
-		return p.fail(at, "unknown operator %q; want one of = == != < <= > >= in notin", op)
+		return p.fail(at, "unknown operator %q; want one of = == != < <= > >= ^= in notin", op)
 	}
 	return nil
 }

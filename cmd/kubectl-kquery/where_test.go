@@ -32,6 +32,10 @@ func TestWhereForms(t *testing.T) {
 		{"size>=-1.5", []query.Condition{query.Ge("size", "-1.5")}},
 		{"size", []query.Condition{query.Has("size")}},
 		{"!size", []query.Condition{query.HasNot("size")}},
+		{"phase^=Run", []query.Condition{query.HasPrefix("phase", "Run")}},
+		{"phase ^= 'Run ning'", []query.Condition{query.HasPrefix("phase", "Run ning")}},
+		{"{.spec.nodeName}^=worker-", []query.Condition{query.Where("{.spec.nodeName}", query.Prefix, "worker-")}},
+		{"phase^==x", nil}, // an unknown operator: refused below
 		{"! size", []query.Condition{query.HasNot("size")}},
 		{"owner-uid=0d6c-11", []query.Condition{query.Eq("owner-uid", "0d6c-11")}},
 		{`label="app=web"`, []query.Condition{query.Eq("label", "app=web")}},
