@@ -651,6 +651,21 @@ func (a *access) registerIndex(idx *indexReg, selector bool) (have *indexReg, sh
 	return nil, a.shards, nil
 }
 
+// checkIndexName returns the error that registering a function index named name through a
+// would fail with now (informer.ErrIndexConflict when the name is taken), nil if it would
+// not: a caller registering several indexes checks them all before it registers any.
+func (a *access) checkIndexName(name string) error {
+	idx := &indexReg{name: name}
+	res := a.resource()
+	res.idxMu.Lock()
+	defer res.idxMu.Unlock()
+	if _, err := a.sameName(idx); err != nil {
+		return err
+	}
+	_, err := a.c.kindexIndexName(a, idx)
+	return err
+}
+
 // sameName returns the index of idx's name registered through a if it is the same JSONPath
 // index, ErrIndexConflict if it is another, nothing if there is none.
 func (a *access) sameName(idx *indexReg) (*indexReg, error) {

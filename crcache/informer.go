@@ -90,12 +90,20 @@ func (i *Informer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegi
 // AddIndexers adds client-go index functions. Each receives objects of the informer's kind
 // and runs as kindex's index functions do: an error or a panic is counted, never fatal.
 // Field selectors in List use the indexes of IndexField and IndexJSONPath, not these.
+// As client-go's, it adds all of them or, when one is nil or its name is taken
+// (informer.ErrIndexConflict), none: every name is checked before any is registered.
 func (i *Informer) AddIndexers(indexers toolscache.Indexers) error {
-	for name, fn := range indexers {
-		if fn == nil {
+	names := slices.Sorted(maps.Keys(indexers))
+	for _, name := range names {
+		if indexers[name] == nil {
 			return fmt.Errorf("crcache: indexer %q: nil function", name)
 		}
-		if err := i.a.addIndex(&indexReg{name: name, fn: i.a.indexFunc(fn)}); err != nil {
+		if err := i.a.checkIndexName(name); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
+		if err := i.a.addIndex(&indexReg{name: name, fn: i.a.indexFunc(indexers[name])}); err != nil {
 			return err
 		}
 	}

@@ -523,3 +523,41 @@ func TestReadsRacingRemoveInformer(t *testing.T) {
 	t.Logf("%d reads during 50 removals", reads)
 	assert.Zero(t, failures)
 }
+
+// TestAddIndexersAllOrNothing: AddIndexers adds every index it is given or, as client-go's
+// does, none when one of them cannot be added (a name taken, a nil function): a caller can
+// fix the call and make it again.
+func TestAddIndexersAllOrNothing(t *testing.T) {
+	ns := cp.Namespace(t)
+	createPods(t, adminClient(t), ns, "p", 1)
+	c := startCache(t, nil, cache.Options{})
+	inf, err := c.GetInformer(t.Context(), &corev1.Pod{})
+	require.NoError(t, err)
+
+	var calls atomic.Int64
+	fn := func(any) ([]string, error) { calls.Add(1); return nil, nil }
+	require.NoError(t, inf.AddIndexers(toolscache.Indexers{"taken": fn}))
+	require.Positive(t, calls.Load(), "an index function runs on the cached objects")
+
+	// Many names, so that whatever the order a map is read in, some come before the
+	// failing one.
+	batch := func(extra string, extraFn toolscache.IndexFunc) toolscache.Indexers {
+		ix := toolscache.Indexers{extra: extraFn}
+		for i := range 30 {
+			ix[fmt.Sprintf("new-%02d", i)] = fn
+		}
+		return ix
+	}
+	calls.Store(0)
+	err = inf.AddIndexers(batch("taken", fn))
+	require.ErrorIs(t, err, informer.ErrIndexConflict)
+	err = inf.AddIndexers(batch("nil", nil))
+	require.Error(t, err)
+	assert.Zero(t, calls.Load(), "no index of a refused call runs")
+
+	ok := batch("other", fn)
+	require.NoError(t, inf.AddIndexers(ok), "none of the refused calls' names were taken")
+	assert.Positive(t, calls.Load())
+	require.ErrorIs(t, inf.AddIndexers(toolscache.Indexers{"new-00": fn}), informer.ErrIndexConflict,
+		"the names of a call that succeeded are taken")
+}
