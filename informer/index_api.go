@@ -20,6 +20,8 @@ type IndexStats struct {
 	// Definition is the canonical JSONPath expression, "builtin:<name>" or "func:<name>".
 	Definition string
 	// Values is the number of distinct values; Entries the number of (value, object) pairs.
+	// query.NonScalar, under which maps and lists are indexed, counts as one value here,
+	// though CountBy, which groups by comparable values, leaves it out.
 	Values, Entries int
 	// Errors counts objects whose values the index could not compute, in whole or in part
 	// (an expression that ran out of its JSONPath budget on the object, an object the
