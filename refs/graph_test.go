@@ -544,6 +544,34 @@ func TestStaleOwnerReferenceIsNoUse(t *testing.T) {
 	assert.Empty(t, unused, "owned by the current web")
 }
 
+// A walk does not pass through an owner reference to an earlier object of the name: the
+// ReplicaSet that has the name now is not the Pod's owner, so its Deployment is not what
+// the Pod uses, nor the Service selecting the Pod what uses the ReplicaSet. Both walks went
+// on through the Missing edge, and the tree showed a missing owner with children.
+func TestWalksStopAtStaleOwnerReferences(t *testing.T) {
+	deployments, replicaSets := gr("apps", "deployments"), gr("apps", "replicasets")
+	tg := newTestGraph(t, nil)
+	tg.put(deployments, `{"metadata":{"name":"web","namespace":"ns","uid":"d1"}}`)
+	tg.put(replicaSets, `{"metadata":{"name":"web-1","namespace":"ns","uid":"r2","ownerReferences":[
+		{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1"}]}}`)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns","uid":"p1","labels":{"app":"web"},"ownerReferences":[
+		{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-1","uid":"r1"}]}}`)
+	tg.put(services, `{"metadata":{"name":"web","namespace":"ns"},"spec":{"selector":{"app":"web"}}}`)
+
+	stale := "pods/ns/p -[owner]-> replicasets.apps/ns/web-1 (Missing: the object has UID r2, the reference requires r1)"
+	assert.Equal(t, []string{"1 " + stale}, withDepth(tg.References(oref(pods, "ns", "p"), 0)))
+	assert.Equal(t, []string{"1 " + stale}, withDepth(tg.Referrers(oref(replicaSets, "ns", "web-1"), 0)))
+	assert.Equal(t, "pods/ns/p\n└── [owner] replicasets.apps/ns/web-1 (Missing: the object has UID r2, the reference requires r1)\n",
+		Tree(oref(pods, "ns", "p"), tg.References(oref(pods, "ns", "p"), 0), false).String())
+
+	// Deleted, the ReplicaSet's referrers are what still names it, and what uses those.
+	tg.del(replicaSets, "ns", "web-1")
+	assert.Equal(t, []string{
+		"1 pods/ns/p -[owner]-> replicasets.apps/ns/web-1 (Missing: not found)",
+		"2 services/ns/web -[services:selector]-> pods/ns/p",
+	}, withDepth(tg.Referrers(oref(replicaSets, "ns", "web-1"), 0)))
+}
+
 // An edge resolved before its target's resource changed scope, or before its kind moved to
 // another resource, kept pointing where the server no longer looks: a ConfigMap's reference
 // to a Gizmo stayed "Missing" in the Gizmo's old namespace after the CRD came back
