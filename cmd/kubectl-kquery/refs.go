@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -132,7 +134,13 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		gr := res.GVR.GroupResource()
 		objs, err := g.Unreferenced(gr)
 		if sel, serr := g.EmptySelectors(gr); (serr == nil || errors.Is(serr, refs.ErrIncomplete)) && len(sel) > 0 {
+			// One list, in order: a Service that nothing names and that selects nothing is
+			// one unused Service.
 			objs = append(objs, sel...)
+			slices.SortFunc(objs, func(a, b refs.ObjectRef) int {
+				return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+			})
+			objs = slices.Compact(objs)
 		}
 		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
 			return err

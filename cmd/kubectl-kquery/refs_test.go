@@ -76,3 +76,24 @@ pods/NS/web
 	r = kquery(t, kc, "refs")
 	assert.Equal(t, 1, r.code, "one of TYPE/NAME, --dangling or --unused")
 }
+
+// `kquery refs --unused services` lists each unused Service once, in order: one that
+// nothing names and that selects no Pod was listed twice, among the unreferenced ones and
+// again after them among those that select nothing.
+func TestRefsUnusedServicesOnce(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t).CoreV1()
+	for _, svc := range []struct {
+		name     string
+		selector map[string]string
+	}{{"a-idle", map[string]string{"app": "nobody"}}, {"b-plain", nil}, {"c-idle", map[string]string{"app": "none"}}} {
+		_, err := cs.Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: svc.name},
+			Spec: corev1.ServiceSpec{Selector: svc.selector, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	r := kquery(t, kc, "refs", "--unused", "services")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, strings.ReplaceAll("services/NS/a-idle\nservices/NS/b-plain\nservices/NS/c-idle\n", "NS", ns), r.stdout)
+}
