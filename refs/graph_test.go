@@ -657,6 +657,14 @@ func TestUnknownNamesAreErrors(t *testing.T) {
 	}
 	_, err := tg.Unreferenced(gr("nope", "nopes"))
 	assert.EqualError(t, err, "refs: unknown resource: nopes.nope is not served (as discovery last said) and no rule names it")
+	// "*", a rule's From for every resource, is no resource: it was known, and answered
+	// nothing, incomplete.
+	_, err = tg.Unreferenced(AnyResource)
+	assert.EqualError(t, err, "refs: unknown resource: * is not served (as discovery last said) and no rule names it")
+	_, err = tg.Graph.References(ObjectRef{Resource: "*", Name: "c"}, 1)
+	assert.ErrorIs(t, err, ErrUnknownResource)
+	_, err = tg.Graph.Referrers(ObjectRef{Resource: "*", Name: "c"}, 1)
+	assert.ErrorIs(t, err, ErrUnknownResource)
 	_, err = tg.Graph.Referrers(ObjectRef{Kind: "Nope", Name: "x"}, 1)
 	assert.EqualError(t, err, "refs: unknown resource: no served resource has kind Nope")
 	// By kind, a served one resolves.
