@@ -75,6 +75,9 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 	if modes != 1 {
 		return usagef("refs takes one of TYPE/NAME, --dangling or --unused TYPE")
 	}
+	if ro.uses && ro.usedBy { // each leaves out the other's tree: together, nothing
+		return usagef("--uses and --used-by exclude each other; without either, refs shows both")
+	}
 	cfg, err := restConfig(o)
 	if err != nil {
 		return err

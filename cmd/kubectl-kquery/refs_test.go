@@ -76,6 +76,11 @@ pods/NS/web
 
 	r = kquery(t, kc, "refs")
 	assert.Equal(t, 1, r.code, "one of TYPE/NAME, --dangling or --unused")
+	// --uses and --used-by together left out both trees and printed nothing.
+	r = kquery(t, kc, "refs", "pod/web", "--uses", "--used-by")
+	assert.Equal(t, 1, r.code)
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "--uses and --used-by exclude each other")
 }
 
 // `kquery refs --unused` of a type whose objects select (services, PDBs) lists those that
