@@ -281,6 +281,40 @@ func TestCustomResourceRulesByKind(t *testing.T) {
 	assert.Equal(t, []string{"secrets/ns/unused"}, refStrs(unused))
 }
 
+// cert-manager's issuerRef may leave out its kind (and group): it names an Issuer then, in
+// the Certificate's namespace. Such a value named nothing, so that the Issuer looked unused;
+// a rule's DefaultKind gives the kind its API defaults to.
+func TestDefaultKindOfReferencesThatNameNone(t *testing.T) {
+	certs, issuers := gr("cert-manager.io", "certificates"), gr("cert-manager.io", "issuers")
+	rules := append(BuiltinRules(),
+		Rule{Name: "certificates:issuer", From: certs, Path: "{.spec.issuerRef}", To: gr("cert-manager.io", ""),
+			KindField: "kind", GroupField: "group", NameField: "name", DefaultKind: "Issuer"})
+	tg := newTestGraph(t, rules)
+	tg.g.learn(issuers, "Issuer", true)
+	tg.g.learn(gr("cert-manager.io", "clusterissuers"), "ClusterIssuer", false)
+	tg.put(certs, `{"metadata":{"name":"a","namespace":"ns"},"spec":{"issuerRef":{"name":"ca"}}}`)
+	tg.put(certs, `{"metadata":{"name":"b","namespace":"ns"},"spec":{"issuerRef":{"name":"acme","kind":"","group":"cert-manager.io"}}}`)
+	tg.put(certs, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"issuerRef":{"name":"le","kind":"ClusterIssuer"}}}`)
+	assert.Equal(t, lines(`
+		certificates.cert-manager.io/ns/a -[certificates:issuer]-> issuers.cert-manager.io/ns/ca (Missing: not found)
+		certificates.cert-manager.io/ns/b -[certificates:issuer]-> issuers.cert-manager.io/ns/acme (Missing: not found)
+		certificates.cert-manager.io/ns/c -[certificates:issuer]-> clusterissuers.cert-manager.io/le (Missing: not found)
+	`), strs(tg.Dangling()))
+	tg.put(issuers, `{"metadata":{"name":"ca","namespace":"ns"}}`)
+	tg.put(issuers, `{"metadata":{"name":"spare","namespace":"ns"}}`)
+	unused, err := tg.Unreferenced(issuers)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"issuers.cert-manager.io/ns/spare"}, refStrs(unused))
+
+	for _, r := range []Rule{
+		{Name: "names", From: certs, Path: "{.spec.issuerRef.name}", To: issuers, DefaultKind: "Issuer"},
+		{Name: "by-resource", From: certs, Path: "{.spec.issuerRef}", To: issuers, NameField: "name", DefaultKind: "Issuer"},
+		{Name: "selector", From: certs, Path: "{.spec.selector}", To: pods, Selector: SelectorMap, DefaultKind: "Pod"},
+	} {
+		assert.ErrorIs(t, CheckRules([]Rule{r}), ErrInvalidRule, "%s: DefaultKind needs a KindField", r.Name)
+	}
+}
+
 func TestDeletedTargetDanglesAndRecreatedIsWhole(t *testing.T) {
 	tg := newTestGraph(t, nil)
 	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"c1"}}`)
