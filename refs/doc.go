@@ -25,8 +25,10 @@
 //	// names: each value is the name of a Secret in the object's namespace
 //	{Name: "widgets:secret", From: widgets, Path: "{.spec.secretRef.name}", To: secrets, Namespace: refs.NamespaceSame}
 //	// object references: each value names its kind (and group) and name
+//	// (a value naming no kind or group names an Issuer in the group of To)
 //	{Name: "certificates:issuer", From: certificates, Path: "{.spec.issuerRef}",
-//	 To: schema.GroupResource{Group: "cert-manager.io"}, KindField: "kind", GroupField: "group", NameField: "name"}
+//	 To: schema.GroupResource{Group: "cert-manager.io"}, KindField: "kind", GroupField: "group", NameField: "name",
+//	 DefaultKind: "Issuer"}
 //	// label selectors: each value selects Pods in the object's namespace
 //	{Name: "services:selector", From: services, Path: "{.spec.selector}", To: pods, Selector: refs.SelectorMap}
 //

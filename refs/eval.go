@@ -306,7 +306,9 @@ func objectRef(rule *crule, m map[string]any, t *rawTarget) bool {
 		return t.name != ""
 	}
 	t.res = noRes
-	t.kind = str(rule.KindField)
+	if t.kind = str(rule.KindField); t.kind == "" {
+		t.kind = rule.DefaultKind
+	}
 	if t.kind == "" || (rule.kinds != nil && !rule.kinds[t.kind]) {
 		return false
 	}

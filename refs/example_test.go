@@ -23,7 +23,7 @@ func ExampleNew() {
 	rules := append(refs.BuiltinRules(), refs.Rule{
 		Name: "certificates:issuer", From: schema.GroupResource{Group: "cert-manager.io", Resource: "certificates"},
 		Path: "{.spec.issuerRef}", To: schema.GroupResource{Group: "cert-manager.io"}, // the group of refs naming none
-		KindField: "kind", GroupField: "group", NameField: "name",
+		KindField: "kind", GroupField: "group", NameField: "name", DefaultKind: "Issuer", // the kind of refs naming none
 	})
 	g, err := refs.New(cfg, refs.Options{Rules: rules})
 	if err != nil {

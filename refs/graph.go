@@ -195,8 +195,12 @@ func (g *graph) rulesOf(gr schema.GroupResource) *resRules {
 }
 
 // named reports whether a rule names gr (as its source or its target): a query may name
-// such a resource before it is served, and after. mu is held.
+// such a resource before it is served, and after. "*" (AnyResource) names no resource. mu
+// is held.
 func (g *graph) named(gr schema.GroupResource) bool {
+	if gr == AnyResource {
+		return false
+	}
 	for _, r := range g.rules {
 		if r.From == gr || r.To == gr {
 			return true

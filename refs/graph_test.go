@@ -281,6 +281,40 @@ func TestCustomResourceRulesByKind(t *testing.T) {
 	assert.Equal(t, []string{"secrets/ns/unused"}, refStrs(unused))
 }
 
+// cert-manager's issuerRef may leave out its kind (and group): it names an Issuer then, in
+// the Certificate's namespace. Such a value named nothing, so that the Issuer looked unused;
+// a rule's DefaultKind gives the kind its API defaults to.
+func TestDefaultKindOfReferencesThatNameNone(t *testing.T) {
+	certs, issuers := gr("cert-manager.io", "certificates"), gr("cert-manager.io", "issuers")
+	rules := append(BuiltinRules(),
+		Rule{Name: "certificates:issuer", From: certs, Path: "{.spec.issuerRef}", To: gr("cert-manager.io", ""),
+			KindField: "kind", GroupField: "group", NameField: "name", DefaultKind: "Issuer"})
+	tg := newTestGraph(t, rules)
+	tg.g.learn(issuers, "Issuer", true)
+	tg.g.learn(gr("cert-manager.io", "clusterissuers"), "ClusterIssuer", false)
+	tg.put(certs, `{"metadata":{"name":"a","namespace":"ns"},"spec":{"issuerRef":{"name":"ca"}}}`)
+	tg.put(certs, `{"metadata":{"name":"b","namespace":"ns"},"spec":{"issuerRef":{"name":"acme","kind":"","group":"cert-manager.io"}}}`)
+	tg.put(certs, `{"metadata":{"name":"c","namespace":"ns"},"spec":{"issuerRef":{"name":"le","kind":"ClusterIssuer"}}}`)
+	assert.Equal(t, lines(`
+		certificates.cert-manager.io/ns/a -[certificates:issuer]-> issuers.cert-manager.io/ns/ca (Missing: not found)
+		certificates.cert-manager.io/ns/b -[certificates:issuer]-> issuers.cert-manager.io/ns/acme (Missing: not found)
+		certificates.cert-manager.io/ns/c -[certificates:issuer]-> clusterissuers.cert-manager.io/le (Missing: not found)
+	`), strs(tg.Dangling()))
+	tg.put(issuers, `{"metadata":{"name":"ca","namespace":"ns"}}`)
+	tg.put(issuers, `{"metadata":{"name":"spare","namespace":"ns"}}`)
+	unused, err := tg.Unreferenced(issuers)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"issuers.cert-manager.io/ns/spare"}, refStrs(unused))
+
+	for _, r := range []Rule{
+		{Name: "names", From: certs, Path: "{.spec.issuerRef.name}", To: issuers, DefaultKind: "Issuer"},
+		{Name: "by-resource", From: certs, Path: "{.spec.issuerRef}", To: issuers, NameField: "name", DefaultKind: "Issuer"},
+		{Name: "selector", From: certs, Path: "{.spec.selector}", To: pods, Selector: SelectorMap, DefaultKind: "Pod"},
+	} {
+		assert.ErrorIs(t, CheckRules([]Rule{r}), ErrInvalidRule, "%s: DefaultKind needs a KindField", r.Name)
+	}
+}
+
 func TestDeletedTargetDanglesAndRecreatedIsWhole(t *testing.T) {
 	tg := newTestGraph(t, nil)
 	tg.put(configMaps, `{"metadata":{"name":"cfg","namespace":"ns","uid":"c1"}}`)
@@ -544,6 +578,34 @@ func TestStaleOwnerReferenceIsNoUse(t *testing.T) {
 	assert.Empty(t, unused, "owned by the current web")
 }
 
+// A walk does not pass through an owner reference to an earlier object of the name: the
+// ReplicaSet that has the name now is not the Pod's owner, so its Deployment is not what
+// the Pod uses, nor the Service selecting the Pod what uses the ReplicaSet. Both walks went
+// on through the Missing edge, and the tree showed a missing owner with children.
+func TestWalksStopAtStaleOwnerReferences(t *testing.T) {
+	deployments, replicaSets := gr("apps", "deployments"), gr("apps", "replicasets")
+	tg := newTestGraph(t, nil)
+	tg.put(deployments, `{"metadata":{"name":"web","namespace":"ns","uid":"d1"}}`)
+	tg.put(replicaSets, `{"metadata":{"name":"web-1","namespace":"ns","uid":"r2","ownerReferences":[
+		{"apiVersion":"apps/v1","kind":"Deployment","name":"web","uid":"d1"}]}}`)
+	tg.put(pods, `{"metadata":{"name":"p","namespace":"ns","uid":"p1","labels":{"app":"web"},"ownerReferences":[
+		{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-1","uid":"r1"}]}}`)
+	tg.put(services, `{"metadata":{"name":"web","namespace":"ns"},"spec":{"selector":{"app":"web"}}}`)
+
+	stale := "pods/ns/p -[owner]-> replicasets.apps/ns/web-1 (Missing: the object has UID r2, the reference requires r1)"
+	assert.Equal(t, []string{"1 " + stale}, withDepth(tg.References(oref(pods, "ns", "p"), 0)))
+	assert.Equal(t, []string{"1 " + stale}, withDepth(tg.Referrers(oref(replicaSets, "ns", "web-1"), 0)))
+	assert.Equal(t, "pods/ns/p\n└── [owner] replicasets.apps/ns/web-1 (Missing: the object has UID r2, the reference requires r1)\n",
+		Tree(oref(pods, "ns", "p"), tg.References(oref(pods, "ns", "p"), 0), false).String())
+
+	// Deleted, the ReplicaSet's referrers are what still names it, and what uses those.
+	tg.del(replicaSets, "ns", "web-1")
+	assert.Equal(t, []string{
+		"1 pods/ns/p -[owner]-> replicasets.apps/ns/web-1 (Missing: not found)",
+		"2 services/ns/web -[services:selector]-> pods/ns/p",
+	}, withDepth(tg.Referrers(oref(replicaSets, "ns", "web-1"), 0)))
+}
+
 // An edge resolved before its target's resource changed scope, or before its kind moved to
 // another resource, kept pointing where the server no longer looks: a ConfigMap's reference
 // to a Gizmo stayed "Missing" in the Gizmo's old namespace after the CRD came back
@@ -629,6 +691,14 @@ func TestUnknownNamesAreErrors(t *testing.T) {
 	}
 	_, err := tg.Unreferenced(gr("nope", "nopes"))
 	assert.EqualError(t, err, "refs: unknown resource: nopes.nope is not served (as discovery last said) and no rule names it")
+	// "*", a rule's From for every resource, is no resource: it was known, and answered
+	// nothing, incomplete.
+	_, err = tg.Unreferenced(AnyResource)
+	assert.EqualError(t, err, "refs: unknown resource: * is not served (as discovery last said) and no rule names it")
+	_, err = tg.Graph.References(ObjectRef{Resource: "*", Name: "c"}, 1)
+	assert.ErrorIs(t, err, ErrUnknownResource)
+	_, err = tg.Graph.Referrers(ObjectRef{Resource: "*", Name: "c"}, 1)
+	assert.ErrorIs(t, err, ErrUnknownResource)
 	_, err = tg.Graph.Referrers(ObjectRef{Kind: "Nope", Name: "x"}, 1)
 	assert.EqualError(t, err, "refs: unknown resource: no served resource has kind Nope")
 	// By kind, a served one resolves.

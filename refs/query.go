@@ -147,7 +147,10 @@ func (g *graph) lookup(obj ObjectRef) *entry {
 }
 
 // walk collects the edges reachable from obj in one direction, breadth first, to depth
-// levels (depth < 1: no limit). Each object is expanded once, so cycles end.
+// levels (depth < 1: no limit). Each object is expanded once, so cycles end. An edge that
+// requires another UID than its target's (an owner reference to an earlier object of that
+// name) is collected, Missing, but not followed: the object that has the name now is not
+// the one referred to, and what it uses (or what uses the source) is not reached through it.
 func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
@@ -170,7 +173,9 @@ func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 			if reverse {
 				e.in.each(func(r ref) bool {
 					c.addEdge(r.from, r.rule, e, r.uid, r.opt, d)
-					visit(r.from)
+					if reaches(e, r.uid) {
+						visit(r.from)
+					}
 					return true
 				})
 				continue
@@ -181,7 +186,9 @@ func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 					continue
 				}
 				c.addEdge(e, o.rule, o.to, o.uid, o.opt, d)
-				visit(o.to)
+				if reaches(o.to, o.uid) {
+					visit(o.to)
+				}
 			}
 			for _, si := range e.sels {
 				for t := range si.matched {
@@ -194,6 +201,10 @@ func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 	}
 	return c
 }
+
+// reaches reports whether an edge that requires uid of to ("" for none) names the object to
+// holds now, or to holds none (a deleted object's referrers are what still names it).
+func reaches(to *entry, uid types.UID) bool { return uid == "" || !to.present || uid == to.uid }
 
 // knows returns the resource obj names, or an error for which errors.Is(err,
 // ErrUnknownResource) holds when the graph knows no such resource (or kind).
@@ -243,7 +254,9 @@ func (g *graph) placed(gr schema.GroupResource, obj ObjectRef) error {
 // References returns what obj uses: its edges, and with depth > 1 the edges of what it
 // uses, level by level to depth levels (depth < 1: no limit; every object is expanded
 // once, so cycles end). Edges come in order of Depth, then From, Rule and To. An object of a
-// resource the graph knows that does not exist uses nothing.
+// resource the graph knows that does not exist uses nothing. An edge that requires another
+// UID than its target has (an owner reference to an earlier object of the name) is
+// returned, Missing, and not followed, here or in Referrers.
 //
 // Errors: ErrUnknownResource (errors.Is) when obj names a resource or kind the graph does
 // not know (a typo, a kind or short name where the plural belongs), with no edges;

@@ -25,7 +25,8 @@ import (
 //     APIVersionField names ("apiVersion": "apps/v1"), To.Group where the value has none
 //     (an ObjectReference to a Pod has no apiVersion); a value whose name or namespace is a
 //     template ("${pvc.name}") names nothing; a
-//     cert-manager "{.spec.issuerRef}" has kind, group and name fields; with OptionalField,
+//     cert-manager "{.spec.issuerRef}" has kind, group and name fields (and names an Issuer
+//     when it names no kind: DefaultKind); with OptionalField,
 //     a value whose field of that name is the boolean true is an optional reference (a Pod's
 //     "{.spec.volumes[*].configMap}", NameField "name", OptionalField "optional");
 //   - label selectors: with Selector set, each value is a selector and the rule's targets
@@ -75,6 +76,10 @@ type Rule struct {
 	// values of other kinds are not references (RBAC subjects of kind User or Group). Empty:
 	// every kind.
 	Kinds []string
+	// DefaultKind, for object references that name their kind, is the kind of a value whose
+	// KindField is absent or empty, as its API defaults it: cert-manager's issuerRef names an
+	// Issuer when it names no kind ({"name": "ca"}). Empty: such a value names nothing.
+	DefaultKind string
 
 	// Selector makes the values label selectors of this form.
 	Selector SelectorForm
@@ -270,7 +275,7 @@ func compileRule(r Rule) (*crule, error) {
 		if r.OptionalField != "" {
 			return fail("OptionalField is for object references; a selector rule's edges exist only while their targets do")
 		}
-		if fields || len(r.Kinds) > 0 {
+		if fields || len(r.Kinds) > 0 || r.DefaultKind != "" {
 			return fail("a selector rule has no field names or kinds")
 		}
 		if r.To.Resource == "" {
@@ -298,8 +303,8 @@ func compileRule(r Rule) (*crule, error) {
 		if c.byKind == (r.To.Resource != "") {
 			return fail("give either To.Resource or KindField")
 		}
-		if !c.byKind && (r.GroupField != "" || r.APIVersionField != "" || len(r.Kinds) > 0) {
-			return fail("GroupField, APIVersionField and Kinds need a KindField")
+		if !c.byKind && (r.GroupField != "" || r.APIVersionField != "" || len(r.Kinds) > 0 || r.DefaultKind != "") {
+			return fail("GroupField, APIVersionField, Kinds and DefaultKind need a KindField")
 		}
 		if len(r.Kinds) > 0 {
 			c.kinds = map[string]bool{}
@@ -311,8 +316,8 @@ func compileRule(r Rule) (*crule, error) {
 		if r.To.Resource == "" {
 			return fail("a rule of names needs a To resource")
 		}
-		if len(r.Kinds) > 0 {
-			return fail("Kinds need a KindField")
+		if len(r.Kinds) > 0 || r.DefaultKind != "" {
+			return fail("Kinds and DefaultKind need a KindField")
 		}
 		c.kind = kindNames
 	}

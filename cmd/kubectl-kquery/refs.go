@@ -1,15 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
@@ -58,7 +61,7 @@ the trees and are not dangling: their objects work without their targets.`,
 	f.BoolVar(&ro.uses, "uses", false, "Only what the object uses.")
 	f.BoolVar(&ro.usedBy, "used-by", false, "Only what uses the object.")
 	f.BoolVar(&ro.dangling, "dangling", false, "List references whose target does not exist (but those marked optional).")
-	f.StringVar(&ro.unused, "unused", "", "List the objects of TYPE that nothing uses (for a selecting type such as services: those that select nothing).")
+	f.StringVar(&ro.unused, "unused", "", "List the objects of TYPE that nothing uses (for a selecting type such as services: those that select nothing, and those without a selector that nothing names).")
 	return cmd
 }
 
@@ -71,6 +74,9 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 	}
 	if modes != 1 {
 		return usagef("refs takes one of TYPE/NAME, --dangling or --unused TYPE")
+	}
+	if ro.uses && ro.usedBy { // each leaves out the other's tree: together, nothing
+		return usagef("--uses and --used-by exclude each other; without either, refs shows both")
 	}
 	cfg, err := restConfig(o)
 	if err != nil {
@@ -129,22 +135,17 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		if err != nil {
 			return err
 		}
-		gr := res.GVR.GroupResource()
-		objs, err := g.Unreferenced(gr)
-		if sel, serr := g.EmptySelectors(gr); (serr == nil || errors.Is(serr, refs.ErrIncomplete)) && len(sel) > 0 {
-			objs = append(objs, sel...)
+		inScope := func(obj refs.ObjectRef) bool {
+			return o.allNamespaces || obj.Namespace == "" || obj.Namespace == namespace
 		}
+		objs, err := unusedObjects(g, res.GVR.GroupResource(), inScope)
 		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
 			return err
 		}
-		n := 0
 		for _, obj := range objs {
-			if o.allNamespaces || obj.Namespace == "" || obj.Namespace == namespace {
-				fmt.Fprintln(stdout, obj.String())
-				n++
-			}
+			fmt.Fprintln(stdout, obj.String())
 		}
-		if n == 0 { // as kubectl says of an empty answer, naming the namespace looked in
+		if len(objs) == 0 { // as kubectl says of an empty answer, naming the namespace looked in
 			if res.Namespaced && !o.allNamespaces {
 				fmt.Fprintf(stderr, "No unused %s found in %s namespace.\n", qualified(res), namespace)
 			} else {
@@ -191,6 +192,51 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		}
 	}
 	return missing
+}
+
+// unusedObjects returns the objects of gr in scope that nothing uses, sorted: those no
+// reference names, but for a resource some rule gives selectors (services, PDBs, network
+// policies), whose objects are in use while they select something, those whose selectors
+// select nothing and those without a selector that no reference names. The error is
+// Unreferenced's (an *IncompleteError beside the answer).
+func unusedObjects(g *refs.Graph, gr schema.GroupResource, inScope func(refs.ObjectRef) bool) ([]refs.ObjectRef, error) {
+	unreferenced, err := g.Unreferenced(gr)
+	if err != nil && !errors.Is(err, refs.ErrIncomplete) {
+		return nil, err
+	}
+	selecting := slices.ContainsFunc(refs.BuiltinRules(), func(r refs.Rule) bool {
+		return r.From == gr && r.Selector != refs.SelectorNone
+	})
+	var out []refs.ObjectRef
+	for _, obj := range unreferenced {
+		if !inScope(obj) {
+			continue
+		}
+		if selecting {
+			edges, _ := g.References(obj, 1)
+			if slices.ContainsFunc(edges, func(e refs.Edge) bool { return e.Selector }) {
+				continue // it selects something
+			}
+		}
+		out = append(out, obj)
+	}
+	if selecting {
+		empty, serr := g.EmptySelectors(gr)
+		if serr != nil && !errors.Is(serr, refs.ErrIncomplete) {
+			return nil, serr
+		}
+		for _, obj := range empty {
+			if inScope(obj) {
+				out = append(out, obj)
+			}
+		}
+		// One list, in order: an object that nothing names and that selects nothing is one.
+		slices.SortFunc(out, func(a, b refs.ObjectRef) int {
+			return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		})
+		out = slices.Compact(out)
+	}
+	return out, err
 }
 
 // objectMissing returns the server's NotFound error if obj does not exist, nil otherwise
