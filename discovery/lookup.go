@@ -178,7 +178,10 @@ func (c *Client) ensureDiscovered(ctx context.Context) error {
 
 // lookup runs find on the current snapshot. On a miss it re-discovers at most once for all
 // concurrent callers of the same key, unless a full discovery already started after the call
-// began, and remembers a persisting miss for NegativeCacheTTL.
+// began, and remembers a persisting miss for NegativeCacheTTL. Misses of different keys
+// share the budget of re-discoveries (missBudget); joining a full round in flight costs
+// nothing. A miss beyond the budget is answered from the snapshot and not remembered,
+// since nothing confirmed it.
 func lookup[T any](ctx context.Context, c *Client, key string, find func(*snapshot) (T, error)) (T, error) {
 	var zero T
 	begin := c.seq.Load()
@@ -199,12 +202,13 @@ func lookup[T any](ctx context.Context, c *Client, key string, find func(*snapsh
 			return nil, nerr
 		}
 		var rerr error
-		if c.snap.Load().fullSeq <= begin {
-			rerr = c.refreshAll(context.WithoutCancel(ctx))
+		checked := c.snap.Load().fullSeq > begin
+		if !checked && (c.fullRound.Load() > 0 || c.misses.take(c.opts.Clock.Now())) {
+			rerr, checked = c.refreshAll(context.WithoutCancel(ctx)), true
 		}
 		gen := c.neg.generation()
 		v, err := find(c.snap.Load())
-		if isMiss(err) {
+		if isMiss(err) && checked {
 			if rerr != nil {
 				err = errors.Join(err, rerr)
 			}
