@@ -31,6 +31,8 @@ type Client struct {
 	crds      apiextclient.Interface
 	services  aggregatorclient.Interface
 	neg       negativeCache
+	misses    missBudget   // re-discoveries that misses may still cause
+	fullRound atomic.Int32 // full rounds in flight (0 or 1), which a miss joins for free
 	subs      subscribers
 	flights   singleflight.Group
 	seq       atomic.Uint64 // discovery rounds, numbered as they start
@@ -207,6 +209,8 @@ func (c *Client) refreshAllTracked(ctx context.Context, track *sync.WaitGroup) e
 		track.Add(1)
 	}
 	ch := c.flights.DoChan("full", func() (any, error) {
+		c.fullRound.Add(1)
+		defer c.fullRound.Add(-1)
 		fctx, cancel := context.WithTimeout(c.logContext(context.WithoutCancel(ctx)), c.opts.RequestTimeout)
 		defer cancel()
 		res, err := c.fetchAll(fctx, c.seq.Add(1))

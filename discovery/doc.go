@@ -64,9 +64,14 @@
 // again. Concurrent misses of the same input share one re-discovery, and a re-discovery that
 // started after the call began counts, so the first call of a typo costs two requests in all.
 // A miss that persists is remembered for Options.NegativeCacheTTL (5s): the same typo in a loop
-// costs nothing until then. The negative cache is cleared when a resource is added or changes
-// or a group fails or recovers, so a new CRD resolves at once. Refresh forces a re-discovery,
-// shared with any in flight, and clears the negative cache.
+// costs nothing until then. Misses of different names share a budget: five re-discoveries,
+// then one a second, so that a caller sending one unknown name after another (a user typing,
+// a search box, a script over a list) cannot make the client re-discover everything back to
+// back; a miss beyond the budget waits for the full re-discovery in flight, if any, and is
+// otherwise answered from the snapshot (which a started client keeps current from its
+// watches); it is not remembered. The negative cache is cleared when a resource is added or
+// changes or a group fails or recovers, so a new CRD resolves at once. Refresh forces a
+// re-discovery, shared with any in flight, and clears the negative cache.
 //
 // # Following changes
 //

@@ -85,10 +85,11 @@ func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
 // as when a LIST of a resource discovery still shows is answered NotFound: the aggregated
 // discovery document is rebuilt asynchronously, so a round that ran just after a CRD was
 // deleted can still show it, and no watch event comes later to correct that. Concurrent
-// calls for one group share a round, which runs under the first caller's ctx; a caller whose
-// ctx ends first stops waiting for it and returns ctx's error. A miss is a
-// meta.NoResourceMatchError, as is a group no server can serve (not a DNS subdomain), which
-// is not asked about; an error of the round is returned as is, never as a miss.
+// calls for one group share a round, bounded by Options.RequestTimeout and not by any
+// caller's ctx (the others wait for it); a caller whose ctx ends first stops waiting for it
+// and returns ctx's error. A miss is a meta.NoResourceMatchError, as is a group no server
+// can serve (not a DNS subdomain), which is not asked about; an error of the round is
+// returned as is, never as a miss.
 func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
 	if ctx == nil {
 		return Resource{}, ErrNilContext
@@ -99,8 +100,10 @@ func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource
 	if err := c.ensureDiscovered(ctx); err != nil {
 		return Resource{}, err
 	}
+	// The round is shared: the end of the caller's ctx that started it must not fail it for
+	// the others, which would take that caller's cancellation for their own.
 	ch := c.flights.DoChan("recheck\x00"+gvr.Group, func() (any, error) {
-		return nil, c.refreshGroups(ctx, []string{gvr.Group}, nil)
+		return nil, c.refreshGroups(context.WithoutCancel(ctx), []string{gvr.Group}, nil)
 	})
 	var err error
 	select {
@@ -175,7 +178,10 @@ func (c *Client) ensureDiscovered(ctx context.Context) error {
 
 // lookup runs find on the current snapshot. On a miss it re-discovers at most once for all
 // concurrent callers of the same key, unless a full discovery already started after the call
-// began, and remembers a persisting miss for NegativeCacheTTL.
+// began, and remembers a persisting miss for NegativeCacheTTL. Misses of different keys
+// share the budget of re-discoveries (missBudget); joining a full round in flight costs
+// nothing. A miss beyond the budget is answered from the snapshot and not remembered,
+// since nothing confirmed it.
 func lookup[T any](ctx context.Context, c *Client, key string, find func(*snapshot) (T, error)) (T, error) {
 	var zero T
 	begin := c.seq.Load()
@@ -196,12 +202,13 @@ func lookup[T any](ctx context.Context, c *Client, key string, find func(*snapsh
 			return nil, nerr
 		}
 		var rerr error
-		if c.snap.Load().fullSeq <= begin {
-			rerr = c.refreshAll(context.WithoutCancel(ctx))
+		checked := c.snap.Load().fullSeq > begin
+		if !checked && (c.fullRound.Load() > 0 || c.misses.take(c.opts.Clock.Now())) {
+			rerr, checked = c.refreshAll(context.WithoutCancel(ctx)), true
 		}
 		gen := c.neg.generation()
 		v, err := find(c.snap.Load())
-		if isMiss(err) {
+		if isMiss(err) && checked {
 			if rerr != nil {
 				err = errors.Join(err, rerr)
 			}

@@ -37,6 +37,8 @@ type Options struct {
 	// NegativeCacheTTL is how long a miss (an input that matched nothing, or a group that was
 	// unavailable) is remembered, so that a typo repeated in a loop costs one re-discovery
 	// per TTL, not one per call. A resource being added clears the negative cache at once.
+	// Misses of different inputs share a budget of re-discoveries (five, then one a second;
+	// see the package documentation), which this option does not change.
 	// Default DefaultNegativeCacheTTL (5s). A negative value is invalid.
 	NegativeCacheTTL time.Duration
 

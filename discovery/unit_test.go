@@ -420,3 +420,68 @@ func TestRecheckJoiningARoundHonoursItsContext(t *testing.T) {
 	release <- struct{}{}
 	require.NoError(t, <-first)
 }
+
+// A RecheckGVR that joins a round another caller started gets the round's answer when that
+// caller's context ends meanwhile: the round used to run under the first caller's context,
+// so its cancellation failed the round, and every caller sharing it got context.Canceled
+// although its own context was live (an informer then took a deleted CRD for one still
+// served).
+func TestRecheckSurvivesTheEndOfTheFirstCallersContext(t *testing.T) {
+	s := &fakeServer{groups: map[string]int{}}
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/apis/"+fakeGroup {
+			once.Do(func() {
+				close(held)
+				<-release
+			})
+		}
+		s.serve(w, r)
+	}))
+	defer s.Close()
+	var released sync.Once
+	defer released.Do(func() { close(release) })
+	s.setServed(true)
+	c, err := New(s.config(), Options{})
+	require.NoError(t, err)
+	require.NoError(t, c.Refresh(t.Context()))
+	gvr := schema.GroupVersionResource{Group: fakeGroup, Resource: "widgets"}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.RecheckGVR(ctx, gvr)
+		first <- err
+	}()
+	<-held // the first caller's round is in flight
+	type result struct {
+		res Resource
+		err error
+	}
+	second := make(chan result, 1)
+	var waiting atomic.Int32
+	go func() {
+		r, err := c.RecheckGVR(countingDone{Context: t.Context(), n: &waiting}, gvr)
+		second <- result{r, err}
+	}()
+	require.Eventually(t, func() bool { return waiting.Load() > 0 }, 10*time.Second, time.Millisecond,
+		"the second caller joins the round")
+	cancel()
+	require.ErrorIs(t, <-first, context.Canceled, "the first caller stops waiting")
+	released.Do(func() { close(release) })
+	r := <-second
+	require.NoError(t, r.err, "the second caller's context is live")
+	assert.Equal(t, "widgets", r.res.GVR.Resource)
+}
+
+// countingDone counts the calls to Done: RecheckGVR asks for it once it waits for a round.
+type countingDone struct {
+	context.Context
+	n *atomic.Int32
+}
+
+func (c countingDone) Done() <-chan struct{} {
+	c.n.Add(1)
+	return c.Context.Done()
+}
