@@ -55,6 +55,10 @@
 //	{Name: "pods:ephemeral-claim", From: pods, Path: "{.spec.volumes[?(@.ephemeral)].name}",
 //	 To: persistentvolumeclaims, Namespace: refs.NamespaceSame, NamedAfterSource: true}
 //
+// Rules can be kept in files (YAML or JSON) and read with ParseRules, which takes the same
+// fields in lower camel case and resources as kubectl names them ("secrets",
+// "issuers.cert-manager.io"); the kubectl plugin's `kquery refs --rules FILE` reads them so.
+//
 // BuiltinRules lists kindex's own, in that form: owner references of every object; Pods'
 // and every workload's Pod template's ConfigMaps, Secrets, claims, ServiceAccount, Node,
 // PriorityClass, RuntimeClass, image pull Secrets and ephemeral volumes' StorageClasses;

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -27,6 +28,7 @@ type refsOptions struct {
 	usedBy   bool
 	dangling bool
 	unused   string
+	rules    []string // rule files (refs.ParseRules)
 }
 
 // newRefsCommand is `kubectl kquery refs`: the reference graph of package refs over the
@@ -43,6 +45,14 @@ built-in resources that name other objects, label selectors) and answers from it
   kubectl kquery refs deploy/web -n shop     what web uses and what uses it, as trees
   kubectl kquery refs --dangling             references whose target does not exist
   kubectl kquery refs --unused configmaps    ConfigMaps nothing uses (services: select no Pod)
+
+--rules FILE adds the rules of a rule file (YAML or JSON, the format of refs.ParseRules) to
+the built-in ones, for the fields of custom resources that name other objects:
+
+  - name: widgets:secret
+    from: widgets.example.com
+    path: "{.spec.secretRef.name}"
+    to: secrets
 
 A target counts as missing only when its resource is cached completely where it would be;
 otherwise it is unknown, with the reason. References marked optional (a ConfigMap or Secret
@@ -61,6 +71,7 @@ the trees and are not dangling: their objects work without their targets.`,
 	f.BoolVar(&ro.uses, "uses", false, "Only what the object uses.")
 	f.BoolVar(&ro.usedBy, "used-by", false, "Only what uses the object.")
 	f.BoolVar(&ro.dangling, "dangling", false, "List references whose target does not exist (but those marked optional).")
+	f.StringArrayVar(&ro.rules, "rules", nil, "A rule file (YAML or JSON) whose rules are followed besides the built-in ones (repeatable).")
 	f.StringVar(&ro.unused, "unused", "", "List the objects of TYPE that nothing uses (for a selecting type such as services: those that select nothing, and those without a selector that nothing names).")
 	return cmd
 }
@@ -77,6 +88,10 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 	}
 	if ro.uses && ro.usedBy { // each leaves out the other's tree: together, nothing
 		return usagef("--uses and --used-by exclude each other; without either, refs shows both")
+	}
+	rules, err := readRuleFiles(ro.rules)
+	if err != nil {
+		return err
 	}
 	cfg, err := restConfig(o)
 	if err != nil {
@@ -96,7 +111,7 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 	if err := disc.Start(dctx); err != nil {
 		return err
 	}
-	g, err := refs.New(cfg, refs.Options{Discovery: disc, Logger: logger})
+	g, err := refs.New(cfg, refs.Options{Discovery: disc, Logger: logger, Rules: rules})
 	if err != nil {
 		return err
 	}
@@ -251,4 +266,36 @@ func objectMissing(ctx context.Context, cfg *rest.Config, res discovery.Resource
 		return err
 	}
 	return nil
+}
+
+// readRuleFiles returns the built-in rules and those of files (nil without files: the
+// graph's default, the built-in rules). A file that cannot be read or parsed, or whose rule
+// names one of another's, is an error naming it.
+func readRuleFiles(files []string) ([]refs.Rule, error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	rules := refs.BuiltinRules()
+	seen := map[string]string{}
+	for _, r := range rules {
+		seen[r.Name] = "the built-in rules"
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("--rules: %w", err)
+		}
+		more, err := refs.ParseRules(data)
+		if err != nil {
+			return nil, fmt.Errorf("--rules %s: %w", f, err)
+		}
+		for _, r := range more {
+			if in, ok := seen[r.Name]; ok {
+				return nil, fmt.Errorf("--rules %s: rule %q is already in %s; rule names are unique", f, r.Name, in)
+			}
+			seen[r.Name] = f
+		}
+		rules = append(rules, more...)
+	}
+	return rules, nil
 }
