@@ -304,8 +304,8 @@
 // parsed again (figures in bench/README.md, "Warm restart"). They carry its spans too when
 // the informer keeps them (compact mode with Options.Indexes), so that index functions and
 // Item.Eval read loaded objects as fast as listed ones, not by scanning each until it
-// changes: 20,000 Pods loaded and five index paths evaluated on each in 0.22 s instead of
-// 0.35-0.38 s (BenchmarkSnapshotLoadIndexed in internal/compact); a mapped object's spans
+// changes: 20,000 Pods loaded and five index paths evaluated on each in 0.22-0.24 s instead of
+// 0.40-0.42 s (BenchmarkSnapshotLoadIndexed in internal/compact, -count 4); a mapped object's spans
 // are copied beside it (152 bytes for a realistic Pod). On Linux a plaintext
 // snapshot is mapped (mmap, read-only, populated ahead of the reader) rather than read,
 // and each compact object is a view of its record: no copy, and no fresh memory (a
