@@ -136,12 +136,21 @@ func (m *probingSnapMode) ListerWatcher(t storage.Target) cache.ListerWatcherWit
 // the server's, and once the server passed it, a restart watched from it and missed every
 // change made in between, for good.
 func TestSnapshotAheadOfTheServerSavesNoVersionOfIts(t *testing.T) {
+	snapshotAhead(t, func(m *fakeMode) storage.Mode { return &probingSnapMode{jsonSnapMode{snapModeFake: snapModeFake{m}}} })
+}
+
+// snapshotAhead writes a snapshot at version 1001, restarts on a server restored to 500
+// (the snapshot's object gone), with the mode mode makes of a fake server: the snapshot's
+// objects go, the snapshot saved then is at most at 500, and once the server has passed
+// 1001 a restart holds the object created while it was down, not the snapshot's.
+func snapshotAhead(t *testing.T, mode func(*fakeMode) storage.Mode) {
+	t.Helper()
 	dir := t.TempDir()
 	before := newFakeMode()
 	srv := before.server(widgets.GVR)
 	srv.rv = 1000
 	srv.add(newObj("ns", "a", nil)) // at 1001, after the backup
-	f, _ := snapshotFactory(t, &probingSnapMode{jsonSnapMode{snapModeFake: snapModeFake{before}}}, dir)
+	f, _ := snapshotFactory(t, mode(before), dir)
 	inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
 	require.NoError(t, err)
 	require.NoError(t, inf.WaitForSync(t.Context()))
@@ -151,7 +160,7 @@ func TestSnapshotAheadOfTheServerSavesNoVersionOfIts(t *testing.T) {
 	srv = restored.server(widgets.GVR)
 	srv.rv = 500 // the backup's version: no widget yet
 	start := func() (*Informer[obj], func()) {
-		f, cancel := snapshotFactory(t, &probingSnapMode{jsonSnapMode{snapModeFake: snapModeFake{restored}}}, dir)
+		f, cancel := snapshotFactory(t, mode(restored), dir)
 		inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
 		require.NoError(t, err)
 		require.NoError(t, inf.WaitForSync(t.Context()))
@@ -207,39 +216,5 @@ func (m *tooLargeSnapMode) ListerWatcher(t storage.Target) cache.ListerWatcherWi
 // saved next is never the snapshot's: a relist that found nothing left it in place, and
 // once the server passed it a restart watched from it and missed every change made before.
 func TestSnapshotAheadOfAServerWithoutProbe(t *testing.T) {
-	dir := t.TempDir()
-	before := newFakeMode()
-	srv := before.server(widgets.GVR)
-	srv.rv = 1000
-	srv.add(newObj("ns", "a", nil)) // at 1001, after the backup
-	f, _ := snapshotFactory(t, &jsonSnapMode{snapModeFake: snapModeFake{before}}, dir)
-	inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
-	require.NoError(t, err)
-	require.NoError(t, inf.WaitForSync(t.Context()))
-	inf.Release() // writes the snapshot
-
-	restored := newFakeMode()
-	srv = restored.server(widgets.GVR)
-	srv.rv = 500 // the backup's version: no widget yet
-	start := func() (*Informer[obj], func()) {
-		f, cancel := snapshotFactory(t, &tooLargeSnapMode{jsonSnapMode{snapModeFake: snapModeFake{restored}}}, dir)
-		inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
-		require.NoError(t, err)
-		require.NoError(t, inf.WaitForSync(t.Context()))
-		return inf, func() { inf.Release(); cancel(); f.Shutdown() }
-	}
-	inf, stop := start()
-	eventually(t, func() bool { objs, err := inf.List(labels.Everything()); return err == nil && len(objs) == 0 },
-		"the snapshot's objects are gone")
-	stop()
-	srv.add(newObj("ns", "c", nil)) // at 501, while down
-	srv.mu.Lock()
-	srv.rv = 2000 // the server passes the snapshot's version
-	srv.mu.Unlock()
-	inf, stop = start()
-	defer stop()
-	objs, err := inf.List(labels.Everything())
-	require.NoError(t, err)
-	require.Len(t, objs, 1, "the change made while down")
-	require.Equal(t, "c", objs[0].Name, "the change made while down, not the snapshot's object")
+	snapshotAhead(t, func(m *fakeMode) storage.Mode { return &tooLargeSnapMode{jsonSnapMode{snapModeFake: snapModeFake{m}}} })
 }
