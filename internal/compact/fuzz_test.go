@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	kjson "sigs.k8s.io/json"
 )
 
 // Seeds shared by the fuzz targets.
@@ -20,6 +21,7 @@ var fuzzSeeds = []string{
 	"{\n \"metadata\" : { \"name\" : \"caf\u00e9\" , \"managedFields\" : [ ] } }",
 	`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"1","continue":"c"},"items":[{"metadata":{"name":"a","managedFields":[]}},{"kind":"X"}]}`,
 	`{"items":null}`,
+	`{"MetAdAtA":[],"Items":1}`,
 	`{"items":[],"kind":"AList","items":[{}]}`,
 	`{"a":[1,-0.5e+3,true,false,null,"\ud83d\ude00\n"]}`,
 	`{"a":01}`,
@@ -128,7 +130,9 @@ func referenceList(t *testing.T, data []byte) ([]any, bool) {
 			SelfLink           string `json:"selfLink"`
 		} `json:"metadata"`
 	}
-	if json.Unmarshal(data, &meta) != nil {
+	// Case-sensitive, as Kubernetes decodes ("MetAdAtA" is another field, not metadata;
+	// encoding/json would match it).
+	if kjson.UnmarshalCaseSensitivePreserveInts(data, &meta) != nil {
 		return nil, false
 	}
 	kind, _ := top["kind"].(string)
