@@ -149,16 +149,7 @@ func (d *Decoder) build(b []byte, start, end, depth int, s *scratch, inject stri
 	}
 	// The key text goes right after the JSON, in the capacity left for it; the spans after
 	// it, aligned.
-	full := append(raw, keys...)
-	pad := (4 - len(full)%4) % 4
-	if len(spans) > 0 {
-		full = append(full, "\x00\x00\x00"[:pad]...)
-		for _, v := range spans {
-			full = binary.NativeEndian.AppendUint32(full, v)
-		}
-	} else {
-		pad = 0
-	}
+	full, pad := appendSpans(append(raw, keys...), spans)
 	raw = full[:len(raw):len(full)]
 	o := &Object{raw: raw, nsEnd: nsEnd, keyEnd: keyEnd, rvEnd: rvEnd, metaStart: uint32(meta.start), metaEnd: uint32(meta.end),
 		spanPad: uint8(pad), nspans: uint16(len(spans) / 2)}
@@ -166,6 +157,21 @@ func (d *Decoder) build(b []byte, start, end, depth int, s *scratch, inject stri
 		o.flags |= flagManagedFields
 	}
 	return decoded{obj: o, end: end}, nil
+}
+
+// appendSpans appends to full (an object's JSON and key text, in an allocation with room for
+// 3+4*len(spans) more bytes) the padding that aligns the spans and the spans, as
+// Object.Spans reads them; it returns the padding (0 without spans, which appends nothing).
+func appendSpans(full []byte, spans jsonpath.Spans) ([]byte, int) {
+	if len(spans) == 0 {
+		return full, 0
+	}
+	pad := (4 - len(full)%4) % 4
+	full = append(full, "\x00\x00\x00"[:pad]...)
+	for _, v := range spans {
+		full = binary.NativeEndian.AppendUint32(full, v)
+	}
+	return full, pad
 }
 
 // isStatus reports whether the object scanObject described is a metav1.Status.

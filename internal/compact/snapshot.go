@@ -157,65 +157,47 @@ func (m *Mode) snapshotObject(data []byte, copied bool) (*Object, error) {
 // spans reports whether the mode keeps spans with its objects (Options.Spans).
 func (m *Mode) spans() bool { return m.dec != nil && m.dec.spans }
 
-// spansBeside returns the spans of a view's JSON in an allocation of their own, as
-// Object.ext: those of the record (big-endian pairs), or found in the JSON when it has none.
-func spansBeside(json, recorded []byte) (*uint32, uint16) {
-	var sp []uint32
-	if recorded != nil {
-		sp = make([]uint32, len(recorded)/4)
-		for i := range sp {
-			sp[i] = binary.BigEndian.Uint32(recorded[4*i:])
-		}
-	} else {
-		sp = jsonpath.BuildSpans(nil, json, spanSize)
+// loadSpans appends to dst the spans of a record: those it carries (big-endian pairs), or
+// those of json, found again, when it carries none.
+func loadSpans(dst jsonpath.Spans, json, recorded []byte) jsonpath.Spans {
+	if recorded == nil {
+		return jsonpath.BuildSpans(dst, json, spanSize)
 	}
+	for i := 0; i+4 <= len(recorded); i += 4 {
+		dst = append(dst, binary.BigEndian.Uint32(recorded[i:]))
+	}
+	return dst
+}
+
+// spansBeside returns the spans of a view's JSON (loadSpans) in an allocation of their own,
+// as Object.ext.
+func spansBeside(json, recorded []byte) (*uint32, uint16) {
+	sp := loadSpans(nil, json, recorded)
 	if len(sp) == 0 || len(sp)/2 > math.MaxUint16 {
 		return nil, 0
 	}
 	return &sp[0], uint16(len(sp) / 2)
 }
 
-// spanScratch holds the spans of an object being loaded from a record without them (the
-// informers of a Mode load their snapshots concurrently).
+// spanScratch holds the spans of an object being loaded (the informers of a Mode load their
+// snapshots concurrently).
 var spanScratch = sync.Pool{New: func() any { return new(jsonpath.Spans) }}
 
 // withSpans copies body (an object's JSON, its first rawLen bytes, and its key text) into
-// an allocation laid out as Decoder.build lays out one with spans: the JSON, the key text,
-// padding and the spans, aligned: those of the record (big-endian pairs), or found in the
-// JSON when it has none. It returns the JSON as Object.raw, whose capacity ends with the
+// an allocation laid out as Decoder.build lays out one with spans (appendSpans), the spans
+// those of loadSpans. It returns the JSON as Object.raw, whose capacity ends with the
 // spans, and their padding and count.
 func withSpans(body []byte, rawLen int, recorded []byte) (raw []byte, pad uint8, n uint16) {
-	count := len(recorded) / 8
-	var found jsonpath.Spans
-	if recorded == nil {
-		sp := spanScratch.Get().(*jsonpath.Spans)
-		defer spanScratch.Put(sp)
-		*sp = jsonpath.BuildSpans((*sp)[:0], body[:rawLen], spanSize)
-		found = *sp
-		count = len(found) / 2
-		if count > math.MaxUint16 {
-			count, found = 0, nil
-		}
+	sp := spanScratch.Get().(*jsonpath.Spans)
+	defer spanScratch.Put(sp)
+	*sp = loadSpans((*sp)[:0], body[:rawLen], recorded)
+	spans := *sp
+	if len(spans)/2 > math.MaxUint16 || int64(len(body))+3+4*int64(len(spans)) > math.MaxUint32 {
+		spans = nil
 	}
-	p := (4 - len(body)%4) % 4
-	if count == 0 || int64(len(body))+3+8*int64(count) > math.MaxUint32 {
-		count, p = 0, 0
-	}
-	full := make([]byte, 0, len(body)+p+8*count)
-	full = append(full, body...)
-	if count > 0 {
-		full = append(full, "\x00\x00\x00"[:p]...)
-		if found != nil {
-			for _, v := range found {
-				full = binary.NativeEndian.AppendUint32(full, v)
-			}
-		} else {
-			for i := 0; i < len(recorded); i += 4 {
-				full = binary.NativeEndian.AppendUint32(full, binary.BigEndian.Uint32(recorded[i:]))
-			}
-		}
-	}
-	return full[:rawLen:len(full)], uint8(p), uint16(count)
+	full := make([]byte, 0, len(body)+3+4*len(spans))
+	full, p := appendSpans(append(full, body...), spans)
+	return full[:rawLen:len(full)], uint8(p), uint16(len(spans) / 2)
 }
 
 // SnapshotList returns a *List of items (each an *Object) at resourceVersion rv.
