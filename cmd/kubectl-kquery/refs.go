@@ -153,7 +153,7 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 		inScope := func(obj refs.ObjectRef) bool {
 			return o.allNamespaces || obj.Namespace == "" || obj.Namespace == namespace
 		}
-		objs, err := unusedObjects(g, res.GVR.GroupResource(), inScope)
+		objs, err := unusedObjects(g, rules, res.GVR.GroupResource(), inScope)
 		if err != nil && !errors.Is(err, refs.ErrIncomplete) {
 			return err
 		}
@@ -211,15 +211,19 @@ func runRefs(ctx context.Context, o *options, ro refsOptions, args []string, std
 
 // unusedObjects returns the objects of gr in scope that nothing uses, sorted: those no
 // reference names, but for a resource some rule gives selectors (services, PDBs, network
-// policies), whose objects are in use while they select something, those whose selectors
-// select nothing and those without a selector that no reference names. The error is
-// Unreferenced's (an *IncompleteError beside the answer).
-func unusedObjects(g *refs.Graph, gr schema.GroupResource, inScope func(refs.ObjectRef) bool) ([]refs.ObjectRef, error) {
+// policies, or a rule file's), whose objects are in use while they select something, those
+// whose selectors select nothing and those without a selector that no reference names.
+// rules are the graph's (nil: the built-in rules). The error is Unreferenced's (an
+// *IncompleteError beside the answer).
+func unusedObjects(g *refs.Graph, rules []refs.Rule, gr schema.GroupResource, inScope func(refs.ObjectRef) bool) ([]refs.ObjectRef, error) {
 	unreferenced, err := g.Unreferenced(gr)
 	if err != nil && !errors.Is(err, refs.ErrIncomplete) {
 		return nil, err
 	}
-	selecting := slices.ContainsFunc(refs.BuiltinRules(), func(r refs.Rule) bool {
+	if rules == nil {
+		rules = refs.BuiltinRules()
+	}
+	selecting := slices.ContainsFunc(rules, func(r refs.Rule) bool {
 		return r.From == gr && r.Selector != refs.SelectorNone
 	})
 	var out []refs.ObjectRef
