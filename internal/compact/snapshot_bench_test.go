@@ -44,14 +44,15 @@ func BenchmarkSnapshotLoad(b *testing.B) {
 		if mapped {
 			name = "mapped"
 		}
-		b.Run(name, func(b *testing.B) { benchmarkLoad(b, m, path, n, mapped) })
+		b.Run(name, func(b *testing.B) { benchmarkLoad(b, m, path, n, mapped, nil) })
 	}
 }
 
 // benchmarkLoad loads the snapshot at path: read and copied into each object's allocation,
 // or mapped (Linux; read elsewhere), each object a view of the mapping, which is unmapped
-// after each iteration (the informer keeps it).
-func benchmarkLoad(b *testing.B, m *Mode, path string, n int, mapped bool) {
+// after each iteration (the informer keeps it). each, if set, is called with every object
+// as it is loaded.
+func benchmarkLoad(b *testing.B, m *Mode, path string, n int, mapped bool, each func(*Object)) {
 	cpu := cpuTime()
 	defer func() { b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op") }()
 	for range b.N {
@@ -75,6 +76,9 @@ func benchmarkLoad(b *testing.B, m *Mode, path string, n int, mapped bool) {
 			o, err := decode(rec)
 			if err != nil {
 				b.Fatal(err)
+			}
+			if each != nil {
+				each(o.(*Object))
 			}
 			items = append(items, o)
 		}
@@ -159,39 +163,15 @@ func BenchmarkSnapshotLoadIndexed(b *testing.B) {
 		}
 		name := map[bool]string{true: "spans", false: "no-spans"}[spans]
 		b.Run(name, func(b *testing.B) {
-			cpu := cpuTime()
-			defer func() { b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op") }()
 			values := 0
-			for range b.N {
-				r, err := snapshot.Open(path, "bench", snapshot.Options{Map: m.SnapshotViews()})
-				if err != nil {
-					b.Fatal(err)
-				}
-				decode := m.SnapshotDecode
-				if r.Mapped() > 0 {
-					decode = m.SnapshotView
-				}
-				for {
-					rec, err := r.Next()
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
+			benchmarkLoad(b, m, path, n, m.SnapshotViews(), func(o *Object) {
+				src := o.JSONSource()
+				for _, p := range paths {
+					if err := p.Each(src, func(jsonpath.Value) bool { values++; return true }); err != nil {
 						b.Fatal(err)
 					}
-					o, err := decode(rec)
-					if err != nil {
-						b.Fatal(err)
-					}
-					src := o.(*Object).JSONSource()
-					for _, p := range paths {
-						if err := p.Each(src, func(jsonpath.Value) bool { values++; return true }); err != nil {
-							b.Fatal(err)
-						}
-					}
 				}
-				_ = r.Close()
-			}
+			})
 			if values < 5*n*b.N {
 				b.Fatalf("%d values", values)
 			}
