@@ -19,9 +19,10 @@ import (
 )
 
 // An informer with JSONPath indexes restarted from its snapshot answers index queries and
-// Item.Eval on the loaded objects as on listed ones, for fields behind large values (which
-// the loaded objects step over with the spans their records carry), before and after it
-// syncs, and after a change made while it was down.
+// Item.Eval on the loaded objects as on listed ones, for fields behind large values, before
+// and after it syncs, and after a change made while it was down. (That the loaded objects
+// carry their records' spans, so that such reads step over those values, is
+// internal/compact's TestSnapshotDecodeFindsSpans: reads give the same values either way.)
 func TestSnapshotRestartIndexedFieldsBehindLargeValues(t *testing.T) {
 	ctx := context.Background()
 	ns := cp.Namespace(t)
