@@ -62,6 +62,7 @@ func newRun(e *entry) *run {
 			Transformer:  e.transform,
 		}),
 		onReplace: e.listed,
+		markEmpty: e.snap != nil,
 	}
 	// The snapshot's watch decides when the run is current from the events the informer
 	// keeps: outside the shard filter, so that events of other shards (a server that does
@@ -127,9 +128,12 @@ func (r *run) processLoop() {
 	// deep, the Deltas wrappers) is paid per batch instead of per object, which is most of
 	// the garbage of a sync besides the objects themselves.
 	apply := func(deltas []cache.Delta, isInInitialList bool) error {
+		batch := deltas
+		deltas, markers := withoutListEnds(deltas)
 		err := r.e.apply(deltas, isInInitialList)
 		r.e.snapshotApplied(deltas)
 		if r.e.snap != nil {
+			r.replacedApplied.Add(markers)
 			for _, d := range deltas {
 				if d.Type == cache.Replaced {
 					r.replacedApplied.Add(1)
@@ -142,7 +146,7 @@ func (r *run) processLoop() {
 				// Stored, not raised: the version a whole list is consistent with may be
 				// lower than one applied before it (a snapshot ahead of the server). The
 				// watch's events that follow the list in this batch count, though.
-				r.e.snap.appliedRV.Store(listConsistentRV(rv, deltas))
+				r.e.snap.appliedRV.Store(listConsistentRV(rv, batch))
 				r.e.snap.dirty.Store(true)
 			}
 		}
@@ -272,35 +276,47 @@ type countingFIFO struct {
 	// before that list is applied): Replace does not record it. Set before the run starts;
 	// read and cleared by the reflector's goroutine.
 	fromSnapshot bool
+	// markEmpty: an empty list is followed by a list end marker (snapshot informers, which
+	// count lists applied).
+	markEmpty bool
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
 	f.onReplace()
+	// An empty list queues only the deletes of what the cache holds, with no listed object
+	// after them to tell when they are applied: a list end marker follows them (listEnd),
+	// counted as one listed object.
+	mark := len(items) == 0 && f.markEmpty
+	n := int64(len(items))
+	if mark {
+		n = 1
+	}
 	// Counted before they are queued, so that the count of queued objects is never behind
 	// the count applied: a list is being applied while it is ahead (run.listing).
-	target := f.replaced.Add(int64(len(items)))
+	target := f.replaced.Add(n)
 	// The list is recorded before its items are queued: the processing loop may apply them
 	// all before RealFIFO.Replace returns, and a list recorded after that was found applied
 	// only at the next batch, the watch's events, whose higher resourceVersion the list's
 	// then replaced; a snapshot run waiting for the events' version (waitCurrent) stayed
-	// Syncing until the next change, for good on a quiet resource. An empty list's deletes
-	// have no Replaced delta after them to tell when they are applied: its version is not
-	// recorded here (the run's first list's is, by waitCurrent, once the informer has synced).
+	// Syncing until the next change, for good on a quiet resource.
 	recorded := false
 	var prevRV uint64
 	var prevTarget int64
 	fromSnapshot := f.fromSnapshot
 	f.fromSnapshot = false
-	if n, perr := strconv.ParseUint(rv, 10, 64); perr == nil && len(items) > 0 && !fromSnapshot {
+	if v, perr := strconv.ParseUint(rv, 10, 64); perr == nil && n > 0 && !fromSnapshot {
 		f.mu.Lock()
 		prevRV, prevTarget = f.listRV, f.listTarget
-		f.listRV, f.listTarget = n, target
+		f.listRV, f.listTarget = v, target
 		f.mu.Unlock()
 		recorded = true
 	}
 	err := f.RealFIFO.Replace(items, rv)
+	if err == nil && mark {
+		err = f.RealFIFO.Delete(listEnd)
+	}
 	if err != nil {
-		f.replaced.Add(-int64(len(items)))
+		f.replaced.Add(-n)
 		if recorded {
 			f.mu.Lock()
 			if f.listTarget == target {
@@ -310,6 +326,45 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 		}
 	}
 	return err
+}
+
+// listEnd is the marker queued after the deletes of an empty list: a tombstone under a key
+// no object has (the store's keys are "name" or "namespace/name", names without a slash),
+// which the processing loop takes out of each batch (withoutListEnds) before the entry
+// applies it.
+var listEnd = cache.DeletedFinalStateUnknown{Key: "/list end", Obj: listEndMarker{}}
+
+type listEndMarker struct{}
+
+// isListEnd reports whether d is the list end marker.
+func isListEnd(d cache.Delta) bool {
+	t, ok := d.Object.(cache.DeletedFinalStateUnknown)
+	if !ok {
+		return false
+	}
+	_, ok = t.Obj.(listEndMarker)
+	return ok
+}
+
+// withoutListEnds returns deltas without list end markers (deltas itself when there is
+// none) and how many there were.
+func withoutListEnds(deltas []cache.Delta) ([]cache.Delta, int64) {
+	var n int64
+	for _, d := range deltas {
+		if isListEnd(d) {
+			n++
+		}
+	}
+	if n == 0 {
+		return deltas, 0
+	}
+	out := make([]cache.Delta, 0, len(deltas)-int(n))
+	for _, d := range deltas {
+		if !isListEnd(d) {
+			out = append(out, d)
+		}
+	}
+	return out, n
 }
 
 // listApplied returns the resourceVersion of the last list once applied, the number of
@@ -325,7 +380,8 @@ func (f *countingFIFO) listApplied(applied int64) (uint64, bool) {
 	return rv, true
 }
 
-// replacedQueued returns how many objects the lists have queued (Replaced deltas).
+// replacedQueued returns how many objects the lists have queued (Replaced deltas, and the
+// list end marker of each empty list).
 func (f *countingFIFO) replacedQueued() int64 { return f.replaced.Load() }
 
 // listing reports whether a list (a relist after 410 included) is being applied: the cache

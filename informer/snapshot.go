@@ -290,7 +290,7 @@ func deltaRV(d cache.Delta) string {
 // batch goes on past the list's last item with the watch's events, which come after it.
 func listConsistentRV(listRV uint64, batch []cache.Delta) uint64 {
 	rv := listRV
-	for i := len(batch) - 1; i >= 0 && batch[i].Type != cache.Replaced; i-- {
+	for i := len(batch) - 1; i >= 0 && batch[i].Type != cache.Replaced && !isListEnd(batch[i]); i-- {
 		if n, err := strconv.ParseUint(deltaRV(batch[i]), 10, 64); err == nil && n > rv {
 			rv = n
 		}

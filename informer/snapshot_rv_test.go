@@ -22,6 +22,7 @@ func TestListConsistentRV(t *testing.T) {
 		o.ResourceVersion = rv
 		return cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: "ns/gone", Obj: o}}
 	}
+	end := cache.Delta{Type: cache.Deleted, Object: listEnd}
 	for name, tc := range map[string]struct {
 		batch []cache.Delta
 		want  uint64
@@ -32,9 +33,25 @@ func TestListConsistentRV(t *testing.T) {
 		"events before the list's last item do not count": {[]cache.Delta{at(cache.Updated, "20"), at(cache.Replaced, "2")}, 10},
 		"an older event after it does not lower it":       {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Updated, "7")}, 10},
 		"versions that are not numbers are passed over":   {[]cache.Delta{at(cache.Replaced, "5"), at(cache.Updated, "x")}, 10},
+		"an empty list ends at its marker":                {[]cache.Delta{at(cache.Updated, "20"), gone("16"), end}, 10},
+		"events after an empty list's marker":             {[]cache.Delta{gone("16"), end, at(cache.Added, "12")}, 12},
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.Equal(t, tc.want, listConsistentRV(10, tc.batch))
 		})
 	}
+}
+
+// The list end marker is taken out of a batch before the entry applies it, and counted.
+func TestWithoutListEnds(t *testing.T) {
+	a := cache.Delta{Type: cache.Added, Object: newObj("ns", "a", nil)}
+	end := cache.Delta{Type: cache.Deleted, Object: listEnd}
+	gone := cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: newObj("ns", "b", nil)}}
+	batch := []cache.Delta{gone, end, a, end}
+	out, n := withoutListEnds(batch)
+	assert.Equal(t, int64(2), n)
+	assert.Equal(t, []cache.Delta{gone, a}, out)
+	out, n = withoutListEnds([]cache.Delta{gone, a})
+	assert.Zero(t, n)
+	assert.Equal(t, []cache.Delta{gone, a}, out)
 }
