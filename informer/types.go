@@ -175,7 +175,10 @@ type Status struct {
 	// for a custom resource, whose lists echo nothing, it left out objects the selector
 	// excludes), ShardFilterClient when it did not (feature gate ShardedListAndWatch off, an
 	// older server) and kindex filters every listed object and watch event itself, "" without
-	// a shard or before the first list of a run. A custom resource with no object to list
+	// a shard or until the first run's probe has answered (each run asks once, before its
+	// first request; a run after a park or a release keeps the answer of the run before it
+	// until its own probe answers, since a server rarely changes its answer between runs).
+	// A custom resource with no object to list
 	// (within the informer's namespace and selectors) when the run starts cannot tell: it
 	// says ShardFilterClient, and kindex filters either way.
 	ShardFilter ShardFilter
