@@ -150,7 +150,7 @@ func notAName(input string) error {
 		return fmt.Errorf("discovery: %s cannot name a resource: byte %d is a space, a control character or invalid UTF-8: %w",
 			quote(input), i, &meta.NoResourceMatchError{PartialResource: shortGVR(schema.GroupVersionResource{Resource: input})})
 	}
-	return fmt.Errorf("discovery: %s cannot name a resource (the forms are name, name.group, name.version.group, group/version/name and version/name): %w",
+	return fmt.Errorf("discovery: %s cannot name a resource (the forms are name, name.group, name.version.group, name.version., group/version/name and version/name): %w",
 		quote(input), &meta.NoResourceMatchError{PartialResource: shortGVR(schema.GroupVersionResource{Resource: input})})
 }
 

@@ -37,6 +37,7 @@ const maxInputLen = 1024
 //	name                   pods, po, pod, Pod, a CRD's plural/singular/short name/kind, a category
 //	name.group             deployments.apps, deploy.apps, Deployment.apps
 //	name.version.group     deployments.v1.apps, Deployment.v1.apps (tried before name.group)
+//	name.version.          pods.v1., Pod.v1. (the core group, as kubectl reads it); name. likewise
 //	group/version/name     apps/v1/deployments
 //	version/name           v1/pods (the core group), else group/name: apps/deployments
 //
@@ -65,6 +66,17 @@ func parseInput(input string) []query {
 			}
 		}
 		return nil
+	}
+	if core, ok := strings.CutSuffix(in, "."); ok {
+		// The core group written out, as kubectl reads it: "pods.v1.", "pods.".
+		p := strings.Split(core, ".")
+		switch {
+		case hasEmpty(p) || len(p) > 2:
+			return nil
+		case len(p) == 2:
+			return []query{{name: p[0], version: strings.ToLower(p[1]), groupSet: true}}
+		}
+		return []query{{name: core, groupSet: true}}
 	}
 	p := strings.Split(in, ".")
 	if hasEmpty(p) {

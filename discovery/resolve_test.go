@@ -104,7 +104,11 @@ func TestParseInput(t *testing.T) {
 		{"v1/pods", []query{{name: "pods", version: "v1", groupSet: true}, {name: "pods", group: "v1", groupSet: true}}},
 		{"", nil},
 		{"   ", nil},
-		{"pods.", nil},
+		{"pods.", []query{{name: "pods", groupSet: true}}},
+		{"Pod.V1.", []query{{name: "Pod", version: "v1", groupSet: true}}},
+		{"pods..", nil},
+		{"a.b.c.", nil},
+		{".", nil},
 		{".apps", nil},
 		{"a..b", nil},
 		{"/pods", nil},
@@ -138,7 +142,11 @@ func TestResolveInput(t *testing.T) {
 		{in: "Pod", want: pods},
 		{in: "PODS", want: pods},
 		{in: "v1/pods", want: pods},
-		{in: "pods.v1.", wantErr: "nomatch"},
+		{in: "pods.v1.", want: pods},
+		{in: "Pod.v1.", want: pods},
+		{in: "po.", want: pods},
+		{in: "deployments.v1.", wantErr: "nomatch"},
+		{in: "pods.v2.", wantErr: "nomatch"},
 		{in: "deployments.apps", want: deployments},
 		{in: "deploy.apps", want: deployments},
 		{in: "Deployment.apps", want: deployments},
@@ -245,7 +253,7 @@ func TestErrorMessages(t *testing.T) {
 	_, err = s.resolveInput("deployments.v2.apps")
 	require.EqualError(t, err, `discovery: the server doesn't have a resource type "deployments.v2.apps": no matches for apps/v2, Resource=deployments`)
 	_, err = s.resolveInput("a..b")
-	require.EqualError(t, err, `discovery: "a..b" cannot name a resource (the forms are name, name.group, name.version.group, group/version/name and version/name): no matches for /, Resource=a..b`)
+	require.EqualError(t, err, `discovery: "a..b" cannot name a resource (the forms are name, name.group, name.version.group, name.version., group/version/name and version/name): no matches for /, Resource=a..b`)
 	_, err = s.resolveInput("deployments.apps\n")
 	require.EqualError(t, err, "discovery: \"deployments.apps\\n\" cannot name a resource: byte 16 is a space, a control character or invalid UTF-8: no matches for /, Resource=deployments.apps\n")
 	_, err = s.resolveInput("fl.broken.example.com")

@@ -875,6 +875,12 @@ func TestNamesAsKubectl(t *testing.T) {
 	r = kquery(t, kc, "deployments.app", "-o", "name")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stderr+r.stdout)
+	// The core group written out, as kubectl reads it.
+	for _, typ := range []string{"configmaps.v1.", "cm.", "ConfigMap.v1."} {
+		r = kquery(t, kc, typ, "web", "-o", "name")
+		assert.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "configmap/web\n", r.stdout, typ)
+	}
 	r = kquery(t, kc, "cm", "web", "-o", "jsonpath={.metadata.nope}")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stderr+r.stdout, "web exists: its JSONPath found nothing")
