@@ -153,7 +153,10 @@
 //     template that names none has no edge to it; an Ingress or a claim that names no
 //     class (none was the default when it was created) has no edge to today's default.
 //   - Namespace selectors (a NetworkPolicy's namespaceSelector, a webhook's) are not
-//     followed; a selector of a cluster-scoped object selects in every namespace.
+//     followed; a selector of a cluster-scoped object selects in every namespace. A
+//     NetworkPolicy's edges are to the Pods its spec.podSelector selects (those it
+//     applies to), not to the peers of its ingress and egress rules, whose podSelector
+//     selects in the namespaces of the peer's namespaceSelector.
 //   - A rule's JSONPath has jsonpath's default budget: an object on which it yields more
 //     than 16,384 values (or does too much work) keeps the references found before that,
 //     and the rest are missing; Stats.Truncated counts such objects and each such event
