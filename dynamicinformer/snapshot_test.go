@@ -305,12 +305,32 @@ func TestSnapshotSecretsNeedEncryption(t *testing.T) {
 	lists, _ = fx3.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
 	require.NotZero(t, lists, "the plaintext snapshot was not read")
 	require.Equal(t, 1, fx3.log.Count("Snapshots of Secrets are refused"), "%s", fx3.log)
+	// Turning the option off takes the Secrets off the disk.
+	require.Equal(t, 1, fx3.log.Count("Removed a plaintext snapshot of Secrets"), "%s", fx3.log)
+	files, err = os.ReadDir(plainOK.SnapshotDir)
+	require.NoError(t, err)
+	require.Empty(t, files, "the plaintext snapshot of Secrets is removed")
 	fx3.f.Shutdown()
 
 	fx4, inf4, _ := restart(t, plainOK, "secrets")
 	waitSync(t, inf4)
 	lists, _ = fx4.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
+	require.NotZero(t, lists, "no snapshot left: the informer lists")
+	fx4.f.Shutdown()
+	fx5, inf5, _ := restart(t, plainOK, "secrets")
+	waitSync(t, inf5)
+	lists, _ = fx5.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
 	require.Zero(t, lists, "with the option, the plaintext snapshot is used")
+
+	// A refused informer keeps an encrypted snapshot: the key may be set again.
+	encRefused := enc
+	encRefused.SnapshotKeyFile = ""
+	fx6, inf6, _ := restart(t, encRefused, "secrets")
+	waitSync(t, inf6)
+	require.Zero(t, fx6.log.Count("Removed a plaintext snapshot"), "%s", fx6.log)
+	files, err = os.ReadDir(enc.SnapshotDir)
+	require.NoError(t, err)
+	require.Len(t, files, 1, "the encrypted snapshot is kept")
 }
 
 // A snapshot is only used by the informer it was written for: another selector lists.

@@ -341,7 +341,9 @@
 // for this purpose. Encrypted snapshots are authenticated by AES-GCM.
 // Unencrypted snapshots of Secrets are Secrets on disk: an informer on secrets refuses to
 // read or write one unless a key is set (Options.SnapshotKey, SnapshotKeyFile) or
-// Options.SnapshotPlainSecrets says otherwise.
+// Options.SnapshotPlainSecrets says otherwise; one that refuses removes the plaintext
+// snapshot an earlier run with SnapshotPlainSecrets wrote, so that turning the option off
+// takes the Secrets off the disk (an encrypted one is kept).
 //
 // A user Transform is not applied again to objects loaded from a snapshot (they were
 // stored after it), nor to the items of a relist answered with the cached object; it is

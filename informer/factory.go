@@ -147,6 +147,8 @@ type Options[T Object] struct {
 	SnapshotKey     []byte
 	SnapshotKeyFile string
 	// SnapshotPlainSecrets lets informers on secrets read and write unencrypted snapshots.
+	// Without it (and without a key), an informer on secrets removes the unencrypted
+	// snapshot an earlier run with it wrote.
 	SnapshotPlainSecrets bool
 	// DisableStartGC leaves garbage collection during informers' starts to the Go runtime.
 	// By default, in the compact mode, whose starts make garbage several times the size of

@@ -134,8 +134,24 @@ func newSnapState(e *entry) *snapState {
 	if k.GVR.GroupResource() == secretsGR && cfg.key == nil && !cfg.plainSecrets {
 		s.refused = true
 		e.logger.Info("Snapshots of Secrets are refused without encryption (Options.SnapshotKey or SnapshotKeyFile; SnapshotPlainSecrets overrides): this informer neither reads nor writes one")
+		s.removePlaintext()
 	}
 	return s
+}
+
+// removePlaintext removes the plaintext snapshot of a refused Secret informer, written by
+// an earlier run with SnapshotPlainSecrets: turning the option off takes the Secrets off
+// the disk. An encrypted one is kept (the key may be set again).
+func (s *snapState) removePlaintext() {
+	plain, err := snapshot.Plaintext(s.path)
+	if err != nil || !plain {
+		return
+	}
+	if err := os.Remove(s.path); err != nil {
+		s.e.logger.Info("Cannot remove a plaintext snapshot of Secrets", "path", s.path, "err", err.Error())
+		return
+	}
+	s.e.logger.Info("Removed a plaintext snapshot of Secrets written with SnapshotPlainSecrets", "path", s.path)
 }
 
 func safeName(s string) string {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 	"os"
 )
 
@@ -28,6 +29,28 @@ func plainMeta(path string) (b []byte, start, end int, err error) {
 		return nil, 0, 0, invalid("resourceVersion out of bounds")
 	}
 	return b, at + 4, at + 4 + n, nil
+}
+
+// Plaintext reports whether path is a snapshot file that is not encrypted, from its header
+// alone (nothing else is checked): an error when it cannot be read, false for a file that
+// is no snapshot of a format this package writes.
+func Plaintext(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = f.Close() }()
+	var h [headerLen]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false, nil // too short for a header: no snapshot
+	}
+	if string(h[:len(magic)]) != magic {
+		return false, nil
+	}
+	if v := binary.BigEndian.Uint16(h[len(magic):]); v != Version && v != versionSharedKey && v != versionSHA256 {
+		return false, nil
+	}
+	return binary.BigEndian.Uint16(h[len(magic)+2:])&flagEncrypt == 0, nil
 }
 
 // PeekResourceVersion returns the resourceVersion a plaintext file records, without
