@@ -157,6 +157,9 @@
 //     NetworkPolicy's edges are to the Pods its spec.podSelector selects (those it
 //     applies to), not to the peers of its ingress and egress rules, whose podSelector
 //     selects in the namespaces of the peer's namespaceSelector.
+//   - Living in a namespace is no reference to it: Unreferenced of namespaces lists the
+//     namespaces no rule names, not the empty ones (an index of namespace, on any
+//     informer, answers that).
 //   - A rule's JSONPath has jsonpath's default budget: an object on which it yields more
 //     than 16,384 values (or does too much work) keeps the references found before that,
 //     and the rest are missing; Stats.Truncated counts such objects and each such event
