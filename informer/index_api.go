@@ -69,7 +69,10 @@ func (i *Informer[T]) AddIndex(name, expr string) error {
 
 // AddIndexPath is AddIndex for an expression compiled already (jsonpath.Compile), with the
 // compiler's limits the caller chose: programs that build indexes from their own
-// configuration compile each expression once and can report its errors themselves.
+// configuration compile each expression once and can report its errors themselves. Names
+// with the same expression share one index whatever the limits of their paths: the first
+// registration's path evaluates it (its MaxSteps and MaxResults), until every name using it
+// is removed.
 func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
 	if p == nil {
 		return fmt.Errorf("%w %s: nil path", ErrInvalidIndex, quote(name))
