@@ -67,8 +67,10 @@ type entry struct {
 	callbacks callbackErrors
 	// lostLogged: a notification skipped for a decode failure was logged (notificationLost).
 	lostLogged atomic.Bool
-	queryOpts  store.QueryOptions // built once (newQueryOptions)
-	snap       *snapState         // nil without Options.SnapshotDir (snapshot.go)
+	// outsideLogged: the informer's namespace was logged as outside its namespace shard.
+	outsideLogged atomic.Bool
+	queryOpts     store.QueryOptions // built once (newQueryOptions)
+	snap          *snapState         // nil without Options.SnapshotDir (snapshot.go)
 
 	refs    int           // guarded by the registry's lock
 	closing chan struct{} // guarded by the registry's lock; closed once stopped and removed

@@ -33,7 +33,8 @@ const (
 	// namespaces. The default.
 	ShardByUID ShardField = "object.metadata.uid"
 	// ShardByNamespace hashes metadata.namespace: every object of a namespace falls in the
-	// same shard (cluster-scoped objects hash the empty string).
+	// same shard (cluster-scoped objects hash the empty string). An informer of one
+	// namespace outside the shard holds nothing, which it logs once.
 	ShardByNamespace ShardField = "object.metadata.namespace"
 )
 
@@ -368,7 +369,14 @@ func (e *entry) shardLW(inner cache.ListerWatcherWithContext) cache.ListerWatche
 	if !ok {
 		return inner // cannot happen: keyFor records every selector it builds
 	}
-	return &shardLW{inner: inner, e: e, m: newShardMatcher(sh.(Shard))}
+	m := newShardMatcher(sh.(Shard))
+	if ns := e.target.Namespace; m.field == ShardByNamespace && ns != "" && !m.shard.Matches(ns) &&
+		e.outsideLogged.CompareAndSwap(false, true) {
+		// Right, and surprising: every object of the namespace hashes alike.
+		e.logger.Info("The informer's namespace is outside the factory's shard: it holds no object",
+			"namespace", ns, "shard", e.target.ShardSelector)
+	}
+	return &shardLW{inner: inner, e: e, m: m}
 }
 
 var (

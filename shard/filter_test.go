@@ -14,6 +14,7 @@ import (
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 	"github.com/kindex/kindex/metadataonly"
 )
 
@@ -147,4 +148,45 @@ func TestShardByNamespace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An informer of one namespace, in a namespace shard that leaves that namespace out, holds
+// nothing, rightly: it says so once, instead of syncing empty without a word.
+func TestShardByNamespaceOutsideSaysSo(t *testing.T) {
+	half := Split(informer.ShardByNamespace, 2)[0]
+	ns := plain.Namespace(t)
+	for half.Matches(ns) {
+		ns = plain.Namespace(t)
+	}
+	configMaps(t, plain, ns, "n", 2)
+	lines := &testsupport.Lines{}
+	f, _, _ := testsupport.StartFactory(t, plain.AdminConfig(),
+		dynamicinformer.Options{Namespace: ns, Logger: lines.Logger(0)}, dynamicinformer.NewFactory)
+	ctx := waitCtx(t, 30*time.Second)
+	inf, err := f.Informer(ctx, "configmaps", informer.WithShard(half))
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(ctx))
+	objs, err := inf.List(nil)
+	require.NoError(t, err)
+	assert.Empty(t, objs)
+	assert.Equal(t, 1, lines.Count("namespace is outside the factory's shard", ns), "%s", lines)
+
+	// A namespace inside the shard says nothing.
+	in := plain.Namespace(t)
+	for !half.Matches(in) {
+		in = plain.Namespace(t)
+	}
+	configMaps(t, plain, in, "n", 2)
+	inLines := &testsupport.Lines{}
+	g, _, _ := testsupport.StartFactory(t, plain.AdminConfig(),
+		dynamicinformer.Options{Namespace: in, Logger: inLines.Logger(0)}, dynamicinformer.NewFactory)
+	inf2, err := g.Informer(ctx, "configmaps", informer.WithShard(half))
+	require.NoError(t, err)
+	defer inf2.Release()
+	require.NoError(t, inf2.WaitForSync(ctx))
+	objs, err = inf2.List(nil)
+	require.NoError(t, err)
+	assert.Len(t, objs, 2)
+	assert.Zero(t, inLines.Count("outside the factory's shard"), "%s", inLines)
 }
