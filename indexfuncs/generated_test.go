@@ -86,7 +86,7 @@ var genPaths = []string{
 func TestGeneratedIndexValues(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	checked, printed := 0, 0
-	for i := 0; i < 1500; i++ {
+	for i := 0; i < 700; i++ {
 		var b strings.Builder
 		b.WriteString("{")
 		for j := r.IntN(5); j >= 0; j-- {
