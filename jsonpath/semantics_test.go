@@ -551,6 +551,14 @@ func TestGeneratedMatchDocumentedSemantics(t *testing.T) {
 		if len(want) > 0 {
 			nonEmpty++
 		}
+		rp, err := Compile("{range @" + render(segs) + "}[{@}]{end}")
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		var words []string
+		for _, v := range want {
+			words = append(words, v.String())
+		}
 		for _, in := range []any{obj, JSON(raw), IndexedJSON{Doc: raw, Spans: BuildSpans(nil, raw, 16)}} {
 			got, err := p.Eval(in)
 			if err != nil {
@@ -559,6 +567,17 @@ func TestGeneratedMatchDocumentedSemantics(t *testing.T) {
 			if a, b := joined(got), joined(want); a != b {
 				if fails++; fails <= 10 {
 					t.Errorf("%s (%T):\nkindex    %s\ndoc.go    %s\non %s", expr, in, a, b, raw)
+				}
+			}
+			// Printed, and ranged over: the same values in the same order.
+			text, err := p.ExecuteString(in)
+			ranged, rerr := rp.ExecuteString(in)
+			if err != nil || rerr != nil {
+				t.Fatalf("%s: %v, %v", expr, err, rerr)
+			}
+			if text != strings.Join(words, " ") || ranged != "["+strings.Join(words, "][")+"]" && len(words) > 0 || len(words) == 0 && ranged != "" {
+				if fails++; fails <= 10 {
+					t.Errorf("%s (%T):\nprinted   %q\nranged    %q\ndoc.go    %q\non %s", expr, in, text, ranged, words, raw)
 				}
 			}
 		}
