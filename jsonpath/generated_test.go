@@ -341,6 +341,18 @@ func genOne(t *testing.T, st *probeStats, expr string, obj, objF any, raw []byte
 			st.fail("%s (%T):\nraw     %+v (Each %q)\ndecoded %+v\non %s", expr, in, o, joined(each), want, raw)
 		}
 	}
+	// Values of Eval on raw JSON do not refer to it.
+	if doc := slices.Clone(raw); true {
+		vs, err := p.Eval(JSON(doc))
+		before := joined(vs)
+		for i := range doc {
+			doc[i] = ' '
+		}
+		if after := joined(vs); err == nil && after != before {
+			st.internal++
+			st.fail("%s: values of Eval change with the document: %q, then %q; on %s", expr, before, after, raw)
+		}
+	}
 	// (1) client-go, on the decoding with int64 and with float64 numbers.
 	for i, o := range []any{obj, objF} {
 		mine := got
