@@ -156,6 +156,9 @@ func (g *objGen) encode(b []byte, x any) []byte {
 
 func (g *objGen) str(b []byte, s string) []byte {
 	b = append(b, '"')
+	if g.r.IntN(40) == 0 { // a lone or mismatched surrogate, which decodes as U+FFFD
+		b = append(b, g.pick([]string{`\ud800`, `\udc00`, `\ud800\u0041`, `\udbff\ud800`, `\ud83d\ude00\ud800`})...)
+	}
 	for _, r := range s {
 		switch {
 		case r == '"' || r == '\\':
