@@ -331,6 +331,13 @@ func genOne(t *testing.T, st *probeStats, expr string, obj, objF any, raw []byte
 		jerr := p.ExecuteJSON(&js, in)
 		var each []Value
 		eerr := p.Each(in, func(v Value) bool { each = append(each, v.Clone()); return true })
+		// Each stops when its function returns false.
+		var first []Value
+		_ = p.Each(in, func(v Value) bool { first = append(first, v.Clone()); return len(first) < 2 })
+		if len(mvs) > 0 && err == nil && joined(first) != joined(mvs[:min(2, len(mvs))]) {
+			st.internal++
+			st.fail("%s (%T): Each stopped after 2 values gives %q; on %s", expr, in, joined(first), raw)
+		}
 		o := outcome{joined(vs), err != nil, text, terr != nil, js.String(), jerr != nil}
 		if errors.Is(err, ErrBudgetExceeded) || errors.Is(terr, ErrBudgetExceeded) || errors.Is(jerr, ErrBudgetExceeded) {
 			continue
