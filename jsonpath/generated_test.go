@@ -237,7 +237,7 @@ func (g *objGen) extraPath() string {
 // on the decoding, kindex must print the same or differ as doc.go says.
 // JSONPATH_GEN_CASES and JSONPATH_GEN_SEED run more or other cases.
 func TestGeneratedObjectsMatch(t *testing.T) {
-	objects, perObject, seed := 80, 40, uint64(3)
+	objects, perObject, seed := 60, 40, uint64(3)
 	fmt.Sscan(os.Getenv("JSONPATH_GEN_CASES"), &objects)
 	fmt.Sscan(os.Getenv("JSONPATH_GEN_SEED"), &seed)
 	g := &objGen{r: rand.New(rand.NewPCG(seed, 5))}
