@@ -60,6 +60,8 @@ type config struct {
 	snapshot *snapshotConfig
 	// Shard is Options.Shard.
 	Shard Shard
+	// ReadAfterShutdown is Options.ReadAfterShutdown.
+	ReadAfterShutdown bool
 }
 
 // core is the type-erased factory.

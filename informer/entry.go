@@ -144,9 +144,14 @@ func (e *entry) stop(cause haltCause) {
 			l.close(false)
 		}
 		e.listeners = nil
-		_ = e.store.Replace(nil, "")
+		keep := cause == haltShutdown && e.core.opts.ReadAfterShutdown
+		if !keep {
+			_ = e.store.Replace(nil, "")
+		}
 		e.dispatchMu.Unlock()
-		e.objects.Store(0)
+		if !keep {
+			e.objects.Store(0)
+		}
 		e.update(func(st *Status) { st.Phase = PhaseStopped; st.Reason = ReasonNone })
 		e.metrics.delete()
 	})

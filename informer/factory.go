@@ -161,6 +161,16 @@ type Options[T Object] struct {
 	// the package documentation has the figures. Set it when GOGC or GOMEMLIMIT already pace
 	// the process as it should be, or when a start's CPU matters more than its peak.
 	DisableStartGC bool
+	// ReadAfterShutdown keeps what the informers hold once the factory stops (Shutdown, or
+	// the end of Start's context): reads (Get, List, GetItem, ListItems, Query, QueryItems,
+	// Count, CountBy) go on answering from it, as client-go's and controller-runtime's
+	// stopped informers do, so that a program still serving requests while it shuts down
+	// (controller-runtime's manager stops its caches before its webhooks) reads what was
+	// there. Nothing changes it any more; Status says PhaseStopped; handlers, indexes and
+	// WaitForSync fail with ErrShutdown as without it. The objects are freed with the
+	// factory, or a reference's reads end at its Release (ErrReleased). Without it, a
+	// stopped informer empties its cache and reads fail with ErrShutdown.
+	ReadAfterShutdown bool
 }
 
 // Factory creates shared informers on demand and owns their lifetime. Informers of the same
@@ -192,6 +202,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 		AccessRecheckInterval: opts.AccessRecheckInterval,
 		Transform:             typedTransform(opts.Transform),
 		Shard:                 opts.Shard,
+		ReadAfterShutdown:     opts.ReadAfterShutdown,
 	}
 	if err := validateConfig(&c); err != nil {
 		return nil, err

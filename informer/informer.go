@@ -286,7 +286,8 @@ func (h *handle) enter() error {
 
 // gone says why the reference cannot be read: ErrReleased after Release, ErrShutdown once
 // its informer stopped with the factory (Shutdown, or the end of Start's context), whose
-// cache is then empty; nil while it can.
+// cache is then empty; nil while it can, and after the factory stopped with
+// Options.ReadAfterShutdown, which keeps the cache.
 //
 // A stopped informer says why it stopped (entry.halted): a Release of this reference that
 // ends between the two checks, the last reference's, stops the informer for the release,
@@ -303,6 +304,9 @@ func (h *handle) gone() error {
 		return nil
 	case haltReleased:
 		return ErrReleased
+	}
+	if h.e.core.opts.ReadAfterShutdown {
+		return nil
 	}
 	return fmt.Errorf("%w: the informer stopped with its factory", ErrShutdown)
 }

@@ -10,7 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/query"
 )
@@ -330,6 +333,64 @@ func TestReadsAfterShutdownFail(t *testing.T) {
 	_, err = inf.CountBy(ctx, query.Query{}, "name")
 	assert.ErrorIs(t, err, ErrShutdown)
 	assert.ErrorIs(t, inf.WaitForSync(ctx), ErrShutdown, "waits say so too")
+	inf.Release()
+	_, err = inf.List(nil)
+	assert.ErrorIs(t, err, ErrReleased, "released says released")
+}
+
+// With Options.ReadAfterShutdown, a reference still held once its factory stopped reads
+// what the informer held (a program serving requests while it shuts down); nothing else
+// works on it, and its Release ends the reads.
+func TestReadsAfterShutdownKept(t *testing.T) {
+	e := newEnv(t, Options[obj]{ReadAfterShutdown: true})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", map[string]string{"app": "x"}))
+	srv.add(newObj("ns", "b", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	require.NoError(t, inf.WaitForSync(ctx))
+	e.f.Shutdown()
+	assert.Equal(t, PhaseStopped, inf.Status().Phase)
+	srv.add(newObj("ns", "c", nil)) // after the stop: never seen
+	objs, err := inf.List(nil)
+	require.NoError(t, err)
+	assert.Len(t, objs, 2)
+	objs, err = inf.Namespace("ns").List(labels.SelectorFromSet(labels.Set{"app": "x"}))
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	assert.Equal(t, "a", objs[0].Name)
+	got, err := inf.Get("ns", "b")
+	require.NoError(t, err)
+	assert.Equal(t, "b", got.Name)
+	_, err = inf.Get("ns", "c")
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	_, err = inf.GetItem("ns", "a")
+	require.NoError(t, err)
+	items, err := inf.ListItems("")
+	require.NoError(t, err)
+	assert.Len(t, items, 2)
+	res, err := inf.Query(ctx, query.Query{Conditions: []query.Condition{query.Eq("name", "b")}})
+	require.NoError(t, err)
+	require.Len(t, res.Items, 1)
+	ires, err := inf.QueryItems(ctx, query.Query{Scan: true})
+	require.NoError(t, err)
+	assert.Len(t, ires.Items, 2)
+	n, err := inf.Count(ctx, query.Query{})
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	by, err := inf.CountBy(ctx, query.Query{}, "name")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"a": 1, "b": 1}, by)
+
+	assert.ErrorIs(t, inf.WaitForSync(ctx), ErrShutdown, "nothing is syncing")
+	assert.Error(t, inf.AddIndex("other", "{.metadata.uid}"), "no new index on a stopped informer")
+	_, err = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{})
+	assert.Error(t, err, "no new handler on a stopped informer")
+	_, err = e.f.Informer(ctx, "widgets")
+	assert.ErrorIs(t, err, ErrShutdown, "no new reference")
+
 	inf.Release()
 	_, err = inf.List(nil)
 	assert.ErrorIs(t, err, ErrReleased, "released says released")
