@@ -1,0 +1,353 @@
+package crcache_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var deployGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+func newDeployment(ns, name string) *appsv1.Deployment {
+	one := int32(1)
+	labels := map[string]string{"app": name}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &one,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
+			},
+		},
+	}
+}
+
+// TestReadsOfAGroupedKind: reads of a kind outside the core group (apps/v1 Deployment), typed,
+// unstructured and metadata-only: each object and list item says its group, version and kind,
+// and a missing object's NotFound names the group and the kind, as controller-runtime's
+// cache's does (its message included).
+func TestReadsOfAGroupedKind(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	for _, n := range []string{"d-0", "d-1"} {
+		require.NoError(t, cl.Create(ctx, newDeployment(ns, n)))
+	}
+	c := startCache(t, nil, cache.Options{})
+	key := client.ObjectKey{Namespace: ns, Name: "d-1"}
+	listGVK := deployGVK.GroupVersion().WithKind("DeploymentList")
+
+	t.Run("get", func(t *testing.T) {
+		var typed appsv1.Deployment
+		require.NoError(t, c.Get(ctx, key, &typed))
+		assert.Equal(t, deployGVK, typed.GroupVersionKind())
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(deployGVK)
+		require.NoError(t, c.Get(ctx, key, u))
+		assert.Equal(t, deployGVK, u.GroupVersionKind())
+		assert.Equal(t, "d-1", u.GetName())
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(deployGVK)
+		require.NoError(t, c.Get(ctx, key, m))
+		assert.Equal(t, deployGVK, m.GroupVersionKind())
+		assert.Equal(t, typed.UID, m.UID)
+	})
+	t.Run("list", func(t *testing.T) {
+		var typed appsv1.DeploymentList
+		require.NoError(t, c.List(ctx, &typed, client.InNamespace(ns)))
+		require.Len(t, typed.Items, 2)
+		for _, d := range typed.Items {
+			assert.Equal(t, deployGVK, d.GroupVersionKind())
+		}
+		u := &unstructured.UnstructuredList{}
+		u.SetGroupVersionKind(listGVK)
+		require.NoError(t, c.List(ctx, u, client.InNamespace(ns)))
+		assert.Equal(t, listGVK, u.GroupVersionKind(), "the list keeps its kind")
+		require.Len(t, u.Items, 2)
+		for _, d := range u.Items {
+			assert.Equal(t, deployGVK, d.GroupVersionKind())
+		}
+		m := &metav1.PartialObjectMetadataList{}
+		m.SetGroupVersionKind(listGVK)
+		require.NoError(t, c.List(ctx, m, client.InNamespace(ns)))
+		assert.Equal(t, listGVK, m.GroupVersionKind(), "the list keeps its kind")
+		require.Len(t, m.Items, 2)
+		for _, d := range m.Items {
+			assert.Equal(t, deployGVK, d.GroupVersionKind())
+		}
+	})
+	t.Run("not found", func(t *testing.T) {
+		want := apierrors.NewNotFound(schema.GroupResource{Group: "apps", Resource: "Deployment"}, "missing")
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(deployGVK)
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(deployGVK)
+		for _, out := range []client.Object{&appsv1.Deployment{}, u, m} {
+			err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "missing"}, out)
+			require.True(t, apierrors.IsNotFound(err), "%T: %v", out, err)
+			var status apierrors.APIStatus
+			require.ErrorAs(t, err, &status)
+			assert.Equal(t, want.Status(), status.Status(), "%T", out)
+			assert.EqualError(t, err, want.Error(), "%T", out)
+		}
+	})
+}
+
+// TestHandlerObjectsSayTheirKind: an unstructured or metadata-only informer's handlers get
+// objects with their group, version and kind (controller-runtime's metadata informers set it
+// on what they hold), so that a handler can tell what it was given.
+func TestHandlerObjectsSayTheirKind(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	require.NoError(t, cl.Create(ctx, newDeployment(ns, "d")))
+	c := startCache(t, nil, cache.Options{})
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(deployGVK)
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(deployGVK)
+	for _, obj := range []client.Object{u, m} {
+		inf, err := c.GetInformer(ctx, obj)
+		require.NoError(t, err)
+		ev := newEvents()
+		reg, err := inf.AddEventHandler(ev.handler())
+		require.NoError(t, err)
+		require.Eventually(t, reg.HasSynced, 10*time.Second, 20*time.Millisecond)
+		got, ok := ev.added(ns + "/d").(runtime.Object)
+		require.True(t, ok, "%T: %T", obj, ev.added(ns+"/d"))
+		assert.Equal(t, deployGVK, got.GetObjectKind().GroupVersionKind(), "%T", got)
+	}
+}
+
+// TestInformerLifecycle: HasSynced, IsStopped, handlers after RemoveInformer, a second Start,
+// WaitForCacheSync with an ended context, GetInformer of a type the scheme lacks.
+func TestInformerLifecycle(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	c := newCache(t, nil, cache.Options{})
+
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err, "before Start, without waiting")
+	assert.False(t, inf.HasSynced(), "not started")
+	assert.False(t, inf.IsStopped())
+	ev := newEvents()
+	reg, err := inf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+	assert.False(t, reg.HasSynced())
+
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+	assert.True(t, inf.HasSynced())
+	require.Eventually(t, reg.HasSynced, 10*time.Second, 20*time.Millisecond)
+	assert.NotNil(t, ev.added(ns+"/p-00"))
+	assert.NotNil(t, ev.added(ns+"/p-01"))
+
+	assert.Error(t, c.Start(ctx), "a second Start")
+
+	// Removing a handler twice is no error; it gets nothing more.
+	require.NoError(t, inf.RemoveEventHandler(reg))
+	require.NoError(t, inf.RemoveEventHandler(reg))
+	require.NoError(t, cl.Create(ctx, newPod(ns, "after", nil)))
+	var p corev1.Pod
+	require.Eventually(t, func() bool { return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "after"}, &p) == nil },
+		10*time.Second, 20*time.Millisecond)
+	assert.Nil(t, ev.added(ns+"/after"))
+
+	// Removed: stopped for good, no new handler.
+	require.NoError(t, c.RemoveInformer(ctx, &corev1.Pod{}))
+	assert.True(t, inf.IsStopped())
+	_, err = inf.AddEventHandler(newEvents().handler())
+	assert.Error(t, err, "a handler on a stopped informer")
+	again, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	assert.False(t, again.IsStopped())
+	assert.True(t, again.HasSynced())
+
+	// Removing an informer that does not exist is no error.
+	require.NoError(t, c.RemoveInformer(ctx, &corev1.Secret{}))
+
+	// A type the scheme lacks.
+	_, err = c.GetInformer(ctx, &notInScheme{})
+	assert.True(t, runtime.IsNotRegisteredError(err), "%v", err)
+	assert.Error(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, &notInScheme{}))
+
+	// Synced informers: an ended context does not make WaitForCacheSync false by itself
+	// (client-go checks the informers before the stop channel).
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = c.WaitForCacheSync(ended) // either answer: a started cache and an ended context race in controller-runtime too
+}
+
+// notInScheme is a client.Object of a type no scheme knows.
+type notInScheme struct {
+	corev1.ConfigMap
+}
+
+func (n *notInScheme) DeepCopyObject() runtime.Object {
+	return &notInScheme{ConfigMap: *n.ConfigMap.DeepCopy()}
+}
+
+// TestFieldSelectorsLikeControllerRuntime: plain field selectors on IndexField names, in one
+// namespace and in all of them, with several requirements, and errors for a name that is not
+// an index (metadata.name and metadata.namespace included: the cache has no such index unless
+// one is registered).
+func TestFieldSelectorsLikeControllerRuntime(t *testing.T) {
+	ns1, ns2 := cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns1, "a", 4, "set", ns1)
+	createPods(t, cl, ns2, "b", 4, "set", ns1)
+	c := startCache(t, nil, cache.Options{})
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "spec.restartPolicy", func(o client.Object) []string {
+		return []string{string(o.(*corev1.Pod).Spec.RestartPolicy)}
+	}))
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "metadata.name", func(o client.Object) []string {
+		return []string{o.GetName()}
+	}))
+
+	var l corev1.PodList
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns1), client.MatchingFields{"spec.restartPolicy": "Never"}))
+	assert.Equal(t, []string{"a-01", "a-03"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"metadata.name": "b-02"}, client.MatchingLabels{"set": ns1}))
+	assert.Equal(t, []string{"b-02"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"metadata.name": "b-02", "spec.restartPolicy": "Never"}))
+	assert.Empty(t, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns2), client.MatchingFields{"metadata.name": "a-02"}))
+	assert.Empty(t, podNames(&l), "the namespace applies to indexed values")
+
+	// Pages of a field and label selection.
+	var got []string
+	token := ""
+	for range 5 {
+		var page corev1.PodList
+		require.NoError(t, c.List(ctx, &page, client.MatchingFields{"spec.restartPolicy": "Always"},
+			client.MatchingLabels{"group": "even", "set": ns1}, client.Limit(1), client.Continue(token)))
+		got = append(got, podNames(&page)...)
+		if token = page.Continue; token == "" {
+			break
+		}
+	}
+	wantPages := []string{"a-00", "a-02", "b-00", "b-02"}
+	if ns2 < ns1 {
+		wantPages = []string{"b-00", "b-02", "a-00", "a-02"}
+	}
+	assert.Equal(t, wantPages, got)
+
+	for _, sel := range []fields.Selector{
+		fields.OneTermEqualSelector("metadata.namespace", ns1),
+		fields.OneTermEqualSelector("spec.nodeName", "n"),
+		fields.AndSelectors(fields.OneTermEqualSelector("metadata.name", "a-00"), fields.OneTermEqualSelector("nope", "x")),
+	} {
+		err := c.List(ctx, &l, client.MatchingFieldsSelector{Selector: sel})
+		assert.Error(t, err, "%s: no such index", sel)
+	}
+}
+
+var _ toolscache.ResourceEventHandler = toolscache.ResourceEventHandlerFuncs{}
+
+// TestHandlerDetails: initial adds say so, a registration has synced only once its handler
+// has returned from every initial add, updates carry the old and the new object.
+func TestHandlerDetails(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	c := startCache(t, nil, cache.Options{})
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+
+	release := make(chan struct{})
+	type add struct {
+		key     string
+		initial bool
+	}
+	adds := make(chan add, 100)
+	updates := make(chan [2]*corev1.Pod, 10)
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(obj any, initial bool) {
+			p := obj.(*corev1.Pod)
+			if p.Namespace != ns {
+				return
+			}
+			<-release
+			adds <- add{p.Name, initial}
+		},
+		UpdateFunc: func(o, n any) {
+			if n.(*corev1.Pod).Namespace == ns {
+				updates <- [2]*corev1.Pod{o.(*corev1.Pod), n.(*corev1.Pod)}
+			}
+		},
+	})
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond)
+	assert.False(t, reg.HasSynced(), "a handler still busy with its initial adds has not synced")
+	close(release)
+	require.Eventually(t, reg.HasSynced, 10*time.Second, 20*time.Millisecond)
+	require.Len(t, adds, 2)
+	for range 2 {
+		assert.True(t, (<-adds).initial)
+	}
+	require.NoError(t, cl.Create(ctx, newPod(ns, "later", nil)))
+	select {
+	case a := <-adds:
+		assert.Equal(t, add{"later", false}, a)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no add")
+	}
+	var p corev1.Pod
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-00"}, &p))
+	p.Labels["changed"] = "yes"
+	require.NoError(t, cl.Update(ctx, &p))
+	select {
+	case u := <-updates:
+		assert.NotContains(t, u[0].Labels, "changed")
+		assert.Equal(t, "yes", u[1].Labels["changed"])
+		assert.Equal(t, p.ResourceVersion, u[1].ResourceVersion)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no update")
+	}
+}
+
+// TestAfterStop: once Start has returned, informers say they have stopped and take no
+// handler.
+func TestAfterStop(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	createPods(t, cl, ns, "p", 1)
+	c := newCache(t, nil, cache.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Start(ctx) }()
+	require.True(t, c.WaitForCacheSync(t.Context()))
+	inf, err := c.GetInformer(t.Context(), &corev1.Pod{})
+	require.NoError(t, err)
+	cancel()
+	require.NoError(t, <-done)
+	assert.True(t, inf.IsStopped())
+	_, err = inf.AddEventHandler(newEvents().handler())
+	assert.Error(t, err)
+	assert.Error(t, c.Start(t.Context()), "a stopped cache does not start again")
+	var p corev1.Pod
+	err = c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "p-00"}, &p)
+	t.Logf("Get after stop: %v", err)
+	_, err = c.GetInformer(t.Context(), &corev1.ConfigMap{})
+	t.Logf("GetInformer after stop: %v", err)
+}
