@@ -2,6 +2,7 @@ package crcache_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -350,4 +352,116 @@ func TestAfterStop(t *testing.T) {
 	t.Logf("Get after stop: %v", err)
 	_, err = c.GetInformer(t.Context(), &corev1.ConfigMap{})
 	t.Logf("GetInformer after stop: %v", err)
+}
+
+// TestLabelSelectorsMatchLikeTheirMatches: every kind of label requirement selects what the
+// selector's own Matches selects (controller-runtime's cache filters with it), with and without
+// Limit; labels.Nothing selects nothing.
+func TestLabelSelectorsMatchLikeTheirMatches(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	pods := createPods(t, cl, ns, "p", 6)
+	require.NoError(t, cl.Create(ctx, newPod(ns, "bare", nil)))
+	require.NoError(t, cl.Create(ctx, newPod(ns, "empty", map[string]string{"i": "", "group": ""})))
+	var all []*corev1.Pod
+	all = append(all, pods...)
+	all = append(all, newPod(ns, "bare", nil), newPod(ns, "empty", map[string]string{"i": "", "group": ""}))
+	c := startCache(t, nil, cache.Options{})
+
+	for _, s := range []string{
+		"i=1", "i==1", "i!=1", "i in (1,3,x)", "i notin (1,3)", "i", "!i", "i>2", "i<2", "i>0",
+		"group=even,i>1", "group!=even,i notin (5)", "i=", "i!=", "i in ()", "group in (even,odd),!nope",
+	} {
+		sel := mustSelector(t, s)
+		want := []string{}
+		for _, p := range all {
+			if sel.Matches(labels.Set(p.Labels)) {
+				want = append(want, p.Name)
+			}
+		}
+		slices.Sort(want)
+		var l corev1.PodList
+		require.NoError(t, c.List(ctx, &l, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel}), s)
+		assert.Equal(t, want, podNames(&l), "%q", s)
+		var paged []string
+		token := ""
+		for range 20 {
+			var page corev1.PodList
+			require.NoError(t, c.List(ctx, &page, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel},
+				client.Limit(2), client.Continue(token)), s)
+			paged = append(paged, podNames(&page)...)
+			if token = page.Continue; token == "" {
+				break
+			}
+		}
+		assert.Equal(t, want, append([]string{}, paged...), "%q in pages", s)
+	}
+
+	var l corev1.PodList
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: labels.Nothing()}))
+	assert.Empty(t, podNames(&l), "labels.Nothing()")
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: labels.Everything()}))
+	assert.Len(t, l.Items, len(all), "labels.Everything()")
+}
+
+// TestKeysWithoutANamespace: a Get of a namespaced kind without a namespace finds nothing
+// (controller-runtime's cache keys it by name alone), and in a cache restricted to some
+// namespaces it is an error, as controller-runtime's multi-namespace cache says it; a
+// GetInformerForKind of a kind the scheme knows hands typed objects to its handlers.
+func TestKeysWithoutANamespace(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 1)
+
+	c := startCache(t, nil, cache.Options{})
+	err := c.Get(ctx, client.ObjectKey{Name: "p-00"}, &corev1.Pod{})
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	err = c.Get(ctx, client.ObjectKey{Namespace: ns}, &corev1.Pod{})
+	assert.True(t, apierrors.IsNotFound(err), "no name: %v", err)
+
+	inf, err := c.GetInformerForKind(ctx, podGVK)
+	require.NoError(t, err)
+	ev := newEvents()
+	reg, err := inf.AddEventHandler(ev.handler())
+	require.NoError(t, err)
+	require.Eventually(t, reg.HasSynced, 10*time.Second, 20*time.Millisecond)
+	assert.IsType(t, &corev1.Pod{}, ev.added(ns+"/p-00"))
+
+	restricted := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	err = restricted.Get(ctx, client.ObjectKey{Name: "p-00"}, &corev1.Pod{})
+	assert.ErrorContains(t, err, "unknown namespace for the cache")
+	var p corev1.Pod
+	require.NoError(t, restricted.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-00"}, &p))
+}
+
+// TestIndexFieldEmptyValue: an IndexField function that returns the empty string indexes the
+// object under it, as controller-runtime's does: MatchingFields{field: ""} selects it (the
+// usual index of spec.nodeName finds the Pods not scheduled).
+func TestIndexFieldEmptyValue(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	require.NoError(t, cl.Create(ctx, newPod(ns, "s", nil, func(p *corev1.Pod) { p.Spec.NodeName = "n1" })))
+	c := startCache(t, nil, cache.Options{})
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "spec.nodeName", func(o client.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}))
+	u := unstructuredPod()
+	require.NoError(t, c.IndexField(ctx, u, "spec.nodeName", func(o client.Object) []string {
+		n, _, _ := unstructured.NestedString(o.(*unstructured.Unstructured).Object, "spec", "nodeName")
+		return []string{n}
+	}))
+	var l corev1.PodList
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns), client.MatchingFields{"spec.nodeName": ""}))
+	assert.Equal(t, []string{"p-00", "p-01"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns), client.MatchingFields{"spec.nodeName": "n1"}))
+	assert.Equal(t, []string{"s"}, podNames(&l))
+	ul := unstructuredPodList()
+	require.NoError(t, c.List(ctx, ul, client.InNamespace(ns), client.MatchingFields{"spec.nodeName": ""}))
+	assert.Equal(t, []string{"p-00", "p-01"}, names(ptrs(ul.Items)))
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"spec.nodeName": ""}, client.MatchingLabels{"i": "1"}))
+	assert.Contains(t, podNames(&l), "p-01")
 }
