@@ -8,18 +8,26 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 var deployGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -464,4 +472,123 @@ func TestIndexFieldEmptyValue(t *testing.T) {
 	assert.Equal(t, []string{"p-00", "p-01"}, names(ptrs(ul.Items)))
 	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"spec.nodeName": ""}, client.MatchingLabels{"i": "1"}))
 	assert.Contains(t, podNames(&l), "p-01")
+}
+
+// TestListsAreCopies: without UnsafeDisableDeepCopy every List returns objects of its own,
+// typed, unstructured and metadata-only (from a metadata-only informer too): a change to one
+// is seen by no other read.
+func TestListsAreCopies(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	for _, n := range []string{"s-0", "s-1"} {
+		require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n, Labels: map[string]string{"a": "b"}}}))
+	}
+	c := startCache(t, nil, cache.Options{})
+
+	var t1, t2 corev1.PodList
+	require.NoError(t, c.List(ctx, &t1, client.InNamespace(ns)))
+	t1.Items[0].Labels["i"] = "changed"
+	t1.Items[0].Spec.Containers[0].Image = "changed"
+	require.NoError(t, c.List(ctx, &t2, client.InNamespace(ns)))
+	assert.Equal(t, "0", t2.Items[0].Labels["i"])
+	assert.Equal(t, "nginx:1.27", t2.Items[0].Spec.Containers[0].Image)
+
+	u1, u2 := unstructuredPodList(), unstructuredPodList()
+	require.NoError(t, c.List(ctx, u1, client.InNamespace(ns)))
+	require.NoError(t, unstructured.SetNestedField(u1.Items[0].Object, "changed", "metadata", "labels", "i"))
+	require.NoError(t, c.List(ctx, u2, client.InNamespace(ns)))
+	assert.Equal(t, "0", u2.Items[0].GetLabels()["i"])
+
+	secretList := func() *metav1.PartialObjectMetadataList {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+		require.NoError(t, c.List(ctx, l, client.InNamespace(ns)))
+		require.Len(t, l.Items, 2)
+		return l
+	}
+	m1 := secretList()
+	m1.Items[0].Labels["a"] = "changed"
+	m1.Items[1].Annotations = map[string]string{"x": "y"}
+	m2 := secretList()
+	assert.Equal(t, "b", m2.Items[0].Labels["a"])
+	assert.Empty(t, m2.Items[1].Annotations)
+	var got metav1.PartialObjectMetadata
+	got.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s-0"}, &got))
+	assert.Equal(t, "b", got.Labels["a"])
+}
+
+// TestTypedReadsEqualTheServers: objects of many shapes (quantities, int-or-strings, []byte,
+// micro-times, raw JSON, pointers, maps of structs) read typed from the cache equal what a
+// typed client reads from the server, for Get and List.
+func TestTypedReadsEqualTheServers(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	now := metav1.NewMicroTime(time.Now().Round(time.Microsecond))
+	dur := int32(30)
+	objs := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm", Annotations: map[string]string{"a": "\u00e9\"\\<>&"}},
+			Data: map[string]string{"k": "v", "empty": ""}, BinaryData: map[string][]byte{"b": {0, 1, 2, 255}, "e": {}}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sec"}, Data: map[string][]byte{"x": []byte("hello\x00")}, Type: corev1.SecretTypeOpaque},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "svc"}, Spec: corev1.ServiceSpec{
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("web")}, {Name: "x", Port: 81, TargetPort: intstr.FromInt32(8081)}},
+			Selector: map[string]string{"app": "x"}}},
+		newPod(ns, "pod", map[string]string{"a": "b"}, func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1"), corev1.ResourceMemory: resource.MustParse("100M")},
+			}
+			p.Spec.ActiveDeadlineSeconds = ptr(int64(1 << 30))
+			p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "E", Value: "1"}}
+		}),
+		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lease"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr("me"), LeaseDurationSeconds: &dur, RenewTime: &now, AcquireTime: &now}},
+		&corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ev"}, InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "pod"},
+			Reason: "R", Message: "m", EventTime: now, Action: "A", ReportingController: "c/x", ReportingInstance: "i", Type: "Normal"},
+		newDeployment(ns, "dep"),
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pdb"},
+			Spec: policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr(intstr.FromString("50%")), Selector: &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: metav1.LabelSelectorOpIn, Values: []string{"b"}}}}}},
+		&autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hpa"},
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+				ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "dep", APIVersion: "apps/v1"},
+				MinReplicas:    ptr(int32(1)), MaxReplicas: 3,
+				Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+					Name: corev1.ResourceMemory, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: ptr(resource.MustParse("1.5Gi"))}}}}}},
+		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ns + "-vwc"},
+			Webhooks: []admissionregistrationv1.ValidatingWebhook{{Name: "v.example.com", AdmissionReviewVersions: []string{"v1"},
+				SideEffects:       ptr(admissionregistrationv1.SideEffectClassNone),
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"never": ns}},
+				ClientConfig:      admissionregistrationv1.WebhookClientConfig{URL: ptr("https://127.0.0.1:1/x"), CABundle: []byte("-----BEGIN-----\n\x00\xff")}}}},
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: ns + "-pc"}, Value: -5, Description: "d"},
+	}
+	for _, o := range objs {
+		require.NoError(t, cl.Create(ctx, o), "%T", o)
+	}
+	c := startCache(t, nil, cache.Options{})
+	for _, o := range objs {
+		key := client.ObjectKeyFromObject(o)
+		fromServer := o.DeepCopyObject().(client.Object)
+		require.NoError(t, cl.Get(ctx, key, fromServer))
+		fromCache := o.DeepCopyObject().(client.Object)
+		require.Eventually(t, func() bool {
+			return c.Get(ctx, key, fromCache) == nil && fromCache.GetResourceVersion() == fromServer.GetResourceVersion()
+		}, 10*time.Second, 20*time.Millisecond, "%T", o)
+		gvk, err := apiutil.GVKForObject(o, cl.Scheme())
+		require.NoError(t, err)
+		fromServer.GetObjectKind().SetGroupVersionKind(gvk)
+		fromCache.GetObjectKind().SetGroupVersionKind(gvk)
+		assert.Equal(t, fromServer, fromCache, "%T", o)
+
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		require.NoError(t, c.Get(ctx, key, u))
+		us := &unstructured.Unstructured{}
+		us.SetGroupVersionKind(gvk)
+		require.NoError(t, cl.Get(ctx, key, us))
+		assert.Equal(t, us.Object, u.Object, "%T unstructured", o)
+	}
 }
