@@ -592,3 +592,142 @@ func TestTypedReadsEqualTheServers(t *testing.T) {
 		assert.Equal(t, us.Object, u.Object, "%T unstructured", o)
 	}
 }
+
+// TestMetadataOnlyOverNamespaces: a resource read only as metadata in a cache of several
+// namespaces: lists of all of them and of one, in order and in pages, the namespace refused
+// outside them, and cluster-scoped metadata reads with or without a namespace.
+func TestMetadataOnlyOverNamespaces(t *testing.T) {
+	ns1, ns2, other := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	for _, n := range []string{ns1, ns2, other} {
+		for _, name := range []string{"b", "a", "c"} {
+			require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: n, Name: name, Labels: map[string]string{"n": name}}}))
+		}
+	}
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns1: {}, ns2: {}}})
+	secretGVK := corev1.SchemeGroupVersion.WithKind("Secret")
+	list := func(opts ...client.ListOption) (*metav1.PartialObjectMetadataList, error) {
+		l := &metav1.PartialObjectMetadataList{}
+		l.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+		return l, c.List(ctx, l, opts...)
+	}
+	keys := func(l *metav1.PartialObjectMetadataList) []string {
+		out := []string{}
+		for _, m := range l.Items {
+			if m.Labels["n"] != "" {
+				out = append(out, m.Namespace+"/"+m.Name)
+			}
+		}
+		return out
+	}
+	first, second := min(ns1, ns2), max(ns1, ns2)
+	want := []string{first + "/a", first + "/b", first + "/c", second + "/a", second + "/b", second + "/c"}
+	l, err := list(client.HasLabels{"n"})
+	require.NoError(t, err)
+	assert.Equal(t, want, keys(l))
+	for _, m := range l.Items {
+		assert.Equal(t, secretGVK, m.GroupVersionKind())
+	}
+	l, err = list(client.InNamespace(ns2), client.MatchingLabels{"n": "b"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{ns2 + "/b"}, keys(l))
+	_, err = list(client.InNamespace(other))
+	assert.ErrorContains(t, err, "unknown namespace for the cache")
+
+	var paged []string
+	token := ""
+	for range 10 {
+		l, err := list(client.HasLabels{"n"}, client.Limit(4), client.Continue(token))
+		require.NoError(t, err)
+		paged = append(paged, keys(l)...)
+		if token = l.Continue; token == "" {
+			break
+		}
+		assert.Equal(t, int64(2), *l.RemainingItemCount)
+	}
+	assert.Equal(t, want, paged)
+
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(secretGVK)
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns1, Name: "c"}, m))
+	assert.Equal(t, "c", m.Labels["n"])
+	assert.ErrorContains(t, c.Get(ctx, client.ObjectKey{Namespace: other, Name: "c"}, m), "unknown namespace for the cache")
+
+	nsObj := &metav1.PartialObjectMetadata{}
+	nsObj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns1, Name: other}, nsObj), "cluster-scoped: the namespace is ignored")
+	assert.Equal(t, other, nsObj.Name)
+	nsl := &metav1.PartialObjectMetadataList{}
+	nsl.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	require.NoError(t, c.List(ctx, nsl))
+	assert.Contains(t, names(ptrs(nsl.Items)), other)
+}
+
+// TestHandlersCallTheCache: a handler may read the cache, get informers, add a handler and
+// remove its own registration from within a call, as client-go's informers allow; none of
+// it blocks delivery.
+func TestHandlersCallTheCache(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	c := startCache(t, nil, cache.Options{})
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+
+	var reg toolscache.ResourceEventHandlerRegistration
+	regSet := make(chan struct{})
+	done := make(chan error, 10)
+	calls := make(chan string, 100)
+	inner := newEvents()
+	reg, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		p := obj.(*corev1.Pod)
+		if p.Namespace != ns {
+			return
+		}
+		calls <- p.Name
+		if p.Name != "p-01" {
+			return
+		}
+		<-regSet
+		done <- func() error {
+			var got corev1.Pod
+			if err := c.Get(ctx, client.ObjectKeyFromObject(p), &got); err != nil {
+				return err
+			}
+			var l corev1.PodList
+			if err := c.List(ctx, &l, client.InNamespace(ns)); err != nil {
+				return err
+			}
+			other, err := c.GetInformer(ctx, &corev1.ConfigMap{})
+			if err != nil {
+				return err
+			}
+			if _, err := other.AddEventHandler(newEvents().handler()); err != nil {
+				return err
+			}
+			if _, err := inf.AddEventHandler(inner.handler()); err != nil {
+				return err
+			}
+			return inf.RemoveEventHandler(reg)
+		}()
+	}})
+	require.NoError(t, err)
+	close(regSet)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("a handler calling the cache blocked")
+	}
+	require.Eventually(t, func() bool { return inner.added(ns+"/p-02") != nil }, 10*time.Second, 20*time.Millisecond,
+		"the handler added from a handler gets its adds")
+	require.NoError(t, cl.Create(ctx, newPod(ns, "late", nil)))
+	require.Eventually(t, func() bool { return inner.added(ns+"/late") != nil }, 10*time.Second, 20*time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
+	close(calls)
+	for name := range calls {
+		assert.NotEqual(t, "late", name, "the removed handler got nothing more")
+	}
+}
