@@ -3,6 +3,7 @@ package crcache_test
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/kindex/kindex/informer"
 )
 
 var deployGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -730,4 +733,51 @@ func TestHandlersCallTheCache(t *testing.T) {
 	for name := range calls {
 		assert.NotEqual(t, "late", name, "the removed handler got nothing more")
 	}
+}
+
+// TestMetadataIndexAcrossTheMove: an IndexField index of metadata-only reads keeps answering
+// (with metadata objects given to its function) once a typed read moves those reads to the
+// informer of whole objects, and keeps following changes.
+func TestMetadataIndexAcrossTheMove(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 4)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	var badKind atomic.Int32
+	require.NoError(t, c.IndexField(ctx, metadataPod(), "group", func(o client.Object) []string {
+		if _, ok := o.(*metav1.PartialObjectMetadata); !ok {
+			badKind.Add(1)
+		}
+		return []string{o.GetLabels()["group"]}
+	}))
+	meta := func(opts ...client.ListOption) []string {
+		l := metadataPodList()
+		require.NoError(t, c.List(ctx, l, opts...))
+		return names(ptrs(l.Items))
+	}
+	assert.Equal(t, []string{"p-01", "p-03"}, meta(client.MatchingFields{"group": "odd"}))
+
+	var typed corev1.PodList
+	require.NoError(t, c.List(ctx, &typed))
+	require.Eventually(t, func() bool {
+		for _, s := range c.Statuses() {
+			if s.Key.GVR.Resource == "pods" && s.Key.Mode == "metadata" && s.Phase != informer.PhaseStopped {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond, "the metadata reads did not move")
+	assert.Equal(t, []string{"p-01", "p-03"}, meta(client.MatchingFields{"group": "odd"}))
+	p := typed.Items[0].DeepCopy()
+	p.Labels["group"] = "odd"
+	require.NoError(t, cl.Update(ctx, p))
+	require.Eventually(t, func() bool {
+		return slices.Equal([]string{"p-00", "p-01", "p-03"}, meta(client.MatchingFields{"group": "odd"}))
+	}, 10*time.Second, 20*time.Millisecond)
+	var tl corev1.PodList
+	require.NoError(t, c.List(ctx, &tl, client.MatchingFields{"group": "odd"}),
+		"the index of the informer the typed reads share serves them (they have none of that name)")
+	assert.Equal(t, []string{"p-00", "p-01", "p-03"}, podNames(&tl))
+	assert.Zero(t, badKind.Load(), "the function got metadata objects only")
 }
