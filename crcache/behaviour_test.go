@@ -781,3 +781,48 @@ func TestMetadataIndexAcrossTheMove(t *testing.T) {
 	assert.Equal(t, []string{"p-00", "p-01", "p-03"}, podNames(&tl))
 	assert.Zero(t, badKind.Load(), "the function got metadata objects only")
 }
+
+// TestNamespaceAllWithOthers: DefaultNamespaces naming some namespaces and NamespaceAll:
+// every namespace is read (the others through the NamespaceAll informer, with its
+// configuration), a list of all of them is in order and pages across the informers, and an
+// IndexField index answers across them.
+func TestNamespaceAllWithOthers(t *testing.T) {
+	ns1, ns2 := cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns1, "a", 3, "set", ns1)
+	createPods(t, cl, ns2, "b", 3, "set", ns1)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{
+		ns1:                 {},
+		cache.AllNamespaces: {LabelSelector: mustSelector(t, "i!=0")},
+	}})
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "group", func(o client.Object) []string { return []string{o.GetLabels()["group"]} }))
+	var p corev1.Pod
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns2, Name: "b-01"}, &p))
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns2, Name: "b-00"}, &p)
+	assert.True(t, apierrors.IsNotFound(err), "the NamespaceAll configuration's selector: %v", err)
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns1, Name: "a-00"}, &p), "ns1's own configuration")
+
+	want := []string{"a-00", "a-01", "a-02", "b-01", "b-02"}
+	if ns2 < ns1 {
+		want = []string{"b-01", "b-02", "a-00", "a-01", "a-02"}
+	}
+	var l corev1.PodList
+	require.NoError(t, c.List(ctx, &l, client.MatchingLabels{"set": ns1}))
+	assert.Equal(t, want, podNames(&l))
+	var paged []string
+	token := ""
+	for range 10 {
+		var page corev1.PodList
+		require.NoError(t, c.List(ctx, &page, client.MatchingLabels{"set": ns1}, client.Limit(2), client.Continue(token)))
+		paged = append(paged, podNames(&page)...)
+		if token = page.Continue; token == "" {
+			break
+		}
+	}
+	assert.Equal(t, want, paged)
+	require.NoError(t, c.List(ctx, &l, client.MatchingLabels{"set": ns1}, client.MatchingFields{"group": "even"}))
+	assert.ElementsMatch(t, []string{"a-00", "a-02", "b-02"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns2), client.MatchingFields{"group": "odd"}))
+	assert.Equal(t, []string{"b-01"}, podNames(&l))
+}
