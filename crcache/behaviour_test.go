@@ -2,7 +2,9 @@ package crcache_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -825,4 +827,110 @@ func TestNamespaceAllWithOthers(t *testing.T) {
 	assert.ElementsMatch(t, []string{"a-00", "a-02", "b-02"}, podNames(&l))
 	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns2), client.MatchingFields{"group": "odd"}))
 	assert.Equal(t, []string{"b-01"}, podNames(&l))
+}
+
+// TestConcurrentUse: reads of every kind (copies and shared), paged lists, field selectors,
+// handlers added and removed, indexes registered and RemoveInformer, all at once while the
+// objects change: no data race (go test -race), no error but the expected ones, and every
+// page sequence complete.
+func TestConcurrentUse(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 12)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "group", func(o client.Object) []string { return []string{o.GetLabels()["group"]} }))
+
+	deadline := time.Now().Add(4 * time.Second)
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	report := func(err error) {
+		if err != nil {
+			select {
+			case errs <- err:
+			default:
+			}
+		}
+	}
+	for w := range 6 {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(deadline); i++ {
+				key := client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("p-%02d", i%12)}
+				switch (w + i) % 6 {
+				case 0:
+					var p corev1.Pod
+					report(c.Get(ctx, key, &p, client.UnsafeDisableDeepCopy))
+				case 1:
+					report(c.Get(ctx, key, unstructuredPod()))
+				case 2:
+					report(c.Get(ctx, key, metadataPod(), client.UnsafeDisableDeepCopy))
+				case 3:
+					seen := map[string]bool{}
+					token := ""
+					for range 20 {
+						var page corev1.PodList
+						if err := c.List(ctx, &page, client.InNamespace(ns), client.Limit(5), client.Continue(token)); err != nil {
+							report(err)
+							break
+						}
+						for _, n := range podNames(&page) {
+							if seen[n] {
+								report(fmt.Errorf("%s twice in pages", n))
+							}
+							seen[n] = true
+						}
+						if token = page.Continue; token == "" {
+							break
+						}
+					}
+					if len(seen) < 12 {
+						report(fmt.Errorf("pages had %d pods", len(seen)))
+					}
+				case 4:
+					l := unstructuredPodList()
+					report(c.List(ctx, l, client.MatchingFields{"group": "odd"}, client.UnsafeDisableDeepCopy))
+				case 5:
+					inf, err := c.GetInformer(ctx, metadataPod())
+					if err != nil {
+						report(err)
+						continue
+					}
+					reg, err := inf.AddEventHandler(newEvents().handler())
+					if err != nil {
+						report(err)
+						continue
+					}
+					report(inf.RemoveEventHandler(reg))
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := 0; time.Now().Before(deadline); i++ {
+			var p corev1.Pod
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("p-%02d", i%12)}, &p); err != nil {
+				report(err)
+				return
+			}
+			p.Labels["n"] = fmt.Sprint(i)
+			if err := cl.Update(ctx, &p); err != nil && !apierrors.IsConflict(err) {
+				report(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	wg.Go(func() {
+		for i := 0; time.Now().Before(deadline); i++ {
+			time.Sleep(300 * time.Millisecond)
+			report(c.RemoveInformer(ctx, &corev1.ConfigMap{}))
+			_, err := c.GetInformer(ctx, &corev1.ConfigMap{})
+			report(err)
+			report(c.IndexField(ctx, &corev1.ConfigMap{}, "x", func(client.Object) []string { return []string{"y"} }))
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }
