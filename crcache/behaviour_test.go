@@ -27,12 +27,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/kindex/kindex/crcache"
 	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testenv"
 )
 
 var deployGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -125,29 +128,59 @@ func TestReadsOfAGroupedKind(t *testing.T) {
 }
 
 // TestHandlerObjectsSayTheirKind: an unstructured or metadata-only informer's handlers get
-// objects with their group, version and kind (controller-runtime's metadata informers set it
-// on what they hold), so that a handler can tell what it was given.
+// objects with their group, version and kind, in adds, in updates (old and new) and in
+// deletes (controller-runtime's metadata informers set it on every object of their watch),
+// so that a handler can tell what it was given.
 func TestHandlerObjectsSayTheirKind(t *testing.T) {
 	ns := cp.Namespace(t)
 	cl := adminClient(t)
 	ctx := t.Context()
 	require.NoError(t, cl.Create(ctx, newDeployment(ns, "d")))
+	require.NoError(t, cl.Create(ctx, newDeployment(ns, "e")))
+	// The metadata-only informer is its own while only metadata is read.
 	c := startCache(t, nil, cache.Options{})
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(deployGVK)
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(deployGVK)
-	for _, obj := range []client.Object{u, m} {
+	check := func(t *testing.T, obj client.Object) {
 		inf, err := c.GetInformer(ctx, obj)
 		require.NoError(t, err)
-		ev := newEvents()
-		reg, err := inf.AddEventHandler(ev.handler())
+		var mu sync.Mutex
+		var got []runtime.Object
+		keep := func(o any) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r, ok := o.(runtime.Object); ok && r.(client.Object).GetNamespace() == ns {
+				got = append(got, r)
+			}
+		}
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    keep,
+			UpdateFunc: func(o, n any) { keep(o); keep(n) },
+			DeleteFunc: keep,
+		})
 		require.NoError(t, err)
+		defer func() { require.NoError(t, inf.RemoveEventHandler(reg)) }()
 		require.Eventually(t, reg.HasSynced, 10*time.Second, 20*time.Millisecond)
-		got, ok := ev.added(ns + "/d").(runtime.Object)
-		require.True(t, ok, "%T: %T", obj, ev.added(ns+"/d"))
-		assert.Equal(t, deployGVK, got.GetObjectKind().GroupVersionKind(), "%T", got)
+		var d appsv1.Deployment
+		require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "d"}, &d))
+		d.Labels["changed"] = d.ResourceVersion
+		require.NoError(t, cl.Update(ctx, &d))
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(got) >= 4 // two adds, an update's old and new
+		}, 10*time.Second, 20*time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range got {
+			assert.Equal(t, deployGVK, r.GetObjectKind().GroupVersionKind(), "%T", r)
+		}
 	}
+	check(t, m)
+	check(t, u)
+	check(t, m)
 }
 
 // TestInformerLifecycle: HasSynced, IsStopped, handlers after RemoveInformer, a second Start,
@@ -932,5 +965,59 @@ func TestConcurrentUse(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestTypedDecodeLikeTheClient: a custom resource whose JSON has keys that differ from the
+// Go type's only by case, nulls, and characters that JSON escapes, decodes from the cache as
+// a typed client decodes it from the server (apimachinery's case-sensitive JSON decoder).
+func TestTypedDecodeLikeTheClient(t *testing.T) {
+	group := testenv.UniqueName(t) + ".crcache.test"
+	cp.InstallCRD(t, testenv.NewCRD(group, "Gizmo", "gizmos"))
+	gv := schema.GroupVersion{Group: group, Version: "v1"}
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	scheme.AddKnownTypes(gv, &Gizmo{}, &GizmoList{})
+	metav1.AddToGroupVersion(scheme, gv)
+	ns := cp.Namespace(t)
+	ctx := t.Context()
+	cl, err := client.New(cp.AdminConfig(), client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	objs := map[string]map[string]any{
+		"case":  {"spec": map[string]any{"size": int64(1), "Size": int64(7), "TAGS": []any{"x"}, "tags": []any{"a"}}, "Spec": map[string]any{"size": int64(9)}},
+		"nulls": {"spec": map[string]any{"size": int64(2), "tags": nil, "extra": nil, "labels": map[string]any{"a": nil, "b": "c"}}},
+		"chars": {"spec": map[string]any{"size": int64(3), "tags": []any{"\u00e9\U0001F600", "<&>", "\"\\/\t\n", "\u2028\u2029", ""},
+			"extra": map[string]any{"f": 1.5, "big": int64(1) << 62, "neg": int64(-1), "nested": map[string]any{"a": []any{int64(1), "b", true, nil}}}}},
+	}
+	for name, content := range objs {
+		u := &unstructured.Unstructured{Object: content}
+		u.SetGroupVersionKind(gv.WithKind("Gizmo"))
+		u.SetNamespace(ns)
+		u.SetName(name)
+		require.NoError(t, cl.Create(ctx, u), name)
+	}
+	c, err := crcache.NewCache(cp.AdminConfig(), cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}}, crcache.Options{})
+	require.NoError(t, err)
+	run(t, c)
+	require.True(t, c.WaitForCacheSync(ctx))
+	for name := range objs {
+		key := client.ObjectKey{Namespace: ns, Name: name}
+		var fromServer, fromCache Gizmo
+		require.NoError(t, cl.Get(ctx, key, &fromServer))
+		require.NoError(t, c.Get(ctx, key, &fromCache), name)
+		fromServer.SetGroupVersionKind(gv.WithKind("Gizmo"))
+		assert.Equal(t, fromServer, fromCache, name)
+		if name == "case" {
+			assert.Equal(t, int64(1), fromCache.Spec.Size, "keys are case-sensitive")
+			assert.Equal(t, []string{"a"}, fromCache.Spec.Tags)
+		}
+	}
+	var fromServer, fromCache GizmoList
+	require.NoError(t, cl.List(ctx, &fromServer, client.InNamespace(ns)))
+	require.NoError(t, c.List(ctx, &fromCache, client.InNamespace(ns)))
+	require.Len(t, fromCache.Items, len(fromServer.Items))
+	for i := range fromServer.Items {
+		fromServer.Items[i].SetGroupVersionKind(gv.WithKind("Gizmo"))
+		assert.Equal(t, fromServer.Items[i], fromCache.Items[i])
 	}
 }
