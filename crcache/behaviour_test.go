@@ -1021,3 +1021,68 @@ func TestTypedDecodeLikeTheClient(t *testing.T) {
 		assert.Equal(t, fromServer.Items[i], fromCache.Items[i])
 	}
 }
+
+// TestSelectorsSeeTransformedObjects: label selectors, IndexField functions, JSONPath field
+// selectors and handlers see objects as the transform left them, as controller-runtime's
+// cache, which stores the transformed objects, answers; in a metadata-only informer too.
+func TestSelectorsSeeTransformedObjects(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 4)
+	for _, n := range []string{"s-0", "s-1"} {
+		require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n, Labels: map[string]string{"group": "x"}}}))
+	}
+	relabel := func(in any) (any, error) {
+		o, ok := in.(client.Object)
+		if !ok {
+			return in, nil
+		}
+		l := o.GetLabels()
+		if l == nil {
+			l = map[string]string{}
+		}
+		delete(l, "group")
+		l["t"] = "1"
+		o.SetLabels(l)
+		if p, ok := in.(*corev1.Pod); ok {
+			p.Spec.NodeName = "n-" + p.Name
+		}
+		return o, nil
+	}
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultTransform: relabel})
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "group", func(o client.Object) []string { return []string{o.GetLabels()["group"]} }))
+
+	var l corev1.PodList
+	require.NoError(t, c.List(ctx, &l, client.MatchingLabels{"group": "odd"}))
+	assert.Empty(t, podNames(&l), "the label the transform removed")
+	require.NoError(t, c.List(ctx, &l, client.MatchingLabels{"t": "1"}))
+	assert.Len(t, l.Items, 4, "the label the transform added")
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"group": ""}))
+	assert.Len(t, l.Items, 4, "IndexField functions see the transformed object")
+	require.NoError(t, c.List(ctx, &l, crcache.MustParseFields("spec.nodeName=n-p-02")))
+	assert.Equal(t, []string{"p-02"}, podNames(&l), "JSONPath selectors see the transformed object")
+	require.NoError(t, c.List(ctx, &l, client.MatchingLabels{"t": "1"}, client.Limit(3)))
+	assert.Len(t, l.Items, 3)
+
+	sl := &metav1.PartialObjectMetadataList{}
+	sl.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	require.NoError(t, c.List(ctx, sl, client.MatchingLabels{"group": "x"}))
+	assert.Empty(t, sl.Items, "metadata-only: the label the transform removed")
+	require.NoError(t, c.List(ctx, sl, client.MatchingLabels{"t": "1"}))
+	assert.Len(t, sl.Items, 2, "metadata-only: the label the transform added")
+
+	// After a change on the server, the same.
+	var p corev1.Pod
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-00"}, &p))
+	p.Labels["group"] = "changed"
+	require.NoError(t, cl.Update(ctx, &p))
+	require.Eventually(t, func() bool {
+		var got corev1.Pod
+		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-00"}, &got) == nil && got.ResourceVersion == p.ResourceVersion
+	}, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, c.List(ctx, &l, client.MatchingLabels{"group": "changed"}))
+	assert.Empty(t, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"group": "changed"}))
+	assert.Empty(t, podNames(&l))
+}
