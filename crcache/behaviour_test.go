@@ -3,7 +3,9 @@ package crcache_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -1085,4 +1088,51 @@ func TestSelectorsSeeTransformedObjects(t *testing.T) {
 	assert.Empty(t, podNames(&l))
 	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"group": "changed"}))
 	assert.Empty(t, podNames(&l))
+}
+
+// TestWaitForCacheSyncEndedContext: with an informer whose first list is slow, WaitForCacheSync
+// returns false as soon as its context ends (at once for one already ended), a read or a
+// blocking GetInformer fails with a timeout, and once the list is in, all succeed.
+func TestWaitForCacheSyncEndedContext(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}))
+	release := make(chan struct{})
+	cfg := rest.CopyConfig(cp.AdminConfig())
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			if strings.HasSuffix(r.URL.Path, "/configmaps") && r.URL.Query().Get("watch") == "" {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				}
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c := startCache(t, cfg, cache.Options{})
+	inf, err := c.GetInformer(ctx, &corev1.ConfigMap{}, cache.BlockUntilSynced(false))
+	require.NoError(t, err)
+	assert.False(t, inf.HasSynced())
+
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	start := time.Now()
+	assert.False(t, c.WaitForCacheSync(ended), "an ended context")
+	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelShort()
+	assert.False(t, c.WaitForCacheSync(short), "a context that ends while waiting")
+	assert.Less(t, time.Since(start), 5*time.Second)
+	_, err = c.GetInformer(ended, &corev1.ConfigMap{})
+	assert.True(t, apierrors.IsTimeout(err), "%v", err)
+	err = c.Get(ended, client.ObjectKey{Namespace: ns, Name: "cm"}, &corev1.ConfigMap{})
+	assert.True(t, apierrors.IsTimeout(err), "%v", err)
+
+	close(release)
+	require.True(t, c.WaitForCacheSync(ctx))
+	assert.True(t, inf.HasSynced())
+	var got corev1.ConfigMap
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cm"}, &got))
 }
