@@ -1136,3 +1136,73 @@ func TestWaitForCacheSyncEndedContext(t *testing.T) {
 	var got corev1.ConfigMap
 	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cm"}, &got))
 }
+
+// TestSlowHandlerBlocksNoOther: events to one handler are sequential, but a handler that
+// does not return holds up neither the other handlers of the informer (typed or of another
+// kind of read) nor the cache's reads, as with client-go's informers.
+func TestSlowHandlerBlocksNoOther(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	inf, err := c.GetInformer(ctx, &corev1.Pod{})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	defer close(release)
+	var blocked atomic.Int32
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(any) {
+		blocked.Add(1)
+		<-release
+	}})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return blocked.Load() == 1 }, 10*time.Second, 20*time.Millisecond)
+
+	typed := newEvents()
+	_, err = inf.AddEventHandler(typed.handler())
+	require.NoError(t, err)
+	minf, err := c.GetInformer(ctx, metadataPod())
+	require.NoError(t, err)
+	meta := newEvents()
+	_, err = minf.AddEventHandler(meta.handler())
+	require.NoError(t, err)
+	require.NoError(t, cl.Create(ctx, newPod(ns, "late", nil)))
+	for _, ev := range []*events{typed, meta} {
+		require.Eventually(t, func() bool { return ev.added(ns+"/late") != nil && ev.added(ns+"/p-01") != nil },
+			10*time.Second, 20*time.Millisecond, "another handler waits for a blocked one")
+	}
+	var p corev1.Pod
+	require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "late"}, &p), "reads wait for no handler")
+	assert.Equal(t, int32(1), blocked.Load(), "the blocked handler got nothing while busy")
+}
+
+// TestIndexFieldSeveralValues: an IndexField function may return several values; equality
+// selects the objects one of whose values is the one asked for, as controller-runtime
+// documents.
+func TestIndexFieldSeveralValues(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	c := startCache(t, nil, cache.Options{})
+	require.NoError(t, c.IndexField(ctx, &corev1.Pod{}, "tags", func(o client.Object) []string {
+		if o.GetNamespace() != ns {
+			return nil
+		}
+		i := o.GetLabels()["i"]
+		return []string{"all", "i" + i, o.GetLabels()["group"]}
+	}))
+	var l corev1.PodList
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tags": "all"}))
+	assert.Equal(t, []string{"p-00", "p-01", "p-02"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.InNamespace(ns), client.MatchingFields{"tags": "i1"}))
+	assert.Equal(t, []string{"p-01"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tags": "even"}))
+	assert.Equal(t, []string{"p-00", "p-02"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tags": "even"}, client.Limit(1)))
+	assert.Equal(t, []string{"p-00"}, podNames(&l))
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tags": "even"}, client.Limit(1), client.Continue(l.Continue)))
+	assert.Equal(t, []string{"p-02"}, podNames(&l), "an object with several values is listed once")
+	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tags": "i9"}))
+	assert.Empty(t, podNames(&l))
+}
