@@ -1206,3 +1206,69 @@ func TestIndexFieldSeveralValues(t *testing.T) {
 	require.NoError(t, c.List(ctx, &l, client.MatchingFields{"tags": "i9"}))
 	assert.Empty(t, podNames(&l))
 }
+
+// TestStartRacingInformers: informers, indexes and handlers asked for while Start runs (typed,
+// unstructured and metadata-only, of several kinds) all start, sync and deliver, and the cache
+// stops cleanly.
+func TestStartRacingInformers(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}))
+	objs := func() []client.Object {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		return []client.Object{&corev1.Pod{}, metadataPod(), unstructuredPod(), u, m, &corev1.ConfigMap{}}
+	}
+	for round := range 4 {
+		c := newCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		var wg sync.WaitGroup
+		regs := make([]toolscache.ResourceEventHandlerRegistration, len(objs()))
+		evs := make([]*events, len(regs))
+		for i, obj := range objs() {
+			wg.Go(func() {
+				if (i+round)%2 == 0 {
+					time.Sleep(time.Duration(i) * time.Millisecond)
+				}
+				inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+				if !assert.NoError(t, err) {
+					return
+				}
+				assert.NoError(t, c.IndexField(ctx, obj, "name", func(o client.Object) []string { return []string{o.GetName()} }))
+				evs[i] = newEvents()
+				regs[i], err = inf.AddEventHandler(evs[i].handler())
+				assert.NoError(t, err)
+			})
+		}
+		if round%2 == 1 {
+			time.Sleep(2 * time.Millisecond)
+		}
+		go func() { done <- c.Start(runCtx) }()
+		wg.Wait()
+		require.True(t, c.WaitForCacheSync(ctx), "round %d", round)
+		for i, reg := range regs {
+			require.NotNil(t, reg)
+			require.Eventually(t, reg.HasSynced, 10*time.Second, 10*time.Millisecond, "round %d handler %d", round, i)
+			want := ns + "/p-00"
+			if i >= 3 {
+				want = ns + "/cm"
+			}
+			assert.NotNil(t, evs[i].added(want), "round %d handler %d", round, i)
+		}
+		var l corev1.PodList
+		require.NoError(t, c.List(ctx, &l, client.MatchingFields{"name": "p-01"}))
+		assert.Equal(t, []string{"p-01"}, podNames(&l))
+		stop()
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+		case <-time.After(30 * time.Second):
+			t.Fatal("Start did not return")
+		}
+	}
+}
