@@ -396,11 +396,6 @@ func TestAfterStop(t *testing.T) {
 	_, err = inf.AddEventHandler(newEvents().handler())
 	assert.Error(t, err)
 	assert.Error(t, c.Start(t.Context()), "a stopped cache does not start again")
-	var p corev1.Pod
-	err = c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "p-00"}, &p)
-	t.Logf("Get after stop: %v", err)
-	_, err = c.GetInformer(t.Context(), &corev1.ConfigMap{})
-	t.Logf("GetInformer after stop: %v", err)
 }
 
 // TestLabelSelectorsMatchLikeTheirMatches: every kind of label requirement selects what the
@@ -1270,5 +1265,51 @@ func TestStartRacingInformers(t *testing.T) {
 		case <-time.After(30 * time.Second):
 			t.Fatal("Start did not return")
 		}
+	}
+}
+
+// TestReadsAfterStop: once Start has returned, the informers that had synced still answer
+// reads with what they held, as controller-runtime's cache does: a manager stops its caches
+// before its webhooks and HTTP servers, which "might be still serving some requests" and read
+// through the manager's client. Informers say they have stopped and take no new handler.
+// controller-runtime's own cache runs the same checks, as the reference.
+func TestReadsAfterStop(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	createPods(t, cl, ns, "p", 2)
+	for name, newFn := range map[string]cache.NewCacheFunc{"controller-runtime": cache.New, "crcache": crcache.New} {
+		t.Run(name, func(t *testing.T) {
+			if name == "crcache" {
+				// kindex empties an informer's store when its factory shuts down, and reads
+				// then fail with "crcache: informer stopped": see the audit-cr report.
+				t.Skip("known defect: reads after Start returned fail instead of answering from the synced informers")
+			}
+			c, err := newFn(cp.AdminConfig(), cache.Options{})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(t.Context())
+			done := make(chan error, 1)
+			go func() { done <- c.Start(ctx) }()
+			require.True(t, c.WaitForCacheSync(t.Context()))
+			key := client.ObjectKey{Namespace: ns, Name: "p-01"}
+			require.NoError(t, c.Get(t.Context(), key, &corev1.Pod{}))
+			require.NoError(t, c.Get(t.Context(), key, metadataPod()))
+			inf, err := c.GetInformer(t.Context(), &corev1.Pod{})
+			require.NoError(t, err)
+			cancel()
+			require.NoError(t, <-done)
+
+			assert.True(t, inf.IsStopped())
+			var p corev1.Pod
+			require.NoError(t, c.Get(t.Context(), key, &p), "a synced informer's data after stop")
+			assert.Equal(t, "p-01", p.Name)
+			var l corev1.PodList
+			require.NoError(t, c.List(t.Context(), &l, client.InNamespace(ns)))
+			assert.ElementsMatch(t, []string{"p-00", "p-01"}, podNames(&l), "in any order: controller-runtime's is not sorted")
+			m := metadataPodList()
+			require.NoError(t, c.List(t.Context(), m, client.InNamespace(ns)))
+			assert.Len(t, m.Items, 2)
+			err = c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "missing"}, &corev1.Pod{})
+			assert.True(t, apierrors.IsNotFound(err), "%v", err)
+		})
 	}
 }
