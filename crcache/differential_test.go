@@ -1,0 +1,259 @@
+package crcache_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kindex/kindex/crcache"
+)
+
+// TestSameAnswersAsControllerRuntime runs the same reads, informer calls and error cases on
+// controller-runtime's cache and on crcache, over the same objects and options, and compares
+// what they answer: objects (typed, unstructured, metadata-only, their kinds), list metadata,
+// errors, handler and transform inputs. Only what crcache documents as its own differs, and
+// is left out here (order of lists, Limit with Continue, selectors beyond equality).
+func TestSameAnswersAsControllerRuntime(t *testing.T) {
+	ns1, ns2, other := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	for _, ns := range []string{ns1, ns2, other} {
+		createPods(t, cl, ns, "p", 3, "set", ns1)
+		require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm", Labels: map[string]string{"set": ns1}}, Data: map[string]string{"k": "v"}}))
+		require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s", Labels: map[string]string{"set": ns1}}, StringData: map[string]string{"k": "v"}}))
+	}
+
+	probe := func(t *testing.T, newFn cache.NewCacheFunc) map[string]string {
+		out := map[string]string{}
+		put := func(k string, v any) {
+			switch x := v.(type) {
+			case error:
+				v = errClass(x)
+				if x != nil {
+					out[k+" (message)"] = x.Error()
+				}
+			case string:
+			default:
+				b, err := json.Marshal(x)
+				require.NoError(t, err)
+				v = string(b)
+			}
+			out[k] = v.(string)
+		}
+		var mu sync.Mutex
+		transformed := map[string]bool{}
+		seen := func(in any) (any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			kind := "?"
+			if o, ok := in.(runtime.Object); ok {
+				kind = o.GetObjectKind().GroupVersionKind().Kind
+			}
+			transformed[fmt.Sprintf("%T kind=%q", in, kind)] = true
+			return in, nil
+		}
+		c, err := newFn(cp.AdminConfig(), cache.Options{
+			DefaultNamespaces: map[string]cache.Config{ns1: {}, ns2: {}},
+			DefaultTransform:  seen,
+		})
+		require.NoError(t, err)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Start(runCtx) }()
+		defer func() {
+			cancel()
+			require.NoError(t, <-done)
+		}()
+		require.True(t, c.WaitForCacheSync(ctx))
+
+		key := client.ObjectKey{Namespace: ns1, Name: "p-01"}
+		var p corev1.Pod
+		put("get typed", c.Get(ctx, key, &p))
+		put("get typed object", &p)
+		u := unstructuredPod()
+		put("get unstructured", c.Get(ctx, key, u))
+		put("get unstructured object", u.Object)
+		m := metadataPod()
+		put("get metadata", c.Get(ctx, key, m))
+		put("get metadata object", m)
+		var shared corev1.Pod
+		put("get shared", c.Get(ctx, key, &shared, client.UnsafeDisableDeepCopy))
+		shared.SetGroupVersionKind(schema.GroupVersionKind{}) // crcache sets it, controller-runtime leaves it empty
+		put("get shared", &shared)
+
+		for name, obj := range map[string]client.Object{"typed": &corev1.Pod{}, "unstructured": unstructuredPod(), "metadata": metadataPod()} {
+			put("get missing "+name, c.Get(ctx, client.ObjectKey{Namespace: ns1, Name: "missing"}, obj))
+			put("get other namespace "+name, c.Get(ctx, client.ObjectKey{Namespace: other, Name: "p-00"}, obj))
+		}
+		put("get no namespace", c.Get(ctx, client.ObjectKey{Name: "p-00"}, &corev1.Pod{}))
+		var nsObj corev1.Namespace
+		put("get cluster-scoped with namespace", c.Get(ctx, client.ObjectKey{Namespace: ns1, Name: other}, &nsObj))
+		put("get cluster-scoped name", nsObj.Name)
+
+		sel := []client.ListOption{client.MatchingLabels{"set": ns1}}
+		var tl corev1.PodList
+		put("list typed", c.List(ctx, &tl, sel...))
+		put("list typed items", sortedJSON(t, tl.Items))
+		tl.Items = nil
+		put("list typed meta", tl)
+		ul := unstructuredPodList()
+		put("list unstructured", c.List(ctx, ul, sel...))
+		put("list unstructured items", sortedJSON(t, ul.Items))
+		ul.Items = nil
+		if rv, _, _ := unstructured.NestedString(ul.Object, "metadata", "resourceVersion"); rv == "" {
+			unstructured.RemoveNestedField(ul.Object, "metadata", "resourceVersion")
+		}
+		put("list unstructured meta", ul.Object)
+		ml := metadataPodList()
+		put("list metadata", c.List(ctx, ml, sel...))
+		put("list metadata items", sortedJSON(t, ml.Items))
+		ml.Items = nil
+		put("list metadata meta", ml)
+		put("list other namespace", c.List(ctx, &tl, client.InNamespace(other)))
+		var one corev1.PodList
+		put("list namespace", c.List(ctx, &one, client.InNamespace(ns2), client.MatchingLabels{"group": "odd"}))
+		put("list namespace names", sorted(podNames(&one)...))
+		var cms corev1.ConfigMapList
+		put("list configmaps", c.List(ctx, &cms, client.MatchingLabels{"set": ns1}))
+		put("list configmaps items", sortedJSON(t, cms.Items))
+
+		secrets := &metav1.PartialObjectMetadataList{}
+		secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+		put("list metadata-only", c.List(ctx, secrets, client.MatchingLabels{"set": ns1}))
+		put("list metadata-only items", sortedJSON(t, secrets.Items))
+		secret := &metav1.PartialObjectMetadata{}
+		secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		put("get metadata-only", c.Get(ctx, client.ObjectKey{Namespace: ns2, Name: "s"}, secret))
+		put("get metadata-only object", secret)
+
+		put("index", c.IndexField(ctx, &corev1.Pod{}, "group", func(o client.Object) []string { return []string{o.GetLabels()["group"]} }))
+		var byField corev1.PodList
+		put("list by field", c.List(ctx, &byField, client.MatchingFields{"group": "even"}, client.InNamespace(ns1)))
+		put("list by field names", sorted(podNames(&byField)...))
+		put("list by unknown field", c.List(ctx, &byField, client.MatchingFields{"nope": "x"}))
+		put("list by two fields, one unknown", c.List(ctx, &byField, client.MatchingFields{"group": "even", "nope": "x"}))
+
+		for name, obj := range map[string]client.Object{"typed": &corev1.Pod{}, "unstructured": unstructuredPod(), "metadata": metadataPod()} {
+			inf, err := c.GetInformer(ctx, obj)
+			put("informer "+name, err)
+			var hmu sync.Mutex
+			var got []string
+			reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{AddFunc: func(o any, initial bool) {
+				hmu.Lock()
+				defer hmu.Unlock()
+				r := o.(runtime.Object)
+				got = append(got, fmt.Sprintf("%T kind=%q initial=%v", o, r.GetObjectKind().GroupVersionKind().Kind, initial))
+			}})
+			put("handler "+name, err)
+			require.Eventually(t, reg.HasSynced, 10*time.Second, 10*time.Millisecond)
+			hmu.Lock()
+			slices.Sort(got)
+			put("handler "+name+" adds", slices.Compact(got))
+			hmu.Unlock()
+			put("informer synced "+name, fmt.Sprint(inf.HasSynced(), inf.IsStopped()))
+		}
+		_, err = c.GetInformerForKind(ctx, corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		put("informer for kind", err)
+		_, err = c.GetInformer(ctx, &notInScheme{})
+		put("informer not in scheme", err)
+		ghost := &unstructured.UnstructuredList{}
+		ghost.SetGroupVersionKind(schema.GroupVersionKind{Group: "nope.example.com", Version: "v1", Kind: "GhostList"})
+		put("list unknown kind", c.List(ctx, ghost))
+		put("start again", c.Start(ctx))
+		put("remove informer", c.RemoveInformer(ctx, &corev1.Secret{}))
+
+		mu.Lock()
+		put("transform inputs", slices.Sorted(func(yield func(string) bool) {
+			for k := range transformed {
+				if !yield(k) {
+					return
+				}
+			}
+		}))
+		mu.Unlock()
+		return out
+	}
+
+	cr := probe(t, cache.New)
+	kx := probe(t, crcache.New)
+	keys := slices.Sorted(func(yield func(string) bool) {
+		for k := range cr {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	// What crcache documents or words differently: a typed transform sees one input per
+	// object whatever reads it (one informer for typed, unstructured and metadata reads) with
+	// its kind set; errors say more.
+	differ := map[string]bool{
+		"transform inputs": true,
+	}
+	for _, k := range keys {
+		if differ[k] || strings.HasSuffix(k, " (message)") {
+			continue
+		}
+		assert.Equal(t, cr[k], kx[k], "%s", k)
+	}
+	assert.Equal(t, len(cr), len(kx))
+	for _, k := range []string{"get missing typed (message)", "get other namespace typed (message)", "get no namespace (message)", "list other namespace (message)"} {
+		assert.Equal(t, cr[k], kx[k], "%s", k)
+	}
+	for k := range kx {
+		_, ok := cr[k]
+		assert.True(t, ok, "crcache answered %s, controller-runtime did not", k)
+	}
+}
+
+// errClass describes an error by what callers test of it.
+func errClass(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	var parts []string
+	if status, ok := err.(apierrors.APIStatus); ok || apierrors.IsNotFound(err) {
+		if ok {
+			s := status.Status()
+			parts = append(parts, fmt.Sprintf("status %d %s %+v", s.Code, s.Reason, s.Details))
+		}
+	}
+	for name, is := range map[string]func(error) bool{"NotFound": apierrors.IsNotFound, "Timeout": apierrors.IsTimeout,
+		"NotRegistered": runtime.IsNotRegisteredError, "NoMatch": apimeta.IsNoMatchError} {
+		if is(err) {
+			parts = append(parts, name)
+		}
+	}
+	sort.Strings(parts)
+	return "error: " + strings.Join(parts, ",")
+}
+
+// sortedJSON encodes the items of a list in (namespace, name) order.
+func sortedJSON[T any](t *testing.T, items []T) string {
+	out := make([]string, 0, len(items))
+	for i := range items {
+		b, err := json.Marshal(&items[i])
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
