@@ -257,3 +257,133 @@ func sortedJSON[T any](t *testing.T, items []T) string {
 	sort.Strings(out)
 	return strings.Join(out, "\n")
 }
+
+// recorder records what a handler is given, per object, as text.
+type recorder struct {
+	mu  sync.Mutex
+	got map[string][]string
+}
+
+func describe(o any) string {
+	if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		return "tombstone(" + describe(t.Obj) + ")"
+	}
+	r, ok := o.(client.Object)
+	if !ok {
+		return fmt.Sprintf("%T", o)
+	}
+	return fmt.Sprintf("%T kind=%q %s labels=%v", o, r.GetObjectKind().GroupVersionKind().Kind, r.GetName(), r.GetLabels())
+}
+
+func (r *recorder) add(name, ev string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got[name] = append(r.got[name], ev)
+}
+
+func (r *recorder) handler(ns string) toolscache.ResourceEventHandler {
+	keep := func(o any) (string, bool) {
+		if t, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		c, ok := o.(client.Object)
+		return c.GetName(), ok && c.GetNamespace() == ns
+	}
+	return toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(o any, initial bool) {
+			if name, ok := keep(o); ok {
+				r.add(name, fmt.Sprintf("add initial=%v %s", initial, describe(o)))
+			}
+		},
+		UpdateFunc: func(o, n any) {
+			if name, ok := keep(n); ok {
+				r.add(name, fmt.Sprintf("update %s -> %s", describe(o), describe(n)))
+			}
+		},
+		DeleteFunc: func(o any) {
+			if name, ok := keep(o); ok {
+				r.add(name, "delete "+describe(o))
+			}
+		},
+	}
+}
+
+// TestSameEventsAsControllerRuntime: handlers of typed, unstructured and metadata-only
+// informers (one of a resource read only as metadata), on controller-runtime's cache and on
+// crcache side by side, are given the same adds, updates and deletes, with the same objects.
+func TestSameEventsAsControllerRuntime(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	require.NoError(t, cl.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s", Labels: map[string]string{"v": "0"}}}))
+	secret := func() *metav1.PartialObjectMetadata {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		return m
+	}
+	kinds := map[string]func() client.Object{
+		"typed":           func() client.Object { return &corev1.Pod{} },
+		"unstructured":    func() client.Object { return unstructuredPod() },
+		"metadata":        func() client.Object { return metadataPod() },
+		"metadata-secret": func() client.Object { return secret() },
+	}
+	recs := map[string]map[string]*recorder{}
+	for name, newFn := range map[string]cache.NewCacheFunc{"controller-runtime": cache.New, "crcache": crcache.New} {
+		c, err := newFn(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+		require.NoError(t, err)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Start(runCtx) }()
+		t.Cleanup(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+		recs[name] = map[string]*recorder{}
+		for kind, obj := range kinds {
+			inf, err := c.GetInformer(ctx, obj())
+			require.NoError(t, err)
+			rec := &recorder{got: map[string][]string{}}
+			reg, err := inf.AddEventHandler(rec.handler(ns))
+			require.NoError(t, err)
+			require.Eventually(t, reg.HasSynced, 10*time.Second, 10*time.Millisecond)
+			recs[name][kind] = rec
+		}
+	}
+
+	require.NoError(t, cl.Create(ctx, newPod(ns, "new", map[string]string{"v": "0"})))
+	var p corev1.Pod
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-00"}, &p))
+	p.Labels["v"] = "1"
+	require.NoError(t, cl.Update(ctx, &p))
+	require.NoError(t, cl.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p-01"}}, client.GracePeriodSeconds(0)))
+	var s corev1.Secret
+	require.NoError(t, cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s"}, &s))
+	s.Labels["v"] = "1"
+	require.NoError(t, cl.Update(ctx, &s))
+	require.NoError(t, cl.Delete(ctx, &s))
+
+	snapshot := func(r *recorder) map[string][]string {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		out := map[string][]string{}
+		for k, v := range r.got {
+			out[k] = slices.Clone(v)
+		}
+		return out
+	}
+	for kind := range kinds {
+		assert.EventuallyWithT(t, func(c *assert.CollectT) {
+			want := snapshot(recs["controller-runtime"][kind])
+			deleted := func(evs []string) bool { return len(evs) > 0 && strings.HasPrefix(evs[len(evs)-1], "delete") }
+			if kind == "metadata-secret" {
+				assert.True(c, deleted(want["s"]))
+			} else {
+				assert.True(c, deleted(want["p-01"]))
+				assert.Len(c, want["p-00"], 2)
+				assert.Len(c, want["new"], 1)
+			}
+			assert.Equal(c, want, snapshot(recs["crcache"][kind]), kind)
+		}, 20*time.Second, 50*time.Millisecond, kind)
+	}
+}
