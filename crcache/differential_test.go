@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -385,5 +387,77 @@ func TestSameEventsAsControllerRuntime(t *testing.T) {
 			}
 			assert.Equal(c, want, snapshot(recs["crcache"][kind]), kind)
 		}, 20*time.Second, 50*time.Millisecond, kind)
+	}
+}
+
+// TestSameSelectionAsControllerRuntime: under several combinations of namespaces, selectors
+// and per-type settings, controller-runtime's cache and crcache hold the same objects and
+// refuse the same namespaces, for typed, unstructured and metadata-only reads.
+func TestSameSelectionAsControllerRuntime(t *testing.T) {
+	ns1, ns2, ns3 := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	for _, ns := range []string{ns1, ns2, ns3} {
+		createPods(t, cl, ns, "p", 3, "set", ns1)
+	}
+	cases := map[string]cache.Options{
+		"namespaces and AllNamespaces": {DefaultNamespaces: map[string]cache.Config{ns1: {}, cache.AllNamespaces: {LabelSelector: mustSelector(t, "i!=0")}}},
+		"type and default selectors": {DefaultLabelSelector: mustSelector(t, "set="+ns1),
+			ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: mustSelector(t, "group=even")}}},
+		"type namespaces over default ones": {DefaultNamespaces: map[string]cache.Config{ns1: {}},
+			ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Namespaces: map[string]cache.Config{ns2: {}, ns3: {LabelSelector: mustSelector(t, "i=1")}}}}},
+		"namespace field selector": {DefaultFieldSelector: fields.OneTermEqualSelector("metadata.namespace", ns2)},
+		"field selector and namespaces": {DefaultNamespaces: map[string]cache.Config{ns1: {FieldSelector: fields.OneTermEqualSelector("metadata.name", "p-02")}, ns2: {}},
+			DefaultLabelSelector: mustSelector(t, "group in (even,odd)")},
+	}
+	probe := func(t *testing.T, newFn cache.NewCacheFunc, opts cache.Options) map[string]string {
+		c, err := newFn(cp.AdminConfig(), opts)
+		require.NoError(t, err)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Start(runCtx) }()
+		defer func() {
+			cancel()
+			require.NoError(t, <-done)
+		}()
+		require.True(t, c.WaitForCacheSync(ctx))
+		out := map[string]string{}
+		for kind, newList := range map[string]func() client.ObjectList{
+			"typed": func() client.ObjectList { return &corev1.PodList{} }, "unstructured": func() client.ObjectList { return unstructuredPodList() },
+			"metadata": func() client.ObjectList { return metadataPodList() },
+		} {
+			for _, ns := range []string{"", ns1, ns2, ns3} {
+				l := newList()
+				err := c.List(ctx, l, client.InNamespace(ns), client.MatchingLabels{"set": ns1})
+				items, _ := apimeta.ExtractList(l)
+				var keys []string
+				for _, o := range items {
+					m, _ := apimeta.Accessor(o)
+					keys = append(keys, m.GetNamespace()+"/"+m.GetName())
+				}
+				slices.Sort(keys)
+				out[fmt.Sprintf("list %s in %q", kind, ns)] = errClass(err) + " " + strings.Join(keys, ",")
+			}
+		}
+		for kind, newObj := range map[string]func() client.Object{
+			"typed": func() client.Object { return &corev1.Pod{} }, "unstructured": func() client.Object { return unstructuredPod() },
+			"metadata": func() client.Object { return metadataPod() },
+		} {
+			for _, ns := range []string{ns1, ns2, ns3} {
+				for _, name := range []string{"p-00", "p-01", "p-02"} {
+					out[fmt.Sprintf("get %s %s/%s", kind, ns, name)] = errClass(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, newObj()))
+				}
+			}
+		}
+		return out
+	}
+	for name, opts := range cases {
+		t.Run(name, func(t *testing.T) {
+			cr := probe(t, cache.New, opts)
+			kx := probe(t, crcache.New, opts)
+			for _, k := range slices.Sorted(maps.Keys(cr)) {
+				assert.Equal(t, cr[k], kx[k], "%s", k)
+			}
+		})
 	}
 }
