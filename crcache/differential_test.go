@@ -461,3 +461,53 @@ func TestSameSelectionAsControllerRuntime(t *testing.T) {
 		})
 	}
 }
+
+// TestSameInformerStatesAsControllerRuntime: what an informer and a registration say of
+// themselves across RemoveEventHandler, RemoveInformer and a new GetInformer, on
+// controller-runtime's cache and on crcache.
+func TestSameInformerStatesAsControllerRuntime(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 1)
+	probe := func(t *testing.T, newFn cache.NewCacheFunc) []string {
+		c, err := newFn(cp.AdminConfig(), cache.Options{})
+		require.NoError(t, err)
+		var out []string
+		state := func(step string, inf cache.Informer, reg toolscache.ResourceEventHandlerRegistration) {
+			s := fmt.Sprintf("%s: informer synced=%v stopped=%v", step, inf.HasSynced(), inf.IsStopped())
+			if reg != nil {
+				s += fmt.Sprintf(" registration synced=%v", reg.HasSynced())
+			}
+			out = append(out, s)
+		}
+		inf, err := c.GetInformer(ctx, &corev1.Pod{})
+		require.NoError(t, err)
+		reg, err := inf.AddEventHandler(newEvents().handler())
+		require.NoError(t, err)
+		state("before start", inf, reg)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- c.Start(runCtx) }()
+		require.True(t, c.WaitForCacheSync(ctx))
+		require.Eventually(t, reg.HasSynced, 10*time.Second, 10*time.Millisecond)
+		state("synced", inf, reg)
+		require.NoError(t, inf.RemoveEventHandler(reg))
+		state("handler removed", inf, nil)
+		require.NoError(t, c.RemoveInformer(ctx, &corev1.Pod{}))
+		require.Eventually(t, inf.IsStopped, 10*time.Second, 10*time.Millisecond)
+		state("informer removed", inf, nil)
+		_, err = inf.AddEventHandler(newEvents().handler())
+		out = append(out, fmt.Sprintf("handler on a removed informer: error=%v", err != nil))
+		again, err := c.GetInformer(ctx, &corev1.Pod{})
+		require.NoError(t, err)
+		state("informer again", again, nil)
+		out = append(out, fmt.Sprintf("same informer again: %v", again == inf))
+		cancel()
+		require.NoError(t, <-done)
+		require.Eventually(t, again.IsStopped, 10*time.Second, 10*time.Millisecond)
+		state("cache stopped", again, nil)
+		return out
+	}
+	assert.Equal(t, probe(t, cache.New), probe(t, crcache.New))
+}
