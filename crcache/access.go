@@ -108,9 +108,13 @@ type access struct {
 	regs        map[*Registration]struct{}
 	indexes     []*indexReg // registered through this access, in order
 	stopped     bool
-	stopCh      chan struct{}
-	checker     *doneChecker
-	synced      bool // latch: every shard has synced once
+	// readable: stopped with the cache (freeze), the access keeps its shards, whose
+	// informers keep what they held (informer.Options.ReadAfterShutdown): reads go on
+	// answering from them, as controller-runtime's stopped informers do.
+	readable bool
+	stopCh   chan struct{}
+	checker  *doneChecker
+	synced   bool // latch: every shard has synced once
 
 	shared sharedObjects // objects read with UnsafeDisableDeepCopy (shared.go)
 	// Handlers and function indexes registered; from two on they share decoded objects
@@ -422,8 +426,15 @@ func (a *access) acquire(ctx context.Context, res *resource, be backend) ([]shar
 
 // waitReady waits until the access has its informers (or failed to get them). An access
 // that is ready, or stopped, answers so whatever ctx: a read with a context that has ended
-// is served from a cache that needs no wait, as controller-runtime's is.
+// is served from a cache that needs no wait, as controller-runtime's is. An access that
+// is ready answers so even once stopped: its reads (view) say whether it can still be read
+// (readable).
 func (a *access) waitReady(ctx context.Context) error {
+	select {
+	case <-a.ready:
+		return a.err
+	default:
+	}
 	select {
 	case <-a.stopCh:
 		return errAccessStopped
@@ -534,7 +545,7 @@ func (a *access) currentFor(p *plan) ([]shard, error) {
 func (a *access) view() (*resource, []shard, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.stopped {
+	if a.stopped && !a.readable {
 		return nil, nil, errAccessStopped
 	}
 	if a.moveErr != nil {
@@ -565,22 +576,37 @@ func (a *access) isStopped() bool {
 }
 
 // stop releases the access's informer references, with the handlers and indexes added
-// through them. It is idempotent.
+// through them. It is idempotent, and ends the reads of an access the cache froze.
 func (a *access) stop() {
 	a.mu.Lock()
-	if a.stopped {
+	if a.stopped && !a.readable {
 		a.mu.Unlock()
 		return
 	}
-	a.stopped = true
+	if !a.stopped {
+		close(a.stopCh)
+	}
+	a.stopped, a.readable = true, false
 	shards := a.shards
-	close(a.stopCh)
 	a.mu.Unlock()
 	a.shared.reset()
 	a.recent.reset()
 	for _, s := range shards {
 		s.release()
 	}
+}
+
+// freeze stops the access as the cache stops: its informers stop with their factories and
+// take no handler or index any more, but it keeps their references, whose reads answer from
+// what they held (readable) until stop.
+func (a *access) freeze() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		return
+	}
+	a.stopped, a.readable = true, true
+	close(a.stopCh)
 }
 
 // addIndex registers an index through this access: now on every shard if materialized, and

@@ -1279,11 +1279,6 @@ func TestReadsAfterStop(t *testing.T) {
 	createPods(t, cl, ns, "p", 2)
 	for name, newFn := range map[string]cache.NewCacheFunc{"controller-runtime": cache.New, "crcache": crcache.New} {
 		t.Run(name, func(t *testing.T) {
-			if name == "crcache" {
-				// kindex empties an informer's store when its factory shuts down, and reads
-				// then fail with "crcache: informer stopped": see the audit-cr report.
-				t.Skip("known defect: reads after Start returned fail instead of answering from the synced informers")
-			}
 			c, err := newFn(cp.AdminConfig(), cache.Options{})
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(t.Context())

@@ -231,8 +231,11 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	resources = append(resources, c.retired...)
 	c.mu.Unlock()
+	// Reads go on from what the informers held, as controller-runtime's do after its cache
+	// stopped: a manager stops its caches before its webhooks and HTTP servers, which may
+	// still serve requests that read through the manager's client.
 	for _, a := range accesses {
-		a.stop()
+		a.freeze()
 	}
 	for _, r := range resources {
 		r.shutdown()

@@ -90,6 +90,13 @@
 // with the error) show the failure until a read or the cache's own retry (after 1 s, backing
 // off to a minute) moves the informer.
 //
+// Stop. When Start's context ends, the informers stop watching and take no new handler or
+// index, and the cache's reads go on answering from what they held (kindex's
+// informer.Options.ReadAfterShutdown), as controller-runtime's stopped informers do: a
+// manager stops its caches before its webhooks and HTTP servers, which may still serve
+// requests that read through the manager's client (TestReadsAfterStop). A resource never
+// read before the stop cannot be read after it.
+//
 // # controller-runtime's options
 //
 // cache.Options are honoured as controller-runtime documents them: Scheme, Mapper,

@@ -128,6 +128,7 @@ func startOnce[T informer.Object](r *resource, slot **informer.Factory[T], build
 		Registerer:        r.c.kopts.Registerer,
 		Discovery:         r.c.disc,
 		AccessChecks:      r.c.checks,
+		ReadAfterShutdown: true, // reads after the cache stopped (Cache.Start)
 	})
 	if err != nil {
 		return nil, err
