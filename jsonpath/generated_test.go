@@ -435,34 +435,7 @@ func genOne(t *testing.T, st *probeStats, expr string, obj, objF any, raw []byte
 			}
 			continue
 		}
-		descentEnd := strings.HasSuffix(expr, "..}")
-		checked := !p.IsTemplate() && len(c.results) == 1 && len(p.nodes[0].exprs) == 1 && (descentEnd || hasByteResults(c.results))
-		if checked {
-			vs, _ := p.Eval(o)
-			var cg []string
-			for _, rv := range c.results[0] {
-				x := cgInterface(rv)
-				if _, isByte := x.(uint8); isByte {
-					continue
-				}
-				if _, isString := x.(string); isString && descentEnd {
-					continue
-				}
-				v, _ := valueOf(x)
-				cg = append(cg, v.Kind().String()+":"+v.String())
-			}
-			a := show(vs)
-			slices.Sort(a)
-			slices.Sort(cg)
-			if slices.Equal(a, cg) {
-				st.documented++
-				st.docKinds["wildcards and descent do not enter strings (checked)"]++
-				continue
-			}
-		}
-		if why := documentedDiff(expr, mine, want, c, checked); why != "" {
-			st.documented++
-			st.docKinds[why]++
+		if st.explained(p, expr, o, c, mine, want) {
 			continue
 		}
 		st.mismatch++
