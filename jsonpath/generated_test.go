@@ -389,36 +389,8 @@ func genOne(t *testing.T, st *probeStats, expr string, obj, objF any, raw []byte
 		if mine != "" {
 			st.nonEmpty++
 		}
-		want := strings.ReplaceAll(c.out, "<no value>", "null")
-		g2, w2 := mine, want
-		unordered := strings.Contains(expr, "*") || strings.Contains(expr, "..")
-		if unordered {
-			if p.IsTemplate() {
-				g2, w2 = sortedRunes(g2), sortedRunes(w2)
-			} else {
-				g2, w2 = sortedWords(g2), sortedWords(w2)
-			}
-		}
-		if g2 == w2 && !p.IsTemplate() && len(c.results) == 1 {
-			vs, _ := p.Eval(o)
-			var cg []Value
-			for _, rv := range c.results[0] {
-				v, ok := valueOf(cgInterface(rv))
-				if !ok {
-					t.Fatalf("%s: client-go result of type %T", expr, cgInterface(rv))
-				}
-				cg = append(cg, v)
-			}
-			a, b := show(vs), show(cg)
-			if unordered {
-				slices.Sort(a)
-				slices.Sort(b)
-			}
-			if !slices.Equal(a, b) {
-				g2, mine, want = strings.Join(a, " "), strings.Join(a, " "), strings.Join(b, " ")
-			}
-		}
-		if g2 == w2 {
+		same, mine, want, unordered := sameAsClientGo(t, p, expr, o, c, mine)
+		if same {
 			if want != c.out {
 				st.documented++
 				st.docKinds["null prints as null where it is the current node"]++

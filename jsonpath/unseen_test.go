@@ -434,6 +434,45 @@ var (
 
 // With checked, the differences about strings were checked value by
 // value (see probeOne) and explain nothing more.
+// sameAsClientGo compares kindex's output mine for expr on o with client-go's (c): what each
+// prints (client-go prints <no value> for a null current node), in any order where
+// client-go visits map members in random order (unordered: a wildcard or a descent), and
+// then the values with their kinds. It returns whether they agree and the outputs to
+// report: the values where only they differ.
+func sameAsClientGo(t *testing.T, p *Path, expr string, o any, c cgOut, mine string) (same bool, got, want string, unordered bool) {
+	t.Helper()
+	want = strings.ReplaceAll(c.out, "<no value>", "null")
+	g2, w2 := mine, want
+	unordered = strings.Contains(expr, "*") || strings.Contains(expr, "..")
+	if unordered {
+		if p.IsTemplate() {
+			g2, w2 = sortedRunes(g2), sortedRunes(w2)
+		} else {
+			g2, w2 = sortedWords(g2), sortedWords(w2)
+		}
+	}
+	if g2 == w2 && !p.IsTemplate() && len(c.results) == 1 {
+		vs, _ := p.Eval(o)
+		var cg []Value
+		for _, rv := range c.results[0] {
+			v, ok := valueOf(cgInterface(rv))
+			if !ok {
+				t.Fatalf("%s: client-go result of type %T", expr, cgInterface(rv))
+			}
+			cg = append(cg, v)
+		}
+		a, b := show(vs), show(cg)
+		if unordered {
+			slices.Sort(a)
+			slices.Sort(b)
+		}
+		if !slices.Equal(a, b) {
+			return false, strings.Join(a, " "), strings.Join(b, " "), unordered
+		}
+	}
+	return g2 == w2, mine, want, unordered
+}
+
 // explained reports whether kindex's output mine for expr on o differs from client-go's
 // want (c) as doc.go documents, and counts it so: client-go's values without the bytes of
 // strings (and, after a final descent, without strings) must be kindex's, or the
@@ -678,38 +717,8 @@ func probeOne(t *testing.T, st *probeStats, name, expr string, obj, objF any, ra
 		if mine != "" {
 			st.nonEmpty++
 		}
-		// client-go prints <no value> for a null current node.
-		want := strings.ReplaceAll(c.out, "<no value>", "null")
-		g2, w2 := mine, want
-		unordered := strings.Contains(expr, "*") || strings.Contains(expr, "..")
-		if unordered { // client-go visits map members in random order
-			if p.IsTemplate() {
-				g2, w2 = sortedRunes(g2), sortedRunes(w2)
-			} else {
-				g2, w2 = sortedWords(g2), sortedWords(w2)
-			}
-		}
-		if g2 == w2 && !p.IsTemplate() && len(c.results) == 1 {
-			// The values too, with their kinds.
-			vs, _ := p.Eval(o)
-			var cg []Value
-			for _, rv := range c.results[0] {
-				v, ok := valueOf(cgInterface(rv))
-				if !ok {
-					t.Fatalf("%s: client-go result of type %T", expr, cgInterface(rv))
-				}
-				cg = append(cg, v)
-			}
-			a, b := show(vs), show(cg)
-			if unordered {
-				slices.Sort(a)
-				slices.Sort(b)
-			}
-			if !slices.Equal(a, b) {
-				g2, mine, want = strings.Join(a, " "), strings.Join(a, " "), strings.Join(b, " ")
-			}
-		}
-		if g2 == w2 {
+		same, mine, want, _ := sameAsClientGo(t, p, expr, o, c, mine)
+		if same {
 			if want != c.out {
 				st.documented++
 				st.docKinds["null prints as null where it is the current node"]++
