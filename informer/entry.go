@@ -59,6 +59,9 @@ type entry struct {
 	listeners  map[*listener]struct{}
 	cur        *run // the current run, if any
 	synced     bool // the current run has applied its initial list
+	// everSynced: a run has applied its initial list at least once (HasSynced's latch): a
+	// handler added later is synced once handed the cached objects, parked or not.
+	everSynced bool
 	stopped    bool
 	holding    bool // handlers are paused while a snapshot loads (holdHandlers)
 
@@ -255,7 +258,7 @@ func (e *entry) runSynced(r *run) {
 		e.dispatchMu.Unlock()
 		return
 	}
-	e.synced = true
+	e.synced, e.everSynced = true, true
 	e.distribute(notification{kind: noteSynced})
 	e.dispatchMu.Unlock()
 	now := time.Now()
@@ -301,8 +304,9 @@ func (e *entry) setRun(r *run) {
 }
 
 // addHandler registers h. The objects already cached are queued to it as adds (with
-// isInInitialList true); it is marked synced after them if the entry is synced, else when
-// the entry syncs.
+// isInInitialList true); it is marked synced after them if the entry has synced once
+// (Informer.HasSynced's latch: parked or resyncing since, the cache is what the handler
+// was handed), else when the entry syncs.
 func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) {
 	l := newListener(h, e.core.convertFor(h), e.core.paceFor(h), e.logger, e.handlerPanicked)
 	l.onLost = e.notificationLost
@@ -318,7 +322,7 @@ func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) 
 	for _, item := range e.store.List() {
 		l.add(notification{kind: noteAdd, obj: item, initial: true})
 	}
-	if e.synced {
+	if e.everSynced {
 		l.add(notification{kind: noteSynced})
 	}
 	e.listeners[l] = struct{}{}
