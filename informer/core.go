@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -380,11 +381,13 @@ func waitEntries(ctx context.Context, entries []*entry, untilPark bool) error {
 		return nil
 	}
 	cause := ctx.Err()
-	if cause == nil && untilPark {
+	if cause == nil && untilPark && slices.ContainsFunc(failures, func(f SyncFailure) bool { return f.Phase == PhaseParked }) {
 		cause = ErrParked
 	}
 	if cause == nil {
-		cause = failures[0].Err // stopped: ErrShutdown or ErrReleased (entry.stoppedErr)
+		// Every failure is a stopped informer (ErrShutdown or ErrReleased, entry.stoppedErr),
+		// with untilPark too: a stopped informer is not parked, and will not resume.
+		cause = failures[0].Err
 	}
 	return newSyncError(cause, failures)
 }

@@ -387,3 +387,40 @@ func TestWaitOnReleasedInformerAfterShutdownSaysReleased(t *testing.T) {
 	assert.ErrorIs(t, err, ErrReleased)
 	assert.NotErrorIs(t, err, ErrShutdown)
 }
+
+// WaitForSyncOrPark on an informer that stops while it waits (its factory shut down, its
+// last reference released) says why it stopped: the SyncError's Cause is ErrShutdown or
+// ErrReleased, not ErrParked. The informer is Stopped, not parked, and will not resume:
+// a caller that tells a park (report and exit) from a stop by errors.Is(err, ErrParked)
+// took the stop for a park.
+func TestWaitForSyncOrParkOnAStoppedInformerIsNoPark(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stop  func(e *env, inf *Informer[obj])
+		cause error
+	}{
+		{"Shutdown", func(e *env, _ *Informer[obj]) { e.f.Shutdown() }, ErrShutdown},
+		{"Release", func(_ *env, inf *Informer[obj]) { inf.Release() }, ErrReleased},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options[obj]{})
+			ctx := context.Background()
+			srv := e.mode.server(widgets.GVR)
+			srv.listGate = make(chan struct{}) // never synced
+			inf, err := e.f.Informer(ctx, "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			eventually(t, func() bool { return srv.lists.Load() > 0 }, "listing")
+			done := make(chan error, 1)
+			go func() { done <- inf.WaitForSyncOrPark(ctx) }()
+			time.Sleep(20 * time.Millisecond) // let the wait start
+			tc.stop(e, inf)
+			err = <-done
+			var se *SyncError
+			require.ErrorAs(t, err, &se)
+			assert.ErrorIs(t, se.Cause, tc.cause, "%v", err)
+			assert.NotErrorIs(t, err, ErrParked, "%v", err)
+			assert.Equal(t, PhaseStopped, se.Failures[0].Phase)
+		})
+	}
+}
