@@ -424,3 +424,32 @@ func TestWaitForSyncOrParkOnAStoppedInformerIsNoPark(t *testing.T) {
 		})
 	}
 }
+
+// Once its factory stopped, a reference still held refuses new handlers and indexes with
+// ErrShutdown, as its reads do, not with ErrReleased: the caller released nothing.
+func TestRegistrationsAfterShutdownSayShutdown(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+	e.f.Shutdown()
+	_, err = inf.AddEventHandler(newRecorder())
+	assert.ErrorIs(t, err, ErrShutdown, "AddEventHandler")
+	assert.NotErrorIs(t, err, ErrReleased, "AddEventHandler")
+	for name, add := range map[string]func() error{
+		"AddIndex":        func() error { return inf.AddIndex("name", "{.metadata.name}") },
+		"AddBuiltinIndex": func() error { return inf.AddBuiltinIndex("label") },
+		"AddIndexFunc": func() error {
+			return inf.AddIndexFunc("fn", func(any) ([]string, error) { return nil, nil })
+		},
+	} {
+		err := add()
+		assert.ErrorIs(t, err, ErrShutdown, name)
+		assert.NotErrorIs(t, err, ErrReleased, name)
+	}
+	inf.Release()
+	_, err = inf.AddEventHandler(newRecorder())
+	assert.ErrorIs(t, err, ErrReleased, "released says released")
+	assert.ErrorIs(t, inf.AddIndex("name", "{.metadata.name}"), ErrReleased)
+}
