@@ -251,19 +251,23 @@ func (e *entry) dropAll() {
 	e.metrics.setObjects(e.objects.Load())
 }
 
-// runSynced is called once r's initial list has been applied.
-func (e *entry) runSynced(r *run) {
+// runSynced is called once r's initial list has been applied. With parked, r parked before
+// it was seen applied (run.listedBeforePark): the list counts for HasSynced, LastSyncTime and
+// the handlers' registrations, and the phase is left to the park.
+func (e *entry) runSynced(r *run, parked bool) {
 	e.dispatchMu.Lock()
 	if e.stopped || e.cur != r {
 		e.dispatchMu.Unlock()
 		return
 	}
-	e.synced, e.everSynced = true, true
+	e.synced, e.everSynced = !parked, true
 	e.distribute(notification{kind: noteSynced})
 	e.dispatchMu.Unlock()
 	now := time.Now()
 	e.update(func(st *Status) {
-		st.Phase = PhaseSynced
+		if !parked {
+			st.Phase = PhaseSynced
+		}
 		st.LastSyncTime = now
 		st.ServingFromSnapshot = false
 	})

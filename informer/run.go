@@ -43,6 +43,9 @@ type run struct {
 	replacedApplied atomic.Int64
 	progress        chan struct{}
 
+	// loopDone is closed when the processing loop has ended (the FIFO closed and drained).
+	loopDone chan struct{}
+
 	mu     sync.Mutex
 	park   *parkInfo
 	listOK bool // a LIST succeeded in this run
@@ -52,7 +55,8 @@ func newRun(e *entry) *run {
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := reflectorLogger(e.logger)
 	ctx = klog.NewContext(ctx, logger)
-	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), started: time.Now(), progress: make(chan struct{}, 1)}
+	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), loopDone: make(chan struct{}), started: time.Now(),
+		progress: make(chan struct{}, 1)}
 	r.clock = newRunClock(ctx)
 	r.fifo = &countingFIFO{
 		RealFIFO: cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
@@ -119,6 +123,7 @@ func (r *run) parked() *parkInfo {
 }
 
 func (r *run) processLoop() {
+	defer close(r.loopDone)
 	// Index functions run on this goroutine (reentry.go).
 	gid := mailbox.GoroutineID()
 	r.e.loopGID.Store(gid)
@@ -184,10 +189,37 @@ func (r *run) watchSynced() {
 	select {
 	case <-r.fifo.Done():
 	case <-r.ctx.Done():
+		r.listedBeforePark()
 		return
 	}
 	if r.fifo.HasSynced() && r.ctx.Err() == nil && r.waitCurrent() {
-		r.e.runSynced(r)
+		r.e.runSynced(r, false)
+		r.e.snapshotSynced()
+	} else {
+		r.listedBeforePark()
+	}
+}
+
+// listedBeforePark marks the list of a run that parked WatchForbidden right after it as
+// synced (HasSynced, LastSyncTime, the handlers' registrations), as watchSynced does when it
+// sees the list applied before the watch is refused: the processing loop applies what the
+// FIFO holds as the run ends, and the park keeps that complete list. Which of the two came
+// first is a race between the processing loop and the watch request; it decided whether
+// HasSynced ever became true. A run that started from a snapshot did not list: the next
+// run does (supervise).
+func (r *run) listedBeforePark() {
+	if r.snap != nil {
+		return
+	}
+	if p := r.parked(); p == nil || p.reason != ReasonWatchForbidden {
+		return
+	}
+	select {
+	case <-r.fifo.Done():
+	case <-r.loopDone:
+	}
+	if r.fifo.HasSynced() && r.waitCurrent() {
+		r.e.runSynced(r, true)
 		r.e.snapshotSynced()
 	}
 }
