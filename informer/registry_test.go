@@ -453,3 +453,43 @@ func TestRegistrationsAfterShutdownSayShutdown(t *testing.T) {
 	assert.ErrorIs(t, err, ErrReleased, "released says released")
 	assert.ErrorIs(t, inf.AddIndex("name", "{.metadata.name}"), ErrReleased)
 }
+
+// Once reads fail (the factory stopped, the reference released), Queryable says no, and
+// IndexStats fails as the reads do instead of describing the stopped informer's emptied
+// index (no value, no entry).
+func TestQueryableAndIndexStatsAfterStop(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.True(t, inf.Queryable())
+	st, err := inf.IndexStats("name")
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Entries)
+
+	e.f.Shutdown()
+	_, err = inf.List(nil)
+	require.ErrorIs(t, err, ErrShutdown)
+	assert.False(t, inf.Queryable(), "reads fail")
+	_, err = inf.IndexStats("name")
+	assert.ErrorIs(t, err, ErrShutdown)
+	inf.Release()
+	assert.False(t, inf.Queryable())
+	_, err = inf.IndexStats("name")
+	assert.ErrorIs(t, err, ErrReleased)
+
+	// Released while the informer runs on through another reference.
+	e2 := newEnv(t, Options[obj]{})
+	a, err := e2.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer a.Release()
+	b, err := e2.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, b.WaitForSync(ctx))
+	b.Release()
+	assert.False(t, b.Queryable(), "this reference reads nothing")
+	assert.True(t, a.Queryable())
+}
