@@ -342,6 +342,7 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	}
 	h := &handle{c: c, e: e, regs: []*Registration{}}
 	for _, r := range early {
+		r.owner = h // as handle.addHandler: removing it again then does nothing
 		h.track(r)
 	}
 	if len(early) == 0 {

@@ -365,3 +365,24 @@ func TestHandlerAddedWhileParkedAfterSyncIsSynced(t *testing.T) {
 		})
 	}
 }
+
+// A registration made with WithEventHandler, when the call created the informer, belongs
+// to the returned reference as one made with AddEventHandler does: removing it again does
+// nothing, as RemoveEventHandler says, instead of failing with ErrNotRegistered ("made
+// through another reference"); through another reference it is still ErrNotRegistered.
+func TestRemoveEarlyHandlerAgainDoesNothing(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets", WithEventHandler(newRecorder()))
+	require.NoError(t, err)
+	defer inf.Release()
+	other, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer other.Release()
+	require.Len(t, inf.Registrations(), 1)
+	r := inf.Registrations()[0]
+	assert.ErrorIs(t, other.RemoveEventHandler(r), ErrNotRegistered, "not the other reference's")
+	require.NoError(t, inf.RemoveEventHandler(r))
+	assert.NoError(t, inf.RemoveEventHandler(r), "removing it again does nothing")
+	assert.Empty(t, inf.Registrations())
+}
