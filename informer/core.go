@@ -358,12 +358,28 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	return h, nil
 }
 
-// waitForSync waits for every live informer.
+// waitForSync waits for every live informer. One whose last reference is released while it
+// waits is no longer held: it is not waited for (as a member that leaves a watch-all set),
+// and the wait goes on with the others; the factory's stop still ends the wait.
 func (c *core) waitForSync(ctx context.Context) error {
 	if _, err := c.context(); err != nil {
 		return err
 	}
-	return waitEntries(ctx, c.reg.list(), false)
+	if ctx == nil {
+		return ErrNilContext
+	}
+	entries := c.reg.list()
+	for {
+		err := waitEntries(ctx, entries, false)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		held := slices.DeleteFunc(slices.Clone(entries), func(e *entry) bool { return e.haltCause() == haltReleased })
+		if len(held) == len(entries) {
+			return err
+		}
+		entries = held
+	}
 }
 
 // waitEntries waits for every entry; with untilPark a parked entry counts as an answer

@@ -493,3 +493,42 @@ func TestQueryableAndIndexStatsAfterStop(t *testing.T) {
 	assert.False(t, b.Queryable(), "this reference reads nothing")
 	assert.True(t, a.Queryable())
 }
+
+// Factory.WaitForSync waits for the informers currently held: one whose last reference is
+// released while it waits is no longer held and is not waited for, as a member leaving a
+// watch-all set is not. The wait failed at once with ErrReleased, for a caller that released
+// nothing, without waiting for the informers it does hold.
+func TestFactoryWaitForSyncSkipsAnInformerReleasedMeanwhile(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).listGate = make(chan struct{}) // never synced
+	slow := e.mode.server(gadgets.GVR)
+	slow.listGate = make(chan struct{})
+	w, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	g, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer g.Release()
+	done := make(chan error, 1)
+	go func() { done <- e.f.WaitForSync(ctx) }()
+	time.Sleep(50 * time.Millisecond) // the wait holds both
+	w.Release()
+	select {
+	case err := <-done:
+		t.Fatalf("the wait ended before gadgets synced: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(slow.listGate)
+	require.NoError(t, <-done)
+	assert.True(t, g.HasSynced())
+
+	// The factory's stop still ends a wait, with ErrShutdown.
+	e2 := newEnv(t, Options[obj]{})
+	e2.mode.server(widgets.GVR).listGate = make(chan struct{})
+	_, err = e2.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	go func() { done <- e2.f.WaitForSync(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	e2.f.Shutdown()
+	assert.ErrorIs(t, <-done, ErrShutdown)
+}
