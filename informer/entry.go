@@ -273,6 +273,20 @@ func (e *entry) runSynced(r *run, parked bool) {
 	})
 }
 
+// relisted records a relist of the synced run r applied whole (after a 410): the cache is
+// as current as a sync makes it, and Status.LastSyncTime says when. A run not synced yet
+// records its sync with runSynced.
+func (e *entry) relisted(r *run) {
+	e.dispatchMu.Lock()
+	ok := !e.stopped && e.cur == r && e.synced
+	e.dispatchMu.Unlock()
+	if !ok {
+		return
+	}
+	now := time.Now()
+	e.update(func(st *Status) { st.LastSyncTime = now })
+}
+
 // holdHandlers pauses every handler, and those added until releaseHandlers, while a
 // snapshot loads: their notifications queue up and are delivered once the snapshot is in
 // the cache, so that decoding them for the handlers (and the garbage that leaves) does not

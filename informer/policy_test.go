@@ -776,3 +776,46 @@ func TestHealthyRunResetsRecheckBackoff(t *testing.T) {
 		assert.LessOrEqual(t, back(), 2*time.Second, "after a healthy run the re-checks start from RecheckInitial (after a short one: %v)", short)
 	})
 }
+
+// Status.LastSyncTime is when an initial list was last applied completely, the relist
+// after a 410 included (as Status's doc says, and as status subscribers are told): it
+// stayed at the run's first list, so that a cache relisted a minute ago looked as old as
+// its first sync.
+func TestRelistAfterExpiredUpdatesLastSyncTime(t *testing.T) {
+	for _, empty := range []bool{false, true} {
+		t.Run(fmt.Sprint("empty=", empty), func(t *testing.T) {
+			e := newEnv(t, Options[obj]{})
+			ctx := context.Background()
+			srv := e.mode.server(widgets.GVR)
+			a := newObj("ns", "a", nil)
+			srv.add(a)
+			inf, err := e.f.Informer(ctx, "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.WaitForSync(ctx))
+			first := inf.Status().LastSyncTime
+			lists := srv.lists.Load()
+			time.Sleep(10 * time.Millisecond)
+
+			// The watch is cut and the server refuses to resume it: 410, and the reflector
+			// relists.
+			if empty {
+				srv.remove(a)
+			} else {
+				srv.add(newObj("ns", "b", nil))
+			}
+			srv.setErrors(nil, apierrors.NewResourceExpired("too old resource version"))
+			srv.closeWatches()
+			eventually(t, func() bool { return srv.lists.Load() > lists }, "relisted")
+			srv.setErrors(nil, nil)
+			want := 2
+			if empty {
+				want = 0
+			}
+			eventually(t, func() bool { return len(must(inf.List(nil))) == want }, "the relist applied")
+			eventually(t, func() bool { return inf.Status().LastSyncTime.After(first) },
+				"LastSyncTime follows the relist: %v, first sync %v", inf.Status().LastSyncTime, first)
+			assert.Equal(t, PhaseSynced, inf.Status().Phase)
+		})
+	}
+}

@@ -42,6 +42,8 @@ type run struct {
 	// applied; progress is signalled after each change applied in a snapshot run.
 	replacedApplied atomic.Int64
 	progress        chan struct{}
+	// listsApplied counts the run's lists the processing loop applied whole (relisted).
+	listsApplied int64
 
 	// loopDone is closed when the processing loop has ended (the FIFO closed and drained).
 	loopDone chan struct{}
@@ -66,7 +68,7 @@ func newRun(e *entry) *run {
 			Transformer:  e.transform,
 		}),
 		onReplace: e.listed,
-		markEmpty: e.snap != nil,
+		markEmpty: true,
 	}
 	// The snapshot's watch decides when the run is current from the events the informer
 	// keeps: outside the shard filter, so that events of other shards (a server that does
@@ -137,13 +139,14 @@ func (r *run) processLoop() {
 		deltas, markers := withoutListEnds(deltas)
 		err := r.e.apply(deltas, isInInitialList)
 		r.e.snapshotApplied(deltas)
-		if r.e.snap != nil {
-			r.replacedApplied.Add(markers)
-			for _, d := range deltas {
-				if d.Type == cache.Replaced {
-					r.replacedApplied.Add(1)
-				}
+		r.replacedApplied.Add(markers)
+		for _, d := range deltas {
+			if d.Type == cache.Replaced {
+				r.replacedApplied.Add(1)
 			}
+		}
+		r.relisted()
+		if r.e.snap != nil {
 			// A list applied whole (a relist after 410 included) makes the cache consistent
 			// with its resourceVersion, even when no object changed: the next snapshot
 			// saves it, so that a quiet resource does not relist at every restart.
@@ -290,6 +293,21 @@ func (r *run) streamFailed(err error) {
 	}
 }
 
+// relisted tells the entry of a list applied whole after the run's first (a relist after
+// 410), for Status.LastSyncTime; the first is the run's sync (watchSynced). It runs on the
+// processing loop after each batch.
+func (r *run) relisted() {
+	n := r.fifo.lists.Load()
+	if n == r.listsApplied || r.replacedApplied.Load() < r.fifo.lastTarget.Load() {
+		return
+	}
+	first := r.listsApplied == 0
+	r.listsApplied = n
+	if !first {
+		r.e.relisted(r)
+	}
+}
+
 // countingFIFO counts the lists the reflector applies (Replace calls) and the objects
 // they queue.
 type countingFIFO struct {
@@ -308,9 +326,13 @@ type countingFIFO struct {
 	// before that list is applied): Replace does not record it. Set before the run starts;
 	// read and cleared by the reflector's goroutine.
 	fromSnapshot bool
-	// markEmpty: an empty list is followed by a list end marker (snapshot informers, which
-	// count lists applied).
+	// markEmpty: an empty list is followed by a list end marker (lists applied are counted:
+	// run.relisted, and snapshots).
 	markEmpty bool
+	// lists counts the lists queued and lastTarget is replaced up to the end of the last
+	// one: it is applied once the processing loop has applied that many (run.relisted).
+	// Recorded before the list's items are queued, as listRV.
+	lists, lastTarget atomic.Int64
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
@@ -336,6 +358,8 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 	var prevTarget int64
 	fromSnapshot := f.fromSnapshot
 	f.fromSnapshot = false
+	f.lastTarget.Store(target)
+	f.lists.Add(1)
 	if v, perr := strconv.ParseUint(rv, 10, 64); perr == nil && n > 0 && !fromSnapshot {
 		f.mu.Lock()
 		prevRV, prevTarget = f.listRV, f.listTarget
@@ -349,6 +373,7 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 	}
 	if err != nil {
 		f.replaced.Add(-n)
+		f.lists.Add(-1)
 		if recorded {
 			f.mu.Lock()
 			if f.listTarget == target {
