@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -343,6 +344,7 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	}
 	h := &handle{c: c, e: e, regs: []*Registration{}}
 	for _, r := range early {
+		r.owner = h // as handle.addHandler: removing it again then does nothing
 		h.track(r)
 	}
 	if len(early) == 0 {
@@ -358,12 +360,28 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	return h, nil
 }
 
-// waitForSync waits for every live informer.
+// waitForSync waits for every live informer. One whose last reference is released while it
+// waits is no longer held: it is not waited for (as a member that leaves a watch-all set),
+// and the wait goes on with the others; the factory's stop still ends the wait.
 func (c *core) waitForSync(ctx context.Context) error {
 	if _, err := c.context(); err != nil {
 		return err
 	}
-	return waitEntries(ctx, c.reg.list(), false)
+	if ctx == nil {
+		return ErrNilContext
+	}
+	entries := c.reg.list()
+	for {
+		err := waitEntries(ctx, entries, false)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		held := slices.DeleteFunc(slices.Clone(entries), func(e *entry) bool { return e.haltCause() == haltReleased })
+		if len(held) == len(entries) {
+			return err
+		}
+		entries = held
+	}
 }
 
 // waitEntries waits for every entry; with untilPark a parked entry counts as an answer
@@ -382,11 +400,13 @@ func waitEntries(ctx context.Context, entries []*entry, untilPark bool) error {
 		return nil
 	}
 	cause := ctx.Err()
-	if cause == nil && untilPark {
+	if cause == nil && untilPark && slices.ContainsFunc(failures, func(f SyncFailure) bool { return f.Phase == PhaseParked }) {
 		cause = ErrParked
 	}
 	if cause == nil {
-		cause = failures[0].Err // stopped: ErrShutdown or ErrReleased (entry.stoppedErr)
+		// Every failure is a stopped informer (ErrShutdown or ErrReleased, entry.stoppedErr),
+		// with untilPark too: a stopped informer is not parked, and will not resume.
+		cause = failures[0].Err
 	}
 	return newSyncError(cause, failures)
 }

@@ -59,6 +59,9 @@ type entry struct {
 	listeners  map[*listener]struct{}
 	cur        *run // the current run, if any
 	synced     bool // the current run has applied its initial list
+	// everSynced: a run has applied its initial list at least once (HasSynced's latch): a
+	// handler added later is synced once handed the cached objects, parked or not.
+	everSynced bool
 	stopped    bool
 	holding    bool // handlers are paused while a snapshot loads (holdHandlers)
 
@@ -255,22 +258,40 @@ func (e *entry) dropAll() {
 	e.metrics.setObjects(e.objects.Load())
 }
 
-// runSynced is called once r's initial list has been applied.
-func (e *entry) runSynced(r *run) {
+// runSynced is called once r's initial list has been applied. With parked, r parked before
+// it was seen applied (run.listedBeforePark): the list counts for HasSynced, LastSyncTime and
+// the handlers' registrations, and the phase is left to the park.
+func (e *entry) runSynced(r *run, parked bool) {
 	e.dispatchMu.Lock()
 	if e.stopped || e.cur != r {
 		e.dispatchMu.Unlock()
 		return
 	}
-	e.synced = true
+	e.synced, e.everSynced = !parked, true
 	e.distribute(notification{kind: noteSynced})
 	e.dispatchMu.Unlock()
 	now := time.Now()
 	e.update(func(st *Status) {
-		st.Phase = PhaseSynced
+		if !parked {
+			st.Phase = PhaseSynced
+		}
 		st.LastSyncTime = now
 		st.ServingFromSnapshot = false
 	})
+}
+
+// relisted records a relist of the synced run r applied whole (after a 410): the cache is
+// as current as a sync makes it, and Status.LastSyncTime says when. A run not synced yet
+// records its sync with runSynced.
+func (e *entry) relisted(r *run) {
+	e.dispatchMu.Lock()
+	ok := !e.stopped && e.cur == r && e.synced
+	e.dispatchMu.Unlock()
+	if !ok {
+		return
+	}
+	now := time.Now()
+	e.update(func(st *Status) { st.LastSyncTime = now })
 }
 
 // holdHandlers pauses every handler, and those added until releaseHandlers, while a
@@ -308,8 +329,9 @@ func (e *entry) setRun(r *run) {
 }
 
 // addHandler registers h. The objects already cached are queued to it as adds (with
-// isInInitialList true); it is marked synced after them if the entry is synced, else when
-// the entry syncs.
+// isInInitialList true); it is marked synced after them if the entry has synced once
+// (Informer.HasSynced's latch: parked or resyncing since, the cache is what the handler
+// was handed), else when the entry syncs.
 func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) {
 	l := newListener(h, e.core.convertFor(h), e.core.paceFor(h), e.logger, e.handlerPanicked)
 	l.onLost = e.notificationLost
@@ -325,7 +347,7 @@ func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) 
 	for _, item := range e.store.List() {
 		l.add(notification{kind: noteAdd, obj: item, initial: true})
 	}
-	if e.synced {
+	if e.everSynced {
 		l.add(notification{kind: noteSynced})
 	}
 	e.listeners[l] = struct{}{}

@@ -378,6 +378,8 @@ func (f *Factory[T]) ForResource(res discovery.Resource, opts ...Option) (*Infor
 // returns a *SyncError naming each informer that is not, with its phase and reason; a
 // parked informer (forbidden, resource gone) never delays the others, and WaitForSync
 // returns as soon as ctx ends. Without a deadline it waits for parked informers to resume.
+// An informer whose last reference is released while it waits is no longer held and is not
+// waited for.
 func (f *Factory[T]) WaitForSync(ctx context.Context) error { return f.c.waitForSync(ctx) }
 
 // CheckPath returns an error if the factory's objects do not hold what p reads (a compact

@@ -320,3 +320,69 @@ func TestWithEventHandler(t *testing.T) {
 		assert.Error(t, err)
 	})
 }
+
+// A handler added to an informer that synced once and then parked (its access revoked, its
+// resource deleted) or is resyncing after a resume is synced once handed the cached objects,
+// as Registration.HasSynced says (Informer.HasSynced's latch) and as client-go's handlers
+// added late are: cache.WaitForCacheSync(stop, reg.HasSynced) hung until the informer
+// resumed, for good while a CRD stays deleted, while the informer's own HasSynced said true.
+func TestHandlerAddedWhileParkedAfterSyncIsSynced(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		park    func(e *env, srv *fakeServer)
+		objects int
+	}{
+		{"Forbidden", func(e *env, srv *fakeServer) {
+			srv.setErrors(forbidden("widgets"), forbidden("widgets"))
+		}, 1},
+		{"NotFound", func(e *env, srv *fakeServer) {
+			e.disc.emit(discovery.Event{Type: discovery.Removed, Resource: widgets})
+			srv.setErrors(notFoundErr(), notFoundErr())
+		}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options[obj]{})
+			ctx := context.Background()
+			srv := e.mode.server(widgets.GVR)
+			srv.add(newObj("ns", "a", nil))
+			inf, err := e.f.Informer(ctx, "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.WaitForSync(ctx))
+			tc.park(e, srv)
+			srv.closeWatches()
+			eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+			require.True(t, inf.HasSynced(), "a latch")
+
+			rec := newRecorder()
+			reg, err := inf.AddEventHandler(rec)
+			require.NoError(t, err)
+			stop := make(chan struct{})
+			time.AfterFunc(5*time.Second, func() { close(stop) })
+			require.True(t, cache.WaitForCacheSync(stop, reg.HasSynced), "the late handler's registration syncs while the informer is parked")
+			assert.Equal(t, tc.objects, rec.addCount(), "handed the cached objects first")
+			assert.Equal(t, PhaseParked, inf.Status().Phase)
+		})
+	}
+}
+
+// A registration made with WithEventHandler, when the call created the informer, belongs
+// to the returned reference as one made with AddEventHandler does: removing it again does
+// nothing, as RemoveEventHandler says, instead of failing with ErrNotRegistered ("made
+// through another reference"); through another reference it is still ErrNotRegistered.
+func TestRemoveEarlyHandlerAgainDoesNothing(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets", WithEventHandler(newRecorder()))
+	require.NoError(t, err)
+	defer inf.Release()
+	other, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer other.Release()
+	require.Len(t, inf.Registrations(), 1)
+	r := inf.Registrations()[0]
+	assert.ErrorIs(t, other.RemoveEventHandler(r), ErrNotRegistered, "not the other reference's")
+	require.NoError(t, inf.RemoveEventHandler(r))
+	assert.NoError(t, inf.RemoveEventHandler(r), "removing it again does nothing")
+	assert.Empty(t, inf.Registrations())
+}

@@ -187,7 +187,7 @@ func (h *handle) addIndex(name string, spec indexSpec) error {
 		return &IndexConflictError{Name: name, Existing: cur.def, Requested: spec.def}
 	}
 	if err := h.e.addIndex(name, spec); err != nil {
-		return err
+		return h.stoppedErr(err)
 	}
 	if h.indexes == nil {
 		h.indexes = map[string]struct{}{}

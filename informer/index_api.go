@@ -182,10 +182,12 @@ func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, 
 func (i *Informer[T]) RemoveIndex(name string) error { return i.h.removeIndex(name) }
 
 // IndexStats describes a registered index; an error matching ErrIndexNotFound if name is not
-// registered on the informer, ErrCalledFromCallback from one of its index functions.
+// registered on the informer, ErrCalledFromCallback from one of its index functions;
+// ErrReleased after Release and ErrShutdown once the factory stopped, as the reads (the
+// stopped informer's emptied index describes nothing).
 func (i *Informer[T]) IndexStats(name string) (IndexStats, error) {
-	if i.h.released.Load() {
-		return IndexStats{}, ErrReleased
+	if err := i.h.gone(); err != nil {
+		return IndexStats{}, err
 	}
 	return i.h.e.indexStats(name)
 }

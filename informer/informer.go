@@ -2,6 +2,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -117,7 +118,7 @@ func (h *handle) addHandler(handler cache.ResourceEventHandler) (*Registration, 
 	}
 	r, err := h.e.addHandler(handler)
 	if err != nil {
-		return nil, err
+		return nil, h.stoppedErr(err)
 	}
 	r.owner = h
 	if !h.track(r) {
@@ -307,6 +308,21 @@ func (h *handle) gone() error {
 	}
 	if h.e.core.opts.ReadAfterShutdown {
 		return nil
+	}
+	return fmt.Errorf("%w: the informer stopped with its factory", ErrShutdown)
+}
+
+// stoppedErr turns entry.addHandler's and entry.addIndex's ErrReleased, for an informer
+// stopped or stopping, into why it stopped for this reference (gone): ErrShutdown when the
+// factory stopped it. The factory's stop is the only one a reference not released can meet
+// before the informer says so (it cancels the informer before stopping it; the release of
+// the last reference marks the informer first). Other errors are returned as they are.
+func (h *handle) stoppedErr(err error) error {
+	if !errors.Is(err, ErrReleased) {
+		return err
+	}
+	if gerr := h.gone(); gerr != nil {
+		return gerr
 	}
 	return fmt.Errorf("%w: the informer stopped with its factory", ErrShutdown)
 }

@@ -258,6 +258,47 @@ func TestWatchForbiddenParksAfterListWithoutRelisting(t *testing.T) {
 	})
 }
 
+// An informer whose watch is refused right after its list, before the processing loop has
+// applied that list, keeps the whole list as a WatchForbidden park does, and counts it as
+// synced: HasSynced, LastSyncTime and the handlers' registrations, as when the list is
+// applied first. Which came first was a race; when the watch won, HasSynced stayed false
+// for the informer's life while it served the complete list (2 runs in 3 with 50 objects).
+func TestWatchForbiddenRightAfterTheListIsSynced(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	e.access.listOnly.Store(true)
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.add(newObj("ns", "b", nil))
+	srv.setErrors(nil, forbidden("widgets"))
+	srv.listGate = make(chan struct{}) // the list waits until the index is registered
+	rec := newRecorder()
+	inf, err := e.f.Informer(ctx, "widgets", WithEventHandler(rec))
+	require.NoError(t, err)
+	defer inf.Release()
+	applying := make(chan struct{})
+	require.NoError(t, inf.AddIndexFunc("slow", func(any) ([]string, error) {
+		<-applying // holds the processing loop inside the list
+		return nil, nil
+	}))
+	close(srv.listGate)
+	// Listed; the watch is refused and, list still allowed, the run parks WatchForbidden
+	// while the list is being applied.
+	eventually(t, func() bool { return e.access.checks.Load() > 0 }, "the watch refused")
+	time.Sleep(50 * time.Millisecond)
+	close(applying)
+	eventually(t, func() bool { return inf.Status().Phase == PhaseParked }, "parked: %v", inf.Status())
+	st := inf.Status()
+	assert.Equal(t, ReasonWatchForbidden, st.Reason)
+	assert.Equal(t, 2, st.Objects, "the list is kept")
+	assert.True(t, inf.HasSynced(), "the list was applied")
+	assert.False(t, st.LastSyncTime.IsZero())
+	assert.True(t, inf.Queryable())
+	eventually(t, inf.Registrations()[0].HasSynced, "the handler was handed the list")
+	assert.Equal(t, 2, rec.addCount())
+	assert.EqualValues(t, 1, srv.lists.Load(), "no relist")
+}
+
 // A watch refused after a successful list, when list is refused too (both revoked), is
 // Forbidden, not WatchForbidden: the reason does not depend on how the run listed.
 func TestBothRevokedAfterAListIsForbidden(t *testing.T) {
@@ -734,4 +775,47 @@ func TestHealthyRunResetsRecheckBackoff(t *testing.T) {
 		park()
 		assert.LessOrEqual(t, back(), 2*time.Second, "after a healthy run the re-checks start from RecheckInitial (after a short one: %v)", short)
 	})
+}
+
+// Status.LastSyncTime is when an initial list was last applied completely, the relist
+// after a 410 included (as Status's doc says, and as status subscribers are told): it
+// stayed at the run's first list, so that a cache relisted a minute ago looked as old as
+// its first sync.
+func TestRelistAfterExpiredUpdatesLastSyncTime(t *testing.T) {
+	for _, empty := range []bool{false, true} {
+		t.Run(fmt.Sprint("empty=", empty), func(t *testing.T) {
+			e := newEnv(t, Options[obj]{})
+			ctx := context.Background()
+			srv := e.mode.server(widgets.GVR)
+			a := newObj("ns", "a", nil)
+			srv.add(a)
+			inf, err := e.f.Informer(ctx, "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.WaitForSync(ctx))
+			first := inf.Status().LastSyncTime
+			lists := srv.lists.Load()
+			time.Sleep(10 * time.Millisecond)
+
+			// The watch is cut and the server refuses to resume it: 410, and the reflector
+			// relists.
+			if empty {
+				srv.remove(a)
+			} else {
+				srv.add(newObj("ns", "b", nil))
+			}
+			srv.setErrors(nil, apierrors.NewResourceExpired("too old resource version"))
+			srv.closeWatches()
+			eventually(t, func() bool { return srv.lists.Load() > lists }, "relisted")
+			srv.setErrors(nil, nil)
+			want := 2
+			if empty {
+				want = 0
+			}
+			eventually(t, func() bool { return len(must(inf.List(nil))) == want }, "the relist applied")
+			eventually(t, func() bool { return inf.Status().LastSyncTime.After(first) },
+				"LastSyncTime follows the relist: %v, first sync %v", inf.Status().LastSyncTime, first)
+			assert.Equal(t, PhaseSynced, inf.Status().Phase)
+		})
+	}
 }

@@ -448,3 +448,148 @@ func TestWaitOnReleasedInformerAfterShutdownSaysReleased(t *testing.T) {
 	assert.ErrorIs(t, err, ErrReleased)
 	assert.NotErrorIs(t, err, ErrShutdown)
 }
+
+// WaitForSyncOrPark on an informer that stops while it waits (its factory shut down, its
+// last reference released) says why it stopped: the SyncError's Cause is ErrShutdown or
+// ErrReleased, not ErrParked. The informer is Stopped, not parked, and will not resume:
+// a caller that tells a park (report and exit) from a stop by errors.Is(err, ErrParked)
+// took the stop for a park.
+func TestWaitForSyncOrParkOnAStoppedInformerIsNoPark(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stop  func(e *env, inf *Informer[obj])
+		cause error
+	}{
+		{"Shutdown", func(e *env, _ *Informer[obj]) { e.f.Shutdown() }, ErrShutdown},
+		{"Release", func(_ *env, inf *Informer[obj]) { inf.Release() }, ErrReleased},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, Options[obj]{})
+			ctx := context.Background()
+			srv := e.mode.server(widgets.GVR)
+			srv.listGate = make(chan struct{}) // never synced
+			inf, err := e.f.Informer(ctx, "widgets")
+			require.NoError(t, err)
+			defer inf.Release()
+			eventually(t, func() bool { return srv.lists.Load() > 0 }, "listing")
+			done := make(chan error, 1)
+			go func() { done <- inf.WaitForSyncOrPark(ctx) }()
+			time.Sleep(20 * time.Millisecond) // let the wait start
+			tc.stop(e, inf)
+			err = <-done
+			var se *SyncError
+			require.ErrorAs(t, err, &se)
+			assert.ErrorIs(t, se.Cause, tc.cause, "%v", err)
+			assert.NotErrorIs(t, err, ErrParked, "%v", err)
+			assert.Equal(t, PhaseStopped, se.Failures[0].Phase)
+		})
+	}
+}
+
+// Once its factory stopped, a reference still held refuses new handlers and indexes with
+// ErrShutdown, as its reads do, not with ErrReleased: the caller released nothing.
+func TestRegistrationsAfterShutdownSayShutdown(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(ctx))
+	e.f.Shutdown()
+	_, err = inf.AddEventHandler(newRecorder())
+	assert.ErrorIs(t, err, ErrShutdown, "AddEventHandler")
+	assert.NotErrorIs(t, err, ErrReleased, "AddEventHandler")
+	for name, add := range map[string]func() error{
+		"AddIndex":        func() error { return inf.AddIndex("name", "{.metadata.name}") },
+		"AddBuiltinIndex": func() error { return inf.AddBuiltinIndex("label") },
+		"AddIndexFunc": func() error {
+			return inf.AddIndexFunc("fn", func(any) ([]string, error) { return nil, nil })
+		},
+	} {
+		err := add()
+		assert.ErrorIs(t, err, ErrShutdown, name)
+		assert.NotErrorIs(t, err, ErrReleased, name)
+	}
+	inf.Release()
+	_, err = inf.AddEventHandler(newRecorder())
+	assert.ErrorIs(t, err, ErrReleased, "released says released")
+	assert.ErrorIs(t, inf.AddIndex("name", "{.metadata.name}"), ErrReleased)
+}
+
+// Once reads fail (the factory stopped, the reference released), Queryable says no, and
+// IndexStats fails as the reads do instead of describing the stopped informer's emptied
+// index (no value, no entry).
+func TestQueryableAndIndexStatsAfterStop(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).add(newObj("ns", "a", nil))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, inf.AddIndex("name", "{.metadata.name}"))
+	require.NoError(t, inf.WaitForSync(ctx))
+	assert.True(t, inf.Queryable())
+	st, err := inf.IndexStats("name")
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Entries)
+
+	e.f.Shutdown()
+	_, err = inf.List(nil)
+	require.ErrorIs(t, err, ErrShutdown)
+	assert.False(t, inf.Queryable(), "reads fail")
+	_, err = inf.IndexStats("name")
+	assert.ErrorIs(t, err, ErrShutdown)
+	inf.Release()
+	assert.False(t, inf.Queryable())
+	_, err = inf.IndexStats("name")
+	assert.ErrorIs(t, err, ErrReleased)
+
+	// Released while the informer runs on through another reference.
+	e2 := newEnv(t, Options[obj]{})
+	a, err := e2.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer a.Release()
+	b, err := e2.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	require.NoError(t, b.WaitForSync(ctx))
+	b.Release()
+	assert.False(t, b.Queryable(), "this reference reads nothing")
+	assert.True(t, a.Queryable())
+}
+
+// Factory.WaitForSync waits for the informers currently held: one whose last reference is
+// released while it waits is no longer held and is not waited for, as a member leaving a
+// watch-all set is not. The wait failed at once with ErrReleased, for a caller that released
+// nothing, without waiting for the informers it does hold.
+func TestFactoryWaitForSyncSkipsAnInformerReleasedMeanwhile(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	e.mode.server(widgets.GVR).listGate = make(chan struct{}) // never synced
+	slow := e.mode.server(gadgets.GVR)
+	slow.listGate = make(chan struct{})
+	w, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	g, err := e.f.Informer(ctx, "gadgets")
+	require.NoError(t, err)
+	defer g.Release()
+	done := make(chan error, 1)
+	go func() { done <- e.f.WaitForSync(ctx) }()
+	time.Sleep(50 * time.Millisecond) // the wait holds both
+	w.Release()
+	select {
+	case err := <-done:
+		t.Fatalf("the wait ended before gadgets synced: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(slow.listGate)
+	require.NoError(t, <-done)
+	assert.True(t, g.HasSynced())
+
+	// The factory's stop still ends a wait, with ErrShutdown.
+	e2 := newEnv(t, Options[obj]{})
+	e2.mode.server(widgets.GVR).listGate = make(chan struct{})
+	_, err = e2.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	go func() { done <- e2.f.WaitForSync(ctx) }()
+	time.Sleep(50 * time.Millisecond)
+	e2.f.Shutdown()
+	assert.ErrorIs(t, <-done, ErrShutdown)
+}

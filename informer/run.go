@@ -42,6 +42,11 @@ type run struct {
 	// applied; progress is signalled after each change applied in a snapshot run.
 	replacedApplied atomic.Int64
 	progress        chan struct{}
+	// listsApplied counts the run's lists the processing loop applied whole (relisted).
+	listsApplied int64
+
+	// loopDone is closed when the processing loop has ended (the FIFO closed and drained).
+	loopDone chan struct{}
 
 	mu     sync.Mutex
 	park   *parkInfo
@@ -52,7 +57,8 @@ func newRun(e *entry) *run {
 	ctx, cancel := context.WithCancel(e.ctx)
 	logger := reflectorLogger(e.logger)
 	ctx = klog.NewContext(ctx, logger)
-	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), started: time.Now(), progress: make(chan struct{}, 1)}
+	r := &run{e: e, ctx: ctx, cancel: cancel, done: make(chan struct{}), loopDone: make(chan struct{}), started: time.Now(),
+		progress: make(chan struct{}, 1)}
 	r.clock = newRunClock(ctx)
 	r.fifo = &countingFIFO{
 		RealFIFO: cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
@@ -62,7 +68,7 @@ func newRun(e *entry) *run {
 			Transformer:  e.transform,
 		}),
 		onReplace: e.listed,
-		markEmpty: e.snap != nil,
+		markEmpty: true,
 	}
 	// The snapshot's watch decides when the run is current from the events the informer
 	// keeps: outside the shard filter, so that events of other shards (a server that does
@@ -119,6 +125,7 @@ func (r *run) parked() *parkInfo {
 }
 
 func (r *run) processLoop() {
+	defer close(r.loopDone)
 	// Index functions run on this goroutine (reentry.go).
 	gid := mailbox.GoroutineID()
 	r.e.loopGID.Store(gid)
@@ -132,13 +139,14 @@ func (r *run) processLoop() {
 		deltas, markers := withoutListEnds(deltas)
 		err := r.e.apply(deltas, isInInitialList)
 		r.e.snapshotApplied(deltas)
-		if r.e.snap != nil {
-			r.replacedApplied.Add(markers)
-			for _, d := range deltas {
-				if d.Type == cache.Replaced {
-					r.replacedApplied.Add(1)
-				}
+		r.replacedApplied.Add(markers)
+		for _, d := range deltas {
+			if d.Type == cache.Replaced {
+				r.replacedApplied.Add(1)
 			}
+		}
+		r.relisted()
+		if r.e.snap != nil {
 			// A list applied whole (a relist after 410 included) makes the cache consistent
 			// with its resourceVersion, even when no object changed: the next snapshot
 			// saves it, so that a quiet resource does not relist at every restart.
@@ -184,10 +192,37 @@ func (r *run) watchSynced() {
 	select {
 	case <-r.fifo.Done():
 	case <-r.ctx.Done():
+		r.listedBeforePark()
 		return
 	}
 	if r.fifo.HasSynced() && r.ctx.Err() == nil && r.waitCurrent() {
-		r.e.runSynced(r)
+		r.e.runSynced(r, false)
+		r.e.snapshotSynced()
+	} else {
+		r.listedBeforePark()
+	}
+}
+
+// listedBeforePark marks the list of a run that parked WatchForbidden right after it as
+// synced (HasSynced, LastSyncTime, the handlers' registrations), as watchSynced does when it
+// sees the list applied before the watch is refused: the processing loop applies what the
+// FIFO holds as the run ends, and the park keeps that complete list. Which of the two came
+// first is a race between the processing loop and the watch request; it decided whether
+// HasSynced ever became true. A run that started from a snapshot did not list: the next
+// run does (supervise).
+func (r *run) listedBeforePark() {
+	if r.snap != nil {
+		return
+	}
+	if p := r.parked(); p == nil || p.reason != ReasonWatchForbidden {
+		return
+	}
+	select {
+	case <-r.fifo.Done():
+	case <-r.loopDone:
+	}
+	if r.fifo.HasSynced() && r.waitCurrent() {
+		r.e.runSynced(r, true)
 		r.e.snapshotSynced()
 	}
 }
@@ -258,6 +293,21 @@ func (r *run) streamFailed(err error) {
 	}
 }
 
+// relisted tells the entry of a list applied whole after the run's first (a relist after
+// 410), for Status.LastSyncTime; the first is the run's sync (watchSynced). It runs on the
+// processing loop after each batch.
+func (r *run) relisted() {
+	n := r.fifo.lists.Load()
+	if n == r.listsApplied || r.replacedApplied.Load() < r.fifo.lastTarget.Load() {
+		return
+	}
+	first := r.listsApplied == 0
+	r.listsApplied = n
+	if !first {
+		r.e.relisted(r)
+	}
+}
+
 // countingFIFO counts the lists the reflector applies (Replace calls) and the objects
 // they queue.
 type countingFIFO struct {
@@ -276,9 +326,13 @@ type countingFIFO struct {
 	// before that list is applied): Replace does not record it. Set before the run starts;
 	// read and cleared by the reflector's goroutine.
 	fromSnapshot bool
-	// markEmpty: an empty list is followed by a list end marker (snapshot informers, which
-	// count lists applied).
+	// markEmpty: an empty list is followed by a list end marker (lists applied are counted:
+	// run.relisted, and snapshots).
 	markEmpty bool
+	// lists counts the lists queued and lastTarget is replaced up to the end of the last
+	// one: it is applied once the processing loop has applied that many (run.relisted).
+	// Recorded before the list's items are queued, as listRV.
+	lists, lastTarget atomic.Int64
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
@@ -304,6 +358,8 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 	var prevTarget int64
 	fromSnapshot := f.fromSnapshot
 	f.fromSnapshot = false
+	f.lastTarget.Store(target)
+	f.lists.Add(1)
 	if v, perr := strconv.ParseUint(rv, 10, 64); perr == nil && n > 0 && !fromSnapshot {
 		f.mu.Lock()
 		prevRV, prevTarget = f.listRV, f.listTarget
@@ -317,6 +373,7 @@ func (f *countingFIFO) Replace(items []any, rv string) error {
 	}
 	if err != nil {
 		f.replaced.Add(-n)
+		f.lists.Add(-1)
 		if recorded {
 			f.mu.Lock()
 			if f.listTarget == target {

@@ -6,8 +6,12 @@ func (i *Informer[T]) ServingFromSnapshot() bool { return i.h.e.Status().Serving
 
 // Queryable reports whether reads answer from a complete set of objects: the informer is
 // synced, or it serves a snapshot (possibly stale, see Status.SnapshotTime) while it
-// catches up. HasSynced and WaitForSync wait for the server.
+// catches up. HasSynced and WaitForSync wait for the server. It is false once reads fail:
+// after Release (ErrReleased) and once the factory stopped (ErrShutdown).
 func (i *Informer[T]) Queryable() bool {
+	if i.h.gone() != nil {
+		return false
+	}
 	st := i.h.e.Status()
 	return st.ServingFromSnapshot || !st.LastSyncTime.IsZero()
 }
