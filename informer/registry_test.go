@@ -383,6 +383,10 @@ func TestReadsAfterShutdownKept(t *testing.T) {
 	by, err := inf.CountBy(ctx, query.Query{}, "name")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"a": 1, "b": 1}, by)
+	assert.True(t, inf.Queryable(), "its reads answer")
+	stats, err := inf.IndexStats("name")
+	require.NoError(t, err)
+	assert.Equal(t, 2, stats.Values)
 
 	assert.ErrorIs(t, inf.WaitForSync(ctx), ErrShutdown, "nothing is syncing")
 	assert.Error(t, inf.AddIndex("other", "{.metadata.uid}"), "no new index on a stopped informer")
@@ -394,6 +398,7 @@ func TestReadsAfterShutdownKept(t *testing.T) {
 	inf.Release()
 	_, err = inf.List(nil)
 	assert.ErrorIs(t, err, ErrReleased, "released says released")
+	assert.False(t, inf.Queryable())
 }
 
 // A read through a reference that is released while the read runs fails with ErrReleased,
