@@ -386,3 +386,24 @@ func TestRemoveEarlyHandlerAgainDoesNothing(t *testing.T) {
 	assert.NoError(t, inf.RemoveEventHandler(r), "removing it again does nothing")
 	assert.Empty(t, inf.Registrations())
 }
+
+// After Release, removing a handler the Release removed, or a nil one, does nothing: a
+// deferred RemoveEventHandler that runs after a deferred Release is no error.
+func TestRemoveHandlerAfterReleaseDoesNothing(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	ctx := context.Background()
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	r, err := inf.AddEventHandler(newRecorder())
+	require.NoError(t, err)
+	other, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer other.Release()
+	theirs, err := other.AddEventHandler(newRecorder())
+	require.NoError(t, err)
+	inf.Release()
+	assert.NoError(t, inf.RemoveEventHandler(r))
+	assert.NoError(t, inf.RemoveEventHandler(nil))
+	assert.Error(t, inf.RemoveEventHandler(theirs), "not this reference's")
+	assert.Len(t, other.Registrations(), 1, "the other reference's handler stays")
+}

@@ -245,9 +245,13 @@ func (i *Informer[T]) Registrations() []*Registration { return i.h.registrations
 
 // RemoveEventHandler removes a handler added through this reference; notifications not yet
 // delivered are dropped. It may be called from the handler itself. Removing it again, or
-// a nil registration, does nothing; a registration made through another reference (of
-// this informer or another) is an error matching ErrNotRegistered, and is not removed.
+// a nil registration, does nothing, and so does removing one the reference's Release
+// removed already; a registration made through another reference (of this informer or
+// another) is an error matching ErrNotRegistered, and is not removed.
 func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
+	if r == nil || r.owner == i.h && i.h.released.Load() {
+		return nil
+	}
 	return i.h.removeHandler(r, false, false)
 }
 
