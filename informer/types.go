@@ -139,7 +139,9 @@ type Status struct {
 	// Objects is the number of objects in the cache.
 	Objects int
 	// Lists counts completed lists (initial list, relists after 410 or a restart, resumes;
-	// a snapshot loaded at start counts as one, although it made no request).
+	// a snapshot loaded at start counts as one, although it made no request), each once
+	// received whole: its objects may still be being applied (LastSyncTime is set once
+	// they are).
 	Lists int
 	// CallbackErrors counts calls of the caller's code for this informer that failed: a
 	// handler that panicked (the notification was skipped), a transform that failed,
