@@ -159,12 +159,12 @@ func (h *handle) removeHandler(r *Registration, tombstones, drain bool) error {
 	h.mu.Unlock()
 	if !ok {
 		switch {
+		case r == nil || r.owner == h:
+			return nil // nil, or removed already (by a call, or by the reference's Release)
 		case h.released.Load():
 			return ErrReleased
-		case r != nil && r.owner != h:
-			return fmt.Errorf("%w: it was made through another reference or informer", ErrNotRegistered)
 		}
-		return nil // nil, or removed already
+		return fmt.Errorf("%w: it was made through another reference or informer", ErrNotRegistered)
 	}
 	h.e.removeHandler(r, tombstones, drain)
 	return nil
@@ -249,9 +249,6 @@ func (i *Informer[T]) Registrations() []*Registration { return i.h.registrations
 // removed already; a registration made through another reference (of this informer or
 // another) is an error matching ErrNotRegistered, and is not removed.
 func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
-	if r == nil || r.owner == i.h && i.h.released.Load() {
-		return nil
-	}
 	return i.h.removeHandler(r, false, false)
 }
 
@@ -313,6 +310,12 @@ func (h *handle) gone() error {
 	if h.e.core.opts.ReadAfterShutdown {
 		return nil
 	}
+	return errStoppedWithFactory()
+}
+
+// errStoppedWithFactory is why a reference that is not released cannot be used once its
+// factory stopped.
+func errStoppedWithFactory() error {
 	return fmt.Errorf("%w: the informer stopped with its factory", ErrShutdown)
 }
 
@@ -328,7 +331,7 @@ func (h *handle) stoppedErr(err error) error {
 	if gerr := h.gone(); gerr != nil {
 		return gerr
 	}
-	return fmt.Errorf("%w: the informer stopped with its factory", ErrShutdown)
+	return errStoppedWithFactory()
 }
 
 // Get returns the cached object namespace/name ("" namespace for cluster-scoped resources),

@@ -68,7 +68,6 @@ func newRun(e *entry) *run {
 			Transformer:  e.transform,
 		}),
 		onReplace: e.listed,
-		markEmpty: true,
 	}
 	// The snapshot's watch decides when the run is current from the events the informer
 	// keeps: outside the shard filter, so that events of other shards (a server that does
@@ -326,9 +325,6 @@ type countingFIFO struct {
 	// before that list is applied): Replace does not record it. Set before the run starts;
 	// read and cleared by the reflector's goroutine.
 	fromSnapshot bool
-	// markEmpty: an empty list is followed by a list end marker (lists applied are counted:
-	// run.relisted, and snapshots).
-	markEmpty bool
 	// lists counts the lists queued and lastTarget is replaced up to the end of the last
 	// one: it is applied once the processing loop has applied that many (run.relisted).
 	// Recorded before the list's items are queued, as listRV.
@@ -338,13 +334,10 @@ type countingFIFO struct {
 func (f *countingFIFO) Replace(items []any, rv string) error {
 	f.onReplace()
 	// An empty list queues only the deletes of what the cache holds, with no listed object
-	// after them to tell when they are applied: a list end marker follows them (listEnd),
-	// counted as one listed object.
-	mark := len(items) == 0 && f.markEmpty
-	n := int64(len(items))
-	if mark {
-		n = 1
-	}
+	// after them to tell when they are applied (run.relisted, snapshots): a list end marker
+	// follows them (listEnd), counted as one listed object.
+	mark := len(items) == 0
+	n := int64(max(len(items), 1))
 	// Counted before they are queued, so that the count of queued objects is never behind
 	// the count applied: a list is being applied while it is ahead (run.listing).
 	target := f.replaced.Add(n)

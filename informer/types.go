@@ -180,9 +180,9 @@ type Status struct {
 	// a shard or until the first run's probe has answered (each run asks once, before its
 	// first request; a run after a park or a release keeps the answer of the run before it
 	// until its own probe answers, since a server rarely changes its answer between runs).
-	// A custom resource with no object to list
-	// (within the informer's namespace and selectors) when the run starts cannot tell: it
-	// says ShardFilterClient, and kindex filters either way.
+	// A custom resource with no object to list (within the informer's namespace and
+	// selectors) when the run starts cannot tell: it says ShardFilterClient, and kindex
+	// filters either way.
 	ShardFilter ShardFilter
 }
 

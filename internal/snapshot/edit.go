@@ -44,13 +44,8 @@ func Plaintext(path string) (bool, error) {
 	if _, err := io.ReadFull(f, h[:]); err != nil {
 		return false, nil // too short for a header: no snapshot
 	}
-	if string(h[:len(magic)]) != magic {
-		return false, nil
-	}
-	if v := binary.BigEndian.Uint16(h[len(magic):]); v != Version && v != versionSharedKey && v != versionSHA256 {
-		return false, nil
-	}
-	return binary.BigEndian.Uint16(h[len(magic)+2:])&flagEncrypt == 0, nil
+	_, encrypted, err := parseHeader(h[:])
+	return err == nil && !encrypted, nil
 }
 
 // PeekResourceVersion returns the resourceVersion a plaintext file records, without

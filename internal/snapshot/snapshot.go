@@ -526,6 +526,23 @@ func openRegular(path string) (*os.File, error) {
 	return f, nil
 }
 
+// parseHeader reads a file's header (headerLen bytes): its format version and whether it is
+// encrypted; an ErrInvalid error for what is no snapshot of a format this package reads.
+func parseHeader(hdr []byte) (version uint16, encrypted bool, err error) {
+	if string(hdr[:len(magic)]) != magic {
+		return 0, false, invalid("not a snapshot")
+	}
+	version = binary.BigEndian.Uint16(hdr[len(magic):])
+	if version != Version && version != versionSharedKey && version != versionSHA256 {
+		return 0, false, invalid("format version %d, want %d to %d", version, versionSHA256, Version)
+	}
+	flags := binary.BigEndian.Uint16(hdr[len(magic)+2:])
+	if flags&^flagEncrypt != 0 {
+		return 0, false, invalid("unknown flags %#x", flags)
+	}
+	return version, flags&flagEncrypt != 0, nil
+}
+
 func newReader(in io.Reader, identity string, key []byte) (*Reader, error) {
 	var br io.Reader = in
 	if _, ok := in.(*mapReader); !ok {
@@ -535,18 +552,10 @@ func newReader(in io.Reader, identity string, key []byte) (*Reader, error) {
 	if _, err := io.ReadFull(br, hdr); err != nil {
 		return nil, invalid("header: %v", err)
 	}
-	if string(hdr[:len(magic)]) != magic {
-		return nil, invalid("not a snapshot")
+	version, encrypted, err := parseHeader(hdr)
+	if err != nil {
+		return nil, err
 	}
-	version := binary.BigEndian.Uint16(hdr[len(magic):])
-	if version != Version && version != versionSharedKey && version != versionSHA256 {
-		return nil, invalid("format version %d, want %d to %d", version, versionSHA256, Version)
-	}
-	flags := binary.BigEndian.Uint16(hdr[len(magic)+2:])
-	if flags&^flagEncrypt != 0 {
-		return nil, invalid("unknown flags %#x", flags)
-	}
-	encrypted := flags&flagEncrypt != 0
 	var aead cipher.AEAD
 	if encrypted && key != nil {
 		var err error
