@@ -169,10 +169,16 @@ func (e *entry) notify() {
 }
 
 // apply is the FIFO's process function: it runs with the FIFO's lock held, so it only
-// touches the store and queues notifications.
-func (e *entry) apply(deltas cache.Deltas, isInInitialList bool) error {
+// touches the store and queues notifications. recorded, if set, is called once the deltas
+// are applied, before dispatchMu is released: what it records about them (the snapshot's
+// resourceVersion) is never behind the store for a snapshot write, which reads both under
+// dispatchMu.
+func (e *entry) apply(deltas cache.Deltas, isInInitialList bool, recorded func()) error {
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
+	if recorded != nil {
+		defer recorded()
+	}
 	if e.stopped {
 		return nil
 	}

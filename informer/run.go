@@ -136,27 +136,31 @@ func (r *run) processLoop() {
 	apply := func(deltas []cache.Delta, isInInitialList bool) error {
 		batch := deltas
 		deltas, markers := withoutListEnds(deltas)
-		err := r.e.apply(deltas, isInInitialList)
-		r.e.snapshotApplied(deltas)
-		r.replacedApplied.Add(markers)
-		for _, d := range deltas {
-			if d.Type == cache.Replaced {
-				r.replacedApplied.Add(1)
+		// Recorded under the entry's dispatch lock, with the deltas applied: a snapshot
+		// written in between would save the objects at their new versions under the
+		// version before, and a process resumed from it would be sent those changes again.
+		err := r.e.apply(deltas, isInInitialList, func() {
+			r.e.snapshotApplied(deltas)
+			r.replacedApplied.Add(markers)
+			for _, d := range deltas {
+				if d.Type == cache.Replaced {
+					r.replacedApplied.Add(1)
+				}
 			}
-		}
+			if r.e.snap != nil {
+				// A list applied whole (a relist after 410 included) makes the cache
+				// consistent with its resourceVersion, even when no object changed: the next
+				// snapshot saves it, so that a quiet resource does not relist at every restart.
+				if rv, ok := r.fifo.listApplied(r.replacedApplied.Load()); ok {
+					// Stored, not raised: the version a whole list is consistent with may be
+					// lower than one applied before it (a snapshot ahead of the server). The
+					// watch's events that follow the list in this batch count, though.
+					r.e.snap.appliedRV.Store(listConsistentRV(rv, batch))
+					r.e.snap.dirty.Store(true)
+				}
+			}
+		})
 		r.relisted()
-		if r.e.snap != nil {
-			// A list applied whole (a relist after 410 included) makes the cache consistent
-			// with its resourceVersion, even when no object changed: the next snapshot
-			// saves it, so that a quiet resource does not relist at every restart.
-			if rv, ok := r.fifo.listApplied(r.replacedApplied.Load()); ok {
-				// Stored, not raised: the version a whole list is consistent with may be
-				// lower than one applied before it (a snapshot ahead of the server). The
-				// watch's events that follow the list in this batch count, though.
-				r.e.snap.appliedRV.Store(listConsistentRV(rv, batch))
-				r.e.snap.dirty.Store(true)
-			}
-		}
 		if r.snap != nil {
 			select {
 			case r.progress <- struct{}{}:
