@@ -350,9 +350,11 @@
 // snapshot an earlier run with SnapshotPlainSecrets wrote, so that turning the option off
 // takes the Secrets off the disk (an encrypted one is kept).
 //
-// A user Transform is not applied again to objects loaded from a snapshot (they were
-// stored after it), nor to the items of a relist answered with the cached object; it is
-// applied to the other objects of a relist as usual: it must be idempotent, as
+// In the compact mode a user Transform is not applied again to objects loaded from a
+// snapshot written with one (they were stored after it; the objects of a snapshot written
+// without a Transform get it at load), nor to the items of a relist answered with the
+// cached object; the metadata-only mode, which cannot tell, applies it to loaded objects
+// again. It is applied to the other objects of a relist as usual: it must be idempotent, as
 // Options.Transform already requires. A Transform is code, not part of the identity: a
 // program whose Transform changes what it keeps must use a new SnapshotDir, or the objects
 // stored by the old one are served until they change.
