@@ -291,8 +291,12 @@
 // each distinct failure is logged once (again after a success) and shown in
 // Status.SnapshotError until a write succeeds. The resourceVersion written is the highest
 // one the cache is known to be consistent with: that of a list (the run's first, or a
-// relist after 410) once all of it is applied, or of a later change the processing loop
-// applied, so that a quiet resource relisted once resumes with a watch at the next restart.
+// relist after 410) once all of it is applied, of a later change the processing loop
+// applied, or of a watch bookmark (the server sends one about once a minute; it is applied
+// in order after the events before it, and a version it moves counts as a change to save),
+// so that a quiet resource relisted once resumes with a watch at the next restart, and an
+// informer whose own objects do not change (a namespace nobody touches, of a resource that
+// changes elsewhere) saves a version that keeps up with the server's watch window.
 // It is a lower bound of the cache's true position (the reflector may have received more,
 // still queued; an empty list counts only through its deletions): a resumed watch can only
 // replay events the cache has not seen, never skip one. No snapshot is written while a

@@ -68,6 +68,7 @@ func newRun(e *entry) *run {
 			Transformer:  e.transform,
 		}),
 		onReplace: e.listed,
+		bookmarks: e.snap != nil && !e.snap.refused,
 	}
 	// The snapshot's watch decides when the run is current from the events the informer
 	// keeps: outside the shard filter, so that events of other shards (a server that does
@@ -135,7 +136,7 @@ func (r *run) processLoop() {
 	// the garbage of a sync besides the objects themselves.
 	apply := func(deltas []cache.Delta, isInInitialList bool) error {
 		batch := deltas
-		deltas, markers := withoutListEnds(deltas)
+		deltas, markers, bookmark := withoutMarkers(deltas)
 		// Recorded under the entry's dispatch lock, with the deltas applied: a snapshot
 		// written in between would save the objects at their new versions under the
 		// version before, and a process resumed from it would be sent those changes again.
@@ -158,6 +159,7 @@ func (r *run) processLoop() {
 					r.e.snap.appliedRV.Store(listConsistentRV(rv, batch))
 					r.e.snap.dirty.Store(true)
 				}
+				r.e.snap.bookmarked(bookmark)
 			}
 		})
 		r.relisted()
@@ -333,6 +335,27 @@ type countingFIFO struct {
 	// one: it is applied once the processing loop has applied that many (run.relisted).
 	// Recorded before the list's items are queued, as listRV.
 	lists, lastTarget atomic.Int64
+	// bookmarks: the informer writes snapshots, and the watch's bookmarks are queued
+	// (Bookmark). Set before the run starts.
+	bookmarks bool
+}
+
+// Bookmark queues the resourceVersion of a watch bookmark (cache.ReflectorBookmarkStore)
+// for an informer that writes snapshots: applied in order with the watch's events, it says
+// the cache is consistent with that version, which a filtered or quiet informer's own
+// objects may not reach for hours while the server's watch window moves on (a namespace
+// of Pods nobody changes on a cluster whose Pods change every second: the saved version
+// would be out of the window at every restart, and every restart a LIST). Bookmarks come
+// about once a minute; a version that is not a number is ignored.
+func (f *countingFIFO) Bookmark(rv string) error {
+	if !f.bookmarks {
+		return nil
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil || n == 0 {
+		return nil
+	}
+	return f.RealFIFO.Delete(cache.DeletedFinalStateUnknown{Key: "/bookmark", Obj: bookmarkMarker{rv: n}})
 }
 
 func (f *countingFIFO) Replace(items []any, rv string) error {
@@ -400,25 +423,45 @@ func isListEnd(d cache.Delta) bool {
 	return ok
 }
 
-// withoutListEnds returns deltas without list end markers (deltas itself when there is
-// none) and how many there were.
-func withoutListEnds(deltas []cache.Delta) ([]cache.Delta, int64) {
-	var n int64
-	for _, d := range deltas {
-		if isListEnd(d) {
-			n++
+// bookmarkMarker is the object of the tombstone Bookmark queues, under a key no object has
+// (as listEnd's); the processing loop takes it out of each batch (withoutMarkers).
+type bookmarkMarker struct{ rv uint64 }
+
+// withoutMarkers returns deltas without list end and bookmark markers (deltas itself when
+// there is none), how many list ends there were and the highest bookmarked version (0 for
+// none).
+func withoutMarkers(deltas []cache.Delta) (out []cache.Delta, listEnds int64, bookmark uint64) {
+	marker := func(d cache.Delta) bool {
+		t, ok := d.Object.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			return false
+		}
+		switch m := t.Obj.(type) {
+		case listEndMarker:
+			listEnds++
+			return true
+		case bookmarkMarker:
+			bookmark = max(bookmark, m.rv)
+			return true
+		}
+		return false
+	}
+	for i, d := range deltas {
+		if !marker(d) {
+			if out != nil {
+				out = append(out, d)
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]cache.Delta, i, len(deltas)-1)
+			copy(out, deltas[:i])
 		}
 	}
-	if n == 0 {
-		return deltas, 0
+	if out == nil {
+		return deltas, 0, 0
 	}
-	out := make([]cache.Delta, 0, len(deltas)-int(n))
-	for _, d := range deltas {
-		if !isListEnd(d) {
-			out = append(out, d)
-		}
-	}
-	return out, n
+	return out, listEnds, bookmark
 }
 
 // listApplied returns the resourceVersion of the last list once applied, the number of

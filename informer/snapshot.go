@@ -314,6 +314,16 @@ func listConsistentRV(listRV uint64, batch []cache.Delta) uint64 {
 	return rv
 }
 
+// bookmarked records the version of a watch bookmark (0: none), applied in order after
+// the events before it: the cache is consistent with it. One that moves the applied
+// version is news to save at the next write, as a change is.
+func (s *snapState) bookmarked(rv uint64) {
+	if rv > s.appliedRV.Load() {
+		s.raise(rv)
+		s.dirty.Store(true)
+	}
+}
+
 // raise makes rv the applied resourceVersion if it is higher.
 func (s *snapState) raise(rv uint64) {
 	for {

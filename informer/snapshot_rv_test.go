@@ -42,16 +42,30 @@ func TestListConsistentRV(t *testing.T) {
 	}
 }
 
-// The list end marker is taken out of a batch before the entry applies it, and counted.
-func TestWithoutListEnds(t *testing.T) {
+// List end and bookmark markers are taken out of a batch before the entry applies it:
+// list ends counted, the highest bookmarked version kept.
+func TestWithoutMarkers(t *testing.T) {
 	a := cache.Delta{Type: cache.Added, Object: newObj("ns", "a", nil)}
 	end := cache.Delta{Type: cache.Deleted, Object: listEnd}
+	bm := func(rv uint64) cache.Delta {
+		return cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: "/bookmark", Obj: bookmarkMarker{rv: rv}}}
+	}
 	gone := cache.Delta{Type: cache.Deleted, Object: cache.DeletedFinalStateUnknown{Key: "ns/b", Obj: newObj("ns", "b", nil)}}
 	batch := []cache.Delta{gone, end, a, end}
-	out, n := withoutListEnds(batch)
+	out, n, b := withoutMarkers(batch)
 	assert.Equal(t, int64(2), n)
+	assert.Zero(t, b)
 	assert.Equal(t, []cache.Delta{gone, a}, out)
-	out, n = withoutListEnds([]cache.Delta{gone, a})
+	out, n, b = withoutMarkers([]cache.Delta{gone, a})
 	assert.Zero(t, n)
+	assert.Zero(t, b)
 	assert.Equal(t, []cache.Delta{gone, a}, out)
+	out, n, b = withoutMarkers([]cache.Delta{bm(7), gone, bm(9), a, bm(8)})
+	assert.Zero(t, n)
+	assert.Equal(t, uint64(9), b)
+	assert.Equal(t, []cache.Delta{gone, a}, out)
+	out, n, b = withoutMarkers([]cache.Delta{bm(3), end})
+	assert.Equal(t, int64(1), n)
+	assert.Equal(t, uint64(3), b)
+	assert.Empty(t, out)
 }
