@@ -32,7 +32,9 @@
 // coming back from an outage of the API server do not each take the whole space (and list
 // it) before the others have renewed. A member whose own Lease is missing from the list (deleted by someone,
 // and created again at the next renewal; or gone with its namespace) keeps its assignment
-// until the Lease is back, rather than take the whole space as if it were alone.
+// until the Lease is back, rather than take the whole space as if it were alone; unless the
+// Lease cannot be created again for a LeaseDuration (its RBAC) while other members are live:
+// then it counts itself out as they do, as for any renewal that fails that long.
 //
 // An Informer holds one resource's objects of the assignment and follows it,
 // make-before-break: on a change it acquires an informer of the new range (a separate

@@ -292,6 +292,53 @@ func TestMemberRenewForbidden(t *testing.T) {
 	g.checkExactlyOnce(all)
 }
 
+// A replica whose Lease someone deletes, and that may no longer create it (its RBAC), fails
+// to renew as one whose updates are forbidden does: once the Lease would have expired, the
+// other members have taken its range, and it counts itself out as they do and hands its
+// range over, instead of owning it with them for as long as the Lease is missing; no
+// object is missing at any sampled moment. Allowed again, it creates its Lease and rejoins.
+func TestMemberLeaseDeletedCannotCreate(t *testing.T) {
+	cp := plain
+	ns := cp.Namespace(t)
+	all := bulkConfigMaps(t, cp, ns, 300)
+	user, cfg, err := cp.NewUser()
+	require.NoError(t, err)
+	cp.Grant(t, user, ns, rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
+		Verbs: []string{"get", "list", "update", "delete"}})
+	rules := rbacv1.PolicyRule{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}}
+	revoke := cp.Grant(t, user, ns, rules)
+	client, err := kubernetes.NewForConfig(cfg)
+	require.NoError(t, err)
+	g := newGroup(t, cp, ns)
+	g.clients = map[string]kubernetes.Interface{"r1": client}
+	r0 := g.add("r0")
+	r1 := g.add("r1")
+	require.Eventually(t, func() bool { return g.settled(2) }, 30*time.Second, 50*time.Millisecond, "2 replicas settle")
+	endSampling := g.startSampling(all)
+
+	revoke()
+	require.NoError(t, cp.Clientset(t).CoordinationV1().Leases(ns).Delete(context.Background(), "test-r1", metav1.DeleteOptions{}))
+	whole := Split(informer.ShardByUID, 1)[0]
+	if !assert.Eventually(t, func() bool {
+		a, ok := r0.m.Assignment()
+		return ok && a.Equal(whole) && len(r1.held()) == 0 && g.missing(all) == 0
+	}, 30*time.Second, 50*time.Millisecond, "r1 hands its range over to r0") {
+		g.dump()
+		t.FailNow()
+	}
+	for u := range all {
+		require.False(t, r1.m.Owns(string(u)), "r1 owns nothing while its Lease is missing and expired")
+	}
+	assert.Equal(t, 1, r1.log.Count("not been renewed"), "r1 says it is counted out:\n%s", r1.log)
+
+	cp.Grant(t, user, ns, rules)
+	require.Eventually(t, func() bool { return g.settled(2) }, 30*time.Second, 50*time.Millisecond, "r1 rejoins")
+	misses, samples := endSampling()
+	t.Logf("%d samples of the union, %d with an object missing", samples, len(misses))
+	assert.Empty(t, misses, "no gap")
+	g.checkExactlyOnce(all)
+}
+
 // The namespace of the group's Leases is deleted under a running group (its Leases with
 // it): no member can renew, and each list shows none of the group. Members keep their
 // assignment rather than each taking the whole space on a list that no longer shows the

@@ -489,8 +489,15 @@ func (d *dispatcher[T]) close() { d.box.Close() }
 
 func (d *dispatcher[T]) handler(p *piece[T]) cache.ResourceEventHandler {
 	return informer.ItemHandlerFuncs[T]{
-		AddFunc:    func(it informer.Item[T], _ bool) { d.upsert(p, it) },
-		UpdateFunc: func(_, it informer.Item[T]) { d.upsert(p, it) },
+		AddFunc: func(it informer.Item[T], _ bool) { d.upsert(p, it) },
+		UpdateFunc: func(old, it informer.Item[T]) {
+			if old.UID() != it.UID() {
+				// The name's object was deleted and created again while the informer did not
+				// watch (a relist found the new one in its place): the old one is gone.
+				d.deleted(p, old, true)
+			}
+			d.upsert(p, it)
+		},
 		DeleteFunc: func(it informer.Item[T], unknown bool) { d.deleted(p, it, unknown) },
 	}
 }

@@ -429,10 +429,12 @@ func (m *Member) observe(ctx context.Context) error {
 			claims[*s.HolderIdentity] = a
 		}
 	}
-	if !own {
+	if !own && !(lapsed && len(live) > 0) {
 		// This member's own Lease is gone (deleted by someone, or with its namespace): the
 		// list is not the group as the others see it, and a member alone in it would take the
-		// whole space. The assignment stays as it is until the Lease is back.
+		// whole space. The assignment stays as it is until the Lease is back, unless it has
+		// not been renewed for a LeaseDuration (it cannot be created again: RBAC) while other
+		// members are live: they count this member out, and so does it (live holds only them).
 		return nil
 	}
 	for i := 0; i < len(ignore); i += 2 {

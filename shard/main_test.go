@@ -19,6 +19,10 @@ import (
 	"github.com/kindex/kindex/internal/testsupport"
 )
 
+// noPodTemplateWatchCache lets a watch of PodTemplates from a compacted resourceVersion
+// fail with 410 Gone (see testenv.CompactEtcd).
+const noPodTemplateWatchCache = "--watch-cache-sizes=podtemplates#0"
+
 // gated has ShardedListAndWatch on (the server filters); plain has it off (kindex filters).
 var gated, plain *testenv.ControlPlane
 
@@ -26,12 +30,12 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	var err error
-	if gated, err = testenv.Start(testenv.Options{ExtraAPIServerArgs: []string{"--feature-gates=ShardedListAndWatch=true"}}); err != nil {
+	if gated, err = testenv.Start(testenv.Options{ExtraAPIServerArgs: []string{"--feature-gates=ShardedListAndWatch=true", noPodTemplateWatchCache}}); err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: cannot start the test control plane: %v\n", err)
 		return 1
 	}
 	defer gated.Stop()
-	if plain, err = testenv.Start(testenv.Options{}); err != nil {
+	if plain, err = testenv.Start(testenv.Options{ExtraAPIServerArgs: []string{noPodTemplateWatchCache}}); err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: cannot start the test control plane: %v\n", err)
 		return 1
 	}
