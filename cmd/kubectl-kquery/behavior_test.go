@@ -340,6 +340,14 @@ func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 		assert.Empty(t, r.stdout, "-o %s prints nothing for a missing object", o)
 		assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr, o)
 	}
+	// A name with a field selector's syntax in it is a name that is not there (kubectl GETs
+	// it), not a selector the server refuses, nor one that selects another object.
+	for _, n := range []string{`cm-a,metadata.name!=x`, `cm-a=`, `cm-a\`, `a\,b`} {
+		r := kquery(t, goldenKubeconfig, "cm", n)
+		assert.Equal(t, 1, r.code, n)
+		assert.Empty(t, r.stdout, n)
+		assert.Equal(t, fmt.Sprintf("Error from server (NotFound): configmaps %q not found\n", n), r.stderr, n)
+	}
 	r := kquery(t, goldenKubeconfig, "cm", "nope", "-w")
 	assert.Equal(t, 1, r.code, "no watch on an object that does not exist")
 	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr)
