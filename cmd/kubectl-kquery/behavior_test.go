@@ -1045,3 +1045,61 @@ func TestCompletion(t *testing.T) {
 	assert.Equal(t, []string{"__complete", "po", ""}, completionArgs("/usr/local/bin/kubectl_complete-kquery", []string{"po", ""}))
 	assert.Equal(t, []string{"po"}, completionArgs("/usr/local/bin/kubectl-kquery", []string{"po"}))
 }
+
+// A cell with a line break prints as its first line and "...", and its column is as wide as
+// that, as kubectl sizes it: in tables, without headers, and in --watch.
+func TestMultiLineCellsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	newApplier(t).apply(t, ns, `apiVersion: golden.kquery.test/v1
+kind: Gizmo
+metadata: {name: one}
+spec: {size: 1, color: "red\r\nand blue", tags: [x]}
+status: {phase: "Running\nsince noon"}
+---
+apiVersion: golden.kquery.test/v1
+kind: Gizmo
+metadata: {name: two}
+spec: {size: 22, color: green}
+status: {phase: Ok}`)
+	gizmos := cp.Dynamic(t).Resource(schema.GroupVersionResource{Group: "golden.kquery.test", Version: "v1", Resource: "gizmos"}).Namespace(ns)
+	t.Cleanup(func() { // not in the golden outputs of every namespace
+		require.NoError(t, gizmos.DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}))
+	})
+	last, err := gizmos.Get(context.Background(), "two", metav1.GetOptions{})
+	require.NoError(t, err)
+	defer func(c func() time.Time) { clock = c }(clock)
+	clock = func() time.Time { return last.GetCreationTimestamp().Add(400*24*time.Hour + 12*time.Hour) }
+
+	r := kquery(t, kc, "gizmos", "-o", "wide")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `NAME   SIZE   RATIO   READY   PHASE        COLOR    TAGS    EXPIRES   AGE
+one    1                      Running...   red...   ["x"]             400d
+two    22                     Ok           green                      400d
+`, r.stdout)
+	r = kquery(t, kc, "gizmos", "-o", "wide", "--no-headers", "--sort-by", ".status.phase") // the cut cells in the second row
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `two   22                Ok           green                  400d
+one   1                 Running...   red...   ["x"]         400d
+`, r.stdout)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr testsupport.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--kubeconfig", kc, "gizmos", "one", "-o", "wide", "-w"}, &stdout, &stderr)
+	}()
+	want := `NAME   SIZE   RATIO   READY   PHASE        COLOR    TAGS    EXPIRES   AGE
+one    1                      Running...   red...   ["x"]             400d
+`
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return stdout.String() == want }, stdout.String)
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("--watch did not stop on cancel")
+	}
+}

@@ -280,9 +280,9 @@ func (w *watcher) print(ctx context.Context, event string, objs []*unstructured.
 
 // printTable prints a table of rows as one event type.
 func (w *watcher) printTable(event string, t *metav1.Table) error {
-	var obj runtime.Object = t
+	var obj runtime.Object = cutCells(t)
 	if w.x.o.watchEvents {
-		obj = &metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: t}}
+		obj = &metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: obj}}
 	}
 	if err := w.printer.PrintObj(obj, w.tw); err != nil {
 		return err
