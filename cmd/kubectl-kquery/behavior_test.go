@@ -371,6 +371,27 @@ func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 	assert.Equal(t, "cm-a", r.stdout)
 }
 
+// A name that cannot be a segment of a URL path is refused in kubectl's words, the names
+// asked for with it still answered; among other errors, without "error: ", as kubectl.
+func TestInvalidNamesAsKubectl(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		args         []string
+		stdout, want string
+	}{
+		{[]string{"cm", "."}, "", "error: invalid resource name \".\": [may not be '.']\n"},
+		{[]string{"cm/..", "--ignore-not-found"}, "", "error: invalid resource name \"..\": [may not be '..']\n"},
+		{[]string{"cm", "cm-a", "x%", "-o", "name"}, "configmap/cm-a\n", "error: invalid resource name \"x%\": [may not contain '%']\n"},
+		{[]string{"cm", ".", "nope", "-o", "name"}, "", "invalid resource name \".\": [may not be '.']\nError from server (NotFound): configmaps \"nope\" not found\n"},
+		{[]string{"cm,svc", "..", "-o", "name"}, "", "invalid resource name \"..\": [may not be '..']\ninvalid resource name \"..\": [may not be '..']\n"},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.Equal(t, tc.stdout, r.stdout, "%q", tc.args)
+		assert.Equal(t, tc.want, r.stderr, "%q", tc.args)
+	}
+}
+
 // Names with a label or field selector are refused as kubectl refuses them, with its words
 // and nothing else: not an empty answer, not NotFound, not the object the names select.
 func TestNamesWithSelectors(t *testing.T) {

@@ -533,6 +533,10 @@ func (x *execution) pageOf(ctx context.Context, s *state, from string) (items []
 				}
 				continue
 			}
+			if msgs := rest.IsValidPathSegmentName(n); len(msgs) > 0 { // kubectl's client refuses to GET it
+				errs = append(errs, &invalidNameError{Name: n, Msgs: msgs})
+				continue
+			}
 			if o.ignoreMissing {
 				continue
 			}
