@@ -351,6 +351,15 @@ func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 	r := kquery(t, goldenKubeconfig, "cm", "nope", "-w")
 	assert.Equal(t, 1, r.code, "no watch on an object that does not exist")
 	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr)
+	// Nor on the others when one is missing: kubectl prints the error only.
+	wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr testsupport.Buffer
+	code := run(wctx, []string{"--kubeconfig", goldenKubeconfig, "cm", "cm-a", "nope", "-w"}, &stdout, &stderr)
+	assert.NoError(t, wctx.Err(), "no watch when a name is missing")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout.String())
+	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", stderr.String())
 
 	empty := "kquery-empty"
 	namespace(t, empty)

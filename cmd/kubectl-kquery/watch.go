@@ -48,12 +48,10 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	if len(missing) > 0 && len(items) == 0 {
-		// Every name asked for is missing: as kubectl, the error and exit 1, no watch.
+	if len(missing) > 0 {
+		// A name asked for is missing: as kubectl, the errors and exit 1, nothing printed of
+		// the others and no watch.
 		return reportAllButLast(x.stderr, missing)
-	}
-	for _, e := range missing {
-		report(x.stderr, e)
 	}
 	for _, it := range items {
 		w.shown[objectKey(it)] = it
