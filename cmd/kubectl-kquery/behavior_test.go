@@ -340,9 +340,26 @@ func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 		assert.Empty(t, r.stdout, "-o %s prints nothing for a missing object", o)
 		assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr, o)
 	}
+	// A name with a field selector's syntax in it is a name that is not there (kubectl GETs
+	// it), not a selector the server refuses, nor one that selects another object.
+	for _, n := range []string{`cm-a,metadata.name!=x`, `cm-a=`, `cm-a\`, `a\,b`} {
+		r := kquery(t, goldenKubeconfig, "cm", n)
+		assert.Equal(t, 1, r.code, n)
+		assert.Empty(t, r.stdout, n)
+		assert.Equal(t, fmt.Sprintf("Error from server (NotFound): configmaps %q not found\n", n), r.stderr, n)
+	}
 	r := kquery(t, goldenKubeconfig, "cm", "nope", "-w")
 	assert.Equal(t, 1, r.code, "no watch on an object that does not exist")
 	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr)
+	// Nor on the others when one is missing: kubectl prints the error only.
+	wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr testsupport.Buffer
+	code := run(wctx, []string{"--kubeconfig", goldenKubeconfig, "cm", "cm-a", "nope", "-w"}, &stdout, &stderr)
+	assert.NoError(t, wctx.Err(), "no watch when a name is missing")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout.String())
+	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", stderr.String())
 
 	empty := "kquery-empty"
 	namespace(t, empty)
@@ -361,6 +378,27 @@ func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 	assert.Equal(t, want.stdout, r.stdout, "--template alone is a go-template")
 	r = kquery(t, goldenKubeconfig, "cm", "cm-a", "-o", "jsonpath", "--template", "{.metadata.name}")
 	assert.Equal(t, "cm-a", r.stdout)
+}
+
+// A name that cannot be a segment of a URL path is refused in kubectl's words, the names
+// asked for with it still answered; among other errors, without "error: ", as kubectl.
+func TestInvalidNamesAsKubectl(t *testing.T) {
+	seedGolden(t)
+	for _, tc := range []struct {
+		args         []string
+		stdout, want string
+	}{
+		{[]string{"cm", "."}, "", "error: invalid resource name \".\": [may not be '.']\n"},
+		{[]string{"cm/..", "--ignore-not-found"}, "", "error: invalid resource name \"..\": [may not be '..']\n"},
+		{[]string{"cm", "cm-a", "x%", "-o", "name"}, "configmap/cm-a\n", "error: invalid resource name \"x%\": [may not contain '%']\n"},
+		{[]string{"cm", ".", "nope", "-o", "name"}, "", "invalid resource name \".\": [may not be '.']\nError from server (NotFound): configmaps \"nope\" not found\n"},
+		{[]string{"cm,svc", "..", "-o", "name"}, "", "invalid resource name \"..\": [may not be '..']\ninvalid resource name \"..\": [may not be '..']\n"},
+	} {
+		r := kquery(t, goldenKubeconfig, tc.args...)
+		assert.Equal(t, 1, r.code, "%q", tc.args)
+		assert.Equal(t, tc.stdout, r.stdout, "%q", tc.args)
+		assert.Equal(t, tc.want, r.stderr, "%q", tc.args)
+	}
 }
 
 // Names with a label or field selector are refused as kubectl refuses them, with its words
@@ -1036,4 +1074,62 @@ func TestCompletion(t *testing.T) {
 
 	assert.Equal(t, []string{"__complete", "po", ""}, completionArgs("/usr/local/bin/kubectl_complete-kquery", []string{"po", ""}))
 	assert.Equal(t, []string{"po"}, completionArgs("/usr/local/bin/kubectl-kquery", []string{"po"}))
+}
+
+// A cell with a line break prints as its first line and "...", and its column is as wide as
+// that, as kubectl sizes it: in tables, without headers, and in --watch.
+func TestMultiLineCellsAsKubectl(t *testing.T) {
+	seedGolden(t)
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	newApplier(t).apply(t, ns, `apiVersion: golden.kquery.test/v1
+kind: Gizmo
+metadata: {name: one}
+spec: {size: 1, color: "red\r\nand blue", tags: [x]}
+status: {phase: "Running\nsince noon"}
+---
+apiVersion: golden.kquery.test/v1
+kind: Gizmo
+metadata: {name: two}
+spec: {size: 22, color: green}
+status: {phase: Ok}`)
+	gizmos := cp.Dynamic(t).Resource(schema.GroupVersionResource{Group: "golden.kquery.test", Version: "v1", Resource: "gizmos"}).Namespace(ns)
+	t.Cleanup(func() { // not in the golden outputs of every namespace
+		require.NoError(t, gizmos.DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{}))
+	})
+	last, err := gizmos.Get(context.Background(), "two", metav1.GetOptions{})
+	require.NoError(t, err)
+	defer func(c func() time.Time) { clock = c }(clock)
+	clock = func() time.Time { return last.GetCreationTimestamp().Add(400*24*time.Hour + 12*time.Hour) }
+
+	r := kquery(t, kc, "gizmos", "-o", "wide")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `NAME   SIZE   RATIO   READY   PHASE        COLOR    TAGS    EXPIRES   AGE
+one    1                      Running...   red...   ["x"]             400d
+two    22                     Ok           green                      400d
+`, r.stdout)
+	r = kquery(t, kc, "gizmos", "-o", "wide", "--no-headers", "--sort-by", ".status.phase") // the cut cells in the second row
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, `two   22                Ok           green                  400d
+one   1                 Running...   red...   ["x"]         400d
+`, r.stdout)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr testsupport.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--kubeconfig", kc, "gizmos", "one", "-o", "wide", "-w"}, &stdout, &stderr)
+	}()
+	want := `NAME   SIZE   RATIO   READY   PHASE        COLOR    TAGS    EXPIRES   AGE
+one    1                      Running...   red...   ["x"]             400d
+`
+	testenv.EventuallyWith(t, 30*time.Second, func() bool { return stdout.String() == want }, stdout.String)
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("--watch did not stop on cancel")
+	}
 }

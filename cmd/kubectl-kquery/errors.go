@@ -28,6 +28,14 @@ func reportAllButLast(w io.Writer, errs []error) error {
 	if len(errs) == 0 {
 		return nil
 	}
+	if len(errs) > 1 { // kubectl lists its client's errors among others without "error: "
+		for _, err := range errs {
+			var ine *invalidNameError
+			if errors.As(err, &ine) {
+				ine.among = true
+			}
+		}
+	}
 	for _, err := range errs[:len(errs)-1] {
 		report(w, err)
 	}
@@ -41,8 +49,11 @@ func report(w io.Writer, err error) {
 		ure *unknownResourceError
 		amb *ambiguousError
 		kce *kubeconfigError
+		ine *invalidNameError
 	)
 	switch {
+	case errors.As(err, &ine) && ine.among:
+		fmt.Fprintln(w, ine.Error())
 	case errors.As(err, &ae):
 		fmt.Fprint(w, formatArgError(ae))
 	case errors.As(err, &ue):
@@ -249,6 +260,18 @@ func undecodedStatus(s metav1.Status) bool {
 type kubeconfigError struct{ msg string }
 
 func (e *kubeconfigError) Error() string { return e.msg }
+
+// invalidNameError is a name asked for that cannot be a segment of a URL path ("." or "..",
+// one with "/" or "%"), which kubectl's client refuses before asking the server.
+type invalidNameError struct {
+	Name  string
+	Msgs  []string
+	among bool // reported with other errors: kubectl prints it without "error: "
+}
+
+func (e *invalidNameError) Error() string {
+	return fmt.Sprintf("invalid resource name %q: %v", clip(e.Name), e.Msgs)
+}
 
 // notFoundError is an object asked for by name that the cache does not hold, in kubectl's
 // words, with close names that it does hold.

@@ -336,9 +336,11 @@ func (s shiftSink) Info(level int, msg string, kv ...any) {
 func (s shiftSink) WithValues(kv ...any) logr.LogSink { return shiftSink{s.LogSink.WithValues(kv...)} }
 func (s shiftSink) WithName(name string) logr.LogSink { return shiftSink{s.LogSink.WithName(name)} }
 
-// withName adds metadata.name=name to a field selector.
+// withName adds metadata.name=name to a field selector, the name escaped: a name with a
+// comma, an equals sign or a backslash is one that does not exist (NotFound, as kubectl's
+// GET answers), not a selector the server refuses.
 func withName(fieldSel, name string) string {
-	return strings.Trim("metadata.name="+name+","+fieldSel, ",")
+	return strings.Trim("metadata.name="+fields.EscapeValue(name)+","+fieldSel, ",")
 }
 
 // start creates the informer of one target and registers the indexes its query needs.
@@ -529,6 +531,10 @@ func (x *execution) pageOf(ctx context.Context, s *state, from string) (items []
 				if o.sortBy == "" {
 					items = append(items, it)
 				}
+				continue
+			}
+			if msgs := rest.IsValidPathSegmentName(n); len(msgs) > 0 { // kubectl's client refuses to GET it
+				errs = append(errs, &invalidNameError{Name: n, Msgs: msgs})
 				continue
 			}
 			if o.ignoreMissing {

@@ -357,7 +357,41 @@ func printTable(w io.Writer, t *metav1.Table, tgt *target, o tableOptions, allNa
 		ShowLabels:    o.ShowLabels,
 		ColumnLabels:  o.LabelColumns,
 	})
-	return p.PrintObj(t, w)
+	return p.PrintObj(cutCells(t), w)
+}
+
+// cutCells returns t with every string cell that holds a line break as the table printer
+// prints it: the text before the break, then "...". cli-runtime's printer measures a column
+// on its cells as given, so a cell it cuts would widen the column by what it does not print;
+// kubectl sizes columns on what is printed. t itself is left as it is.
+func cutCells(t *metav1.Table) *metav1.Table {
+	var c *metav1.Table
+	for i, r := range t.Rows {
+		cloned := false
+		for j, cell := range r.Cells {
+			s, ok := cell.(string)
+			if !ok {
+				continue
+			}
+			k := strings.IndexAny(s, "\f\n\r") // where the printer cuts
+			if k < 0 {
+				continue
+			}
+			if c == nil {
+				cp := *t
+				cp.Rows = slices.Clone(t.Rows)
+				c = &cp
+			}
+			if !cloned {
+				c.Rows[i].Cells, cloned = slices.Clone(r.Cells), true
+			}
+			c.Rows[i].Cells[j] = s[:k] + "..."
+		}
+	}
+	if c == nil {
+		return t
+	}
+	return c
 }
 
 // rowText renders one decorated row as printTable would, for --watch to compare rows.

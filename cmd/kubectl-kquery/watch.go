@@ -48,12 +48,10 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 	if err != nil {
 		return err
 	}
-	if len(missing) > 0 && len(items) == 0 {
-		// Every name asked for is missing: as kubectl, the error and exit 1, no watch.
+	if len(missing) > 0 {
+		// A name asked for is missing: as kubectl, the errors and exit 1, nothing printed of
+		// the others and no watch.
 		return reportAllButLast(x.stderr, missing)
-	}
-	for _, e := range missing {
-		report(x.stderr, e)
 	}
 	for _, it := range items {
 		w.shown[objectKey(it)] = it
@@ -280,9 +278,9 @@ func (w *watcher) print(ctx context.Context, event string, objs []*unstructured.
 
 // printTable prints a table of rows as one event type.
 func (w *watcher) printTable(event string, t *metav1.Table) error {
-	var obj runtime.Object = t
+	var obj runtime.Object = cutCells(t)
 	if w.x.o.watchEvents {
-		obj = &metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: t}}
+		obj = &metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: obj}}
 	}
 	if err := w.printer.PrintObj(obj, w.tw); err != nil {
 		return err
