@@ -82,6 +82,12 @@ func TestForbiddenAnswersAtOnce(t *testing.T) {
 	assert.Equal(t, "configmap/cm-a\nconfigmap/cm-b\n", r.stdout)
 	assert.Contains(t, r.stderr, "Error from server (Forbidden): pods is forbidden")
 
+	// A count of a forbidden resource is the error alone, as kubectl prints no table.
+	r = answersAtOnce(t, kc, "pods", "--count")
+	assert.Equal(t, 1, r.code)
+	assert.Empty(t, r.stdout, "no header without a count")
+	assert.Contains(t, r.stderr, "Error from server (Forbidden): pods is forbidden")
+
 	// -v 1 says why.
 	r = kquery(t, kc, "pods", "-v", "1")
 	assert.Contains(t, r.stderr, "kquery: pods: informer parked (Forbidden)")
@@ -348,7 +354,15 @@ func TestNotFoundAndEmptyAsKubectl(t *testing.T) {
 		assert.Empty(t, r.stdout, n)
 		assert.Equal(t, fmt.Sprintf("Error from server (NotFound): configmaps %q not found\n", n), r.stderr, n)
 	}
-	r := kquery(t, goldenKubeconfig, "cm", "nope", "-w")
+	// A count by name counts those there are and says which are missing.
+	r := kquery(t, goldenKubeconfig, "cm", "cm-a", "nope", "--count")
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "COUNT\n1\n", r.stdout)
+	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr)
+	r = kquery(t, goldenKubeconfig, "cm", "nope", "--count", "--ignore-not-found")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "COUNT\n0\n", r.stdout)
+	r = kquery(t, goldenKubeconfig, "cm", "nope", "-w")
 	assert.Equal(t, 1, r.code, "no watch on an object that does not exist")
 	assert.Equal(t, `Error from server (NotFound): configmaps "nope" not found`+"\n", r.stderr)
 	// Nor on the others when one is missing: kubectl prints the error only.

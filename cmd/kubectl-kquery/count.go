@@ -69,6 +69,7 @@ func (x *execution) printCounts(ctx context.Context, states []*state) error {
 			errs = append(errs, err)
 			continue
 		}
+		errs = append(errs, x.missingNames(s, nil)...)
 		res := qualified(s.t.Res)
 		if o.groupBy == "" {
 			rows = append(rows, countRow{Resource: res, Count: total})
@@ -85,8 +86,10 @@ func (x *execution) printCounts(ctx context.Context, states []*state) error {
 			rows = append(rows, countRow{Resource: res, None: true, Count: none})
 		}
 	}
-	if err := x.writeCounts(x.stdout, rows, len(states) > 1); err != nil {
-		return err
+	if len(rows) > 0 || len(errs) == 0 { // as kubectl, nothing but the errors when nothing was counted
+		if err := x.writeCounts(x.stdout, rows, len(states) > 1); err != nil {
+			return err
+		}
 	}
 	return reportAllButLast(x.stderr, errs)
 }

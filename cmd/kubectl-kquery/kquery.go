@@ -527,25 +527,35 @@ func (x *execution) pageOf(ctx context.Context, s *state, from string) (items []
 			items = r.Items
 		}
 		for _, n := range s.t.Names {
-			if it, ok := byName[n]; ok {
-				if o.sortBy == "" {
-					items = append(items, it)
-				}
-				continue
-			}
-			if msgs := rest.IsValidPathSegmentName(n); len(msgs) > 0 { // kubectl's client refuses to GET it
-				errs = append(errs, &invalidNameError{Name: n, Msgs: msgs})
-				continue
-			}
-			if o.ignoreMissing {
-				continue
-			}
-			if _, gerr := s.inf.Get(s.scope.Namespace, n); apierrors.IsNotFound(gerr) {
-				errs = append(errs, notFoundError(s.t, n, x.closeNames(s, n)))
+			if it, ok := byName[n]; ok && o.sortBy == "" {
+				items = append(items, it)
 			}
 		}
+		errs = x.missingNames(s, func(n string) bool { _, ok := byName[n]; return ok })
 	}
 	return items, r.Continue, errs, nil
+}
+
+// missingNames returns kubectl's error for each name asked for of s's target that found
+// (nil: none) does not report and the cache does not hold: an invalid name, which
+// kubectl's client refuses to GET, or NotFound (unless --ignore-not-found).
+func (x *execution) missingNames(s *state, found func(string) bool) (errs []error) {
+	for _, n := range s.t.Names {
+		if found != nil && found(n) {
+			continue
+		}
+		if msgs := rest.IsValidPathSegmentName(n); len(msgs) > 0 {
+			errs = append(errs, &invalidNameError{Name: n, Msgs: msgs})
+			continue
+		}
+		if x.o.ignoreMissing {
+			continue
+		}
+		if _, gerr := s.inf.Get(s.scope.Namespace, n); apierrors.IsNotFound(gerr) {
+			errs = append(errs, notFoundError(s.t, n, x.closeNames(s, n)))
+		}
+	}
+	return errs
 }
 
 // closeNames suggests up to three cached names close to a missing one, closest first: a
