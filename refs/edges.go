@@ -9,15 +9,15 @@ import (
 // each entry's outgoing edges and the referrers they add to their targets, and the missing
 // targets that make references dangling.
 
-// resolve turns a raw reference into an edge: to an entry, or pending. false: the
-// reference is invalid (a namespaced target named by a cluster-scoped object with no
-// namespace and no UID).
-func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
+// resolve turns a raw reference into an edge: to an entry, or pending; or void while it
+// names nothing (a namespaced target named by a cluster-scoped object with no namespace
+// and no UID).
+func (g *graph) resolve(t rawTarget, srcNS string) outEdge {
 	var info *resInfo
 	if t.res == noRes {
 		info = g.byKind[schema.GroupKind{Group: t.group, Kind: t.kind}]
 		if info == nil {
-			return pendingOf(t, kindKey(t.group, t.kind)), true
+			return pendingOf(t, kindKey(t.group, t.kind))
 		}
 	} else {
 		info = g.res[t.res]
@@ -29,13 +29,18 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 		// The value may name a namespace, but the target's scope decides whether it counts:
 		// resolved now, a cluster-scoped target would be looked for in that namespace, and
 		// stay missing after discovery described it.
-		return pendingOf(t, resKey(info.id)), true
+		return pendingOf(t, resKey(info.id))
 	case t.ns != "":
 		ns = t.ns
 	case t.rule.Namespace == NamespaceCluster:
 	default: // NamespaceSame, or NamespaceAuto on a resource known to be namespaced
 		if srcNS == "" && t.uid == "" {
-			return outEdge{}, false
+			// It names nothing while the target's resource is namespaced; kept, it names
+			// the object should the resource come back cluster-scoped.
+			if t.res == noRes {
+				return voidOf(t, kindKey(t.group, t.kind))
+			}
+			return voidOf(t, resKey(info.id))
 		}
 		// A cluster-scoped object naming a namespaced one without its namespace names
 		// nothing; but a reference that requires a UID (an owner reference) names one
@@ -48,7 +53,7 @@ func (g *graph) resolve(t rawTarget, srcNS string) (outEdge, bool) {
 	if vns != "" && vns == to.key.ns {
 		vns = to.key.ns // the key's copy: no string of its own
 	}
-	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns, opt: t.opt}, true
+	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns, opt: t.opt}
 }
 
 // pendingOf is the pending edge of t, waiting for lookup. Its raw reference leaves out
@@ -58,6 +63,17 @@ func pendingOf(t rawTarget, lookup string) outEdge {
 	o := outEdge{rule: t.rule, opt: t.opt}
 	t.opt = false
 	o.pend = &pending{raw: t, key: lookup}
+	return o
+}
+
+// voidOf is the void edge of t: a reference that names nothing while its target's resource
+// is namespaced (a cluster-scoped object naming a namespaced kind with no namespace). No
+// answer shows it, and nothing counts it as unresolved; it waits for lookup as a pending
+// edge does, so that it resolves when the resource is described anew (a CRD deleted and
+// created again cluster-scoped), as it would had the object been read then.
+func voidOf(t rawTarget, lookup string) outEdge {
+	o := pendingOf(t, lookup)
+	o.pend.void = true
 	return o
 }
 
@@ -113,9 +129,7 @@ func (g *graph) reresolve(info *resInfo, kind string, onlyByKind bool) {
 					out = append(out, o)
 					continue
 				}
-				if r, ok := g.resolve(rawOf(o, info, kind), src.key.ns); ok {
-					out = append(out, r)
-				}
+				out = append(out, g.resolve(rawOf(o, info, kind), src.key.ns))
 			}
 		}
 		g.replaceOut(src, out)
@@ -237,9 +251,7 @@ func (g *graph) apply(rs *resRules, rd reading) {
 	}
 	out := make([]outEdge, 0, len(rd.raws))
 	for _, t := range rd.raws {
-		if o, ok := g.resolve(t, rd.ns); ok {
-			out = append(out, o)
-		}
+		out = append(out, g.resolve(t, rd.ns))
 	}
 	g.replaceOut(e, out)
 	g.setSels(e, rd.sels)
@@ -377,7 +389,9 @@ func (g *graph) addOut(e *entry, o outEdge) {
 			g.pending[o.pend.key] = srcs
 		}
 		srcs[e]++
-		g.nPending++
+		if !o.pend.void {
+			g.nPending++
+		}
 		return
 	}
 	g.edges++
@@ -394,7 +408,9 @@ func (g *graph) dropOut(e *entry, o outEdge) {
 				}
 			}
 		}
-		g.nPending--
+		if !o.pend.void {
+			g.nPending--
+		}
 		return
 	}
 	g.edges--

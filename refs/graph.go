@@ -70,7 +70,7 @@ type entry struct {
 }
 
 // outEdge is an edge from an entry's own fields: to a target entry, or pending when the
-// target's kind or scope is not known yet.
+// target's kind or scope is not known yet (or void while it names nothing: voidOf).
 type outEdge struct {
 	rule *crule
 	to   *entry
@@ -88,6 +88,8 @@ type outEdge struct {
 type pending struct {
 	raw rawTarget
 	key string
+	// void: the reference names nothing while its target's resource is namespaced (voidOf).
+	void bool
 }
 
 // selInst is one selector of an object and the objects it selects.
@@ -421,9 +423,7 @@ func (g *graph) retry(lookup string) {
 				out = append(out, o)
 				continue
 			}
-			if r, ok := g.resolve(pendingRaw(o), e.key.ns); ok {
-				out = append(out, r)
-			}
+			out = append(out, g.resolve(pendingRaw(o), e.key.ns))
 		}
 		g.replaceOut(e, append(out, g.shadows[e]...))
 	}

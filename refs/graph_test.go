@@ -914,3 +914,59 @@ func TestHPAObjectMetricsNameTheirObjects(t *testing.T) {
 		horizontalpodautoscalers.autoscaling/ns/hpa -[horizontalpodautoscalers.autoscaling:target]-> deployments.apps/ns/web (Missing: not found)
 	`), strs(tg.References(oref(hpas, "ns", "hpa"), 1)))
 }
+
+// A cluster-scoped object that names a namespaced kind without a namespace names nothing;
+// but once the resource comes back cluster-scoped (its CRD deleted and created again) it
+// names the object of that name, as a graph that read it then finds. The graph dropped such
+// a reference when it read it, and when an edge it had turned into one, so that the edge
+// never came (back): the target looked unused and the source used nothing.
+func TestClusterScopedReferenceFollowsItsTargetsScope(t *testing.T) {
+	targets, holders := gr("void.io", "targets"), gr("void.io", "holders")
+	rules := append(BuiltinRules(),
+		Rule{Name: "holders:target", From: holders, Path: "{.spec.target}", To: targets},
+		Rule{Name: "holders:ref", From: holders, Path: "{.spec.ref}", To: schema.GroupResource{Group: "void.io"},
+			KindField: "kind", NameField: "name"})
+	tg := newTestGraph(t, rules)
+	tg.g.learn(holders, "Holder", false)
+	tg.g.learn(targets, "Target", true)
+	tg.put(holders, `{"metadata":{"name":"h"},"spec":{"target":"t","ref":{"kind":"Target","name":"t"}}}`)
+	refsOfH := func() []string { return strs(tg.References(oref(holders, "", "h"), 1)) }
+	nothing := func() {
+		t.Helper()
+		assert.Empty(t, refsOfH())
+		assert.Empty(t, strs(tg.Dangling()))
+		assert.Empty(t, strs(tg.Referrers(oref(targets, "ns", "t"), 1)))
+		assert.Zero(t, tg.Stats().Unresolved)
+		assert.Zero(t, tg.Stats().Edges)
+	}
+	nothing()
+
+	// The CRD is deleted and created again cluster-scoped.
+	tg.g.forget(targets)
+	tg.g.learn(targets, "Target", false)
+	assert.Equal(t, lines(`
+		holders.void.io/h -[holders:ref]-> targets.void.io/t (Missing: not found)
+		holders.void.io/h -[holders:target]-> targets.void.io/t (Missing: not found)
+	`), refsOfH())
+	tg.put(targets, `{"metadata":{"name":"t"}}`)
+	unused, err := tg.Unreferenced(targets)
+	require.NoError(t, err)
+	assert.Empty(t, unused)
+	assert.Len(t, tg.Referrers(oref(targets, "", "t"), 1), 2)
+
+	// And namespaced again: the edges go, and come back with the cluster scope.
+	tg.del(targets, "", "t")
+	tg.g.forget(targets)
+	tg.g.learn(targets, "Target", true)
+	nothing()
+	tg.g.forget(targets)
+	tg.g.learn(targets, "Target", false)
+	assert.Len(t, refsOfH(), 2)
+
+	// The holder deleted leaves nothing waiting.
+	tg.g.learn(targets, "Target", true)
+	tg.del(holders, "", "h")
+	tg.g.mu.RLock()
+	defer tg.g.mu.RUnlock()
+	assert.Empty(t, tg.g.pending)
+}

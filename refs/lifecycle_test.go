@@ -277,3 +277,42 @@ func TestDeletedCRDTakesItsRecordAndComesBack(t *testing.T) {
 		assert.Empty(t, refs.AliasesIn(g, group))
 	}
 }
+
+// A cluster-scoped custom resource naming a kind that is namespaced, without a namespace,
+// names nothing; when that kind's CRD is deleted and created again cluster-scoped, it names
+// the object of that name. The graph had dropped the reference when it read it: the new
+// object looked unused, and the holder used nothing, until the holder changed.
+func TestClusterScopedHolderFollowsItsTargetsNewScope(t *testing.T) {
+	group := "void.refs.example.com"
+	holders := schema.GroupResource{Group: group, Resource: "holders"}
+	targets := schema.GroupResource{Group: group, Resource: "targets"}
+	holderCRD := testenv.NewCRD(group, "Holder", "holders")
+	holderCRD.Spec.Scope = apiextv1.ClusterScoped
+	cp.InstallCRD(t, holderCRD)
+	cp.InstallCRD(t, testenv.NewCRD(group, "Target", "targets"))
+	g := startGraph(t, refs.Options{Rules: append(refs.BuiltinRules(),
+		refs.Rule{Name: "holders:target", From: holders, Path: "{.spec.target}", To: targets},
+		refs.Rule{Name: "holders:ref", From: holders, Path: "{.spec.ref}", To: schema.GroupResource{Group: group},
+			KindField: "kind", NameField: "name"},
+		refs.Rule{Name: "holders:node", From: holders, Path: "{.spec.node}", To: schema.GroupResource{Resource: "nodes"}})})
+	f := newFixture(t)
+	f.create(holders.WithVersion("v1"), `{"apiVersion":"`+group+`/v1","kind":"Holder","metadata":{"name":"h-{c}"},
+	  "spec":{"target":"t-{c}","ref":{"kind":"Target","name":"t-{c}"},"node":"n-{c}"}}`)
+	// The holder is read (its Node edge), and names no Target.
+	eventually(t, f.want(`holders.`+group+`/h-{c} -[holders:node]-> nodes/n-{c} (Missing: not found)`),
+		func() []string { return f.edges(g) })
+
+	cp.DeleteCRD(t, "targets."+group)
+	clusterCRD := testenv.NewCRD(group, "Target", "targets")
+	clusterCRD.Spec.Scope = apiextv1.ClusterScoped
+	cp.InstallCRD(t, clusterCRD)
+	f.create(targets.WithVersion("v1"), `{"apiVersion":"`+group+`/v1","kind":"Target","metadata":{"name":"t-{c}"}}`)
+	target := refs.ObjectRef{Group: group, Resource: "targets", Name: f.expand("t-{c}")}
+	eventually(t, f.want(`
+		holders.`+group+`/h-{c} -[holders:ref]-> targets.`+group+`/t-{c}
+		holders.`+group+`/h-{c} -[holders:target]-> targets.`+group+`/t-{c}
+	`), func() []string { return render(usedBy(t, g, target, 1)) })
+	unused, err := g.Unreferenced(targets)
+	require.NoError(t, err)
+	assert.NotContains(t, inNamespace(unused, ""), target.String())
+}

@@ -182,7 +182,9 @@ func (g *graph) walk(obj ObjectRef, depth int, reverse bool) *collector {
 			}
 			for _, o := range e.out {
 				if o.pend != nil {
-					c.addPending(e, o, d)
+					if !o.pend.void {
+						c.addPending(e, o, d)
+					}
 					continue
 				}
 				c.addEdge(e, o.rule, o.to, o.uid, o.opt, d)
@@ -355,7 +357,7 @@ func (g *graph) waiting(obj ObjectRef) []Edge {
 func (g *graph) waitingOn(c *collector, lookup string, obj ObjectRef) {
 	for src := range g.pending[lookup] {
 		for _, o := range src.out {
-			if o.pend == nil || o.pend.key != lookup || o.pend.raw.name != obj.Name {
+			if o.pend == nil || o.pend.void || o.pend.key != lookup || o.pend.raw.name != obj.Name {
 				continue
 			}
 			ns := o.pend.raw.ns
@@ -418,7 +420,7 @@ func (g *Graph) Dangling() []Edge {
 		for lookup, srcs := range g.g.pending {
 			for src := range srcs {
 				for _, o := range src.out {
-					if o.pend != nil && o.pend.key == lookup && !o.opt {
+					if o.pend != nil && !o.pend.void && o.pend.key == lookup && !o.opt {
 						c.addPending(src, o, 1)
 					}
 				}
