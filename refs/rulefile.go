@@ -40,7 +40,8 @@ type conditionSpec struct {
 
 // ParseRules reads rules from a rule file, YAML or JSON: a list of rules whose fields are
 // Rule's in lower camel case, with From and To written as kubectl names resources
-// ("secrets" for the core group, "issuers.cert-manager.io", "*" for AnyResource) and
+// ("secrets" for the core group, "issuers.cert-manager.io", "deployments.v1.apps" with a
+// version, which is dropped, "*" for AnyResource) and
 // toGroup for To.Group when To names no resource (references that name their kind):
 //
 //	# rules.yaml
@@ -97,11 +98,35 @@ func ParseRules(data []byte) ([]Rule, error) {
 	return rules, nil
 }
 
-// parseResource reads "resource" or "resource.group" ("" and "*" as they are).
+// parseResource reads "resource", "resource.group" or, as kubectl reads them,
+// "resource.version.group" and "resource.version" (the core group): rules name resources,
+// not versions, so a version is dropped ("deployments.v1.apps" is deployments.apps, not
+// group "v1.apps"). "" and "*" are as they are.
 func parseResource(s string) schema.GroupResource {
 	if s == "" || s == "*" {
 		return schema.GroupResource{Resource: s}
 	}
 	resource, group, _ := strings.Cut(s, ".")
+	if version, rest, _ := strings.Cut(group, "."); isVersion(version) {
+		group = rest
+	}
 	return schema.GroupResource{Group: group, Resource: resource}
+}
+
+// isVersion reports whether s has the form of a Kubernetes API version: v1, v2beta1,
+// v1alpha3.
+func isVersion(s string) bool {
+	rest, ok := strings.CutPrefix(s, "v")
+	n := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	if !ok || n == 0 || rest[0] == '0' {
+		return false
+	}
+	rest = rest[n:]
+	for _, level := range []string{"alpha", "beta"} {
+		if after, ok := strings.CutPrefix(rest, level); ok {
+			m := len(after) - len(strings.TrimLeft(after, "0123456789"))
+			return m > 0 && m == len(after) && after[0] != '0'
+		}
+	}
+	return rest == ""
 }

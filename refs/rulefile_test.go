@@ -57,6 +57,17 @@ func TestParseRules(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want[:1], got)
 
+	// kubectl's resource.version.group form names the resource, whatever the version; a
+	// group whose first label only looks like a version is left whole.
+	got, err = ParseRules([]byte(`[{"name":"a","from":"deployments.v1.apps","path":"{.spec.x}","to":"secrets.v1"},
+		{"name":"b","from":"widgets.v2beta1.example.com","path":"{.spec.x}","to":"gadgets.v1alpha1.example.com"},
+		{"name":"c","from":"widgets.v1x.example.com","path":"{.spec.x}","to":"gadgets.v0.example.com"}]`))
+	require.NoError(t, err)
+	gr := func(r, g string) schema.GroupResource { return schema.GroupResource{Group: g, Resource: r} }
+	assert.Equal(t, []schema.GroupResource{gr("deployments", "apps"), gr("secrets", ""), gr("widgets", "example.com"),
+		gr("gadgets", "example.com"), gr("widgets", "v1x.example.com"), gr("gadgets", "v0.example.com")},
+		[]schema.GroupResource{got[0].From, got[0].To, got[1].From, got[1].To, got[2].From, got[2].To})
+
 	got, err = ParseRules([]byte("[]"))
 	require.NoError(t, err)
 	assert.Empty(t, got)
