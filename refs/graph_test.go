@@ -970,3 +970,17 @@ func TestClusterScopedReferenceFollowsItsTargetsScope(t *testing.T) {
 	defer tg.g.mu.RUnlock()
 	assert.Empty(t, tg.g.pending)
 }
+
+// A rule that says its targets are cluster-scoped (NamespaceCluster) while the resource it
+// names is namespaced references nothing, from a namespaced object too; the reason says
+// the rule is at fault, not the object's scope.
+func TestClusterRuleToANamespacedResource(t *testing.T) {
+	rules := append(BuiltinRules(), Rule{Name: "cm:secret", From: configMaps, Path: "{.data.secret}",
+		To: gr("", "secrets"), Namespace: NamespaceCluster})
+	tg := newTestGraph(t, rules)
+	tg.put(gr("", "secrets"), `{"metadata":{"name":"s","namespace":"a","uid":"s1"}}`)
+	tg.put(configMaps, `{"metadata":{"name":"cm","namespace":"a","uid":"m1"},"data":{"secret":"s"}}`)
+	assert.Equal(t, lines(`
+		configmaps/a/cm -[cm:secret]-> secrets/s (Missing: the rule says its targets are cluster-scoped (Namespace: Cluster), and secrets are namespaced)
+	`), strs(tg.Dangling()))
+}

@@ -47,8 +47,12 @@ func (c *collector) addEdge(from *entry, rule *crule, to *entry, uid types.UID, 
 		return
 	}
 	if info := c.g.res[to.key.res]; to.key.ns == "" && info.known && info.namespaced {
-		// An owner reference from a cluster-scoped object to a namespaced kind (resolve).
+		// An owner reference from a cluster-scoped object to a namespaced kind (resolve),
+		// or a rule that says its targets are cluster-scoped, of a namespaced resource.
 		e.State, e.Reason = Missing, unreachableReason
+		if from.key.ns != "" {
+			e.Reason = fmt.Sprintf(clusterRuleReason, resourceName(info.gr))
+		}
 		c.edges = append(c.edges, e)
 		return
 	}
@@ -60,6 +64,10 @@ func (c *collector) addEdge(from *entry, rule *crule, to *entry, uid types.UID, 
 // unreachableReason explains a reference that requires a UID from a cluster-scoped object
 // to a namespaced kind: no object can be its target.
 const unreachableReason = "a cluster-scoped object cannot name a namespaced one without its namespace"
+
+// clusterRuleReason explains a reference of a namespaced object by a rule whose targets
+// are cluster-scoped (NamespaceCluster) to a namespaced resource (%s): the rule is wrong.
+const clusterRuleReason = "the rule says its targets are cluster-scoped (Namespace: Cluster), and %s are namespaced"
 
 // addPending records an edge whose target's kind or scope is not known.
 func (c *collector) addPending(from *entry, o outEdge, depth int) {
