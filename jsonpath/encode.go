@@ -443,7 +443,8 @@ func unsupported(x any) error {
 const rawPrintBytesPerStep = 4
 
 // resultCost returns the steps a result of Eval costs beyond its conversion, given the
-// steps left: a map or list is charged what printing it costs (see printCost), so that the
+// steps left: a map or list is charged what printing it costs (see printCost; for raw JSON,
+// the sorting of its keys too), so that the
 // values of an evaluation that holds its budget can also be printed (String) or decoded
 // (Interface) in time the budget bounds, however many they are and however they overlap
 // ({..*} on nested lists, {@,@,@}). A result that would cost more than left returns more
@@ -457,7 +458,32 @@ func resultCost(v *Value, left, maxDepth int) int {
 	case v.ref != nil:
 		return printCost(v.ref, 0, left, maxDepth)
 	}
-	return 1 + len(v.str)/rawPrintBytesPerStep
+	keys, keyBytes, items := rawShape(v.str)
+	// Printing sorts the keys of each of its objects, which sorting all its keys at once
+	// bounds, and printing or decoding it takes time for each of its items (members,
+	// elements, maps and lists) beyond its bytes.
+	return 1 + len(v.str)/rawPrintBytesPerStep + sortCost(keys, keyBytes) + items
+}
+
+// rawShape returns the number of keys in the raw JSON value s (at any depth), their bytes,
+// and the number of its members, elements, maps and lists past the first of each map or
+// list, counting the commas and brackets outside strings. It reads s once: a fraction of
+// the work of printing it.
+func rawShape(s string) (keys, keyBytes, items int) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			end := skipString(s, i)
+			if j := skipSpace(s, end); j < len(s) && s[j] == ':' {
+				keys++
+				keyBytes += end - i
+			}
+			i = end - 1
+		case ',', '{', '[':
+			items++
+		}
+	}
+	return keys, keyBytes, items
 }
 
 // printCost returns the steps appendJSONAny charges to print x, a value of a decoded

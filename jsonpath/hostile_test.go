@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"runtime"
 	"strconv"
 	"strings"
@@ -160,6 +161,18 @@ func hostileCases() []hostileCase {
 		hostileCase{"printing raw lists nested 9990 deep, 8 times", strings.Repeat("{@}", 8), nil, []byte(deepRawList)},
 		hostileCase{"printing 8 MB of arrays nested 5000 deep", "{@}", nil,
 			[]byte("[" + strings.Repeat(brackets(5000)+",", (8<<20)/10000) + "[]]")})
+
+	// Results of Eval printed (String) or decoded (Interface) after it: a raw map of 25,000
+	// keys in random order, whose printing sorts them, and a raw list of the smallest
+	// elements, each of which printing and decoding read and make a value of.
+	perm := rand.New(rand.NewSource(1)).Perm(25000)
+	var randomKeys strings.Builder
+	for _, k := range perm {
+		fmt.Fprintf(&randomKeys, `,"%x":1`, k)
+	}
+	cs = append(cs,
+		hostileCase{"a raw map of 25k keys in random order, printed", "{.m}", nil, []byte(`{"m":{` + randomKeys.String()[1:] + `}}`)},
+		hostileCase{"a raw list of 110k numbers, decoded", "{.m}", nil, []byte(`{"m":[` + strings.Repeat("1,", 110000) + `1]}`)})
 	return cs
 }
 
