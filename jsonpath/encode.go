@@ -498,6 +498,10 @@ func printCost(x any, depth, left, maxDepth int) int {
 		if t == nil || depth >= maxDepth {
 			return 1
 		}
+		if c := 1 + levelCost + len(t); c > left { // before reading its keys
+			return c
+		}
+		meter.did(len(t))
 		keyBytes := 0
 		for k := range t {
 			keyBytes += len(k)

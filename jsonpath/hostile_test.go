@@ -173,6 +173,11 @@ func hostileCases() []hostileCase {
 	cs = append(cs,
 		hostileCase{"a raw map of 25k keys in random order, printed", "{.m}", nil, []byte(`{"m":{` + randomKeys.String()[1:] + `}}`)},
 		hostileCase{"a raw list of 110k numbers, decoded", "{.m}", nil, []byte(`{"m":[` + strings.Repeat("1,", 110000) + `1]}`)})
+
+	// Eval counting what printing a decoded map it returns costs: the keys of a map of
+	// 500,000 (about 8 MB as JSON) were all read before the budget was checked.
+	m500k, _ := keyMap(500000)
+	cs = append(cs, hostileCase{"a decoded map of 500k keys, returned", "{.m}", map[string]any{"m": m500k}, nil})
 	return cs
 }
 

@@ -159,3 +159,19 @@ func TestRawResultsChargeTheirKeysAndItems(t *testing.T) {
 	assert.GreaterOrEqual(t, resultCost(&nested[0], math.MaxInt, MaxDataDepth),
 		1+sortCost(2, 2)+sortCost(2, 2)+sortCost(2, 2), "sorted: the root, a, and d[0]")
 }
+
+// TestResultCostReadsNoMapPastTheBudget: counting what printing a decoded map that Eval
+// returns costs (resultCost) reads its keys only when the budget left pays for a step each.
+// It read all the keys of a map first: Eval of {.m} on a map of 500,000 keys took 7 ms
+// before failing with the budget error, and time in proportion to the keys past that.
+func TestResultCostReadsNoMapPastTheBudget(t *testing.T) {
+	m, _ := keyMap(200000)
+	for _, expr := range []string{`{.m}`, `{.l}`, `{.l[?(@.k1)]}`, `{@}`} {
+		var wm workMeter
+		meter = &wm
+		_, err := MustCompile(expr).Eval(map[string]any{"m": m, "l": []any{m, m}})
+		meter = nil
+		assert.ErrorIs(t, err, ErrBudgetExceeded, expr)
+		assert.LessOrEqual(t, wm.work, DefaultMaxSteps, "%s: work beyond the budget", expr)
+	}
+}
