@@ -178,6 +178,16 @@ func hostileCases() []hostileCase {
 	// 500,000 (about 8 MB as JSON) were all read before the budget was checked.
 	m500k, _ := keyMap(500000)
 	cs = append(cs, hostileCase{"a decoded map of 500k keys, returned", "{.m}", map[string]any{"m": m500k}, nil})
+
+	// A {range} collects its items before the first pass: a slice grown by append,
+	// 16 bytes a decoded item and 80 a raw one, copied as it grows.
+	items := make([]any, 100000)
+	for i := range items {
+		items[i] = int64(1)
+	}
+	cs = append(cs,
+		hostileCase{"a range over a decoded list of 100k items", "{range .m[*]}{end}", map[string]any{"m": items}, nil},
+		hostileCase{"a range over a raw list of 15k numbers", "{range .m[*]}{end}", nil, []byte(`{"m":[` + strings.Repeat("1,", 15000) + `1]}`)})
 	return cs
 }
 
