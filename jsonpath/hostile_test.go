@@ -25,7 +25,8 @@ type hostileCase struct {
 	raw  []byte
 }
 
-// hostileInput is one form of a hostile case's object: "decoded" or "raw".
+// hostileInput is one form of a hostile case's object: "decoded", "raw", or "indexed" (the
+// raw JSON with its spans, see IndexedJSON).
 type hostileInput struct {
 	kind string
 	obj  any
@@ -38,7 +39,8 @@ func (c hostileCase) inputs() []hostileInput {
 		ins = append(ins, hostileInput{"decoded", c.obj})
 	}
 	if c.raw != nil {
-		ins = append(ins, hostileInput{"raw", JSON(c.raw)})
+		ins = append(ins, hostileInput{"raw", JSON(c.raw)},
+			hostileInput{"indexed", IndexedJSON{Doc: c.raw, Spans: BuildSpans(nil, c.raw, 0)}})
 	}
 	return ins
 }
