@@ -488,10 +488,10 @@ func rawShape(s string) (keys, keyBytes, items int) {
 
 // printCost returns the steps appendJSONAny charges to print x, a value of a decoded
 // object, at depth: one a value, levelCost and one a key for a map, with the sorting of its
-// keys, levelCost for a list, and the text of strings and keys (as if none needed an
-// escape). It stops counting, returning more than left, as soon as the steps exceed left
-// (the work of counting is a fraction of the steps counted), and does not count below the
-// depth limit (printing fails there).
+// keys, levelCost for a list, and the text of strings and keys, escaped (up to six times
+// their length). It stops counting, returning more than left, as soon as the steps exceed
+// left (the work of counting is a fraction of the steps counted), and does not count below
+// the depth limit (printing fails there).
 func printCost(x any, depth, left, maxDepth int) int {
 	switch t := x.(type) {
 	case map[string]any:
@@ -502,11 +502,12 @@ func printCost(x any, depth, left, maxDepth int) int {
 			return c
 		}
 		meter.did(len(t))
-		keyBytes := 0
+		keyBytes, printed := 0, 0
 		for k := range t {
 			keyBytes += len(k)
+			printed += escapedLen(k)
 		}
-		c := 1 + levelCost + len(t) + sortCost(len(t), keyBytes) + (keyBytes+2*len(t))/textBytesPerStep
+		c := 1 + levelCost + len(t) + sortCost(len(t), keyBytes) + (printed+2*len(t))/textBytesPerStep
 		for _, v := range t {
 			if c > left {
 				return c
@@ -527,7 +528,40 @@ func printCost(x any, depth, left, maxDepth int) int {
 		}
 		return c
 	case string:
-		return 1 + (len(t)+2)/textBytesPerStep
+		if c := 1 + (len(t)+2)/textBytesPerStep; c > left { // before reading it
+			return c
+		}
+		return 1 + (escapedLen(t)+2)/textBytesPerStep
 	}
 	return 1 + (objTree{}).convCost(x)
+}
+
+// escapedLen returns the length of s escaped as appendJSONChars escapes it (up to six times
+// its length: \u0001, \u003c, \ufffd).
+func escapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&':
+				n++
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }

@@ -181,6 +181,10 @@ func hostileCases() []hostileCase {
 	m500k, _ := keyMap(500000)
 	cs = append(cs, hostileCase{"a decoded map of 500k keys, returned", "{.m}", map[string]any{"m": m500k}, nil})
 
+	// A string that printing escapes to six times its length, returned by Eval.
+	cs = append(cs, hostileCase{"a decoded string of 1M <s in a list, returned", "{.a}",
+		map[string]any{"a": []any{strings.Repeat("<", 1000000)}}, nil})
+
 	// A {range} collects its items before the first pass: a slice grown by append,
 	// 16 bytes a decoded item and 80 a raw one, copied as it grows.
 	items := make([]any, 100000)

@@ -175,3 +175,29 @@ func TestResultCostReadsNoMapPastTheBudget(t *testing.T) {
 		assert.LessOrEqual(t, wm.work, DefaultMaxSteps, "%s: work beyond the budget", expr)
 	}
 }
+
+// TestResultCostChargesEscapes: the cost Eval charges for a decoded map or list it returns
+// counts its strings and keys as printing writes them, escaped: a control character, <, >,
+// &, a byte of invalid UTF-8 take six bytes (\u0001, \u003c, \ufffd). It counted them
+// as one: {.a} on a list holding a string of 1,000,000 <s held the budget, and printing
+// the result (String) wrote 6 MB in 9 to 26 ms, where ExecuteString fails with the budget
+// error.
+func TestResultCostChargesEscapes(t *testing.T) {
+	for _, ch := range []string{"\x01", "<", "&", "\xff", "\u2028", "\n"} {
+		long := strings.Repeat(ch, 1000000/len(ch))
+		for name, obj := range map[string]any{
+			"string": map[string]any{"a": []any{long}},
+			"key":    map[string]any{"a": map[string]any{long: int64(1), "b": int64(2)}},
+		} {
+			vs, err := MustCompileWithOptions(t, `{.a}`, Options{MaxSteps: -1}).Eval(obj)
+			require.NoError(t, err)
+			charged := resultCost(&vs[0], math.MaxInt, MaxDataDepth)
+			printing := printSteps(t, vs, math.MaxInt)
+			assert.GreaterOrEqual(t, charged, printing, "%q %s: the steps of printing it", ch, name)
+			if ch != "\u2028" { // 3 bytes printed as 6: twice its length
+				_, err = MustCompile(`{.a}`).Eval(obj)
+				assert.ErrorIs(t, err, ErrBudgetExceeded, "%q %s", ch, name)
+			}
+		}
+	}
+}
