@@ -502,12 +502,20 @@ func printCost(x any, depth, left, maxDepth int) int {
 			return c
 		}
 		meter.did(len(t))
-		keyBytes, printed := 0, 0
+		keyBytes := 0
 		for k := range t {
 			keyBytes += len(k)
+		}
+		c := 1 + levelCost + len(t) + sortCost(len(t), keyBytes)
+		if c+(keyBytes+2*len(t))/textBytesPerStep > left { // before reading the keys' bytes
+			return c + (keyBytes+2*len(t))/textBytesPerStep
+		}
+		meter.did(keyBytes / scanBytesPerStep)
+		printed := 0 // the keys escaped
+		for k := range t {
 			printed += escapedLen(k)
 		}
-		c := 1 + levelCost + len(t) + sortCost(len(t), keyBytes) + (printed+2*len(t))/textBytesPerStep
+		c += (printed + 2*len(t)) / textBytesPerStep
 		for _, v := range t {
 			if c > left {
 				return c
@@ -531,6 +539,7 @@ func printCost(x any, depth, left, maxDepth int) int {
 		if c := 1 + (len(t)+2)/textBytesPerStep; c > left { // before reading it
 			return c
 		}
+		meter.did(len(t) / scanBytesPerStep)
 		return 1 + (escapedLen(t)+2)/textBytesPerStep
 	}
 	return 1 + (objTree{}).convCost(x)

@@ -161,15 +161,29 @@ func TestRawResultsChargeTheirKeysAndItems(t *testing.T) {
 }
 
 // TestResultCostReadsNoMapPastTheBudget: counting what printing a decoded map that Eval
-// returns costs (resultCost) reads its keys only when the budget left pays for a step each.
+// returns costs (resultCost) reads its keys only when the budget left pays for a step each,
+// and the bytes of its keys and strings only when it pays for printing them.
 // It read all the keys of a map first: Eval of {.m} on a map of 500,000 keys took 7 ms
 // before failing with the budget error, and time in proportion to the keys past that.
 func TestResultCostReadsNoMapPastTheBudget(t *testing.T) {
 	m, _ := keyMap(200000)
-	for _, expr := range []string{`{.m}`, `{.l}`, `{.l[?(@.k1)]}`, `{@}`} {
+	// Nor the bytes of a long key or string, which it reads to count their escapes.
+	long := strings.Repeat("\x01", 16<<20)
+	for _, c := range []struct {
+		expr string
+		obj  any
+	}{
+		{`{.m}`, map[string]any{"m": m}},
+		{`{.l}`, map[string]any{"l": []any{m, m}}},
+		{`{.l[?(@.k1)]}`, map[string]any{"l": []any{m, m}}},
+		{`{@}`, map[string]any{"m": m}},
+		{`{.m}`, map[string]any{"m": map[string]any{long: int64(1), "b": int64(2)}}},
+		{`{.m}`, map[string]any{"m": []any{long}}},
+	} {
+		expr := c.expr
 		var wm workMeter
 		meter = &wm
-		_, err := MustCompile(expr).Eval(map[string]any{"m": m, "l": []any{m, m}})
+		_, err := MustCompile(expr).Eval(c.obj)
 		meter = nil
 		assert.ErrorIs(t, err, ErrBudgetExceeded, expr)
 		assert.LessOrEqual(t, wm.work, DefaultMaxSteps, "%s: work beyond the budget", expr)
