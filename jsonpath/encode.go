@@ -458,6 +458,10 @@ func resultCost(v *Value, left, maxDepth int) int {
 	case v.ref != nil:
 		return printCost(v.ref, 0, left, maxDepth)
 	}
+	if c := 1 + len(v.str)/rawPrintBytesPerStep; c > left { // before reading it
+		return c
+	}
+	meter.did(len(v.str) / scanBytesPerStep)
 	keys, keyBytes, items := rawShape(v.str)
 	// Printing sorts the keys of each of its objects, which sorting all its keys at once
 	// bounds, and printing or decoding it takes time for each of its items (members,

@@ -179,6 +179,9 @@ func TestResultCostReadsNoMapPastTheBudget(t *testing.T) {
 		{`{@}`, map[string]any{"m": m}},
 		{`{.m}`, map[string]any{"m": map[string]any{long: int64(1), "b": int64(2)}}},
 		{`{.m}`, map[string]any{"m": []any{long}}},
+		// Nor the text of a map or list of raw JSON, which it reads to count its keys and items.
+		{`{@}`, JSON("[" + strings.Repeat("[],", 3<<20) + "[]]")},
+		{`{.m}`, JSON(`{"m":[` + strings.Repeat("[],", 3<<20) + "[]]}")},
 	} {
 		expr := c.expr
 		var wm workMeter
