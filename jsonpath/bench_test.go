@@ -193,7 +193,8 @@ func BenchmarkDeepDescent(b *testing.B) {
 
 // BenchmarkHostile times every attack of hostileCases (hostile_test.go) with each way of
 // evaluating that applies, in CPU time per evaluation (cpu-ns/op, which counts the garbage
-// collector's work too). With the default budget each must stay well within 10 ms:
+// collector's work too); EvalPrint also prints and decodes each result of Eval (String and
+// Interface), which the budget bounds too (see resultCost). With the default budget each must stay well within 10 ms:
 //
 //	go test -run '^$' -bench Hostile -benchtime 20x ./jsonpath/
 func BenchmarkHostile(b *testing.B) {
@@ -209,8 +210,18 @@ func BenchmarkHostile(b *testing.B) {
 			if !p.IsTemplate() {
 				ways["Eval"] = func() error { _, err := p.Eval(in.obj); return err }
 				ways["Each"] = func() error { return p.Each(in.obj, func(Value) bool { return true }) }
+				ways["EvalPrint"] = func() error { // the results printed and decoded too
+					vs, err := p.Eval(in.obj)
+					for _, v := range vs {
+						benchSink += len(v.String())
+						if v.Interface() == nil {
+							benchSink++
+						}
+					}
+					return err
+				}
 			}
-			for _, way := range []string{"Eval", "Each", "ExecuteString"} {
+			for _, way := range []string{"Eval", "EvalPrint", "Each", "ExecuteString"} {
 				f := ways[way]
 				if f == nil {
 					continue

@@ -443,7 +443,8 @@ func unsupported(x any) error {
 const rawPrintBytesPerStep = 4
 
 // resultCost returns the steps a result of Eval costs beyond its conversion, given the
-// steps left: a map or list is charged what printing it costs (see printCost), so that the
+// steps left: a map or list is charged what printing it costs (see printCost; for raw JSON,
+// the sorting of its keys too), so that the
 // values of an evaluation that holds its budget can also be printed (String) or decoded
 // (Interface) in time the budget bounds, however many they are and however they overlap
 // ({..*} on nested lists, {@,@,@}). A result that would cost more than left returns more
@@ -457,26 +458,68 @@ func resultCost(v *Value, left, maxDepth int) int {
 	case v.ref != nil:
 		return printCost(v.ref, 0, left, maxDepth)
 	}
-	return 1 + len(v.str)/rawPrintBytesPerStep
+	if c := 1 + len(v.str)/rawPrintBytesPerStep; c > left { // before reading it
+		return c
+	}
+	meter.did(len(v.str) / scanBytesPerStep)
+	keys, keyBytes, items := rawShape(v.str)
+	// Printing sorts the keys of each of its objects, which sorting all its keys at once
+	// bounds, and printing or decoding it takes time for each of its items (members,
+	// elements, maps and lists) beyond its bytes.
+	return 1 + len(v.str)/rawPrintBytesPerStep + sortCost(keys, keyBytes) + items
+}
+
+// rawShape returns the number of keys in the raw JSON value s (at any depth), their bytes,
+// and the number of its members, elements, maps and lists past the first of each map or
+// list, counting the commas and brackets outside strings. It reads s once: a fraction of
+// the work of printing it.
+func rawShape(s string) (keys, keyBytes, items int) {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			end := skipString(s, i)
+			if j := skipSpace(s, end); j < len(s) && s[j] == ':' {
+				keys++
+				keyBytes += end - i
+			}
+			i = end - 1
+		case ',', '{', '[':
+			items++
+		}
+	}
+	return keys, keyBytes, items
 }
 
 // printCost returns the steps appendJSONAny charges to print x, a value of a decoded
 // object, at depth: one a value, levelCost and one a key for a map, with the sorting of its
-// keys, levelCost for a list, and the text of strings and keys (as if none needed an
-// escape). It stops counting, returning more than left, as soon as the steps exceed left
-// (the work of counting is a fraction of the steps counted), and does not count below the
-// depth limit (printing fails there).
+// keys, levelCost for a list, and the text of strings and keys, escaped (up to six times
+// their length). It stops counting, returning more than left, as soon as the steps exceed
+// left (the work of counting is a fraction of the steps counted), and does not count below
+// the depth limit (printing fails there).
 func printCost(x any, depth, left, maxDepth int) int {
 	switch t := x.(type) {
 	case map[string]any:
 		if t == nil || depth >= maxDepth {
 			return 1
 		}
+		if c := 1 + levelCost + len(t); c > left { // before reading its keys
+			return c
+		}
+		meter.did(len(t))
 		keyBytes := 0
 		for k := range t {
 			keyBytes += len(k)
 		}
-		c := 1 + levelCost + len(t) + sortCost(len(t), keyBytes) + (keyBytes+2*len(t))/textBytesPerStep
+		c := 1 + levelCost + len(t) + sortCost(len(t), keyBytes)
+		if c+(keyBytes+2*len(t))/textBytesPerStep > left { // before reading the keys' bytes
+			return c + (keyBytes+2*len(t))/textBytesPerStep
+		}
+		meter.did(keyBytes / scanBytesPerStep)
+		printed := 0 // the keys escaped
+		for k := range t {
+			printed += escapedLen(k)
+		}
+		c += (printed + 2*len(t)) / textBytesPerStep
 		for _, v := range t {
 			if c > left {
 				return c
@@ -497,7 +540,41 @@ func printCost(x any, depth, left, maxDepth int) int {
 		}
 		return c
 	case string:
-		return 1 + (len(t)+2)/textBytesPerStep
+		if c := 1 + (len(t)+2)/textBytesPerStep; c > left { // before reading it
+			return c
+		}
+		meter.did(len(t) / scanBytesPerStep)
+		return 1 + (escapedLen(t)+2)/textBytesPerStep
 	}
 	return 1 + (objTree{}).convCost(x)
+}
+
+// escapedLen returns the length of s escaped as appendJSONChars escapes it (up to six times
+// its length: \u0001, \u003c, \ufffd).
+func escapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= ' ' && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&':
+				n++
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }

@@ -1,5 +1,7 @@
 package jsonpath
 
+import "unsafe"
+
 // The evaluator is written once, generically, over the two data
 // representations (decoded objects in eval_obj.go, raw JSON in
 // eval_json.go), so that the two cannot drift apart. It walks the data
@@ -395,9 +397,30 @@ func (ev *evaluator[N, T]) operand(x *expr, e N, limit int, dst *Value) int {
 	return s.count
 }
 
+// growBytesPerStep is how many bytes of the nodes a sink collects (the items of a {range},
+// the values a union applies its branches to) cost a step to copy when the slice that
+// holds them grows past largeCollect bytes: then each growth allocates a large object,
+// zeroed in fresh memory, copies the nodes into it, and append grows it by a quarter, so
+// that it copies about 4 times the bytes it keeps in all, which the garbage collector
+// scans. Collecting the items of {range .m[*]} from a decoded list of 100,000 took 7 ms
+// and 5.5 MB before the budget stopped it, where the step of each item was all it paid.
+// Smaller collections (a {range} over 1,000 decoded items) are not charged for it.
+const (
+	growBytesPerStep = 64
+	largeCollect     = 32 << 10
+)
+
 // emit sends the node n to s.
 func (ev *evaluator[N, T]) emit(n N, s *sink[N]) bool {
 	if s.kind == sinkCollect {
+		if size := len(s.nodes) * int(unsafe.Sizeof(n)); len(s.nodes) == cap(s.nodes) && size >= largeCollect {
+			// Growing copies the nodes into fresh memory (see growBytesPerStep).
+			c := size / growBytesPerStep
+			if !ev.charge(c) {
+				return false
+			}
+			meter.did(c)
+		}
 		s.nodes = append(s.nodes, n)
 		return true
 	}

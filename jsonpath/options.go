@@ -14,7 +14,8 @@ const (
 	// step is at most about 150 ns of work, and all work is charged: a
 	// step per selector applied to a value and per value a wildcard,
 	// slice, filter or descent visits; a step per pass of a {range}
-	// body; sorting the k keys of a map (to
+	// body; collecting the items of a {range} or the values of a union,
+	// once past 32 KB, a step per 64 bytes copied as their slice grows; sorting the k keys of a map (to
 	// visit or print it in key order) about k·log2(k)/4; printing, a step
 	// per value, 3 more per map or list (the recursion), and a step per 16
 	// bytes of output; on raw JSON, a step per member or element scanned

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"strings"
 	"testing"
@@ -115,6 +116,105 @@ func TestResultsOfObjectsHoldTheBudget(t *testing.T) {
 				charged += resultCost(&raw[i], math.MaxInt, MaxDataDepth)
 			}
 			t.Logf("%s %s: %d bytes, %d results charged %d steps for printing", f, expr, len(doc), len(raw), charged)
+		}
+	}
+}
+
+// TestRawResultsChargeTheirKeysAndItems: the cost Eval charges for a map or list of raw JSON
+// it returns (resultCost) includes the sorting of its keys and a step for each of its items,
+// as printing it charges them. It charged only its bytes: {.m} on a raw map of 25,000 keys
+// in random order held the default budget, and printing the result (String) took 15 ms
+// sorting them, where ExecuteString fails with the budget error; decoding (Interface) a raw
+// list of 110,000 numbers, two bytes each, took 12 ms.
+func TestRawResultsChargeTheirKeysAndItems(t *testing.T) {
+	perm := rand.New(rand.NewSource(1)).Perm(25000)
+	var keys strings.Builder
+	for _, k := range perm {
+		fmt.Fprintf(&keys, `,"%x":1`, k)
+	}
+	randomKeys := `{"m":{` + keys.String()[1:] + `}}`
+	ones := `{"m":[` + strings.Repeat("1,", 110000) + `1]}`
+	p := MustCompile(`{.m}`)
+	for name, doc := range map[string]string{"keys": randomKeys, "ones": ones} {
+		_, err := p.Eval(JSON(doc))
+		assert.ErrorIs(t, err, ErrBudgetExceeded, name)
+		vs, err := MustCompileWithOptions(t, `{.m}`, Options{MaxSteps: -1}).Eval(JSON(doc))
+		require.NoError(t, err)
+		require.Len(t, vs, 1)
+		charged := resultCost(&vs[0], math.MaxInt, MaxDataDepth)
+		printing := printSteps(t, vs, math.MaxInt)
+		t.Logf("%s: %d bytes charged %d steps, printed in %d", name, len(vs[0].str), charged, printing)
+		assert.Greater(t, charged, DefaultMaxSteps, name)
+	}
+	// The sorting charged for a map bounds what printing it charges, nested maps included.
+	vs, err := MustCompileWithOptions(t, `{.m}`, Options{MaxSteps: -1}).Eval(JSON(randomKeys))
+	require.NoError(t, err)
+	keyBytes := 0
+	for _, k := range perm {
+		keyBytes += len(fmt.Sprintf("%x", k))
+	}
+	assert.GreaterOrEqual(t, resultCost(&vs[0], math.MaxInt, MaxDataDepth), sortCost(len(perm), keyBytes))
+	nested, err := MustCompileWithOptions(t, `{@}`, Options{MaxSteps: -1}).Eval(JSON(`{"a":{"b":1,"c":2},"d":[{"e":1,"f":{"g":2}}]}`))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, resultCost(&nested[0], math.MaxInt, MaxDataDepth),
+		1+sortCost(2, 2)+sortCost(2, 2)+sortCost(2, 2), "sorted: the root, a, and d[0]")
+}
+
+// TestResultCostReadsNoMapPastTheBudget: counting what printing a decoded map that Eval
+// returns costs (resultCost) reads its keys only when the budget left pays for a step each,
+// and the bytes of its keys and strings only when it pays for printing them.
+// It read all the keys of a map first: Eval of {.m} on a map of 500,000 keys took 7 ms
+// before failing with the budget error, and time in proportion to the keys past that.
+func TestResultCostReadsNoMapPastTheBudget(t *testing.T) {
+	m, _ := keyMap(200000)
+	// Nor the bytes of a long key or string, which it reads to count their escapes.
+	long := strings.Repeat("\x01", 16<<20)
+	for _, c := range []struct {
+		expr string
+		obj  any
+	}{
+		{`{.m}`, map[string]any{"m": m}},
+		{`{.l}`, map[string]any{"l": []any{m, m}}},
+		{`{.l[?(@.k1)]}`, map[string]any{"l": []any{m, m}}},
+		{`{@}`, map[string]any{"m": m}},
+		{`{.m}`, map[string]any{"m": map[string]any{long: int64(1), "b": int64(2)}}},
+		{`{.m}`, map[string]any{"m": []any{long}}},
+		// Nor the text of a map or list of raw JSON, which it reads to count its keys and items.
+		{`{@}`, JSON("[" + strings.Repeat("[],", 3<<20) + "[]]")},
+		{`{.m}`, JSON(`{"m":[` + strings.Repeat("[],", 3<<20) + "[]]}")},
+	} {
+		expr := c.expr
+		var wm workMeter
+		meter = &wm
+		_, err := MustCompile(expr).Eval(c.obj)
+		meter = nil
+		assert.ErrorIs(t, err, ErrBudgetExceeded, expr)
+		assert.LessOrEqual(t, wm.work, DefaultMaxSteps, "%s: work beyond the budget", expr)
+	}
+}
+
+// TestResultCostChargesEscapes: the cost Eval charges for a decoded map or list it returns
+// counts its strings and keys as printing writes them, escaped: a control character, <, >,
+// &, a byte of invalid UTF-8 take six bytes (\u0001, \u003c, \ufffd). It counted them
+// as one: {.a} on a list holding a string of 1,000,000 <s held the budget, and printing
+// the result (String) wrote 6 MB in 9 to 26 ms, where ExecuteString fails with the budget
+// error.
+func TestResultCostChargesEscapes(t *testing.T) {
+	for _, ch := range []string{"\x01", "<", "&", "\xff", "\u2028", "\n"} {
+		long := strings.Repeat(ch, 1000000/len(ch))
+		for name, obj := range map[string]any{
+			"string": map[string]any{"a": []any{long}},
+			"key":    map[string]any{"a": map[string]any{long: int64(1), "b": int64(2)}},
+		} {
+			vs, err := MustCompileWithOptions(t, `{.a}`, Options{MaxSteps: -1}).Eval(obj)
+			require.NoError(t, err)
+			charged := resultCost(&vs[0], math.MaxInt, MaxDataDepth)
+			printing := printSteps(t, vs, math.MaxInt)
+			assert.GreaterOrEqual(t, charged, printing, "%q %s: the steps of printing it", ch, name)
+			if ch != "\u2028" { // 3 bytes printed as 6: twice its length
+				_, err = MustCompile(`{.a}`).Eval(obj)
+				assert.ErrorIs(t, err, ErrBudgetExceeded, "%q %s", ch, name)
+			}
 		}
 	}
 }
