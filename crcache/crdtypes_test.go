@@ -484,6 +484,14 @@ func TestCustomResourceTypesLikeControllerRuntime(t *testing.T) {
 						got = append(got, o)
 					}
 					same(fmt.Sprintf("Get %s %s %s", form, kind, name), got)
+					// crcache's shared objects are the same values.
+					for i, c := range []cache.Cache{kx, kxT} {
+						o := newObj[kind][form]()
+						require.NoError(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, o, client.UnsafeDisableDeepCopy))
+						if want := got[[]int{2, 4}[i]]; !reflect.DeepEqual(want, o) {
+							t.Errorf("Get %s %s %s with UnsafeDisableDeepCopy from %s differs:\n%#v\n%#v", form, kind, name, readers[[]int{2, 4}[i]].name, want, o)
+						}
+					}
 				}
 				for _, opt := range [][]client.ListOption{nil, {client.InNamespace(ns), client.MatchingLabels{"set": "x"}}} {
 					var got []any
