@@ -507,6 +507,44 @@ func TestCustomResourceTypesLikeControllerRuntime(t *testing.T) {
 	}
 	compareAll()
 
+	// Handlers of the typed informers get the same objects (adds, and updates after).
+	handlerEvents := map[string]map[string]*events{}
+	for _, rd := range readers[1:] {
+		handlerEvents[rd.name] = map[string]*events{}
+		for kind, obj := range map[string]client.Object{"Widget": &Widget{}, "Blob": &Blob{}} {
+			inf, err := rd.r.(cache.Cache).GetInformer(ctx, obj)
+			require.NoError(t, err)
+			ev := newEvents()
+			reg, err := inf.AddEventHandler(ev.handler())
+			require.NoError(t, err)
+			testenv.Eventually(t, 10*time.Second, reg.HasSynced, "%s handler of %s not synced", rd.name, kind)
+			handlerEvents[rd.name][kind] = ev
+		}
+	}
+	compareAdds := func() {
+		t.Helper()
+		for _, kind := range []string{"Widget", "Blob"} {
+			all := newList[kind]["metadata"]().(*metav1.PartialObjectMetadataList)
+			require.NoError(t, cl.List(ctx, all, client.InNamespace(ns)))
+			for _, item := range all.Items {
+				key := ns + "/" + item.Name
+				var got []any
+				got = append(got, nil) // the server's place in same: controller-runtime's object, below
+				for _, rd := range readers[1:] {
+					ev := handlerEvents[rd.name][kind]
+					testenv.Eventually(t, 10*time.Second, func() bool {
+						o, ok := latestEvent(ev, key).(client.Object)
+						return ok && o.GetResourceVersion() == item.ResourceVersion
+					}, "%s handler: no event of %s %s at %s", rd.name, kind, key, item.ResourceVersion)
+					got = append(got, latestEvent(ev, key))
+				}
+				got[0] = got[1]
+				same(fmt.Sprintf("handler event typed %s %s", kind, item.Name), got)
+			}
+		}
+	}
+	compareAdds()
+
 	// Objects that reach the caches by their watch: new ones, and changed ones.
 	for i, spec := range widgetSpecs[len(widgetSpecs)-6:] {
 		create("Widget", fmt.Sprintf("late%02d", i), `"spec":`+spec)
@@ -524,6 +562,19 @@ func TestCustomResourceTypesLikeControllerRuntime(t *testing.T) {
 	require.NoError(t, cl.Patch(ctx, b, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"a":{"b":[]},"d":null}}`))))
 	synced()
 	compareAll()
+	compareAdds()
+}
+
+// latestEvent returns the object of the last update of key that ev saw, else of its add.
+func latestEvent(ev *events, key string) any {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	for i := len(ev.updates) - 1; i >= 0; i-- {
+		if keyOf(ev.updates[i]) == key {
+			return ev.updates[i]
+		}
+	}
+	return ev.adds[key]
 }
 
 // listItems returns the items of l sorted by name, each as an any of its own type.
