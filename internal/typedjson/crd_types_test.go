@@ -309,3 +309,73 @@ func TestCRDStyleOddEmbeddings(t *testing.T) {
 		})
 	}
 }
+
+// crdTags accepts a list or one comma-separated string (UnmarshalJSON on a slice type).
+type crdTags []string
+
+func (t *crdTags) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*t = strings.Split(s, ",")
+		return nil
+	}
+	var l []string
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	*t = l
+	return nil
+}
+
+// crdFlags is a map type with UnmarshalJSON.
+type crdFlags map[string]bool
+
+func (f *crdFlags) UnmarshalJSON(b []byte) error {
+	var l []string
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	*f = crdFlags{}
+	for _, s := range l {
+		(*f)[s] = true
+	}
+	return nil
+}
+
+// crdMethodsInContainers holds types with methods as map values, slice elements and
+// array elements, where encoding/json decodes into a new element and stores it.
+type crdMethodsInContainers struct {
+	Tags      crdTags                      `json:"tags,omitempty"`
+	PTags     *crdTags                     `json:"ptags,omitempty"`
+	Flags     crdFlags                     `json:"flags,omitempty"`
+	LowerMap  map[string]crdLower          `json:"lowerMap,omitempty"`
+	LowerList []crdLower                   `json:"lowerList,omitempty"`
+	LowerArr  [2]crdLower                  `json:"lowerArr,omitempty"`
+	DurMap    map[string]metav1.Duration   `json:"durMap,omitempty"`
+	TimeList  []metav1.Time                `json:"timeList,omitempty"`
+	PTimeMap  map[string]*metav1.Time      `json:"ptimeMap,omitempty"`
+	QtyMap    map[string]resource.Quantity `json:"qtyMap,omitempty"`
+	IOSList   []intstr.IntOrString         `json:"iosList,omitempty"`
+	ValueMap  map[string]crdValueMethod    `json:"valueMap,omitempty"`
+	TagsMap   map[string]crdTags           `json:"tagsMap,omitempty"`
+	Timeouts  []crdTimeout                 `json:"timeouts,omitempty"`
+}
+
+var crdContainerInputs = []string{
+	`{}`, `{"tags":"a,b","ptags":["c"],"flags":["x","y"]}`, `{"tags":null,"ptags":null,"flags":null}`, `{"tags":1}`, `{"flags":{"a":true}}`,
+	`{"lowerMap":{"a":"ABC","b":null},"lowerList":["X",null,"Y"],"lowerArr":["P","Q","R"]}`, `{"lowerList":[1]}`, `{"lowerMap":{"a":{}}}`,
+	`{"durMap":{"a":"1s","b":null},"timeList":["2026-11-30T12:00:00Z",null,"2026-11-30T12:00:00+01:00"],"ptimeMap":{"a":null,"b":"2026-11-30T12:00:00Z"}}`,
+	`{"durMap":{"a":"x"}}`, `{"timeList":["x"]}`, `{"qtyMap":{"a":"1Gi","b":2,"c":null},"iosList":[1,"a",null,2147483648]}`, `{"iosList":[1.5]}`,
+	`{"valueMap":{"a":"x","b":null},"tagsMap":{"a":"x,y","b":["z"],"c":null},"timeouts":["1s",{"duration":"2s"},null]}`, `{"valueMap":{"a":"bad"}}`,
+}
+
+func TestCRDStyleMethodsInContainers(t *testing.T) {
+	for _, in := range crdContainerInputs {
+		requireSame(t, []byte(in), func() any { return new(crdMethodsInContainers) })
+		requireSame(t, []byte(in), func() any {
+			l := crdTags{"old"}
+			return &crdMethodsInContainers{Tags: crdTags{"held"}, PTags: &l, LowerMap: map[string]crdLower{"a": "old", "z": "kept"},
+				LowerList: []crdLower{"o1", "o2", "o3"}, TagsMap: map[string]crdTags{"a": {"old"}}, Flags: crdFlags{"old": true}}
+		})
+	}
+}
