@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -330,19 +332,33 @@ func TestCustomResourceTypesLikeControllerRuntime(t *testing.T) {
 	start(kx)
 	// With a transform, each cache hands it the typed object (the unstructured one for
 	// unstructured reads in controller-runtime, which has an informer for each).
-	opts.DefaultTransform = func(in any) (any, error) {
-		if o, ok := in.(metav1.Object); ok {
-			a := map[string]string{"transformed": "yes"}
-			for k, v := range o.GetAnnotations() {
-				a[k] = v
+	var inputsMu sync.Mutex
+	inputs := map[string]map[string]bool{} // what each cache's transform was given
+	transform := func(cacheName string) toolscache.TransformFunc {
+		return func(in any) (any, error) {
+			inputsMu.Lock()
+			if inputs[cacheName] == nil {
+				inputs[cacheName] = map[string]bool{}
 			}
-			o.SetAnnotations(a)
+			if o, ok := in.(runtime.Object); ok {
+				inputs[cacheName][fmt.Sprintf("%T %v", in, o.GetObjectKind().GroupVersionKind())] = true
+			}
+			inputsMu.Unlock()
+			if o, ok := in.(metav1.Object); ok {
+				a := map[string]string{"transformed": "yes"}
+				for k, v := range o.GetAnnotations() {
+					a[k] = v
+				}
+				o.SetAnnotations(a)
+			}
+			return in, nil
 		}
-		return in, nil
 	}
+	opts.DefaultTransform = transform("controller-runtime")
 	crT, err := cache.New(cp.AdminConfig(), opts)
 	require.NoError(t, err)
 	start(crT)
+	opts.DefaultTransform = transform("crcache")
 	kxT, err := crcache.New(cp.AdminConfig(), opts)
 	require.NoError(t, err)
 	start(kxT)
@@ -563,6 +579,16 @@ func TestCustomResourceTypesLikeControllerRuntime(t *testing.T) {
 	synced()
 	compareAll()
 	compareAdds()
+	inputsMu.Lock()
+	defer inputsMu.Unlock()
+	// controller-runtime's unstructured informers give their transform unstructured
+	// objects; crcache's unstructured reads share the typed informer's objects.
+	for k := range inputs["controller-runtime"] {
+		if strings.HasPrefix(k, "*unstructured.") {
+			delete(inputs["controller-runtime"], k)
+		}
+	}
+	require.Equal(t, inputs["controller-runtime"], inputs["crcache"], "transform inputs")
 }
 
 // latestEvent returns the object of the last update of key that ev saw, else of its add.

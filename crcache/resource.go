@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
@@ -200,6 +201,9 @@ func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstruc
 			if err := typedjson.Unmarshal(data, typed); err != nil {
 				return nil, fmt.Errorf("crcache: decoding %s for its transform: %w", r.plan.gvk, err)
 			}
+			// Its kind empty, as controller-runtime's typed informers (their decoder) leave
+			// it, though a custom resource's JSON names it.
+			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 			in = typed
 		}
 	}
