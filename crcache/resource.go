@@ -2,6 +2,7 @@ package crcache
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sync"
@@ -10,9 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/jsondecode"
+	"github.com/kindex/kindex/internal/typedjson"
 	"github.com/kindex/kindex/metadataonly"
 )
 
@@ -186,9 +190,20 @@ func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstruc
 	var in any = u
 	if typed, err := r.c.scheme.New(r.plan.gvk); err == nil {
 		if _, isU := typed.(runtime.Unstructured); !isU {
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
-				return nil, fmt.Errorf("crcache: converting %s for its transform: %w", r.plan.gvk, err)
+			// Decoded from JSON as controller-runtime's typed informer decodes it: the
+			// unstructured converter refuses some fields (a json.Number from a number, a
+			// fixed array), which left the transform unapplied, and does not call the
+			// UnmarshalText methods of map keys.
+			data, err := json.Marshal(u.Object)
+			if err != nil {
+				return nil, fmt.Errorf("crcache: encoding %s for its transform: %w", r.plan.gvk, err)
 			}
+			if err := typedjson.Unmarshal(data, typed); err != nil {
+				return nil, fmt.Errorf("crcache: decoding %s for its transform: %w", r.plan.gvk, err)
+			}
+			// Its kind empty, as controller-runtime's typed informers (their decoder) leave
+			// it, though a custom resource's JSON names it.
+			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 			in = typed
 		}
 	}
@@ -203,9 +218,15 @@ func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstruc
 		if reflect.TypeOf(o) != reflect.TypeOf(in) {
 			return nil, fmt.Errorf("crcache: transform of %s returned a %T for a %T", r.plan.gvk, out, in)
 		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		// Encoded as encoding/json encodes it: the unstructured converter refuses some
+		// fields (fixed arrays), which left the transform unapplied.
+		data, err := json.Marshal(o)
 		if err != nil {
-			return nil, fmt.Errorf("crcache: converting the result of %s's transform: %w", r.plan.gvk, err)
+			return nil, fmt.Errorf("crcache: encoding the result of %s's transform: %w", r.plan.gvk, err)
+		}
+		m, err := jsondecode.Object(data)
+		if err != nil {
+			return nil, fmt.Errorf("crcache: decoding the result of %s's transform: %w", r.plan.gvk, err)
 		}
 		res := &unstructured.Unstructured{Object: m}
 		res.SetGroupVersionKind(r.plan.gvk)
