@@ -75,8 +75,20 @@ func TestForbiddenAnswersAtOnce(t *testing.T) {
 		assert.Equal(t, fmt.Sprintf("Error from server (Forbidden): %s is forbidden: User %q cannot list resource %s in the namespace \"kquery-golden\"\n", name, user, gr), r.stderr)
 	}
 
+	// Objects asked for by name are GETs for kubectl: its refusal names each, and the verb.
+	r := answersAtOnce(t, kc, "pods", "p1", "p2")
+	assert.Less(t, r.took, atOnce)
+	assert.Equal(t, 1, r.code)
+	assert.Empty(t, r.stdout)
+	refused := func(name string) string {
+		return fmt.Sprintf("Error from server (Forbidden): pods %q is forbidden: User %q cannot get resource \"pods\" in API group \"\" in the namespace \"kquery-golden\"\n", name, user)
+	}
+	assert.Equal(t, refused("p1")+refused("p2"), r.stderr)
+	r = answersAtOnce(t, kc, "pods/p1", "--count")
+	assert.Equal(t, refused("p1"), r.stderr)
+
 	cp.Grant(t, user, "kquery-golden", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"list", "watch"}})
-	r := answersAtOnce(t, kc, "cm,pods", "-o", "name")
+	r = answersAtOnce(t, kc, "cm,pods", "-o", "name")
 	assert.Less(t, r.took, atOnce)
 	assert.Equal(t, 1, r.code)
 	assert.Equal(t, "configmap/cm-a\nconfigmap/cm-b\n", r.stdout)

@@ -52,7 +52,7 @@ func (x *execution) printCounts(ctx context.Context, states []*state) error {
 	var errs []error
 	for _, s := range states {
 		if s.err != nil {
-			errs = append(errs, s.err)
+			errs = append(errs, stateErrs(s)...)
 			continue
 		}
 		q := query.Query{Conditions: slices.Clone(x.conditions)}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/resource"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
@@ -446,6 +447,52 @@ func listError(err error, s *state) error {
 	return resource.EnhanceListError(err, opts, s.t.Res.GVR.String())
 }
 
+// nameErrors are the errors of the names asked for of one target, reported one by one.
+type nameErrors []error
+
+func (e nameErrors) Error() string { return errors.Join(e...).Error() }
+
+// stateErrs returns the errors that s's error stands for, one per name where it is for
+// names (nameErrors).
+func stateErrs(s *state) []error {
+	var ne nameErrors
+	if errors.As(s.err, &ne) {
+		return ne
+	}
+	return []error{s.err}
+}
+
+// getErrors GETs each name asked for of s's target, as kubectl does, when the LIST kquery
+// needs was forbidden: where every GET is refused too, the answer is kubectl's, an error
+// per name ("cannot get"); nil otherwise (the GET is allowed and the LIST's refusal is why
+// kquery cannot answer).
+func (x *execution) getErrors(ctx context.Context, s *state) nameErrors {
+	if s.t.Res.Namespaced && s.scope.Namespace == "" {
+		return nil
+	}
+	dyn, err := dynamic.NewForConfig(x.cfg)
+	if err != nil {
+		return nil
+	}
+	var ri dynamic.ResourceInterface = dyn.Resource(s.t.Res.GVR)
+	if s.t.Res.Namespaced {
+		ri = dyn.Resource(s.t.Res.GVR).Namespace(s.scope.Namespace)
+	}
+	var errs nameErrors
+	for _, n := range s.t.Names {
+		if msgs := rest.IsValidPathSegmentName(n); len(msgs) > 0 {
+			errs = append(errs, &invalidNameError{Name: n, Msgs: msgs})
+			continue
+		}
+		_, err := ri.Get(ctx, n, metav1.GetOptions{})
+		if !apierrors.IsForbidden(err) {
+			return nil
+		}
+		errs = append(errs, err)
+	}
+	return errs
+}
+
 // waitAll waits until every informer has synced, or parked: a forbidden resource, or one
 // whose CRD is gone, is an answer, reported at once in kubectl's words.
 func (x *execution) waitAll(ctx context.Context, states []*state) error {
@@ -471,6 +518,11 @@ func (x *execution) waitAll(ctx context.Context, states []*state) error {
 			}
 			if f.Err != nil {
 				s.err = listError(f.Err, s)
+				if apierrors.IsForbidden(f.Err) && len(s.t.Names) > 0 {
+					if errs := x.getErrors(ctx, s); errs != nil {
+						s.err = errs
+					}
+				}
 				continue
 			}
 		}
@@ -621,7 +673,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	var pages []page
 	for i, s := range states {
 		if s.err != nil {
-			errs = append(errs, s.err)
+			errs = append(errs, stateErrs(s)...)
 			continue
 		}
 		if from[i].Done { // listed, nothing left: still one of the types answered

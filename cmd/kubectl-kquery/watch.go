@@ -30,7 +30,7 @@ import (
 // output formats print the object on every change.
 func (x *execution) watch(ctx context.Context, s *state) error {
 	if s.err != nil {
-		return s.err
+		return reportAllButLast(x.stderr, stateErrs(s))
 	}
 	o := x.o
 	w := &watcher{x: x, s: s, shown: map[string]*unstructured.Unstructured{}, serverRows: map[string]string{}}
