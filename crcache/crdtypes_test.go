@@ -315,13 +315,7 @@ func TestCustomResourceTypesLikeControllerRuntime(t *testing.T) {
 
 	opts := cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}}
 	start := func(c cache.Cache) {
-		runCtx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- c.Start(runCtx) }()
-		t.Cleanup(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
+		run(t, c)
 		require.True(t, c.WaitForCacheSync(ctx))
 	}
 	cr, err := cache.New(cp.AdminConfig(), opts)

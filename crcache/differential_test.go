@@ -334,13 +334,7 @@ func TestSameEventsAsControllerRuntime(t *testing.T) {
 	for name, newFn := range map[string]cache.NewCacheFunc{"controller-runtime": cache.New, "crcache": crcache.New} {
 		c, err := newFn(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
 		require.NoError(t, err)
-		runCtx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- c.Start(runCtx) }()
-		t.Cleanup(func() {
-			cancel()
-			require.NoError(t, <-done)
-		})
+		run(t, c)
 		recs[name] = map[string]*recorder{}
 		for kind, obj := range kinds {
 			inf, err := c.GetInformer(ctx, obj())

@@ -50,8 +50,8 @@ func newCache(t *testing.T, cfg *rest.Config, opts cache.Options) *crcache.Cache
 	return c
 }
 
-// run starts c in the background until the test ends.
-func run(t *testing.T, c *crcache.Cache) {
+// run starts c (crcache's or controller-runtime's) in the background until the test ends.
+func run(t *testing.T, c cache.Cache) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
