@@ -167,6 +167,12 @@ func (c *core) start(ctx context.Context) error {
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	c.hub = newHub(c.subscriberPanicked)
 	c.mu.Unlock()
+	pruneErr := ""
+	if s := c.opts.snapshot; s != nil && s.retention > 0 {
+		// Once per factory, before Start returns; the files of informers created meanwhile
+		// are kept as at every prune.
+		pruneErr = c.pruneSnapshots("")
+	}
 	if c.in.StartDiscovery != nil {
 		if err := c.in.StartDiscovery(c.ctx); err != nil {
 			close(c.watcherDone) // no watcher was started
@@ -189,7 +195,7 @@ func (c *core) start(ctx context.Context) error {
 	// too, and waits for this goroutine, which then has nothing to do.
 	go func() {
 		defer close(c.watcherDone)
-		<-c.ctx.Done()
+		c.followContext(c.ctx, pruneErr)
 		c.stopAs(true)
 	}()
 	return nil

@@ -201,12 +201,15 @@
 // a recreated cluster is then caught only when its resourceVersion is behind the
 // snapshot's (below) or the snapshot's version is older than the new watch cache. When
 // the GET fails otherwise (the server unreachable at start), the snapshot is not used: it
-// is never served unconfirmed. kindex never removes a file of an identity it no longer
-// uses (an informer with other selectors or another shard writes a file of its own, and
-// the old one stays where it was): a program that changes them often prunes SnapshotDir
-// itself, for example of files not modified for longer than it ever runs without a
-// change (a file is rewritten whenever its informer has changes to save; removing one
-// in use costs a LIST at the next start, nothing else). On start with a valid snapshot:
+// is never served unconfirmed. An informer with other selectors or another shard writes a
+// file of its own, and the old one stays where it was unless Options.SnapshotRetention is
+// set: then Start, and every half retention (at most hourly) while the factory runs,
+// removes the snapshot files that no informer of the factory uses and that nothing wrote
+// for that long (TestSnapshotRetentionPrunesUnusedIdentities; a file is rewritten whenever
+// its informer has changes to save, and removing one in use costs a LIST at the next
+// start, nothing else). A SnapshotDir removed while the factory runs is created again by
+// the next write (TestSnapshotDirRemovedWhileRunningIsCreatedAgain). On start with a valid
+// snapshot:
 //
 //   - The reflector's first List is answered from the file, without a request: handlers
 //     receive its objects as adds (a handler passed with WithEventHandler is registered

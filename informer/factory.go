@@ -150,6 +150,19 @@ type Options[T Object] struct {
 	// Without it (and without a key), an informer on secrets removes the unencrypted
 	// snapshot an earlier run with it wrote.
 	SnapshotPlainSecrets bool
+	// SnapshotRetention, if set, removes from SnapshotDir the snapshot files that no
+	// informer of the factory uses and that nothing has written for that long: the files of
+	// identities a program no longer uses (other selectors, a shard range it held before a
+	// rebalance, a resource since deleted), which are otherwise kept for good. Start prunes
+	// before it returns, then every SnapshotRetention/2 (at most every hour) while the
+	// factory runs. A file in use is rewritten whenever its informer has changes to save
+	// (watch bookmarks count), so set it longer than the longest time a program sharing
+	// the directory may be stopped, or run without changes, and still want its snapshot: a
+	// removed snapshot costs a LIST at the next start, nothing else. Only files that start
+	// as snapshots do, and the temporary files of interrupted writes, are removed. Default
+	// 0: never remove a file. A positive retention under a minute fails NewFactory, as does
+	// one without SnapshotDir.
+	SnapshotRetention time.Duration
 	// DisableStartGC leaves garbage collection during informers' starts to the Go runtime.
 	// By default, in the compact mode, whose starts make garbage several times the size of
 	// what they keep (every object decoded for a handler of objects; a relist over a full
@@ -218,7 +231,7 @@ func newFactory[T Object](cfg *rest.Config, opts Options[T], newMode ModeBuilder
 	if mode == nil {
 		return nil, errors.New("kindex: nil storage mode")
 	}
-	if c.snapshot, err = newSnapshotConfig(mode, cfg.Host+cfg.APIPath, opts.SnapshotDir, opts.SnapshotInterval, opts.SnapshotKey,
+	if c.snapshot, err = newSnapshotConfig(mode, cfg.Host+cfg.APIPath, opts.SnapshotDir, opts.SnapshotInterval, opts.SnapshotRetention, opts.SnapshotKey,
 		opts.SnapshotKeyFile, opts.SnapshotPlainSecrets); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,11 @@ import (
 // DefaultSnapshotInterval is Options.SnapshotInterval's default.
 const DefaultSnapshotInterval = 5 * time.Minute
 
+// minSnapshotRetention is the shortest positive Options.SnapshotRetention NewFactory
+// accepts: shorter, the files of another process sharing the directory would go between
+// two of its writes.
+const minSnapshotRetention = time.Minute
+
 // minSnapshotInterval is the shortest Options.SnapshotInterval NewFactory accepts.
 const minSnapshotInterval = time.Millisecond
 
@@ -43,6 +48,7 @@ type snapshotConfig struct {
 	server       string
 	dir          string
 	interval     time.Duration
+	retention    time.Duration // Options.SnapshotRetention (0: files are never pruned)
 	key          []byte
 	plainSecrets bool
 	snapshotter  storage.Snapshotter
@@ -51,10 +57,13 @@ type snapshotConfig struct {
 }
 
 // newSnapshotConfig validates the Snapshot options; nil when snapshots are off.
-func newSnapshotConfig(mode storage.Mode, server, dir string, interval time.Duration, key []byte, keyFile string, plainSecrets bool) (*snapshotConfig, error) {
+func newSnapshotConfig(mode storage.Mode, server, dir string, interval, retention time.Duration, key []byte, keyFile string, plainSecrets bool) (*snapshotConfig, error) {
 	if dir == "" {
 		if key != nil || keyFile != "" {
 			return nil, errors.New("kindex: SnapshotKey or SnapshotKeyFile without SnapshotDir")
+		}
+		if retention != 0 {
+			return nil, errors.New("kindex: SnapshotRetention without SnapshotDir")
 		}
 		return nil, nil
 	}
@@ -71,6 +80,9 @@ func newSnapshotConfig(mode storage.Mode, server, dir string, interval time.Dura
 	}
 	if interval == 0 {
 		interval = DefaultSnapshotInterval
+	}
+	if retention < 0 || retention > 0 && retention < minSnapshotRetention {
+		return nil, fmt.Errorf("kindex: SnapshotRetention must be 0 (keep every file) or at least %v, got %v", minSnapshotRetention, retention)
 	}
 	if key != nil && keyFile != "" {
 		return nil, errors.New("kindex: set SnapshotKey or SnapshotKeyFile, not both")
@@ -92,7 +104,7 @@ func newSnapshotConfig(mode storage.Mode, server, dir string, interval time.Dura
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("kindex: Options.SnapshotDir: %w", err)
 	}
-	return &snapshotConfig{server: server, dir: dir, interval: interval, key: key, plainSecrets: plainSecrets, snapshotter: s}, nil
+	return &snapshotConfig{server: server, dir: dir, interval: interval, retention: retention, key: key, plainSecrets: plainSecrets, snapshotter: s}, nil
 }
 
 // snapState is one entry's snapshot file: its identity, what was applied since the last

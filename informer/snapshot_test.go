@@ -45,6 +45,7 @@ func TestSnapshotConfigValidation(t *testing.T) {
 		key     []byte
 		keyFile string
 		iv      time.Duration
+		keep    time.Duration
 		err     string
 	}{
 		{name: "off", mode: sm},
@@ -58,11 +59,16 @@ func TestSnapshotConfigValidation(t *testing.T) {
 		{name: "interval of nanoseconds", mode: sm, dir: dir, iv: 30, err: "at least 1ms"},
 		{name: "key file readable by others", mode: sm, dir: dir, keyFile: openKeyFile, err: "accessible by others or writable by its group"},
 		{name: "raw key file", mode: sm, dir: dir, keyFile: rawKeyFile, err: "not hexadecimal text"},
+		{name: "retention without dir", mode: sm, keep: time.Hour, err: "SnapshotRetention without SnapshotDir"},
+		{name: "negative retention", mode: sm, dir: dir, keep: -time.Hour, err: "SnapshotRetention must be 0"},
+		// 24 meant as hours is 24 ns: every file but the factory's own would go at Start.
+		{name: "retention of nanoseconds", mode: sm, dir: dir, keep: 24, err: "at least 1m0s"},
+		{name: "retention", mode: sm, dir: dir, keep: time.Minute},
 		{name: "key file", mode: sm, dir: dir, keyFile: keyFile},
 		{name: "plain", mode: sm, dir: dir},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := newSnapshotConfig(tc.mode, "https://server", tc.dir, tc.iv, tc.key, tc.keyFile, false)
+			cfg, err := newSnapshotConfig(tc.mode, "https://server", tc.dir, tc.iv, tc.keep, tc.key, tc.keyFile, false)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return
@@ -73,6 +79,7 @@ func TestSnapshotConfigValidation(t *testing.T) {
 				return
 			}
 			assert.Equal(t, DefaultSnapshotInterval, cfg.interval)
+			assert.Equal(t, tc.keep, cfg.retention)
 			fi, err := os.Stat(dir)
 			require.NoError(t, err)
 			assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
@@ -235,7 +242,7 @@ func TestSnapshotSafeName(t *testing.T) {
 func TestSnapshotIdentityHoldsServerAndShard(t *testing.T) {
 	dir := t.TempDir()
 	path := func(server, shard string) string {
-		cfg, err := newSnapshotConfig(snapModeFake{newFakeMode()}, server, dir, 0, nil, "", false)
+		cfg, err := newSnapshotConfig(snapModeFake{newFakeMode()}, server, dir, 0, 0, nil, "", false)
 		require.NoError(t, err)
 		e := &entry{key: Key{GVR: widgets.GVR, Mode: "compact", Shard: shard}, core: &core{opts: config{snapshot: cfg}}}
 		return newSnapState(e).path

@@ -193,6 +193,14 @@ func Write(path string, m Meta, count int, next func(i int) []byte, o Options) (
 	}
 	removeStale(dir, base)
 	f, err := os.CreateTemp(dir, tmpPrefix+base+"-*")
+	if errors.Is(err, os.ErrNotExist) {
+		// The directory was removed since (a cleaner of temporary directories, an
+		// operator): create it again, 0700 as the factory does, rather than fail every
+		// write until the process restarts.
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			f, err = os.CreateTemp(dir, tmpPrefix+base+"-*")
+		}
+	}
 	if err != nil {
 		return fileError("create a temporary file in", dir, err)
 	}
