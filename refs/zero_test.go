@@ -36,3 +36,20 @@ func TestZeroGraphIsErrUninitialized(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeNodeStringOfHandBuiltTrees: a nil TreeNode renders as "", a nil child is left out
+// and a child without an Edge is shown without a rule, instead of a nil dereference.
+func TestTreeNodeStringOfHandBuiltTrees(t *testing.T) {
+	var nilNode *refs.TreeNode
+	assert.Equal(t, "", nilNode.String())
+	root := &refs.TreeNode{
+		Object: refs.ObjectRef{Resource: "pods", Namespace: "ns", Name: "web"},
+		Children: []*refs.TreeNode{
+			nil,
+			{Object: refs.ObjectRef{Resource: "secrets", Namespace: "ns", Name: "db"}},
+			{Object: refs.ObjectRef{Resource: "configmaps", Namespace: "ns", Name: "cfg"}, Edge: &refs.Edge{Rule: "pods:volume-configmap"}},
+			nil,
+		},
+	}
+	assert.Equal(t, "pods/ns/web\n├── secrets/ns/db\n└── [pods:volume-configmap] configmaps/ns/cfg\n", root.String())
+}
