@@ -90,6 +90,9 @@ func New(cfg *rest.Config, opts Options) (*Client, error) {
 	return c, nil
 }
 
+// valid reports whether c was made by New: the zero Client and a nil *Client were not.
+func (c *Client) valid() bool { return c != nil && c.disco != nil }
+
 // sameHostRedirectsOnly returns a copy of hc that follows a redirect only to the same scheme
 // and host:port as the original request.
 func sameHostRedirectsOnly(hc *http.Client) *http.Client {
@@ -124,6 +127,9 @@ func (c *Client) Start(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
 	}
+	if !c.valid() {
+		return ErrUninitialized
+	}
 	c.startMu.Lock()
 	if c.started {
 		c.startMu.Unlock()
@@ -155,6 +161,9 @@ func (c *Client) Start(ctx context.Context) error {
 // ended), including a discovery round the follower had in flight, and then closes the
 // client's idle connections. It returns at once if Start was not called.
 func (c *Client) Wait() {
+	if !c.valid() {
+		return
+	}
 	c.following.Wait()
 	c.closeIdleConnections()
 }
@@ -188,6 +197,9 @@ func (c *Client) closeIdleConnections() {
 func (c *Client) Refresh(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
+	}
+	if !c.valid() {
+		return ErrUninitialized
 	}
 	if err := c.refreshAll(ctx); err != nil {
 		return err
@@ -291,6 +303,9 @@ func (c *Client) logContext(ctx context.Context) context.Context {
 // (RefreshInterval). A client that does not follow learns of a resource served or removed
 // since its last round only when asked (a miss, RecheckGVR, Refresh).
 func (c *Client) Following() bool {
+	if !c.valid() {
+		return false
+	}
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	return c.follower != nil && !c.follower.lagging()

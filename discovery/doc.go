@@ -163,5 +163,6 @@
 // context ends; Wait then waits for every goroutine Start created. A Client that is never
 // started still resolves, discovering on first use and on misses only. Returned Resources
 // are copies the caller may modify. Every method that takes a context refuses a nil one with
-// ErrNilContext.
+// ErrNilContext. A Client that New did not make (the zero Client, a nil *Client) returns
+// ErrUninitialized.
 package discovery

@@ -24,6 +24,11 @@ var ErrGroupUnavailable = errors.New("discovery: API group unavailable")
 // caller cannot recover on.
 var ErrNilContext = errors.New("discovery: nil context")
 
+// ErrUninitialized is returned by every method of a Client that New did not make, the zero
+// Client or a nil *Client, that returns an error; Wait returns at once and Following is
+// false.
+var ErrUninitialized = errors.New("discovery: zero or nil Client: make it with New")
+
 // ErrNilHandler is returned by Subscribe for a nil handler.
 var ErrNilHandler = errors.New("discovery: Subscribe: nil handler")
 
@@ -116,6 +121,9 @@ func (e *AmbiguousError) Error() string {
 	names := make([]string, len(e.Candidates))
 	for i, c := range e.Candidates {
 		names[i] = qualifiedName(c.GVR.GroupResource())
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("discovery: %s is ambiguous", quote(e.Input))
 	}
 	return fmt.Sprintf("discovery: %s is ambiguous, it matches %s; qualify it with the group (for example %q)",
 		quote(e.Input), strings.Join(names, ", "), names[0])

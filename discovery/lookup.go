@@ -30,6 +30,9 @@ func (c *Client) Resolve(ctx context.Context, input string) (Resource, error) {
 	if ctx == nil {
 		return Resource{}, ErrNilContext
 	}
+	if !c.valid() {
+		return Resource{}, ErrUninitialized
+	}
 	if parseInput(input) == nil {
 		return Resource{}, notAName(input)
 	}
@@ -45,6 +48,9 @@ func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (R
 	if ctx == nil {
 		return Resource{}, ErrNilContext
 	}
+	if !c.valid() {
+		return Resource{}, ErrUninitialized
+	}
 	if len(gvk.Group)+len(gvk.Version)+len(gvk.Kind) > maxInputLen {
 		return Resource{}, noKindMatch(gvk)
 	}
@@ -58,6 +64,9 @@ func (c *Client) ResolveGVK(ctx context.Context, gvk schema.GroupVersionKind) (R
 func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
 	if ctx == nil {
 		return Resource{}, ErrNilContext
+	}
+	if !c.valid() {
+		return Resource{}, ErrUninitialized
 	}
 	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
@@ -73,6 +82,9 @@ func (c *Client) ResolveGVR(ctx context.Context, gvr schema.GroupVersionResource
 // rounds keep current: many callers re-checking misses with ResolveGVR would each make
 // the client re-discover everything.
 func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
+	if !c.valid() {
+		return Resource{}, ErrUninitialized
+	}
 	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
 	}
@@ -93,6 +105,9 @@ func (c *Client) CachedGVR(gvr schema.GroupVersionResource) (Resource, error) {
 func (c *Client) RecheckGVR(ctx context.Context, gvr schema.GroupVersionResource) (Resource, error) {
 	if ctx == nil {
 		return Resource{}, ErrNilContext
+	}
+	if !c.valid() {
+		return Resource{}, ErrUninitialized
 	}
 	if len(gvr.Group)+len(gvr.Version)+len(gvr.Resource) > maxInputLen || !possibleGroup(gvr.Group) {
 		return Resource{}, noResourceMatch(qualifiedName(gvr.GroupResource()), gvr)
@@ -134,6 +149,9 @@ func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, 
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
+	if !c.valid() {
+		return nil, ErrUninitialized
+	}
 	if len(name) > maxInputLen || name == "" || badRune(name) >= 0 {
 		return nil, noCategoryMatch(name)
 	}
@@ -154,6 +172,9 @@ func (c *Client) ResolveCategory(ctx context.Context, name string) ([]Resource, 
 func (c *Client) Resources(ctx context.Context, f Filter) ([]Resource, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
+	}
+	if !c.valid() {
+		return nil, ErrUninitialized
 	}
 	if err := c.ensureDiscovered(ctx); err != nil {
 		return nil, err

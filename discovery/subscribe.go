@@ -26,6 +26,9 @@ func (c *Client) Subscribe(handler func(Event)) (unsubscribe func(), err error) 
 	if handler == nil {
 		return nil, ErrNilHandler
 	}
+	if !c.valid() {
+		return nil, ErrUninitialized
+	}
 	log := c.log
 	s := mailbox.New(handler, mailbox.Options[Event]{OnPanic: func(e Event, r any, stack []byte) {
 		log.Error(fmt.Errorf("panic: %v", r), "discovery event handler panicked",

@@ -56,7 +56,8 @@ func (c *ssarChecker) Allowed(ctx context.Context, gvr schema.GroupVersionResour
 
 // AccessChecks is a rate of access re-checks shared by the informers parked on a 403 of
 // every factory given it (Options.AccessChecks): with n of them parked, each waits at least
-// n/perSecond between its re-checks. Safe for concurrent use.
+// n/perSecond between its re-checks. Safe for concurrent use. The zero AccessChecks has
+// the default rate, 4 a second, as NewAccessChecks(0).
 type AccessChecks struct {
 	perSecond float64
 	parked    atomic.Int64
@@ -66,16 +67,23 @@ type AccessChecks struct {
 // not a positive number: zero, negative or NaN).
 func NewAccessChecks(perSecond float64) *AccessChecks {
 	if !(perSecond > 0) {
-		perSecond = 4
+		perSecond = defaultAccessChecksPerSecond
 	}
 	return &AccessChecks{perSecond: perSecond}
 }
+
+// defaultAccessChecksPerSecond is the rate of NewAccessChecks(0) and of the zero AccessChecks.
+const defaultAccessChecksPerSecond = 4
 
 // floor is the least wait between one parked informer's re-checks. A wait beyond a
 // Duration's range is the longest Duration: converted, it would wrap to a negative one,
 // which would lift the limit instead.
 func (a *AccessChecks) floor() time.Duration {
-	d := float64(a.parked.Load()) / a.perSecond * float64(time.Second)
+	perSecond := a.perSecond
+	if !(perSecond > 0) { // the zero AccessChecks: its n/0 would be a wait without end
+		perSecond = defaultAccessChecksPerSecond
+	}
+	d := float64(a.parked.Load()) / perSecond * float64(time.Second)
 	if d >= math.MaxInt64 {
 		return math.MaxInt64
 	}

@@ -86,6 +86,13 @@ func (e *PanicError) Unwrap() error {
 // call it later (AddEventHandler, SubscribeStatus, WatchAll.AddEventHandler).
 var ErrNilCallback = errors.New("kindex: nil callback")
 
+// ErrUninitialized is returned by the methods of a Factory, Informer or WatchAll that this
+// package did not make: a zero value (var f informer.Factory[T]) or a nil pointer (the
+// *Informer of a failed Factory.Informer). New and the front ends' NewFactory make
+// factories; Factory.Informer and its variants, informers; Factory.WatchAll, watch-all sets.
+// Their methods without an error result do nothing and return zero values.
+var ErrUninitialized = errors.New("kindex: zero or nil Factory, Informer or WatchAll: make it with New, Factory.Informer or Factory.WatchAll")
+
 // ErrNilContext is returned by every method that takes a context when given a nil one:
 // Factory.Start, Informer, InformerForGVR, InformerForGVK, WatchAll, Dependents, Orphans, the
 // waits (WaitForSync, WaitForSyncOrPark) and the queries (Query, QueryItems, Count, CountBy,

@@ -309,7 +309,17 @@ func compileIndexes(exprs map[string]string, jopts jsonpath.Options) (map[string
 // Informers can be requested only after Start (before it they fail with ErrNotStarted). A
 // factory starts once: a second Start is an error, and so is Start after Shutdown
 // (ErrShutdown) or a discovery client the factory created that fails its first discovery.
-func (f *Factory[T]) Start(ctx context.Context) error { return f.c.start(ctx) }
+// A zero or nil Factory (not made by New) is ErrUninitialized, here and in every method of
+// Factory that returns an error; the others do nothing.
+func (f *Factory[T]) Start(ctx context.Context) error {
+	if !f.valid() {
+		return ErrUninitialized
+	}
+	return f.c.start(ctx)
+}
+
+// valid reports whether f was made by New: the zero Factory and a nil *Factory were not.
+func (f *Factory[T]) valid() bool { return f != nil && f.c != nil }
 
 // Shutdown stops every informer and watch-all set and waits until every goroutine the
 // factory started has ended, handler goroutines included. Called from an event handler
@@ -322,7 +332,11 @@ func (f *Factory[T]) Start(ctx context.Context) error { return f.c.start(ctx) }
 // Release made from a Transform or index function, which finishes once the callback has
 // returned, is finished when Shutdown returns. Safe to call more than once, and without
 // Start.
-func (f *Factory[T]) Shutdown() { f.c.stop() }
+func (f *Factory[T]) Shutdown() {
+	if f.valid() {
+		f.c.stop()
+	}
+}
 
 // Informer returns a reference to the shared informer of the resource the user typed
 // ("deploy", "deployments.apps", "Deployment.v1.apps", a short name), at its preferred
@@ -335,6 +349,9 @@ func (f *Factory[T]) Shutdown() { f.c.stop() }
 func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
+	}
+	if !f.valid() {
+		return nil, ErrUninitialized
 	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
@@ -350,6 +367,9 @@ func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option)
 func (f *Factory[T]) InformerForGVR(ctx context.Context, gvr schema.GroupVersionResource, opts ...Option) (*Informer[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
+	}
+	if !f.valid() {
+		return nil, ErrUninitialized
 	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
@@ -367,6 +387,9 @@ func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersion
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
+	if !f.valid() {
+		return nil, ErrUninitialized
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
@@ -380,6 +403,9 @@ func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersion
 // ForResource is Informer for a resource already resolved through discovery, with the same
 // errors except discovery's: it makes no request.
 func (f *Factory[T]) ForResource(res discovery.Resource, opts ...Option) (*Informer[T], error) {
+	if !f.valid() {
+		return nil, ErrUninitialized
+	}
 	h, err := f.c.acquire(res, opts)
 	if err != nil {
 		return nil, err
@@ -393,7 +419,12 @@ func (f *Factory[T]) ForResource(res discovery.Resource, opts ...Option) (*Infor
 // returns as soon as ctx ends. Without a deadline it waits for parked informers to resume.
 // An informer whose last reference is released while it waits is no longer held and is not
 // waited for.
-func (f *Factory[T]) WaitForSync(ctx context.Context) error { return f.c.waitForSync(ctx) }
+func (f *Factory[T]) WaitForSync(ctx context.Context) error {
+	if !f.valid() {
+		return ErrUninitialized
+	}
+	return f.c.waitForSync(ctx)
+}
 
 // CheckPath returns an error if the factory's objects do not hold what p reads (a compact
 // factory's projection drops it, a metadata-only factory holds only metadata): an index, a
@@ -404,6 +435,9 @@ func (f *Factory[T]) CheckPath(p *jsonpath.Path) error {
 	if p == nil {
 		return errors.New("kindex: CheckPath(nil)")
 	}
+	if !f.valid() {
+		return ErrUninitialized
+	}
 	if pc, ok := f.c.mode.(storage.PathChecker); ok {
 		return pc.CheckPath(p)
 	}
@@ -412,6 +446,9 @@ func (f *Factory[T]) CheckPath(p *jsonpath.Path) error {
 
 // Statuses returns the status of every informer currently held.
 func (f *Factory[T]) Statuses() []Status {
+	if !f.valid() {
+		return nil
+	}
 	entries := f.c.reg.list()
 	out := make([]Status, 0, len(entries))
 	for _, e := range entries {
@@ -433,6 +470,9 @@ func (f *Factory[T]) SubscribeStatus(fn func(Status)) (unsubscribe func(), err e
 	if fn == nil {
 		return nil, fmt.Errorf("%w: SubscribeStatus(nil)", ErrNilCallback)
 	}
+	if !f.valid() {
+		return nil, ErrUninitialized
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
@@ -441,6 +481,9 @@ func (f *Factory[T]) SubscribeStatus(fn func(Status)) (unsubscribe func(), err e
 
 // Recheck is Informer.Recheck for every parked informer of the factory.
 func (f *Factory[T]) Recheck() {
+	if !f.valid() {
+		return
+	}
 	for _, e := range f.c.reg.list() {
 		e.notify()
 	}

@@ -20,6 +20,9 @@ var ErrNotRegistered = errors.New("kindex: the registration was not made through
 // registration not made through this reference (or removed already) is ErrNotRegistered,
 // and ErrReleased once the reference is released.
 func (i *Informer[T]) HandOffEventHandler(r *Registration) (map[string]Item[T], <-chan struct{}, error) {
+	if !i.valid() {
+		return nil, nil, ErrUninitialized
+	}
 	h := i.h
 	if err := h.e.reentered(); err != nil {
 		return nil, nil, err

@@ -60,6 +60,9 @@ type IndexStats struct {
 // metadataonly.ErrNotMetadata): it would index nothing where the server's objects have
 // values.
 func (i *Informer[T]) AddIndex(name, expr string) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	p, err := jsonpath.CompileWithOptions(expr, i.h.c.indexOpts)
 	if err != nil {
 		return fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), err)
@@ -74,6 +77,9 @@ func (i *Informer[T]) AddIndex(name, expr string) error {
 // registration's path evaluates it (its MaxSteps and MaxResults), until every name using it
 // is removed.
 func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	if p == nil {
 		return fmt.Errorf("%w %s: nil path", ErrInvalidIndex, quote(name))
 	}
@@ -108,6 +114,9 @@ func jsonPathIndex(mode storage.Mode, name string, p *jsonpath.Path) (indexSpec,
 // (indexfuncs.IndexOwnerUID, IndexLabel, ...; see indexfuncs.BuiltinNames), with AddIndex's
 // sharing and ownership rules.
 func (i *Informer[T]) AddBuiltinIndex(name string) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	fn, ok := indexfuncs.Builtin(name)
 	if !ok {
 		return fmt.Errorf("%w: no built-in index %s (known: %v)", ErrInvalidIndex, quote(name), indexfuncs.BuiltinNames())
@@ -128,6 +137,9 @@ func (i *Informer[T]) AddBuiltinIndex(name string) error {
 // compared with another, so a name registered with AddIndexFunc is held by one reference
 // only: registering it again while held fails with ErrIndexConflict.
 func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	if fn == nil {
 		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
 	}
@@ -155,6 +167,9 @@ func (i *Informer[T]) AddIndexFunc(name string, fn cache.IndexFunc) error {
 // a chunk shared with the object's other strings), which an index entry would otherwise
 // keep alive after the object changed.
 func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, error)) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	if fn == nil {
 		return fmt.Errorf("%w %s: nil function", ErrInvalidIndex, quote(name))
 	}
@@ -179,13 +194,21 @@ func (i *Informer[T]) AddItemIndexFunc(name string, fn func(Item[T]) ([]string, 
 // RemoveIndex removes an index registered through this reference. The index itself is
 // freed when no other reference holds a name with its definition. It returns an error
 // matching ErrIndexNotFound if this reference does not hold name.
-func (i *Informer[T]) RemoveIndex(name string) error { return i.h.removeIndex(name) }
+func (i *Informer[T]) RemoveIndex(name string) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
+	return i.h.removeIndex(name)
+}
 
 // IndexStats describes a registered index; an error matching ErrIndexNotFound if name is not
 // registered on the informer, ErrCalledFromCallback from one of its index functions;
 // ErrReleased after Release and ErrShutdown once the factory stopped, as the reads (the
 // stopped informer's emptied index describes nothing).
 func (i *Informer[T]) IndexStats(name string) (IndexStats, error) {
+	if !i.valid() {
+		return IndexStats{}, ErrUninitialized
+	}
 	if err := i.h.gone(); err != nil {
 		return IndexStats{}, err
 	}
@@ -195,4 +218,9 @@ func (i *Informer[T]) IndexStats(name string) (IndexStats, error) {
 // IndexNames returns the index names registered on the informer (through any reference),
 // sorted. It takes no lock, and answers from an index function too (a name being
 // registered by the AddIndex that runs it is not there yet).
-func (i *Informer[T]) IndexNames() []string { return i.h.e.indexNames() }
+func (i *Informer[T]) IndexNames() []string {
+	if !i.valid() {
+		return nil
+	}
+	return i.h.e.indexNames()
+}

@@ -185,32 +185,60 @@ type Informer[T Object] struct {
 // informer's own Transform or index function, which that stop would wait for, it releases
 // the reference (reads through it fail with ErrReleased) and returns at once; the handlers
 // and indexes are removed, and the informer stopped, once the callback has returned, and
-// before Factory.Shutdown returns.
-func (i *Informer[T]) Release() { i.h.release() }
+// before Factory.Shutdown returns. A zero or nil Informer (not made by a Factory) is
+// ErrUninitialized, in Release and in every method of Informer and NamespaceLister that
+// returns an error; the others do nothing and return zero values.
+func (i *Informer[T]) Release() {
+	if i.valid() {
+		i.h.release()
+	}
+}
+
+// valid reports whether i was made by a Factory (or a watch-all set): the zero Informer and
+// a nil *Informer were not.
+func (i *Informer[T]) valid() bool { return i != nil && i.h != nil }
 
 // Resource is the resource the informer watches, as discovery last described it at the
 // informer's version: a CRD re-created with another kind, scope, short names or categories
 // shows them here and in Status.
-func (i *Informer[T]) Resource() discovery.Resource { return i.h.e.resource() }
+func (i *Informer[T]) Resource() discovery.Resource {
+	if !i.valid() {
+		return discovery.Resource{}
+	}
+	return i.h.e.resource()
+}
 
 // Key identifies the shared informer.
-func (i *Informer[T]) Key() Key { return i.h.e.key }
+func (i *Informer[T]) Key() Key {
+	if !i.valid() {
+		return Key{}
+	}
+	return i.h.e.key
+}
 
 // Status returns the informer's current status.
-func (i *Informer[T]) Status() Status { return i.h.e.Status() }
+func (i *Informer[T]) Status() Status {
+	if !i.valid() {
+		return Status{}
+	}
+	return i.h.e.Status()
+}
 
 // HasSynced reports whether the informer has applied a complete list from the server at
 // least once; once true it stays true, as client-go's HasSynced and Registration.HasSynced
 // do (the handler's form adds that the handler was given that list). Whether the cache is
 // current now (not parked, not resyncing) is Status().Phase == PhaseSynced, which
 // WaitForSync waits for.
-func (i *Informer[T]) HasSynced() bool { return !i.h.e.Status().LastSyncTime.IsZero() }
+func (i *Informer[T]) HasSynced() bool { return !i.Status().LastSyncTime.IsZero() }
 
 // WaitForSync waits until the informer is Synced. When ctx ends first it returns a
 // *SyncError with the informer's phase, reason and last error, for which errors.Is(err,
 // ctx.Err()) holds. Called from the informer's own Transform before it synced, it cannot
 // succeed (the sync waits for that call) and returns only when ctx ends: give it a deadline.
 func (i *Informer[T]) WaitForSync(ctx context.Context) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	if i.h.released.Load() {
 		return ErrReleased
 	}
@@ -224,6 +252,9 @@ func (i *Informer[T]) WaitForSync(ctx context.Context) error {
 // hold for it. A parked informer stays parked until the outside world changes (a grant, the
 // resource served again); a command-line tool reports it and exits rather than waiting.
 func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	if i.h.released.Load() {
 		return ErrReleased
 	}
@@ -236,12 +267,20 @@ func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
 // starts with an add for every object already cached. The registration's HasSynced tells
 // when it has seen the initial state.
 func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Registration, error) {
+	if !i.valid() {
+		return nil, ErrUninitialized
+	}
 	return i.h.addHandler(handler)
 }
 
 // Registrations returns the handlers' registrations made through this reference
 // (AddEventHandler, WithEventHandler) and not removed, oldest first; none once released.
-func (i *Informer[T]) Registrations() []*Registration { return i.h.registrations() }
+func (i *Informer[T]) Registrations() []*Registration {
+	if !i.valid() {
+		return nil
+	}
+	return i.h.registrations()
+}
 
 // RemoveEventHandler removes a handler added through this reference; notifications not yet
 // delivered are dropped. It may be called from the handler itself. Removing it again, or
@@ -249,6 +288,9 @@ func (i *Informer[T]) Registrations() []*Registration { return i.h.registrations
 // removed already; a registration made through another reference (of this informer or
 // another) is an error matching ErrNotRegistered, and is not removed.
 func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
+	if !i.valid() {
+		return ErrUninitialized
+	}
 	return i.h.removeHandler(r, false, false)
 }
 
@@ -259,6 +301,9 @@ func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
 // (bench/README.md, "Reading the whole cache"). To count, use Status().Objects or Count; to
 // read every object, ListItems or QueryItems pages, which decode what is asked of them.
 func (i *Informer[T]) List(selector labels.Selector) ([]T, error) {
+	if !i.valid() {
+		return nil, ErrUninitialized
+	}
 	if err := i.h.enter(); err != nil {
 		return nil, err
 	}
@@ -339,6 +384,9 @@ func (h *handle) stoppedErr(err error) error {
 // ErrShutdown once the factory stopped, *DecodeError as List.
 func (i *Informer[T]) Get(namespace, name string) (T, error) {
 	var zero T
+	if !i.valid() {
+		return zero, ErrUninitialized
+	}
 	key, ok := cacheKey(namespace, name)
 	if err := i.h.enter(); err != nil {
 		return zero, err
@@ -387,6 +435,9 @@ type NamespaceLister[T Object] struct {
 // List returns the namespace's cached objects matching selector (nil selects everything),
 // every namespace's for "" (as Informer.List); errors as Informer.List.
 func (n NamespaceLister[T]) List(selector labels.Selector) ([]T, error) {
+	if !n.i.valid() {
+		return nil, ErrUninitialized
+	}
 	if err := n.i.h.enter(); err != nil {
 		return nil, err
 	}
@@ -468,7 +519,7 @@ func (i *Informer[T]) object(key string, item any) (T, error) {
 // changed (a Role granted, a CRD installed). It does nothing to an informer that is not
 // parked, and never blocks.
 func (i *Informer[T]) Recheck() {
-	if !i.h.released.Load() {
+	if i.valid() && !i.h.released.Load() {
 		i.h.e.notify()
 	}
 }

@@ -197,6 +197,9 @@ func (it Item[T]) DecodeInto(v any) error {
 // GetItem is Get without decoding: the cached object namespace/name as an Item, or an error
 // for which apierrors.IsNotFound is true.
 func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
+	if !i.valid() {
+		return Item[T]{}, ErrUninitialized
+	}
 	key, ok := cacheKey(namespace, name)
 	if err := i.h.enter(); err != nil {
 		return Item[T]{}, err
@@ -220,6 +223,9 @@ func (i *Informer[T]) GetItem(namespace, name string) (Item[T], error) {
 // ListItems is List without decoding: every cached object in namespace ns ("" for all),
 // in no particular order. Filter with QueryItems.
 func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
+	if !i.valid() {
+		return nil, ErrUninitialized
+	}
 	if err := i.h.enter(); err != nil {
 		return nil, err
 	}
@@ -233,6 +239,9 @@ func (i *Informer[T]) ListItems(ns string) ([]Item[T], error) {
 func (i *Informer[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[Item[T]], error) {
 	if ctx == nil {
 		return query.Result[Item[T]]{}, ErrNilContext
+	}
+	if !i.valid() {
+		return query.Result[Item[T]]{}, ErrUninitialized
 	}
 	var res query.Result[Item[T]]
 	if err := i.h.enter(); err != nil {

@@ -57,6 +57,9 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
+	if !f.valid() {
+		return nil, ErrUninitialized
+	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
@@ -110,6 +113,9 @@ func (f *Factory[T]) Dependents(ctx context.Context, uid types.UID) ([]Dependent
 func (f *Factory[T]) Orphans(ctx context.Context) ([]Orphan[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
+	}
+	if !f.valid() {
+		return nil, ErrUninitialized
 	}
 	if _, err := f.c.context(); err != nil {
 		return nil, err

@@ -819,3 +819,27 @@ func TestRelistAfterExpiredUpdatesLastSyncTime(t *testing.T) {
 		})
 	}
 }
+
+// The zero AccessChecks (&informer.AccessChecks{} given as Options.AccessChecks) is the
+// default rate: its informers parked on a 403 re-check and resume when granted. Its rate of
+// 0 made each wait n/0 seconds, the longest Duration: a parked informer never re-checked.
+func TestZeroAccessChecksIsTheDefaultRate(t *testing.T) {
+	var zero AccessChecks
+	zero.parked.Store(4)
+	assert.Equal(t, time.Second, zero.floor(), "the default rate, 4 a second")
+
+	e := newEnv(t, Options[obj]{AccessChecks: &AccessChecks{}, AccessRecheckInterval: 100 * time.Millisecond})
+	ctx := context.Background()
+	srv := e.mode.server(widgets.GVR)
+	srv.add(newObj("ns", "a", nil))
+	srv.setErrors(forbidden("widgets"), forbidden("widgets"))
+	inf, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer inf.Release()
+	requireParked(t, inf.WaitForSyncOrPark(ctx), ReasonForbidden, apierrors.IsForbidden)
+	srv.setErrors(nil, nil)
+	e.access.allowed.Store(true)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, inf.WaitForSync(wctx), "granted: a re-check resumes it")
+}

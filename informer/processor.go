@@ -151,8 +151,13 @@ type Registration struct {
 
 // HasSynced reports whether the informer has synced (Informer.HasSynced) and the handler
 // has been delivered every object of that initial state (for a handler added later: every
-// object in the cache when it was added). Once true it stays true.
+// object in the cache when it was added). Once true it stays true. False for a zero or nil
+// Registration (not made by AddEventHandler), which Backlog counts 0 for and whose
+// HasSyncedChecker is never done.
 func (r *Registration) HasSynced() bool {
+	if r == nil || r.l == nil {
+		return false
+	}
 	select {
 	case <-r.l.synced:
 		return true
@@ -165,11 +170,27 @@ func (r *Registration) HasSynced() bool {
 func (r *Registration) HasSyncedChecker() cache.DoneChecker { return regChecker{r} }
 
 // Backlog is the number of notifications queued for the handler and not yet delivered.
-func (r *Registration) Backlog() int { return r.l.backlog() }
+func (r *Registration) Backlog() int {
+	if r == nil || r.l == nil {
+		return 0
+	}
+	return r.l.backlog()
+}
 
 type regChecker struct{ r *Registration }
 
-func (c regChecker) Name() string          { return "kindex handler of " + c.r.e.key.String() }
-func (c regChecker) Done() <-chan struct{} { return c.r.l.synced }
+func (c regChecker) Name() string {
+	if c.r == nil || c.r.e == nil {
+		return "kindex handler"
+	}
+	return "kindex handler of " + c.r.e.key.String()
+}
+
+func (c regChecker) Done() <-chan struct{} {
+	if c.r == nil || c.r.l == nil {
+		return nil // never done, as HasSynced is never true
+	}
+	return c.r.l.synced
+}
 
 var _ cache.ResourceEventHandlerRegistration = (*Registration)(nil)

@@ -29,6 +29,9 @@ func (i *Informer[T]) Query(ctx context.Context, q query.Query) (query.Result[T]
 	if ctx == nil {
 		return query.Result[T]{}, ErrNilContext
 	}
+	if !i.valid() {
+		return query.Result[T]{}, ErrUninitialized
+	}
 	var res query.Result[T]
 	if !i.h.c.objectDecodes {
 		// Object is a type assertion: the results are made under the store's read lock, in
@@ -92,6 +95,9 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, ErrNilContext
 	}
+	if !i.valid() {
+		return 0, ErrUninitialized
+	}
 	if err := i.h.enter(); err != nil {
 		return 0, err
 	}
@@ -108,6 +114,9 @@ func (i *Informer[T]) Count(ctx context.Context, q query.Query) (int, error) {
 func (i *Informer[T]) CountBy(ctx context.Context, q query.Query, index string) (map[string]int, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
+	}
+	if !i.valid() {
+		return nil, ErrUninitialized
 	}
 	if err := i.h.enter(); err != nil {
 		return nil, err

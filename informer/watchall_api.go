@@ -48,6 +48,9 @@ type WatchAll[T Object] struct {
 // (one map, shared by its handlers) until its handlers' tombstones are queued, and a
 // goroutine per handler until then.
 func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts ...Option) (*WatchAll[T], error) {
+	if !f.valid() {
+		return nil, ErrUninitialized
+	}
 	wa, err := f.c.newWatchAll(ctx, filter, opts)
 	if err != nil {
 		return nil, err
@@ -58,8 +61,18 @@ func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts
 // Stop releases every member informer of the set. As with Informer.Release, handlers are
 // not delivered what is queued for them: each handler's call in progress, if any, completes
 // and is the last (Stop does not wait for it). The end of the set's context and the
-// factory's Shutdown stop it the same way (Shutdown waits for those calls).
-func (w *WatchAll[T]) Stop() { w.wa.stop(ErrReleased) }
+// factory's Shutdown stop it the same way (Shutdown waits for those calls). A zero or nil
+// WatchAll (not made by Factory.WatchAll) is ErrUninitialized, in Stop and in every method of
+// WatchAll that returns an error; the others do nothing and return zero values.
+func (w *WatchAll[T]) Stop() {
+	if w.valid() {
+		w.wa.stop(ErrReleased)
+	}
+}
+
+// valid reports whether w was made by Factory.WatchAll: the zero WatchAll and a nil
+// *WatchAll were not.
+func (w *WatchAll[T]) valid() bool { return w != nil && w.wa != nil }
 
 // AllRegistration is a handler added to a watch-all set.
 type AllRegistration struct {
@@ -69,8 +82,12 @@ type AllRegistration struct {
 
 // HasSynced reports whether the handler has seen the initial state of every current member.
 // One member that cannot sync (forbidden, parked) keeps it false; MemberSynced tells
-// members apart.
+// members apart. False for a zero or nil AllRegistration (not made by
+// WatchAll.AddEventHandler).
 func (r *AllRegistration) HasSynced() bool {
+	if r == nil || r.w == nil {
+		return false
+	}
 	for _, m := range r.w.snapshot() {
 		if !r.memberSynced(m) {
 			return false
@@ -81,8 +98,11 @@ func (r *AllRegistration) HasSynced() bool {
 
 // MemberSynced reports whether the handler has seen the initial state of the member for gr
 // (true also when its handler factory gave that member no handler); false when gr is not a
-// member.
+// member, or r is a zero or nil AllRegistration.
 func (r *AllRegistration) MemberSynced(gr schema.GroupResource) bool {
+	if r == nil || r.w == nil {
+		return false
+	}
 	r.w.mu.Lock()
 	m, ok := r.w.members[gr]
 	r.w.mu.Unlock()
@@ -128,6 +148,9 @@ func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.
 	if newHandler == nil {
 		return nil, fmt.Errorf("%w: WatchAll.AddEventHandler(nil)", ErrNilCallback)
 	}
+	if !w.valid() {
+		return nil, ErrUninitialized
+	}
 	ah, err := w.wa.addHandler(newHandler)
 	if err != nil {
 		return nil, err
@@ -139,7 +162,7 @@ func (w *WatchAll[T]) AddEventHandler(newHandler func(discovery.Resource) cache.
 // are dropped (those a member that left the set still had queued for it too). A nil
 // registration, or one of another set, removes nothing.
 func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) {
-	if r == nil || r.w != w.wa {
+	if !w.valid() || r == nil || r.w != w.wa {
 		return
 	}
 	w.wa.removeHandler(r.ah)
@@ -147,6 +170,9 @@ func (w *WatchAll[T]) RemoveEventHandler(r *AllRegistration) {
 
 // Informers returns the current members. Release on them does nothing: the set owns them.
 func (w *WatchAll[T]) Informers() []*Informer[T] {
+	if !w.valid() {
+		return nil
+	}
 	ms := w.wa.snapshot()
 	out := make([]*Informer[T], 0, len(ms))
 	for _, m := range ms {
@@ -158,6 +184,9 @@ func (w *WatchAll[T]) Informers() []*Informer[T] {
 // Informer returns the member for a group and resource, and false when it is not a member.
 // Release on it does nothing: the set owns it.
 func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
+	if !w.valid() {
+		return nil, false
+	}
 	w.wa.mu.Lock()
 	defer w.wa.mu.Unlock()
 	m, ok := w.wa.members[gr]
@@ -190,6 +219,9 @@ func (w *WatchAll[T]) WaitForSyncOrPark(ctx context.Context) error {
 func (w *WatchAll[T]) wait(ctx context.Context, untilPark bool) error {
 	if ctx == nil {
 		return ErrNilContext
+	}
+	if !w.valid() {
+		return ErrUninitialized
 	}
 	entries, stopErr := w.wa.entries()
 	if stopErr != nil {

@@ -28,6 +28,9 @@ import (
 // rather than answer for the other definition, until that index is removed: the member then
 // takes the set's at the set's next query.
 func (w *WatchAll[T]) AddIndex(name, expr string) error {
+	if !w.valid() {
+		return ErrUninitialized
+	}
 	wa := w.wa
 	p, err := jsonpath.CompileWithOptions(expr, wa.c.indexOpts)
 	if err != nil {
@@ -75,6 +78,9 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 // RemoveIndex removes an index the set registered, from every member; ErrIndexNotFound if
 // the set did not register it.
 func (w *WatchAll[T]) RemoveIndex(name string) error {
+	if !w.valid() {
+		return ErrUninitialized
+	}
 	wa := w.wa
 	wa.indexMu.Lock()
 	defer wa.indexMu.Unlock()
@@ -141,6 +147,9 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	var res query.Result[ResourceItem[T]]
 	if ctx == nil {
 		return res, fmt.Errorf("%w: WatchAll.QueryItems(nil, ...)", ErrNilContext)
+	}
+	if !w.valid() {
+		return res, ErrUninitialized
 	}
 	if err := w.wa.gone(); err != nil {
 		return res, err
@@ -322,6 +331,9 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 	if ctx == nil {
 		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
+	}
+	if !w.valid() {
+		return 0, ErrUninitialized
 	}
 	if err := w.wa.gone(); err != nil {
 		return 0, err

@@ -29,6 +29,10 @@ var (
 	// ErrNilArgument is returned for a nil callback (Each) or writer
 	// (Execute, ExecuteJSON), before any evaluation.
 	ErrNilArgument = errors.New("jsonpath: nil callback or writer")
+	// ErrNotCompiled is returned by the evaluations (Eval, AppendEval,
+	// Each, Execute, ExecuteString, ExecuteJSON) of a Path that Compile
+	// did not make: a nil *Path or the zero Path.
+	ErrNotCompiled = errors.New("jsonpath: nil or zero Path: make it with Compile")
 	// ErrInternal reports a recovered panic: a bug in this package.
 	ErrInternal = errors.New("jsonpath: internal error")
 )

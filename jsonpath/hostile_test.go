@@ -383,3 +383,32 @@ func TestNilArguments(t *testing.T) {
 		assert.ErrorIs(t, p.ExecuteJSON(nil, in), ErrNilArgument)
 	}
 }
+
+// A Path that Compile did not make, nil or the zero value, evaluates to ErrNotCompiled and
+// describes itself as empty, never a panic or an ErrInternal.
+func TestUncompiledPath(t *testing.T) {
+	for name, p := range map[string]*Path{"nil": nil, "zero": {}} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, "", p.String())
+			assert.False(t, p.IsTemplate())
+			assert.False(t, p.SingleValued())
+			assert.Nil(t, p.Fields())
+			for _, in := range []any{map[string]any{"a": int64(1)}, nil, JSON(`{"a":1}`), IndexedJSON{Doc: JSON(`{"a":1}`)}, testSource{Doc: JSON(`{"a":1}`)}} {
+				_, err := p.Eval(in)
+				assert.ErrorIs(t, err, ErrNotCompiled)
+				dst := make([]Value, 1, 4)
+				out, err := p.AppendEval(dst, in)
+				assert.ErrorIs(t, err, ErrNotCompiled)
+				assert.Equal(t, dst, out)
+				assert.ErrorIs(t, p.Each(in, func(Value) bool { return true }), ErrNotCompiled)
+				var b strings.Builder
+				assert.ErrorIs(t, p.Execute(&b, in), ErrNotCompiled)
+				assert.ErrorIs(t, p.ExecuteJSON(&b, in), ErrNotCompiled)
+				assert.Empty(t, b.String())
+				s, err := p.ExecuteString(in)
+				assert.ErrorIs(t, err, ErrNotCompiled)
+				assert.Empty(t, s)
+			}
+		})
+	}
+}

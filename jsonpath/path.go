@@ -99,20 +99,31 @@ func MustCompile(expr string) *Path {
 // relative to the current node written without a root (@ inside filters),
 // simple keys as .name and others as ['key'], wildcards as [*]. Compiling
 // it with the same Options gives an equivalent Path with the same String
-// (Options.MaxLength bounds it too).
-func (p *Path) String() string { return p.canon }
+// (Options.MaxLength bounds it too). A Path that Compile did not make, nil
+// or the zero Path, returns "" here, false from IsTemplate and SingleValued
+// and nil from Fields, and its evaluations fail with ErrNotCompiled.
+func (p *Path) String() string {
+	if p == nil {
+		return ""
+	}
+	return p.canon
+}
+
+// compiled reports whether Compile made p: a compiled Path has at least one
+// node, a nil or zero Path none.
+func (p *Path) compiled() bool { return p != nil && len(p.nodes) > 0 }
 
 // IsTemplate reports whether the expression is a template: literal text
 // outside braces, more than one {...} action, or a {range}. A template
 // evaluates to a single string (its text output); any other expression
 // evaluates to the values its paths select.
-func (p *Path) IsTemplate() bool { return p.template }
+func (p *Path) IsTemplate() bool { return p != nil && p.template }
 
 // SingleValued reports whether the expression yields at most one value on
 // any object: it is not a template and is a single literal or a single
 // path made of fields and indexes only (no wildcard, slice, union, filter
 // or descent). Such paths evaluate without allocating (see Each).
-func (p *Path) SingleValued() bool { return p.single }
+func (p *Path) SingleValued() bool { return p != nil && p.single }
 
 // Fields returns the object keys the expression reads below the root, as
 // key paths: for "{.spec.containers[*].image}" it returns
@@ -122,7 +133,7 @@ func (p *Path) SingleValued() bool { return p.single }
 // expression needs the whole object. Key paths are sorted, and none is a
 // prefix of another. Expressions made only of literals return nil.
 func (p *Path) Fields() [][]string {
-	if len(p.fields) == 0 {
+	if p == nil || len(p.fields) == 0 {
 		return nil
 	}
 	out := make([][]string, len(p.fields))
@@ -146,6 +157,9 @@ func (p *Path) Fields() [][]string {
 // A JSON document is read without being decoded (see JSON), and the
 // values Eval returns do not refer to it.
 func (p *Path) Eval(obj any) ([]Value, error) {
+	if !p.compiled() {
+		return nil, ErrNotCompiled
+	}
 	switch doc := obj.(type) {
 	case Source:
 		return p.appendEvalSource(nil, doc)
@@ -162,6 +176,9 @@ func (p *Path) Eval(obj any) ([]Value, error) {
 // reuse one buffer for every object. Like Eval's, the values it appends
 // do not refer to a JSON document.
 func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
+	if !p.compiled() {
+		return dst, ErrNotCompiled
+	}
 	switch doc := obj.(type) {
 	case Source:
 		return p.appendEvalSource(dst, doc)
@@ -186,6 +203,9 @@ func (p *Path) AppendEval(dst []Value, obj any) ([]Value, error) {
 func (p *Path) Each(obj any, fn func(Value) bool) error {
 	if fn == nil {
 		return fmt.Errorf("%w: Each with a nil function", ErrNilArgument)
+	}
+	if !p.compiled() {
+		return ErrNotCompiled
 	}
 	if src, ok := obj.(Source); ok {
 		doc := src.JSONSource()
@@ -504,6 +524,9 @@ const viewOutput = 4096
 // appendExecute appends the output of the template to dst: text (sinkText)
 // or JSON arrays (sinkGroups, ExecuteJSON).
 func (p *Path) appendExecute(dst []byte, obj any, kind sinkKind) (_ []byte, err error) {
+	if !p.compiled() {
+		return dst, ErrNotCompiled
+	}
 	defer recoverInternal(&err)
 	obj = fromSource(obj)
 	if doc, ok := obj.(IndexedJSON); ok {

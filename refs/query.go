@@ -274,6 +274,9 @@ func (g *graph) placed(gr schema.GroupResource, obj ObjectRef) error {
 // *IncompleteError beside the edges when obj's resource is not cached completely where obj
 // would be (not watched, not synced, forbidden): then obj may use more, or exist.
 func (g *Graph) References(obj ObjectRef, depth int) ([]Edge, error) {
+	if !g.valid() {
+		return nil, ErrUninitialized
+	}
 	gr, err := g.g.knows(obj)
 	if err == nil {
 		err = g.g.placed(gr, obj)
@@ -312,6 +315,9 @@ func (g *graph) namespaceOf(gr schema.GroupResource, ns string) string {
 // wait for obj); an *IncompleteError beside the edges, as for Unreferenced, while a resource whose objects
 // may use obj is not cached completely.
 func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
+	if !g.valid() {
+		return nil, ErrUninitialized
+	}
 	gr, err := g.g.knows(obj)
 	if err != nil && obj.Resource == "" {
 		// A kind no served resource has now may have been a resource's that is gone: what
@@ -412,6 +418,9 @@ func sortEdges(edges []Edge) []Edge {
 // object that names a target both optionally and not, by one rule, has one edge, not
 // optional, which dangles. Sorted by From, Rule and To; Depth is 1.
 func (g *Graph) Dangling() []Edge {
+	if !g.valid() {
+		return nil
+	}
 	c := func() *collector {
 		g.g.mu.RLock()
 		defer g.g.mu.RUnlock()
@@ -449,6 +458,9 @@ func (g *Graph) Dangling() []Edge {
 // watched. A resource the graph does not know is an error (ErrUnknownResource), as for
 // References.
 func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
+	if !g.valid() {
+		return nil, ErrUninitialized
+	}
 	if _, err := g.g.knows(ObjectRef{Group: gr.Group, Resource: gr.Resource}); err != nil {
 		return nil, err
 	}
@@ -472,6 +484,9 @@ func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
 // are not cached completely, and gr itself when it is not watched; ErrUnknownResource as for
 // Unreferenced.
 func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
+	if !g.valid() {
+		return nil, ErrUninitialized
+	}
 	if _, err := g.g.knows(ObjectRef{Group: gr.Group, Resource: gr.Resource}); err != nil {
 		return nil, err
 	}
@@ -581,8 +596,11 @@ func (g *Graph) incompleteErr(related []schema.GroupResource) error {
 	return &IncompleteError{Resources: res}
 }
 
-// Stats counts what the graph holds.
+// Stats counts what the graph holds; nothing for a zero or nil Graph.
 func (g *Graph) Stats() Stats {
+	if !g.valid() {
+		return Stats{}
+	}
 	g.g.mu.RLock()
 	defer g.g.mu.RUnlock()
 	n := 0

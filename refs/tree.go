@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -90,7 +91,13 @@ func treeKey(r ObjectRef) string {
 //	│   └── [owner] deployments.apps/shop/web
 //	├── [pods:node] nodes/node-a (Missing: not found)
 //	└── [pods:volume-configmap] configmaps/shop/web-extra (optional) (Missing: not found)
+//
+// A nil node renders as "", nil children are left out, and a child without an Edge (a tree
+// built by hand) is shown without a rule.
 func (n *TreeNode) String() string {
+	if n == nil {
+		return ""
+	}
 	var b strings.Builder
 	b.WriteString(n.Object.String())
 	b.WriteByte('\n')
@@ -99,23 +106,32 @@ func (n *TreeNode) String() string {
 }
 
 func (n *TreeNode) writeChildren(b *strings.Builder, prefix string) {
-	for i, c := range n.Children {
-		last := i == len(n.Children)-1
+	children := n.Children
+	if slices.Contains(children, nil) {
+		children = slices.DeleteFunc(slices.Clone(children), func(c *TreeNode) bool { return c == nil })
+	}
+	for i, c := range children {
+		last := i == len(children)-1
 		branch, indent := "├── ", "│   "
 		if last {
 			branch, indent = "└── ", "    "
 		}
 		b.WriteString(prefix)
 		b.WriteString(branch)
-		b.WriteString("[" + c.Edge.Rule + "] ")
+		e := c.Edge
+		if e == nil {
+			e = &Edge{}
+		} else {
+			b.WriteString("[" + e.Rule + "] ")
+		}
 		b.WriteString(c.Object.String())
-		if c.Edge.Optional {
+		if e.Optional {
 			b.WriteString(" (optional)")
 		}
-		if c.Edge.State != Present && c.Edge.State != 0 {
-			b.WriteString(" (" + c.Edge.State.String())
-			if c.Edge.Reason != "" {
-				b.WriteString(": " + c.Edge.Reason)
+		if e.State != Present && e.State != 0 {
+			b.WriteString(" (" + e.State.String())
+			if e.Reason != "" {
+				b.WriteString(": " + e.Reason)
 			}
 			b.WriteString(")")
 		}

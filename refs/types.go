@@ -161,6 +161,10 @@ var (
 	ErrStopped        = errors.New("refs: graph shut down")
 )
 
+// ErrUninitialized is returned by the methods of a Graph that New did not make, the zero
+// Graph or a nil *Graph, that return an error; the others do nothing and return zero values.
+var ErrUninitialized = errors.New("refs: zero or nil Graph: make it with New")
+
 // ErrIncomplete is matched by the *IncompleteError of an answer given while some resources
 // the answer depends on are not cached completely.
 var ErrIncomplete = errors.New("refs: cache incomplete")

@@ -158,10 +158,15 @@ func (g *Graph) projection() []string {
 // watch-all sets, one of metadata-only informers for the resources whose rules read only
 // metadata and one of the Objects factory for the others, each following CRDs as they come
 // and go. It returns once the sets are created; WaitForSync waits for their lists.
-// Everything stops when ctx ends or on Shutdown. A Graph starts once.
+// Everything stops when ctx ends or on Shutdown. A Graph starts once. A zero or nil Graph
+// (not made by New) is ErrUninitialized, here and in every method of Graph that returns an
+// error; the others do nothing and return zero values.
 func (g *Graph) Start(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("refs: Start: %w", informer.ErrNilContext)
+	}
+	if !g.valid() {
+		return ErrUninitialized
 	}
 	g.mu.Lock()
 	switch {
@@ -526,6 +531,9 @@ func (g *Graph) WaitForSync(ctx context.Context) error {
 	if ctx == nil {
 		return fmt.Errorf("refs: WaitForSync: %w", informer.ErrNilContext)
 	}
+	if !g.valid() {
+		return ErrUninitialized
+	}
 	sets := g.sets()
 	if len(sets) == 0 {
 		return errors.New("refs: graph not started")
@@ -553,6 +561,9 @@ func (g *Graph) WaitForSync(ctx context.Context) error {
 	}
 }
 
+// valid reports whether g was made by New: the zero Graph and a nil *Graph were not.
+func (g *Graph) valid() bool { return g != nil && g.g != nil }
+
 // sets returns the running watch-all sets (none before Start has set them up).
 func (g *Graph) sets() []*watchSet {
 	g.mu.Lock()
@@ -567,6 +578,9 @@ func (g *Graph) sets() []*watchSet {
 // graph created; shared ones are left to their owners. The graph keeps answering from what
 // it holds. Safe to call more than once; not from a handler of the graph's factories.
 func (g *Graph) Shutdown() {
+	if g == nil {
+		return
+	}
 	g.mu.Lock()
 	g.stopped = true
 	cancel, done := g.cancel, g.stopDone

@@ -90,13 +90,13 @@ type piece[T informer.Object] struct {
 func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource string, o InformerOptions) (*Informer[T], error) {
 	switch {
 	case m == nil:
-		return nil, errors.New("shard: NewInformer: nil Member")
+		return nil, fmt.Errorf("%w: NewInformer: nil Member", ErrUninitialized)
 	case f == nil:
 		return nil, errors.New("shard: NewInformer: nil Factory")
 	case resource == "":
 		return nil, errors.New("shard: NewInformer: empty resource")
 	case m.done == nil:
-		return nil, errors.New("shard: NewInformer: the Member was not made by New")
+		return nil, fmt.Errorf("%w: NewInformer: the Member was not made by New", ErrUninitialized)
 	}
 	if o.Poll <= 0 {
 		o.Poll = 100 * time.Millisecond
@@ -116,6 +116,15 @@ func NewInformer[T informer.Object](m *Member, f *informer.Factory[T], resource 
 // deleted at the end of the first); make new ones to join the group again.
 var ErrRunOnce = errors.New("shard: Run called twice")
 
+// ErrUninitialized is returned for a Member that New did not make, or an Informer that
+// NewInformer did not make (the zero value, a nil pointer): by Member.Run, Member.Leave,
+// NewInformer, Informer.Run, Informer.WaitForSync and Informer.List. Their other methods
+// answer zero values: no assignment, nothing held, nothing owned.
+var ErrUninitialized = errors.New("shard: zero or nil Member or Informer: make it with New or NewInformer")
+
+// valid reports whether NewInformer made s: the zero Informer and a nil *Informer were not.
+func (s *Informer[T]) valid() bool { return s != nil && s.m != nil }
+
 // Run follows the Member's assignment until ctx ends, then releases every informer it
 // holds (handlers get no deletes for that). It returns ctx's error, the first error
 // acquiring an informer, ErrRunOnce if Run was called before, or an error wrapping
@@ -129,6 +138,9 @@ var ErrRunOnce = errors.New("shard: Run called twice")
 // error wrapping informer.ErrShutdown when the factory stops (Shutdown, or the end of its
 // Start's context): its caches are empty, and the Lease stops saying that it holds them.
 func (s *Informer[T]) Run(ctx context.Context) (err error) {
+	if !s.valid() {
+		return ErrUninitialized
+	}
 	s.mu.Lock()
 	again := s.started
 	s.started = true
@@ -334,6 +346,9 @@ func (s *Informer[T]) drain() {
 // returns an error wrapping what Run returned if Run returns first (the resource cannot be
 // listed, the Member stopped), or ctx's error if ctx ends first.
 func (s *Informer[T]) WaitForSync(ctx context.Context) error {
+	if !s.valid() {
+		return ErrUninitialized
+	}
 	select {
 	case <-s.synced:
 		return nil
@@ -354,6 +369,9 @@ func (s *Informer[T]) WaitForSync(ctx context.Context) error {
 // Held returns what the replica holds synced now: its assignment once settled, the union
 // of the old and new shards during a handoff.
 func (s *Informer[T]) Held() informer.Shard {
+	if !s.valid() {
+		return informer.Shard{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var h informer.Shard
@@ -367,6 +385,9 @@ func (s *Informer[T]) Held() informer.Shard {
 
 // Settled reports whether the replica holds exactly its assignment, synced.
 func (s *Informer[T]) Settled() bool {
+	if !s.valid() {
+		return false
+	}
 	target, ok := s.m.Assignment()
 	if !ok {
 		return false
@@ -380,6 +401,9 @@ func (s *Informer[T]) Settled() bool {
 // informer released by a handoff while List reads it is replaced by what the replica holds
 // then: a List during a handoff does not fail, nor miss the objects the replica keeps.
 func (s *Informer[T]) List() ([]T, error) {
+	if !s.valid() {
+		return nil, ErrUninitialized
+	}
 	listed := map[*piece[T]]bool{}
 	var seen map[types.UID]struct{}
 	var out []T
@@ -439,6 +463,9 @@ func (s *Informer[T]) syncedPieces(listed map[*piece[T]]bool) []*piece[T] {
 // handoff), for queries; they stay valid until the next handoff releases them (then
 // calls fail with informer.ErrReleased), or until the factory stops (informer.ErrShutdown).
 func (s *Informer[T]) Informers() []*informer.Informer[T] {
+	if !s.valid() {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]*informer.Informer[T], 0, len(s.pieces))

@@ -36,8 +36,8 @@ import (
 // Member runs once: a second call returns ErrRunOnce. When Run returns, the member has no
 // assignment any more, and the Informers that follow it end.
 func (m *Member) Run(ctx context.Context) error {
-	if m.done == nil {
-		return errors.New("shard: Member.Run: the Member was not made by New")
+	if m == nil || m.done == nil {
+		return fmt.Errorf("%w: Member.Run: the Member was not made by New", ErrUninitialized)
 	}
 	m.mu.Lock()
 	again := m.started

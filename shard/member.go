@@ -187,10 +187,20 @@ func New(o Options) (*Member, error) {
 }
 
 // Identity is Options.Identity.
-func (m *Member) Identity() string { return m.o.Identity }
+func (m *Member) Identity() string {
+	if m == nil {
+		return ""
+	}
+	return m.o.Identity
+}
 
 // Field is what the group hashes.
-func (m *Member) Field() informer.ShardField { return m.o.Field }
+func (m *Member) Field() informer.ShardField {
+	if m == nil {
+		return ""
+	}
+	return m.o.Field
+}
 
 // Split divides the hash space into n contiguous, equal ranges (the last one takes the
 // remainder), in order: what member i of n sorted identities is assigned.
@@ -218,6 +228,9 @@ func Split(field informer.ShardField, n int) []informer.Shard {
 // has seen the group (one RenewPeriod after Run starts: the first list of Leases may miss
 // replicas started together) and while it leaves (it owns nothing).
 func (m *Member) Assignment() (informer.Shard, bool) {
+	if m == nil {
+		return informer.Shard{}, false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.known || m.leaving || m.assigned.IsZero() {
@@ -232,6 +245,9 @@ func (m *Member) Assignment() (informer.Shard, bool) {
 // is held any more (then cancel Run's context: the Lease is deleted), or ctx's error if
 // ctx ends first, which it does for the last member of a group: nobody can take over.
 func (m *Member) Leave(ctx context.Context) error {
+	if m == nil {
+		return fmt.Errorf("%w: Member.Leave of a nil Member", ErrUninitialized)
+	}
 	m.mu.Lock()
 	m.leaving = true
 	m.mu.Unlock()
@@ -259,6 +275,9 @@ func (m *Member) Leave(ctx context.Context) error {
 
 // Leaving reports whether Leave was called.
 func (m *Member) Leaving() bool {
+	if m == nil {
+		return false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.leaving
@@ -278,6 +297,9 @@ func (m *Member) handingOver() bool {
 // owns each value once the members agree on who is live. A member owns nothing from the
 // moment Leave is called.
 func (m *Member) Owns(value string) bool {
+	if m == nil {
+		return false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.known && !m.leaving && !m.assigned.IsZero() && m.assigned.Matches(value)
@@ -285,6 +307,9 @@ func (m *Member) Owns(value string) bool {
 
 // Members returns the live identities of the group, sorted, as this member last saw them.
 func (m *Member) Members() []string {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.members)
@@ -293,6 +318,9 @@ func (m *Member) Members() []string {
 // Changed returns a channel closed at the next change of the assignment or of what the
 // other members hold.
 func (m *Member) Changed() <-chan struct{} {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.changed
@@ -387,6 +415,9 @@ func (m *Member) covered() informer.Shard {
 // OthersHeld returns the union of what the other live members hold synced, as published
 // in their Leases (leaving members included), for diagnostics.
 func (m *Member) OthersHeld() informer.Shard {
+	if m == nil {
+		return informer.Shard{}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u := informer.Shard{Field: m.o.Field}
