@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -280,11 +281,40 @@ func (c *Client) apply(res *fetchResult) {
 	c.snap.Store(n)
 	// A miss can turn into a match when a resource is added or changes (new names, new
 	// versions) or a group recovers; never when one is removed.
-	if old.failureKey() != n.failureKey() || slices.ContainsFunc(events, func(e Event) bool { return e.Type != Removed }) {
+	failures := old.failureKey() != n.failureKey()
+	if failures || slices.ContainsFunc(events, func(e Event) bool { return e.Type != Removed }) {
 		c.neg.clear()
+	}
+	if failures {
+		logFailures(c.log, old, n)
 	}
 	if len(events) > 0 {
 		c.subs.publish(events)
+	}
+}
+
+// logFailures logs each group whose discovery failed since old, and each that no longer
+// fails: no event reports either (a failed group's resources are kept as last known), so
+// this is how a program's log learns of an aggregated API that went down or came back.
+func logFailures(log logr.Logger, old, n *snapshot) {
+	was := map[string]bool{}
+	for _, g := range old.failedGroups() {
+		was[g.name] = true
+	}
+	for _, g := range n.failedGroups() {
+		if was[g.name] {
+			delete(was, g.name)
+			continue
+		}
+		log.Info("API group unavailable; its resources do not resolve, and keep their last known description, until it recovers",
+			"group", g.name, "err", g.unavailable(nil).Err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(was)) {
+		if n.groups[name] != nil {
+			log.Info("API group available again", "group", name)
+		} else {
+			log.Info("API group no longer served", "group", name)
+		}
 	}
 }
 

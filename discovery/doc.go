@@ -146,7 +146,9 @@
 //     serve it, so that one broken aggregated API does not turn every typo into "unavailable";
 //   - Resources and ResolveCategory return what is known together with a
 //     *PartialDiscoveryError naming the failed groups;
-//   - when the group recovers, resources that are really gone are reported Removed then.
+//   - when the group recovers, resources that are really gone are reported Removed then;
+//   - no event reports the failure or the recovery: each is logged once (Options.Logger), with
+//     the group's name and, for a failure, the server's error.
 //
 // A network error (as opposed to an error status from the server) fails the whole round
 // instead and changes nothing, so a blip never marks groups unavailable.

@@ -24,7 +24,7 @@ const (
 // Options configures a Client. The zero value is valid: every field has a documented default.
 type Options struct {
 	// Logger receives every line the client logs: its own diagnostics (fallback to polling,
-	// give-ups, panics in subscribers) and what client-go logs about the client's requests
+	// give-ups, panics in subscribers, API groups that become unavailable or recover) and what client-go logs about the client's requests
 	// and about its watches of CRDs and APIServices. client-go's lines for those watches
 	// (such as "watch ended with error" when a connection drops, which it logs at V(0)) come
 	// one level more verbose than client-go logs them: a dropped watch resumes by itself.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
 )
 
 const automanagedLabel = "kube-aggregator.kubernetes.io/automanaged"
@@ -123,13 +124,15 @@ func TestBrokenAggregatedAPI(t *testing.T) {
 
 // TestGroupBreaksAndRecovers: a group that was available breaks (its APIService is pointed
 // at a Service that does not exist) and recovers. Its resource is never reported Removed;
-// while broken it resolves to ErrGroupUnavailable with its last known description.
+// while broken it resolves to ErrGroupUnavailable with its last known description. The log
+// says when the group became unavailable and when it recovered, once each.
 func TestGroupBreaksAndRecovers(t *testing.T) {
 	ctx := context.Background()
 	spec := uniqueCRD(t, "Valve")
 	cp.InstallCRD(t, spec.build())
 	ns := cp.Namespace(t)
-	c, _ := startClient(t, cp.AdminConfig(), discovery.Options{NegativeCacheTTL: time.Hour})
+	log := &testsupport.Lines{}
+	c, _ := startClient(t, cp.AdminConfig(), discovery.Options{NegativeCacheTTL: time.Hour, Logger: log.Logger(0)})
 	ev := subscribe(t, c)
 	_, err := c.Resolve(ctx, spec.plural)
 	require.NoError(t, err)
@@ -184,6 +187,7 @@ func TestGroupBreaksAndRecovers(t *testing.T) {
 	require.NotNil(t, gu.LastKnown)
 	assert.Equal(t, spec.plural, gu.LastKnown.GVR.Resource)
 	assert.False(t, meta.IsNoMatchError(err))
+	assert.Len(t, log.Matching("API group unavailable", spec.group), 1, "the failure is logged once: %v", log.Matching())
 
 	list, err := c.Resources(ctx, discovery.Filter{IncludeGroups: []string{spec.group}})
 	require.ErrorIs(t, err, discovery.ErrGroupUnavailable)
@@ -204,6 +208,8 @@ func TestGroupBreaksAndRecovers(t *testing.T) {
 		return err == nil
 	}, "the group did not recover: %v", errOf{&err})
 	t.Logf("group resolvable %v after the APIService was repaired", time.Since(t0).Round(time.Millisecond))
+	assert.Len(t, log.Matching("API group unavailable", spec.group), 1, "%v", log.Matching())
+	assert.Len(t, log.Matching("API group available again", spec.group), 1, "the recovery is logged once: %v", log.Matching())
 
 	var types []string
 	for _, e := range ev.forGR(spec.gr()) {

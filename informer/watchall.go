@@ -162,7 +162,10 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 	c.mu.Unlock()
 	resources, err := c.disc.Resources(ctx, filter)
 	if err != nil {
-		if len(resources) == 0 {
+		// A group whose discovery failed (an aggregated API that is down) comes with what
+		// discovery knows, which may be nothing the filter selects: the set starts with that
+		// and the group joins when it recovers. Only an answer without anything fails it.
+		if len(resources) == 0 && !errors.Is(err, discovery.ErrGroupUnavailable) {
 			wa.stop(ErrReleased)
 			c.handlers.Done()
 			return nil, err

@@ -24,7 +24,8 @@ type WatchAll[T Object] struct {
 // remaining objects, and should it join again (a CRD deleted and created again), nothing
 // of the new member before those. Resources of an API group
 // whose discovery failed stay out until it recovers; their informers, if already members,
-// are kept. The set stops when ctx ends or on Stop. A nil ctx is an error (ErrNilContext),
+// are kept. Such a failure does not fail WatchAll, even when the filter selects nothing
+// else: the set then starts empty. The set stops when ctx ends or on Stop. A nil ctx is an error (ErrNilContext),
 // and so is one that has ended already (its error), before any informer is started.
 //
 // Across a move, each handler sees one consistent sequence of events per object key, as if
