@@ -76,7 +76,8 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 }
 
 // RemoveIndex removes an index the set registered, from every member; ErrIndexNotFound if
-// the set did not register it.
+// the set did not register it, and AddIndex's error once the set is stopped (ErrReleased
+// or ErrShutdown).
 func (w *WatchAll[T]) RemoveIndex(name string) error {
 	if !w.valid() {
 		return ErrUninitialized
@@ -85,6 +86,10 @@ func (w *WatchAll[T]) RemoveIndex(name string) error {
 	wa.indexMu.Lock()
 	defer wa.indexMu.Unlock()
 	wa.mu.Lock()
+	if wa.stopped {
+		wa.mu.Unlock()
+		return wa.stopErr
+	}
 	_, ok := wa.indexes[name]
 	delete(wa.indexes, name)
 	members := make([]*member, 0, len(wa.members))

@@ -374,6 +374,8 @@ func TestWatchAllStoppedAnswersNoQuery(t *testing.T) {
 	assert.ErrorIs(t, err, ErrReleased)
 	_, err = stopped.Count(ctx, query.Query{})
 	assert.ErrorIs(t, err, ErrReleased, "a count from sizes too")
+	assert.ErrorIs(t, stopped.RemoveIndex("team"), ErrReleased, "not ErrIndexNotFound: the set is gone, not the index")
+	assert.ErrorIs(t, stopped.AddIndex("team", "{.metadata.labels.team}"), ErrReleased)
 
 	e.f.Shutdown()
 	_, err = other.QueryItems(ctx, teamA)
