@@ -103,6 +103,28 @@ func TestForbiddenAnswersAtOnce(t *testing.T) {
 	// -v 1 says why.
 	r = kquery(t, kc, "pods", "-v", "1")
 	assert.Contains(t, r.stderr, "kquery: pods: informer parked (Forbidden)")
+
+	// A user who may get pods but not list them (a Role with resourceNames, say) reads them
+	// by name as with kubectl: the objects, kubectl's columns, NotFound for a missing name.
+	cp.Grant(t, user, "kquery-golden", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}})
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		r = kquery(t, kc, "pods", "web-1", "nope")
+		return strings.Contains(r.stdout, "web-1")
+	}, "pods read by GET once the grant takes effect")
+	assert.Equal(t, 1, r.code)
+	assert.Regexp(t, `^NAME +READY +STATUS +RESTARTS +AGE\nweb-1 +1/1 +Running +0 +\S+\n$`, r.stdout)
+	assert.Equal(t, "Error from server (NotFound): pods \"nope\" not found\n", r.stderr)
+	r = kquery(t, kc, "pods/web-1", "-o", "name")
+	assert.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "pod/web-1\n", r.stdout)
+	assert.Empty(t, r.stderr)
+	// What needs the cache still needs the LIST.
+	for _, args := range [][]string{{"pods", "web-1", "--where", "{.spec.nodeName}=node-a"}, {"pods", "web-1", "--count"}, {"pods", "web-1", "--sort-by", "{.metadata.name}"}} {
+		r = kquery(t, kc, args...)
+		assert.Equal(t, 1, r.code, "%q", args)
+		assert.Empty(t, r.stdout, "%q", args)
+		assert.Contains(t, r.stderr, "cannot list resource \"pods\"", "%q", args)
+	}
 }
 
 // --as by a user who may not impersonate prints the server's refusal, naming the user and

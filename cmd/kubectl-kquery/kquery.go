@@ -115,6 +115,12 @@ type state struct {
 	inf   *dynamicinformer.Informer
 	scope serverScope
 	err   error // why it cannot be answered
+	// got holds the objects of the names asked for, read by GET where the user may get
+	// them but not list them (byGet), and gotErrs the errors of the names not read; the
+	// informer is parked then and not queried.
+	got     []*unstructured.Unstructured
+	gotErrs []error
+	byGet   bool
 }
 
 // execute runs a parsed command line.
@@ -462,35 +468,58 @@ func stateErrs(s *state) []error {
 	return []error{s.err}
 }
 
-// getErrors GETs each name asked for of s's target, as kubectl does, when the LIST kquery
-// needs was forbidden: where every GET is refused too, the answer is kubectl's, an error
-// per name ("cannot get"); nil otherwise (the GET is allowed and the LIST's refusal is why
-// kquery cannot answer).
-func (x *execution) getErrors(ctx context.Context, s *state) nameErrors {
+// byGet GETs each name asked for of s's target, as kubectl does, when the LIST kquery needs
+// was forbidden: where every GET is refused too, the answer is kubectl's, an error per name
+// ("cannot get"). Where the user may get them, and the command is one kubectl answers
+// with GETs alone (names, nothing that needs a cache: no --where, --sort-by, --count,
+// --group-by, -w or paging), the objects read are the answer, in the order asked, with
+// kubectl's error for each name not read. Otherwise the LIST's refusal stays.
+func (x *execution) byGet(ctx context.Context, s *state) {
 	if s.t.Res.Namespaced && s.scope.Namespace == "" {
-		return nil
+		return
 	}
 	dyn, err := dynamic.NewForConfig(x.cfg)
 	if err != nil {
-		return nil
+		return
 	}
 	var ri dynamic.ResourceInterface = dyn.Resource(s.t.Res.GVR)
 	if s.t.Res.Namespaced {
 		ri = dyn.Resource(s.t.Res.GVR).Namespace(s.scope.Namespace)
 	}
+	o := x.o
+	plain := len(x.conditions) == 0 && o.sortBy == "" && !o.count && o.groupBy == "" && !o.watch && !o.watchOnly && o.limit == 0 && o.cont == ""
+	var got []*unstructured.Unstructured
 	var errs nameErrors
+	allowed := false
 	for _, n := range s.t.Names {
 		if msgs := rest.IsValidPathSegmentName(n); len(msgs) > 0 {
 			errs = append(errs, &invalidNameError{Name: n, Msgs: msgs})
 			continue
 		}
-		_, err := ri.Get(ctx, n, metav1.GetOptions{})
-		if !apierrors.IsForbidden(err) {
-			return nil
+		obj, err := ri.Get(ctx, n, metav1.GetOptions{})
+		switch {
+		case err == nil:
+			allowed = true
+			got = append(got, obj)
+		case apierrors.IsForbidden(err):
+			errs = append(errs, err)
+		case apierrors.IsNotFound(err):
+			allowed = true
+			if !o.ignoreMissing {
+				errs = append(errs, notFoundError(s.t, n, nil))
+			}
+		default:
+			allowed = true
+			errs = append(errs, err)
 		}
-		errs = append(errs, err)
 	}
-	return errs
+	switch {
+	case !allowed:
+		s.err = errs
+	case plain:
+		x.vlog(1, "%s: may not be listed: the names asked for are read by GET", qualified(s.t.Res))
+		s.err, s.byGet, s.got, s.gotErrs = nil, true, got, errs
+	}
 }
 
 // waitAll waits until every informer has synced, or parked: a forbidden resource, or one
@@ -519,9 +548,7 @@ func (x *execution) waitAll(ctx context.Context, states []*state) error {
 			if f.Err != nil {
 				s.err = listError(f.Err, s)
 				if apierrors.IsForbidden(f.Err) && len(s.t.Names) > 0 {
-					if errs := x.getErrors(ctx, s); errs != nil {
-						s.err = errs
-					}
+					x.byGet(ctx, s)
 				}
 				continue
 			}
@@ -678,6 +705,11 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		}
 		if from[i].Done { // listed, nothing left: still one of the types answered
 			pages = append(pages, page{s: s})
+			continue
+		}
+		if s.byGet {
+			errs = append(errs, s.gotErrs...)
+			pages = append(pages, page{s: s, items: s.got})
 			continue
 		}
 		items, cont, missing, err := x.pageOf(ctx, s, from[i].Cont)
