@@ -62,13 +62,15 @@ func NewMetadataMode(client MetadataClient, sc Config) Mode {
 }
 
 // kindSetter returns a function that gives an object of the resource its kind and
-// apiVersion when the server sent none: the server's metadata of built-in resources (as
-// protobuf) comes without them, of custom resources with them, and JSONPath reads .kind and
-// .apiVersion of either (indexfuncs' metadata map) alike.
+// apiVersion when the server sent none, or PartialObjectMetadata's: objects decoded from
+// protobuf, and from JSON watch events, come without them, while the items of a JSON list
+// (from a server without protobuf) carry meta.k8s.io/v1 PartialObjectMetadata; JSONPath
+// reads .kind and .apiVersion (indexfuncs' metadata map) of every object alike.
 func kindSetter(gvk schema.GroupVersionKind) func(*metav1.PartialObjectMetadata) {
 	apiVersion := gvk.GroupVersion().String() // one string shared by every object
 	return func(p *metav1.PartialObjectMetadata) {
-		if p.Kind == "" && gvk.Kind != "" {
+		partial := p.Kind == "PartialObjectMetadata" && p.APIVersion == metadataGV.String()
+		if (p.Kind == "" || partial) && gvk.Kind != "" {
 			p.APIVersion, p.Kind = apiVersion, gvk.Kind
 		}
 	}
