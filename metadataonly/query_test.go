@@ -245,9 +245,9 @@ func TestMetadataDependentsAndOrphansWithWatchAll(t *testing.T) {
 	assert.Equal(t, []string{"configmaps " + ns + "/owned"}, names(ds), "dependents of a deleted owner are still found")
 }
 
-// The server sends the metadata of built-in resources without kind and apiVersion (custom
-// resources' with them): objects listed and watched carry the resource's anyway, so that a
-// JSONPath index on {.kind} or {.apiVersion} reads them as on a custom resource.
+// The server sends metadata as protobuf without kind and apiVersion: objects listed and
+// watched carry the resource's anyway, so that a JSONPath index on {.kind} or {.apiVersion}
+// reads them (TestJSONListedObjectsHaveTheirKind: as JSON from a server without protobuf).
 func TestMetadataObjectsOfBuiltinResourcesHaveTheirKind(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
