@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -170,7 +171,9 @@ func (c *core) newWatchAll(ctx context.Context, filter discovery.Filter, opts []
 			c.handlers.Done()
 			return nil, err
 		}
-		c.logger.Info("Watch-all starts without some API groups; they join when discovery reports them", "err", err)
+		if groups := unavailableFor(filter, err); len(groups) > 0 {
+			c.logger.Info("Watch-all starts without some API groups; they join when discovery reports them", "groups", groups, "err", err)
+		}
 	} else {
 		logUnservedIncludes(c.logger, filter, resources)
 	}
@@ -790,4 +793,38 @@ func (wa *watchAll) handlerFor(ah *allHandler, m *member) (h cache.ResourceEvent
 		}
 	}()
 	return ah.fn(m.res)
+}
+
+// unavailableFor returns the groups of a discovery error (*discovery.PartialDiscoveryError,
+// or one *GroupUnavailableError) whose resources filter may select: a failed group the
+// filter leaves out is no reason to tell a set's user anything. An error of another kind
+// gives "*", as a group that may matter.
+func unavailableFor(filter discovery.Filter, err error) []string {
+	var failed []string
+	var pe *discovery.PartialDiscoveryError
+	var ge *discovery.GroupUnavailableError
+	switch {
+	case errors.As(err, &pe):
+		for _, g := range pe.Groups {
+			failed = append(failed, g.Group)
+		}
+	case errors.As(err, &ge):
+		failed = []string{ge.Group}
+	default:
+		return []string{"*"}
+	}
+	var out []string
+	for _, g := range failed {
+		if slices.Contains(filter.ExcludeGroups, g) {
+			continue
+		}
+		concerns := len(filter.IncludeGroups) == 0 && len(filter.IncludeResources) == 0 || slices.Contains(filter.IncludeGroups, g)
+		for _, r := range filter.IncludeResources {
+			concerns = concerns || strings.HasSuffix(r, "."+g) || g == "" && !strings.Contains(r, ".")
+		}
+		if concerns {
+			out = append(out, g)
+		}
+	}
+	return out
 }
