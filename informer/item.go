@@ -115,7 +115,11 @@ func (it Item[T]) Raw() []byte {
 }
 
 // Eval evaluates a compiled JSONPath on the stored form, as an index would: on the bytes in
-// compact mode, on the decoded object otherwise. The values do not refer to the cache.
+// compact mode, on the decoded object otherwise. The values do not refer to the cache. A
+// path that reads fields the storage mode does not keep (outside metadata in the
+// metadata-only mode, outside a compact projection) finds nothing there, where AddIndex
+// and Query refuse it: Factory.CheckPath tells such paths apart once, without a cost per
+// Eval.
 func (it Item[T]) Eval(p *jsonpath.Path) ([]jsonpath.Value, error) {
 	if p == nil {
 		return nil, fmt.Errorf("kindex: Eval of a nil path")
