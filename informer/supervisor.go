@@ -56,6 +56,13 @@ func (e *entry) supervise() {
 			e.update(func(st *Status) { st.ServingFromSnapshot = false })
 		}
 		unconfirmed = false
+		// A kick is for a park: one sent while the run was healthy (Recheck of every
+		// informer, a discovery event for a resource being served) is no reason to
+		// re-check this park at once. Kicks from now on are: Status says Parked after this.
+		select {
+		case <-e.kick:
+		default:
+		}
 		for {
 			if reason == ReasonNotFound {
 				e.dropAll()
