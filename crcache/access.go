@@ -245,7 +245,7 @@ func (c *Cache) upgradeLocked(m, full *access) {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		if err := full.waitSynced(ctx); err != nil {
+		if err := full.waitSynced(ctx, true); err != nil {
 			m.mu.Lock()
 			if m.backend == backendMetadata {
 				m.want = backendMetadata
@@ -457,14 +457,15 @@ func (a *access) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// waitSynced waits until every shard has synced once. It returns at once, with the
-// informer's *informer.SyncError (apierrors.IsForbidden, IsNotFound hold for it), when a
-// shard is parked before its first sync; and a timeout error (apierrors.IsTimeout) when ctx
-// ends first.
-func (a *access) waitSynced(ctx context.Context) error {
+// waitSynced waits until every shard has synced once. With orPark it returns at once, with
+// the informer's *informer.SyncError (apierrors.IsForbidden, IsNotFound hold for it), when a
+// shard is parked before its first sync; without, it waits for the shard to resume (a
+// grant, the resource served again) and sync. It returns a timeout error
+// (apierrors.IsTimeout) when ctx ends first.
+func (a *access) waitSynced(ctx context.Context, orPark bool) error {
 	for {
 		// The informers of a resource planned again meanwhile are waited for in turn.
-		if err := a.waitShardSynced(ctx, nil, -1); !errors.Is(err, errReplanned) {
+		if err := a.waitShardSynced(ctx, nil, -1, orPark); !errors.Is(err, errReplanned) {
 			return err
 		}
 	}
@@ -475,7 +476,7 @@ func (a *access) waitSynced(ctx context.Context) error {
 // that namespace's informer alone, so that another namespace's 403 does not fail it.
 // errReplanned: the access follows another plan than p now, or its informers were changed
 // while it waited.
-func (a *access) waitShardSynced(ctx context.Context, p *plan, only int) error {
+func (a *access) waitShardSynced(ctx context.Context, p *plan, only int, orPark bool) error {
 	if err := a.waitReady(ctx); err != nil {
 		return err
 	}
@@ -490,7 +491,11 @@ func (a *access) waitShardSynced(ctx context.Context, p *plan, only int) error {
 		if s.hasSynced() {
 			continue
 		}
-		if err := s.waitForSyncOrPark(ctx); err != nil {
+		wait := s.waitForSync
+		if orPark {
+			wait = s.waitForSyncOrPark
+		}
+		if err := wait(ctx); err != nil {
 			if s.hasSynced() {
 				continue
 			}

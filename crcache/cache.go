@@ -265,10 +265,14 @@ func (c *Cache) startDiscovery(ctx context.Context) {
 func (c *Cache) NeedLeaderElection() bool { return false }
 
 // WaitForCacheSync waits until the cache is started and every informer requested so far has
-// synced (applied a complete list at least once). It returns false when ctx ends first, and
-// also, at once, when an informer is parked before its first sync: the server refuses the
-// resource (403) or no longer serves it, and waiting would not help (the reason is logged
-// and shown by Statuses).
+// synced (applied a complete list at least once). It returns false when ctx ends first (the
+// reason an informer has not synced is logged and shown by Statuses). An informer parked
+// before its first sync (the server refuses the resource, or no longer serves it) is waited
+// for, as controller-runtime's cache waits for its reflector: it resumes by itself when a
+// grant arrives or the resource is served again. controller-runtime's controllers wait for
+// their sources with this method, which covers every informer of the cache, up to their
+// CacheSyncTimeout: returning at once would fail every controller starting meanwhile, and
+// with them the manager, for a grant applied a moment after the manager started.
 func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 	select {
 	case <-c.startedCh:
@@ -276,7 +280,7 @@ func (c *Cache) WaitForCacheSync(ctx context.Context) bool {
 		return false
 	}
 	for _, a := range c.accessList() {
-		if err := a.waitSynced(ctx); err != nil {
+		if err := a.waitSynced(ctx, false); err != nil {
 			if !errors.Is(err, errAccessStopped) {
 				c.logger().Error(err, "Cache did not sync", "gvk", a.key.gvk.String(), "type", a.key.kind.String())
 				return false

@@ -58,10 +58,13 @@
 // resource holds it. A resource the server refuses (403) or no longer serves (its CRD
 // deleted) parks its informer: no request is made until a grant arrives or the resource is
 // served again, when it resumes by itself; handlers are told, with deletes, that a deleted
-// CRD's objects are gone. A read, GetInformer or WaitForCacheSync that would wait for a
-// parked informer's first sync returns at once with the server's error
-// (apierrors.IsForbidden, apierrors.IsNotFound; errors.Is(err, informer.ErrParked))
-// instead of blocking until its context ends. In a cache over several namespaces, a read
+// CRD's objects are gone. A read or GetInformer that would wait for a parked informer's
+// first sync returns at once with the server's error (apierrors.IsForbidden,
+// apierrors.IsNotFound; errors.Is(err, informer.ErrParked)) instead of blocking until its
+// context ends. WaitForCacheSync waits for it, as controller-runtime's does: a controller
+// waits for its sources with it, over every informer of the cache, and so would fail, and
+// its manager with it, at once for another controller's resource whose RBAC grant is
+// applied a moment after the manager started. In a cache over several namespaces, a read
 // of one namespace waits for that namespace's informer only: a 403 in another does not fail
 // it. The informers parked on a 403 re-check access (a SelfSubjectAccessReview) at a rate
 // they all share, about 4 a second whatever the number of resources

@@ -75,7 +75,7 @@ func (c *Cache) awaitInformer(ctx context.Context, gvk schema.GroupVersionKind, 
 				return err
 			}
 		}
-		err := a.waitSynced(ctx)
+		err := a.waitSynced(ctx, true)
 		if err == nil {
 			return nil
 		}

@@ -246,7 +246,7 @@ func (c *Cache) syncedFor(ctx context.Context, a *access, res *resource, only in
 	if res.stale.Load() || a.broken() {
 		return c.replanned(a.key.gvk)
 	}
-	err := a.waitShardSynced(ctx, res.plan, only)
+	err := a.waitShardSynced(ctx, res.plan, only, true)
 	if err != nil && !errors.Is(err, errReplanned) {
 		if _, shards, verr := a.view(); verr == nil && c.checkScope(res, shards) {
 			return c.replanned(a.key.gvk)
