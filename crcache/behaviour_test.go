@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -973,10 +972,7 @@ func TestTypedDecodeLikeTheClient(t *testing.T) {
 	group := testenv.UniqueName(t) + ".crcache.test"
 	cp.InstallCRD(t, testenv.NewCRD(group, "Gizmo", "gizmos"))
 	gv := schema.GroupVersion{Group: group, Version: "v1"}
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	scheme.AddKnownTypes(gv, &Gizmo{}, &GizmoList{})
-	metav1.AddToGroupVersion(scheme, gv)
+	scheme := schemeWith(t, gv, &Gizmo{}, &GizmoList{})
 	ns := cp.Namespace(t)
 	ctx := t.Context()
 	cl, err := client.New(cp.AdminConfig(), client.Options{Scheme: scheme})

@@ -29,7 +29,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -334,10 +333,7 @@ func crdScenario(t *testing.T, newCache cache.NewCacheFunc) string {
 	crd := testenv.NewCRD(group, "Gizmo", "gizmos")
 	cp.InstallCRD(t, crd.DeepCopy())
 	gv := schema.GroupVersion{Group: group, Version: "v1"}
-	sch := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(sch))
-	sch.AddKnownTypes(gv, &Gizmo{}, &GizmoList{})
-	metav1.AddToGroupVersion(sch, gv)
+	sch := schemeWith(t, gv, &Gizmo{}, &GizmoList{})
 	ns := cp.Namespace(t)
 	ctx := t.Context()
 	mgr, err := manager.New(cp.AdminConfig(), manager.Options{
@@ -882,10 +878,7 @@ func statusScenario(t *testing.T, newCache cache.NewCacheFunc) string {
 	cp.InstallCRD(t, sprockets)
 	cp.InstallCRD(t, testenv.NewCRD(group, "Part", "parts"))
 	gv := schema.GroupVersion{Group: group, Version: "v1"}
-	sch := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(sch))
-	sch.AddKnownTypes(gv, &Sprocket{}, &SprocketList{})
-	metav1.AddToGroupVersion(sch, gv)
+	sch := schemeWith(t, gv, &Sprocket{}, &SprocketList{})
 	ns := cp.Namespace(t)
 	ctx := t.Context()
 	// The writes the server applied: a write of a reconcile that read a stale object fails
@@ -1042,10 +1035,7 @@ func TestStatusSubresourceLikeControllerRuntime(t *testing.T) {
 func lateCRDScenario(t *testing.T, newCache cache.NewCacheFunc) {
 	group := testenv.UniqueName(t) + ".crcache.test"
 	gv := schema.GroupVersion{Group: group, Version: "v1"}
-	sch := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(sch))
-	sch.AddKnownTypes(gv, &Gizmo{}, &GizmoList{})
-	metav1.AddToGroupVersion(sch, gv)
+	sch := schemeWith(t, gv, &Gizmo{}, &GizmoList{})
 	ns := cp.Namespace(t)
 	ctx := t.Context()
 	mgr, err := manager.New(cp.AdminConfig(), manager.Options{

@@ -42,6 +42,17 @@ type GizmoList struct {
 	Items           []*Gizmo `json:"items"`
 }
 
+// schemeWith returns client-go's scheme with objs added as types of gv, as a project's
+// scheme holds its custom resources' Go types.
+func schemeWith(t *testing.T, gv schema.GroupVersion, objs ...runtime.Object) *runtime.Scheme {
+	t.Helper()
+	sch := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(sch))
+	sch.AddKnownTypes(gv, objs...)
+	metav1.AddToGroupVersion(sch, gv)
+	return sch
+}
+
 func (g *Gizmo) DeepCopyObject() runtime.Object {
 	out := *g
 	g.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
@@ -67,10 +78,7 @@ func TestTypedCustomResource(t *testing.T) {
 	group := testenv.UniqueName(t) + ".crcache.test"
 	cp.InstallCRD(t, testenv.NewCRD(group, "Gizmo", "gizmos"))
 	gv := schema.GroupVersion{Group: group, Version: "v1"}
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	scheme.AddKnownTypes(gv, &Gizmo{}, &GizmoList{})
-	metav1.AddToGroupVersion(scheme, gv)
+	scheme := schemeWith(t, gv, &Gizmo{}, &GizmoList{})
 	ns := cp.Namespace(t)
 	ctx := t.Context()
 	cl, err := client.New(cp.AdminConfig(), client.Options{Scheme: scheme})

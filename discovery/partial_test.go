@@ -30,19 +30,6 @@ func apiServices(t *testing.T) aggregatorclient.Interface {
 	return c
 }
 
-// failedGroups asks a plain client-go discovery client which groups failed.
-func failedGroups(t *testing.T) []string {
-	dc, err := cgdiscovery.NewDiscoveryClientForConfig(cp.AdminConfig())
-	require.NoError(t, err)
-	_, _, err = cgdiscovery.ServerGroupsAndResourcesWithContext(context.Background(), dc)
-	gvs, _ := cgdiscovery.GroupDiscoveryFailedErrorGroups(err)
-	var out []string
-	for gv := range gvs {
-		out = append(out, gv.Group)
-	}
-	return out
-}
-
 // brokenAPIService registers v1alpha1.broken.kindex.io backed by a Service that does not exist,
 // waits until discovery reports the group as failed, and removes it when the test ends
 // (waiting until discovery is whole again, so that later tests see a healthy server).
@@ -65,10 +52,10 @@ func brokenAPIService(t *testing.T) string {
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete APIService: %v", err)
 		}
-		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(failedGroups(t), group) },
+		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(cp.FailedGroups(t), group) },
 			"discovery still reports %s as failed", group)
 	})
-	testenv.Eventually(t, 30*time.Second, func() bool { return slices.Contains(failedGroups(t), group) },
+	testenv.Eventually(t, 30*time.Second, func() bool { return slices.Contains(cp.FailedGroups(t), group) },
 		"discovery does not report %s as failed", group)
 	return group
 }
@@ -173,7 +160,7 @@ func TestGroupBreaksAndRecovers(t *testing.T) {
 	t.Cleanup(func() {
 		update(restore)
 		cp.DeleteCRD(t, spec.plural+"."+spec.group)
-		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(failedGroups(t), spec.group) },
+		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(cp.FailedGroups(t), spec.group) },
 			"discovery still reports %s as failed", spec.group)
 	})
 	testenv.Eventually(t, 30*time.Second, func() bool {

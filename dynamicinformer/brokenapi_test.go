@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	cgdiscovery "k8s.io/client-go/discovery"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
@@ -105,7 +104,7 @@ func (a *aggregatedAPI) register(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		a.unregister(t)
-		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(failedGroups(t), a.group) },
+		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(cp.FailedGroups(t), a.group) },
 			"discovery still reports %s as failed", a.group)
 	})
 }
@@ -126,19 +125,6 @@ func (a *aggregatedAPI) apiServices(t *testing.T) interface {
 	return c.ApiregistrationV1().APIServices()
 }
 
-// failedGroups asks a plain client-go discovery client which groups failed.
-func failedGroups(t *testing.T) []string {
-	dc, err := cgdiscovery.NewDiscoveryClientForConfig(cp.AdminConfig())
-	require.NoError(t, err)
-	_, _, err = cgdiscovery.ServerGroupsAndResourcesWithContext(context.Background(), dc)
-	gvs, _ := cgdiscovery.GroupDiscoveryFailedErrorGroups(err)
-	var out []string
-	for gv := range gvs {
-		out = append(out, gv.Group)
-	}
-	return out
-}
-
 // TestWatchAllWithBrokenAggregatedAPI: an aggregated API that is down when the sets start
 // (metrics-server not ready) holds up nothing. A set over everything syncs every other
 // resource, and a set whose filter selects only that group (or a resource not served yet)
@@ -151,7 +137,7 @@ func TestWatchAllWithBrokenAggregatedAPI(t *testing.T) {
 	api := newAggregatedAPI(t, group)
 	api.down.Store(true)
 	api.register(t)
-	testenv.Eventually(t, 30*time.Second, func() bool { return slices.Contains(failedGroups(t), group) },
+	testenv.Eventually(t, 30*time.Second, func() bool { return slices.Contains(cp.FailedGroups(t), group) },
 		"discovery does not report %s as failed", group)
 
 	fx := start(t, nil, dynamicinformer.Options{})

@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	cgdiscovery "k8s.io/client-go/discovery"
 	apiregv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregatorclient "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
@@ -20,19 +19,6 @@ import (
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/metadataonly"
 )
-
-// failedGroups asks a plain client-go discovery client which groups failed.
-func failedGroups(t *testing.T) []string {
-	dc, err := cgdiscovery.NewDiscoveryClientForConfig(cp.AdminConfig())
-	require.NoError(t, err)
-	_, _, err = cgdiscovery.ServerGroupsAndResourcesWithContext(context.Background(), dc)
-	gvs, _ := cgdiscovery.GroupDiscoveryFailedErrorGroups(err)
-	var out []string
-	for gv := range gvs {
-		out = append(out, gv.Group)
-	}
-	return out
-}
 
 // TestWatchAllWithBrokenAggregatedAPI: with an APIService whose Service does not exist (an
 // aggregated API that is down), watch-everything sets start and sync every other resource,
@@ -59,11 +45,11 @@ func TestWatchAllWithBrokenAggregatedAPI(t *testing.T) {
 		if err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("delete APIService: %v", err)
 		}
-		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(failedGroups(t), group) },
+		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(cp.FailedGroups(t), group) },
 			"discovery still reports %s as failed", group)
 	}
 	t.Cleanup(unregister)
-	testenv.Eventually(t, 30*time.Second, func() bool { return slices.Contains(failedGroups(t), group) },
+	testenv.Eventually(t, 30*time.Second, func() bool { return slices.Contains(cp.FailedGroups(t), group) },
 		"discovery does not report %s as failed", group)
 
 	fx := start(t, nil, metadataonly.Options{})
