@@ -66,10 +66,7 @@ type AccessChecks struct {
 // NewAccessChecks returns a rate of perSecond access re-checks a second (4 if perSecond is
 // not a positive number: zero, negative or NaN).
 func NewAccessChecks(perSecond float64) *AccessChecks {
-	if !(perSecond > 0) {
-		perSecond = defaultAccessChecksPerSecond
-	}
-	return &AccessChecks{perSecond: perSecond}
+	return &AccessChecks{perSecond: perSecond} // floor reads a rate that is not positive as the default
 }
 
 // defaultAccessChecksPerSecond is the rate of NewAccessChecks(0) and of the zero AccessChecks.
@@ -80,7 +77,7 @@ const defaultAccessChecksPerSecond = 4
 // which would lift the limit instead.
 func (a *AccessChecks) floor() time.Duration {
 	perSecond := a.perSecond
-	if !(perSecond > 0) { // the zero AccessChecks: its n/0 would be a wait without end
+	if !(perSecond > 0) { // zero (the zero AccessChecks: n/0 would be a wait without end), negative or NaN
 		perSecond = defaultAccessChecksPerSecond
 	}
 	d := float64(a.parked.Load()) / perSecond * float64(time.Second)

@@ -820,7 +820,7 @@ func unavailableFor(filter discovery.Filter, err error) []string {
 		}
 		concerns := len(filter.IncludeGroups) == 0 && len(filter.IncludeResources) == 0 || slices.Contains(filter.IncludeGroups, g)
 		for _, r := range filter.IncludeResources {
-			concerns = concerns || strings.HasSuffix(r, "."+g) || g == "" && !strings.Contains(r, ".")
+			concerns = concerns || strings.HasSuffix(r, "."+g) // the core group never fails
 		}
 		if concerns {
 			out = append(out, g)
