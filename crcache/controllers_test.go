@@ -191,11 +191,13 @@ func ownerScenario(t *testing.T, newCache cache.NewCacheFunc) string {
 			if err := c.List(ctx, &owned, client.InNamespace(req.Namespace), client.MatchingFields{".metadata.controller": d.Name}); err != nil {
 				return reconcile.Result{}, err
 			}
-			if d.Annotations["owned"] != fmt.Sprint(names(ptrs(owned.Items))) {
+			// Sorted: controller-runtime's cache lists in no particular order.
+			ownedNames := fmt.Sprint(slices.Sorted(slices.Values(names(ptrs(owned.Items)))))
+			if d.Annotations["owned"] != ownedNames {
 				if d.Annotations == nil {
 					d.Annotations = map[string]string{}
 				}
-				d.Annotations["owned"] = fmt.Sprint(names(ptrs(owned.Items)))
+				d.Annotations["owned"] = ownedNames
 				if err := c.Update(ctx, &d); err != nil {
 					return reconcile.Result{}, err
 				}
