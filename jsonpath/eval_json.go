@@ -482,7 +482,7 @@ func (jsonTree) compareLit(n gjson.Result, lit *Value, op cmpOp) (result, ok boo
 
 func (jsonTree) convCost(n gjson.Result) int {
 	if n.Type == gjson.Number {
-		return numCost(len(n.Raw))
+		return numCost(n.Raw)
 	}
 	return 0
 }

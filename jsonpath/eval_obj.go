@@ -145,7 +145,7 @@ func (objTree) compareLit(n any, lit *Value, op cmpOp) (result, ok bool) {
 
 func (objTree) convCost(n any) int {
 	if num, ok := n.(json.Number); ok {
-		return numCost(len(num))
+		return numCost(string(num))
 	}
 	return 0
 }

@@ -27,7 +27,10 @@ const (
 	// scans it once first, so that printing is linear in its size), and,
 	// for Eval, a step per 128 bytes of the maps and lists it returns
 	// (which it copies); converting
-	// a number longer than 32 bytes, a step per 2 bytes. Evaluating a typical
+	// a number longer than 32 bytes, a step per 2 bytes, and one that
+	// strconv may convert its slow, exact way (more than 19 digits, or an
+	// exponent beyond 1e±22) 16 steps and more with the square of its
+	// exponent, up to 973 (see slowNumCost). Evaluating a typical
 	// index expression on a Pod takes fewer than 20 steps (500 to 750
 	// on raw JSON: TestPodIndexSteps); the default stops any expression on any object within
 	// about 10 ms of CPU.

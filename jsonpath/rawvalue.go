@@ -316,7 +316,7 @@ func appendJSONRaw(dst []byte, raw string, b *budget) ([]byte, error) {
 // Value.)
 func appendJSONRawScalar(dst []byte, raw string, b *budget) ([]byte, error) {
 	r := parseRaw(raw)
-	if !b.charge(1 + numCost(len(r.Raw))) {
+	if !b.charge(1 + numCost(r.Raw)) {
 		return dst, b.err
 	}
 	dst = grown(dst, len(raw)+minRoom)

@@ -413,14 +413,107 @@ func hex4(s string) (rune, bool) {
 	return r, true
 }
 
-// numCost returns the steps converting the text of a number of n bytes
-// costs: nothing for the numbers of real objects; for a long one, strconv
-// takes tens of nanoseconds a digit.
-func numCost(n int) int {
-	if n <= 32 {
+// numCost returns the steps converting the text of a number costs:
+// nothing for the numbers of real objects; for a long one, strconv takes
+// tens of nanoseconds a digit; and one that strconv may convert the
+// exact, slow way (see slowNumCost) up to about 150 µs more.
+func numCost(text string) int {
+	c := slowNumCost(text)
+	if len(text) > 32 {
+		c += len(text) / 2
+	}
+	return c
+}
+
+// slowNumCost returns the steps of strconv.ParseFloat's exact conversion
+// if text may need it: when the number has more than 19 significant
+// digits, or a decimal exponent beyond 22 (the fast paths stop at 19
+// digits and exact powers of ten; beyond them, a rounding that cannot be
+// decided quickly, and values near or past the ends of float64's range,
+// subnormal, rounding to zero or overflowing, take the exact conversion).
+// That conversion shifts a decimal of up to 800 digits by the number's
+// binary exponent, 60 bits at a time, the decimal growing as it goes: its
+// time grows with the square of the decimal exponent, from a microsecond
+// near 1 to 10-60 µs beyond 1e±250 (2.2250738585072011e-308,
+// 615313260187962136346339e165) and 150 µs for numbers of 800 digits, where
+// most numbers take 20 to 50 ns. Beyond 1e±350, strconv gives up at once.
+func slowNumCost(text string) int {
+	digits, exp10 := numShape(text)
+	if digits == 0 || digits <= 19 && abs(exp10) <= 22 {
 		return 0
 	}
-	return n / 2
+	e := min(abs(exp10), 350)
+	return 16 + e*e/128
+}
+
+// numShape returns the number of significant digits of the JSON number
+// text (leading zeros excepted) and the decimal exponent of its first
+// one (2 for 123.4, -3 for 0.00123, 21 for 1e21); both are 0 for zero.
+// Text that is not a number gives arbitrary results.
+func numShape(text string) (digits, exp10 int) {
+	i := 0
+	if i < len(text) && text[i] == '-' {
+		i++
+	}
+	whole, lead, point := 0, 0, false // digits before the point, zeros after it before the first digit
+	for ; i < len(text); i++ {
+		c := text[i]
+		if c == '.' {
+			point = true
+			continue
+		}
+		if c < '0' || c > '9' {
+			break
+		}
+		if c == '0' && digits == 0 {
+			if point {
+				lead++
+			}
+			continue
+		}
+		digits++
+		if !point {
+			whole++
+		}
+	}
+	switch {
+	case digits == 0:
+		return 0, 0
+	case whole > 0:
+		exp10 = whole - 1
+	default:
+		exp10 = -lead - 1
+	}
+	return digits, exp10 + expOf(text[i:])
+}
+
+// expOf returns the value of the exponent part s of a number (e-7,
+// E+21), saturated at ±1,000,000, or 0 if s is not one.
+func expOf(s string) int {
+	if len(s) < 2 || s[0] != 'e' && s[0] != 'E' {
+		return 0
+	}
+	s = s[1:]
+	neg := s[0] == '-'
+	if s[0] == '-' || s[0] == '+' {
+		s = s[1:]
+	}
+	e := 0
+	for i := 0; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
+		e = min(e*10+int(s[i]-'0'), 1_000_000)
+	}
+	if neg {
+		return -e
+	}
+	return e
+}
+
+// abs returns the absolute value of n.
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // parseCost returns the steps that parsing the text of a value with gjson
@@ -437,7 +530,7 @@ func parseCost(val string) int {
 		}
 		return len(val) / scanBytesPerStep
 	case c == '-' || '0' <= c && c <= '9':
-		return numCost(len(val))
+		return numCost(val)
 	}
 	return 0
 }

@@ -279,7 +279,7 @@ func uintValue(u uint64) Value {
 // decoders do: an integer that fits int64 becomes KindInt exactly,
 // anything else KindFloat. Text that is not a number becomes a string.
 func numberValue(text string) Value {
-	meter.did(numCost(len(text)))
+	meter.did(numCost(text))
 	if len(text) <= 32 { // longer ones are not int64 (ParseInt copies the text on error)
 		if i, err := strconv.ParseInt(text, 10, 64); err == nil {
 			return intValue(i)
