@@ -323,6 +323,19 @@ func auditFailingValues(o any) ([]string, error) {
 	return vals, nil
 }
 
+// auditItemValues is the "h" index function: auditFuncValues's, read from an Item.
+func auditItemValues(it Item[obj]) ([]string, error) {
+	s, ok := it.Annotations()["f"]
+	if !ok {
+		return nil, nil
+	}
+	var vals []string
+	if err := json.Unmarshal([]byte(s), &vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
 // auditPrefixedValues is another "f" index function: auditFuncValues's values prefixed.
 func auditPrefixedValues(o any) ([]string, error) {
 	vals, err := auditFuncValues(o)
@@ -405,6 +418,7 @@ func (a *auditEnv) start(name string) {
 	}
 	require.NoError(t, inf.AddIndexFunc("f", fn))
 	require.NoError(t, inf.AddIndexFunc("g", auditFailingValues))
+	require.NoError(t, inf.AddItemIndexFunc("h", auditItemValues))
 	for idx, p := range auditPaths {
 		require.NoError(t, inf.AddIndex(idx, p))
 	}
@@ -451,6 +465,7 @@ func (a *auditEnv) put(ns, name string) {
 		fraw = f
 		if len(f) > 0 {
 			vals["f"] = a.fValues(f)
+			vals["h"] = slices.Compact(slices.Sorted(slices.Values(f)))
 		}
 	}
 	if a.r.IntN(3) > 0 {
@@ -561,7 +576,7 @@ func (a *auditEnv) wait() {
 
 // condition returns a random condition on an index, or on a path index's expression.
 func (a *auditEnv) condition() query.Condition {
-	subjects := []string{"f", "f", "g", "s", "s", "tier", "m", "fin"}
+	subjects := []string{"f", "f", "g", "h", "s", "s", "tier", "m", "fin"}
 	idx := subjects[a.r.IntN(len(subjects))]
 	var c query.Condition
 	if auditPaths[idx] != "" && a.r.IntN(4) == 0 {
@@ -626,7 +641,7 @@ func (a *auditEnv) query() query.Query {
 		}
 	}
 	if a.r.IntN(2) == 0 {
-		q.SortBy = []string{"f", "g", "s", "tier", "m", "fin"}[a.r.IntN(6)]
+		q.SortBy = []string{"f", "g", "h", "s", "tier", "m", "fin"}[a.r.IntN(7)]
 		q.Descending = a.r.IntN(2) == 0
 	}
 	if a.r.IntN(2) == 0 {
@@ -648,7 +663,7 @@ func whereForm(q query.Query) query.Query {
 		return out
 	}
 	w := q
-	w.Conditions, w.AnyOf = conv(q.Conditions), nil
+	w.Conditions, w.AnyOf, w.Scan = conv(q.Conditions), nil, true
 	for _, g := range q.AnyOf {
 		w.AnyOf = append(w.AnyOf, conv(g))
 	}
@@ -730,11 +745,28 @@ func (a *auditEnv) check(q query.Query) {
 				t.Errorf("%s %s count %s: %d, %v; want %d", name, form, describeAudit(qq), n, err, len(want))
 			}
 		}
-		for _, by := range []string{"f", "g", "s", "tier", "m", "fin"} {
+		for _, by := range []string{"f", "g", "h", "s", "tier", "m", "fin"} {
 			counts, err := inf.CountBy(ctx, q, by)
 			require.NoError(t, err)
 			if w := auditCountBy(q, a.objs, by); !maps.Equal(counts, w) {
 				t.Errorf("%s count by %s %s: %v, want %v", name, by, describeAudit(q), counts, w)
+			}
+		}
+	}
+}
+
+// checkEqualities checks the queries and counts answered from one value's entries (one
+// equality, nothing else), for values of every index in every namespace, with and without
+// a limit.
+func (a *auditEnv) checkEqualities() {
+	values := []string{"", "1", "1.0", "a", "x/y", "7", "web", "p:1", "p:a"}
+	for _, idx := range []string{"f", "g", "h", "s", "tier", "fin"} {
+		for _, v := range values {
+			for _, ns := range append([]string{""}, a.namespaces...) {
+				q := query.Query{Namespace: ns, Conditions: []query.Condition{query.Eq(idx, v)}}
+				a.check(q)
+				q.Limit = 1 + a.r.IntN(70)
+				a.check(q)
 			}
 		}
 	}
@@ -828,6 +860,9 @@ func TestQueryAuditAgreesWithAnOracle(t *testing.T) {
 				}
 				if n%10 == 9 {
 					a.change()
+				}
+				if n%75 == 0 {
+					a.checkEqualities()
 				}
 				if n%25 == 24 {
 					a.redefine()
