@@ -136,7 +136,7 @@ const (
 	SelectorLabelSelector SelectorForm = "LabelSelector"
 )
 
-// AnyResource, as a rule's From, applies the rule to the objects of every resource.
+// AnyResource as a rule's From applies the rule to the objects of every resource.
 var AnyResource = schema.GroupResource{Resource: "*"}
 
 // ErrInvalidRule is matched (errors.Is) by the *RuleError of a rule that cannot be used.

@@ -358,8 +358,8 @@ func (o *Object) SetOwnerReferences(v []metav1.OwnerReference) {
 	o.update(func(u *unstructured.Unstructured) { u.SetOwnerReferences(v) })
 }
 
-// SetManagedFields(nil) cuts them from the bytes without decoding; other values go
-// through the decode and re-encode of every setter.
+// SetManagedFields sets the object's managedFields: nil cuts them from the bytes without
+// decoding; other values go through the decode and re-encode of every setter.
 func (o *Object) SetManagedFields(v []metav1.ManagedFieldsEntry) {
 	if o == nil {
 		return

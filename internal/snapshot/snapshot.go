@@ -712,7 +712,7 @@ func (r *Reader) Mapped() int {
 	return len(r.mapped.m)
 }
 
-// Keep, once Next has returned io.EOF, keeps a mapped file's mapping for the life of the
+// Keep keeps, once Next has returned io.EOF, a mapped file's mapping for the life of the
 // process, so that the views Next returned stay valid after Close (they are read-only:
 // writing to one faults). It returns false if the file is not mapped or not read to
 // the end.

@@ -509,7 +509,7 @@ func (m *Model) Put(data []byte) (*Object, error) {
 // Delete removes an object.
 func (m *Model) Delete(key string) { delete(m.Objects, key) }
 
-// Kind of outcome the model expects of a query.
+// Outcome is the kind of outcome the model expects of a query.
 type Outcome int
 
 // Outcomes.
