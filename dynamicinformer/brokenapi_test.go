@@ -161,6 +161,9 @@ func TestWatchAllWithBrokenAggregatedAPI(t *testing.T) {
 	assert.False(t, ok, "the broken group's resource is not a member while it is down")
 	assert.Empty(t, only.Informers())
 	assert.Contains(t, fx.log.String(), group, "the log names the broken group")
+	assert.Contains(t, unavailable(t, all), group, "the set says which group it lacks")
+	assert.Contains(t, unavailable(t, only), group)
+	assert.NotContains(t, unavailable(t, notYet), group, "a group the filter leaves out is not this set's concern")
 
 	// The API comes up: its resource joins both sets.
 	api.down.Store(false)
@@ -170,6 +173,8 @@ func TestWatchAllWithBrokenAggregatedAPI(t *testing.T) {
 		require.NoError(t, w.WaitForSync(wctx))
 		inf, _ := w.Informer(foos)
 		assert.Equal(t, []string{"foo1"}, names(must(inf.List(labels.Everything()))))
+		testenv.Eventually(t, 30*time.Second, func() bool { return !slices.Contains(unavailable(t, w), group) },
+			"the set still says %s is unavailable", group)
 	}
 	// Down for the seconds the aggregator takes to notice (its availability check runs
 	// every few seconds), the factory sent the group a handful of discovery requests, and
@@ -189,4 +194,20 @@ func TestWatchAllWithBrokenAggregatedAPI(t *testing.T) {
 			"%s did not leave when its APIService was deleted", foos)
 		require.NoError(t, w.WaitForSync(wctx))
 	}
+	only.Stop()
+	_, err = only.Unavailable(ctx)
+	assert.ErrorIs(t, err, informer.ErrReleased, "a stopped set says why")
+}
+
+// unavailable returns the groups w.Unavailable names, checking that each error is a group's.
+func unavailable(t *testing.T, w *informer.WatchAll[dynamicinformer.Object]) []string {
+	t.Helper()
+	errs, err := w.Unavailable(context.Background())
+	require.NoError(t, err)
+	var groups []string
+	for _, e := range errs {
+		require.ErrorIs(t, e, discovery.ErrGroupUnavailable)
+		groups = append(groups, e.Group)
+	}
+	return groups
 }

@@ -795,36 +795,61 @@ func (wa *watchAll) handlerFor(ah *allHandler, m *member) (h cache.ResourceEvent
 	return ah.fn(m.res)
 }
 
-// unavailableFor returns the groups of a discovery error (*discovery.PartialDiscoveryError,
-// or one *GroupUnavailableError) whose resources filter may select: a failed group the
-// filter leaves out is no reason to tell a set's user anything. An error of another kind
-// gives "*", as a group that may matter.
+// unavailableFor returns the names of the groups of a discovery error that filter may
+// select (groupErrsFor); an error of another kind gives "*", as a group that may matter.
 func unavailableFor(filter discovery.Filter, err error) []string {
-	var failed []string
+	var ge *discovery.GroupUnavailableError
+	if !errors.As(err, &ge) {
+		return []string{"*"}
+	}
+	var out []string
+	for _, g := range groupErrsFor(filter, err) {
+		out = append(out, g.Group)
+	}
+	return out
+}
+
+// groupErrsFor returns the failed groups of a discovery error (*discovery.PartialDiscoveryError,
+// or one *GroupUnavailableError) whose resources filter may select, in the error's order: a
+// failed group the filter leaves out is no reason to tell a set's user anything.
+func groupErrsFor(filter discovery.Filter, err error) []*discovery.GroupUnavailableError {
+	var failed []*discovery.GroupUnavailableError
 	var pe *discovery.PartialDiscoveryError
 	var ge *discovery.GroupUnavailableError
 	switch {
 	case errors.As(err, &pe):
-		for _, g := range pe.Groups {
-			failed = append(failed, g.Group)
-		}
+		failed = pe.Groups
 	case errors.As(err, &ge):
-		failed = []string{ge.Group}
-	default:
-		return []string{"*"}
+		failed = []*discovery.GroupUnavailableError{ge}
 	}
-	var out []string
+	var out []*discovery.GroupUnavailableError
 	for _, g := range failed {
-		if slices.Contains(filter.ExcludeGroups, g) {
+		if slices.Contains(filter.ExcludeGroups, g.Group) {
 			continue
 		}
-		concerns := len(filter.IncludeGroups) == 0 && len(filter.IncludeResources) == 0 || slices.Contains(filter.IncludeGroups, g)
+		concerns := len(filter.IncludeGroups) == 0 && len(filter.IncludeResources) == 0 || slices.Contains(filter.IncludeGroups, g.Group)
 		for _, r := range filter.IncludeResources {
-			concerns = concerns || strings.HasSuffix(r, "."+g) // the core group never fails
+			concerns = concerns || strings.HasSuffix(r, "."+g.Group) // the core group never fails
 		}
 		if concerns {
 			out = append(out, g)
 		}
 	}
 	return out
+}
+
+// unavailable returns the failed groups the set's filter may select, as discovery knows
+// them now.
+func (wa *watchAll) unavailable(ctx context.Context) ([]*discovery.GroupUnavailableError, error) {
+	if err := wa.gone(); err != nil {
+		return nil, err
+	}
+	_, err := wa.c.disc.Resources(ctx, wa.filter)
+	switch {
+	case err == nil:
+		return nil, nil
+	case !errors.Is(err, discovery.ErrGroupUnavailable):
+		return nil, err
+	}
+	return groupErrsFor(wa.filter, err), nil
 }

@@ -197,6 +197,26 @@ func (w *WatchAll[T]) Informer(gr schema.GroupResource) (*Informer[T], bool) {
 	return &Informer[T]{h: m.view}, true
 }
 
+// Unavailable returns the API groups the set's filter may select whose discovery fails at
+// present (an aggregated API whose service is down, such as metrics-server not ready):
+// their resources are not members, or are members kept as they were, until discovery
+// reports the group again, and then they join. Each error names its group and the
+// discovery failure (errors.Is(err, discovery.ErrGroupUnavailable) holds); the list is
+// sorted by group, and empty when every group the set may select is served. Failed groups
+// the filter leaves out are not listed. It reads what discovery knows (which follows the
+// server) and sends no request. A dashboard shows it next to the members; WatchAll also
+// logs the failed groups once when it starts. An error that is not a group's (the server's
+// discovery failing as a whole) is returned as it is; a stopped set returns why it stopped.
+func (w *WatchAll[T]) Unavailable(ctx context.Context) ([]*discovery.GroupUnavailableError, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
+	if !w.valid() {
+		return nil, ErrUninitialized
+	}
+	return w.wa.unavailable(ctx)
+}
+
 // WaitForSync waits until every current member is synced; see Factory.WaitForSync. A
 // member that leaves the set while it waits (its CRD deleted, its resource moved to another
 // version) is not waited for: the wait goes on with the members the set has then. On a set
