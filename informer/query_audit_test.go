@@ -292,8 +292,12 @@ type auditEnv struct {
 
 // auditFuncValues is the "f" index function: the JSON list in annotation "f".
 func auditFuncValues(o any) ([]string, error) {
-	m := o.(obj)
-	s, ok := m.Annotations["f"]
+	return jsonListIn(o.(obj).Annotations, "f")
+}
+
+// jsonListIn decodes the JSON list of strings in annotations[key]; nil if there is none.
+func jsonListIn(annotations map[string]string, key string) ([]string, error) {
+	s, ok := annotations[key]
 	if !ok {
 		return nil, nil
 	}
@@ -311,11 +315,9 @@ func auditFailingValues(o any) ([]string, error) {
 	if _, ok := m.Annotations["gpanic"]; ok {
 		panic("audit")
 	}
-	var vals []string
-	if s, ok := m.Annotations["g"]; ok {
-		if err := json.Unmarshal([]byte(s), &vals); err != nil {
-			return nil, err
-		}
+	vals, err := jsonListIn(m.Annotations, "g")
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := m.Annotations["gerr"]; ok {
 		return vals, errors.New("audit")
@@ -325,15 +327,7 @@ func auditFailingValues(o any) ([]string, error) {
 
 // auditItemValues is the "h" index function: auditFuncValues's, read from an Item.
 func auditItemValues(it Item[obj]) ([]string, error) {
-	s, ok := it.Annotations()["f"]
-	if !ok {
-		return nil, nil
-	}
-	var vals []string
-	if err := json.Unmarshal([]byte(s), &vals); err != nil {
-		return nil, err
-	}
-	return vals, nil
+	return jsonListIn(it.Annotations(), "f")
 }
 
 // auditPrefixedValues is another "f" index function: auditFuncValues's values prefixed.
