@@ -773,11 +773,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		}
 		printedTable = true
 	}
-	// kubectl's generic printing: nothing when the one object asked for by name could not be
-	// read (the error alone); else the objects found, a List (or custom-columns' headers)
-	// even when there are none.
-	singleFailed := single && len(errs) > 0
-	if o.format.Kind != "" && !singleFailed && (len(all) > 0 || o.format.Kind == "json" || o.format.Kind == "yaml" || o.format.Kind == "jsonpath" || o.format.Kind == "custom-columns") {
+	if o.format.Kind != "" && printsGeneric(o, len(all), single && len(errs) > 0) {
 		if o.format.Kind == "custom-columns" {
 			if err := printCustomColumns(out, o.format.Columns, all, o.table.NoHeaders); err != nil {
 				return err
@@ -802,6 +798,19 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		x.noResources(states)
 	}
 	return reportAllButLast(x.stderr, errs)
+}
+
+// printsGeneric says whether a generic format (json, yaml, name, jsonpath, custom-columns,
+// go-template) prints anything, as kubectl's generic printing decides: nothing when the one
+// object asked for by name could not be read (the error alone), nothing when none was found
+// with --ignore-not-found; else the objects found, as a List (or custom-columns' headers)
+// even when there are none, which a go-template sees too. A List of no names prints nothing.
+func printsGeneric(o *options, found int, singleFailed bool) bool {
+	switch {
+	case singleFailed, found == 0 && o.ignoreMissing:
+		return false
+	}
+	return found > 0 || o.format.Kind != "name"
 }
 
 // noResources is kubectl's note for an empty answer, on stderr.
