@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,13 +41,30 @@ func TestEmptyAnswerGenericFormats(t *testing.T) {
 }
 
 // joinArgs names a subtest after its command line.
-func joinArgs(args []string) string {
-	s := ""
-	for i, a := range args {
-		if i > 0 {
-			s += " "
-		}
-		s += a
+func joinArgs(args []string) string { return strings.Join(args, " ") }
+
+// A name asked for in a namespace that does not exist is kubectl's error for the namespace,
+// once per name and type, as kubectl's GET of each reports it; --ignore-not-found ignores it
+// as it ignores any NotFound. A cluster-scoped resource has no namespace to miss.
+func TestNameInMissingNamespace(t *testing.T) {
+	kc := writeKubeconfig(t, cp.AdminConfig(), "kquery-audit-no-such-namespace")
+	nsErr := "Error from server (NotFound): namespaces \"kquery-audit-no-such-namespace\" not found\n"
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"cm", "web"}, 1, nsErr},
+		{[]string{"cm,secrets", "a", "b", "-o", "name"}, 1, strings.Repeat(nsErr, 4)},
+		{[]string{"cm", "web", "--ignore-not-found"}, 0, ""},
+		{[]string{"ns", "kquery-audit-no-such-namespace"}, 1, nsErr},
+		{[]string{"cm"}, 0, "No resources found in kquery-audit-no-such-namespace namespace.\n"},
+	} {
+		t.Run(joinArgs(tc.args), func(t *testing.T) {
+			r := kquery(t, kc, tc.args...)
+			assert.Equal(t, tc.code, r.code)
+			assert.Empty(t, r.stdout)
+			assert.Equal(t, tc.stderr, r.stderr)
+		})
 	}
-	return s
 }
