@@ -69,7 +69,7 @@ func (x *execution) printCounts(ctx context.Context, states []*state) error {
 			errs = append(errs, err)
 			continue
 		}
-		errs = append(errs, x.missingNames(s, nil)...)
+		errs = append(errs, x.missingNames(ctx, s, nil)...)
 		res := qualified(s.t.Res)
 		if o.groupBy == "" {
 			rows = append(rows, countRow{Resource: res, Count: total})

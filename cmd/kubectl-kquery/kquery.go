@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -100,6 +101,9 @@ type execution struct {
 	columns    *columnFinder
 	conditions []query.Condition // from --where
 	multi      bool              // several resource types: kind/name
+	// nsMissing is the server's NotFound for the namespace of the scope, once looked up
+	// (namespaceMissing).
+	nsMissing map[string]error
 }
 
 // vlog prints a -v line.
@@ -505,7 +509,11 @@ func (x *execution) byGet(ctx context.Context, s *state) {
 			errs = append(errs, err)
 		case apierrors.IsNotFound(err):
 			allowed = true
-			if !o.ignoreMissing {
+			switch nsErr := x.namespaceMissing(ctx, s); {
+			case o.ignoreMissing:
+			case nsErr != nil:
+				errs = append(errs, nsErr)
+			default:
 				errs = append(errs, notFoundError(s.t, n, nil))
 			}
 		default:
@@ -610,7 +618,7 @@ func (x *execution) pageOf(ctx context.Context, s *state, from string) (items []
 				items = append(items, it)
 			}
 		}
-		errs = x.missingNames(s, func(n string) bool { _, ok := byName[n]; return ok })
+		errs = x.missingNames(ctx, s, func(n string) bool { _, ok := byName[n]; return ok })
 	}
 	return items, r.Continue, errs, nil
 }
@@ -618,7 +626,7 @@ func (x *execution) pageOf(ctx context.Context, s *state, from string) (items []
 // missingNames returns kubectl's error for each name asked for of s's target that found
 // (nil: none) does not report and the cache does not hold: an invalid name, which
 // kubectl's client refuses to GET, or NotFound (unless --ignore-not-found).
-func (x *execution) missingNames(s *state, found func(string) bool) (errs []error) {
+func (x *execution) missingNames(ctx context.Context, s *state, found func(string) bool) (errs []error) {
 	for _, n := range s.t.Names {
 		if found != nil && found(n) {
 			continue
@@ -631,10 +639,41 @@ func (x *execution) missingNames(s *state, found func(string) bool) (errs []erro
 			continue
 		}
 		if _, gerr := s.inf.Get(s.scope.Namespace, n); apierrors.IsNotFound(gerr) {
+			if err := x.namespaceMissing(ctx, s); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 			errs = append(errs, notFoundError(s.t, n, x.closeNames(s, n)))
 		}
 	}
 	return errs
+}
+
+// namespaceMissing returns the server's NotFound for the namespace of s's scope when that
+// namespace does not exist, else nil: kubectl answers a name not found in a namespace other
+// than default with the namespace's NotFound (namespaces "x" not found) where it is the
+// namespace that is missing, and so does kquery. One GET per namespace, on the first miss.
+func (x *execution) namespaceMissing(ctx context.Context, s *state) error {
+	ns := s.scope.Namespace
+	if !s.t.Res.Namespaced || ns == "" || ns == metav1.NamespaceDefault {
+		return nil
+	}
+	if err, ok := x.nsMissing[ns]; ok {
+		return err
+	}
+	var missing error
+	dyn, err := dynamic.NewForConfig(x.cfg)
+	if err == nil {
+		_, err = dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			missing = err
+		}
+	}
+	if x.nsMissing == nil {
+		x.nsMissing = map[string]error{}
+	}
+	x.nsMissing[ns] = missing
+	return missing
 }
 
 // closeNames suggests up to three cached names close to a missing one, closest first: a
@@ -773,11 +812,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		}
 		printedTable = true
 	}
-	// kubectl's generic printing: nothing when the one object asked for by name could not be
-	// read (the error alone); else the objects found, a List (or custom-columns' headers)
-	// even when there are none.
-	singleFailed := single && len(errs) > 0
-	if o.format.Kind != "" && !singleFailed && (len(all) > 0 || o.format.Kind == "json" || o.format.Kind == "yaml" || o.format.Kind == "jsonpath" || o.format.Kind == "custom-columns") {
+	if o.format.Kind != "" && printsGeneric(o, len(all), single && len(errs) > 0) {
 		if o.format.Kind == "custom-columns" {
 			if err := printCustomColumns(out, o.format.Columns, all, o.table.NoHeaders); err != nil {
 				return err
@@ -802,6 +837,19 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 		x.noResources(states)
 	}
 	return reportAllButLast(x.stderr, errs)
+}
+
+// printsGeneric says whether a generic format (json, yaml, name, jsonpath, custom-columns,
+// go-template) prints anything, as kubectl's generic printing decides: nothing when the one
+// object asked for by name could not be read (the error alone), nothing when none was found
+// with --ignore-not-found; else the objects found, as a List (or custom-columns' headers)
+// even when there are none, which a go-template sees too. A List of no names prints nothing.
+func printsGeneric(o *options, found int, singleFailed bool) bool {
+	switch {
+	case singleFailed, found == 0 && o.ignoreMissing:
+		return false
+	}
+	return found > 0 || o.format.Kind != "name"
 }
 
 // noResources is kubectl's note for an empty answer, on stderr.
