@@ -153,6 +153,7 @@ func installedCRDs(t *testing.T) []auditCRD {
 		got, err := client.Get(context.Background(), c.plural+"."+c.group, metav1.GetOptions{})
 		if err == nil && got.DeletionTimestamp == nil {
 			c.namespaced = got.Spec.Scope == apiextv1.NamespaceScoped
+			c.kind = got.Spec.Names.Kind
 			out = append(out, c)
 		}
 	}
@@ -792,6 +793,42 @@ func auditRealisticCRDs(t *testing.T, crdsFirst bool) {
 		a.create(cissuer, auditObj("ClusterIssuer", "cert-manager.io", `"metadata":{"name":"root{c}"},"spec":{"ca":{"secretName":"ca-key"}}`))
 		a.agree("ClusterIssuer cluster-scoped again")
 	})
+	t.Run("CRD re-created with another kind", func(t *testing.T) {
+		cp.DeleteCRD(t, "secretstores.external-secrets.io")
+		ss := crdOf("SecretStore")
+		ss.kind = "Store"
+		ss.install(a.t)
+		a.create(store, auditObj("Store", "external-secrets.io", `"metadata":{"name":"vault","namespace":"{ns1}"},"spec":{}`))
+		a.agree("SecretStore is now Store", refs.ObjectRef{Group: "external-secrets.io", Kind: "SecretStore", Namespace: a.ns[0], Name: "vault"})
+		cp.DeleteCRD(t, "secretstores.external-secrets.io")
+		crdOf("SecretStore").install(a.t)
+		a.create(store, auditObj("SecretStore", "external-secrets.io", `"metadata":{"name":"vault","namespace":"{ns1}"},"spec":{}`))
+		a.agree("SecretStore again")
+	})
+	t.Run("CRD gains a preferred version", func(t *testing.T) {
+		client := cp.APIExtensions(t).ApiextensionsV1().CustomResourceDefinitions()
+		crd, err := client.Get(context.Background(), "applications.argoproj.io", metav1.GetOptions{})
+		require.NoError(t, err)
+		v2 := *crd.Spec.Versions[0].DeepCopy()
+		v2.Name = "v2"
+		crd.Spec.Versions[0].Storage = false
+		v2.Storage = true
+		crd.Spec.Versions = append(crd.Spec.Versions, v2)
+		_, err = client.Update(context.Background(), crd, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		app2 := schema.GroupVersionResource{Group: "argoproj.io", Version: "v2", Resource: "applications"}
+		require.Eventually(t, func() bool {
+			_, err := cp.Dynamic(t).Resource(app2).Namespace(a.argo).List(context.Background(), metav1.ListOptions{})
+			return err == nil
+		}, 30*time.Second, 100*time.Millisecond)
+		a.agree("v2 served")
+		a.update(app2, a.argo, "a1", func(u *unstructured.Unstructured) {
+			_ = unstructured.SetNestedField(u.Object, "team", "spec", "project")
+		})
+		a.create(app2, `{"apiVersion":"argoproj.io/v2","kind":"Application","metadata":{"name":"a3","namespace":"`+a.argo+`"},
+		  "spec":{"project":"default","destination":{"namespace":"`+a.ns[0]+`"}}}`)
+		a.agree("v2 objects")
+	})
 	t.Run("namespace deleted", func(t *testing.T) {
 		ctx := context.Background()
 		dyn := cp.Dynamic(t)
@@ -832,4 +869,37 @@ func TestAuditDefaultKindOutsideKinds(t *testing.T) {
 `))
 	require.ErrorIs(t, err, refs.ErrInvalidRule)
 	require.ErrorContains(t, err, "DefaultKind")
+}
+
+// A query that writes the group inside Resource, as kubectl writes names
+// ("issuers.cert-manager.io"), or leaves out the group of a resource or kind served in another
+// one, was told that "issuers.cert-manager.io is not served": the very name of a served
+// resource. The error says where the group goes, or which groups serve the name.
+func TestAuditMisplacedGroupErrors(t *testing.T) {
+	for _, c := range auditCRDs[:3] {
+		c.install(t)
+	}
+	t.Cleanup(func() {
+		for _, c := range auditCRDs[:3] {
+			cp.DeleteCRD(t, c.plural+"."+c.group)
+		}
+	})
+	g := startGraph(t, refs.Options{})
+	for _, c := range []struct {
+		obj  refs.ObjectRef
+		want string
+	}{
+		{refs.ObjectRef{Resource: "issuers.cert-manager.io", Namespace: "ns", Name: "ca"}, `Group "cert-manager.io", Resource "issuers"`},
+		{refs.ObjectRef{Resource: "issuers", Namespace: "ns", Name: "ca"}, `issuers is served in group cert-manager.io`},
+		{refs.ObjectRef{Kind: "Issuer", Namespace: "ns", Name: "ca"}, `kind Issuer is served in group cert-manager.io`},
+	} {
+		_, err := g.References(c.obj, 1)
+		require.ErrorIs(t, err, refs.ErrUnknownResource)
+		require.ErrorContains(t, err, c.want)
+		_, err = g.Referrers(c.obj, 1)
+		require.ErrorIs(t, err, refs.ErrUnknownResource)
+		require.ErrorContains(t, err, c.want)
+	}
+	_, err := g.Unreferenced(schema.GroupResource{Resource: "issuers.cert-manager.io"})
+	require.ErrorContains(t, err, `Group "cert-manager.io", Resource "issuers"`)
 }
