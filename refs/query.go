@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -229,7 +230,7 @@ func (g *graph) knows(obj ObjectRef) (schema.GroupResource, error) {
 		if obj.Kind == "" {
 			return schema.GroupResource{}, fmt.Errorf("%w: %s names neither a resource nor a kind", ErrUnknownResource, obj)
 		}
-		return schema.GroupResource{}, fmt.Errorf("%w: no served resource has kind %s", ErrUnknownResource, gk)
+		return schema.GroupResource{}, fmt.Errorf("%w: no served resource has kind %s%s", ErrUnknownResource, gk, g.kindElsewhere(gk))
 	}
 	gr := obj.GroupResource()
 	if g.byGR[gr] != nil || g.named(gr) {
@@ -243,7 +244,52 @@ func (g *graph) knows(obj ObjectRef) (schema.GroupResource, error) {
 		return gr, fmt.Errorf("%w: %q is not a resource's name; resource names are lower case: %s",
 			ErrUnknownResource, resourceName(gr), resourceName(lower))
 	}
-	return gr, fmt.Errorf("%w: %s is not served (as discovery last said) and no rule names it", ErrUnknownResource, resourceName(gr))
+	if res, group, ok := strings.Cut(gr.Resource, "."); ok && gr.Group == "" {
+		if alt := (schema.GroupResource{Group: group, Resource: res}); g.byGR[alt] != nil || g.named(alt) {
+			return gr, fmt.Errorf("%w: resource %q names its group: queries keep the group apart, Group %q, Resource %q",
+				ErrUnknownResource, gr.Resource, group, res)
+		}
+	}
+	return gr, fmt.Errorf("%w: %s is not served (as discovery last said) and no rule names it%s",
+		ErrUnknownResource, resourceName(gr), g.resourceElsewhere(gr))
+}
+
+// resourceElsewhere says in which other groups a resource of gr's plural is served ("" if
+// none): a query that leaves out the group ("issuers") names the core group's; g.mu is held.
+func (g *graph) resourceElsewhere(gr schema.GroupResource) string {
+	var groups []string
+	for other, info := range g.byGR {
+		if other.Resource == gr.Resource && other.Group != gr.Group && info.known {
+			groups = append(groups, other.Group)
+		}
+	}
+	return servedIn(gr.Resource, groups)
+}
+
+// kindElsewhere says in which other groups a resource of kind gk.Kind is served ("" if
+// none); g.mu is held.
+func (g *graph) kindElsewhere(gk schema.GroupKind) string {
+	var groups []string
+	for other, info := range g.byKind {
+		if other.Kind == gk.Kind && other.Group != gk.Group && info.known {
+			groups = append(groups, other.Group)
+		}
+	}
+	return servedIn("kind "+gk.Kind, groups)
+}
+
+// servedIn is "; <what> is served in group <groups>", or "" for no groups.
+func servedIn(what string, groups []string) string {
+	if len(groups) == 0 {
+		return ""
+	}
+	slices.Sort(groups)
+	for i, gr := range groups {
+		if gr == "" {
+			groups[i] = `"" (core)`
+		}
+	}
+	return "; " + what + " is served in group " + strings.Join(groups, ", ")
 }
 
 // placed returns an error for which errors.Is(err, ErrNamespaceRequired) holds when obj, of

@@ -78,7 +78,8 @@ type Rule struct {
 	Kinds []string
 	// DefaultKind, for object references that name their kind, is the kind of a value whose
 	// KindField is absent or empty, as its API defaults it: cert-manager's issuerRef names an
-	// Issuer when it names no kind ({"name": "ca"}). Empty: such a value names nothing.
+	// Issuer when it names no kind ({"name": "ca"}). Empty: such a value names nothing. With
+	// Kinds, it must be one of them.
 	DefaultKind string
 
 	// Selector makes the values label selectors of this form.
@@ -310,6 +311,9 @@ func compileRule(r Rule) (*crule, error) {
 			c.kinds = map[string]bool{}
 			for _, k := range r.Kinds {
 				c.kinds[k] = true
+			}
+			if r.DefaultKind != "" && !c.kinds[r.DefaultKind] {
+				return fail("DefaultKind %q is not one of Kinds %v: a value that names no kind would name nothing", r.DefaultKind, r.Kinds)
 			}
 		}
 	default:
