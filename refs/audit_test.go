@@ -554,12 +554,7 @@ func (a *auditEnv) create(gv schema.GroupVersionResource, js string) *unstructur
 
 func (a *auditEnv) update(gv schema.GroupVersionResource, ns, name string, mutate func(u *unstructured.Unstructured)) {
 	a.t.Helper()
-	res := cp.Dynamic(a.t).Resource(gv).Namespace(ns)
-	u, err := res.Get(context.Background(), name, metav1.GetOptions{})
-	require.NoError(a.t, err)
-	mutate(u)
-	_, err = res.Update(context.Background(), u, metav1.UpdateOptions{})
-	require.NoError(a.t, err)
+	updateObject(a.t, gv, ns, name, mutate)
 }
 
 func (a *auditEnv) del(gv schema.GroupVersionResource, ns, name string) {

@@ -62,12 +62,18 @@ func (f *fixture) create(gvr schema.GroupVersionResource, js string) *unstructur
 
 func (f *fixture) update(gvr schema.GroupVersionResource, ns, name string, mutate func(u *unstructured.Unstructured)) {
 	f.t.Helper()
-	res := cp.Dynamic(f.t).Resource(gvr).Namespace(ns)
+	updateObject(f.t, gvr, ns, name, mutate)
+}
+
+// updateObject reads the object, mutates it and writes it back.
+func updateObject(t *testing.T, gvr schema.GroupVersionResource, ns, name string, mutate func(u *unstructured.Unstructured)) {
+	t.Helper()
+	res := cp.Dynamic(t).Resource(gvr).Namespace(ns)
 	u, err := res.Get(context.Background(), name, metav1.GetOptions{})
-	require.NoError(f.t, err)
+	require.NoError(t, err)
 	mutate(u)
 	_, err = res.Update(context.Background(), u, metav1.UpdateOptions{})
-	require.NoError(f.t, err)
+	require.NoError(t, err)
 }
 
 func (f *fixture) delete(gvr schema.GroupVersionResource, ns, name string) {
