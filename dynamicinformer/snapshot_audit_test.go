@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,11 +17,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/internal/snapshot"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/internal/testsupport"
 )
@@ -331,4 +334,51 @@ func TestSnapshotAuditReadOnlyDir(t *testing.T) {
 
 	_, err := dynamicinformer.NewCompactFactory(cp.AdminConfig(), dynamicinformer.Options{SnapshotDir: filepath.Join(opts.SnapshotDir, "sub")}, dynamicinformer.CompactOptions{})
 	require.ErrorContains(t, err, "read-only file system")
+}
+
+// replaceInFile replaces old by new (of the same length) once in the file at path.
+func replaceInFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	require.Len(t, new, len(old))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, 1, bytes.Count(b, []byte(old)), "%q in the snapshot", old)
+	require.NoError(t, os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o600))
+}
+
+// A snapshot ahead of the server is another timeline's (etcd restored from a backup without
+// a revision bump): an object it holds at the same resourceVersion and uid as the server's
+// may have other content (the restored etcd wrote that revision again, differently). The
+// relist that replaces it must serve the server's objects, not keep the snapshot's because
+// their resourceVersion and uid match. Simulated by editing an object's content in the
+// snapshot and moving its version ahead of the server's.
+func TestSnapshotAuditAheadRelistServesTheServersContent(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	for i := range 3 {
+		_, err := cms.Create(ctx, toUnstructured(t, &corev1.ConfigMap{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("o", i)},
+			Data: map[string]string{"v": fmt.Sprint("server-timeline-", i)}}), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	opts := dynamicinformer.Options{Namespace: ns, SnapshotDir: t.TempDir()}
+	snapshotOnce(t, opts, "configmaps")
+	path := snapshotFile(t, opts.SnapshotDir)
+	replaceInFile(t, path, "server-timeline-1", "older-timeline--1")
+	now, err := strconv.ParseUint(must(cms.List(ctx, metav1.ListOptions{})).GetResourceVersion(), 10, 64)
+	require.NoError(t, err)
+	require.NoError(t, snapshot.SetResourceVersion(path, strconv.FormatUint(now+50, 10)))
+
+	fx, inf, _ := restart(t, opts, "configmaps")
+	waitSync(t, inf)
+	cacheEquals(t, ctx, inf, cms)
+	require.Equal(t, 1, fx.log.Count("The snapshot is ahead of the server"), "%s", fx.log)
+	for i := range 3 {
+		var cm corev1.ConfigMap
+		it, err := inf.GetItem(ns, fmt.Sprint("o", i))
+		require.NoError(t, err)
+		require.NoError(t, it.DecodeInto(&cm))
+		require.Equal(t, fmt.Sprint("server-timeline-", i), cm.Data["v"], "o%d: the ahead snapshot's content is served", i)
+	}
 }
