@@ -509,6 +509,18 @@ type snapRun struct {
 	// unusable is called when the snapshot's version is found ahead of the server or
 	// refused by the watch from it, before the relist (snapState.dropVersion).
 	unusable func()
+	// ahead is set, before the relist, once the probe found the snapshot ahead of the
+	// server: see foreign.
+	ahead atomic.Bool
+}
+
+// foreign marks the snapshot as ahead of the server: another timeline's (etcd restored
+// from a backup without a revision bump), whose objects may hold, at the resourceVersion
+// and uid of the server's, what the server no longer has. The relist then answers no item
+// with the cached object (storage.WithKnownObjects), so that the server's content replaces
+// the snapshot's.
+func (sr *snapRun) foreign() {
+	sr.ahead.Store(true)
 }
 
 func (sr *snapRun) markCurrent(rv uint64, replaced int64) {
@@ -614,6 +626,9 @@ func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptio
 			opts.ResourceVersion, opts.ResourceVersionMatch = "", ""
 			if lw.sr.unusable != nil {
 				lw.sr.unusable()
+			}
+			if lw.sr.ahead.Load() {
+				ctx = storage.WithKnownObjects(ctx, nil) // see snapRun.foreign
 			}
 		}
 		var err error

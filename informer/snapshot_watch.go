@@ -139,6 +139,7 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, f
 						"snapshotResourceVersion", sr.meta.ResourceVersion, "serverResourceVersion", res.rv)
 					d.done = true
 					d.cancel()
+					sr.foreign()
 					if sr.unusable != nil {
 						sr.unusable()
 					}
