@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -370,10 +371,18 @@ func TestSnapshotAuditAheadRelistServesTheServersContent(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, snapshot.SetResourceVersion(path, strconv.FormatUint(now+50, 10)))
 
-	fx, inf, _ := restart(t, opts, "configmaps")
+	fx, inf, ev := restart(t, opts, "configmaps")
 	waitSync(t, inf)
 	cacheEquals(t, ctx, inf, cms)
 	require.Equal(t, 1, fx.log.Count("The snapshot is ahead of the server"), "%s", fx.log)
+	// The handler, handed the snapshot's objects as adds, is told of the one whose content
+	// the server holds otherwise at the same resourceVersion, and of no other.
+	testenv.Eventually(t, 30*time.Second, func() bool { _, updates, _ := ev.Get(); return len(updates) > 0 },
+		"the handler was not told of o1's content on the server")
+	adds, updates, deletes := ev.Get()
+	assert.ElementsMatch(t, []string{"o0", "o1", "o2"}, adds)
+	assert.Equal(t, []string{"o1"}, updates)
+	assert.Empty(t, deletes)
 	for i := range 3 {
 		var cm corev1.ConfigMap
 		it, err := inf.GetItem(ns, fmt.Sprint("o", i))

@@ -1,9 +1,11 @@
 package informer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,7 +175,8 @@ func (e *entry) notify() {
 // are applied, before dispatchMu is released: what it records about them (the snapshot's
 // resourceVersion) is never behind the store for a snapshot write, which reads both under
 // dispatchMu.
-func (e *entry) apply(deltas cache.Deltas, isInInitialList bool, recorded func()) error {
+func (e *entry) apply(deltas cache.Deltas, ao applyOptions, recorded func()) error {
+	isInInitialList := ao.initial
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if recorded != nil {
@@ -200,7 +203,7 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool, recorded func()
 					errs = append(errs, err)
 					continue
 				}
-				if d.Type == cache.Replaced && sameResourceVersion(old, d.Object) {
+				if d.Type == cache.Replaced && sameResourceVersion(old, d.Object) && (ao.trustRV || sameContent(old, d.Object)) {
 					// A relist found the object unchanged: not an update (client-go's shared
 					// informers do not tell handlers either, unless they asked for resyncs).
 					continue
@@ -228,6 +231,28 @@ func (e *entry) apply(deltas cache.Deltas, isInInitialList bool, recorded func()
 	}
 	e.metrics.setObjects(e.objects.Load())
 	return errors.Join(errs...)
+}
+
+// applyOptions say how entry.apply reads a batch of changes.
+type applyOptions struct {
+	// initial: the changes are of the run's initial list.
+	initial bool
+	// trustRV: a relisted object at the cached one's resourceVersion is the same object.
+	// False after a snapshot of another timeline (snapRun.foreign): it is an update if its
+	// content differs.
+	trustRV bool
+}
+
+// sameContent reports whether a and b hold the same object: equal JSON bytes in the
+// compact mode, deeply equal otherwise. Only for objects at the same resourceVersion
+// after a snapshot of another timeline: it costs a comparison of each relisted object.
+func sameContent(a, b any) bool {
+	ra, ok1 := a.(rawJSON)
+	rb, ok2 := b.(rawJSON)
+	if ok1 && ok2 {
+		return bytes.Equal(ra.RawJSON(), rb.RawJSON())
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // sameResourceVersion reports whether a and b carry the same, non-empty resourceVersion.

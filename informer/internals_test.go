@@ -89,7 +89,7 @@ func TestApplyKeepsGoingPastABadChange(t *testing.T) {
 		{Type: cache.Added, Object: "not an object"},
 		{Type: cache.Added, Object: good},
 		{Type: cache.Deleted, Object: 42},
-	}, false, nil)
+	}, applyOptions{trustRV: true}, nil)
 	require.Error(t, err)
 	got, err := inf.Get("ns", "good")
 	require.NoError(t, err, "the change after the bad one was applied")

@@ -140,7 +140,7 @@ func (r *run) processLoop() {
 		// Recorded under the entry's dispatch lock, with the deltas applied: a snapshot
 		// written in between would save the objects at their new versions under the
 		// version before, and a process resumed from it would be sent those changes again.
-		err := r.e.apply(deltas, isInInitialList, func() {
+		err := r.e.apply(deltas, applyOptions{initial: isInInitialList, trustRV: r.snap.trustsRV()}, func() {
 			r.e.snapshotApplied(deltas)
 			r.replacedApplied.Add(markers)
 			for _, d := range deltas {

@@ -518,9 +518,17 @@ type snapRun struct {
 // from a backup without a revision bump), whose objects may hold, at the resourceVersion
 // and uid of the server's, what the server no longer has. The relist then answers no item
 // with the cached object (storage.WithKnownObjects), so that the server's content replaces
-// the snapshot's.
+// the snapshot's, and for the rest of the run a relisted object at the cached one's
+// resourceVersion is an update when its content differs (entry.apply's trustRV), so that
+// handlers, which were handed the snapshot's, learn the server's.
 func (sr *snapRun) foreign() {
 	sr.ahead.Store(true)
+}
+
+// trustsRV says whether equal resourceVersions mean equal content in the run: false once
+// its snapshot was found to be another timeline's (foreign).
+func (sr *snapRun) trustsRV() bool {
+	return sr == nil || !sr.ahead.Load()
 }
 
 func (sr *snapRun) markCurrent(rv uint64, replaced int64) {
