@@ -3,6 +3,7 @@ package jsonpath
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,39 @@ func TestSlowNumbersAreCharged(t *testing.T) {
 	for _, expr := range []string{"{.a[*]}", "{.a[?(@>0)]}", "{@}"} {
 		if _, err := MustCompile(expr).ExecuteString(JSON(doc)); err != nil {
 			t.Errorf("%s on 2,000 normal numbers: %v", expr, err)
+		}
+	}
+}
+
+// numCost's shortcut (at most 19 bytes, no exponent: nothing to charge) gives what the
+// full reading of the number gives, for every such number: at most 19 digits and a
+// decimal exponent within ±18, both inside strconv's fast path.
+func TestNumCostShortcutAgrees(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for range 20000 {
+		b := []byte{}
+		if r.IntN(2) == 0 {
+			b = append(b, '-')
+		}
+		n := 1 + r.IntN(19-len(b))
+		point := -1
+		if n > 2 && r.IntN(2) == 0 {
+			point = 1 + r.IntN(n-2)
+		}
+		for i := range n {
+			if i == point {
+				b = append(b, '.')
+				continue
+			}
+			d := byte('0' + r.IntN(10))
+			if r.IntN(3) == 0 {
+				d = '0'
+			}
+			b = append(b, d)
+		}
+		s := string(b)
+		if got, want := numCost(s), slowNumCost(s); got != want {
+			t.Fatalf("numCost(%s) = %d, want %d", s, got, want)
 		}
 	}
 }

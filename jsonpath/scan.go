@@ -418,6 +418,11 @@ func hex4(s string) (rune, bool) {
 // tens of nanoseconds a digit; and one that strconv may convert the
 // exact, slow way (see slowNumCost) up to about 150 µs more.
 func numCost(text string) int {
+	if len(text) <= 19 && !strings.ContainsAny(text, "eE") {
+		// At most 19 digits and a decimal exponent within ±18: strconv's fast path. The
+		// numbers of real objects, without a look at each digit.
+		return 0
+	}
 	c := slowNumCost(text)
 	if len(text) > 32 {
 		c += len(text) / 2
