@@ -174,6 +174,8 @@ func TestSnapshotAuditHostileFiles(t *testing.T) {
 			fx, inf, ev := restart(t, opts, "configmaps")
 			waitSync(t, inf)
 			cacheEquals(t, ctx, inf, cms)
+			// The cache synced; the handler is delivered its initial list on its own.
+			testenv.Eventually(t, 30*time.Second, inf.Registrations()[0].HasSynced, "the handler was not delivered the initial list")
 			lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
 			ignored := fx.log.Matching("Snapshot ignored")
 			want := serverState(t, ctx, cms)
@@ -268,6 +270,7 @@ func TestSnapshotAuditSharedDirConcurrent(t *testing.T) {
 	cacheEquals(t, ctx, inf, cms)
 	lists, _ := fx.rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
 	require.Zero(t, lists, "%s", fx.log)
+	fx.f.Shutdown() // its own writes done: a file being written is not one left over
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file left")
