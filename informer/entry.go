@@ -176,7 +176,6 @@ func (e *entry) notify() {
 // resourceVersion) is never behind the store for a snapshot write, which reads both under
 // dispatchMu.
 func (e *entry) apply(deltas cache.Deltas, ao applyOptions, recorded func()) error {
-	isInInitialList := ao.initial
 	e.dispatchMu.Lock()
 	defer e.dispatchMu.Unlock()
 	if recorded != nil {
@@ -191,7 +190,7 @@ func (e *entry) apply(deltas cache.Deltas, ao applyOptions, recorded func()) err
 		case cache.Sync, cache.Replaced, cache.Added, cache.Updated:
 			old, exists, err := e.store.Get(d.Object)
 			if err == nil && exists {
-				if isInInitialList || d.Type == cache.Replaced {
+				if ao.initial || d.Type == cache.Replaced {
 					// A list's object replacing a cached one: the garbage of a relist
 					// (pacer.go). One that fills the cache is not garbage.
 					e.core.paceStart(false) // the FIFO's lock is held
@@ -216,7 +215,7 @@ func (e *entry) apply(deltas cache.Deltas, ao applyOptions, recorded func()) err
 				continue
 			}
 			e.objects.Add(1)
-			e.distribute(notification{kind: noteAdd, obj: d.Object, initial: isInInitialList})
+			e.distribute(notification{kind: noteAdd, obj: d.Object, initial: ao.initial})
 		case cache.Deleted:
 			_, exists, _ := e.store.Get(d.Object)
 			if err := e.store.Delete(d.Object); err != nil {

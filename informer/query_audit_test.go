@@ -177,7 +177,9 @@ func auditClass(v string) int {
 	return 2
 }
 
-// auditCompareValues is SortBy's order of values (package query, Query.SortBy).
+// auditCompareValues is SortBy's order of values (package query, Query.SortBy), written
+// from that doc rather than taken from internal/store/querymodel (CompareValues), so that
+// this oracle and the store's model check each other.
 func auditCompareValues(a, b string) int {
 	if c := cmp.Compare(auditClass(a), auditClass(b)); c != 0 {
 		return c

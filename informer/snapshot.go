@@ -635,7 +635,7 @@ func (lw *snapshotLW) ListWithContext(ctx context.Context, opts metav1.ListOptio
 			if lw.sr.unusable != nil {
 				lw.sr.unusable()
 			}
-			if lw.sr.ahead.Load() {
+			if !lw.sr.trustsRV() {
 				ctx = storage.WithKnownObjects(ctx, nil) // see snapRun.foreign
 			}
 		}
