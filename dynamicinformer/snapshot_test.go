@@ -321,6 +321,24 @@ func TestSnapshotSecretsNeedEncryption(t *testing.T) {
 	waitSync(t, inf5)
 	lists, _ = fx5.rec.Count("/api/v1/namespaces/" + ns + "/secrets")
 	require.Zero(t, lists, "with the option, the plaintext snapshot is used")
+	fx5.f.Shutdown()
+
+	// Setting a key instead takes the plaintext file off the disk at once, not when the
+	// encrypted snapshot first replaces it.
+	keyed := plainOK
+	keyed.SnapshotPlainSecrets = false
+	keyed.SnapshotKeyFile = keyFile
+	fxk, infk, _ := restart(t, keyed, "secrets")
+	require.Equal(t, 1, fxk.log.Count("Removed a plaintext snapshot of Secrets"), "%s", fxk.log)
+	waitSync(t, infk)
+	fxk.f.Shutdown()
+	files, err = os.ReadDir(keyed.SnapshotDir)
+	require.NoError(t, err)
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join(keyed.SnapshotDir, f.Name()))
+		require.NoError(t, err)
+		require.NotContains(t, string(raw), "password", "%s", f.Name())
+	}
 
 	// A refused informer keeps an encrypted snapshot: the key may be set again.
 	encRefused := enc

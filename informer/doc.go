@@ -353,9 +353,10 @@
 // for this purpose. Encrypted snapshots are authenticated by AES-GCM.
 // Unencrypted snapshots of Secrets are Secrets on disk: an informer on secrets refuses to
 // read or write one unless a key is set (Options.SnapshotKey, SnapshotKeyFile) or
-// Options.SnapshotPlainSecrets says otherwise; one that refuses removes the plaintext
-// snapshot an earlier run with SnapshotPlainSecrets wrote, so that turning the option off
-// takes the Secrets off the disk (an encrypted one is kept).
+// Options.SnapshotPlainSecrets says otherwise; without that option, an informer on secrets
+// (with a key or without) removes the plaintext snapshot an earlier run with it wrote, so
+// that turning the option off takes the Secrets off the disk at once (an encrypted one is
+// kept).
 //
 // In the compact mode a user Transform is not applied again to objects loaded from a
 // snapshot written with one (they were stored after it; the objects of a snapshot written

@@ -147,7 +147,7 @@ type Options[T Object] struct {
 	SnapshotKey     []byte
 	SnapshotKeyFile string
 	// SnapshotPlainSecrets lets informers on secrets read and write unencrypted snapshots.
-	// Without it (and without a key), an informer on secrets removes the unencrypted
+	// Without it, an informer on secrets (with a key or without) removes the unencrypted
 	// snapshot an earlier run with it wrote.
 	SnapshotPlainSecrets bool
 	// SnapshotRetention, if set, removes from SnapshotDir the snapshot files that no

@@ -143,17 +143,21 @@ func newSnapState(e *entry) *snapState {
 	sum := sha256.Sum256([]byte(identity))
 	name := fmt.Sprintf("%s_%s_%s_%s.snap", safeName(k.GVR.Group), safeName(k.GVR.Version), safeName(k.GVR.Resource), hex.EncodeToString(sum[:8]))
 	s := &snapState{e: e, cfg: cfg, identity: identity, path: filepath.Join(cfg.dir, name), loopDone: make(chan struct{})}
-	if k.GVR.GroupResource() == secretsGR && cfg.key == nil && !cfg.plainSecrets {
-		s.refused = true
-		e.logger.Info("Snapshots of Secrets are refused without encryption (Options.SnapshotKey or SnapshotKeyFile; SnapshotPlainSecrets overrides): this informer neither reads nor writes one")
+	if k.GVR.GroupResource() == secretsGR && !cfg.plainSecrets {
+		if cfg.key == nil {
+			s.refused = true
+			e.logger.Info("Snapshots of Secrets are refused without encryption (Options.SnapshotKey or SnapshotKeyFile; SnapshotPlainSecrets overrides): this informer neither reads nor writes one")
+		}
 		s.removePlaintext()
 	}
 	return s
 }
 
-// removePlaintext removes the plaintext snapshot of a refused Secret informer, written by
-// an earlier run with SnapshotPlainSecrets: turning the option off takes the Secrets off
-// the disk. An encrypted one is kept (the key may be set again).
+// removePlaintext removes the plaintext snapshot of a Secret informer without
+// SnapshotPlainSecrets, written by an earlier run with it: turning the option off takes
+// the Secrets off the disk at once, also when a key is set (the file cannot be read with
+// it, and the informer may never write the encrypted one that would replace it: a sync
+// that fails, a 403). An encrypted one is kept (the key may be set again).
 func (s *snapState) removePlaintext() {
 	plain, err := snapshot.Plaintext(s.path)
 	if err != nil || !plain {
