@@ -369,8 +369,9 @@
 //
 // A snapshot ahead of the server (its resourceVersion beyond the server's current one: a
 // directory used with another cluster at the same address, or etcd restored without a
-// revision bump) is not trusted: the watch from it ends as expired, and the relist replaces
-// its objects by the differences. Since such a snapshot may hold, at the resourceVersion and
+// revision bump) is not trusted: the watch from it ends as expired (found by the probe, or
+// refused as "too large resource version" by a server the probe cannot ask), and the
+// relist replaces its objects by the differences. Since such a snapshot may hold, at the resourceVersion and
 // uid of an object of the server, content the server does not have, that relist takes every
 // object from the server's answer (none from the cache) and tells handlers of an object at
 // an unchanged resourceVersion as an update when its content differs.

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -514,7 +515,7 @@ type snapRun struct {
 	// refused by the watch from it, before the relist (snapState.dropVersion).
 	unusable func()
 	// ahead is set, before the relist, once the probe found the snapshot ahead of the
-	// server: see foreign.
+	// server, or a watch from its version was refused as too large: see foreign.
 	ahead atomic.Bool
 }
 
@@ -665,11 +666,14 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 	lw.mu.Unlock()
 	if pre != nil {
 		if opts.ResourceVersion == pre.rv {
-			return pre.get(ctx)
+			w, err := pre.get(ctx)
+			lw.refused(opts, err)
+			return w, err
 		}
 		pre.stop()
 	}
 	w, err := lw.inner.WatchWithContext(ctx, opts)
+	lw.refused(opts, err)
 	if err != nil || lw.sr == nil {
 		return w, err
 	}
@@ -679,6 +683,17 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 	default:
 	}
 	return newSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced), nil
+}
+
+// refused marks the run's snapshot as another timeline's (snapRun.foreign) when err is a
+// watch from its version refused as "too large": the snapshot is ahead of a server the
+// probe could not ask, and the relist that follows must not take its objects for the
+// server's.
+func (lw *snapshotLW) refused(opts metav1.ListOptions, err error) {
+	if err != nil && lw.sr != nil && opts.ResourceVersion == lw.sr.meta.ResourceVersion &&
+		apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge) {
+		lw.sr.foreign()
+	}
 }
 
 // dropEarly stops the early watch if the reflector never took it: a run that ends before

@@ -218,3 +218,43 @@ func (m *tooLargeSnapMode) ListerWatcher(t storage.Target) cache.ListerWatcherWi
 func TestSnapshotAheadOfAServerWithoutProbe(t *testing.T) {
 	snapshotAhead(t, func(m *fakeMode) storage.Mode { return &tooLargeSnapMode{jsonSnapMode{snapModeFake: snapModeFake{m}}} })
 }
+
+// A snapshot of another timeline (etcd restored from a backup without a revision bump) may
+// hold, at the resourceVersion of one of the server's objects, other content. Found ahead
+// by a watch refused as "too large" (a server without the probe), the relist tells handlers
+// of the server's content as an update: it took equal versions for equal objects, so the
+// handlers kept the snapshot's content, which the server never had.
+func TestSnapshotAheadOfAServerWithoutProbeTellsOfTheServersContent(t *testing.T) {
+	mode := func(m *fakeMode) storage.Mode { return &tooLargeSnapMode{jsonSnapMode{snapModeFake: snapModeFake{m}}} }
+	dir := t.TempDir()
+	before := newFakeMode()
+	srv := before.server(widgets.GVR)
+	srv.rv = 1000
+	srv.add(newObj("ns", "a", map[string]string{"v": "snapshot"})) // at 1001
+	srv.add(newObj("ns", "b", nil))                                // at 1002
+	f, _ := snapshotFactory(t, mode(before), dir)
+	inf, err := f.InformerForGVR(t.Context(), widgets.GVR)
+	require.NoError(t, err)
+	require.NoError(t, inf.WaitForSync(t.Context()))
+	inf.Release() // writes the snapshot
+	f.Shutdown()
+
+	restored := newFakeMode()
+	srv = restored.server(widgets.GVR)
+	srv.rv = 1000
+	srv.add(newObj("ns", "a", map[string]string{"v": "server"})) // at 1001 too
+	rec := newRecorder()
+	f, _ = snapshotFactory(t, mode(restored), dir)
+	inf, err = f.InformerForGVR(t.Context(), widgets.GVR, WithEventHandler(rec))
+	require.NoError(t, err)
+	defer inf.Release()
+	require.NoError(t, inf.WaitForSync(t.Context()))
+	a, err := inf.Get("ns", "a")
+	require.NoError(t, err)
+	require.Equal(t, "server", a.Labels["v"])
+	eventually(t, func() bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.updates == 1 && rec.deletes["ns/b"]
+	}, "handlers learn the server's a (an update) and that b is gone")
+}
