@@ -398,7 +398,8 @@ func (ev *evaluator[N, T]) operand(x *expr, e N, limit int, dst *Value) int {
 }
 
 // growBytesPerStep is how many bytes of the nodes a sink collects (the items of a {range},
-// the values a union applies its branches to) cost a step to copy when the slice that
+// the values a union applies its branches to), or the elements of a raw JSON list read
+// for their children, cost a step to copy when the slice that
 // holds them grows past largeCollect bytes: then each growth allocates a large object,
 // zeroed in fresh memory, copies the nodes into it, and append grows it by a quarter, so
 // that it copies about 4 times the bytes it keeps in all, which the garbage collector
@@ -410,16 +411,24 @@ const (
 	largeCollect     = 32 << 10
 )
 
+// growCost is what growing a full slice of size bytes costs (see growBytesPerStep).
+func growCost(size int) int {
+	if size < largeCollect {
+		return 0
+	}
+	return size / growBytesPerStep
+}
+
 // emit sends the node n to s.
 func (ev *evaluator[N, T]) emit(n N, s *sink[N]) bool {
 	if s.kind == sinkCollect {
-		if size := len(s.nodes) * int(unsafe.Sizeof(n)); len(s.nodes) == cap(s.nodes) && size >= largeCollect {
-			// Growing copies the nodes into fresh memory (see growBytesPerStep).
-			c := size / growBytesPerStep
-			if !ev.charge(c) {
-				return false
+		if len(s.nodes) == cap(s.nodes) {
+			if c := growCost(len(s.nodes) * int(unsafe.Sizeof(n))); c > 0 {
+				if !ev.charge(c) {
+					return false
+				}
+				meter.did(c)
 			}
-			meter.did(c)
 		}
 		s.nodes = append(s.nodes, n)
 		return true

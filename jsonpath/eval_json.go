@@ -426,6 +426,9 @@ func (t jsonTree) items(n gjson.Result, left int) (el []gjson.Result, cost int) 
 		_, v, ok, c := m.next(false, left-cost)
 		if ok {
 			c += keepCost + parseCost(v)
+			if len(el) == cap(el) {
+				c += growCost(len(el) * int(unsafe.Sizeof(gjson.Result{})))
+			}
 		}
 		meter.did(c)
 		if cost += c; cost > left {
