@@ -289,8 +289,9 @@
 // Syntax differs at the edges: kindex also accepts bare paths, unions of
 // paths in one action ({.a,.b}), double-quoted keys, ..* and white space
 // inside brackets; it rejects at compile time what client-go accepts but
-// fails on or ignores: {} and {.} (write {@}), {range} without {end},
-// {end} without {range}, identifiers, unknown operators, a non-positive
+// fails on or ignores: the empty expression (client-go prints nothing), {}
+// and {.} (write {@}), {range} without {end}, {end} without {range},
+// identifiers, unknown operators, a non-positive
 // step, stray $ or @ inside a path, empty brackets and union items ([]
 // and [0,], which client-go reads as [0]), an empty filter ([?()], which
 // client-go lets everything through), {range} without an expression

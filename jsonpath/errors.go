@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Sentinel errors. Every error returned by this package wraps exactly one
@@ -76,6 +77,13 @@ func (e *SyntaxError) Error() string {
 		if s := e.Offset + excerptWidth; s < end {
 			end, suffix = s, "..."
 		}
+		// The excerpt starts and ends between characters, not inside one.
+		for start < end && !utf8.RuneStart(e.Expr[start]) {
+			start++
+		}
+		for end > start && end < len(e.Expr) && !utf8.RuneStart(e.Expr[end]) {
+			end--
+		}
 	}
 	if start > end { // offset past the end of a truncated expression
 		start = end
@@ -85,19 +93,22 @@ func (e *SyntaxError) Error() string {
 		b.WriteString(strconv.Quote(e.Expr))
 	}
 	// The excerpt line shows the expression with control characters
-	// replaced so that the caret lines up.
+	// replaced so that the caret lines up; the caret's column counts
+	// characters, not bytes (ключ takes four columns, not eight).
 	b.WriteString("\n\t")
 	b.WriteString(prefix)
 	col := len(prefix)
-	for i := start; i < end; i++ {
-		c := e.Expr[i]
-		if c < ' ' || c == 0x7f {
-			c = ' '
+	for i := start; i < end; {
+		_, n := utf8.DecodeRuneInString(e.Expr[i:end])
+		if c := e.Expr[i]; c < ' ' || c == 0x7f {
+			b.WriteByte(' ')
+		} else {
+			b.WriteString(e.Expr[i : i+n])
 		}
-		b.WriteByte(c)
 		if i < e.Offset {
 			col++
 		}
+		i += n
 	}
 	b.WriteString(suffix)
 	b.WriteString("\n\t")
