@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/big"
 	"strconv"
 	"strings"
 	"testing"
@@ -237,5 +238,38 @@ func BenchmarkHostile(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkSlowNumbers measures strconv.ParseFloat on the numbers it converts the exact,
+// slow way, against what slowNumCost charges for them: numbers of 21 significant digits
+// just off the halfway point between two float64s (no fast path can round them), at
+// decimal exponents from 1 to ±340, and the subnormal 4.9406564584124654e-324. The
+// ns/step metric must stay under about 150 (see budget.go).
+//
+//	go test -run '^$' -bench SlowNumbers ./jsonpath/
+func BenchmarkSlowNumbers(b *testing.B) {
+	var texts []string
+	for _, e2 := range []int{70, 370, 670, 970, 1020, -70, -370, -670, -970, -1060} {
+		// (2^53+1)·2^(e2-53): halfway between two float64s (exact in 4,000 bits).
+		odd := new(big.Float).SetPrec(4000).SetInt(new(big.Int).SetUint64(1<<53 + 1))
+		half := new(big.Float).SetPrec(4000).SetMantExp(odd, e2-53)
+		m, e, _ := strings.Cut(half.Text('e', 25), "e")
+		exp, err := strconv.Atoi(e)
+		if err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, strings.Replace(m, ".", "", 1)[:20]+"1e"+strconv.Itoa(exp-20))
+	}
+	texts = append(texts, "4.9406564584124654e-324", "615313260187962136346339e165")
+	for _, s := range texts {
+		steps := numCost(s)
+		b.Run(s, func(b *testing.B) {
+			for b.Loop() {
+				f, _ := strconv.ParseFloat(s, 64)
+				benchSink += int(f)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(steps), "ns/step")
+		})
 	}
 }

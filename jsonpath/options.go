@@ -29,8 +29,8 @@ const (
 	// (which it copies); converting
 	// a number longer than 32 bytes, a step per 2 bytes, and one that
 	// strconv may convert its slow, exact way (more than 19 digits, or an
-	// exponent beyond 1e±22) 16 steps and more with the square of its
-	// exponent, up to 973 (see slowNumCost). Evaluating a typical
+	// exponent beyond 1e±22) 16 steps and more as its exponent grows,
+	// exponent, up to 430 (see slowNumCost). Evaluating a typical
 	// index expression on a Pod takes fewer than 20 steps (500 to 750
 	// on raw JSON: TestPodIndexSteps); the default stops any expression on any object within
 	// about 10 ms of CPU.

@@ -416,7 +416,7 @@ func hex4(s string) (rune, bool) {
 // numCost returns the steps converting the text of a number costs:
 // nothing for the numbers of real objects; for a long one, strconv takes
 // tens of nanoseconds a digit; and one that strconv may convert the
-// exact, slow way (see slowNumCost) up to about 150 µs more.
+// exact, slow way (see slowNumCost) up to about 60 µs more.
 func numCost(text string) int {
 	if len(text) <= 19 && !strings.ContainsAny(text, "eE") {
 		// At most 19 digits and a decimal exponent within ±18: strconv's fast path. The
@@ -438,17 +438,22 @@ func numCost(text string) int {
 // subnormal, rounding to zero or overflowing, take the exact conversion).
 // That conversion shifts a decimal of up to 800 digits by the number's
 // binary exponent, 60 bits at a time, the decimal growing as it goes: its
-// time grows with the square of the decimal exponent, from a microsecond
-// near 1 to 10-60 µs beyond 1e±250 (2.2250738585072011e-308,
-// 615313260187962136346339e165) and 150 µs for numbers of 800 digits, where
-// most numbers take 20 to 50 ns. Beyond 1e±350, strconv gives up at once.
+// time grows a little faster than the decimal exponent. Measured on the
+// numbers no fast path can round (21 digits just off the halfway point
+// between two float64s; BenchmarkSlowNumbers, the slowest of 4 runs on a
+// loaded 2-core machine): about 1 µs near 1e0 and 1e-42, 6 µs at 1e91,
+// 12 µs at 1e181, 24 µs at 1e271, 31 µs at 1e287, 14 µs at 1e-312 and
+// 20 µs for the subnormal 4.9406564584124654e-324, where most numbers take
+// 20 to 50 ns. The charge, 16 + e/2 + e²/512 for an exponent e (at most
+// 350: beyond 1e±350 strconv gives up at once), keeps each at 50 to 120 ns
+// a step. The digits of a long number are charged apart (numCost).
 func slowNumCost(text string) int {
 	digits, exp10 := numShape(text)
 	if digits == 0 || digits <= 19 && abs(exp10) <= 22 {
 		return 0
 	}
 	e := min(abs(exp10), 350)
-	return 16 + e*e/128
+	return 16 + e/2 + e*e/512
 }
 
 // numShape returns the number of significant digits of the JSON number
