@@ -103,12 +103,12 @@ var s51Exprs = []string{
 	`{.a}`, `{.a.x}`, `{.a.y}`, `{.b}`, `{.b[0]}`, `{.c}`, `{.d}`, `{.d.e}`, `{.d.e.f}`, `{.d.e.g}`, `{.list[*].k}`, `{.list[?(@.k)].j}`, `{.list[?(@.k==2)]}`, `{..k}`, `{..f}`,
 }
 
-// s51Objects decodes s51Docs as Kubernetes does (integers as int64) and as
+// decodeDocs decodes docs as Kubernetes does (integers as int64) and as
 // encoding/json does (float64), and returns their names in order.
-func s51Objects(t *testing.T) (names []string, objs, objsF map[string]any) {
+func decodeDocs(t *testing.T, docs map[string]string) (names []string, objs, objsF map[string]any) {
 	t.Helper()
 	objs, objsF = map[string]any{}, map[string]any{}
-	for name, doc := range s51Docs {
+	for name, doc := range docs {
 		var o, f any
 		if err := k8sjson.Unmarshal([]byte(doc), &o); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -129,7 +129,7 @@ func s51Objects(t *testing.T) (names []string, objs, objsF map[string]any) {
 // objects projected on Fields. Where client-go succeeds, kindex must print the same or
 // differ as doc.go says.
 func TestS51MatchesClientGo(t *testing.T) {
-	names, objs, objsF := s51Objects(t)
+	names, objs, objsF := decodeDocs(t, s51Docs)
 	for _, name := range names {
 		probeDocs[name] = s51Docs[name] // for probeVariant
 	}
@@ -198,7 +198,7 @@ func TestS51ExecuteJSONMatchesClientGo(t *testing.T) {
 			}
 		}
 	}
-	names, objs, _ := s51Objects(t)
+	names, objs, _ := decodeDocs(t, s51Docs)
 	docs := map[string]string{}
 	for _, name := range names {
 		docs[name] = s51Docs[name]
@@ -484,7 +484,7 @@ func TestS51FilterNumbersExact(t *testing.T) {
 // backslash), null and 1e3 are not literals (client-go reads identifiers and fails on them
 // when the filter runs), and the empty expression is rejected (client-go prints nothing).
 func TestS51DocumentedDifferences(t *testing.T) {
-	_, objs, _ := s51Objects(t)
+	_, objs, _ := decodeDocs(t, s51Docs)
 	for _, c := range []struct{ doc, expr, want string }{
 		{"s51-text", `{.keys['a\tb']}`, "tabkey"},
 		{"s51-text", `{.keys["a\tb"]}`, "tabkey"},

@@ -590,20 +590,7 @@ func TestUnseenObjectsMatchClientGo(t *testing.T) {
 	n, seed := 2000, uint64(1)
 	fmt.Sscan(os.Getenv("JSONPATH_PROBE_CASES"), &n)
 	fmt.Sscan(os.Getenv("JSONPATH_PROBE_SEED"), &seed)
-	objs, objsF := map[string]any{}, map[string]any{}
-	names := []string{}
-	for name, doc := range probeDocs {
-		var o, f any
-		if err := k8sjson.Unmarshal([]byte(doc), &o); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if err := json.Unmarshal([]byte(doc), &f); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		objs[name], objsF[name] = o, f
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names, objs, objsF := decodeDocs(t, probeDocs)
 	st := &probeStats{docKinds: map[string]int{}}
 	for _, name := range names {
 		for _, expr := range probeHandmade {
