@@ -178,10 +178,15 @@ func (s *Store) query(ctx context.Context, q query.Query, opts QueryOptions) ([]
 
 // queryEqual answers the most common query, one equality on an index and nothing else,
 // without preparing it: one value's list, already in (namespace, name) order, is the
-// result. It reports false, without error, for any other query (or a page that would need a
-// continue token), which then takes the general path.
+// result. An Exists or In condition alone is answered the same way when one value's list
+// holds all its matches in scope (an index of one value, such as a marker label, for
+// Exists; one of In's values present). It reports false, without error, for any other
+// query (or a page that would need a continue token), which then takes the general path.
 func queryEqual[R any](s *Store, q query.Query, opts QueryOptions, conv func(key string, obj any) R) ([]R, query.Plan, bool, error) {
 	c := singleEquality(&q)
+	if c == nil {
+		c = singleExistsOrIn(&q)
+	}
 	if c == nil || q.Limit < 0 {
 		return nil, query.Plan{}, false, nil
 	}
@@ -192,7 +197,15 @@ func queryEqual[R any](s *Store, q query.Query, opts QueryOptions, conv func(key
 	ns, allNS := q.Namespace, q.Namespace == ""
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	e, err := s.equalEntry(c, key)
+	var e *valueEntry
+	if c.Op == query.Equal {
+		e, err = s.equalEntry(c, key)
+	} else {
+		var ok bool
+		if e, ok, err = s.onlyEntry(c, key, ns, allNS); err == nil && !ok {
+			return nil, query.Plan{}, false, nil
+		}
+	}
 	if err != nil {
 		return nil, query.Plan{}, false, err
 	}
@@ -218,6 +231,70 @@ func singleEquality(q *query.Query) *query.Condition {
 		return nil
 	}
 	return c
+}
+
+// singleExistsOrIn returns q's condition when q is one Exists or one In on an index and
+// nothing else, as singleEquality does for an equality. Otherwise nil (a malformed
+// condition too: the general path reports it).
+func singleExistsOrIn(q *query.Query) *query.Condition {
+	if len(q.Conditions) != 1 || len(q.AnyOf) != 0 || q.Continue != "" || q.SortBy != "" || q.Descending ||
+		q.Labels != nil && !q.Labels.Empty() {
+		return nil
+	}
+	c := &q.Conditions[0]
+	if c.Index == "" || c.Path != "" {
+		return nil
+	}
+	switch c.Op {
+	case query.Exists:
+		if len(c.Values) == 0 {
+			return c
+		}
+	case query.In:
+		if len(c.Values) > 0 && !slices.Contains(c.Values, query.NonScalar) {
+			return c
+		}
+	}
+	return nil
+}
+
+// onlyEntry returns the entries of the one value that holds every object in scope matching
+// c, an Exists or an In on the store index key: the index's only value for Exists, the one
+// of In's values present in scope (nil if none matches). It reports false when several
+// values may match: their lists must be merged, which the general path does. The caller
+// holds the read lock.
+func (s *Store) onlyEntry(c *query.Condition, key, ns string, allNS bool) (*valueEntry, bool, error) {
+	ix, ok := s.indexes[key]
+	if !ok {
+		return nil, false, &IndexNotFoundError{Name: c.Index}
+	}
+	var only *valueEntry
+	take := func(e *valueEntry) bool {
+		if e == nil || e == only || e.count(ns, allNS) == 0 {
+			return true
+		}
+		if only != nil {
+			return false
+		}
+		only = e
+		return true
+	}
+	switch c.Op {
+	case query.Exists:
+		if len(ix.byValue) > 1 {
+			return nil, false, nil
+		}
+		for _, e := range ix.byValue {
+			take(e)
+		}
+	case query.In:
+		for _, v := range c.Values {
+			if !take(ix.byValue[v]) {
+				return nil, false, nil
+			}
+		}
+	}
+	return only, true, nil
 }
 
 // resolve returns the store index that name names (Resolve).

@@ -310,6 +310,59 @@ func TestQueryMatchesBruteForce(t *testing.T) {
 	}
 }
 
+// An Exists or In condition alone, which one value's list answers when only one value
+// matches in scope (an index of one value, one of In's values present), gives what the
+// general path gives: the brute-force model's keys, in (namespace, name) order, and pages
+// when the matches exceed the limit.
+func TestQueryOneValueExistsAndIn(t *testing.T) {
+	s := seed(t)
+	require.NoError(t, s.AddIndex("flag", field("flag")))
+	for i := range 12 {
+		o := obj([]string{"a", "b", "c"}[i%3], fmt.Sprintf("f%02d", i), int64(i), "", nil)
+		if i%4 != 1 {
+			o.Object["spec"].(map[string]any)["flag"] = "on"
+		}
+		require.NoError(t, s.Add(o))
+	}
+	cases := []query.Query{
+		{Conditions: []query.Condition{query.Has("flag")}},
+		{Namespace: "b", Conditions: []query.Condition{query.Has("flag")}},
+		{Namespace: "none", Conditions: []query.Condition{query.Has("flag")}},
+		{Conditions: []query.Condition{query.Has("node")}}, // several values: the general path
+		{Conditions: []query.Condition{query.OneOf("flag", "on", "off")}},
+		{Conditions: []query.Condition{query.OneOf("size", "3", "3")}},
+		{Namespace: "a", Conditions: []query.Condition{query.OneOf("size", "1", "nope")}},
+		{Conditions: []query.Condition{query.OneOf("size", "1", "2")}},
+		{Conditions: []query.Condition{query.OneOf("size", "nope")}},
+	}
+	for _, q := range cases {
+		t.Run(fmt.Sprint(q.Namespace, q.Conditions), func(t *testing.T) {
+			want := brute(s, q)
+			items, next, plan, err := s.Query(ctx, q, QueryOptions{})
+			require.NoError(t, err)
+			assert.Empty(t, next)
+			assert.Equal(t, want, append([]string(nil), keys(items)...))
+			assert.Equal(t, len(want), plan.Matched)
+			q.Limit = 2
+			var got []string
+			for range 20 {
+				items, next, _, err := s.Query(ctx, q, QueryOptions{})
+				require.NoError(t, err)
+				got = append(got, keys(items)...)
+				if next == "" {
+					break
+				}
+				q.Continue = next
+			}
+			assert.Equal(t, want, got)
+		})
+	}
+	_, _, _, err := s.Query(ctx, query.Query{Conditions: []query.Condition{query.Has("nope")}}, QueryOptions{})
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	_, _, _, err = s.Query(ctx, query.Query{Conditions: []query.Condition{{Index: "flag", Op: query.Exists, Values: []string{"on"}}}}, QueryOptions{})
+	assert.ErrorIs(t, err, query.ErrInvalidQuery)
+}
+
 // Count and CountBy agree with the brute-force model on every query of the model test,
 // whichever path answers them (index sizes or the match set).
 func TestCountsMatchBruteForce(t *testing.T) {
