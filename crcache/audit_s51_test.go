@@ -3,6 +3,7 @@ package crcache_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -592,6 +593,108 @@ func TestS51InformerLifecycleDetails(t *testing.T) {
 		// An unstructured List by a typed read's index: controller-runtime refuses it (an
 		// index per informer), crcache answers it (one informer for both; reader.go's
 		// fieldSubject says so); not compared.
+		return out
+	})
+}
+
+// TestS51SelectorTransitions: an object whose labels take it out of a ByObject label
+// selector is deleted for handlers and reads, and added again when they bring it back;
+// with ReaderFailOnMissingInformer, a read of a namespace outside the cache fails as in
+// controller-runtime.
+func TestS51SelectorTransitions(t *testing.T) {
+	cl := adminClient(t)
+	ctx := t.Context()
+	s51Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]string {
+		ns, other := cp.Namespace(t), cp.Namespace(t)
+		out := map[string]string{}
+		c := s51Run(t, newFn, cache.Options{
+			DefaultNamespaces: map[string]cache.Config{ns: {}},
+			ByObject:          map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Label: mustSelector(t, "keep=yes")}},
+		})
+		var mu sync.Mutex
+		var log []string
+		desc := func(o any) string {
+			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				return "tombstone " + d.Key
+			}
+			m := o.(client.Object)
+			return fmt.Sprintf("%T %s labels=%v", o, m.GetName(), m.GetLabels())
+		}
+		for kind, obj := range map[string]client.Object{"typed": &corev1.ConfigMap{}, "unstructured": func() client.Object {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("v1")
+			u.SetKind("ConfigMap")
+			return u
+		}()} {
+			inf, err := c.GetInformer(ctx, obj)
+			require.NoError(t, err)
+			reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+				AddFunc: func(o any) {
+					mu.Lock()
+					defer mu.Unlock()
+					log = append(log, kind+" add "+desc(o))
+				},
+				UpdateFunc: func(o, n any) {
+					mu.Lock()
+					defer mu.Unlock()
+					log = append(log, kind+" update "+desc(o)+" -> "+desc(n))
+				},
+				DeleteFunc: func(o any) {
+					mu.Lock()
+					defer mu.Unlock()
+					log = append(log, kind+" delete "+desc(o))
+				},
+			})
+			require.NoError(t, err)
+			require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
+		}
+		count := func(s string) int {
+			mu.Lock()
+			defer mu.Unlock()
+			n := 0
+			for _, l := range log {
+				if strings.Contains(l, s) {
+					n++
+				}
+			}
+			return n
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", Labels: map[string]string{"keep": "yes", "v": "0"}}}
+		require.NoError(t, cl.Create(ctx, cm))
+		require.Eventually(t, func() bool { return count(" add ") == 2 }, 10*time.Second, 10*time.Millisecond)
+		cm.Labels["keep"] = "no"
+		require.NoError(t, cl.Update(ctx, cm))
+		require.Eventually(t, func() bool { return count(" delete ") == 2 }, 10*time.Second, 10*time.Millisecond)
+		out["get after leaving"] = errClass(c.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}))
+		cm.Labels["keep"], cm.Labels["v"] = "yes", "1"
+		require.NoError(t, cl.Update(ctx, cm))
+		require.Eventually(t, func() bool { return count(" add ") == 4 }, 10*time.Second, 10*time.Millisecond)
+		var got corev1.ConfigMap
+		out["get after coming back"] = errClass(c.Get(ctx, client.ObjectKeyFromObject(cm), &got)) + fmt.Sprint(got.Labels)
+		mu.Lock()
+		slices.Sort(log)
+		for i, l := range log {
+			out[fmt.Sprint("event ", i)] = l
+		}
+		mu.Unlock()
+
+		strict := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, ReaderFailOnMissingInformer: true})
+		defer func() {
+			for k, v := range out {
+				out[k] = strings.NewReplacer(other, "OTHER", ns, "NS").Replace(v)
+			}
+		}()
+		out["strict get, other namespace"] = errClass(strict.Get(ctx, client.ObjectKey{Namespace: other, Name: "x"}, &corev1.Secret{}))
+		out["strict list, other namespace"] = errClass(strict.List(ctx, &corev1.SecretList{}, client.InNamespace(other)))
+		var notCached *cache.ErrResourceNotCached
+		out["strict get, other namespace, ErrResourceNotCached"] = fmt.Sprint(errors.As(strict.Get(ctx, client.ObjectKey{Namespace: other, Name: "x"}, &corev1.Secret{}), &notCached))
+		out["strict get, ErrResourceNotCached"] = fmt.Sprint(errors.As(strict.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, &corev1.Secret{}), &notCached))
+		out["strict get"] = errClass(strict.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, &corev1.Secret{}))
+		out["strict get, other namespace (message)"] = fmt.Sprint(strict.Get(ctx, client.ObjectKey{Namespace: other, Name: "x"}, &corev1.Secret{}))
+		out["strict list, other namespace (message)"] = fmt.Sprint(strict.List(ctx, &corev1.SecretList{}, client.InNamespace(other)))
+		out["strict get, no namespace (message)"] = fmt.Sprint(strict.Get(ctx, client.ObjectKey{Name: "x"}, &corev1.Secret{}))
+		out["strict list, all namespaces (message)"] = fmt.Sprint(strict.List(ctx, &corev1.SecretList{}))
+		out["strict get, cluster-scoped (message)"] = fmt.Sprint(strict.Get(ctx, client.ObjectKey{Name: "x"}, &corev1.Namespace{}))
 		return out
 	})
 }

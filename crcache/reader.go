@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/informer"
@@ -78,6 +79,9 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
+		if c.outsideNamespaces(err, gvk, key.Namespace) {
+			return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
+		}
 		return err
 	}
 	res := a.resource()
@@ -152,6 +156,9 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
+		if listOpts.Namespace != "" && c.outsideNamespaces(err, gvk, listOpts.Namespace) {
+			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", listOpts.Namespace)
+		}
 		return err
 	}
 	res := a.resource()
@@ -234,6 +241,21 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	list.SetContinue(next)
 	list.SetRemainingItemCount(remaining)
 	return nil
+}
+
+// outsideNamespaces reports whether err is ReaderFailOnMissingInformer's refusal of gvk
+// and namespace ns is outside the namespaces the cache would hold gvk in: a read then says
+// so, as controller-runtime's cache over namespaces does before it looks for an informer.
+func (c *Cache) outsideNamespaces(err error, gvk schema.GroupVersionKind, ns string) bool {
+	var notCached *cache.ErrResourceNotCached
+	if !errors.As(err, &notCached) {
+		return false
+	}
+	mapping, merr := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if merr != nil {
+		return false
+	}
+	return c.planFor(gvk, mapping).shardFor(ns) < 0
 }
 
 // syncedFor waits until shard only of res's plan (every shard if only < 0) has synced, for
