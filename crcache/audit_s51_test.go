@@ -686,6 +686,9 @@ func TestS51SelectorTransitions(t *testing.T) {
 		}()
 		out["strict get, other namespace"] = errClass(strict.Get(ctx, client.ObjectKey{Namespace: other, Name: "x"}, &corev1.Secret{}))
 		out["strict list, other namespace"] = errClass(strict.List(ctx, &corev1.SecretList{}, client.InNamespace(other)))
+		g := ghostObject()
+		g.SetNamespace(ns)
+		out["strict get, kind not served"] = errClass(strict.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, g))
 		var notCached *cache.ErrResourceNotCached
 		out["strict get, other namespace, ErrResourceNotCached"] = fmt.Sprint(errors.As(strict.Get(ctx, client.ObjectKey{Namespace: other, Name: "x"}, &corev1.Secret{}), &notCached))
 		out["strict get, ErrResourceNotCached"] = fmt.Sprint(errors.As(strict.Get(ctx, client.ObjectKey{Namespace: ns, Name: "x"}, &corev1.Secret{}), &notCached))

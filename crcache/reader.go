@@ -79,10 +79,9 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
-		if c.outsideNamespaces(err, gvk, key.Namespace) {
+		return c.refusal(err, gvk, key.Namespace, true, func() error {
 			return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
-		}
-		return err
+		})
 	}
 	res := a.resource()
 	p := res.plan
@@ -156,10 +155,9 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
-		if listOpts.Namespace != "" && c.outsideNamespaces(err, gvk, listOpts.Namespace) {
+		return c.refusal(err, gvk, listOpts.Namespace, listOpts.Namespace != "", func() error {
 			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", listOpts.Namespace)
-		}
-		return err
+		})
 	}
 	res := a.resource()
 	p := res.plan
@@ -243,19 +241,32 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	return nil
 }
 
-// outsideNamespaces reports whether err is ReaderFailOnMissingInformer's refusal of gvk
-// and namespace ns is outside the namespaces the cache would hold gvk in: a read then says
-// so, as controller-runtime's cache over namespaces does before it looks for an informer.
-func (c *Cache) outsideNamespaces(err error, gvk schema.GroupVersionKind, ns string) bool {
+// refusal returns what a read refused by ReaderFailOnMissingInformer (err, any other error
+// is returned as it is) answers in a cache over namespaces (DefaultNamespaces, or the type's
+// ByObject Namespaces), as controller-runtime's cache over namespaces looks the type's scope
+// up, and then the namespace (when checkNS), before it looks for an informer: the mapper's
+// error for a kind the server does not serve (meta.IsNoMatchError), unknown() for a
+// namespace outside those of the type; err otherwise.
+func (c *Cache) refusal(err error, gvk schema.GroupVersionKind, ns string, checkNS bool, unknown func() error) error {
 	var notCached *cache.ErrResourceNotCached
 	if !errors.As(err, &notCached) {
-		return false
+		return err
+	}
+	nsConfigs := c.opts.DefaultNamespaces
+	if bo, ok := c.byObject[gvk]; ok && bo.Namespaces != nil {
+		nsConfigs = bo.Namespaces
+	}
+	if len(nsConfigs) == 0 {
+		return err
 	}
 	mapping, merr := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if merr != nil {
-		return false
+		return merr
 	}
-	return c.planFor(gvk, mapping).shardFor(ns) < 0
+	if checkNS && c.planFor(gvk, mapping).shardFor(ns) < 0 {
+		return unknown()
+	}
+	return err
 }
 
 // syncedFor waits until shard only of res's plan (every shard if only < 0) has synced, for
