@@ -701,3 +701,98 @@ func TestS51SelectorTransitions(t *testing.T) {
 		return out
 	})
 }
+
+// TestS51PagesUnderChurnOverNamespaces: TestS51PagesUnderChurn over a cache of two
+// namespaces, listed across both, with objects coming and going in both between pages.
+func TestS51PagesUnderChurnOverNamespaces(t *testing.T) {
+	ns1, ns2 := cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns1, "p", 8)
+	createPods(t, cl, ns2, "p", 8)
+	c := startCache(t, nil, cache.Options{DefaultNamespaces: map[string]cache.Config{ns1: {}, ns2: {LabelSelector: mustSelector(t, "i!=3")}}})
+	var all corev1.PodList
+	require.Eventually(t, func() bool { return c.List(ctx, &all) == nil && len(all.Items) == 15 }, 10*time.Second, 10*time.Millisecond)
+	deleted := map[string]bool{}
+	seen := map[string]int{}
+	token := ""
+	for page := 0; ; page++ {
+		var l corev1.PodList
+		require.NoError(t, c.List(ctx, &l, client.Limit(3), client.Continue(token), client.MatchingLabelsSelector{Selector: mustSelector(t, "i")}))
+		for i := range l.Items {
+			seen[l.Items[i].Namespace+"/"+l.Items[i].Name]++
+		}
+		if l.Continue == "" {
+			break
+		}
+		token = l.Continue
+		for _, ns := range []string{ns1, ns2} {
+			for _, name := range []string{fmt.Sprintf("p-%02d", 7-page%8), fmt.Sprintf("p-%02d", page%8)} {
+				if !deleted[ns+"/"+name] {
+					deleted[ns+"/"+name] = true
+					require.NoError(t, cl.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, client.GracePeriodSeconds(0)))
+				}
+			}
+			require.NoError(t, cl.Create(ctx, newPod(ns, fmt.Sprintf("p-%02d-b", page), map[string]string{"i": "x"})))
+		}
+		require.Eventually(t, func() bool {
+			var p corev1.Pod
+			return c.Get(ctx, client.ObjectKey{Namespace: ns2, Name: fmt.Sprintf("p-%02d-b", page)}, &p) == nil
+		}, 10*time.Second, 10*time.Millisecond)
+		require.Less(t, page, 40)
+	}
+	for key, n := range seen {
+		assert.Equal(t, 1, n, "%s returned %d times", key, n)
+	}
+	for _, ns := range []string{ns1, ns2} {
+		for i := range 8 {
+			key := fmt.Sprintf("%s/p-%02d", ns, i)
+			if !deleted[key] && !(ns == ns2 && i == 3) {
+				assert.Equal(t, 1, seen[key], "%s, present throughout", key)
+			}
+		}
+	}
+	assert.Zero(t, seen[ns2+"/p-03"], "outside the namespace's selector")
+}
+
+// TestS51RemoveInformerLeavesOtherReads: RemoveInformer of the typed informer of a resource
+// also read unstructured and metadata-only stops the typed informer only: the others'
+// handlers go on, and a typed read afterwards starts a new informer.
+func TestS51RemoveInformerLeavesOtherReads(t *testing.T) {
+	cl := adminClient(t)
+	ctx := t.Context()
+	s51Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]string {
+		ns, ns2 := cp.Namespace(t), cp.Namespace(t)
+		createPods(t, cl, ns, "p", 2)
+		out := map[string]string{}
+		c := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}, ns2: {}}})
+		evs := map[string]*events{}
+		infs := map[string]cache.Informer{}
+		for kind, obj := range map[string]client.Object{"typed": &corev1.Pod{}, "unstructured": unstructuredPod(), "metadata": metadataPod()} {
+			inf, err := c.GetInformer(ctx, obj)
+			require.NoError(t, err)
+			ev := newEvents()
+			addSynced(t, inf, ev)
+			evs[kind], infs[kind] = ev, inf
+		}
+		require.NoError(t, c.RemoveInformer(ctx, &corev1.Pod{}))
+		require.Eventually(t, infs["typed"].IsStopped, 10*time.Second, 10*time.Millisecond)
+		for kind, inf := range infs {
+			out[kind+" stopped"] = fmt.Sprint(inf.IsStopped())
+		}
+		require.NoError(t, cl.Create(ctx, newPod(ns, "late", nil)))
+		require.Eventually(t, func() bool {
+			return evs["unstructured"].added(ns+"/late") != nil && evs["metadata"].added(ns+"/late") != nil
+		}, 10*time.Second, 10*time.Millisecond)
+		var p corev1.Pod
+		out["typed get after remove"] = errClass(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "late"}, &p)) + " " + p.Name
+		out["typed handler got late"] = fmt.Sprint(evs["typed"].added(ns+"/late") != nil)
+		require.NoError(t, c.RemoveInformer(ctx, unstructuredPod()))
+		require.Eventually(t, infs["unstructured"].IsStopped, 10*time.Second, 10*time.Millisecond)
+		require.NoError(t, cl.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "late"}}, client.GracePeriodSeconds(0)))
+		require.Eventually(t, func() bool { return evs["metadata"].deleted(ns+"/late") != nil }, 10*time.Second, 10*time.Millisecond)
+		out["unstructured handler got delete"] = fmt.Sprint(evs["unstructured"].deleted(ns+"/late") != nil)
+		out["metadata stopped at the end"] = fmt.Sprint(infs["metadata"].IsStopped())
+		return out
+	})
+}
