@@ -69,11 +69,17 @@ func (i *Informer) AddEventHandlerWithOptions(h toolscache.ResourceEventHandler,
 }
 
 // RemoveEventHandler removes a handler added through this informer; notifications not yet
-// delivered are dropped. It is idempotent.
+// delivered are dropped. It is idempotent. A registration of another informer (another
+// read of the resource, or an informer since removed) is left as it is and is no error, as
+// client-go's informers answer a handle they do not hold; a handle crcache did not make is
+// an error.
 func (i *Informer) RemoveEventHandler(handle toolscache.ResourceEventHandlerRegistration) error {
 	r, ok := handle.(*Registration)
-	if !ok || r.a != i.a {
-		return fmt.Errorf("crcache: registration %T was not made by this informer", handle)
+	if !ok {
+		return fmt.Errorf("crcache: registration %T was not made by this cache", handle)
+	}
+	if r.a != i.a {
+		return nil
 	}
 	a := i.a
 	a.mu.Lock()

@@ -159,7 +159,13 @@ func TestInformerHandlers(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	assert.Nil(t, meta.deleted(key), "a removed handler gets nothing more")
 
-	assert.Error(t, typedInf.RemoveEventHandler(regs[uns]), "a registration of another informer")
+	// A registration of another informer: nothing, and no error, as in client-go.
+	assert.NoError(t, typedInf.RemoveEventHandler(regs[uns]), "a registration of another informer")
+	p2 := newPod(ns, "new2", nil)
+	require.NoError(t, cl.Create(ctx, p2))
+	testenv.Eventually(t, 10*time.Second, func() bool {
+		return uns.added(ns+"/new2") != nil
+	}, "the unstructured handler was removed through the typed informer")
 }
 
 // TestInformerBeforeStart: informers, handlers and indexes requested before Start work once

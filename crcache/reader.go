@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/informer"
@@ -78,7 +79,9 @@ func (c *Cache) get(ctx context.Context, key client.ObjectKey, out client.Object
 	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
-		return err
+		return c.refusal(err, gvk, key.Namespace, true, func() error {
+			return fmt.Errorf("unable to get: %v because of unknown namespace for the cache", key)
+		})
 	}
 	res := a.resource()
 	p := res.plan
@@ -152,7 +155,9 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	}
 	a, err := c.accessFor(gvk, kind, c.opts.ReaderFailOnMissingInformer)
 	if err != nil {
-		return err
+		return c.refusal(err, gvk, listOpts.Namespace, listOpts.Namespace != "", func() error {
+			return fmt.Errorf("unable to list: %v because of unknown namespace for the cache", listOpts.Namespace)
+		})
 	}
 	res := a.resource()
 	p := res.plan
@@ -234,6 +239,34 @@ func (c *Cache) list(ctx context.Context, list client.ObjectList, opts ...client
 	list.SetContinue(next)
 	list.SetRemainingItemCount(remaining)
 	return nil
+}
+
+// refusal returns what a read refused by ReaderFailOnMissingInformer (err, any other error
+// is returned as it is) answers in a cache over namespaces (DefaultNamespaces, or the type's
+// ByObject Namespaces), as controller-runtime's cache over namespaces looks the type's scope
+// up, and then the namespace (when checkNS), before it looks for an informer: the mapper's
+// error for a kind the server does not serve (meta.IsNoMatchError), unknown() for a
+// namespace outside those of the type; err otherwise.
+func (c *Cache) refusal(err error, gvk schema.GroupVersionKind, ns string, checkNS bool, unknown func() error) error {
+	var notCached *cache.ErrResourceNotCached
+	if !errors.As(err, &notCached) {
+		return err
+	}
+	nsConfigs := c.opts.DefaultNamespaces
+	if bo, ok := c.byObject[gvk]; ok && bo.Namespaces != nil {
+		nsConfigs = bo.Namespaces
+	}
+	if len(nsConfigs) == 0 {
+		return err
+	}
+	mapping, merr := c.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if merr != nil {
+		return merr
+	}
+	if checkNS && c.planFor(gvk, mapping).shardFor(ns) < 0 {
+		return unknown()
+	}
+	return err
 }
 
 // syncedFor waits until shard only of res's plan (every shard if only < 0) has synced, for
