@@ -63,10 +63,10 @@ var (
 )
 
 // PanicError is a panic of the caller's code that kindex recovered: an event handler, a
-// transform or a status subscriber. It is what Status.LastCallbackError holds and what the
-// log line says.
+// transform, a status subscriber or a watch-all handler factory. It is what
+// Status.LastCallbackError holds and what the log line says.
 type PanicError struct {
-	Callback string // "handler", "transform", "status"
+	Callback string // "handler", "transform", "status", "handler factory"
 	Value    any    // what was passed to panic
 	Stack    string
 }

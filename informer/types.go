@@ -31,7 +31,7 @@ type Key struct {
 	Restricted    string
 	LabelSelector string // canonical form ("" selects everything)
 	FieldSelector string // canonical form
-	Shard         string // the shard selector (Shard.Selector), "" for none
+	Shard         string // the shard selector sent as ListOptions.ShardSelector, "" for none
 }
 
 func (k Key) String() string {
