@@ -39,8 +39,10 @@ const (
 type FieldRequirement struct {
 	// Field is an IndexField or IndexJSONPath name, or a JSONPath into the object
 	// ("spec.nodeName", ".spec.nodeName", "{.spec.containers[*].image}").
-	Field  string
-	Op     FieldOp
+	Field string
+	// Op is the comparison.
+	Op FieldOp
+	// Values are what Op compares with: none for FieldExists and FieldDoesNotExist.
 	Values []string
 }
 

@@ -13,11 +13,16 @@ type Resource struct {
 	// asked for a specific one.
 	GVR schema.GroupVersionResource
 	// GVK is the kind of the resource's objects in GVR.Version.
-	GVK        schema.GroupVersionKind
+	GVK schema.GroupVersionKind
+	// Namespaced is true for a namespaced resource, false for a cluster-scoped one.
 	Namespaced bool
-	Singular   string
-	Verbs      []string
+	// Singular is the resource's singular name ("deployment").
+	Singular string
+	// Verbs are the verbs the resource supports ("get", "list", "watch", ...).
+	Verbs []string
+	// ShortNames are the resource's short names ("deploy").
 	ShortNames []string
+	// Categories are the categories the resource belongs to ("all").
 	Categories []string
 }
 
@@ -49,6 +54,7 @@ const (
 	Changed
 )
 
+// String returns "Added", "Removed" or "Changed", and "Unknown" for any other value.
 func (t EventType) String() string {
 	switch t {
 	case Added:
@@ -64,9 +70,13 @@ func (t EventType) String() string {
 // Event reports a change to the set of served resources, keyed by group and resource
 // (GVR.GroupResource()): a version change is a Changed event, not a Removed plus an Added.
 type Event struct {
-	Type     EventType
+	// Type says what happened.
+	Type EventType
+	// Resource is the resource's description: the new one for Added and Changed, the last
+	// one served for Removed.
 	Resource Resource
-	Old      *Resource // for Changed
+	// Old is the previous description, for Changed; nil otherwise.
+	Old *Resource
 }
 
 // Filter selects resources for watch-everything consumers. Groups are API group names ("" is
@@ -75,8 +85,10 @@ type Event struct {
 // served resource has selects nothing until one is served, which informer.WatchAll logs). An
 // empty include list includes everything; excludes win over includes.
 type Filter struct {
-	IncludeGroups    []string
-	ExcludeGroups    []string
+	// IncludeGroups and ExcludeGroups are API group names.
+	IncludeGroups []string
+	ExcludeGroups []string
+	// IncludeResources and ExcludeResources are resource names, "plural.group".
 	IncludeResources []string
 	ExcludeResources []string
 }

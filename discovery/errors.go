@@ -48,6 +48,8 @@ type GroupUnavailableError struct {
 	Err error
 }
 
+// Error names the group, its failed versions (when not all failed), the resource last
+// known in it (LastKnown) and the discovery error.
 func (e *GroupUnavailableError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "discovery: API group %q is unavailable", e.Group)
@@ -78,6 +80,7 @@ type PartialDiscoveryError struct {
 	Groups []*GroupUnavailableError
 }
 
+// Error names every failed group.
 func (e *PartialDiscoveryError) Error() string {
 	names := make([]string, 0, len(e.Groups))
 	for _, g := range e.Groups {
@@ -117,6 +120,7 @@ type AmbiguousError struct {
 	Candidates []Resource
 }
 
+// Error names the input and the resources it matches.
 func (e *AmbiguousError) Error() string {
 	names := make([]string, len(e.Candidates))
 	for i, c := range e.Candidates {

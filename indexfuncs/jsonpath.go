@@ -25,6 +25,7 @@ var ErrNilPath = errors.New("indexfuncs: nil JSONPath")
 // RawJSON is implemented by objects kept as their JSON bytes (kindex's compact storage):
 // JSONPath index functions evaluate on the bytes without decoding the object.
 type RawJSON interface {
+	// RawJSON returns the object's JSON bytes.
 	RawJSON() []byte
 }
 

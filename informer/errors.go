@@ -68,9 +68,10 @@ var (
 type PanicError struct {
 	Callback string // "handler", "transform", "status", "handler factory"
 	Value    any    // what was passed to panic
-	Stack    string
+	Stack    string // the panicking goroutine's stack (runtime/debug.Stack)
 }
 
+// Error names the callback and what it panicked with; the stack is in Stack.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("kindex: %s panicked: %v", e.Callback, e.Value)
 }
@@ -105,13 +106,16 @@ var ErrNilContext = errors.New("kindex: nil context")
 type DecodeError struct {
 	// Key is the object's cache key: "namespace/name", or "name" if cluster-scoped.
 	Key string
+	// Err is the decoder's error.
 	Err error
 }
 
+// Error names the object and the decoder's error.
 func (e *DecodeError) Error() string {
 	return fmt.Sprintf("kindex: cached object %s cannot be decoded: %v", e.Key, e.Err)
 }
 
+// Unwrap returns Err.
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // maxQuoted is how many bytes of a caller's text (an index name, a namespace, a selector)
@@ -158,12 +162,14 @@ func (e cappedError) Unwrap() error { return e.err }
 
 // IndexConflictError names the index and both definitions; errors.Is(err, ErrIndexConflict).
 type IndexConflictError struct {
+	// Name is the index name both registrations use.
 	Name string
 	// Existing and Requested are the definitions: a canonical JSONPath expression,
 	// "builtin:<name>" or "func:<name>".
 	Existing, Requested string
 }
 
+// Error names the index and both definitions, each cut to its first 256 bytes.
 func (e *IndexConflictError) Error() string {
 	return fmt.Sprintf("kindex: index %s is registered as %s, cannot register it as %s", quote(e.Name),
 		shorten(e.Existing, maxQuoted), shorten(e.Requested, maxQuoted))
@@ -174,13 +180,17 @@ func (e *IndexConflictError) Is(target error) bool { return target == ErrIndexCo
 
 // SyncFailure is one informer that did not sync in time.
 type SyncFailure struct {
-	Key    Key
+	// Key identifies the informer.
+	Key Key
+	// Phase and Reason are the informer's Status.Phase and Status.Reason when the wait
+	// ended; Reason is ReasonNotSynced for one still syncing without an error.
 	Phase  Phase
 	Reason Reason
 	// Err is the informer's last list or watch error, if any.
 	Err error
 }
 
+// String prints the key, the phase, the reason if any and the last error if any.
 func (f SyncFailure) String() string {
 	s := f.Key.String() + ": " + string(f.Phase)
 	if f.Reason != ReasonNone {
@@ -204,6 +214,7 @@ type SyncError struct {
 	Cause error
 }
 
+// Error names the cause and every informer that did not sync.
 func (e *SyncError) Error() string {
 	parts := make([]string, 0, len(e.Failures))
 	for _, f := range e.Failures {

@@ -37,6 +37,7 @@ func (o Orphan[T]) Orphaned() bool { return len(o.Unknown) == 0 && len(o.Danglin
 
 // UnknownOwner is an owner reference that could not be checked against the cache.
 type UnknownOwner struct {
+	// Ref is the owner reference.
 	Ref metav1.OwnerReference
 	// Err says why: ErrOwnerNotCached (errors.Is) when no synced, unfiltered informer of the
 	// factory caches the owner's resource where the owner would be; discovery's error when

@@ -21,6 +21,7 @@ type Object interface {
 
 // Key identifies one shared informer in a factory: equal keys share one informer.
 type Key struct {
+	// GVR is the resource and the version it is listed and watched at.
 	GVR       schema.GroupVersionResource
 	Mode      string // storage mode name: "dynamic" (unstructured), "compact" or "metadata"
 	Namespace string // "" for all namespaces and for cluster-scoped resources
@@ -34,6 +35,9 @@ type Key struct {
 	Shard         string // the shard selector sent as ListOptions.ShardSelector, "" for none
 }
 
+// String prints the key as logs and errors name the informer: "plural.group/version",
+// then the namespace, restriction, selectors and shard that are set, then the mode in
+// parentheses.
 func (k Key) String() string {
 	var b strings.Builder
 	b.WriteString(resourceName(k.GVR.GroupResource()))
@@ -124,9 +128,12 @@ const (
 
 // Status is a snapshot of one informer's state.
 type Status struct {
-	Key      Key
+	// Key identifies the informer.
+	Key Key
+	// Resource is the resource the informer caches, as discovery describes it.
 	Resource discovery.Resource
-	Phase    Phase
+	// Phase is where the informer is: syncing, synced, parked or stopped.
+	Phase Phase
 	// Reason is why the informer is parked or retrying; ReasonNone when healthy.
 	Reason Reason
 	// LastError is the last list or watch error and LastErrorTime when it happened. They are
@@ -186,6 +193,8 @@ type Status struct {
 	ShardFilter ShardFilter
 }
 
+// String prints the key and the phase, with the reason when there is one:
+// "pods/v1 (compact): Parked (Forbidden)".
 func (s Status) String() string {
 	out := fmt.Sprintf("%s: %s", s.Key, s.Phase)
 	if s.Reason != ReasonNone {

@@ -135,6 +135,7 @@ type BudgetError struct {
 	Max int
 }
 
+// Error says which limit was exceeded and its value.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("jsonpath: evaluation budget exceeded: more than %d %s", e.Max, e.Limit)
 }

@@ -19,7 +19,9 @@ import (
 // with each object). Spans that do not describe Doc give unspecified results, never a
 // panic, a hang or more work than the budget allows.
 type IndexedJSON struct {
-	Doc   JSON
+	// Doc is the document.
+	Doc JSON
+	// Spans are Doc's large values, as BuildSpans returns them.
 	Spans Spans
 }
 
@@ -28,6 +30,7 @@ type IndexedJSON struct {
 // returns (a JSON when it has no spans), without the caller converting that to an interface
 // value, which would allocate.
 type Source interface {
+	// JSONSource returns the document and its spans (nil Spans when it has none).
 	JSONSource() IndexedJSON
 }
 

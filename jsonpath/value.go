@@ -24,6 +24,8 @@ const (
 
 var kindNames = [...]string{"invalid", "null", "bool", "int", "float", "string", "map", "list"}
 
+// String returns the kind's name in lower case ("invalid", "null", "bool", "int", "float",
+// "string", "map", "list"), or "Kind(n)" for a value that is none of them.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

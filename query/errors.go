@@ -28,12 +28,15 @@ type InvalidError struct {
 	// Condition is the condition as Condition.String prints it; "" when the problem is not
 	// one condition's.
 	Condition string
-	Reason    string
+	// Reason says what is wrong.
+	Reason string
 	// Err is the underlying error, such as the *jsonpath.SyntaxError of a JSONPath that does
 	// not compile (errors.As finds it, with its offset in the expression).
 	Err error
 }
 
+// Error is "invalid query condition <condition>: <reason>", or "invalid query: <reason>"
+// without a condition, followed by Err's message if any.
 func (e *InvalidError) Error() string {
 	msg := "invalid query: " + e.Reason
 	if e.Condition != "" {

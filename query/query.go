@@ -73,8 +73,11 @@ type Condition struct {
 	Index string
 	// Path is a JSONPath expression evaluated on each candidate: it filters what the indexed
 	// conditions found, or every object in scope when the query is a Scan.
-	Path   string
-	Op     Op
+	Path string
+	// Op is the comparison.
+	Op Op
+	// Values are what Op compares with: none for Exists and NotExists, one or more for In,
+	// one otherwise.
 	Values []string
 }
 
@@ -192,6 +195,7 @@ type Query struct {
 // Result is one page of a query's results, in (namespace, name) order, or in the order of
 // Query.SortBy.
 type Result[T any] struct {
+	// Items are the page's matches, at most Query.Limit of them.
 	Items []T
 	// Continue is non-empty when more results follow; pass it as Query.Continue.
 	Continue string

@@ -106,7 +106,9 @@ type Rule struct {
 // "true", "3") that is one of Values. A field that is absent yields nothing, so that the
 // condition does not hold.
 type Condition struct {
-	Path   string
+	// Path is the JSONPath expression evaluated on the object.
+	Path string
+	// Values are the texts one of which the value must be.
 	Values []string
 }
 
@@ -146,10 +148,13 @@ var ErrInvalidRule = errors.New("refs: invalid rule")
 // RuleError names a rule that cannot be used and why. errors.Is(err, ErrInvalidRule) holds;
 // a Path that does not compile also unwraps to its *jsonpath.SyntaxError.
 type RuleError struct {
+	// Rule is the rule's Name.
 	Rule string
-	Err  error
+	// Err is why the rule cannot be used.
+	Err error
 }
 
+// Error names the rule and why it cannot be used.
 func (e *RuleError) Error() string { return fmt.Sprintf("refs: rule %q: %v", e.Rule, e.Err) }
 
 // Unwrap returns ErrInvalidRule and the cause.

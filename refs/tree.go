@@ -7,6 +7,7 @@ import (
 
 // TreeNode is one object of a tree of references (Tree).
 type TreeNode struct {
+	// Object is the object this node shows.
 	Object ObjectRef
 	// Edge is the edge between the parent and this object; nil at the root.
 	Edge *Edge

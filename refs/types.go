@@ -12,11 +12,14 @@ import (
 
 // ObjectRef names an object: its resource, namespace ("" if cluster-scoped) and name.
 type ObjectRef struct {
+	// Group and Resource name the object's resource: "" and "configmaps" for a ConfigMap,
+	// "apps" and "deployments" for a Deployment.
 	Group, Resource string
 	// Kind is the resource's kind when the graph knows it. It is informative: queries
 	// ignore it, and a reference whose kind no served resource has carries its Kind with an
 	// empty Resource.
-	Kind            string
+	Kind string
+	// Namespace is the object's namespace, "" for a cluster-scoped object; Name its name.
 	Namespace, Name string
 }
 
@@ -76,6 +79,8 @@ const (
 	Unknown
 )
 
+// String returns the state's name ("Present", "Missing", "Unknown"), or "State(n)" for a
+// value that is none of them.
 func (s State) String() string {
 	switch s {
 	case Present:
@@ -91,7 +96,8 @@ func (s State) String() string {
 // Edge is one reference: From uses To, by the rule named Rule.
 type Edge struct {
 	// Rule is the name of the rule that made the edge.
-	Rule     string
+	Rule string
+	// From is the object that holds the reference; To the object it names.
 	From, To ObjectRef
 	// Selector is set for an edge of a label-selector rule (a Service to a Pod it selects).
 	// Such an edge exists only while the target exists and matches, so it is always Present.
@@ -108,6 +114,8 @@ type Edge struct {
 	Reason string
 }
 
+// String prints the edge as "from -[rule]-> to", with "(optional)" for an optional one and
+// the state and reason for a target that is not Present.
 func (e Edge) String() string {
 	s := e.From.String() + " -[" + e.Rule + "]-> " + e.To.String()
 	if e.Optional {
@@ -173,9 +181,11 @@ var ErrIncomplete = errors.New("refs: cache incomplete")
 // or watched with selectors) when an answer depends on them: an object reported
 // unreferenced may be used by an object of one of them.
 type IncompleteError struct {
+	// Resources are the resources not cached completely.
 	Resources []schema.GroupResource
 }
 
+// Error names the resources not cached completely.
 func (e *IncompleteError) Error() string {
 	names := make([]string, len(e.Resources))
 	for i, r := range e.Resources {
