@@ -296,10 +296,12 @@ func (i *Informer[T]) RemoveEventHandler(r *Registration) error {
 
 // List returns the cached objects matching selector (nil selects everything), in no
 // particular order. It fails only if an object cannot be decoded (*DecodeError), the
-// reference was released (ErrReleased) or its factory stopped (ErrShutdown). In the compact mode every object returned is decoded now and
-// held by the result: a List of 20,000 Pods allocates about 450 MB beside a 101 MB cache
-// (bench/README.md, "Reading the whole cache"). To count, use Status().Objects or Count; to
-// read every object, ListItems or QueryItems pages, which decode what is asked of them.
+// reference was released (ErrReleased), its factory stopped (ErrShutdown) or it is called
+// from one of the informer's index functions (ErrCalledFromCallback). In the compact mode
+// every object returned is decoded now and held by the result: a List of 20,000 Pods
+// allocates about 450 MB beside a 101 MB cache (bench/README.md, "Reading the whole
+// cache"). To count, use Status().Objects or Count; to read every object, ListItems or
+// QueryItems pages, which decode what is asked of them.
 func (i *Informer[T]) List(selector labels.Selector) ([]T, error) {
 	if !i.valid() {
 		return nil, ErrUninitialized
