@@ -307,8 +307,9 @@ func compileIndexes(exprs map[string]string, jopts jsonpath.Options) (map[string
 // Start binds the factory to ctx and returns at once (after starting discovery, when the
 // factory created it). Everything the factory started stops when ctx ends or on Shutdown.
 // Informers can be requested only after Start (before it they fail with ErrNotStarted). A
-// factory starts once: a second Start is an error, and so is Start after Shutdown
-// (ErrShutdown) or a discovery client the factory created that fails its first discovery.
+// factory starts once: a second Start is ErrAlreadyStarted, Start after Shutdown is
+// ErrShutdown, and a discovery client the factory created that fails its first discovery
+// is an error.
 // A zero or nil Factory (not made by New) is ErrUninitialized, here and in every method of
 // Factory that returns an error; the others do nothing.
 func (f *Factory[T]) Start(ctx context.Context) error {
