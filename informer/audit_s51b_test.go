@@ -490,3 +490,17 @@ func TestBadQueriesFailClearlyOnAWatchAllSet(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckPathOfAZeroPath(t *testing.T) {
+	e := newEnv(t, Options[obj]{})
+	err := callSafely(t, func() error { return e.f.CheckPath(&jsonpath.Path{}) })
+	if !errors.Is(err, jsonpath.ErrNotCompiled) {
+		t.Errorf("CheckPath(zero Path) = %v, want ErrNotCompiled", err)
+	}
+	if err := callSafely(t, func() error { return e.f.CheckPath(nil) }); err == nil {
+		t.Error("CheckPath(nil) = nil")
+	}
+	if err := e.f.CheckPath(jsonpath.MustCompile("{.metadata.name}")); err != nil {
+		t.Errorf("CheckPath of a good path: %v", err)
+	}
+}
