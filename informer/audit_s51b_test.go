@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -502,5 +503,39 @@ func TestCheckPathOfAZeroPath(t *testing.T) {
 	}
 	if err := e.f.CheckPath(jsonpath.MustCompile("{.metadata.name}")); err != nil {
 		t.Errorf("CheckPath of a good path: %v", err)
+	}
+}
+
+func TestHugeInputsGiveShortErrors(t *testing.T) {
+	inf := queryEnv(t)
+	ctx := context.Background()
+	huge := strings.Repeat("x", 100000)
+	many := make([]string, 10000)
+	for i := range many {
+		many[i] = "v" + strings.Repeat("y", 20)
+	}
+	for name, q := range map[string]query.Query{
+		"huge index name": {Conditions: []query.Condition{query.Eq(huge, "a")}},
+		"huge value":      {Conditions: []query.Condition{query.Eq("color", "a"), query.Lt("gen", huge)}},
+		"huge path":       {Scan: true, Conditions: []query.Condition{query.Where("{."+huge+"[", query.Exists)}},
+		"long path":       {Scan: true, Conditions: []query.Condition{query.Where("{."+huge+"}", query.Exists)}},
+		"many values":     {Conditions: []query.Condition{query.OneOf("nope", many...)}},
+		"huge SortBy":     {Conditions: []query.Condition{query.Eq("color", "a")}, SortBy: huge},
+		"huge AnyOf":      {AnyOf: [][]query.Condition{{query.OneOf("color", many...)}, {query.HasNot("color")}}},
+		"huge namespace":  {Namespace: huge, Conditions: []query.Condition{query.Has("nope")}},
+	} {
+		err := callSafely(t, func() error { _, err := inf.Query(ctx, q); return err })
+		if err == nil || len(err.Error()) > 4096 {
+			t.Errorf("%s: an error of %d bytes: %.300v", name, len(fmt.Sprint(err)), err)
+		}
+	}
+	if err := callSafely(t, func() error { return inf.AddIndex(huge, "{.a[") }); err == nil || len(err.Error()) > 4096 {
+		t.Errorf("AddIndex of a huge name: %d bytes", len(fmt.Sprint(err)))
+	}
+	if err := callSafely(t, func() error { return inf.AddIndex("x", "{."+huge+"[") }); err == nil || len(err.Error()) > 4096 {
+		t.Errorf("AddIndex of a huge expression: %d bytes", len(fmt.Sprint(err)))
+	}
+	if _, err := inf.Get(huge, huge); err == nil || len(err.Error()) > 4096 {
+		t.Errorf("Get of a huge name: %d bytes", len(fmt.Sprint(err)))
 	}
 }
