@@ -431,10 +431,15 @@ func (f *Factory[T]) WaitForSync(ctx context.Context) error {
 // factory's projection drops it, a metadata-only factory holds only metadata): an index, a
 // query or a program's own evaluation of p on them would find nothing where the server's
 // objects have values (metadata.managedFields too, unless Options.KeepManagedFields). nil
-// for modes that keep whole objects.
+// for modes that keep whole objects. A nil Path is an error, and so is the zero Path
+// (jsonpath.ErrNotCompiled), which reads nothing.
 func (f *Factory[T]) CheckPath(p *jsonpath.Path) error {
 	if p == nil {
 		return errors.New("kindex: CheckPath(nil)")
+	}
+	if p.String() == "" {
+		// The zero Path reads nothing, which every mode holds: it is not a path to check.
+		return fmt.Errorf("kindex: CheckPath: %w", jsonpath.ErrNotCompiled)
 	}
 	if !f.valid() {
 		return ErrUninitialized

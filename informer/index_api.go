@@ -83,6 +83,11 @@ func (i *Informer[T]) AddIndexPath(name string, p *jsonpath.Path) error {
 	if p == nil {
 		return fmt.Errorf("%w %s: nil path", ErrInvalidIndex, quote(name))
 	}
+	if p.String() == "" {
+		// The zero Path (no expression compiles to an empty canonical form): it would be
+		// refused below as reading no field, which is not what is wrong with it.
+		return fmt.Errorf("%w %s: %w", ErrInvalidIndex, quote(name), jsonpath.ErrNotCompiled)
+	}
 	if name == "" {
 		return fmt.Errorf("%w: empty name", ErrInvalidIndex)
 	}

@@ -217,7 +217,7 @@ func TestQueryValidate(t *testing.T) {
 	require.NoError(t, query.Query{AnyOf: [][]query.Condition{{query.Eq("a", "b")}, {query.Has("c")}}}.Validate())
 	err = query.Query{AnyOf: [][]query.Condition{{query.Eq("a", "b")}, {}}}.Validate()
 	require.ErrorIs(t, err, query.ErrInvalidQuery)
-	assert.EqualError(t, err, "invalid query: an AnyOf group needs at least one condition")
+	assert.EqualError(t, err, "invalid query: AnyOf group 1 needs at least one condition")
 	err = query.Query{AnyOf: [][]query.Condition{{query.Eq("a", "b")}, {query.Has("c"), query.Le("n", "1e999")}}}.Validate()
 	require.ErrorIs(t, err, query.ErrInvalidQuery)
 	assert.ErrorContains(t, err, `invalid query condition "n<=1e999"`)

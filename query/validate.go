@@ -169,9 +169,9 @@ func (q Query) Validate() error {
 			return err
 		}
 	}
-	for _, g := range q.AnyOf {
+	for i, g := range q.AnyOf {
 		if len(g) == 0 {
-			return &InvalidError{Reason: "an AnyOf group needs at least one condition"}
+			return &InvalidError{Reason: fmt.Sprintf("AnyOf group %d needs at least one condition", i)}
 		}
 		for _, c := range g {
 			if err := c.Validate(); err != nil {

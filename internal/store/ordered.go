@@ -192,7 +192,9 @@ func (s *Store) orderedPage(w *walker, ns string, allNS bool, best int, sortBy s
 		}
 		span = len(s.items)
 	}
-	if m == 0 || float64(m)*float64(m) <= float64(sel.limit+1)*float64(span) {
+	// (sel.limit+1 in float64: Limit may be math.MaxInt, which would wrap to a negative
+	// bound and walk every object.)
+	if m == 0 || float64(m)*float64(m) <= (float64(sel.limit)+1)*float64(span) {
 		return false
 	}
 	w.driver = -1 // every condition is checked on every record walked

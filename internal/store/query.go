@@ -478,9 +478,9 @@ func prepare(q query.Query, opts QueryOptions) (*prepared, error) {
 	}
 	if len(q.AnyOf) > 0 {
 		pq := &prepared{q: q, opts: opts}
-		for _, g := range q.AnyOf {
+		for i, g := range q.AnyOf {
 			if len(g) == 0 {
-				return nil, &query.InvalidError{Reason: "an AnyOf group needs at least one condition"}
+				return nil, &query.InvalidError{Reason: fmt.Sprintf("AnyOf group %d needs at least one condition", i)}
 			}
 			sub := q
 			sub.AnyOf = nil
