@@ -22,7 +22,9 @@ import (
 //
 // White space is allowed around operators and values. A NAME is letters, digits, '_' and '-'.
 // A WORD is a run of characters other than white space, quotes, parentheses, commas and
-// = ! < > ~. The values of < <= > >= must be numbers. Everything else is refused with the
+// = ! < > ~. A path without braces ends at white space or an operator (^= included) outside
+// its brackets, parentheses and quotes; one that leaves a quote, '(' or '[' open is refused.
+// The values of < <= > >= must be numbers. Everything else is refused with the
 // byte offset where it went wrong: =~ (regular expressions), two conditions in one --where,
 // text after a complete condition, an unknown operator.
 
@@ -175,6 +177,7 @@ func isNumeric(op query.Op) bool {
 func (p *whereParser) subject(w *whereExpr) error {
 	start := p.pos
 	braced := 0 // 1 when Subject is a bare path given braces: offsets in it are one more
+	open := -1  // in a bare path, the quote, '(' or '[' left open that took in the rest
 	w.SubjAt = start
 	if p.eof() {
 		return p.fail(start, "missing an index name or a JSONPath")
@@ -196,7 +199,7 @@ func (p *whereParser) subject(w *whereExpr) error {
 	case c == '.':
 		// A bare path means the same in braces: compiled as such, ".a{.b}" is the error it
 		// is, not a template that prints ".a" before {.b}.
-		p.pos = p.scanBarePath(start)
+		p.pos, open = p.scanBarePath(start)
 		if at := unquotedBrace(p.s[start:p.pos]); at >= 0 {
 			return p.fail(start+at, "bad JSONPath: a path without braces cannot hold %q; write the whole path in braces", p.s[start+at])
 		}
@@ -208,7 +211,7 @@ func (p *whereParser) subject(w *whereExpr) error {
 		w.Subject = p.s[start:p.pos]
 		if p.pos < len(p.s) && (p.s[p.pos] == '.' || p.s[p.pos] == '[') {
 			// "spec.size>3": a path without its leading dot.
-			end := p.scanBarePath(p.pos)
+			end, _ := p.scanBarePath(p.pos)
 			word := clip(p.s[start:end])
 			e := p.fail(start, "%q is neither an index name nor a JSONPath", word)
 			e.Hint = fmt.Sprintf("a JSONPath starts with '.' or '{': .%s or {.%s}", word, word)
@@ -225,6 +228,15 @@ func (p *whereParser) subject(w *whereExpr) error {
 			}
 			return p.fail(start, "bad JSONPath: %v", err)
 		}
+	}
+	if open >= 0 {
+		// The JSONPath compiler takes a quote or a parenthesis in a field name as part of
+		// the name (".a'b", ".a(b"), so ".a(=b" would compile as a path to the field "a(=b".
+		c := p.s[open]
+		if c == '\'' || c == '"' {
+			return p.fail(open, "unterminated quoted text in the JSONPath")
+		}
+		return p.fail(open, "%q is not closed in the JSONPath; write the whole path in braces if it is part of a name", c)
 	}
 	return nil
 }
@@ -265,9 +277,12 @@ func (p *whereParser) scanBraces(start int) (int, error) {
 }
 
 // scanBarePath returns the end of a path without braces: the first white space or
-// operator character outside brackets, parentheses and quotes.
-func (p *whereParser) scanBarePath(start int) int {
+// operator character (^= included) outside brackets, parentheses and quotes. When the end
+// is that of p.s because a quote, '(' or '[' is not closed, open is the offset of the
+// outermost one; otherwise it is -1.
+func (p *whereParser) scanBarePath(start int) (end, open int) {
 	depth := 0
+	open = -1
 	for i := start; i < len(p.s); i++ {
 		c := p.s[i]
 		switch {
@@ -276,18 +291,28 @@ func (p *whereParser) scanBarePath(start int) int {
 		case c == '\'' || c == '"':
 			j, ok := skipQuoted(p.s, i)
 			if !ok {
-				return len(p.s)
+				if depth <= 0 {
+					open = i
+				}
+				return len(p.s), open
 			}
 			i = j - 1
 		case c == '[' || c == '(':
+			if depth == 0 {
+				open = i
+			}
 			depth++
 		case c == ']' || c == ')':
 			depth--
-		case depth <= 0 && (isSpace(c) || strings.IndexByte("=!<>~", c) >= 0):
-			return i
+		case depth <= 0 && (isSpace(c) || strings.IndexByte("=!<>~", c) >= 0 ||
+			c == '^' && i+1 < len(p.s) && p.s[i+1] == '='):
+			return i, -1
 		}
 	}
-	return len(p.s)
+	if depth <= 0 {
+		open = -1
+	}
+	return len(p.s), open
 }
 
 // unquotedBrace returns the offset of the first '{' or '}' of s outside quoted text, or -1.
