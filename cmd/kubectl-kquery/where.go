@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
@@ -160,9 +161,16 @@ func parseWhere(arg string) (*whereExpr, error) {
 func (p *whereParser) rest() string {
 	r := p.s[p.pos:]
 	if len(r) > 20 {
-		r = r[:17] + "..."
+		r = r[:runeStart(r, 17)] + "..."
 	}
 	return r
+}
+
+// charAt is the character that starts at s[i], for a message: the whole UTF-8 sequence,
+// not its first byte read as a character ("é", not "Ã").
+func charAt(s string, i int) string {
+	_, n := utf8.DecodeRuneInString(s[i:])
+	return s[i : i+n]
 }
 
 func isNumeric(op query.Op) bool {
@@ -218,7 +226,7 @@ func (p *whereParser) subject(w *whereExpr) error {
 			return e
 		}
 	default:
-		return p.fail(start, "expected an index name or a JSONPath ({...} or .path), found %q", string(c))
+		return p.fail(start, "expected an index name or a JSONPath ({...} or .path), found %q", charAt(p.s, start))
 	}
 	if w.Path {
 		if _, err := jsonpath.Compile(w.Subject); err != nil {
@@ -466,7 +474,7 @@ func (p *whereParser) set(w *whereExpr) error {
 			p.pos++
 			return nil
 		default:
-			return p.fail(p.pos, "expected ',' or ')' in the list of values, found %q", string(p.s[p.pos]))
+			return p.fail(p.pos, "expected ',' or ')' in the list of values, found %q", charAt(p.s, p.pos))
 		}
 	}
 }

@@ -59,6 +59,24 @@ func TestWhereBarePathEnd(t *testing.T) {
 	}
 }
 
+// Messages quote the character they found, not its first byte read as Latin-1, and do not
+// cut one in two.
+func TestWhereMessageCharacters(t *testing.T) {
+	for _, tc := range []struct{ arg, msg string }{
+		{"é=1", `found "é"`},
+		{"a in ('x'é)", `found "é"`},
+		{"a=b " + strings.Repeat("é", 20), `unexpected "` + strings.Repeat("é", 8) + `..."`},
+		{"a " + strings.Repeat("é", 20), `found "` + strings.Repeat("é", 8) + `..."`},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			_, err := parseWhere(tc.arg)
+			var ae *argError
+			require.True(t, errors.As(err, &ae), "%v", err)
+			assert.Contains(t, ae.Msg, tc.msg)
+		})
+	}
+}
+
 // formatWhere writes w back as a --where, every value quoted.
 func formatWhere(w *whereExpr) string {
 	q := func(v string) string {
