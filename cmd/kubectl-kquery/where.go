@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/kindex/kindex/jsonpath"
@@ -23,7 +24,7 @@ import (
 //
 // White space is allowed around operators and values. A NAME is letters, digits, '_' and '-'.
 // A WORD is a run of characters other than white space, quotes, parentheses, commas and
-// = ! < > ~. A path without braces ends at white space or an operator (^= included) outside
+// = ! < > ~, and holds no Unicode space (quote it). A path without braces ends at white space or an operator (^= included) outside
 // its brackets, parentheses and quotes; one that leaves a quote, '(' or '[' open is refused.
 // The values of < <= > >= must be numbers. Everything else is refused with the
 // byte offset where it went wrong: =~ (regular expressions), two conditions in one --where,
@@ -411,7 +412,17 @@ func (p *whereParser) value(op query.Op) (string, error) {
 	}
 	start := p.pos
 	for p.pos < len(p.s) && isWordByte(p.s[p.pos]) {
-		p.pos++
+		if p.s[p.pos] < utf8.RuneSelf {
+			p.pos++
+			continue
+		}
+		// A Unicode space (a no-break space pasted from a web page) would be part of the
+		// value and match nothing: refused, as ASCII white space ends the value.
+		r, n := utf8.DecodeRuneInString(p.s[p.pos:])
+		if unicode.IsSpace(r) {
+			return "", p.fail(p.pos, "unquoted value holds the space character %U; quote the value if it is meant", r)
+		}
+		p.pos += n
 	}
 	if p.pos == start {
 		if c == '~' {

@@ -133,3 +133,18 @@ func FuzzWhereRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// A Unicode space in an unquoted value (a no-break space pasted with it) is refused where
+// it stands; quoted, it is part of the value.
+func TestWhereUnicodeSpaceInValue(t *testing.T) {
+	for _, arg := range []string{"phase=Running\u00a0", "phase in (Running\u2003,Failed)"} {
+		_, err := parseWhere(arg)
+		var ae *argError
+		require.True(t, errors.As(err, &ae), "%q: %v", arg, err)
+		assert.Contains(t, ae.Msg, "space character")
+		assert.Equal(t, strings.Index(arg, "Running")+len("Running"), ae.Offset, arg)
+	}
+	w, err := parseWhere("phase='Running\u00a0'")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"Running\u00a0"}, w.Values)
+}
