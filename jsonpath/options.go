@@ -29,11 +29,15 @@ const (
 	// (which it copies); converting
 	// a number longer than 32 bytes, a step per 2 bytes, and one that
 	// strconv may convert its slow, exact way (more than 19 digits, or an
-	// exponent beyond 1e±22) 16 steps and more as its exponent grows,
-	// exponent, up to 430 (see slowNumCost). Evaluating a typical
-	// index expression on a Pod takes fewer than 20 steps (500 to 750
-	// on raw JSON: TestPodIndexSteps); the default stops any expression on any object within
-	// about 10 ms of CPU.
+	// exponent beyond 1e±22) 16 steps and more as its exponent grows, up
+	// to 430 (see slowNumCost). Evaluating a typical index expression on a
+	// Pod takes fewer than 20 steps (500 to 750 on raw JSON:
+	// TestPodIndexSteps); the default stops any expression on any object
+	// within about 10 ms of CPU. One kind of object escapes the count: a
+	// decoded map from which a program deleted most keys, since a Go map
+	// keeps its size and visiting it costs what its former keys did
+	// (about 2.7 ms once a million keys are gone: BenchmarkS51cSparseMap),
+	// which nothing outside the runtime can see. Decoders never make one.
 	DefaultMaxSteps = 1 << 16
 	// DefaultMaxResults is the default limit on the number of values one
 	// evaluation may produce.
