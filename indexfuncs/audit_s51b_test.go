@@ -4,44 +4,15 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/indexfuncs"
+	"github.com/kindex/kindex/internal/safecall"
 	"github.com/kindex/kindex/jsonpath"
 )
-
-// callSafely runs fn under a recover and a deadline: bad input must give an error, never a
-// panic or a hang.
-func callSafely(t *testing.T, fn func() error) error {
-	t.Helper()
-	type outcome struct {
-		err   error
-		panic any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- outcome{panic: r}
-			}
-		}()
-		done <- outcome{err: fn()}
-	}()
-	select {
-	case o := <-done:
-		if o.panic != nil {
-			t.Fatalf("panicked: %v", o.panic)
-		}
-		return o.err
-	case <-time.After(5 * time.Second):
-		t.Fatal("did not return within 5s")
-	}
-	return nil
-}
 
 func TestJSONPathOfBadExpressions(t *testing.T) {
 	cases := map[string]string{
@@ -59,7 +30,7 @@ func TestJSONPathOfBadExpressions(t *testing.T) {
 	}
 	for name, expr := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := callSafely(t, func() error {
+			err := safecall.Call(t, func() error {
 				fn, err := indexfuncs.JSONPath(expr)
 				if err == nil && fn == nil {
 					t.Error("nil function and nil error")
@@ -112,7 +83,7 @@ func TestIndexFuncsOnBadObjects(t *testing.T) {
 	}
 	for fname, fn := range fns {
 		for oname, o := range objs {
-			err := callSafely(t, func() error { _, err := fn(o); return err })
+			err := safecall.Call(t, func() error { _, err := fn(o); return err })
 			if !errors.Is(err, indexfuncs.ErrUnsupportedObject) {
 				t.Errorf("%s(%s) = %v, want ErrUnsupportedObject", fname, oname, err)
 			}
@@ -130,10 +101,10 @@ func TestNilAndZeroPaths(t *testing.T) {
 		if p == nil {
 			want = indexfuncs.ErrNilPath
 		}
-		if err := callSafely(t, func() error { _, err := indexfuncs.FromPath(p)(u); return err }); !errors.Is(err, want) {
+		if err := safecall.Call(t, func() error { _, err := indexfuncs.FromPath(p)(u); return err }); !errors.Is(err, want) {
 			t.Errorf("FromPath(%s path) = %v, want %v", name, err, want)
 		}
-		if err := callSafely(t, func() error { _, err := indexfuncs.Values(p, u); return err }); !errors.Is(err, want) {
+		if err := safecall.Call(t, func() error { _, err := indexfuncs.Values(p, u); return err }); !errors.Is(err, want) {
 			t.Errorf("Values(%s path) = %v, want %v", name, err, want)
 		}
 	}

@@ -7,44 +7,15 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
+	"github.com/kindex/kindex/internal/safecall"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
-
-// callSafely runs fn under a recover and a deadline: bad input must give an error, never a
-// panic or a hang.
-func callSafely(t *testing.T, fn func() error) error {
-	t.Helper()
-	type outcome struct {
-		err   error
-		panic any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- outcome{panic: r}
-			}
-		}()
-		done <- outcome{err: fn()}
-	}()
-	select {
-	case o := <-done:
-		if o.panic != nil {
-			t.Fatalf("panicked: %v", o.panic)
-		}
-		return o.err
-	case <-time.After(5 * time.Second):
-		t.Fatal("did not return within 5s")
-	}
-	return nil
-}
 
 // badQueries are queries every read refuses, with what the error must match and a part of
 // its message that names the bad part.
@@ -113,15 +84,15 @@ func TestBadQueriesFailClearlyOnEveryRead(t *testing.T) {
 					t.Errorf("%s: an error of %d bytes", what, len(err.Error()))
 				}
 			}
-			check("Query", callSafely(t, func() error { _, err := inf.Query(ctx, tc.q); return err }))
-			check("QueryItems", callSafely(t, func() error { _, err := inf.QueryItems(ctx, tc.q); return err }))
+			check("Query", safecall.Call(t, func() error { _, err := inf.Query(ctx, tc.q); return err }))
+			check("QueryItems", safecall.Call(t, func() error { _, err := inf.QueryItems(ctx, tc.q); return err }))
 			// Count and CountBy ignore Limit, Continue, SortBy and Descending.
 			switch {
 			case tc.q.Continue != "", tc.q.Limit < 0, tc.q.SortBy != "", tc.q.Descending:
 				return
 			}
-			check("Count", callSafely(t, func() error { _, err := inf.Count(ctx, tc.q); return err }))
-			check("CountBy", callSafely(t, func() error { _, err := inf.CountBy(ctx, tc.q, "tier"); return err }))
+			check("Count", safecall.Call(t, func() error { _, err := inf.Count(ctx, tc.q); return err }))
+			check("CountBy", safecall.Call(t, func() error { _, err := inf.CountBy(ctx, tc.q, "tier"); return err }))
 		})
 	}
 }
@@ -132,7 +103,7 @@ func TestCountByOfABadIndexName(t *testing.T) {
 	red := query.Query{Conditions: []query.Condition{query.Eq("color", "red")}}
 	for _, q := range []query.Query{{}, red} {
 		for _, name := range []string{"", "nope", strings.Repeat("x", 10000)} {
-			err := callSafely(t, func() error { _, err := inf.CountBy(ctx, q, name); return err })
+			err := safecall.Call(t, func() error { _, err := inf.CountBy(ctx, q, name); return err })
 			if !errors.Is(err, ErrIndexNotFound) || len(err.Error()) > 1024 {
 				t.Errorf("CountBy(%q) = %.200v, want a short ErrIndexNotFound", name, err)
 			}
@@ -154,7 +125,7 @@ func TestReadsWithANilContext(t *testing.T) {
 		},
 		"WaitForSyncOrPark": func() error { return inf.WaitForSyncOrPark(nil) },
 	} {
-		if err := callSafely(t, fn); !errors.Is(err, ErrNilContext) {
+		if err := safecall.Call(t, fn); !errors.Is(err, ErrNilContext) {
 			t.Errorf("%s(nil ctx) = %v, want ErrNilContext", what, err)
 		}
 	}
@@ -198,7 +169,7 @@ func TestBadIndexRegistrations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := callSafely(t, tc.fn)
+			err := safecall.Call(t, tc.fn)
 			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%v, want %v naming %q", err, tc.is, tc.want)
 			}
@@ -221,15 +192,15 @@ func TestNilHandlers(t *testing.T) {
 	for name, h := range map[string]cache.ResourceEventHandler{
 		"nil": nil, "typed nil funcs": typedNil, "typed nil struct pointer": typedNilRec,
 	} {
-		err := callSafely(t, func() error { _, err := inf.AddEventHandler(h); return err })
+		err := safecall.Call(t, func() error { _, err := inf.AddEventHandler(h); return err })
 		if !errors.Is(err, ErrNilCallback) {
 			t.Errorf("AddEventHandler(%s) = %v, want ErrNilCallback", name, err)
 		}
 	}
-	if err := callSafely(t, func() error { return inf.RemoveEventHandler(nil) }); err != nil {
+	if err := safecall.Call(t, func() error { return inf.RemoveEventHandler(nil) }); err != nil {
 		t.Errorf("RemoveEventHandler(nil) = %v", err)
 	}
-	if err := callSafely(t, func() error { _, _, err := inf.HandOffEventHandler(nil); return err }); err == nil {
+	if err := safecall.Call(t, func() error { _, _, err := inf.HandOffEventHandler(nil); return err }); err == nil {
 		t.Errorf("HandOffEventHandler(nil) = nil")
 	}
 }
@@ -284,7 +255,7 @@ func TestMethodsAfterReleaseAndShutdown(t *testing.T) {
 	released.Release()
 	released.Release()
 	for what, fn := range calls(released) {
-		if err := callSafely(t, fn); !errors.Is(err, ErrReleased) {
+		if err := safecall.Call(t, fn); !errors.Is(err, ErrReleased) {
 			t.Errorf("%s after Release: %v, want ErrReleased", what, err)
 		}
 	}
@@ -293,11 +264,11 @@ func TestMethodsAfterReleaseAndShutdown(t *testing.T) {
 		if what == "RemoveIndex" {
 			continue // a removal after Shutdown has nothing left to do: nil, or not found
 		}
-		if err := callSafely(t, fn); !errors.Is(err, ErrShutdown) && !errors.Is(err, ErrReleased) {
+		if err := safecall.Call(t, fn); !errors.Is(err, ErrShutdown) && !errors.Is(err, ErrReleased) {
 			t.Errorf("%s after Shutdown: %v, want ErrShutdown", what, err)
 		}
 	}
-	if err := callSafely(t, func() error { _, err := e.f.Informer(ctx, "widgets"); return err }); !errors.Is(err, ErrShutdown) {
+	if err := safecall.Call(t, func() error { _, err := e.f.Informer(ctx, "widgets"); return err }); !errors.Is(err, ErrShutdown) {
 		t.Errorf("Factory.Informer after Shutdown: %v", err)
 	}
 	e.f.Shutdown()
@@ -306,7 +277,7 @@ func TestMethodsAfterReleaseAndShutdown(t *testing.T) {
 	var nilInf *Informer[obj]
 	for _, inf := range []*Informer[obj]{&zero, nilInf} {
 		for what, fn := range calls(inf) {
-			if err := callSafely(t, fn); !errors.Is(err, ErrUninitialized) {
+			if err := safecall.Call(t, fn); !errors.Is(err, ErrUninitialized) {
 				t.Errorf("%s of an uninitialized informer: %v", what, err)
 			}
 		}
@@ -317,7 +288,7 @@ func TestMethodsAfterReleaseAndShutdown(t *testing.T) {
 func TestZeroItem(t *testing.T) {
 	var it Item[obj]
 	p := jsonpath.MustCompile("{.metadata.name}")
-	if err := callSafely(t, func() error {
+	if err := safecall.Call(t, func() error {
 		_ = it.Key() + it.Namespace() + it.Name() + string(it.UID()) + it.ResourceVersion()
 		_, _ = it.Labels(), it.Annotations()
 		_ = it.Raw()
@@ -333,7 +304,7 @@ func TestZeroItem(t *testing.T) {
 		"DecodeInto nil":   func() error { return it.DecodeInto(nil) },
 		"DecodeInto value": func() error { var m metav1.ObjectMeta; return it.DecodeInto(&m) },
 	} {
-		if err := callSafely(t, fn); err == nil {
+		if err := safecall.Call(t, fn); err == nil {
 			t.Errorf("%s of the zero Item: no error", what)
 		}
 	}
@@ -362,7 +333,7 @@ func TestDecodeIntoBadTargets(t *testing.T) {
 	}
 	for name, v := range cases {
 		t.Run(name, func(t *testing.T) {
-			err := callSafely(t, func() error { return it.DecodeInto(v) })
+			err := safecall.Call(t, func() error { return it.DecodeInto(v) })
 			var de *DecodeError
 			if !errors.As(err, &de) || de.Key != "a/w00" {
 				t.Errorf("DecodeInto(%T) = %v, want a *DecodeError naming a/w00", v, err)
@@ -381,7 +352,7 @@ func TestHugeLimitUsesTheIndex(t *testing.T) {
 	}
 	for _, limit := range []int{math.MaxInt, math.MaxInt - 1} {
 		var res query.Result[obj]
-		if err := callSafely(t, func() error {
+		if err := safecall.Call(t, func() error {
 			var err error
 			res, err = inf.Query(ctx, query.Query{Conditions: conds, Limit: limit})
 			return err
@@ -428,7 +399,7 @@ func TestBadInformerRequests(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var inf *Informer[obj]
-			err := callSafely(t, func() error {
+			err := safecall.Call(t, func() error {
 				var err error
 				inf, err = tc.fn()
 				return err
@@ -482,23 +453,23 @@ func TestBadQueriesFailClearlyOnAWatchAllSet(t *testing.T) {
 					t.Errorf("%s: %v, want %v naming %q", what, err, tc.is, tc.want)
 				}
 			}
-			check("QueryItems", callSafely(t, func() error { _, err := ws.QueryItems(ctx, tc.q); return err }))
+			check("QueryItems", safecall.Call(t, func() error { _, err := ws.QueryItems(ctx, tc.q); return err }))
 			switch {
 			case tc.q.Continue != "", tc.q.Limit < 0, tc.q.SortBy != "", tc.q.Descending:
 				return
 			}
-			check("Count", callSafely(t, func() error { _, err := ws.Count(ctx, tc.q); return err }))
+			check("Count", safecall.Call(t, func() error { _, err := ws.Count(ctx, tc.q); return err }))
 		})
 	}
 }
 
 func TestCheckPathOfAZeroPath(t *testing.T) {
 	e := newEnv(t, Options[obj]{})
-	err := callSafely(t, func() error { return e.f.CheckPath(&jsonpath.Path{}) })
+	err := safecall.Call(t, func() error { return e.f.CheckPath(&jsonpath.Path{}) })
 	if !errors.Is(err, jsonpath.ErrNotCompiled) {
 		t.Errorf("CheckPath(zero Path) = %v, want ErrNotCompiled", err)
 	}
-	if err := callSafely(t, func() error { return e.f.CheckPath(nil) }); err == nil {
+	if err := safecall.Call(t, func() error { return e.f.CheckPath(nil) }); err == nil {
 		t.Error("CheckPath(nil) = nil")
 	}
 	if err := e.f.CheckPath(jsonpath.MustCompile("{.metadata.name}")); err != nil {
@@ -524,15 +495,15 @@ func TestHugeInputsGiveShortErrors(t *testing.T) {
 		"huge AnyOf":      {AnyOf: [][]query.Condition{{query.OneOf("color", many...)}, {query.HasNot("color")}}},
 		"huge namespace":  {Namespace: huge, Conditions: []query.Condition{query.Has("nope")}},
 	} {
-		err := callSafely(t, func() error { _, err := inf.Query(ctx, q); return err })
+		err := safecall.Call(t, func() error { _, err := inf.Query(ctx, q); return err })
 		if err == nil || len(err.Error()) > 4096 {
 			t.Errorf("%s: an error of %d bytes: %.300v", name, len(fmt.Sprint(err)), err)
 		}
 	}
-	if err := callSafely(t, func() error { return inf.AddIndex(huge, "{.a[") }); err == nil || len(err.Error()) > 4096 {
+	if err := safecall.Call(t, func() error { return inf.AddIndex(huge, "{.a[") }); err == nil || len(err.Error()) > 4096 {
 		t.Errorf("AddIndex of a huge name: %d bytes", len(fmt.Sprint(err)))
 	}
-	if err := callSafely(t, func() error { return inf.AddIndex("x", "{."+huge+"[") }); err == nil || len(err.Error()) > 4096 {
+	if err := safecall.Call(t, func() error { return inf.AddIndex("x", "{."+huge+"[") }); err == nil || len(err.Error()) > 4096 {
 		t.Errorf("AddIndex of a huge expression: %d bytes", len(fmt.Sprint(err)))
 	}
 	if _, err := inf.Get(huge, huge); err == nil || len(err.Error()) > 4096 {

@@ -5,37 +5,9 @@ import (
 	"math"
 	"strings"
 	"testing"
-	"time"
-)
 
-// s51bSafely runs fn under a recover and a deadline: bad input must give an error, never a
-// panic or a hang.
-func s51bSafely(t *testing.T, fn func() error) error {
-	t.Helper()
-	type outcome struct {
-		err   error
-		panic any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- outcome{panic: r}
-			}
-		}()
-		done <- outcome{err: fn()}
-	}()
-	select {
-	case o := <-done:
-		if o.panic != nil {
-			t.Fatalf("panicked: %v", o.panic)
-		}
-		return o.err
-	case <-time.After(5 * time.Second):
-		t.Fatal("did not return within 5s")
-	}
-	return nil
-}
+	"github.com/kindex/kindex/internal/safecall"
+)
 
 func TestOptionsOutOfRange(t *testing.T) {
 	bad := map[string]Options{
@@ -46,7 +18,7 @@ func TestOptionsOutOfRange(t *testing.T) {
 	}
 	for name, o := range bad {
 		t.Run(name, func(t *testing.T) {
-			err := s51bSafely(t, func() error { _, err := CompileWithOptions("{.a}", o); return err })
+			err := safecall.Call(t, func() error { _, err := CompileWithOptions("{.a}", o); return err })
 			if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "MaxNesting") {
 				t.Fatalf("CompileWithOptions(%+v) = %v, want ErrInvalidOptions naming MaxNesting", o, err)
 			}
@@ -61,7 +33,7 @@ func TestOptionsOutOfRange(t *testing.T) {
 	} {
 		for _, expr := range []string{"{.a.b[*]}", "{.a.b[0]}", "{range .a.b[*]}{@}{end}", "{..b}"} {
 			var vs []Value
-			err := s51bSafely(t, func() error {
+			err := safecall.Call(t, func() error {
 				p, err := CompileWithOptions(expr, o)
 				if err != nil {
 					return err

@@ -8,42 +8,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kindex/kindex/internal/safecall"
 	"github.com/kindex/kindex/jsonpath"
 	"github.com/kindex/kindex/query"
 )
-
-// callSafely runs fn under a recover and a deadline: bad input must give an error, never a
-// panic or a hang.
-func callSafely(t *testing.T, fn func() error) error {
-	t.Helper()
-	type outcome struct {
-		err   error
-		panic any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- outcome{panic: r}
-			}
-		}()
-		done <- outcome{err: fn()}
-	}()
-	select {
-	case o := <-done:
-		if o.panic != nil {
-			t.Fatalf("panicked: %v", o.panic)
-		}
-		return o.err
-	case <-time.After(5 * time.Second):
-		t.Fatal("did not return within 5s")
-	}
-	return nil
-}
 
 func TestBadConditionsAreInvalidErrors(t *testing.T) {
 	cases := []struct {
@@ -82,7 +53,7 @@ func TestBadConditionsAreInvalidErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := callSafely(t, tc.c.Validate)
+			err := safecall.Call(t, tc.c.Validate)
 			if !errors.Is(err, query.ErrInvalidQuery) {
 				t.Fatalf("Validate() = %v, want ErrInvalidQuery", err)
 			}
@@ -101,7 +72,7 @@ func TestBadConditionsAreInvalidErrors(t *testing.T) {
 				{Conditions: []query.Condition{tc.c}},
 				{AnyOf: [][]query.Condition{{query.Has("b")}, {tc.c}}},
 			} {
-				if err := callSafely(t, q.Validate); !errors.Is(err, query.ErrInvalidQuery) || !strings.Contains(err.Error(), tc.want) {
+				if err := safecall.Call(t, q.Validate); !errors.Is(err, query.ErrInvalidQuery) || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("Query.Validate() = %v, want an ErrInvalidQuery naming %q", err, tc.want)
 				}
 			}
@@ -111,7 +82,7 @@ func TestBadConditionsAreInvalidErrors(t *testing.T) {
 
 func TestBadJSONPathConditionHasTheSyntaxError(t *testing.T) {
 	c := query.Where("{.metadata.labels[?(@.x==}", query.Exists)
-	err := callSafely(t, c.Validate)
+	err := safecall.Call(t, c.Validate)
 	var se *jsonpath.SyntaxError
 	if !errors.As(err, &se) {
 		t.Fatalf("Validate() = %v, want a *jsonpath.SyntaxError", err)
@@ -132,7 +103,7 @@ func TestBadQueriesAreInvalidErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := callSafely(t, tc.q.Validate)
+			err := safecall.Call(t, tc.q.Validate)
 			var inv *query.InvalidError
 			if !errors.Is(err, query.ErrInvalidQuery) || !errors.As(err, &inv) {
 				t.Fatalf("Validate() = %v, want an *InvalidError", err)
@@ -150,7 +121,7 @@ func TestBadQueriesAreInvalidErrors(t *testing.T) {
 		{SortBy: "no such index"},
 		{Labels: labels.Nothing()},
 	} {
-		if err := callSafely(t, q.Validate); err != nil {
+		if err := safecall.Call(t, q.Validate); err != nil {
 			t.Errorf("Validate(%+v) = %v, want nil", q, err)
 		}
 	}
@@ -199,7 +170,7 @@ func TestBadContinueTokensAreRefused(t *testing.T) {
 			bad := q
 			bad.Continue = tok
 			var key string
-			err := callSafely(t, func() error {
+			err := safecall.Call(t, func() error {
 				var err error
 				key, err = query.DecodeContinue(bad, source)
 				return err
@@ -225,7 +196,7 @@ func TestBadContinueTokensAreRefused(t *testing.T) {
 func TestOpStringOfAnyValue(t *testing.T) {
 	for _, op := range []query.Op{0, -1, 11, 1000, query.Op(math.MinInt), query.Op(math.MaxInt)} {
 		s := ""
-		if err := callSafely(t, func() error { s = op.String() + query.Condition{Index: "a", Op: op}.String(); return nil }); err != nil {
+		if err := safecall.Call(t, func() error { s = op.String() + query.Condition{Index: "a", Op: op}.String(); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if op.Valid() || !strings.Contains(s, fmt.Sprintf("Op(%d)", int(op))) {
