@@ -24,11 +24,12 @@ import (
 //
 // White space is allowed around operators and values. A NAME is letters, digits, '_' and '-'.
 // A WORD is a run of characters other than white space, quotes, parentheses, commas and
-// = ! < > ~, and holds no Unicode space (quote it). A path without braces ends at white space or an operator (^= included) outside
-// its brackets, parentheses and quotes; one that leaves a quote, '(' or '[' open is refused.
-// The values of < <= > >= must be numbers. Everything else is refused with the
-// byte offset where it went wrong: =~ (regular expressions), two conditions in one --where,
-// text after a complete condition, an unknown operator.
+// = ! < > ~, and holds no Unicode space (quote it). A path without braces ends at white
+// space or an operator (^= included) outside its brackets, parentheses and quotes; one that
+// leaves a quote, '(' or '[' open is refused. The values of < <= > >= must be numbers.
+// Everything else is refused with the byte offset where it went wrong: =~ (regular
+// expressions), two conditions in one --where, text after a complete condition, an unknown
+// operator.
 
 // whereExpr is one parsed --where.
 type whereExpr struct {
