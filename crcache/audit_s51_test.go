@@ -453,6 +453,66 @@ func ghostObject() *unstructured.Unstructured {
 	return u
 }
 
+// handlerLog records what handlers of several reads are told, one line per event, each
+// object described by desc.
+type handlerLog struct {
+	desc       func(any) string
+	mu         sync.Mutex
+	lines      []string
+	lastDelete client.Object
+}
+
+// watch adds a handler, named kind in the log, to c's informer of obj and waits until it
+// has synced.
+func (l *handlerLog) watch(ctx context.Context, t *testing.T, c cache.Cache, kind string, obj client.Object) {
+	t.Helper()
+	inf, err := c.GetInformer(ctx, obj)
+	require.NoError(t, err)
+	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { l.add(kind + " add " + l.desc(o)) },
+		UpdateFunc: func(o, n any) { l.add(kind + " update " + l.desc(o) + " -> " + l.desc(n)) },
+		DeleteFunc: func(o any) {
+			l.add(kind + " delete " + l.desc(o))
+			if m, ok := o.(client.Object); ok {
+				l.mu.Lock()
+				l.lastDelete = m
+				l.mu.Unlock()
+			}
+		},
+	})
+	require.NoError(t, err)
+	require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
+}
+
+func (l *handlerLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+// count returns how many lines hold s.
+func (l *handlerLog) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, line := range l.lines {
+		if strings.Contains(line, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// record puts the lines, sorted, in out as "event <i>".
+func (l *handlerLog) record(out map[string]string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	slices.Sort(l.lines)
+	for i, line := range l.lines {
+		out[fmt.Sprint("event ", i)] = line
+	}
+}
+
 // TestS51DeleteCarriesTheFinalState: a handler's delete of an object removed by the update
 // that takes its last finalizer off (changing its labels too) gets the object as the
 // server last had it, as an update then a delete, in both caches.
@@ -463,46 +523,17 @@ func TestS51DeleteCarriesTheFinalState(t *testing.T) {
 		ns := cp.Namespace(t)
 		c := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
 		out := map[string]string{}
-		var mu sync.Mutex
-		var log []string
-		var lastDelete client.Object
-		desc := func(o any) string {
+		log := &handlerLog{desc: func(o any) string {
 			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 				return "tombstone " + d.Key
 			}
 			m := o.(client.Object)
 			return fmt.Sprintf("%s labels=%v finalizers=%v deleting=%v", m.GetName(), m.GetLabels(), m.GetFinalizers(), m.GetDeletionTimestamp() != nil)
-		}
-		for kind, obj := range map[string]client.Object{"typed": &corev1.ConfigMap{}, "metadata": func() client.Object {
-			m := &metav1.PartialObjectMetadata{}
-			m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-			return m
-		}()} {
-			inf, err := c.GetInformer(ctx, obj)
-			require.NoError(t, err)
-			reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-				AddFunc: func(o any) {
-					mu.Lock()
-					defer mu.Unlock()
-					log = append(log, kind+" add "+desc(o))
-				},
-				UpdateFunc: func(o, n any) {
-					mu.Lock()
-					defer mu.Unlock()
-					log = append(log, kind+" update "+desc(o)+" -> "+desc(n))
-				},
-				DeleteFunc: func(o any) {
-					mu.Lock()
-					defer mu.Unlock()
-					log = append(log, kind+" delete "+desc(o))
-					if m, ok := o.(client.Object); ok {
-						lastDelete = m
-					}
-				},
-			})
-			require.NoError(t, err)
-			require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
-		}
+		}}
+		meta := &metav1.PartialObjectMetadata{}
+		meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+		log.watch(ctx, t, c, "typed", &corev1.ConfigMap{})
+		log.watch(ctx, t, c, "metadata", meta)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "f", Labels: map[string]string{"v": "0"}, Finalizers: []string{"example.com/hold"}}}
 		require.NoError(t, cl.Create(ctx, cm))
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "f", Labels: map[string]string{"v": "0"}, Finalizers: []string{"example.com/hold"}}}
@@ -516,23 +547,11 @@ func TestS51DeleteCarriesTheFinalState(t *testing.T) {
 		require.NoError(t, cl.Get(ctx, client.ObjectKeyFromObject(sec), sec))
 		sec.Finalizers, sec.Labels["v"] = nil, "final"
 		require.NoError(t, cl.Update(ctx, sec))
-		require.Eventually(t, func() bool {
-			mu.Lock()
-			defer mu.Unlock()
-			n := 0
-			for _, l := range log {
-				if strings.Contains(l, " delete ") {
-					n++
-				}
-			}
-			return n == 2
-		}, 20*time.Second, 10*time.Millisecond)
-		mu.Lock()
-		defer mu.Unlock()
-		slices.Sort(log)
-		for i, l := range log {
-			out[fmt.Sprint("event ", i)] = l
-		}
+		require.Eventually(t, func() bool { return log.count(" delete ") == 2 }, 20*time.Second, 10*time.Millisecond)
+		log.record(out)
+		log.mu.Lock()
+		lastDelete := log.lastDelete
+		log.mu.Unlock()
 		out["last delete has a resourceVersion"] = fmt.Sprint(lastDelete != nil && lastDelete.GetResourceVersion() != "")
 		return out
 	})
@@ -611,54 +630,19 @@ func TestS51SelectorTransitions(t *testing.T) {
 			DefaultNamespaces: map[string]cache.Config{ns: {}},
 			ByObject:          map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Label: mustSelector(t, "keep=yes")}},
 		})
-		var mu sync.Mutex
-		var log []string
-		desc := func(o any) string {
+		log := &handlerLog{desc: func(o any) string {
 			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 				return "tombstone " + d.Key
 			}
 			m := o.(client.Object)
 			return fmt.Sprintf("%T %s labels=%v", o, m.GetName(), m.GetLabels())
-		}
-		for kind, obj := range map[string]client.Object{"typed": &corev1.ConfigMap{}, "unstructured": func() client.Object {
-			u := &unstructured.Unstructured{}
-			u.SetAPIVersion("v1")
-			u.SetKind("ConfigMap")
-			return u
-		}()} {
-			inf, err := c.GetInformer(ctx, obj)
-			require.NoError(t, err)
-			reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-				AddFunc: func(o any) {
-					mu.Lock()
-					defer mu.Unlock()
-					log = append(log, kind+" add "+desc(o))
-				},
-				UpdateFunc: func(o, n any) {
-					mu.Lock()
-					defer mu.Unlock()
-					log = append(log, kind+" update "+desc(o)+" -> "+desc(n))
-				},
-				DeleteFunc: func(o any) {
-					mu.Lock()
-					defer mu.Unlock()
-					log = append(log, kind+" delete "+desc(o))
-				},
-			})
-			require.NoError(t, err)
-			require.True(t, toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced))
-		}
-		count := func(s string) int {
-			mu.Lock()
-			defer mu.Unlock()
-			n := 0
-			for _, l := range log {
-				if strings.Contains(l, s) {
-					n++
-				}
-			}
-			return n
-		}
+		}}
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		log.watch(ctx, t, c, "typed", &corev1.ConfigMap{})
+		log.watch(ctx, t, c, "unstructured", u)
+		count := log.count
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "t", Labels: map[string]string{"keep": "yes", "v": "0"}}}
 		require.NoError(t, cl.Create(ctx, cm))
 		require.Eventually(t, func() bool { return count(" add ") == 2 }, 10*time.Second, 10*time.Millisecond)
@@ -671,12 +655,7 @@ func TestS51SelectorTransitions(t *testing.T) {
 		require.Eventually(t, func() bool { return count(" add ") == 4 }, 10*time.Second, 10*time.Millisecond)
 		var got corev1.ConfigMap
 		out["get after coming back"] = errClass(c.Get(ctx, client.ObjectKeyFromObject(cm), &got)) + fmt.Sprint(got.Labels)
-		mu.Lock()
-		slices.Sort(log)
-		for i, l := range log {
-			out[fmt.Sprint("event ", i)] = l
-		}
-		mu.Unlock()
+		log.record(out)
 
 		strict := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, ReaderFailOnMissingInformer: true})
 		defer func() {
