@@ -348,43 +348,22 @@ func (f *Factory[T]) Shutdown() {
 // without list and watch; and, for a handler given with WithEventHandler, ErrNilCallback or
 // ErrHandlerType.
 func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
-	if ctx == nil {
-		return nil, ErrNilContext
-	}
-	if !f.valid() {
-		return nil, ErrUninitialized
-	}
-	if _, err := f.c.context(); err != nil {
-		return nil, err
-	}
-	res, err := f.c.disc.Resolve(ctx, input)
-	if err != nil {
-		return nil, err
-	}
-	return f.ForResource(res, opts...)
+	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.Resolve(ctx, input) }, opts)
 }
 
 // InformerForGVR is Informer for a GVR; an empty version means the preferred one.
 func (f *Factory[T]) InformerForGVR(ctx context.Context, gvr schema.GroupVersionResource, opts ...Option) (*Informer[T], error) {
-	if ctx == nil {
-		return nil, ErrNilContext
-	}
-	if !f.valid() {
-		return nil, ErrUninitialized
-	}
-	if _, err := f.c.context(); err != nil {
-		return nil, err
-	}
-	res, err := f.c.disc.ResolveGVR(ctx, gvr)
-	if err != nil {
-		return nil, err
-	}
-	return f.ForResource(res, opts...)
+	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVR(ctx, gvr) }, opts)
 }
 
 // InformerForGVK is Informer for the resource serving a GVK; an empty version means the
 // preferred one.
 func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersionKind, opts ...Option) (*Informer[T], error) {
+	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVK(ctx, gvk) }, opts)
+}
+
+// resolveThen is Informer's checks, then resolve through discovery, then ForResource.
+func (f *Factory[T]) resolveThen(ctx context.Context, resolve func() (discovery.Resource, error), opts []Option) (*Informer[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -394,7 +373,7 @@ func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersion
 	if _, err := f.c.context(); err != nil {
 		return nil, err
 	}
-	res, err := f.c.disc.ResolveGVK(ctx, gvk)
+	res, err := resolve()
 	if err != nil {
 		return nil, err
 	}
