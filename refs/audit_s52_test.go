@@ -2,8 +2,10 @@ package refs_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/internal/testenv"
 	"github.com/kindex/kindex/refs"
 )
@@ -506,4 +509,88 @@ func TestS52RuleFileFormsOnTheAPIServer(t *testing.T) {
 		}
 		return out
 	})
+}
+
+// TestS52FilteredResourcesAreUnknown: a graph whose filter leaves resources out says so
+// for every reference to them (Unknown, never Missing), and answers about them or that
+// depend on them are incomplete; what it watches is followed as usual.
+func TestS52FilteredResourcesAreUnknown(t *testing.T) {
+	f := newFixture(t)
+	f.create(configMapsR, `{"metadata":{"name":"cm","namespace":"{ns}"}}`)
+	f.create(gvr("apps", "v1", "deployments"), `{"metadata":{"name":"d","namespace":"{ns}"},"spec":{"replicas":0,
+	  "selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{
+	    "volumes":[{"name":"a","configMap":{"name":"cm"}},{"name":"b","configMap":{"name":"cm-gone"}},{"name":"c","secret":{"secretName":"sec"}}],
+	    "containers":[{"name":"c","image":"i"}]}}}}`)
+	f.create(podsR, `{"metadata":{"name":"p","namespace":"{ns}","labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"i"}]}}`)
+	f.create(servicesR, `{"metadata":{"name":"s","namespace":"{ns}"},"spec":{"selector":{"app":"d"},"ports":[{"port":80}]}}`)
+	g := startGraph(t, refs.Options{Filter: &discovery.Filter{IncludeGroups: []string{"apps"}, IncludeResources: []string{"configmaps", "services"}}})
+	eventually(t, f.want(`
+		deployments.apps/{ns}/d -[deployments.apps:volume-configmap]-> configmaps/{ns}/cm
+		deployments.apps/{ns}/d -[deployments.apps:volume-configmap]-> configmaps/{ns}/cm-gone (Missing: not found)
+		deployments.apps/{ns}/d -[deployments.apps:volume-secret]-> secrets/{ns}/sec (Unknown: secrets is not watched)
+	`), func() []string {
+		return render(uses(t, g, refs.ObjectRef{Group: "apps", Resource: "deployments", Namespace: f.ns, Name: "d"}, 1))
+	})
+	// Pods are not watched: the Service selects none that the graph can see, and says the
+	// answer is incomplete rather than that the Service selects nothing.
+	empty, err := g.EmptySelectors(servicesGR)
+	var inc *refs.IncompleteError
+	require.ErrorAs(t, err, &inc)
+	assert.Contains(t, inc.Resources, podsR.GroupResource())
+	assert.Equal(t, []string{f.expand("services/{ns}/s")}, inNamespace(empty, f.ns))
+	_, err = g.Unreferenced(secretsGR)
+	require.ErrorAs(t, err, &inc)
+	assert.Contains(t, inc.Resources, secretsGR)
+	_, err = g.Unreferenced(configMapsGR)
+	require.ErrorAs(t, err, &inc, "Pods, which may name ConfigMaps, are not watched")
+	assert.Contains(t, inc.Resources, podsR.GroupResource())
+	_, err = g.References(refs.ObjectRef{Resource: "pods", Namespace: f.ns, Name: "p"}, 1)
+	require.ErrorAs(t, err, &inc)
+	var dangling []string
+	for _, e := range g.Dangling() {
+		if e.From.Namespace == f.ns {
+			dangling = append(dangling, e.String())
+		}
+	}
+	sortStrings(dangling)
+	assert.Equal(t, f.want(`
+		deployments.apps/{ns}/d -[deployments.apps:volume-configmap]-> configmaps/{ns}/cm-gone (Missing: not found)
+		deployments.apps/{ns}/d -[deployments.apps:volume-secret]-> secrets/{ns}/sec (Unknown: secrets is not watched)
+	`), dangling)
+}
+
+// TestS52QueriesDuringTheInitialSync queries graphs as they start, while their informers
+// list: an answer given without an *IncompleteError must be right. Unreferenced listed,
+// without error, ConfigMaps that Pods mount (the Pods were handed to the graph after it was
+// read, before coverage was checked); Dangling must not call a mounted ConfigMap Missing.
+func TestS52QueriesDuringTheInitialSync(t *testing.T) {
+	f := newFixture(t)
+	for i := 0; i < 50; i++ {
+		f.create(configMapsR, fmt.Sprintf(`{"metadata":{"name":"cm%d","namespace":"{ns}"}}`, i))
+		f.create(podsR, fmt.Sprintf(`{"metadata":{"name":"p%d","namespace":"{ns}"},"spec":{"volumes":[{"name":"v","configMap":{"name":"cm%d"}}],
+		  "containers":[{"name":"c","image":"i"}]}}`, i, i))
+	}
+	for round := 0; round < 8; round++ {
+		g := startGraphAs(t, cp.AdminConfig(), refs.Options{})
+		complete := 0
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			unused, err := g.Unreferenced(configMapsGR)
+			if err == nil {
+				complete++
+				require.Empty(t, inNamespace(unused, f.ns), "round %d: a complete answer lists ConfigMaps that Pods mount", round)
+			}
+			for _, e := range g.Dangling() {
+				require.False(t, e.From.Namespace == f.ns && e.State == refs.Missing, "round %d: %s", round, e)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+			synced := g.WaitForSync(ctx) == nil
+			cancel()
+			if synced && complete > 0 {
+				break
+			}
+		}
+		require.Positive(t, complete, "round %d: no complete answer once synced", round)
+		g.Shutdown()
+	}
 }
