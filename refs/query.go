@@ -20,6 +20,7 @@ type coverFunc func(gr schema.GroupResource, ns string) (ok bool, reason string)
 // graph's lock is released, so that no informer is asked under it.
 type pendingState struct {
 	i               int
+	to              *entry
 	gr              schema.GroupResource
 	ns              string
 	wantUID, hasUID types.UID
@@ -57,7 +58,7 @@ func (c *collector) addEdge(from *entry, rule *crule, to *entry, uid types.UID, 
 		c.edges = append(c.edges, e)
 		return
 	}
-	c.states = append(c.states, pendingState{i: len(c.edges), gr: c.g.res[to.key.res].gr, ns: to.key.ns,
+	c.states = append(c.states, pendingState{i: len(c.edges), to: to, gr: c.g.res[to.key.res].gr, ns: to.key.ns,
 		wantUID: uid, hasUID: to.uid, present: to.present})
 	c.edges = append(c.edges, e)
 }
@@ -91,7 +92,9 @@ func (c *collector) addPending(from *entry, o outEdge, depth int) {
 }
 
 // settle fills in the states that need coverage, asking cover once per resource and
-// namespace.
+// namespace. A target found absent whose resource is cached completely is looked for again
+// after cover answers: the sync that made it so may have handed the graph the target after
+// the edges were collected, and a target the graph holds is not missing.
 func (c *collector) settle(cover coverFunc) []Edge {
 	type scope struct {
 		gr schema.GroupResource
@@ -102,6 +105,7 @@ func (c *collector) settle(cover coverFunc) []Edge {
 		reason string
 	}
 	memo := map[scope]answer{}
+	var absent []pendingState // Missing as collected, their resources covered
 	for _, p := range c.states {
 		e := &c.edges[p.i]
 		if p.present { // there, with another UID
@@ -120,8 +124,24 @@ func (c *collector) settle(cover coverFunc) []Edge {
 		}
 		if a.ok {
 			e.State, e.Reason = Missing, "not found"
+			absent = append(absent, p)
 		} else {
 			e.State, e.Reason = Unknown, a.reason
+		}
+	}
+	if len(absent) > 0 {
+		c.g.mu.RLock()
+		defer c.g.mu.RUnlock()
+		for _, p := range absent {
+			if !p.to.present {
+				continue
+			}
+			e := &c.edges[p.i]
+			if p.wantUID == "" || p.wantUID == p.to.uid {
+				e.State, e.Reason = Present, ""
+			} else {
+				e.Reason = fmt.Sprintf("the object has UID %s, the reference requires %s", p.to.uid, p.wantUID)
+			}
 		}
 	}
 	return c.edges
@@ -330,11 +350,19 @@ func (g *Graph) References(obj ObjectRef, depth int) ([]Edge, error) {
 	if err != nil {
 		return nil, err
 	}
-	edges := sortEdges(g.g.walk(obj, depth, false).settle(g.cover))
-	if g.cover != nil {
-		if ok, _ := g.cover(gr, g.g.namespaceOf(gr, obj.Namespace)); !ok {
-			return edges, &IncompleteError{Resources: []schema.GroupResource{gr}}
+	// Covered before the graph is read, and after: an object handed to the graph by a
+	// sync that completes meanwhile may be missing from what was read.
+	covered := func() bool {
+		if g.cover == nil {
+			return true
 		}
+		ok, _ := g.cover(gr, g.g.namespaceOf(gr, obj.Namespace))
+		return ok
+	}
+	before := covered()
+	edges := sortEdges(g.g.walk(obj, depth, false).settle(g.cover))
+	if !before || !covered() {
+		return edges, &IncompleteError{Resources: []schema.GroupResource{gr}}
 	}
 	return edges, nil
 }
@@ -382,10 +410,12 @@ func (g *Graph) Referrers(obj ObjectRef, depth int) ([]Edge, error) {
 	if err := g.g.placed(gr, obj); err != nil {
 		return nil, err
 	}
+	related := g.g.related(gr, true)
+	before := g.incompleteErr(related)
 	c := g.g.walk(obj, depth, true)
 	c.edges = append(c.edges, g.g.waiting(obj)...)
 	edges := sortEdges(c.settle(g.cover))
-	return edges, g.incompleteErr(g.g.related(gr, true))
+	return edges, joinIncomplete(before, g.incompleteErr(related))
 }
 
 // waiting returns the references to obj that wait for its kind or its resource's scope
@@ -491,7 +521,8 @@ func (g *Graph) Dangling() []Edge {
 		}
 		return c
 	}()
-	return sortEdges(c.settle(g.cover))
+	edges := slices.DeleteFunc(c.settle(g.cover), func(e Edge) bool { return e.State == Present })
+	return sortEdges(edges)
 }
 
 // Unreferenced returns the cached objects of a resource that nothing uses: no edge of any
@@ -510,6 +541,8 @@ func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
 	if _, err := g.g.knows(ObjectRef{Group: gr.Group, Resource: gr.Resource}); err != nil {
 		return nil, err
 	}
+	related := append(g.g.related(gr, true), gr)
+	before := g.incompleteErr(related)
 	out := g.g.objects(gr, func(e *entry) bool {
 		// An edge that requires another UID (an owner reference to an earlier object of the
 		// same name) is Missing, not a use of this object.
@@ -520,7 +553,7 @@ func (g *Graph) Unreferenced(gr schema.GroupResource) ([]ObjectRef, error) {
 		})
 		return !used
 	})
-	return out, g.incompleteErr(append(g.g.related(gr, true), gr))
+	return out, joinIncomplete(before, g.incompleteErr(related))
 }
 
 // EmptySelectors returns the cached objects of a resource whose selectors select nothing:
@@ -536,6 +569,8 @@ func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
 	if _, err := g.g.knows(ObjectRef{Group: gr.Group, Resource: gr.Resource}); err != nil {
 		return nil, err
 	}
+	related := append(g.g.related(gr, false), gr)
+	before := g.incompleteErr(related)
 	out := g.g.objects(gr, func(e *entry) bool {
 		if len(e.sels) == 0 {
 			return false
@@ -547,7 +582,7 @@ func (g *Graph) EmptySelectors(gr schema.GroupResource) ([]ObjectRef, error) {
 		}
 		return true
 	})
-	return out, g.incompleteErr(append(g.g.related(gr, false), gr))
+	return out, joinIncomplete(before, g.incompleteErr(related))
 }
 
 // related returns the served resources an answer about gr depends on besides the watched
@@ -633,6 +668,28 @@ func (g *Graph) incompleteErr(related []schema.GroupResource) error {
 		}
 		if ok, _ := g.cover(gr, ""); !ok {
 			res = append(res, gr)
+		}
+	}
+	if len(res) == 0 {
+		return nil
+	}
+	slices.SortFunc(res, compareGR)
+	return &IncompleteError{Resources: res}
+}
+
+// joinIncomplete joins the *IncompleteErrors (or nils) of the coverage checks made before
+// and after a query read the graph: an answer is complete only if what it depends on was
+// cached completely before it was read (a sync that completes meanwhile may have handed the
+// graph, after the read, objects the answer missed), and still is.
+func joinIncomplete(before, after error) error {
+	var res []schema.GroupResource
+	for _, err := range []error{before, after} {
+		if inc, ok := err.(*IncompleteError); ok {
+			for _, gr := range inc.Resources {
+				if !slices.Contains(res, gr) {
+					res = append(res, gr)
+				}
+			}
 		}
 	}
 	if len(res) == 0 {
