@@ -150,7 +150,10 @@ func TestAuditS52WatchAllIndexFollowsCRDLifecycle(t *testing.T) {
 			testenv.EventuallyWith(t, 30*time.Second, func() bool {
 				got, err := s52Keys(ctx, ws, teamA)
 				return err == nil && slices.Equal(got, want)
-			}, func() string { got, err := s52Keys(ctx, ws, teamA); return fmt.Sprintf("team=a: %v %v, want %v", got, err, want) })
+			}, func() string {
+				got, err := s52Keys(ctx, ws, teamA)
+				return fmt.Sprintf("team=a: %v %v, want %v", got, err, want)
+			})
 			n, err := ws.Count(ctx, teamA)
 			require.NoError(t, err)
 			assert.Equal(t, len(want), n)
@@ -199,7 +202,10 @@ func TestAuditS52WatchAllIndexFollowsCRDLifecycle(t *testing.T) {
 				got, err := s52Keys(ctx, ws, teamA)
 				n, cerr := ws.Count(ctx, teamA)
 				return err == nil && cerr == nil && slices.Equal(got, want) && n == len(want)
-			}, func() string { got, err := s52Keys(ctx, ws, teamA); return fmt.Sprintf("after delete: %v %v, want %v", got, err, want) })
+			}, func() string {
+				got, err := s52Keys(ctx, ws, teamA)
+				return fmt.Sprintf("after delete: %v %v, want %v", got, err, want)
+			})
 			got, err = s52Keys(ctx, ws, hasSize)
 			require.NoError(t, err)
 			assert.Empty(t, got)
@@ -216,7 +222,10 @@ func TestAuditS52WatchAllIndexFollowsCRDLifecycle(t *testing.T) {
 			testenv.EventuallyWith(t, 30*time.Second, func() bool {
 				got, err := s52Keys(ctx, ws, teamA)
 				return err == nil && slices.Equal(got, want)
-			}, func() string { got, err := s52Keys(ctx, ws, teamA); return fmt.Sprintf("recreated: %v %v, want %v", got, err, want) })
+			}, func() string {
+				got, err := s52Keys(ctx, ws, teamA)
+				return fmt.Sprintf("recreated: %v %v, want %v", got, err, want)
+			})
 			res, err := ws.QueryItems(ctx, query.Query{Conditions: []query.Condition{query.Has("size")}})
 			require.NoError(t, err)
 			require.Len(t, res.Items, 1)
@@ -302,7 +311,10 @@ func TestAuditS52WatchAllServedVersionChangeNoDuplicates(t *testing.T) {
 				}
 				got, err := s52Keys(ctx, ws, teamA)
 				return err == nil && slices.Equal(got, want)
-			}, func() string { got, err := s52Keys(ctx, ws, teamA); return fmt.Sprintf("moved: %v %v, want %v", got, err, want) })
+			}, func() string {
+				got, err := s52Keys(ctx, ws, teamA)
+				return fmt.Sprintf("moved: %v %v, want %v", got, err, want)
+			})
 			n, err := ws.Count(ctx, teamA)
 			require.NoError(t, err)
 			assert.Equal(t, len(want), n)
@@ -402,15 +414,21 @@ func TestAuditS52WatchAllQueriesAcrossResources(t *testing.T) {
 			}
 			cases := []tc{
 				{"or", query.Query{AnyOf: [][]query.Condition{{query.Eq("team", "a")}, {query.HasPrefix("tier", "gold")}}},
-					func(o s52Obj) bool { return o.labels["team"] == "a" || len(o.labels["tier"]) >= 4 && o.labels["tier"][:4] == "gold" }},
+					func(o s52Obj) bool {
+						return o.labels["team"] == "a" || len(o.labels["tier"]) >= 4 && o.labels["tier"][:4] == "gold"
+					}},
 				{"prefix-and", query.Query{Conditions: []query.Condition{query.HasPrefix("tier", "gold-"), query.NotEq("team", "b")}},
-					func(o s52Obj) bool { return len(o.labels["tier"]) >= 5 && o.labels["tier"][:5] == "gold-" && o.labels["team"] != "b" }},
+					func(o s52Obj) bool {
+						return len(o.labels["tier"]) >= 5 && o.labels["tier"][:5] == "gold-" && o.labels["team"] != "b"
+					}},
 				{"exists-list", query.Query{Conditions: []query.Condition{query.Has("shape")}},
 					func(o s52Obj) bool { return o.hasMap && o.size != nil }},
 				{"exists-map", query.Query{Conditions: []query.Condition{query.Has("data")}},
 					func(o s52Obj) bool { return o.hasMap && o.size == nil }},
 				{"numeric", query.Query{Conditions: []query.Condition{query.Gt("size", "4")}, AnyOf: [][]query.Condition{{query.Eq("team", "a")}, {query.Eq("team", "c")}}},
-					func(o s52Obj) bool { return o.size != nil && *o.size > 4 && (o.labels["team"] == "a" || o.labels["team"] == "c") }},
+					func(o s52Obj) bool {
+						return o.size != nil && *o.size > 4 && (o.labels["team"] == "a" || o.labels["team"] == "c")
+					}},
 			}
 			for _, c := range cases {
 				want := []string{}
@@ -582,7 +600,10 @@ func TestAuditS52WatchAllForbiddenMemberParks(t *testing.T) {
 			testenv.EventuallyWith(t, 30*time.Second, func() bool {
 				got, err := s52Keys(ctx, ws, teamA)
 				return err == nil && slices.Equal(got, want)
-			}, func() string { got, err := s52Keys(ctx, ws, teamA); return fmt.Sprintf("granted: %v %v, want %v", got, err, want) })
+			}, func() string {
+				got, err := s52Keys(ctx, ws, teamA)
+				return fmt.Sprintf("granted: %v %v, want %v", got, err, want)
+			})
 			n, err = ws.Count(ctx, teamA)
 			require.NoError(t, err)
 			assert.Equal(t, len(want), n)

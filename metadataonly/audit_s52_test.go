@@ -153,8 +153,12 @@ func TestAuditS52MetadataAndCompactWatchAllAgree(t *testing.T) {
 	testenv.EventuallyWith(t, 30*time.Second, func() bool {
 		want := truth(func(o metav1.Object) bool { return o.GetLabels()["rank"] != "" })
 		for _, ws := range []func() ([]string, error){
-			func() ([]string, error) { return s52Page(ctx, mws, query.Query{Conditions: []query.Condition{query.Has("rank")}}) },
-			func() ([]string, error) { return s52Page(ctx, cws, query.Query{Conditions: []query.Condition{query.Has("rank")}}) },
+			func() ([]string, error) {
+				return s52Page(ctx, mws, query.Query{Conditions: []query.Condition{query.Has("rank")}})
+			},
+			func() ([]string, error) {
+				return s52Page(ctx, cws, query.Query{Conditions: []query.Condition{query.Has("rank")}})
+			},
 		} {
 			got, err := ws()
 			if err != nil || !slices.Equal(sorted(got), want) {
