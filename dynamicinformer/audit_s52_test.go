@@ -51,6 +51,9 @@ var s52Modes = []s52Mode{
 	{"compact", func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
 		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{})
 	}},
+	{"compact-compressed", func(cfg *rest.Config, o dynamicinformer.Options) (*dynamicinformer.Factory, error) {
+		return dynamicinformer.NewCompactFactory(cfg, o, dynamicinformer.CompactOptions{Compress: true})
+	}},
 }
 
 // s52Truth lists every resource of gvrs in ns afresh and returns "resource ns/name" of the

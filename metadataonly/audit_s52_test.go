@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kindex/kindex/discovery"
@@ -186,6 +187,38 @@ func TestAuditS52MetadataAndCompactWatchAllAgree(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, len(want), mn, "case %d", i)
 		assert.Equal(t, len(want), cn, "case %d", i)
+	}
+
+	// Sizes, a label selector and a JSONPath condition, as a fresh LIST says.
+	all := truth(func(metav1.Object) bool { return true })
+	sel, err := labels.Parse("team in (a,b),rank!=0")
+	require.NoError(t, err)
+	bySel := truth(func(o metav1.Object) bool { return sel.Matches(labels.Set(o.GetLabels())) })
+	byWhere := truth(func(o metav1.Object) bool { return o.GetLabels()["rank"] != "" && o.GetAnnotations()["note"] == "n1" })
+	for _, ws := range []interface {
+		Count(context.Context, query.Query) (int, error)
+	}{mws, cws} {
+		n, err := ws.Count(ctx, query.Query{})
+		require.NoError(t, err)
+		assert.Equal(t, len(all), n, "every object")
+		n, err = ws.Count(ctx, query.Query{Labels: sel, Scan: true})
+		require.NoError(t, err)
+		assert.Equal(t, len(bySel), n, "selector")
+	}
+	for _, q := range []query.Query{
+		{Labels: sel, Scan: true, Limit: 3},
+		{Conditions: []query.Condition{query.Has("rank"), query.Where("{.metadata.annotations.note}", query.Equal, "n1")}, Limit: 2},
+	} {
+		mg, err := s52Page(ctx, mws, q)
+		require.NoError(t, err)
+		cg, err := s52Page(ctx, cws, q)
+		require.NoError(t, err)
+		assert.Equal(t, cg, mg)
+		if q.Labels != nil {
+			assert.Equal(t, bySel, sorted(mg))
+		} else {
+			assert.Equal(t, byWhere, sorted(mg))
+		}
 	}
 
 	cp.DeleteCRD(t, crd.Name)
