@@ -790,3 +790,73 @@ func TestAuditS52WatchAllCRDRecreatedQuickly(t *testing.T) {
 		})
 	}
 }
+
+// While a CRD moves to another version (v2 added and stored, v1 still served), the set's
+// answers keep the resource's objects: the count of "team=a" never drops below what the
+// server holds throughout. They vanished (a count of 0) until the new version's member had
+// synced, for as long as its initial list took.
+func TestAuditS52WatchAllQueriesDuringVersionMove(t *testing.T) {
+	t.Parallel()
+	for _, mode := range s52Modes {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := context.Background()
+			ns := cp.Namespace(t)
+			group := testenv.UniqueName(t) + ".kindex.test"
+			crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+			v1 := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
+			v2 := schema.GroupVersionResource{Group: group, Version: "v2", Resource: "widgets"}
+			for i := range 100 {
+				_, err := cp.Dynamic(t).Resource(v1).Namespace(ns).Create(ctx, s52Widget(group, "v1", fmt.Sprint("w", i),
+					map[string]string{"team": "a"}, map[string]any{"size": int64(i)}), metav1.CreateOptions{})
+				require.NoError(t, err)
+			}
+			f := mode.start(t, nil, dynamicinformer.Options{Namespace: ns})
+			ws, err := f.WatchAll(ctx, discovery.Filter{IncludeGroups: []string{group}})
+			require.NoError(t, err)
+			defer ws.Stop()
+			require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+			require.NoError(t, ws.WaitForSync(ctx))
+			teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
+			want := len(s52Truth(t, ns, []schema.GroupVersionResource{v1}, s52Label("team", "a")))
+			require.Equal(t, 100, want)
+
+			ext := cp.APIExtensions(t).ApiextensionsV1().CustomResourceDefinitions()
+			cur, err := ext.Get(ctx, crd.Name, metav1.GetOptions{})
+			require.NoError(t, err)
+			v2ver := *cur.Spec.Versions[0].DeepCopy()
+			v2ver.Name = "v2"
+			cur.Spec.Versions[0].Storage = false
+			cur.Spec.Versions = append(cur.Spec.Versions, v2ver)
+			_, err = ext.Update(ctx, cur, metav1.UpdateOptions{})
+			require.NoError(t, err)
+
+			moved := func() bool {
+				inf, ok := ws.Informer(v2.GroupResource())
+				return ok && inf.Status().Key.GVR == v2 && inf.HasSynced()
+			}
+			counts := map[int]int{}
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			deadline := time.After(30 * time.Second)
+			for done := false; !done; {
+				done = moved() // one more round after the move
+				n, err := ws.Count(ctx, teamA)
+				require.NoError(t, err)
+				counts[n]++
+				res, err := ws.QueryItems(ctx, query.Query{Conditions: teamA.Conditions, Limit: 7})
+				require.NoError(t, err)
+				require.Len(t, res.Items, 7, "a page during the move")
+				select {
+				case <-tick.C:
+				case <-deadline:
+					t.Fatalf("no move to v2: %v", counts)
+				}
+			}
+			assert.Equal(t, map[int]int{want: counts[want]}, counts, "counts of team=a seen during the move")
+			res, err := ws.QueryItems(ctx, query.Query{Conditions: teamA.Conditions, Limit: 1})
+			require.NoError(t, err)
+			require.Len(t, res.Items, 1)
+			assert.Equal(t, v2, res.Items[0].Resource.GVR, "once moved, the new version is read")
+		})
+	}
+}
