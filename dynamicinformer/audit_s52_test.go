@@ -857,6 +857,15 @@ func TestAuditS52WatchAllQueriesDuringVersionMove(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, res.Items, 1)
 			assert.Equal(t, v2, res.Items[0].Resource.GVR, "once moved, the new version is read")
+			// The old version's informer, kept for the queries during the move, is released.
+			testenv.EventuallyWith(t, 10*time.Second, func() bool {
+				for _, st := range f.Statuses() {
+					if st.Key.GVR == v1 {
+						return false
+					}
+				}
+				return true
+			}, func() string { return fmt.Sprintf("v1 informer still held: %v", f.Statuses()) })
 		})
 	}
 }
