@@ -869,3 +869,76 @@ func TestAuditS52WatchAllQueriesDuringVersionMove(t *testing.T) {
 		})
 	}
 }
+
+// Paging a set while one of its CRDs is deleted between pages and another is created: the
+// pages go on without error, the objects of the resources present throughout are each seen
+// once; a token of a set with the same filter in a factory of another namespace is refused.
+func TestAuditS52WatchAllPagingWhileMembersComeAndGo(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	group := testenv.UniqueName(t) + ".kindex.test"
+	gadgets := cp.InstallCRD(t, testenv.NewCRD(group, "Gadget", "gadgets"))
+	cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
+	for _, plural := range []string{"gadgets", "widgets"} {
+		gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
+		for i := range 5 {
+			u := s52Widget(group, "v1", fmt.Sprint(plural[:1], i), map[string]string{"team": "a"}, map[string]any{})
+			u.SetKind(map[string]string{"gadgets": "Gadget", "widgets": "Widget"}[plural])
+			_, err := cp.Dynamic(t).Resource(gvr).Namespace(ns).Create(ctx, u, metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+	}
+	for i := range 5 {
+		_, err := cp.Clientset(t).CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("c", i),
+			Labels: map[string]string{"team": "a"}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	filter := discovery.Filter{IncludeGroups: []string{group}, IncludeResources: []string{"configmaps"}}
+	f := s52Modes[0].start(t, nil, dynamicinformer.Options{Namespace: ns})
+	ws, err := f.WatchAll(ctx, filter)
+	require.NoError(t, err)
+	defer ws.Stop()
+	require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
+	require.NoError(t, ws.WaitForSync(ctx))
+	q := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}, Limit: 3}
+	page, err := ws.QueryItems(ctx, q)
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Continue)
+
+	other := s52Modes[0].start(t, nil, dynamicinformer.Options{})
+	ows, err := other.WatchAll(ctx, filter)
+	require.NoError(t, err)
+	defer ows.Stop()
+	require.NoError(t, ows.AddIndex("team", "{.metadata.labels.team}"))
+	oq := q
+	oq.Continue = page.Continue
+	_, err = ows.QueryItems(ctx, oq)
+	assert.ErrorIs(t, err, informer.ErrInvalidContinue, "a token of a set over another namespace")
+
+	seen := map[string]int{}
+	add := func(res query.Result[informer.ResourceItem[dynamicinformer.Object]]) {
+		for _, it := range res.Items {
+			seen[it.Resource.GVR.Resource+" "+it.Name()]++
+		}
+	}
+	add(page)
+	// configmaps sort first: the first page is theirs. Gadgets go, sprockets come.
+	cp.DeleteCRD(t, gadgets.Name)
+	cp.InstallCRD(t, testenv.NewCRD(group, "Sprocket", "sprockets"))
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		_, gone := ws.Informer(schema.GroupResource{Group: group, Resource: "gadgets"})
+		_, joined := ws.Informer(schema.GroupResource{Group: group, Resource: "sprockets"})
+		return !gone && joined
+	}, "members follow the CRDs")
+	for q.Continue = page.Continue; q.Continue != ""; q.Continue = page.Continue {
+		page, err = ws.QueryItems(ctx, q)
+		require.NoError(t, err)
+		add(page)
+	}
+	for i := range 5 {
+		assert.Equal(t, 1, seen[fmt.Sprint("configmaps c", i)], "c%d", i)
+		assert.Equal(t, 1, seen[fmt.Sprint("widgets w", i)], "w%d", i)
+		assert.Zero(t, seen[fmt.Sprint("gadgets g", i)], "g%d of a deleted CRD", i)
+	}
+}
