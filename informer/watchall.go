@@ -88,7 +88,21 @@ type member struct {
 	// closed once they have been delivered: until then the handler has not seen the
 	// member's state (MemberSynced). Guarded by wa.mu.
 	settling map[*allHandler]<-chan struct{}
+	// prev is the synced member this one replaced (a move to another version), kept until
+	// this one has synced (or parked, or leaves): the set's queries read it meanwhile, so
+	// that the resource's objects do not vanish from them while the new version's initial
+	// list runs. Guarded by wa.mu; nil outside moves.
+	prev *member
+	// left is closed when the member leaves the set (replaced, removed, or the set stopped).
+	left     chan struct{}
+	leftOnce sync.Once
 }
+
+// synced reports whether m's informer has synced (Informer.HasSynced).
+func (m *member) synced() bool { return !m.h.e.Status().LastSyncTime.IsZero() }
+
+// leave closes m.left.
+func (m *member) leave() { m.leftOnce.Do(func() { close(m.left) }) }
 
 // handoff is one handler's move from the member a resource had to its new member.
 type handoff struct {
@@ -239,8 +253,28 @@ func (wa *watchAll) add(res discovery.Resource) {
 	scope := h.e.key
 	scope.GVR.Version = ""
 	m := &member{res: res, h: h, view: &handle{c: h.c, e: h.e, borrowed: true, regs: []*Registration{}}, scope: scope.String(),
-		regs: map[*allHandler]*Registration{}, moving: map[*allHandler]*handoff{}, settling: map[*allHandler]<-chan struct{}{}}
+		regs: map[*allHandler]*Registration{}, moving: map[*allHandler]*handoff{}, settling: map[*allHandler]<-chan struct{}{},
+		left: make(chan struct{})}
 	wa.members[gr] = m
+	// The member replaced stays readable by queries until m has synced, if it had: its
+	// own stand-in, if it had not.
+	var drop []*member
+	if old != nil {
+		old.leave()
+		switch {
+		case old.synced():
+			m.prev = old
+			if old.prev != nil {
+				drop = append(drop, old.prev)
+			}
+		case old.prev != nil:
+			m.prev = old.prev
+			drop = append(drop, old)
+		default:
+			drop = append(drop, old)
+		}
+		old.prev = nil
+	}
 	todo := wa.reserveLocked([]*member{m}, wa.handlerList())
 	var regs []*Registration
 	var owners []*allHandler
@@ -286,7 +320,39 @@ func (wa *watchAll) add(res discovery.Resource) {
 	wa.attach(todo)
 	if old != nil {
 		old.view.forceRelease()
-		old.h.release()
+	}
+	for _, d := range drop {
+		d.h.release()
+	}
+	wa.mu.Lock()
+	if m.prev != nil && !wa.stopped { // a stopped set released it
+		wa.c.handlers.Add(1)
+		go wa.dropPrevOnSync(m)
+	}
+	wa.mu.Unlock()
+}
+
+// dropPrevOnSync releases the member m replaced once m has synced or parked, or m leaves
+// the set, or the set stops.
+func (wa *watchAll) dropPrevOnSync(m *member) {
+	defer wa.c.handlers.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-m.left:
+		case <-wa.done:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	_ = m.h.e.waitSynced(ctx, true)
+	wa.mu.Lock()
+	prev := m.prev
+	m.prev = nil
+	wa.mu.Unlock()
+	if prev != nil {
+		prev.h.release()
 	}
 }
 
@@ -360,8 +426,14 @@ func (wa *watchAll) remove(gr schema.GroupResource) {
 	}
 	moving := m.moving
 	m.moving = nil
+	prev := m.prev
+	m.prev = nil
+	m.leave()
 	regs, owners := wa.retireLocked(m)
 	wa.mu.Unlock()
+	if prev != nil {
+		prev.h.release()
+	}
 	leaving := map[*allHandler]<-chan struct{}{}
 	for i, r := range regs {
 		p := moving[owners[i]]
@@ -699,6 +771,13 @@ func (wa *watchAll) stop(cause error) {
 			// delivering their queues.
 			m.view.forceRelease()
 			m.h.release()
+			wa.mu.Lock()
+			prev := m.prev
+			m.prev = nil
+			wa.mu.Unlock()
+			if prev != nil {
+				prev.h.release()
+			}
 		}
 		close(wa.done)
 	})
@@ -778,6 +857,38 @@ func (wa *watchAll) snapshot() []*member {
 	out := make([]*member, 0, len(wa.members))
 	for _, m := range wa.members {
 		out = append(out, m)
+	}
+	return out
+}
+
+// readers returns, per member, the member whose cache the set's queries read: the member,
+// or the member it replaced (member.prev) while it has not synced.
+func (wa *watchAll) readers() []*member {
+	wa.mu.Lock()
+	out := make([]*member, 0, len(wa.members))
+	prevs := make([]*member, 0, len(wa.members))
+	for _, m := range wa.members {
+		out = append(out, m)
+		prevs = append(prevs, m.prev)
+	}
+	wa.mu.Unlock()
+	for i, m := range out {
+		if prevs[i] != nil && m.h.e.Status().LastSyncTime.IsZero() {
+			out[i] = prevs[i]
+		}
+	}
+	return out
+}
+
+// indexHolders returns the members and the members they replaced that queries may still
+// read: those the set's indexes are registered on.
+func (wa *watchAll) indexHoldersLocked() []*member {
+	out := make([]*member, 0, len(wa.members))
+	for _, m := range wa.members {
+		out = append(out, m)
+		if m.prev != nil {
+			out = append(out, m.prev)
+		}
 	}
 	return out
 }

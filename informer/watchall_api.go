@@ -47,7 +47,8 @@ type WatchAll[T Object] struct {
 // there too. AllRegistration.MemberSynced (and HasSynced) is false for the resource until
 // the handler has been delivered the tombstones. This costs nothing outside moves: a move keeps the old member's keys and objects
 // (one map, shared by its handlers) until its handlers' tombstones are queued, and a
-// goroutine per handler until then.
+// goroutine per handler until then; and the old member's informer runs until the new one
+// has synced or parked, for the set's queries (QueryItems) to read meanwhile.
 func (f *Factory[T]) WatchAll(ctx context.Context, filter discovery.Filter, opts ...Option) (*WatchAll[T], error) {
 	if !f.valid() {
 		return nil, ErrUninitialized

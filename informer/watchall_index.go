@@ -61,10 +61,7 @@ func (w *WatchAll[T]) AddIndex(name, expr string) error {
 		wa.indexes = map[string]indexSpec{}
 	}
 	wa.indexes[name] = spec
-	members := make([]*member, 0, len(wa.members))
-	for _, m := range wa.members {
-		members = append(members, m)
-	}
+	members := wa.indexHoldersLocked()
 	wa.mu.Unlock()
 	var errs []error
 	for _, m := range members {
@@ -92,10 +89,7 @@ func (w *WatchAll[T]) RemoveIndex(name string) error {
 	}
 	_, ok := wa.indexes[name]
 	delete(wa.indexes, name)
-	members := make([]*member, 0, len(wa.members))
-	for _, m := range wa.members {
-		members = append(members, m)
-	}
+	members := wa.indexHoldersLocked()
 	wa.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("%w: %s is not an index of the set", ErrIndexNotFound, quote(name))
@@ -145,7 +139,9 @@ type ResourceItem[T Object] struct {
 // resource). The plan is the sum of the members' (its Driver the first member's). A token
 // stays valid while objects change, as an informer's does, and when a resource moves to
 // another version between pages: the next page goes on from the same position in the new
-// version's objects. On a stopped set (or one that stops while the query runs) it returns
+// version's objects. While a resource moves, queries and counts read the member it had until
+// the new version's member has synced (or parked): its objects stay in the answers, named
+// with the version they were read from, rather than vanish while the new initial list runs. On a stopped set (or one that stops while the query runs) it returns
 // an error for which errors.Is(err, ErrReleased) is true, or errors.Is(err, ErrShutdown) if
 // the factory's Shutdown stopped it, as an informer's Query does: never an empty answer.
 func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
@@ -172,7 +168,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 // queryItems is QueryItems on the set's current members.
 func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
 	var res query.Result[ResourceItem[T]]
-	members := w.wa.snapshot()
+	members := w.wa.readers()
 	slices.SortFunc(members, func(a, b *member) int {
 		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
 	})
@@ -357,7 +353,7 @@ func (w *WatchAll[T]) count(ctx context.Context, q query.Query) (int, error) {
 	if err := w.wa.c.validateCount(q); err != nil {
 		return 0, err
 	}
-	members := w.wa.snapshot()
+	members := w.wa.readers()
 	indexes := w.wa.indexesFor(members)
 	total := 0
 	for _, m := range members {
