@@ -459,6 +459,7 @@ func TestBadQueriesFailClearlyOnAWatchAllSet(t *testing.T) {
 				return
 			}
 			check("Count", safecall.Call(t, func() error { _, err := ws.Count(ctx, tc.q); return err }))
+			check("CountBy", safecall.Call(t, func() error { _, err := ws.CountBy(ctx, tc.q, "tier"); return err }))
 		})
 	}
 }

@@ -330,41 +330,70 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 // Count returns how many objects of every member match q (Limit, Continue, SortBy and
 // Descending ignored). On a stopped set it fails as QueryItems does.
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
-	if ctx == nil {
-		return 0, fmt.Errorf("%w: WatchAll.Count(nil, ...)", ErrNilContext)
-	}
-	if !w.valid() {
-		return 0, ErrUninitialized
-	}
-	if err := w.wa.gone(); err != nil {
+	total := 0
+	err := w.eachCount(ctx, "Count", q, func(m *member, q query.Query, opts store.QueryOptions) error {
+		n, _, err := m.h.e.store.Count(ctx, q, opts)
+		total += n
+		return err
+	})
+	if err != nil {
 		return 0, err
 	}
-	n, err := w.count(ctx, q)
-	if gerr := w.wa.gone(); gerr != nil {
-		return 0, gerr
-	}
-	return n, err
+	return total, nil
 }
 
-// count is Count on the set's current members.
-func (w *WatchAll[T]) count(ctx context.Context, q query.Query) (int, error) {
-	// What Count ignores, as an informer's Count does, is not checked either.
+// CountBy returns, for each value of the named index (one of the set's, AddIndex), how
+// many objects of every member matching q have it, summed over the members, as
+// Informer.CountBy counts on one informer: objects per label value, or per
+// {.spec.secretRef.name}, whatever their resource. Limit, Continue, SortBy and Descending
+// are ignored; a query with no condition is answered from each member's index sizes. On a
+// stopped set it fails as QueryItems does.
+func (w *WatchAll[T]) CountBy(ctx context.Context, q query.Query, index string) (map[string]int, error) {
+	out := map[string]int{}
+	err := w.eachCount(ctx, "CountBy", q, func(m *member, q query.Query, opts store.QueryOptions) error {
+		counts, err := m.h.e.store.CountBy(ctx, q, index, opts)
+		for v, n := range counts {
+			out[v] += n
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachCount checks a count's arguments and q, then calls count on each member the set's
+// queries read (with q as counts read it, and the member's query options), stopping at the first error, which names the
+// member's resource.
+func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Query, count func(*member, query.Query, store.QueryOptions) error) error {
+	if ctx == nil {
+		return fmt.Errorf("%w: WatchAll.%s(nil, ...)", ErrNilContext, method)
+	}
+	if !w.valid() {
+		return ErrUninitialized
+	}
+	if err := w.wa.gone(); err != nil {
+		return err
+	}
+	// What counts ignore, as an informer's do, is not checked either.
 	q.Limit, q.Continue, q.SortBy, q.Descending = 0, "", "", false
 	if err := w.wa.c.validateCount(q); err != nil {
-		return 0, err
+		return err
 	}
 	members := w.wa.readers()
 	indexes := w.wa.indexesFor(members)
-	total := 0
 	for _, m := range members {
-		if err := m.h.e.reentered(); err != nil {
-			return 0, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
+		err := m.h.e.reentered()
+		if err == nil {
+			err = count(m, q, memberOpts(m, indexes))
 		}
-		n, _, err := m.h.e.store.Count(ctx, q, memberOpts(m, indexes))
 		if err != nil {
-			return 0, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
+			if gerr := w.wa.gone(); gerr != nil {
+				return gerr
+			}
+			return fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
 		}
-		total += n
 	}
-	return total, nil
+	return w.wa.gone()
 }

@@ -64,6 +64,14 @@ func TestWatchAllIndexesAndQueries(t *testing.T) {
 	n, err := ws.Count(ctx, teamA)
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
+	byTeam, err := ws.CountBy(ctx, query.Query{}, "team")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"a": 3, "b": 1}, byTeam, "summed over widgets and gadgets")
+	_, err = ws.CountBy(ctx, query.Query{}, "tier")
+	assert.ErrorIs(t, err, ErrIndexNotFound)
+	//nolint:staticcheck // a nil context is the bad input
+	_, err = ws.CountBy(nil, teamA, "team")
+	assert.ErrorIs(t, err, ErrNilContext)
 
 	// A resource that joins gets the index.
 	e.disc.emit(discovery.Event{Type: discovery.Added, Resource: things})
@@ -86,6 +94,8 @@ func TestWatchAllIndexesAndQueries(t *testing.T) {
 	require.NoError(t, ws.RemoveIndex("team"))
 	_, err = ws.QueryItems(ctx, teamA)
 	assert.ErrorIs(t, err, ErrIndexNotFound)
+	_, err = ws.CountBy(ctx, query.Query{}, "team")
+	assert.ErrorIs(t, err, ErrIndexNotFound, "counts by an index the set removed")
 	for _, inf := range ws.Informers() {
 		assert.NotContains(t, inf.IndexNames(), "team", fmt.Sprint(inf.Resource().GVR))
 	}
@@ -374,6 +384,8 @@ func TestWatchAllStoppedAnswersNoQuery(t *testing.T) {
 	assert.ErrorIs(t, err, ErrReleased)
 	_, err = stopped.Count(ctx, query.Query{})
 	assert.ErrorIs(t, err, ErrReleased, "a count from sizes too")
+	_, err = stopped.CountBy(ctx, query.Query{}, "team")
+	assert.ErrorIs(t, err, ErrReleased, "counts by value too")
 	assert.ErrorIs(t, stopped.RemoveIndex("team"), ErrReleased, "not ErrIndexNotFound: the set is gone, not the index")
 	assert.ErrorIs(t, stopped.AddIndex("team", "{.metadata.labels.team}"), ErrReleased)
 

@@ -23,7 +23,7 @@ import (
 // that look like numbers, unicode in two forms, "", multi-valued (a list's elements), lists
 // and maps (query.NonScalar), and fields that appear and disappear as objects change; random
 // queries (every operator, AnyOf, sort keys both ways, pages) in the set's order (by
-// resource, then the query's), Count, an index added and another removed at run time, and
+// resource, then the query's), Count, CountBy, an index added and another removed at run time, and
 // pages of one while objects change between them: an object present and unchanged
 // throughout is returned exactly once, each page after the position of the last.
 func TestWatchAllQueriesAgreeWithTheModel(t *testing.T) {
@@ -201,6 +201,17 @@ func watchAllModelSeed(t *testing.T, seed uint64) {
 		count, err := ws.Count(ctx, q)
 		require.NoError(t, err, "%d: count %s", n, querymodel.Describe(q))
 		require.Equal(t, len(exp), count, "%d: count %s", n, querymodel.Describe(q))
+		// Counts per value of an index, summed over the resources.
+		by := opts.Indexes[n%len(opts.Indexes)]
+		wantBy := map[string]int{}
+		for _, name := range names {
+			for v, c := range models[name].CountBy(q, by) {
+				wantBy[v] += c
+			}
+		}
+		gotBy, err := ws.CountBy(ctx, q, by)
+		require.NoError(t, err, "%d: count by %s %s", n, by, querymodel.Describe(q))
+		require.Equal(t, wantBy, gotBy, "%d: count by %s %s", n, by, querymodel.Describe(q))
 
 		if n%4 != 0 {
 			continue

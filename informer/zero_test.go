@@ -128,6 +128,8 @@ func TestZeroWatchAllIsErrUninitialized(t *testing.T) {
 			assert.ErrorIs(t, err, ErrUninitialized)
 			_, err = w.Count(ctx, query.Query{})
 			assert.ErrorIs(t, err, ErrUninitialized)
+			_, err = w.CountBy(ctx, query.Query{}, "size")
+			assert.ErrorIs(t, err, ErrUninitialized)
 			_, err = w.Unavailable(ctx)
 			assert.ErrorIs(t, err, ErrUninitialized)
 		})
