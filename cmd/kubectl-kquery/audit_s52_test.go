@@ -247,6 +247,7 @@ spec:
 	}{
 		{"configmaps", "NAME:.metadata.name,NOTE:.metadata.annotations.note,CR:.metadata.annotations.cr,A:.data.a"},
 		{"pods", "NAME:.metadata.name,IMAGES:.spec.containers[*].image,PORTS:.spec.containers[*].ports[*].containerPort,CPU:.spec.containers[0].resources.limits.cpu"},
+		{"pods", "NAME:.metadata.name,FIRST:.spec.containers[0:1].image,REST:{.spec.containers[1:].name},PORTS:.spec.containers[0].ports[:1].containerPort"},
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			l, err := dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: tc.resource}).Namespace(ns).
@@ -333,6 +334,10 @@ spec:
     - {name: Message, type: string, jsonPath: .spec.message}
     - {name: Note, type: string, jsonPath: .spec.note, priority: 1}
     - {name: Level, type: integer, jsonPath: .spec.level, priority: 2}
+    - {name: Synced, type: string, jsonPath: ".status.conditions[?(@.type=='Synced')].status"}
+    - {name: Owner, type: string, jsonPath: ".metadata.ownerReferences[?(@.controller==true)].name"}
+    - {name: True-Conditions, type: string, jsonPath: ".status.conditions[?(@.status==\"True\")].type"}
+    - {name: Labels, type: string, jsonPath: .metadata.labels}
     - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
 `)
 	var objs []map[string]any
@@ -352,7 +357,15 @@ spec:
 		{"e-wrong", map[string]any{"count": "7", "score": true, "due": "2026-01-01", "hosts": "not-a-list", "items": map[string]any{"weight": 7},
 			"note": 5}, map[string]any{"conditions": "none"}},
 	} {
-		obj := map[string]any{"apiVersion": "s52.kquery.test/v1", "kind": "Gadget", "metadata": map[string]any{"name": o.name}, "spec": o.spec}
+		meta := map[string]any{"name": o.name}
+		if o.name == "a-floats" {
+			meta["labels"] = map[string]any{"tier": "back", "app": "gadget"}
+			meta["ownerReferences"] = []any{
+				map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "not-controller", "uid": "00000000-0000-0000-0000-000000000001"},
+				map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "controller", "uid": "00000000-0000-0000-0000-000000000002", "controller": true},
+			}
+		}
+		obj := map[string]any{"apiVersion": "s52.kquery.test/v1", "kind": "Gadget", "metadata": meta, "spec": o.spec}
 		if o.status != nil {
 			obj["status"] = o.status
 		}

@@ -164,7 +164,7 @@ func parseCustomColumns(flag, spec string) ([]customColumn, error) {
 	at := 0 // of part in spec
 	for _, part := range strings.Split(spec, ",") {
 		header, expr, ok := strings.Cut(part, ":")
-		if !ok || strings.Contains(expr, ":") && !strings.Contains(expr, "{") && !strings.Contains(expr, "'") {
+		if !ok { // as kubectl, the header ends at the first colon: the path may hold more ([0:2])
 			return nil, fmt.Errorf("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", clip(part))
 		}
 		if expr == "" {
