@@ -89,7 +89,8 @@ func defaultColumns(why string) *localColumns {
 // each column's first value, typed: integer, number and boolean cells hold the value (a
 // number of the other kind is converted, anything else is empty), string cells the text of
 // the value, date cells the time since an RFC 3339 timestamp (AGE's format), or <invalid>.
-// An expression that yields nothing leaves the cell empty.
+// An expression that yields nothing leaves the cell empty; a null in a string column is
+// "<no value>", as the apiserver prints it.
 func crdColumns(name, version string, defs []apiextv1.CustomResourceColumnDefinition) (*localColumns, error) {
 	from := fmt.Sprintf("the additionalPrinterColumns of CRD %s (version %s)", name, version)
 	if len(defs) == 0 { // the apiserver's default
@@ -148,8 +149,8 @@ func crdCell(p *jsonpath.Path, typ string, obj map[string]any, now time.Time) an
 			return b
 		}
 	case "string":
-		if v == nil {
-			return nil
+		if v == nil { // a null: the apiserver prints it as client-go's printer prints no value
+			return "<no value>"
 		}
 		return first.String()
 	case "date":

@@ -164,7 +164,7 @@ func parseCustomColumns(flag, spec string) ([]customColumn, error) {
 	at := 0 // of part in spec
 	for _, part := range strings.Split(spec, ",") {
 		header, expr, ok := strings.Cut(part, ":")
-		if !ok || strings.Contains(expr, ":") && !strings.Contains(expr, "{") && !strings.Contains(expr, "'") {
+		if !ok { // as kubectl, the header ends at the first colon: the path may hold more ([0:2])
 			return nil, fmt.Errorf("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", clip(part))
 		}
 		if expr == "" {
@@ -304,7 +304,7 @@ func listPath(p *jsonpath.Path, n int) (*jsonpath.Path, error) {
 }
 
 // printCustomColumns prints one line per object: each column's values comma-separated, or
-// <none>; headers as given.
+// <none>, escaped for the terminal as kubectl escapes them; headers as given.
 func printCustomColumns(w io.Writer, cols []customColumn, items []*unstructured.Unstructured, noHeaders bool) error {
 	tw := printers.GetNewTabWriter(w)
 	if !noHeaders {
@@ -327,7 +327,11 @@ func printCustomColumns(w io.Writer, cols []customColumn, items []*unstructured.
 			}
 			var texts []string
 			for _, v := range vals {
-				texts = append(texts, v.String())
+				text := v.String()
+				if v.Kind() == jsonpath.KindNull {
+					text = "<nil>" // kubectl prints each value with fmt, a null as nil
+				}
+				texts = append(texts, printers.EscapeTerminal(text)) // as kubectl: no escape sequence reaches the terminal
 			}
 			cells[i] = strings.Join(texts, ",")
 			if len(texts) == 0 {
