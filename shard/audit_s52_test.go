@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
@@ -617,4 +618,157 @@ func TestAuditShardSnapshotSyncedIncludesChangesWhileDown(t *testing.T) {
 				"synced: the shard's change made while down is in the cache")
 		})
 	}
+}
+
+// TestAuditShardSnapshotRelistEmitsDifferences: a sharded informer restarting from its
+// snapshot after etcd was compacted past it (the watch from its version gets 410 and it
+// lists again) tells its handler the differences of its shard only: an add per object
+// created meanwhile, an update per object changed, a delete per object deleted, nothing for
+// unchanged objects or other shards' objects; and holds exactly its shard's objects. On both
+// paths: the server filtering, and kindex.
+func TestAuditShardSnapshotRelistEmitsDifferences(t *testing.T) {
+	for _, side := range []struct {
+		name string
+		cp   *testenv.ControlPlane
+		want informer.ShardFilter
+	}{{"server", gated, informer.ShardFilterServer}, {"client", plain, informer.ShardFilterClient}} {
+		t.Run(side.name, func(t *testing.T) {
+			cp := side.cp
+			ns := cp.Namespace(t)
+			pts := cp.Clientset(t).CoreV1().PodTemplates(ns)
+			create := func(name string) *corev1.PodTemplate {
+				pt, err := pts.Create(context.Background(), &corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: name},
+					Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}},
+					metav1.CreateOptions{})
+				require.NoError(t, err)
+				return pt
+			}
+			byName := map[string]types.UID{}
+			for i := range 40 {
+				pt := create("p-" + strconv.Itoa(i))
+				byName[pt.Name] = pt.UID
+			}
+			shard := Split(informer.ShardByUID, 2)[0]
+			dir := t.TempDir()
+			f, _ := auditCompact(t, cp.AdminConfig(), dir)
+			ctx := waitCtx(t, 40*time.Second)
+			inf, err := f.Informer(ctx, "podtemplates", informer.WithNamespace(ns), informer.WithShard(shard))
+			require.NoError(t, err)
+			require.NoError(t, inf.WaitForSync(ctx))
+			inf.Release()
+			f.Shutdown()
+
+			// While down: updates, deletes and creates, in and out of the shard.
+			updated, deleted := map[types.UID]bool{}, map[types.UID]bool{}
+			for i := range 40 {
+				name := "p-" + strconv.Itoa(i)
+				switch i % 4 {
+				case 0:
+					pt, err := pts.Get(context.Background(), name, metav1.GetOptions{})
+					require.NoError(t, err)
+					pt.Labels = map[string]string{"changed": "yes"}
+					_, err = pts.Update(context.Background(), pt, metav1.UpdateOptions{})
+					require.NoError(t, err)
+					updated[byName[name]] = true
+				case 1:
+					require.NoError(t, pts.Delete(context.Background(), name, metav1.DeleteOptions{}))
+					deleted[byName[name]] = true
+				}
+			}
+			created := map[types.UID]bool{}
+			for i := range 10 {
+				created[create("q-"+strconv.Itoa(i)).UID] = true
+			}
+			_, err = cp.CompactEtcd(context.Background())
+			require.NoError(t, err)
+
+			h := newStrictHandler()
+			var mu sync.Mutex
+			kinds := map[types.UID][]string{}
+			note := func(kind string, o any) {
+				if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+					o = d.Obj
+				}
+				u := o.(*unstructured.Unstructured).GetUID()
+				mu.Lock()
+				kinds[u] = append(kinds[u], kind)
+				mu.Unlock()
+			}
+			asMeta := func(o any) any {
+				if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+					return cache.DeletedFinalStateUnknown{Key: d.Key, Obj: auditMeta(d.Obj)}
+				}
+				return auditMeta(o)
+			}
+			sh := h.handler()
+			g, rec := auditCompact(t, cp.AdminConfig(), dir)
+			inf, err = g.Informer(ctx, "podtemplates", informer.WithNamespace(ns), informer.WithShard(shard),
+				informer.WithEventHandler(cache.ResourceEventHandlerFuncs{
+					AddFunc:    func(o any) { note("add", o); sh.OnAdd(asMeta(o), false) },
+					UpdateFunc: func(a, b any) { note("update", b); sh.OnUpdate(asMeta(a), asMeta(b)) },
+					DeleteFunc: func(o any) { note("delete", o); sh.OnDelete(asMeta(o)) },
+				}))
+			require.NoError(t, err)
+			defer inf.Release()
+			require.NoError(t, inf.WaitForSync(ctx))
+			st := inf.Status()
+			require.False(t, st.SnapshotTime.IsZero(), "started from the snapshot")
+			assert.Equal(t, side.want, st.ShardFilter)
+			relists := 0
+			for _, r := range rec.Requests("/podtemplates") {
+				if r.Method == http.MethodGet && !r.Watch && !strings.Contains(r.Query, "limit=1") {
+					relists++
+				}
+			}
+			assert.Equal(t, 1, relists, "the watch from the snapshot's version got 410: one relist")
+			all := serverUIDs2(t, pts)
+			objs, err := inf.List(nil)
+			require.NoError(t, err)
+			assert.Equal(t, auditWithin(all, shard.Ranges...), uidSet(objs), "holds its shard's objects")
+			require.Eventually(t, func() bool {
+				held, _, _ := h.snapshot()
+				return len(held) == len(objs)
+			}, 5*time.Second, 20*time.Millisecond)
+			_, v, _ := h.snapshot()
+			assert.Empty(t, v, "the handler's stream")
+			mu.Lock()
+			defer mu.Unlock()
+			for u, ks := range kinds {
+				assert.True(t, shard.Matches(string(u)), "an event of an object outside the shard: %s %v", u, ks)
+				var want []string
+				switch {
+				case created[u]:
+					want = []string{"add"}
+				case deleted[u]:
+					want = []string{"add", "delete"}
+				case updated[u]:
+					want = []string{"add", "update"}
+				default:
+					want = []string{"add"}
+				}
+				assert.Equal(t, want, ks, "events of %s", u)
+			}
+			for u := range auditWithin(all, shard.Ranges...) {
+				assert.NotEmpty(t, kinds[u], "an object of the shard the handler was not told of: %s", u)
+			}
+		})
+	}
+}
+
+func auditMeta(o any) *metav1.PartialObjectMetadata {
+	u := o.(*unstructured.Unstructured)
+	return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: u.GetName(), Namespace: u.GetNamespace(),
+		UID: u.GetUID(), ResourceVersion: u.GetResourceVersion()}}
+}
+
+func serverUIDs2(t *testing.T, pts interface {
+	List(context.Context, metav1.ListOptions) (*corev1.PodTemplateList, error)
+}) map[types.UID]bool {
+	l, err := pts.List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	out := map[types.UID]bool{}
+	for _, p := range l.Items {
+		out[p.UID] = true
+	}
+	return out
 }
