@@ -772,3 +772,92 @@ func serverUIDs2(t *testing.T, pts interface {
 	}
 	return out
 }
+
+// TestShardHandoffFromSnapshotDoesNotBringBackDeletedObject: a replica whose factory keeps
+// snapshots takes back a range whose informer it released earlier: the informer of that
+// range starts from the snapshot written at its release, which holds an object deleted
+// since, whose delete the handler already got from the informer that held it meanwhile. The
+// handler is not told of it again (it was: an add at its old version, then a second delete).
+func TestShardHandoffFromSnapshotDoesNotBringBackDeletedObject(t *testing.T) {
+	cp := plain
+	ns := cp.Namespace(t)
+	cs := cp.Clientset(t)
+	uids := configMaps(t, cp, ns, "c", 20)
+	dir := t.TempDir()
+	f, _ := auditCompact(t, cp.AdminConfig(), dir)
+	var mu sync.Mutex
+	events := map[types.UID][]string{}
+	note := func(kind string, o any) {
+		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = d.Obj
+		}
+		u := o.(*unstructured.Unstructured)
+		mu.Lock()
+		events[u.GetUID()] = append(events[u.GetUID()], kind+"@"+u.GetResourceVersion())
+		mu.Unlock()
+	}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { note("add", o) },
+		UpdateFunc: func(_, o any) { note("update", o) },
+		DeleteFunc: func(o any) { note("delete", o) },
+	}
+	mk := func(id string, fac *dynamicinformer.Factory, hd cache.ResourceEventHandler) (*Member, *Informer[*unstructured.Unstructured], context.CancelFunc, *sync.WaitGroup) {
+		m, err := New(Options{Client: cs, Namespace: ns, Group: "snap", Identity: id,
+			LeaseDuration: testLease, RenewPeriod: testRenew, Logger: (&testsupport.Lines{}).Logger(0)})
+		require.NoError(t, err)
+		inf, err := NewInformer(m, fac, "configmaps", InformerOptions{Handler: hd, Options: []informer.Option{informer.WithNamespace(ns)}})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); _ = m.Run(ctx) }()
+		go func() { defer wg.Done(); _ = inf.Run(ctx) }()
+		t.Cleanup(func() { cancel(); wg.Wait() })
+		return m, inf, cancel, &wg
+	}
+	ma, a, _, _ := mk("a", f, h)
+	whole := Split(informer.ShardByUID, 1)[0]
+	require.Eventually(t, func() bool { return a.Settled() && a.Held().Equal(whole) }, 30*time.Second, 20*time.Millisecond)
+	// b joins: a keeps the first half, releases the whole space's informer (its snapshot
+	// is written).
+	g, _ := auditCompact(t, cp.AdminConfig(), t.TempDir())
+	mb, b, cancelB, wgB := mk("b", g, nil)
+	first := Split(informer.ShardByUID, 2)[0]
+	require.Eventually(t, func() bool { return a.Settled() && a.Held().Equal(first) && b.Settled() }, 30*time.Second, 20*time.Millisecond)
+	// Delete an object of a's half: its handler is told.
+	var x types.UID
+	var xname string
+	for i, u := range uids {
+		if first.Matches(string(u)) {
+			x, xname = u, "c-"+strconv.Itoa(i)
+			break
+		}
+	}
+	require.NotEmpty(t, x)
+	require.NoError(t, cs.CoreV1().ConfigMaps(ns).Delete(context.Background(), xname, metav1.DeleteOptions{}))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		ev := events[x]
+		return len(ev) > 0 && strings.HasPrefix(ev[len(ev)-1], "delete")
+	}, 10*time.Second, 20*time.Millisecond)
+	// b leaves: a takes the whole space again, from the snapshot of its earlier informer.
+	require.NoError(t, mb.Leave(waitCtx(t, 30*time.Second)))
+	cancelB()
+	wgB.Wait()
+	require.Eventually(t, func() bool { return a.Settled() && a.Held().Equal(whole) && len(ma.Members()) == 1 }, 30*time.Second, 20*time.Millisecond)
+	_ = b
+	objs, err := a.List()
+	require.NoError(t, err)
+	assert.Equal(t, serverUIDs(t, cp, ns), uidSet(objs))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, events[x], 2, "the deleted object: one add, one delete: %v", events[x])
+	for u, ev := range events {
+		for k := 1; k < len(ev); k++ {
+			if strings.HasPrefix(ev[k], "add") && strings.HasPrefix(ev[k-1], "update") {
+				t.Errorf("%s: an add after an update %v", u, ev)
+			}
+		}
+	}
+}
