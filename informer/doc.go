@@ -280,7 +280,10 @@
 //     WatchForbidden with the listed objects (TestSnapshotOfAResourceNoLongerWatchableIsListed).
 //   - With a Shard, the shard's filter is applied below the snapshot's watch, so that a
 //     server that does not filter (the gate off) does not make the run wait for events
-//     of other shards.
+//     of other shards to be applied. The events it drops still count as the watch's: one
+//     at or beyond P makes the watch current, and a stream of them is not a quiet watch,
+//     so that the shard's own changes queued behind other shards' are in the cache when
+//     WaitForSync returns (TestSnapshotWatchOfAShardCountsDroppedEvents).
 //
 // A snapshot is written in the background every Options.SnapshotInterval when the informer
 // changed since the last write (rate-limited, not incremental: each write is a whole file,

@@ -444,6 +444,11 @@ func (lw *shardLW) ListWithContext(ctx context.Context, opts metav1.ListOptions)
 }
 
 func (lw *shardLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return lw.watchFiltered(ctx, opts, nil)
+}
+
+// watchFiltered is WatchWithContext telling dropped (if not nil) of each event it drops.
+func (lw *shardLW) watchFiltered(ctx context.Context, opts metav1.ListOptions, dropped *droppedProgress) (watch.Interface, error) {
 	// Before a watch-list, and before the watch of a run whose first list made no request
 	// (a snapshot's): once per run either way.
 	lw.probe(ctx)
@@ -454,7 +459,11 @@ func (lw *shardLW) WatchWithContext(ctx context.Context, opts metav1.ListOptions
 	return watchfwd.New(w, watchfwd.Options{Keep: func(ev watch.Event) bool {
 		switch ev.Type {
 		case watch.Added, watch.Modified, watch.Deleted:
-			return lw.m.match(ev.Object)
+			if lw.m.match(ev.Object) {
+				return true
+			}
+			dropped.dropped(ev.Object)
+			return false
 		}
 		return true
 	}}), nil

@@ -672,7 +672,7 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 		}
 		pre.stop()
 	}
-	w, err := lw.inner.WatchWithContext(ctx, opts)
+	w, dropped, err := watchWithProgress(ctx, lw.inner, opts)
 	lw.refused(opts, err)
 	if err != nil || lw.sr == nil {
 		return w, err
@@ -682,7 +682,7 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 		return w, nil
 	default:
 	}
-	return newSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced), nil
+	return newFilteredSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced, dropped), nil
 }
 
 // refused marks the run's snapshot as another timeline's (snapRun.foreign) when err is a

@@ -6,10 +6,12 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 )
@@ -56,8 +58,65 @@ type snapshotWatch struct {
 	once    sync.Once
 }
 
+// filteredWatcher is a ListerWatcher that drops some of the events it receives: shardLW,
+// those of other shards where the server does not filter.
+type filteredWatcher interface {
+	watchFiltered(ctx context.Context, opts metav1.ListOptions, dropped *droppedProgress) (watch.Interface, error)
+}
+
+// droppedProgress is the highest resourceVersion of the events a filter below a snapshot
+// watch dropped, and a signal of each new one. Those events never reach the cache, but they
+// show how far the watch has come: without them, a watch whose events are mostly other
+// shards' (the server sends every shard's) would look quiet, and count as current, while
+// the events of its own shard made before the probe were still behind them.
+type droppedProgress struct {
+	rv     atomic.Uint64
+	signal chan struct{} // buffered: one pending signal is enough
+}
+
+// dropped records obj's resourceVersion. The filter calls it in the order of the events, on
+// the goroutine that hands the kept ones over unbuffered: when the snapshot watch reads rv,
+// it has received every kept event before the dropped one. A nil p does nothing.
+func (p *droppedProgress) dropped(obj runtime.Object) {
+	if p == nil {
+		return
+	}
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	rv, err := strconv.ParseUint(a.GetResourceVersion(), 10, 64)
+	if err != nil || rv <= p.rv.Load() {
+		return
+	}
+	p.rv.Store(rv)
+	select {
+	case p.signal <- struct{}{}:
+	default:
+	}
+}
+
+// watchWithProgress starts inner's watch, with the progress of what a filter in it drops if
+// it has one (nil otherwise).
+func watchWithProgress(ctx context.Context, inner cache.ListerWatcherWithContext, opts metav1.ListOptions) (watch.Interface, *droppedProgress, error) {
+	if f, ok := inner.(filteredWatcher); ok {
+		p := &droppedProgress{signal: make(chan struct{}, 1)}
+		w, err := f.watchFiltered(ctx, opts, p)
+		return w, p, err
+	}
+	w, err := inner.WatchWithContext(ctx, opts)
+	return w, nil, err
+}
+
 // from is the resourceVersion the watch starts from: the snapshot's, or a relist's.
 func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, from string, replaced func() int64) *snapshotWatch {
+	return newFilteredSnapshotWatch(ctx, inner, sr, from, replaced, nil)
+}
+
+// newFilteredSnapshotWatch is newSnapshotWatch of a watch with a filter below (dropped not
+// nil): the events it dropped count as events of the watch for the decision, not as events
+// the cache must have applied.
+func newFilteredSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, from string, replaced func() int64, dropped *droppedProgress) *snapshotWatch {
 	w := &snapshotWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
 	pctx, cancel := context.WithCancel(ctx)
 	probed := make(chan probeResult, 1)
@@ -97,6 +156,16 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, f
 			arm(settle)
 		}
 		in := inner.ResultChan()
+		var progress <-chan struct{}
+		if dropped != nil {
+			progress = dropped.signal
+		}
+		droppedRV := func() uint64 {
+			if dropped == nil {
+				return 0
+			}
+			return dropped.rv.Load()
+		}
 		for {
 			select {
 			case ev, ok := <-in:
@@ -118,6 +187,18 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, f
 				}
 				if timerC != nil {
 					arm(settle) // quiet means no event for settle
+				}
+			case <-progress:
+				d.any = true
+				if d.done {
+					continue
+				}
+				if d.probeRV > 0 && droppedRV() >= d.probeRV {
+					d.current()
+					continue
+				}
+				if timerC != nil {
+					arm(settle) // a dropped event is an event: the watch is not quiet
 				}
 			case res := <-probed:
 				if d.done {
@@ -150,13 +231,13 @@ func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, f
 					return
 				}
 				d.probeRV = res.rv
-				if d.maxRV >= d.probeRV {
+				if d.maxRV >= d.probeRV || droppedRV() >= d.probeRV {
 					d.current()
 					continue
 				}
 				settle = min(max(res.rtt, settleMin), quiet)
 				wait := settle
-				if !d.any {
+				if !d.any && droppedRV() == 0 {
 					wait = max(settle, firstEvent-time.Since(start), 4*res.rtt)
 				}
 				arm(wait)
@@ -293,12 +374,12 @@ func startEarlyWatch(ctx context.Context, inner cache.ListerWatcherWithContext, 
 	opts := metav1.ListOptions{ResourceVersion: ew.rv, AllowWatchBookmarks: true, TimeoutSeconds: &timeout}
 	go func() {
 		defer close(ew.done)
-		w, err := inner.WatchWithContext(ctx, opts)
+		w, dropped, err := watchWithProgress(ctx, inner, opts)
 		if err != nil {
 			ew.err = err
 			return
 		}
-		ew.w = newSnapshotWatch(ctx, w, sr, ew.rv, replaced)
+		ew.w = newFilteredSnapshotWatch(ctx, w, sr, ew.rv, replaced, dropped)
 	}()
 	return ew
 }

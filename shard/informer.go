@@ -71,6 +71,13 @@ type piece[T informer.Object] struct {
 	// piece's own, not a set of the dispatcher's, which would keep every piece ever released,
 	// and through it the informer's emptied cache, for as long as the Informer runs.
 	removed bool
+	// pending (dispatcher.mu), for a piece made while others are held, until it is synced:
+	// the last version of each object it delivered that no other piece held. Until then its
+	// cache may be behind what the handler was told: a snapshot written when an earlier
+	// informer of the range was released, or a list behind the other piece's watch, holding
+	// an object whose delete the handler already got. Delivered as adds once it is synced
+	// (dispatcher.live), those it still holds; nil: delivered as they come.
+	pending map[types.UID]version[T]
 }
 
 // NewInformer returns an Informer of resource (what a user types: "pods", "widgets.example.com")
@@ -247,6 +254,11 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 				"resource", s.res)
 		}
 		cur = &piece[T]{shard: target.Normalize(), inf: inf}
+		s.mu.Lock()
+		if s.disp != nil && len(s.pieces) > 0 {
+			cur.pending = map[types.UID]version[T]{}
+		}
+		s.mu.Unlock()
 		if s.disp != nil {
 			if _, err := inf.AddEventHandler(s.disp.handler(cur)); err != nil {
 				inf.Release()
@@ -259,10 +271,12 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 	}
 	// Sync states, then what is held synced, published for the other members.
 	held := informer.Shard{Field: target.Field}
+	var live []*piece[T]
 	s.mu.Lock()
 	for _, p := range s.pieces {
 		if !p.synced && p.inf.Status().Phase == informer.PhaseSynced && p.inf.HasSynced() {
 			p.synced = true
+			live = append(live, p)
 		}
 		if p.synced {
 			held = held.Union(p.shard)
@@ -270,6 +284,11 @@ func (s *Informer[T]) reconcile(ctx context.Context) error {
 	}
 	curSynced := cur.synced
 	s.mu.Unlock()
+	if s.disp != nil {
+		for _, p := range live {
+			s.disp.live(p)
+		}
+	}
 	s.m.setHeld(s, held)
 	if !curSynced {
 		if st := cur.inf.Status(); st.Phase == informer.PhaseParked && !cur.inf.HasSynced() {
@@ -555,10 +574,21 @@ func (d *dispatcher[T]) push(call func(u cache.ResourceEventHandler, objs ...any
 func (d *dispatcher[T]) upsert(p *piece[T], v version[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.upsertLocked(p, v)
+}
+
+func (d *dispatcher[T]) upsertLocked(p *piece[T], v version[T]) {
 	if p.removed {
 		return
 	}
 	h := d.objs[v.UID()]
+	if h != nil && p.pending != nil {
+		delete(p.pending, v.UID())
+	}
+	if h == nil && p.pending != nil {
+		p.pending[v.UID()] = v
+		return
+	}
 	if h == nil {
 		d.objs[v.UID()] = &heldObj[T]{last: v, from: p, in: []*piece[T]{p}}
 		d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnAdd(o[0], false) }, v)
@@ -588,6 +618,9 @@ func (d *dispatcher[T]) deleted(p *piece[T], v version[T], unknown bool) {
 	if p.removed {
 		return
 	}
+	if p.pending != nil {
+		delete(p.pending, v.UID())
+	}
 	h := d.objs[v.UID()]
 	if h == nil {
 		return
@@ -611,6 +644,7 @@ func (d *dispatcher[T]) remove(p *piece[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	p.removed = true
+	p.pending = nil
 	for uid, h := range d.objs {
 		if h.from == p {
 			h.from = nil // nothing keeps a released piece, nor its informer
@@ -623,6 +657,18 @@ func (d *dispatcher[T]) remove(p *piece[T]) {
 			delete(d.objs, uid)
 			d.push(func(u cache.ResourceEventHandler, o ...any) { u.OnDelete(o[0]) }, h.last)
 		}
+	}
+}
+
+// live delivers what a piece made during a handoff kept pending, now that it is synced: the
+// objects it holds that no other piece held, as adds, and its events as they come from now on.
+func (d *dispatcher[T]) live(p *piece[T]) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	pending := p.pending
+	p.pending = nil
+	for _, v := range pending {
+		d.upsertLocked(p, v)
 	}
 }
 
