@@ -133,7 +133,7 @@ func replay(evs []evRec) (map[string]evState, []string) {
 	deleted := map[string]bool{}
 	var bad []string
 	for i, e := range evs {
-		if deleted[e.cur.uid] {
+		if deleted[e.cur.uid] || (e.typ == "update" && deleted[e.old.uid]) {
 			bad = append(bad, fmt.Sprintf("#%d %s %s of uid %s after its delete", i, e.typ, e.key, e.cur.uid))
 		}
 		prev, present := state[e.key]
@@ -224,7 +224,7 @@ func startHandlerSet(t *testing.T, ns, resource string, gvr schema.GroupVersionR
 	require.NoError(t, err)
 	t.Cleanup(minf.Release)
 
-	cgf := cgdynamicinformer.NewFilteredDynamicSharedInformerFactory(cp.Dynamic(t), 0, ns, nil)
+	cgf := cgdynamicinformer.NewFilteredDynamicSharedInformerFactory(cp.Dynamic(t), resync, ns, nil)
 	cginf := cgf.ForResource(gvr).Informer()
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop); cgf.Shutdown() })
@@ -453,6 +453,14 @@ func TestAuditS52MissedDeleteIsATombstone(t *testing.T) {
 	_, err = pts.Update(ctx, o0, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	require.NoError(t, pts.Delete(ctx, "o1", metav1.DeleteOptions{}))
+	// Deleted and created again under a new UID: an update from the old object to the new.
+	o2, err := pts.Get(ctx, "o2", metav1.GetOptions{})
+	require.NoError(t, err)
+	require.NoError(t, pts.Delete(ctx, "o2", metav1.DeleteOptions{}))
+	o2.SetResourceVersion("")
+	o2.SetUID("")
+	_, err = pts.Create(ctx, o2, metav1.CreateOptions{})
+	require.NoError(t, err)
 	compactPast(t, ns, o3.GetResourceVersion())
 	for _, rec := range recs {
 		rec.Release()
@@ -466,6 +474,13 @@ func TestAuditS52MissedDeleteIsATombstone(t *testing.T) {
 			}
 		}
 		require.Equal(t, []evRec{{typ: "delete", key: ns + "/o1", cur: before[ns+"/o1"], tomb: true}}, dels, name)
+		evs := l.get()
+		last := map[string]evRec{}
+		for _, e := range evs {
+			last[e.key] = e
+		}
+		require.Equal(t, "update", last[ns+"/o2"].typ, name)
+		require.Equal(t, before[ns+"/o2"], last[ns+"/o2"].old, name)
 	}
 }
 
@@ -547,5 +562,125 @@ func TestAuditS52ResumedListIsNotTheInitialList(t *testing.T) {
 		require.Equal(t, "add", last.typ, name)
 		require.Equal(t, ns+"/w2", last.key, name)
 		require.False(t, last.initial, "%s: an add after the informer synced is not in the initial list", name)
+	}
+}
+
+// With Options.ResyncPeriod, every handler of every mode is handed each cached object again
+// as an update whose old and new objects are the same, as client-go's handler added with
+// that resync period is.
+func TestAuditS52ResyncMatchesClientGo(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	ri := cp.Dynamic(t).Resource(gvr).Namespace(ns)
+	for i := range 3 {
+		_, err := ri.Create(ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": fmt.Sprint("r", i)}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	hs := startHandlerSet(t, ns, "configmaps", gvr, time.Second)
+	want := serverStates(t, ctx, ri)
+	for name, l := range hs.logs {
+		var resynced map[string]int
+		testenv.EventuallyWith(t, 20*time.Second, func() bool {
+			resynced = map[string]int{}
+			for _, e := range l.get() {
+				if e.typ == "update" && e.old == e.cur {
+					resynced[e.key]++
+				}
+			}
+			for k := range want {
+				if resynced[k] < 2 {
+					return false
+				}
+			}
+			return true
+		}, func() string {
+			return fmt.Sprintf("%s: resyncs per object %v, want two of each of %v", name, resynced, want)
+		})
+		got, bad := replay(l.get())
+		require.Empty(t, bad, name)
+		require.Equal(t, want, got, name)
+	}
+}
+
+// HandOffEventHandler, while objects change, returns what the handler has been handed once
+// its queued notifications are delivered: the state its events replay to, by key, at the
+// same UIDs and resourceVersions; nothing arrives after its channel is closed.
+func TestAuditS52HandOffMatchesWhatTheHandlerSaw(t *testing.T) {
+	ctx := context.Background()
+	ns := cp.Namespace(t)
+	cms := cp.Dynamic(t).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	mk := func(name string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name}, "data": map[string]any{"k": "v"}}}
+	}
+	for i := range 10 {
+		_, err := cms.Create(ctx, mk(fmt.Sprint("h", i)), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	for name, newFactory := range map[string]func(*rest.Config, dynamicinformer.Options) (*dynamicinformer.Factory, error){
+		"kindex": dynamicinformer.NewFactory,
+		"compact": func(cfg *rest.Config, opts dynamicinformer.Options) (*dynamicinformer.Factory, error) {
+			return dynamicinformer.NewCompactFactory(cfg, opts, dynamicinformer.CompactOptions{})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, _, _ := testsupport.StartFactory(t, cp.AdminConfig(), dynamicinformer.Options{Namespace: ns}, newFactory)
+			inf, err := f.Informer(ctx, "configmaps")
+			require.NoError(t, err)
+			defer inf.Release()
+			waitSync(t, inf)
+			stop := make(chan struct{})
+			churned := make(chan struct{})
+			go func() { // changes while the handler is handed off
+				defer close(churned)
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					n := fmt.Sprint("h", i%10)
+					if o, err := cms.Get(ctx, n, metav1.GetOptions{}); err == nil {
+						if i%3 == 0 {
+							_ = cms.Delete(ctx, n, metav1.DeleteOptions{})
+						} else {
+							o.SetLabels(map[string]string{"i": fmt.Sprint(i)})
+							_, _ = cms.Update(ctx, o, metav1.UpdateOptions{})
+						}
+					} else {
+						_, _ = cms.Create(ctx, mk(n), metav1.CreateOptions{})
+					}
+				}
+			}()
+			defer func() { close(stop); <-churned }()
+			var prev *evLog
+			prevLen := 0
+			for round := range 5 {
+				l := &evLog{}
+				reg, err := inf.AddEventHandler(l.handler())
+				require.NoError(t, err)
+				testenv.Eventually(t, 10*time.Second, func() bool { return len(l.get()) > 15 }, "events flow")
+				if prev != nil {
+					require.Len(t, prev.get(), prevLen, "round %d: events after the hand-off was done", round)
+				}
+				seen, done, err := inf.HandOffEventHandler(reg)
+				require.NoError(t, err)
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("handed-off handler's notifications not delivered")
+				}
+				got, bad := replay(l.get())
+				require.Empty(t, bad, "round %d", round)
+				want := map[string]evState{}
+				for k, it := range seen {
+					want[k] = evState{uid: string(it.UID()), rv: it.ResourceVersion()}
+				}
+				require.Equal(t, want, got, "round %d: handed off %d, replayed %d", round, len(want), len(got))
+				prev, prevLen = l, len(l.get())
+			}
+		})
 	}
 }
