@@ -265,7 +265,9 @@ func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
 // cache.DeletedFinalStateUnknown wrapping a T for deletions the informer inferred), or with
 // Items if it is an ItemHandlerFuncs, never blocks the informer or other handlers, and
 // starts with an add for every object already cached. The registration's HasSynced tells
-// when it has seen the initial state.
+// when it has seen the initial state. As in client-go, isInInitialList is true for the
+// adds of the informer's first list and for those of the objects cached when the handler
+// is added, not for the adds of a later list (a relist, a resume after a park).
 func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Registration, error) {
 	if !i.valid() {
 		return nil, ErrUninitialized
