@@ -285,7 +285,10 @@ func (i *Informer[T]) Registrations() []*Registration {
 }
 
 // RemoveEventHandler removes a handler added through this reference; notifications not yet
-// delivered are dropped. It may be called from the handler itself. Removing it again, or
+// delivered are dropped. It does not wait for the handler: a call of it in progress on its
+// goroutine, or just starting, may still run after RemoveEventHandler returns (as with
+// client-go's; HandOffEventHandler's channel tells when the last call has returned). It may
+// be called from the handler itself, and then nothing follows. Removing it again, or
 // a nil registration, does nothing, and so does removing one the reference's Release
 // removed already; a registration made through another reference (of this informer or
 // another) is an error matching ErrNotRegistered, and is not removed.
