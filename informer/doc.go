@@ -214,8 +214,9 @@
 //   - The reflector's first List is answered from the file, without a request: handlers
 //     receive its objects as adds (a handler passed with WithEventHandler is registered
 //     before that and then sees every change made while the process was down as an update
-//     or a delete; one added after Factory.Informer returns may find them applied
-//     already), reads answer at once, and Status.ServingFromSnapshot, SnapshotTime and
+//     or a delete, or an add with isInInitialList false for an object created meanwhile,
+//     which a fresh start would list; one added after Factory.Informer returns may find
+//     them applied already), reads answer at once, and Status.ServingFromSnapshot, SnapshotTime and
 //     SnapshotResourceVersion say so (Informer.Queryable, Informer.ServingFromSnapshot).
 //     The phase stays Syncing: HasSynced and WaitForSync wait for the server. Handlers are
 //     held while the file loads and get the snapshot's adds once it is all in the cache

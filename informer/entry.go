@@ -215,7 +215,10 @@ func (e *entry) apply(deltas cache.Deltas, ao applyOptions, recorded func()) err
 				continue
 			}
 			e.objects.Add(1)
-			e.distribute(notification{kind: noteAdd, obj: d.Object, initial: ao.initial})
+			// An add of the list of a run that resumed an informer synced before is not in
+			// the initial list: client-go's informer, which relists until the resource is
+			// back, tells handlers the same.
+			e.distribute(notification{kind: noteAdd, obj: d.Object, initial: ao.initial, inInitialList: ao.initial && !e.everSynced})
 		case cache.Deleted:
 			_, exists, _ := e.store.Get(d.Object)
 			if err := e.store.Delete(d.Object); err != nil {
@@ -375,7 +378,7 @@ func (e *entry) addHandler(h cache.ResourceEventHandler) (*Registration, error) 
 		l.box.Pause()
 	}
 	for _, item := range e.store.List() {
-		l.add(notification{kind: noteAdd, obj: item, initial: true})
+		l.add(notification{kind: noteAdd, obj: item, initial: true, inInitialList: true})
 	}
 	if e.everSynced {
 		l.add(notification{kind: noteSynced})

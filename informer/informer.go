@@ -265,7 +265,9 @@ func (i *Informer[T]) WaitForSyncOrPark(ctx context.Context) error {
 // cache.DeletedFinalStateUnknown wrapping a T for deletions the informer inferred), or with
 // Items if it is an ItemHandlerFuncs, never blocks the informer or other handlers, and
 // starts with an add for every object already cached. The registration's HasSynced tells
-// when it has seen the initial state.
+// when it has seen the initial state. As in client-go, isInInitialList is true for the
+// adds of the informer's first list and for those of the objects cached when the handler
+// is added, not for the adds of a later list (a relist, a resume after a park).
 func (i *Informer[T]) AddEventHandler(handler cache.ResourceEventHandler) (*Registration, error) {
 	if !i.valid() {
 		return nil, ErrUninitialized
@@ -283,7 +285,10 @@ func (i *Informer[T]) Registrations() []*Registration {
 }
 
 // RemoveEventHandler removes a handler added through this reference; notifications not yet
-// delivered are dropped. It may be called from the handler itself. Removing it again, or
+// delivered are dropped. It does not wait for the handler: a call of it in progress on its
+// goroutine, or just starting, may still run after RemoveEventHandler returns (as with
+// client-go's; HandOffEventHandler's channel tells when the last call has returned). It may
+// be called from the handler itself, and then nothing follows. Removing it again, or
 // a nil registration, does nothing, and so does removing one the reference's Release
 // removed already; a registration made through another reference (of this informer or
 // another) is an error matching ErrNotRegistered, and is not removed.

@@ -23,11 +23,17 @@ const (
 // notification carries stored items; they are turned into user objects (StorageMode.Object)
 // on the listener's goroutine, off the processing loop.
 type notification struct {
-	kind    noteKind
-	old     any
-	obj     any
+	kind noteKind
+	old  any
+	obj  any
+	// initial: an add of a run's initial list, or of the cached objects a new handler is
+	// handed (paced, pacer.go).
 	initial bool
-	mark    chan struct{} // noteMark's
+	// inInitialList is what the handler's OnAdd is told: as in client-go, true only for
+	// the objects of the informer's first list and those a new handler is handed, not for
+	// the adds of the list a run makes after a resume.
+	inInitialList bool
+	mark          chan struct{} // noteMark's
 }
 
 // listener delivers notifications to one handler on its own goroutine, through an unbounded
@@ -100,7 +106,7 @@ func (l *listener) deliver(n notification) {
 			l.pace()
 		}
 		if obj, ok := l.object(n.obj); ok {
-			l.handler.OnAdd(obj, n.initial)
+			l.handler.OnAdd(obj, n.inInitialList)
 		}
 	case noteUpdate:
 		old, ok1 := l.object(n.old)
