@@ -23,8 +23,9 @@
 //	name.group           deployments.apps, deploy.apps, Deployment.apps; deploy.app, ing.networking (a
 //	                     group given by its start, when no group has that name, as kubectl reads it)
 //	name.version.group   deployments.v1.apps, Deployment.v1.apps (tried before name.group, as kubectl does)
-//	name.version.        pods.v1., Pod.v1. (the core group written out, as kubectl reads it); name.
-//	                     likewise (pods.)
+//	name.version.        pods.v1., Pod.v1., deployments.v1. (the group left empty, which kubectl
+//	                     reads as any group: the name in a group that serves it in that version,
+//	                     by the rules below); name. is name (pods.)
 //	group/version/name   apps/v1/deployments
 //	version/name         v1/pods (the core group); otherwise group/name, as in apps/deployments
 //

@@ -37,7 +37,8 @@ const maxInputLen = 1024
 //	name                   pods, po, pod, Pod, a CRD's plural/singular/short name/kind, a category
 //	name.group             deployments.apps, deploy.apps, Deployment.apps
 //	name.version.group     deployments.v1.apps, Deployment.v1.apps (tried before name.group)
-//	name.version.          pods.v1., Pod.v1. (the core group, as kubectl reads it); name. likewise
+//	name.version.          pods.v1., Pod.v1. (any group serving name in that version, as kubectl
+//	                       reads the empty group); name. is name
 //	group/version/name     apps/v1/deployments
 //	version/name           v1/pods (the core group), else group/name: apps/deployments
 //
@@ -67,16 +68,18 @@ func parseInput(input string) []query {
 		}
 		return nil
 	}
-	if core, ok := strings.CutSuffix(in, "."); ok {
-		// The core group written out, as kubectl reads it: "pods.v1.", "pods.".
-		p := strings.Split(core, ".")
+	if trimmed, ok := strings.CutSuffix(in, "."); ok {
+		// An empty group, as kubectl reads it: no group given, so any group ("pods.v1." is
+		// pods in whichever group serves them in v1, "deployments.v1." apps' deployments),
+		// and "pods." is "pods".
+		p := strings.Split(trimmed, ".")
 		switch {
 		case hasEmpty(p) || len(p) > 2:
 			return nil
 		case len(p) == 2:
-			return []query{{name: p[0], version: strings.ToLower(p[1]), groupSet: true}}
+			return []query{{name: p[0], version: strings.ToLower(p[1])}}
 		}
-		return []query{{name: core, groupSet: true}}
+		return []query{{name: trimmed}}
 	}
 	p := strings.Split(in, ".")
 	if hasEmpty(p) {
@@ -221,7 +224,7 @@ func (s *snapshot) resolveCategory(name string) ([]Resource, error) {
 // find resolves one query. A miss is an error for which isMiss holds.
 func (s *snapshot) find(q query, mode matchMode, input string) (Resource, error) {
 	if !q.groupSet {
-		return s.findGlobal(q.name, mode, input)
+		return s.findGlobal(q.name, q.version, mode, input)
 	}
 	partial := schema.GroupVersionResource{Group: q.group, Version: q.version, Resource: q.name}
 	g := s.groups[q.group]
@@ -321,8 +324,23 @@ func matchTiers(cands []*entry, name string, mode matchMode) []*entry {
 // order then priority order is the answer, so a CRD can never shadow a built-in name. Only
 // when no built-in matches are other groups considered, tier by tier; two resources in the
 // first matching tier are ambiguous. Categories come last.
-func (s *snapshot) findGlobal(name string, mode matchMode, input string) (Resource, error) {
+//
+// A version restricts the candidates to the resources served in that version, described in
+// it ("pods.v1.").
+func (s *snapshot) findGlobal(name, version string, mode matchMode, input string) (Resource, error) {
 	key := strings.ToLower(name)
+	candidates := func(idx map[string][]*entry) []*entry {
+		if version == "" {
+			return idx[key]
+		}
+		var out []*entry
+		for _, e := range idx[key] {
+			if r, ok := s.groups[e.res.GVR.Group].resource(version, e.res.GVR.Resource); ok {
+				out = append(out, &entry{res: r, builtin: e.builtin})
+			}
+		}
+		return out
+	}
 	var tiers []map[string][]*entry
 	switch mode {
 	case matchAny:
@@ -333,7 +351,7 @@ func (s *snapshot) findGlobal(name string, mode matchMode, input string) (Resour
 		tiers = []map[string][]*entry{s.kinds}
 	}
 	for _, idx := range tiers {
-		for _, e := range idx[key] {
+		for _, e := range candidates(idx) {
 			if e.builtin {
 				return pick(s.groups[e.res.GVR.Group], e)
 			}
@@ -343,14 +361,14 @@ func (s *snapshot) findGlobal(name string, mode matchMode, input string) (Resour
 		tiers = append(tiers, s.categories)
 	}
 	for _, idx := range tiers {
-		switch l := idx[key]; {
+		switch l := candidates(idx); {
 		case len(l) == 1:
 			return pick(s.groups[l[0].res.GVR.Group], l[0])
 		case len(l) > 1:
 			return Resource{}, ambiguous(input, l)
 		}
 	}
-	return Resource{}, noResourceMatch(input, schema.GroupVersionResource{Resource: name})
+	return Resource{}, noResourceMatch(input, schema.GroupVersionResource{Version: version, Resource: name})
 }
 
 func ambiguous(input string, cands []*entry) error {
