@@ -222,6 +222,7 @@ func TestAuditGC52OrphansFollowGCRules(t *testing.T) {
 	mkCM(ns1, "by-old-version", metav1.OwnerReference{APIVersion: "apps/v1beta1", Kind: "Deployment", Name: "d", UID: "0b5e3c1e-0000-4000-8000-0000000000ee"})
 	mkCM(ns1, "one-of-two", fake, ownerRef(owner, "v1", "ConfigMap"))
 	mkCM(ns1, "duplicate", fake, fake)
+	mkCM(ns1, "by-lowercase-kind", metav1.OwnerReference{APIVersion: "v1", Kind: "configmap", Name: "nobody", UID: "0b5e3c1e-0000-4000-8000-0000000000ff"})
 	mkCM(ns1, "by-widget-v2", ownerRef(w, group+"/v2", "Widget"))
 	mkCM(ns1, "by-widget", ownerRef(w, group+"/v1", "Widget"))
 	mkCM(ns1, "fg-dep", ownerRef(fg, group+"/v1", "Widget"))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,8 +42,9 @@ type UnknownOwner struct {
 	Ref metav1.OwnerReference
 	// Err says why: ErrOwnerNotCached (errors.Is) when no synced, unfiltered informer of the
 	// factory caches the owner's resource where the owner would be; discovery's error when
-	// the owner's apiVersion and kind do not resolve (meta.IsNoMatchError); or a malformed
-	// reference.
+	// the owner's apiVersion and kind do not resolve (meta.IsNoMatchError), which includes a
+	// kind that matches a served one only case-insensitively (the garbage collector does not
+	// map it either); or a malformed reference.
 	Err error
 }
 
@@ -205,6 +207,11 @@ func (ck *ownerChecker) exists(ctx context.Context, ref metav1.OwnerReference, n
 	r, ok := ck.resolved[gvk]
 	if !ok {
 		r.res, r.err = ck.c.disc.ResolveGVK(ctx, gvk)
+		if r.err == nil && r.res.GVK.Kind != gvk.Kind {
+			// Discovery also matches a kind case-insensitively; the garbage collector's REST
+			// mapper does not, and never deletes a dependent whose owner kind it cannot map.
+			r.err = &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+		}
 		ck.resolved[gvk] = r
 	}
 	if r.err != nil {
