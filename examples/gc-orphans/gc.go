@@ -193,7 +193,7 @@ func (c *collector) report(ctx context.Context, w io.Writer, owner types.UID) er
 	for _, o := range orphans {
 		if o.Orphaned() { // every owner is known to be gone
 			gone = append(gone, o)
-		} else { // some owner could not be checked: its resource is not cached
+		} else { // some owner could not be checked: its resource is not cached, or its kind does not resolve
 			unchecked = append(unchecked, o)
 		}
 	}
@@ -210,7 +210,7 @@ func (c *collector) report(ctx context.Context, w io.Writer, owner types.UID) er
 	_ = tw.Flush()
 	if len(unchecked) > 0 {
 		first := unchecked[0]
-		fmt.Fprintf(w, "not checked (an owner's resource is not cached): %d, for example %s %s/%s: %v\n", len(unchecked),
+		fmt.Fprintf(w, "not checked (an owner's resource is not cached or its kind unknown): %d, for example %s %s/%s: %v\n", len(unchecked),
 			qualified(first.Resource), first.Object.GetNamespace(), first.Object.GetName(), first.Unknown[0].Err)
 	}
 	if c.graph != nil {
