@@ -30,6 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kindex/kindex/crcache"
+	"github.com/kindex/kindex/internal/testenv"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // s52Compare runs probe on controller-runtime's cache and on crcache and compares the
@@ -479,6 +481,197 @@ func TestS52OptionsAndSharing(t *testing.T) {
 		}
 		slices.Sort(leaks)
 		out["pods list after mutation, shared"] = leaks
+		return out
+	})
+}
+
+type S52Thing struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              S52ThingSpec `json:"spec,omitempty"`
+}
+
+type S52ThingSpec struct {
+	Count int64                `json:"count,omitempty"`
+	Ratio string               `json:"ratio,omitempty"`
+	Raw   runtime.RawExtension `json:"raw,omitempty"`
+	Ptr   *int32               `json:"ptr,omitempty"`
+	When  *metav1.Time         `json:"when,omitempty"`
+	Tags  []string             `json:"tags,omitempty"`
+	Inner *S52Inner            `json:"inner,omitempty"`
+}
+
+type S52Inner struct {
+	On bool `json:"on"`
+}
+
+type S52ThingList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []S52Thing `json:"items"`
+}
+
+func (o *S52Thing) DeepCopyObject() runtime.Object     { return deepCopyValue(o).(*S52Thing) }
+func (l *S52ThingList) DeepCopyObject() runtime.Object { return deepCopyValue(l).(*S52ThingList) }
+
+// TestS52TypedReadOfUnfitObjects: a custom resource whose Go type lacks fields of the stored
+// object (unknown fields) reads as controller-runtime reads it; one whose stored value does
+// not fit the Go type (a string where an int64 is, a float into an int, a number into a
+// string, a bad time, an int32 overflow) is never returned as a typed object with the field
+// silently changed.
+func TestS52TypedReadOfUnfitObjects(t *testing.T) {
+	group := testenv.UniqueName(t) + ".crcache.test"
+	cp.InstallCRD(t, testenv.NewCRD(group, "S52Thing", "s52things"))
+	gv := schema.GroupVersion{Group: group, Version: "v1"}
+	scheme := schemeWith(t, gv, &S52Thing{}, &S52ThingList{})
+	cl := adminClient(t)
+	ctx := t.Context()
+	create := func(ns, name, spec string) {
+		t.Helper()
+		u := &unstructured.Unstructured{}
+		require.NoError(t, json.Unmarshal([]byte(`{"apiVersion":"`+gv.String()+`","kind":"S52Thing","metadata":{"namespace":"`+ns+`","name":"`+name+`"},"unknownTop":{"a":1},"spec":`+spec+`}`), &u.Object))
+		require.NoError(t, cl.Create(ctx, u))
+	}
+	good := cp.Namespace(t)
+	create(good, "full", `{"count":9007199254740993,"ratio":"1.50","raw":{"apiVersion":"v1","kind":"X","a":[1,2.5]},"ptr":0,"when":"2026-11-30T12:00:00Z","tags":[],"inner":{"on":false},"unknown":{"x":[null]}}`)
+	create(good, "empty", `{}`)
+	create(good, "nulls", `{"count":null,"ratio":null,"raw":null,"ptr":null,"when":null,"tags":null,"inner":null}`)
+	s52Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]any {
+		c := s51Run(t, newFn, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{good: {}}})
+		out := map[string]any{}
+		for _, n := range []string{"full", "empty", "nulls"} {
+			var o S52Thing
+			out["get "+n+" err"] = errClass(c.Get(ctx, client.ObjectKey{Namespace: good, Name: n}, &o))
+			o.ManagedFields = nil
+			out["get "+n] = &o
+		}
+		var l S52ThingList
+		out["list err"] = errClass(c.List(ctx, &l))
+		for i := range l.Items {
+			l.Items[i].ManagedFields = nil
+		}
+		slices.SortFunc(l.Items, func(a, b S52Thing) int { return cmpName(a.Name, b.Name) })
+		out["list"] = l.Items
+		return out
+	})
+
+	bad := map[string]string{
+		"string-for-int":  `{"count":"abc"}`,
+		"float-for-int":   `{"count":1.5}`,
+		"number-for-str":  `{"ratio":3.5}`,
+		"bad-time":        `{"when":"yesterday"}`,
+		"int32-overflow":  `{"ptr":2147483648}`,
+		"string-for-list": `{"tags":"a"}`,
+		"list-for-struct": `{"inner":[true]}`,
+	}
+	for name, spec := range bad {
+		t.Run(name, func(t *testing.T) {
+			ns := cp.Namespace(t)
+			create(ns, "x", spec)
+			create(ns, "fine", `{"count":7}`)
+			c, err := crcache.New(cp.AdminConfig(), cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+			require.NoError(t, err)
+			run(t, c)
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			var o S52Thing
+			err = c.Get(rctx, client.ObjectKey{Namespace: ns, Name: "x"}, &o)
+			if err == nil {
+				t.Errorf("Get %s %s: no error, spec %+v", name, spec, o.Spec)
+			}
+			var l S52ThingList
+			err = c.List(rctx, &l)
+			if err == nil {
+				t.Errorf("List with %s %s: no error, %d items: %+v", name, spec, len(l.Items), l.Items)
+			}
+		})
+	}
+}
+
+// TestS52ReusedTargets: Get and List into objects and lists that already hold data (a
+// reconciler reusing its variables), typed, unstructured and metadata-only, and Limit 0 or
+// negative, answer as controller-runtime's cache answers.
+func TestS52ReusedTargets(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 3)
+	require.NoError(t, cl.Create(ctx, s52Deployment(ns, "d")))
+	t.Cleanup(func() {
+		var d appsv1.Deployment
+		if cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "d"}, &d) == nil {
+			d.Finalizers = nil
+			_ = cl.Update(context.Background(), &d)
+		}
+	})
+	s52Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]any {
+		c := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+		out := map[string]any{}
+		dirty := func() *corev1.Pod {
+			p := newPod("elsewhere", "old", map[string]string{"stale": "1"})
+			p.Annotations = map[string]string{"stale": "1"}
+			p.Spec.NodeName = "stale"
+			p.Status.Phase = corev1.PodFailed
+			p.Kind, p.APIVersion = "Stale", "stale/v9"
+			return p
+		}
+		p := dirty()
+		out["get reused err"] = errClass(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-01"}, p))
+		p.ManagedFields = nil
+		out["get reused"] = p
+		p = dirty()
+		out["get missing reused err"] = errClass(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "nope"}, p))
+		out["get missing reused"] = p
+		var d appsv1.Deployment
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "x"}, {Name: "y"}, {Name: "z"}}
+		d.Labels = map[string]string{"stale": "1"}
+		out["get deployment reused err"] = errClass(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "d"}, &d))
+		d.ManagedFields = nil
+		out["get deployment reused"] = &d
+
+		u := unstructuredPod()
+		u.Object["stale"] = "1"
+		u.Object["metadata"] = map[string]any{"name": "old", "labels": map[string]any{"stale": "1"}}
+		out["get unstructured reused err"] = errClass(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-01"}, u))
+		unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+		out["get unstructured reused"] = u.Object
+		m := metadataPod()
+		m.Labels = map[string]string{"stale": "1"}
+		m.Finalizers = []string{"stale"}
+		out["get metadata reused err"] = errClass(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "p-01"}, m))
+		m.ManagedFields = nil
+		out["get metadata reused"] = m
+
+		pl := &corev1.PodList{Items: []corev1.Pod{*dirty(), *dirty(), *dirty(), *dirty(), *dirty()}}
+		pl.Continue, pl.ResourceVersion = "stale", "1"
+		n := int64(9)
+		pl.RemainingItemCount = &n
+		out["list reused err"] = errClass(c.List(ctx, pl, client.InNamespace(ns)))
+		out["list reused keys"] = s52Keys(t, pl)
+		// controller-runtime leaves a reused list's RemainingItemCount as it was (9 here);
+		// crcache sets it for the list it answers (nil: no Limit).
+		require.Nil(t, func() *int64 {
+			if _, ok := c.(*crcache.Cache); ok {
+				return pl.RemainingItemCount
+			}
+			return nil
+		}())
+		ul := unstructuredPodList()
+		ul.Items = []unstructured.Unstructured{*u.DeepCopy(), *u.DeepCopy(), *u.DeepCopy(), *u.DeepCopy()}
+		ul.Object["stale"] = "1"
+		out["list unstructured reused err"] = errClass(c.List(ctx, ul, client.InNamespace(ns)))
+		out["list unstructured reused keys"] = s52Keys(t, ul)
+		out["list unstructured reused stale"] = ul.Object["stale"]
+		ml := metadataPodList()
+		ml.Items = []metav1.PartialObjectMetadata{*m, *m, *m, *m}
+		out["list metadata reused err"] = errClass(c.List(ctx, ml, client.InNamespace(ns)))
+		out["list metadata reused keys"] = s52Keys(t, ml)
+
+		for _, lim := range []int64{0, -1} {
+			var l corev1.PodList
+			err := c.List(ctx, &l, client.InNamespace(ns), client.Limit(lim))
+			out[fmt.Sprintf("limit %d", lim)] = errClass(err) + " " + strings.Join(s52Keys(t, &l), ",")
+		}
 		return out
 	})
 }
