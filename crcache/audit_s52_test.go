@@ -676,6 +676,61 @@ func TestS52ReusedTargets(t *testing.T) {
 	})
 }
 
+// TestS52NamespaceTransforms: a Transform per namespace Config, beside DefaultTransform and
+// a ByObject Transform, with AllNamespaces: each object is transformed as
+// controller-runtime transforms it (the same transform), typed, unstructured and
+// metadata-only.
+func TestS52NamespaceTransforms(t *testing.T) {
+	ns1, ns2, ns3 := cp.Namespace(t), cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	for _, ns := range []string{ns1, ns2, ns3} {
+		createPods(t, cl, ns, "p", 2)
+		require.NoError(t, cl.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}, Data: map[string]string{"k": "v"}}))
+	}
+	mark := func(v string) func(any) (any, error) {
+		return func(in any) (any, error) {
+			if o, ok := in.(client.Object); ok {
+				a := maps.Clone(o.GetAnnotations())
+				if a == nil {
+					a = map[string]string{}
+				}
+				// The name only: the object's Go type is crcache's own (doc.go), and
+				// controller-runtime may transform an object twice.
+				a["by"] = v
+				o.SetAnnotations(a)
+			}
+			return in, nil
+		}
+	}
+	s52Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]any {
+		c := s51Run(t, newFn, cache.Options{
+			DefaultTransform: mark("default"),
+			DefaultNamespaces: map[string]cache.Config{ns1: {Transform: mark("ns1")}, ns2: {},
+				cache.AllNamespaces: {Transform: mark("all"), LabelSelector: labels.SelectorFromSet(labels.Set{"group": "even"})}},
+			ByObject: map[client.Object]cache.ByObject{&corev1.ConfigMap{}: {Transform: mark("cm"),
+				Namespaces: map[string]cache.Config{ns2: {Transform: mark("cm-ns2")}, ns3: {}}}},
+		})
+		out := map[string]any{}
+		for kind, newList := range map[string]func() client.ObjectList{
+			"typed": func() client.ObjectList { return &corev1.PodList{} }, "unstructured": func() client.ObjectList { return unstructuredPodList() },
+			"metadata":   func() client.ObjectList { return metadataPodList() },
+			"configmaps": func() client.ObjectList { return &corev1.ConfigMapList{} },
+		} {
+			l := newList()
+			out[kind+" err"] = errClass(c.List(ctx, l))
+			items, err := apimeta.ExtractList(l)
+			require.NoError(t, err)
+			for _, o := range items {
+				m, err := apimeta.Accessor(o)
+				require.NoError(t, err)
+				out[kind+" "+m.GetNamespace()+"/"+m.GetName()] = m.GetAnnotations()["by"]
+			}
+		}
+		return out
+	})
+}
+
 func cmpName(a, b string) int {
 	switch {
 	case a < b:
