@@ -731,6 +731,54 @@ func TestS52NamespaceTransforms(t *testing.T) {
 	})
 }
 
+// TestS52DefaultUnsafeDisableDeepCopy: with DefaultUnsafeDisableDeepCopy, a change a caller
+// makes to an object of an unstructured or metadata-only Get or List is seen by the next
+// read of the same kind in both caches (both share objects), and not by another kind's.
+func TestS52DefaultUnsafeDisableDeepCopy(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns, "p", 2)
+	yes := true
+	s52Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]any {
+		c := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultUnsafeDisableDeepCopy: &yes})
+		out := map[string]any{}
+		key := client.ObjectKey{Namespace: ns, Name: "p-00"}
+		// Start the three informers first, then change what each kind returns.
+		require.NoError(t, c.Get(ctx, key, &corev1.Pod{}))
+		require.NoError(t, c.Get(ctx, key, unstructuredPod()))
+		require.NoError(t, c.Get(ctx, key, metadataPod()))
+		u := unstructuredPod()
+		require.NoError(t, c.Get(ctx, key, u))
+		u.Object["metadata"].(map[string]any)["labels"].(map[string]any)["leak"] = "u"
+		m := metadataPod()
+		require.NoError(t, c.Get(ctx, key, m))
+		m.Labels["leakm"] = "m"
+		ul := unstructuredPodList()
+		require.NoError(t, c.List(ctx, ul, client.InNamespace(ns)))
+		for _, it := range ul.Items {
+			it.Object["metadata"].(map[string]any)["labels"].(map[string]any)["leakl"] = "ul"
+		}
+		read := func(o client.Object) string {
+			require.NoError(t, c.Get(ctx, key, o))
+			l := o.GetLabels()
+			return l["leak"] + "," + l["leakm"] + "," + l["leakl"]
+		}
+		out["typed"] = read(&corev1.Pod{})
+		out["unstructured"] = read(unstructuredPod())
+		out["metadata"] = read(metadataPod())
+		var keys []string
+		ml := metadataPodList()
+		require.NoError(t, c.List(ctx, ml, client.InNamespace(ns)))
+		for _, it := range ml.Items {
+			keys = append(keys, it.Name+":"+it.Labels["leak"]+","+it.Labels["leakm"]+","+it.Labels["leakl"])
+		}
+		slices.Sort(keys)
+		out["metadata list"] = keys
+		return out
+	})
+}
+
 func cmpName(a, b string) int {
 	switch {
 	case a < b:
