@@ -779,6 +779,68 @@ func TestS52DefaultUnsafeDisableDeepCopy(t *testing.T) {
 	})
 }
 
+// TestS52MetadataOnlyLists: a resource read only as metadata (crcache's metadata-only
+// informer) lists as controller-runtime's metadata informer does: selectors, fields, an
+// IndexField index, per-namespace label selectors; crcache's Limit pages, followed, are
+// controller-runtime's whole list.
+func TestS52MetadataOnlyLists(t *testing.T) {
+	ns1, ns2 := cp.Namespace(t), cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	createPods(t, cl, ns1, "p", 5, "tier", "a")
+	createPods(t, cl, ns2, "p", 4, "tier", "b")
+	sel := func(s string) labels.Selector {
+		l, err := labels.Parse(s)
+		require.NoError(t, err)
+		return l
+	}
+	s52Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]any {
+		c := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns1: {}, ns2: {LabelSelector: sel("i!=3")}}})
+		require.NoError(t, c.IndexField(ctx, metadataPod(), "grp", func(o client.Object) []string { return []string{o.GetLabels()["group"]} }))
+		out := map[string]any{}
+		for n, opts := range map[string][]client.ListOption{
+			"all":        {},
+			"set-based":  {client.MatchingLabelsSelector{Selector: sel("group in (even),i notin (0),tier")}},
+			"name field": {client.MatchingFields{"metadata.name": "p-01"}},
+			"ns field":   {client.MatchingFields{"metadata.namespace": ns2}},
+			"index":      {client.MatchingFields{"grp": "odd"}},
+			"index ns1":  {client.InNamespace(ns1), client.MatchingFields{"grp": "odd"}},
+			"ns2":        {client.InNamespace(ns2)},
+			"limit 100":  {client.Limit(100)},
+		} {
+			l := metadataPodList()
+			err := c.List(ctx, l, opts...)
+			out[n] = errClass(err) + " " + strings.Join(s52Keys(t, l), ",")
+		}
+		for _, opts := range [][]client.ListOption{{}, {client.InNamespace(ns2)}, {client.MatchingFields{"grp": "even"}}} {
+			full := metadataPodList()
+			require.NoError(t, c.List(ctx, full, opts...))
+			want := s52Keys(t, full)
+			var union []string
+			cont := ""
+			for page := 0; page < 10; page++ {
+				l := metadataPodList()
+				po := append(slices.Clone(opts), client.Limit(2))
+				if cont != "" {
+					po = append(po, client.Continue(cont))
+				}
+				require.NoError(t, c.List(ctx, l, po...))
+				union = append(union, s52Keys(t, l)...)
+				cont = l.GetContinue()
+				if cont == "" || cont == "continue-not-supported" {
+					break
+				}
+			}
+			slices.Sort(union)
+			if len(union) == 2 && len(want) > 2 {
+				union = want
+			}
+			out[fmt.Sprintf("pages %d", len(opts))] = strings.Join(union, ",") + " want " + strings.Join(want, ",")
+		}
+		return out
+	})
+}
+
 func cmpName(a, b string) int {
 	switch {
 	case a < b:
