@@ -15,8 +15,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -840,6 +846,98 @@ func TestS52MetadataOnlyLists(t *testing.T) {
 		return out
 	})
 }
+
+// TestS52TypedReadsOfManyKinds: typed Get and List of kinds whose fields decode in their
+// own ways (MicroTime, []byte, intstr, quantities, embedded ObjectMeta, int32 pointers,
+// maps of quantities) answer objects reflect.DeepEqual to controller-runtime's.
+func TestS52TypedReadsOfManyKinds(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	micro := metav1.NewMicroTime(time.Date(2026, 11, 30, 12, 0, 0, 123456000, time.UTC))
+	dur, trans := int32(15), int32(3)
+	holder := "me"
+	two, one := int32(2), int32(1)
+	port, endPort := intstr.FromString("http"), int32(9000)
+	p8080 := intstr.FromInt32(8080)
+	proto := corev1.ProtocolTCP
+	minAvail := intstr.FromString("50%")
+	util := int32(80)
+	storage := "standard"
+	objs := []client.Object{
+		&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lease"}, Spec: coordinationv1.LeaseSpec{
+			HolderIdentity: &holder, LeaseDurationSeconds: &dur, AcquireTime: &micro, RenewTime: &micro, LeaseTransitions: &trans}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "secret"}, Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{"bin": {0, 1, 2, 255, 254}, "empty": {}, "text": []byte("hello\n")}},
+		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "svc"}, Spec: corev1.ServiceSpec{
+			Selector:        map[string]string{"app": "x"},
+			Ports:           []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}, {Name: "alt", Port: 81, TargetPort: intstr.FromInt32(8081), Protocol: corev1.ProtocolUDP}},
+			SessionAffinity: corev1.ServiceAffinityClientIP}},
+		&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pdb"}, Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: &minAvail, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}}},
+		&networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np"}, Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{Protocol: &proto, Port: &port}, {Port: &p8080, EndPort: &endPort}},
+				From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8", Except: []string{"10.1.0.0/16"}}}}}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}}},
+		&autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hpa"}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d"}, MinReplicas: &one, MaxReplicas: 5,
+			Metrics: []autoscalingv2.MetricSpec{
+				{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &util}}},
+				{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceMemory, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewMilliQuantity(1500, resource.DecimalSI)}}},
+			}}},
+		&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sts"}, Spec: appsv1.StatefulSetSpec{
+			Replicas: &two, ServiceName: "svc", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sts"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "sts"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, StorageClassName: &storage,
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}}}},
+			UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType, RollingUpdate: &appsv1.RollingUpdateStatefulSetStrategy{Partition: &one, MaxUnavailable: &minAvail}},
+		}},
+		&corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rq"}, Spec: corev1.ResourceQuotaSpec{
+			Hard: corev1.ResourceList{"pods": resource.MustParse("10"), "requests.cpu": resource.MustParse("2500m"), "requests.memory": resource.MustParse("1Gi"), "count/configmaps": resource.MustParse("1k")}}},
+		&eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ev"}, EventTime: micro, ReportingController: "x.test/c", ReportingInstance: "i",
+			Action: "A", Reason: "R", Type: "Normal", Note: "n", Regarding: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "p"}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "eps"}, AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptrTo(true)}, Zone: ptrTo("z")}},
+			Ports:     []discoveryv1.EndpointPort{{Name: ptrTo("http"), Port: ptrTo(int32(80)), Protocol: &proto}}},
+	}
+	for _, o := range objs {
+		require.NoError(t, cl.Create(ctx, o), "%T", o)
+	}
+	lists := map[string]func() client.ObjectList{
+		"lease": func() client.ObjectList { return &coordinationv1.LeaseList{} }, "secret": func() client.ObjectList { return &corev1.SecretList{} },
+		"svc": func() client.ObjectList { return &corev1.ServiceList{} }, "pdb": func() client.ObjectList { return &policyv1.PodDisruptionBudgetList{} },
+		"np": func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, "hpa": func() client.ObjectList { return &autoscalingv2.HorizontalPodAutoscalerList{} },
+		"sts": func() client.ObjectList { return &appsv1.StatefulSetList{} }, "rq": func() client.ObjectList { return &corev1.ResourceQuotaList{} },
+		"ev": func() client.ObjectList { return &eventsv1.EventList{} }, "eps": func() client.ObjectList { return &discoveryv1.EndpointSliceList{} },
+	}
+	s52Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]any {
+		c := s51Run(t, newFn, cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultTransform: cache.TransformStripManagedFields()})
+		out := map[string]any{}
+		for _, o := range objs {
+			got := reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object)
+			out["get "+o.GetName()+" err"] = errClass(c.Get(ctx, client.ObjectKeyFromObject(o), got))
+			// Status of a ResourceQuota changes as the quota controller (absent here) would set it; keep spec.
+			out["get "+o.GetName()] = got
+			l := lists[o.GetName()]()
+			out["list "+o.GetName()+" err"] = errClass(c.List(ctx, l, client.InNamespace(ns)))
+			items, err := apimeta.ExtractList(l)
+			require.NoError(t, err)
+			var mine []runtime.Object
+			for _, it := range items {
+				if m, _ := apimeta.Accessor(it); m.GetName() == o.GetName() {
+					mine = append(mine, it)
+				}
+			}
+			out["list "+o.GetName()] = mine
+		}
+		return out
+	})
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 func cmpName(a, b string) int {
 	switch {
