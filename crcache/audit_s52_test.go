@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -933,6 +935,56 @@ func TestS52TypedReadsOfManyKinds(t *testing.T) {
 			}
 			out["list "+o.GetName()] = mine
 		}
+		return out
+	})
+}
+
+// TestS52NestedTypeMetaInHandlers: a StatefulSet handed to a handler and to an IndexField
+// function has its volumeClaimTemplates' TypeMeta as controller-runtime's has it.
+func TestS52NestedTypeMetaInHandlers(t *testing.T) {
+	ns := cp.Namespace(t)
+	cl := adminClient(t)
+	ctx := t.Context()
+	zero := int32(0)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sts"}, Spec: appsv1.StatefulSetSpec{
+		Replicas: &zero, ServiceName: "svc", Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "sts"}},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "sts"}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}}}
+	require.NoError(t, cl.Create(ctx, sts))
+	s52Compare(t, func(t *testing.T, newFn cache.NewCacheFunc) map[string]any {
+		c, err := newFn(cp.AdminConfig(), cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}})
+		require.NoError(t, err)
+		var mu sync.Mutex
+		var indexed, handled metav1.TypeMeta
+		require.NoError(t, c.IndexField(ctx, &appsv1.StatefulSet{}, "vct", func(o client.Object) []string {
+			s := o.(*appsv1.StatefulSet)
+			mu.Lock()
+			defer mu.Unlock()
+			indexed = s.Spec.VolumeClaimTemplates[0].TypeMeta
+			return []string{s.Spec.VolumeClaimTemplates[0].Kind}
+		}))
+		inf, err := c.GetInformer(ctx, &appsv1.StatefulSet{})
+		require.NoError(t, err)
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
+			mu.Lock()
+			defer mu.Unlock()
+			handled = o.(*appsv1.StatefulSet).Spec.VolumeClaimTemplates[0].TypeMeta
+		}})
+		require.NoError(t, err)
+		run(t, c)
+		require.True(t, c.WaitForCacheSync(ctx))
+		require.Eventually(t, reg.HasSynced, 10*time.Second, 10*time.Millisecond)
+		var l appsv1.StatefulSetList
+		out := map[string]any{}
+		out["list by index err"] = errClass(c.List(ctx, &l, client.MatchingFields{"vct": ""}))
+		out["list by index"] = s52Keys(t, &l)
+		mu.Lock()
+		defer mu.Unlock()
+		out["index function"] = indexed
+		out["handler"] = handled
 		return out
 	})
 }
