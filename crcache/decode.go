@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
@@ -44,6 +46,9 @@ func (a *access) decodeInto(it item, out runtime.Object, noCopy bool) error {
 	case kindTyped:
 		if err := decodeTyped(it, out); err != nil {
 			return err
+		}
+		if a.c.readsAsProtobuf(gvk) {
+			clearNestedTypeMeta(reflect.ValueOf(out), true)
 		}
 	case kindUnstructured:
 		obj, err := it.object()
@@ -112,6 +117,102 @@ func decodeTyped(it item, out runtime.Object) error {
 		return fmt.Errorf("crcache: decoding into %T: %w", out, err)
 	}
 	return nil
+}
+
+// readsAsProtobuf reports whether controller-runtime's cache would read gvk's typed objects
+// as protobuf (apiutil's rule: a rest.Config without a ContentType and a type of client-go's
+// scheme, or a protobuf ContentType). Protobuf has no TypeMeta below the top level: a
+// StatefulSet's volumeClaimTemplates come without the kind and apiVersion their JSON has.
+func (c *Cache) readsAsProtobuf(gvk schema.GroupVersionKind) bool {
+	switch c.cfg.ContentType {
+	case "":
+		return clientgoscheme.Scheme.Recognizes(gvk)
+	case runtime.ContentTypeProtobuf:
+		return true
+	}
+	return false
+}
+
+var typeMetaType = reflect.TypeFor[metav1.TypeMeta]()
+
+// holdsTypeMetaTypes caches holdsTypeMeta by type (reflect.Type -> bool).
+var holdsTypeMetaTypes sync.Map
+
+// holdsTypeMeta reports whether a value of type t may hold a metav1.TypeMeta that
+// clearNestedTypeMeta can reach (through struct fields, pointers, slices, arrays and maps).
+func holdsTypeMeta(t reflect.Type) bool {
+	if v, ok := holdsTypeMetaTypes.Load(t); ok {
+		return v.(bool)
+	}
+	return holdsTypeMetaIn(t, map[reflect.Type]bool{})
+}
+
+func holdsTypeMetaIn(t reflect.Type, visiting map[reflect.Type]bool) bool {
+	if v, ok := holdsTypeMetaTypes.Load(t); ok {
+		return v.(bool)
+	}
+	if visiting[t] {
+		return true // a cycle: walking it is correct, only slower
+	}
+	visiting[t] = true
+	defer delete(visiting, t)
+	holds := false
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		holds = holdsTypeMetaIn(t.Elem(), visiting)
+	case reflect.Struct:
+		if t == typeMetaType {
+			holds = true
+			break
+		}
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && holdsTypeMetaIn(f.Type, visiting) {
+				holds = true
+				break
+			}
+		}
+	}
+	holdsTypeMetaTypes.Store(t, holds)
+	return holds
+}
+
+// clearNestedTypeMeta zeroes every metav1.TypeMeta within v but the top level's, as a
+// protobuf decode leaves them.
+func clearNestedTypeMeta(v reflect.Value, top bool) {
+	if !holdsTypeMeta(v.Type()) {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			clearNestedTypeMeta(v.Elem(), top)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			clearNestedTypeMeta(v.Index(i), false)
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			clearNestedTypeMeta(e, false)
+			v.SetMapIndex(it.Key(), e)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if !v.Type().Field(i).IsExported() || !f.CanSet() {
+				continue
+			}
+			if f.Type() == typeMetaType {
+				if !top {
+					f.SetZero()
+				}
+				continue
+			}
+			clearNestedTypeMeta(f, false)
+		}
+	}
 }
 
 func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {

@@ -119,7 +119,9 @@
 // namespace configuration has it (a resource is stored once for all of them).
 //
 // Reads answer as controller-runtime's do: objects equal to the server's, typed objects in
-// handlers and index functions with an empty TypeMeta, apierrors.NewNotFound naming the
+// handlers and index functions with an empty TypeMeta, typed objects of client-go's types
+// without the TypeMeta of the objects nested in them (a StatefulSet's volumeClaimTemplates),
+// as controller-runtime reads them over protobuf (unless the rest.Config asks for JSON), apierrors.NewNotFound naming the
 // kind, a List without Limit whose Continue is "continue-not-supported" (refused when passed
 // back), an error for a namespace outside the cache before anything waits, objects shared
 // by reads with UnsafeDisableDeepCopy. Where it differs on purpose: a List of a
