@@ -444,7 +444,7 @@
 //     cached). The calls on the same informer that would wait for that lock return
 //     ErrCalledFromCallback at once and do nothing: the reads (Get, GetItem, List,
 //     ListItems, a NamespaceLister's, Query, QueryItems, Count, CountBy, IndexStats, a
-//     watch-all set's QueryItems and Count over it), AddIndex and its variants, RemoveIndex,
+//     watch-all set's QueryItems, Count and CountBy over it), AddIndex and its variants, RemoveIndex,
 //     AddEventHandler (and the factory's WithEventHandler on it), RemoveEventHandler,
 //     HandOffEventHandler, Factory.Dependents and Factory.Orphans. Status, HasSynced,
 //     IndexNames, Registrations, Recheck, Key and Resource answer; WaitForSync answers at

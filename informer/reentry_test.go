@@ -424,12 +424,13 @@ func TestIndexFuncMayStopWatchAll(t *testing.T) {
 	require.NoError(t, err)
 	defer inf.Release()
 	require.NoError(t, inf.WaitForSync(ctx))
-	var countErr error
+	var countErr, countByErr error
 	returned := make(chan struct{})
 	require.NoError(t, inf.AddIndexFunc("fn", func(o any) ([]string, error) {
 		if o.(obj).Name == "trigger" {
 			r.step("index function", "WatchAll.Count/Stop", func() error {
 				_, countErr = ws.Count(ctx, query.Query{})
+				_, countByErr = ws.CountBy(ctx, query.Query{}, "fn")
 				ws.Stop()
 				return nil
 			})
@@ -440,6 +441,7 @@ func TestIndexFuncMayStopWatchAll(t *testing.T) {
 	srv.add(newObj("ns", "trigger", nil))
 	<-returned // the armed watchdog reports a deadlock
 	assert.ErrorIs(t, countErr, ErrCalledFromCallback)
+	assert.ErrorIs(t, countByErr, ErrCalledFromCallback)
 	srv.add(newObj("ns", "after", nil))
 	eventually(t, func() bool { _, err := inf.Get("ns", "after"); return err == nil }, "the informer goes on")
 	assert.Equal(t, []string{"ns/a", "ns/after", "ns/trigger"}, cachedKeys(t, inf))

@@ -382,13 +382,14 @@ func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Quer
 		return err
 	}
 	members := w.wa.readers()
+	for _, m := range members { // before any count: the same error whatever the members' order
+		if err := m.h.e.reentered(); err != nil {
+			return fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
+		}
+	}
 	indexes := w.wa.indexesFor(members)
 	for _, m := range members {
-		err := m.h.e.reentered()
-		if err == nil {
-			err = count(m, q, memberOpts(m, indexes))
-		}
-		if err != nil {
+		if err := count(m, q, memberOpts(m, indexes)); err != nil {
 			if gerr := w.wa.gone(); gerr != nil {
 				return gerr
 			}
