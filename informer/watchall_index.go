@@ -168,10 +168,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 // queryItems is QueryItems on the set's current members.
 func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
 	var res query.Result[ResourceItem[T]]
-	members := w.wa.readers()
-	slices.SortFunc(members, func(a, b *member) int {
-		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
-	})
+	members := w.wa.sortedReaders()
 	startAt, inner, err := w.wa.decodeSetContinue(q)
 	if err != nil {
 		return res, err
@@ -381,8 +378,10 @@ func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Quer
 	if err := w.wa.c.validateCount(q); err != nil {
 		return err
 	}
-	members := w.wa.readers()
-	for _, m := range members { // before any count: the same error whatever the members' order
+	// In the set's order, so that an error names the same member every time; a call from a
+	// callback is refused before any member is counted.
+	members := w.wa.sortedReaders()
+	for _, m := range members {
 		if err := m.h.e.reentered(); err != nil {
 			return fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
 		}
@@ -397,4 +396,13 @@ func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Quer
 		}
 	}
 	return w.wa.gone()
+}
+
+// sortedReaders is readers in the set's order: by resource name.
+func (wa *watchAll) sortedReaders() []*member {
+	members := wa.readers()
+	slices.SortFunc(members, func(a, b *member) int {
+		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
+	})
+	return members
 }
