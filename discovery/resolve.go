@@ -14,8 +14,8 @@ import (
 type query struct {
 	name     string // resource or kind part, as typed
 	group    string
-	groupSet bool // group was given ("" then means the core group)
-	version  string
+	groupSet bool   // group was given ("" then means the core group)
+	version  string // with groupSet false, the version of any group ("pods.v1.")
 }
 
 // matchMode says which names of a resource a query may match.
