@@ -112,6 +112,62 @@ func s52Widget(group, version, name string, labels map[string]string, spec map[s
 	return u
 }
 
+// s52Widgets is a Widget CRD in a group of its own, served at v1, and widgets w0, w1, ...
+// in a namespace of their own, labelled team=a.
+type s52Widgets struct {
+	ns, group string
+	crd       *apiextv1.CustomResourceDefinition
+	v1, v2    schema.GroupVersionResource
+}
+
+// s52NewWidgets installs the CRD and creates n widgets, widget i of spec.size size(i).
+func s52NewWidgets(t *testing.T, n int, size func(i int) int64) s52Widgets {
+	t.Helper()
+	w := s52Widgets{ns: cp.Namespace(t), group: testenv.UniqueName(t) + ".kindex.test"}
+	w.crd = cp.InstallCRD(t, testenv.NewCRD(w.group, "Widget", "widgets"))
+	w.v1 = schema.GroupVersionResource{Group: w.group, Version: "v1", Resource: "widgets"}
+	w.v2 = schema.GroupVersionResource{Group: w.group, Version: "v2", Resource: "widgets"}
+	for i := range n {
+		_, err := cp.Dynamic(t).Resource(w.v1).Namespace(w.ns).Create(context.Background(), s52Widget(w.group, "v1",
+			fmt.Sprint("w", i), map[string]string{"team": "a"}, map[string]any{"size": size(i)}), metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	return w
+}
+
+// set starts a factory of mode on the widgets' namespace, whose requests are recorded, and a
+// watch-all set of the widgets' group with the named indexes ("team", "size"), synced; the
+// set stops with the test.
+func (w s52Widgets) set(t *testing.T, mode s52Mode, indexes ...string) (*informer.WatchAll[dynamicinformer.Object], *fixture) {
+	t.Helper()
+	ctx := context.Background()
+	fx := mode.startRec(t, nil, dynamicinformer.Options{Namespace: w.ns})
+	ws, err := fx.f.WatchAll(ctx, discovery.Filter{IncludeGroups: []string{w.group}})
+	require.NoError(t, err)
+	t.Cleanup(ws.Stop)
+	paths := map[string]string{"team": "{.metadata.labels.team}", "size": "{.spec.size}"}
+	for _, name := range indexes {
+		require.NoError(t, ws.AddIndex(name, paths[name]))
+	}
+	require.NoError(t, ws.WaitForSync(ctx))
+	return ws, fx
+}
+
+// addV2 adds v2 to the CRD as its storage version; v1 stays served if stillV1.
+func (w s52Widgets) addV2(t *testing.T, stillV1 bool) {
+	t.Helper()
+	ctx := context.Background()
+	ext := cp.APIExtensions(t).ApiextensionsV1().CustomResourceDefinitions()
+	cur, err := ext.Get(ctx, w.crd.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+	v2 := *cur.Spec.Versions[0].DeepCopy()
+	v2.Name, v2.Storage, v2.Served = "v2", true, true
+	cur.Spec.Versions[0].Storage, cur.Spec.Versions[0].Served = false, stillV1
+	cur.Spec.Versions = append(cur.Spec.Versions, v2)
+	_, err = ext.Update(ctx, cur, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
 // An index added to a watch-all set before a CRD exists applies to its objects once it
 // appears; one added after objects exist covers them; a removed index fails queries with
 // ErrIndexNotFound and can be added again. A deleted CRD's objects leave the results and
@@ -247,38 +303,19 @@ func TestAuditS52WatchAllServedVersionChangeNoDuplicates(t *testing.T) {
 	for _, mode := range s52Modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
-			ns := cp.Namespace(t)
-			group := testenv.UniqueName(t) + ".kindex.test"
-			crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-			v1 := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
-			for i := range 5 {
-				_, err := cp.Dynamic(t).Resource(v1).Namespace(ns).Create(ctx, s52Widget(group, "v1", fmt.Sprint("w", i),
-					map[string]string{"team": "a"}, map[string]any{"size": int64(i)}), metav1.CreateOptions{})
-				require.NoError(t, err)
-			}
-			f := mode.start(t, nil, dynamicinformer.Options{Namespace: ns})
-			ws, err := f.WatchAll(ctx, discovery.Filter{IncludeGroups: []string{group}})
-			require.NoError(t, err)
-			defer ws.Stop()
-			require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
-			require.NoError(t, ws.WaitForSync(ctx))
+			w := s52NewWidgets(t, 5, func(i int) int64 { return int64(i) })
+			ns, group, crd, v1 := w.ns, w.group, w.crd, w.v1
+			ws, _ := w.set(t, mode, "team")
 			teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}, Limit: 2}
 			want := s52Truth(t, ns, []schema.GroupVersionResource{v1}, s52Label("team", "a"))
 			got, err := s52Keys(ctx, ws, teamA)
 			require.NoError(t, err)
 			require.Equal(t, want, got)
 
-			// Add v2 as storage and stop serving v1.
+			// Add v2 as storage; v1 is no longer served below.
+			w.addV2(t, true)
 			ext := cp.APIExtensions(t).ApiextensionsV1().CustomResourceDefinitions()
-			cur, err := ext.Get(ctx, crd.Name, metav1.GetOptions{})
-			require.NoError(t, err)
-			v2ver := *cur.Spec.Versions[0].DeepCopy()
-			v2ver.Name, v2ver.Storage, v2ver.Served = "v2", true, true
-			cur.Spec.Versions[0].Storage = false
-			cur.Spec.Versions = append(cur.Spec.Versions, v2ver)
-			_, err = ext.Update(ctx, cur, metav1.UpdateOptions{})
-			require.NoError(t, err)
-			v2 := schema.GroupVersionResource{Group: group, Version: "v2", Resource: "widgets"}
+			v2 := w.v2
 			// Poll while the set moves: never a duplicate, never a key the server lacks.
 			deadline := time.Now().Add(5 * time.Second)
 			for time.Now().Before(deadline) {
@@ -292,7 +329,7 @@ func TestAuditS52WatchAllServedVersionChangeNoDuplicates(t *testing.T) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
-			cur, err = ext.Get(ctx, crd.Name, metav1.GetOptions{})
+			cur, err := ext.Get(ctx, crd.Name, metav1.GetOptions{})
 			require.NoError(t, err)
 			cur.Spec.Versions[0].Served = false
 			_, err = ext.Update(ctx, cur, metav1.UpdateOptions{})
@@ -623,23 +660,9 @@ func TestAuditS52WatchAllPagingAcrossVersionMoveAndCRDGone(t *testing.T) {
 	for _, mode := range s52Modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
-			ns := cp.Namespace(t)
-			group := testenv.UniqueName(t) + ".kindex.test"
-			crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-			v1 := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
-			v2 := schema.GroupVersionResource{Group: group, Version: "v2", Resource: "widgets"}
-			for i := range 9 {
-				_, err := cp.Dynamic(t).Resource(v1).Namespace(ns).Create(ctx, s52Widget(group, "v1", fmt.Sprint("w", i),
-					map[string]string{"team": "a"}, map[string]any{"size": int64(9 - i)}), metav1.CreateOptions{})
-				require.NoError(t, err)
-			}
-			fx := mode.startRec(t, nil, dynamicinformer.Options{Namespace: ns})
-			ws, err := fx.f.WatchAll(ctx, discovery.Filter{IncludeGroups: []string{group}})
-			require.NoError(t, err)
-			defer ws.Stop()
-			require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
-			require.NoError(t, ws.AddIndex("size", "{.spec.size}"))
-			require.NoError(t, ws.WaitForSync(ctx))
+			w := s52NewWidgets(t, 9, func(i int) int64 { return int64(9 - i) })
+			ns, group, crd, v2 := w.ns, w.group, w.crd, w.v2
+			ws, fx := w.set(t, mode, "team", "size")
 			for _, sortBy := range []string{"", "size"} {
 				q := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}, SortBy: sortBy, Limit: 4}
 				page, err := ws.QueryItems(ctx, q)
@@ -650,15 +673,7 @@ func TestAuditS52WatchAllPagingAcrossVersionMoveAndCRDGone(t *testing.T) {
 					seen[it.Name()]++
 				}
 				if sortBy == "" {
-					ext := cp.APIExtensions(t).ApiextensionsV1().CustomResourceDefinitions()
-					cur, err := ext.Get(ctx, crd.Name, metav1.GetOptions{})
-					require.NoError(t, err)
-					v2ver := *cur.Spec.Versions[0].DeepCopy()
-					v2ver.Name = "v2"
-					cur.Spec.Versions[0].Storage, cur.Spec.Versions[0].Served = false, false
-					cur.Spec.Versions = append(cur.Spec.Versions, v2ver)
-					_, err = ext.Update(ctx, cur, metav1.UpdateOptions{})
-					require.NoError(t, err)
+					w.addV2(t, false)
 					testenv.Eventually(t, 30*time.Second, func() bool {
 						inf, ok := ws.Informer(v2.GroupResource())
 						return ok && inf.Status().Key.GVR == v2 && inf.HasSynced()
@@ -800,35 +815,15 @@ func TestAuditS52WatchAllQueriesDuringVersionMove(t *testing.T) {
 	for _, mode := range s52Modes {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
-			ns := cp.Namespace(t)
-			group := testenv.UniqueName(t) + ".kindex.test"
-			crd := cp.InstallCRD(t, testenv.NewCRD(group, "Widget", "widgets"))
-			v1 := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "widgets"}
-			v2 := schema.GroupVersionResource{Group: group, Version: "v2", Resource: "widgets"}
-			for i := range 100 {
-				_, err := cp.Dynamic(t).Resource(v1).Namespace(ns).Create(ctx, s52Widget(group, "v1", fmt.Sprint("w", i),
-					map[string]string{"team": "a"}, map[string]any{"size": int64(i)}), metav1.CreateOptions{})
-				require.NoError(t, err)
-			}
-			f := mode.start(t, nil, dynamicinformer.Options{Namespace: ns})
-			ws, err := f.WatchAll(ctx, discovery.Filter{IncludeGroups: []string{group}})
-			require.NoError(t, err)
-			defer ws.Stop()
-			require.NoError(t, ws.AddIndex("team", "{.metadata.labels.team}"))
-			require.NoError(t, ws.WaitForSync(ctx))
+			w := s52NewWidgets(t, 100, func(i int) int64 { return int64(i) })
+			ns, v1, v2 := w.ns, w.v1, w.v2
+			ws, fx := w.set(t, mode, "team")
+			f := fx.f
 			teamA := query.Query{Conditions: []query.Condition{query.Eq("team", "a")}}
 			want := len(s52Truth(t, ns, []schema.GroupVersionResource{v1}, s52Label("team", "a")))
 			require.Equal(t, 100, want)
 
-			ext := cp.APIExtensions(t).ApiextensionsV1().CustomResourceDefinitions()
-			cur, err := ext.Get(ctx, crd.Name, metav1.GetOptions{})
-			require.NoError(t, err)
-			v2ver := *cur.Spec.Versions[0].DeepCopy()
-			v2ver.Name = "v2"
-			cur.Spec.Versions[0].Storage = false
-			cur.Spec.Versions = append(cur.Spec.Versions, v2ver)
-			_, err = ext.Update(ctx, cur, metav1.UpdateOptions{})
-			require.NoError(t, err)
+			w.addV2(t, true)
 
 			moved := func() bool {
 				inf, ok := ws.Informer(v2.GroupResource())
