@@ -158,17 +158,34 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 	if err := w.wa.c.validateQuery(q); err != nil {
 		return res, err // the query's own error, before any member's name is put on it
 	}
-	res, err := w.queryItems(ctx, q)
+	res, err := readStable(w.wa, func(members []*member) (query.Result[ResourceItem[T]], error) {
+		return w.queryItems(ctx, q, members)
+	})
 	if gerr := w.wa.gone(); gerr != nil {
 		return query.Result[ResourceItem[T]]{}, gerr
 	}
 	return res, err
 }
 
-// queryItems is QueryItems on the set's current members.
-func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query) (query.Result[ResourceItem[T]], error) {
+// readStable runs read on the set's readers, in the set's order, and again if one of them
+// was released meanwhile: a resource's previous version, dropped once its new version has
+// synced (member.prev), or a resource that left the set. Such a member's indexes and objects
+// go with its release, so that what read got from it (an empty answer, an index not found)
+// is not the set's. The next round reads the members that replaced it; after a few rounds
+// (members released as fast as they come) the last answer stands.
+func readStable[R any](wa *watchAll, read func(members []*member) (R, error)) (R, error) {
+	for round := 0; ; round++ {
+		members := wa.sortedReaders()
+		r, err := read(members)
+		if round == 3 || !slices.ContainsFunc(members, func(m *member) bool { return m.h.released.Load() }) {
+			return r, err
+		}
+	}
+}
+
+// queryItems is QueryItems on members, the set's readers in its order.
+func (w *WatchAll[T]) queryItems(ctx context.Context, q query.Query, members []*member) (query.Result[ResourceItem[T]], error) {
 	var res query.Result[ResourceItem[T]]
-	members := w.wa.sortedReaders()
 	startAt, inner, err := w.wa.decodeSetContinue(q)
 	if err != nil {
 		return res, err
@@ -327,8 +344,8 @@ func (wa *watchAll) decodeSetContinue(q query.Query) (resource, inner string, er
 // Count returns how many objects of every member match q (Limit, Continue, SortBy and
 // Descending ignored). On a stopped set it fails as QueryItems does.
 func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
-	total := 0
-	err := w.eachCount(ctx, "Count", q, func(m *member, q query.Query, opts store.QueryOptions) error {
+	var total int
+	err := w.eachCount(ctx, "Count", q, func() { total = 0 }, func(m *member, q query.Query, opts store.QueryOptions) error {
 		n, _, err := m.h.e.store.Count(ctx, q, opts)
 		total += n
 		return err
@@ -346,8 +363,8 @@ func (w *WatchAll[T]) Count(ctx context.Context, q query.Query) (int, error) {
 // are ignored; a query with no condition is answered from each member's index sizes. On a
 // stopped set it fails as QueryItems does.
 func (w *WatchAll[T]) CountBy(ctx context.Context, q query.Query, index string) (map[string]int, error) {
-	out := map[string]int{}
-	err := w.eachCount(ctx, "CountBy", q, func(m *member, q query.Query, opts store.QueryOptions) error {
+	var out map[string]int
+	err := w.eachCount(ctx, "CountBy", q, func() { out = map[string]int{} }, func(m *member, q query.Query, opts store.QueryOptions) error {
 		counts, err := m.h.e.store.CountBy(ctx, q, index, opts)
 		for v, n := range counts {
 			out[v] += n
@@ -360,10 +377,11 @@ func (w *WatchAll[T]) CountBy(ctx context.Context, q query.Query, index string) 
 	return out, nil
 }
 
-// eachCount checks a count's arguments and q, then calls count on each member the set's
-// queries read (with q as counts read it, and the member's query options), stopping at the first error, which names the
-// member's resource.
-func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Query, count func(*member, query.Query, store.QueryOptions) error) error {
+// eachCount checks a count's arguments and q, then calls begin, and count on each member the
+// set's queries read (with q as counts read it, and the member's query options), stopping at
+// the first error, which names the member's resource; from begin again when readStable reads
+// again.
+func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Query, begin func(), count func(*member, query.Query, store.QueryOptions) error) error {
 	if ctx == nil {
 		return fmt.Errorf("%w: WatchAll.%s(nil, ...)", ErrNilContext, method)
 	}
@@ -378,24 +396,27 @@ func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Quer
 	if err := w.wa.c.validateCount(q); err != nil {
 		return err
 	}
-	// In the set's order, so that an error names the same member every time; a call from a
-	// callback is refused before any member is counted.
-	members := w.wa.sortedReaders()
-	for _, m := range members {
-		if err := m.h.e.reentered(); err != nil {
-			return fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
-		}
-	}
-	indexes := w.wa.indexesFor(members)
-	for _, m := range members {
-		if err := count(m, q, memberOpts(m, indexes)); err != nil {
-			if gerr := w.wa.gone(); gerr != nil {
-				return gerr
+	_, err := readStable(w.wa, func(members []*member) (struct{}, error) {
+		begin() // a round starts the counts afresh
+		// In the set's order, so that an error names the same member every time; a call
+		// from a callback is refused before any member is counted.
+		for _, m := range members {
+			if err := m.h.e.reentered(); err != nil {
+				return struct{}{}, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
 			}
-			return fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
 		}
+		indexes := w.wa.indexesFor(members)
+		for _, m := range members {
+			if err := count(m, q, memberOpts(m, indexes)); err != nil {
+				return struct{}{}, fmt.Errorf("kindex: %s: %w", resourceName(m.res.GVR.GroupResource()), err)
+			}
+		}
+		return struct{}{}, nil
+	})
+	if gerr := w.wa.gone(); gerr != nil {
+		return gerr
 	}
-	return w.wa.gone()
+	return err
 }
 
 // sortedReaders is readers in the set's order: by resource name.
