@@ -53,7 +53,7 @@ func TestSnapshotWatchOfAShardCountsDroppedEvents(t *testing.T) {
 		w, dropped, err := watchWithProgress(context.Background(), lw, metav1.ListOptions{})
 		require.NoError(t, err)
 		require.NotNil(t, dropped, "the shard's filter reports what it drops")
-		sw := newFilteredSnapshotWatch(context.Background(), w, sr, "1", func() int64 { return 0 }, dropped)
+		sw := newSnapshotWatch(context.Background(), w, sr, "1", func() int64 { return 0 }, dropped)
 		t.Cleanup(sw.Stop)
 		return fw, sr, sw
 	}

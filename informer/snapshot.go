@@ -682,7 +682,7 @@ func (lw *snapshotLW) WatchWithContext(ctx context.Context, opts metav1.ListOpti
 		return w, nil
 	default:
 	}
-	return newFilteredSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced, dropped), nil
+	return newSnapshotWatch(ctx, w, lw.sr, opts.ResourceVersion, lw.replaced, dropped), nil
 }
 
 // refused marks the run's snapshot as another timeline's (snapRun.foreign) when err is a

@@ -132,7 +132,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		probe, release := probeAt("10")
 		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced, nil)
 		defer w.Stop()
 		go fw.Modify(obj("5"))
 		<-w.ResultChan()
@@ -148,7 +148,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		probe, release := probeAt("10")
 		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced, nil)
 		defer w.Stop()
 		go fw.Add(obj("6"))
 		<-w.ResultChan()
@@ -163,7 +163,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		close(release)
 		sr := &snapRun{current: make(chan struct{}), probe: probe}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced, nil)
 		defer w.Stop()
 		go fw.Error(&metav1.Status{Code: 410, Reason: metav1.StatusReasonExpired})
 		ev := <-w.ResultChan()
@@ -181,7 +181,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		sr := &snapRun{current: make(chan struct{}), probe: probe, logger: klog.Background(),
 			meta: snapshot.Meta{ResourceVersion: "558"}}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced, nil)
 		defer w.Stop()
 		var ev watch.Event
 		var ok bool
@@ -203,7 +203,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		snapshotQuiet = 50 * time.Millisecond
 		sr := &snapRun{current: make(chan struct{})}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced, nil)
 		defer w.Stop()
 		waitCurrent(t, sr)
 	})
@@ -212,7 +212,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		sr := &snapRun{current: make(chan struct{}), logger: klog.Background(),
 			probe: func(context.Context) (string, error) { return "", errors.New("no watch-list here") }}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced, nil)
 		defer w.Stop()
 		waitCurrent(t, sr)
 	})
@@ -220,7 +220,7 @@ func TestSnapshotWatchMarksCurrent(t *testing.T) {
 		snapshotQuiet = 50 * time.Millisecond
 		sr := &snapRun{current: make(chan struct{})}
 		fw := watch.NewFake()
-		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced)
+		w := newSnapshotWatch(context.Background(), fw, sr, sr.meta.ResourceVersion, replaced, nil)
 		fw.Stop()
 		for range w.ResultChan() {
 		}

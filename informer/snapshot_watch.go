@@ -96,6 +96,22 @@ func (p *droppedProgress) dropped(obj runtime.Object) {
 	}
 }
 
+// signals is the channel that signals each new dropped event; nil (never ready) for a nil p.
+func (p *droppedProgress) signals() <-chan struct{} {
+	if p == nil {
+		return nil
+	}
+	return p.signal
+}
+
+// last is the highest resourceVersion dropped so far; 0 for a nil p.
+func (p *droppedProgress) last() uint64 {
+	if p == nil {
+		return 0
+	}
+	return p.rv.Load()
+}
+
 // watchWithProgress starts inner's watch, with the progress of what a filter in it drops if
 // it has one (nil otherwise).
 func watchWithProgress(ctx context.Context, inner cache.ListerWatcherWithContext, opts metav1.ListOptions) (watch.Interface, *droppedProgress, error) {
@@ -108,15 +124,10 @@ func watchWithProgress(ctx context.Context, inner cache.ListerWatcherWithContext
 	return w, nil, err
 }
 
-// from is the resourceVersion the watch starts from: the snapshot's, or a relist's.
-func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, from string, replaced func() int64) *snapshotWatch {
-	return newFilteredSnapshotWatch(ctx, inner, sr, from, replaced, nil)
-}
-
-// newFilteredSnapshotWatch is newSnapshotWatch of a watch with a filter below (dropped not
-// nil): the events it dropped count as events of the watch for the decision, not as events
-// the cache must have applied.
-func newFilteredSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, from string, replaced func() int64, dropped *droppedProgress) *snapshotWatch {
+// from is the resourceVersion the watch starts from: the snapshot's, or a relist's. With a
+// filter below the watch (dropped not nil), the events it dropped count as events of the
+// watch for the decision, not as events the cache must have applied.
+func newSnapshotWatch(ctx context.Context, inner watch.Interface, sr *snapRun, from string, replaced func() int64, dropped *droppedProgress) *snapshotWatch {
 	w := &snapshotWatch{inner: inner, out: make(chan watch.Event), stopped: make(chan struct{})}
 	pctx, cancel := context.WithCancel(ctx)
 	probed := make(chan probeResult, 1)
@@ -156,16 +167,7 @@ func newFilteredSnapshotWatch(ctx context.Context, inner watch.Interface, sr *sn
 			arm(settle)
 		}
 		in := inner.ResultChan()
-		var progress <-chan struct{}
-		if dropped != nil {
-			progress = dropped.signal
-		}
-		droppedRV := func() uint64 {
-			if dropped == nil {
-				return 0
-			}
-			return dropped.rv.Load()
-		}
+		progress, droppedRV := dropped.signals(), dropped.last
 		for {
 			select {
 			case ev, ok := <-in:
@@ -379,7 +381,7 @@ func startEarlyWatch(ctx context.Context, inner cache.ListerWatcherWithContext, 
 			ew.err = err
 			return
 		}
-		ew.w = newFilteredSnapshotWatch(ctx, w, sr, ew.rv, replaced, dropped)
+		ew.w = newSnapshotWatch(ctx, w, sr, ew.rv, replaced, dropped)
 	}()
 	return ew
 }

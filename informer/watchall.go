@@ -862,7 +862,8 @@ func (wa *watchAll) snapshot() []*member {
 }
 
 // readers returns, per member, the member whose cache the set's queries read: the member,
-// or the member it replaced (member.prev) while it has not synced.
+// or the member it replaced (member.prev) while it has not synced; in the set's order, by
+// resource name.
 func (wa *watchAll) readers() []*member {
 	wa.mu.Lock()
 	out := make([]*member, 0, len(wa.members))
@@ -873,14 +874,17 @@ func (wa *watchAll) readers() []*member {
 	}
 	wa.mu.Unlock()
 	for i, m := range out {
-		if prevs[i] != nil && m.h.e.Status().LastSyncTime.IsZero() {
+		if prevs[i] != nil && !m.synced() {
 			out[i] = prevs[i]
 		}
 	}
+	slices.SortFunc(out, func(a, b *member) int {
+		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
+	})
 	return out
 }
 
-// indexHolders returns the members and the members they replaced that queries may still
+// indexHoldersLocked returns the members and the members they replaced that queries may still
 // read: those the set's indexes are registered on.
 func (wa *watchAll) indexHoldersLocked() []*member {
 	out := make([]*member, 0, len(wa.members))

@@ -175,7 +175,7 @@ func (w *WatchAll[T]) QueryItems(ctx context.Context, q query.Query) (query.Resu
 // (members released as fast as they come) the last answer stands.
 func readStable[R any](wa *watchAll, read func(members []*member) (R, error)) (R, error) {
 	for round := 0; ; round++ {
-		members := wa.sortedReaders()
+		members := wa.readers()
 		r, err := read(members)
 		if round == 3 || !slices.ContainsFunc(members, func(m *member) bool { return m.h.released.Load() }) {
 			return r, err
@@ -417,13 +417,4 @@ func (w *WatchAll[T]) eachCount(ctx context.Context, method string, q query.Quer
 		return gerr
 	}
 	return err
-}
-
-// sortedReaders is readers in the set's order: by resource name.
-func (wa *watchAll) sortedReaders() []*member {
-	members := wa.readers()
-	slices.SortFunc(members, func(a, b *member) int {
-		return strings.Compare(resourceName(a.res.GVR.GroupResource()), resourceName(b.res.GVR.GroupResource()))
-	})
-	return members
 }
