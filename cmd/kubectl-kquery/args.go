@@ -41,17 +41,19 @@ func splitArgs(args []string) ([]request, error) {
 		}
 	}
 	if slashed > 0 {
+		// kubectl's refusals (cli-runtime's builder), in its words: plain errors, without
+		// the usage hint kubectl prints only for usage errors.
 		if slashed != len(args) {
-			return nil, usagef("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl kquery resource/<resource_name>' instead of 'kubectl kquery resource resource/<resource_name>')")
+			return nil, errors.New("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl kquery resource/<resource_name>' instead of 'kubectl kquery resource resource/<resource_name>')")
 		}
 		var out []request
 		for _, a := range args {
-			typ, name, _ := strings.Cut(a, "/")
-			if typ == "" || name == "" || strings.Contains(name, "/") {
-				return nil, usagef("arguments in resource/name form must have a single resource and name, got %q", clip(a))
+			if strings.Count(a, "/") > 1 {
+				return nil, errors.New("arguments in resource/name form may not have more than one slash")
 			}
-			if strings.Contains(typ, ",") {
-				return nil, usagef("arguments in resource/name form may not have more than one resource type, got %q", clip(a))
+			typ, name, _ := strings.Cut(a, "/")
+			if typ == "" || name == "" || strings.Contains(typ, ",") {
+				return nil, errors.New("arguments in resource/name form must have a single resource and name")
 			}
 			i := slices.IndexFunc(out, func(r request) bool { return r.Input == typ })
 			if i < 0 {
@@ -83,6 +85,25 @@ func splitArgs(args []string) ([]request, error) {
 		out[i].Names = names
 	}
 	return out, nil
+}
+
+// singleItemImplied is kubectl's rule (cli-runtime's builder) for printing an object as
+// itself rather than in a List: the command line names one object, as one TYPE/NAME or as
+// one TYPE and one NAME. A name typed twice, or one object named by two spellings of its
+// type (cm/a configmap/a, cm,configmap a), is a List, though kquery prints the object once.
+func singleItemImplied(args []string) bool {
+	switch len(args) {
+	case 1:
+		return strings.Contains(args[0], "/")
+	case 2:
+		if strings.Contains(args[0], "/") || strings.Contains(args[1], "/") {
+			return false
+		}
+		types := strings.Split(args[0], ",")
+		slices.Sort(types)
+		return len(slices.Compact(types)) == 1
+	}
+	return false
 }
 
 // target is one resolved resource to query.
@@ -147,14 +168,15 @@ func (r *resolver) resolve(ctx context.Context, reqs []request) ([]target, error
 	}
 	for _, req := range reqs {
 		if r.isCategory(req.Input) {
-			if len(req.Names) > 0 && len(reqs) == 1 {
-				// kubectl expands the category into several types, and refuses names with them.
-				return nil, usagef("you must specify only one resource")
-			}
 			members, err := r.disc.ResolveCategory(ctx, req.Input)
 			var pe *discovery.PartialDiscoveryError
 			if err != nil && !errors.As(err, &pe) {
 				return nil, err
+			}
+			if len(req.Names) > 0 && len(reqs) == 1 && distinctResources(members) > 1 {
+				// kubectl expands the category into its types, and refuses names with several
+				// of them; a category of one resource is that resource, names included.
+				return nil, errors.New("you must specify only one resource")
 			}
 			for _, m := range members {
 				add(req.Input, m, req.Names)
@@ -169,6 +191,15 @@ func (r *resolver) resolve(ctx context.Context, reqs []request) ([]target, error
 		add(req.Input, res, req.Names)
 	}
 	return out, nil
+}
+
+// distinctResources is the number of resources in rs, each counted once.
+func distinctResources(rs []discovery.Resource) int {
+	seen := map[schema.GroupResource]bool{}
+	for _, r := range rs {
+		seen[r.GVR.GroupResource()] = true
+	}
+	return len(seen)
 }
 
 // warnShortName warns, as kubectl does, when input is a short name that resources other than

@@ -26,8 +26,8 @@ func TestSplitArgs(t *testing.T) {
 		{args: []string{"po/a", "svc/b", "po/c"}, want: []request{{Input: "po", Names: []string{"a", "c"}}, {Input: "svc", Names: []string{"b"}}}},
 		{args: nil, err: "you must specify the type of resource"},
 		{args: []string{"pods", "svc/b"}, err: "there is no need to specify a resource type as a separate argument"},
-		{args: []string{"po/a/b"}, err: "must have a single resource and name"},
-		{args: []string{"po,svc/a"}, err: "may not have more than one resource type"},
+		{args: []string{"po/a/b"}, err: "arguments in resource/name form may not have more than one slash"},
+		{args: []string{"po,svc/a"}, err: "arguments in resource/name form must have a single resource and name"},
 		{args: []string{"pods,"}, err: "empty resource type"},
 	} {
 		got, err := splitArgs(tc.args)

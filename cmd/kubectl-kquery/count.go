@@ -38,10 +38,26 @@ func countBy(ctx context.Context, inf *dynamicinformer.Informer, q query.Query, 
 
 // countRow is one line of --count or --group-by output.
 type countRow struct {
-	Resource string `json:"resource"`
-	Value    string `json:"value,omitempty"`
-	None     bool   `json:"none,omitempty"` // the objects without a value
-	Count    int    `json:"count"`
+	Resource string
+	Value    string
+	Grouped  bool // a line of --group-by: its value is printed, the empty string included
+	None     bool // the objects without a value
+	Count    int
+}
+
+// MarshalJSON writes the row with a value on every --group-by line but the objects without
+// one (an empty string is a value), none on those, and neither under --count.
+func (r countRow) MarshalJSON() ([]byte, error) {
+	out := struct {
+		Resource string  `json:"resource"`
+		Value    *string `json:"value,omitempty"`
+		None     bool    `json:"none,omitempty"`
+		Count    int     `json:"count"`
+	}{Resource: r.Resource, None: r.None, Count: r.Count}
+	if r.Grouped && !r.None {
+		out.Value = &r.Value
+	}
+	return json.Marshal(out)
 }
 
 // printCounts prints --count (one line per resource) or --group-by (one line per value,
@@ -77,13 +93,13 @@ func (x *execution) printCounts(ctx context.Context, states []*state) error {
 		}
 		start := len(rows)
 		for v, n := range groups {
-			rows = append(rows, countRow{Resource: res, Value: v, Count: n})
+			rows = append(rows, countRow{Resource: res, Value: v, Grouped: true, Count: n})
 		}
 		slices.SortFunc(rows[start:], func(a, b countRow) int {
 			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Value, b.Value))
 		})
 		if none > 0 {
-			rows = append(rows, countRow{Resource: res, None: true, Count: none})
+			rows = append(rows, countRow{Resource: res, Grouped: true, None: true, Count: none})
 		}
 	}
 	if len(rows) > 0 || len(errs) == 0 { // as kubectl, nothing but the errors when nothing was counted

@@ -101,6 +101,9 @@ type execution struct {
 	columns    *columnFinder
 	conditions []query.Condition // from --where
 	multi      bool              // several resource types: kind/name
+	// single: the command line names one object (singleItemImplied), which a generic
+	// format prints as itself rather than in a List.
+	single bool
 	// nsMissing is the server's NotFound for the namespace of the scope, once looked up
 	// (namespaceMissing).
 	nsMissing map[string]error
@@ -136,7 +139,7 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 	if err := checkSelectors(o, args, reqs); err != nil {
 		return err
 	}
-	x := &execution{o: o, stdout: stdout, stderr: stderr, conditions: o.conds}
+	x := &execution{o: o, stdout: stdout, stderr: stderr, conditions: o.conds, single: singleItemImplied(args)}
 	if x.cfg, err = restConfig(o); err != nil {
 		return err
 	}
@@ -715,7 +718,7 @@ func (x *execution) list(ctx context.Context, states []*state) error {
 	var all []*unstructured.Unstructured // non-table formats print one List
 	var nextPage string                  // the continue token of this page
 	var notes []string
-	single := len(states) == 1 && len(states[0].t.Names) == 1
+	single := x.single && len(states) == 1 && len(states[0].t.Names) == 1
 	multiPage := len(states) > 1 && (o.limit > 0 || o.cont != "")
 	// Where each resource starts (see pages.go); one resource pages with its own token.
 	from := make([]pageState, len(states))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/kindex/kindex/query"
 )
@@ -222,6 +223,11 @@ func (o *options) complete() error {
 	}
 	if o.watchEvents && !o.watch && !o.watchOnly {
 		return errors.New("--output-watch-events option can only be used with --watch or --watch-only")
+	}
+	if (o.format.Kind == "json" || o.format.Kind == "yaml") && !o.showManagedFields {
+		// As kubectl's json and yaml output: without managedFields, which the objects have
+		// when an expression keeps them in the cache or when they were read by GET.
+		o.format.Printer = &printers.OmitManagedFieldsPrinter{Delegate: o.format.Printer}
 	}
 	o.keepManagedFields = o.showManagedFields && (o.format.Kind == "json" || o.format.Kind == "yaml") ||
 		readsManagedFields(append([]string{o.format.Template, o.sortBy, o.groupBy}, append(o.indexArgs, o.whereArgs...)...))

@@ -130,9 +130,12 @@ func parseOutput(o string) (outputFormat, error) {
 	return outputFormat{}, fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", clip(o), allowedFormats)
 }
 
-// relaxedTemplate accepts what kubectl accepts for a single path: ".a.b", "a.b" and
-// "{.a.b}" all mean {.a.b}; templates with braces are left as they are.
+// relaxedTemplate accepts what kubectl accepts for a single path: ".a.b", "a.b", "{a.b}"
+// and "{.a.b}" all mean {.a.b}; other templates with braces are left as they are.
 func relaxedTemplate(s string) string {
+	if bracedWithoutDot(s) {
+		return "{." + s[1:]
+	}
 	t := strings.TrimSpace(s)
 	if strings.Contains(t, "{") {
 		return s
@@ -143,10 +146,25 @@ func relaxedTemplate(s string) string {
 	return "{" + t + "}"
 }
 
+// bracedWithoutDot says whether s is a path in braces that starts with a field name,
+// "{metadata.name}", which kubectl's relaxed form (RelaxedJSONPathExpression) reads as
+// {.metadata.name}: one pair of braces, a letter, digit or '_' after the first.
+func bracedWithoutDot(s string) bool {
+	if len(s) < 3 || s[0] != '{' || s[len(s)-1] != '}' || strings.ContainsAny(s[1:len(s)-1], "{}") {
+		return false
+	}
+	c := s[1]
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
 // relaxedOffset maps a byte offset in relaxedTemplate(s) back to s.
 func relaxedOffset(s string, off int) int {
 	t := relaxedTemplate(s)
-	if t != s {
+	if bracedWithoutDot(s) {
+		if off > 1 {
+			off-- // the dot added after the brace
+		}
+	} else if t != s {
 		trimmed := strings.TrimLeft(s, " \t\n\r\v\f")
 		off += len(s) - len(trimmed) - 1 // the leading space, the brace added
 		if !strings.HasPrefix(trimmed, ".") {

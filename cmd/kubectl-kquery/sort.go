@@ -17,8 +17,8 @@ import (
 // chronologically), objects without a value last, ties by namespace and name. kubectl puts
 // objects without a value first and compares quantities ("100Mi" < "2Gi") by value.
 
-// sortIndex is the index name and expression of a --sort-by argument: ".a.b", "a.b" and
-// "{.a.b}" all mean {.a.b}.
+// sortIndex is the index name and expression of a --sort-by argument: ".a.b", "a.b",
+// "{a.b}" and "{.a.b}" all mean {.a.b}.
 func sortIndex(expr string) string { return relaxedTemplate(expr) }
 
 // compileSortBy checks a --sort-by argument; a syntax error is shown with a caret in it.

@@ -56,10 +56,10 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 	for _, it := range items {
 		w.shown[objectKey(it)] = it
 	}
-	if !o.watchOnly {
-		if len(items) == 0 {
-			x.noResources([]*state{s})
-		} else if err := w.print(ctx, string(watch.Added), items); err != nil {
+	// An empty answer prints nothing, not even kubectl's "No resources found", which its
+	// --watch does not print either: the rows come as objects appear.
+	if !o.watchOnly && len(items) > 0 {
+		if err := w.print(ctx, string(watch.Added), items); err != nil {
 			return err
 		}
 	}
