@@ -215,6 +215,91 @@ func clearNestedTypeMeta(v reflect.Value, top bool) {
 	}
 }
 
+// hasNestedTypeMeta reports whether v holds a metav1.TypeMeta that is not empty, the top
+// level's aside.
+func hasNestedTypeMeta(v reflect.Value, top bool) bool {
+	if !holdsTypeMeta(v.Type()) {
+		return false
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		return !v.IsNil() && hasNestedTypeMeta(v.Elem(), top)
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if hasNestedTypeMeta(v.Index(i), false) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if hasNestedTypeMeta(it.Value(), false) {
+				return true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			f := v.Field(i)
+			if f.Type() == typeMetaType {
+				if !top && !f.IsZero() {
+					return true
+				}
+				continue
+			}
+			if hasNestedTypeMeta(f, false) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// restoreNestedTypeMeta sets each nested metav1.TypeMeta of v that is empty to the one at
+// the same place in src (a value of v's type), where src has one: what
+// clearNestedTypeMeta took from src, put back where a transform left it.
+func restoreNestedTypeMeta(v, src reflect.Value, top bool) {
+	if !holdsTypeMeta(v.Type()) || v.Type() != src.Type() {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() && !src.IsNil() {
+			restoreNestedTypeMeta(v.Elem(), src.Elem(), top)
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range min(v.Len(), src.Len()) {
+			restoreNestedTypeMeta(v.Index(i), src.Index(i), false)
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			s := src.MapIndex(it.Key())
+			if !s.IsValid() {
+				continue
+			}
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(it.Value())
+			restoreNestedTypeMeta(e, s, false)
+			v.SetMapIndex(it.Key(), e)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if !v.Type().Field(i).IsExported() || !f.CanSet() {
+				continue
+			}
+			if f.Type() == typeMetaType {
+				if !top && f.IsZero() {
+					f.Set(src.Field(i))
+				}
+				continue
+			}
+			restoreNestedTypeMeta(f, src.Field(i), false)
+		}
+	}
+}
+
 func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {
 	v := reflect.ValueOf(out)
 	if v.Kind() == reflect.Pointer && !v.IsNil() {

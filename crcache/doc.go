@@ -111,7 +111,9 @@
 // Config's SyncPeriod apply to their type, and a type cached in several namespace
 // configurations resyncs with the shortest of their periods, since kindex resyncs per
 // factory and a resource has one factory per storage mode). A transform
-// receives the typed object when the scheme knows the kind (kindex encodes its result
+// receives the typed object when the scheme knows the kind (as controller-runtime's typed
+// informer has it: a client-go type without the TypeMeta of its nested objects, which are put
+// back in the result where it leaves them empty; kindex encodes its result
 // again, so transforms cost a decode and an encode per object), *unstructured.Unstructured
 // otherwise, and *metav1.PartialObjectMetadata in a metadata-only informer.
 // controller-runtime's TransformStripManagedFields is recognized and done on the bytes

@@ -188,6 +188,7 @@ func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstruc
 		return u, nil
 	}
 	var in any = u
+	var nested runtime.Object // the typed object before its nested TypeMeta were cleared
 	if typed, err := r.c.scheme.New(r.plan.gvk); err == nil {
 		if _, isU := typed.(runtime.Unstructured); !isU {
 			// Decoded from JSON as controller-runtime's typed informer decodes it: the
@@ -204,6 +205,14 @@ func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstruc
 			// Its kind empty, as controller-runtime's typed informers (their decoder) leave
 			// it, though a custom resource's JSON names it.
 			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			if r.c.readsAsProtobuf(r.plan.gvk) && hasNestedTypeMeta(reflect.ValueOf(typed), true) {
+				// Without the TypeMeta of nested objects (a StatefulSet's
+				// volumeClaimTemplates), as controller-runtime's typed informer reads
+				// client-go's types over protobuf; they are put back in the result where the
+				// transform left them empty, so that the stored JSON keeps the server's.
+				nested = typed.DeepCopyObject()
+				clearNestedTypeMeta(reflect.ValueOf(typed), true)
+			}
 			in = typed
 		}
 	}
@@ -217,6 +226,9 @@ func (r *resource) transformUnstructured(u *unstructured.Unstructured) (*unstruc
 	case runtime.Object:
 		if reflect.TypeOf(o) != reflect.TypeOf(in) {
 			return nil, fmt.Errorf("crcache: transform of %s returned a %T for a %T", r.plan.gvk, out, in)
+		}
+		if nested != nil {
+			restoreNestedTypeMeta(reflect.ValueOf(o), reflect.ValueOf(nested), true)
 		}
 		// Encoded as encoding/json encodes it: the unstructured converter refuses some
 		// fields (fixed arrays), which left the transform unapplied.
