@@ -13,10 +13,11 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// accessChecker answers whether the client may perform verbs on a resource. The default
-// asks the server with SelfSubjectAccessReviews, which every authenticated user may create.
+// accessChecker answers whether the client may perform verbs on a resource, or on the one
+// object name names ("" for every object). The default asks the server with
+// SelfSubjectAccessReviews, which every authenticated user may create.
 type accessChecker interface {
-	Allowed(ctx context.Context, gvr schema.GroupVersionResource, namespace string, verbs ...string) (bool, error)
+	Allowed(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, verbs ...string) (bool, error)
 }
 
 // newAccessChecker returns the SelfSubjectAccessReview checker for cfg.
@@ -32,7 +33,7 @@ type ssarChecker struct {
 	client authzclient.SelfSubjectAccessReviewInterface
 }
 
-func (c *ssarChecker) Allowed(ctx context.Context, gvr schema.GroupVersionResource, namespace string, verbs ...string) (bool, error) {
+func (c *ssarChecker) Allowed(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, verbs ...string) (bool, error) {
 	for _, verb := range verbs {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
@@ -41,6 +42,7 @@ func (c *ssarChecker) Allowed(ctx context.Context, gvr schema.GroupVersionResour
 				Group:     gvr.Group,
 				Version:   gvr.Version,
 				Resource:  gvr.Resource,
+				Name:      name,
 			},
 		}}
 		out, err := c.client.Create(ctx, review, metav1.CreateOptions{})

@@ -107,6 +107,10 @@
 //     (1.5 s by default) apart, at once on a discovery event for the resource and on
 //     Recheck; resumes when both are allowed. Between those immediate re-checks, the
 //     factory's parked informers share 4 a second: with n parked, each waits at least n/4 s.
+//     A client the server refuses reviews to (403 or 404 on SelfSubjectAccessReviews, which
+//     every authenticated user may create unless a cluster removed system:basic-user) tries
+//     the request itself instead, on the park's backoff (1 s doubling to 30 s), logging the
+//     refusal once and the repeated parks at V(1).
 //     A discovery event for the resource also asks discovery afresh whether it is still
 //     served: if not (its CRD deleted), the park becomes NotFound and the kept snapshot is
 //     emptied as above.

@@ -46,9 +46,13 @@ type entry struct {
 	// for a GoroutineID only while it is not zero (reentered).
 	inIndexFunc atomic.Int32
 
-	ctx      context.Context
-	cancel   context.CancelFunc
-	kick     chan struct{} // a discovery event for this resource: re-check a park now
+	ctx    context.Context
+	cancel context.CancelFunc
+	kick   chan struct{} // a discovery event for this resource: re-check a park now
+	// probing: the access park's re-check could not be made (the review itself refused), so
+	// the park is ended now and then to try the request itself; its park and resume lines
+	// are logged at V(1) until the informer syncs or parks for another reason.
+	probing  atomic.Bool
 	supDone  chan struct{} // closed when the supervisor (and so every run) has ended
 	stopOnce sync.Once
 
@@ -463,8 +467,8 @@ type callbackErrors struct {
 
 // record counts err and reports whether it is the first of its kind.
 func (c *callbackErrors) record(kind string, err error) (first bool) {
+	c.last.Store(&err) // first: a Status that counts the failure has one to show
 	c.count.Add(1)
-	c.last.Store(&err)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.logged[kind] {

@@ -381,10 +381,16 @@ type fakeAccess struct {
 	allowed  atomic.Bool // every verb
 	listOnly atomic.Bool // list (not watch) even when allowed is false
 	checks   atomic.Int32
+	lastName atomic.Pointer[string] // the object name of the latest check
+	err      atomic.Pointer[error]  // the review's error, when set
 }
 
-func (a *fakeAccess) Allowed(_ context.Context, _ schema.GroupVersionResource, _ string, verbs ...string) (bool, error) {
+func (a *fakeAccess) Allowed(_ context.Context, _ schema.GroupVersionResource, _, name string, verbs ...string) (bool, error) {
 	a.checks.Add(1)
+	a.lastName.Store(&name)
+	if err := a.err.Load(); err != nil {
+		return false, *err
+	}
 	for _, v := range verbs {
 		if !a.allowed.Load() && !(v == "list" && a.listOnly.Load()) {
 			return false, nil

@@ -67,6 +67,9 @@ func (e *entry) update(mut func(st *Status)) {
 	}
 	e.core.hub.publish(cur)
 	e.logTransition(prev, cur)
+	if cur.Phase == PhaseSynced {
+		e.probing.Store(false) // the request answered: later parks are logged again
+	}
 }
 
 func (e *entry) logTransition(prev, cur Status) {
@@ -74,6 +77,9 @@ func (e *entry) logTransition(prev, cur Status) {
 	switch {
 	case cur.Phase == prev.Phase && cur.Reason == prev.Reason:
 		// a new error of the same kind, or a relist: no line
+	case e.probing.Load() && (cur.Phase == PhaseParked || prev.Phase == PhaseParked && cur.Phase == PhaseSyncing):
+		// The request tried again while its access review cannot be made: logged once.
+		l.V(1).Info("Informer "+string(cur.Phase), "reason", cur.Reason, "err", errString(cur.LastError))
 	case cur.Phase == PhaseParked:
 		l.Info("Informer parked: no requests until the resource or the permissions change",
 			"reason", cur.Reason, "err", errString(cur.LastError))

@@ -6,6 +6,10 @@ import (
 	"math/rand/v2"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/fields"
+
 	"github.com/kindex/kindex/discovery"
 )
 
@@ -63,6 +67,9 @@ func (e *entry) supervise() {
 		case <-e.kick:
 		default:
 		}
+		if reason != ReasonForbidden && reason != ReasonWatchForbidden {
+			e.probing.Store(false)
+		}
 		for {
 			if reason == ReasonNotFound {
 				e.dropAll()
@@ -103,8 +110,14 @@ const (
 // served (gone: a CRD deleted while its informer could not read it).
 // The backoff is not reset by a resume, so a re-check that says yes while the real request
 // still fails cannot turn into a tight loop.
+//
+// A review the server refuses to answer (the client may not create
+// SelfSubjectAccessReviews, or the API is not served) cannot say when a grant took
+// effect: the request itself is tried instead, once the park has lasted the backoff's
+// current step (1 s doubling up to RecheckMax, 30 s), so that a grant still takes effect.
 func (e *entry) waitResume(reason Reason, bo *backoff) waited {
 	access := reason == ReasonForbidden || reason == ReasonWatchForbidden
+	parkedAt := time.Now()
 	if access {
 		e.core.checks.parked.Add(1)
 		defer e.core.checks.parked.Add(-1)
@@ -147,11 +160,25 @@ func (e *entry) waitResume(reason Reason, bo *backoff) waited {
 		if access && kicked && e.gone() {
 			return gone
 		}
-		if e.canResume(reason, kicked) {
+		switch e.canResume(reason, kicked) {
+		case allowed:
 			return resume
+		case unanswered:
+			if time.Since(parkedAt) >= bo.cur {
+				return resume
+			}
 		}
 	}
 }
+
+// recheck is what a park's re-check found.
+type recheck int
+
+const (
+	denied     recheck = iota // still parked
+	allowed                   // the park can end
+	unanswered                // an access review the server refused to answer
+)
 
 // gone asks discovery afresh whether the resource is still served (see confirmGone).
 func (e *entry) gone() bool {
@@ -168,17 +195,27 @@ func (e *entry) gone() bool {
 // that follows nothing (a shared client its owner did not start) sends no events and its
 // cache never changes by itself: the timer then re-discovers the resource's group, at most
 // once per group per RecheckInitial for all the factory's parked entries (freshRecheckDue).
-func (e *entry) canResume(reason Reason, kicked bool) bool {
+func (e *entry) canResume(reason Reason, kicked bool) recheck {
 	ctx, cancel := context.WithTimeout(e.ctx, 30*time.Second)
 	defer cancel()
 	switch reason {
 	case ReasonForbidden, ReasonWatchForbidden:
 		ns := e.key.Namespace
-		ok, err := e.core.access.Allowed(ctx, e.key.GVR, ns, "list", "watch")
-		if err != nil {
+		ok, err := e.core.access.Allowed(ctx, e.key.GVR, ns, e.accessName(), "list", "watch")
+		switch {
+		case err == nil && ok:
+			return allowed
+		case err == nil:
+			return denied
+		case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err):
+			if e.probing.CompareAndSwap(false, true) {
+				e.logger.Info("Access re-check refused by the server: retrying the request itself instead", "err", err)
+			}
+			return unanswered
+		default:
 			e.logger.V(2).Info("Access re-check failed", "err", err)
+			return denied
 		}
-		return err == nil && ok
 	default:
 		var res discovery.Resource
 		var err error
@@ -190,7 +227,10 @@ func (e *entry) canResume(reason Reason, kicked bool) bool {
 		default:
 			res, err = e.core.disc.CachedGVR(e.key.GVR)
 		}
-		return err == nil && res.Watchable() && e.servable(res)
+		if err == nil && res.Watchable() && e.servable(res) {
+			return allowed
+		}
+		return denied
 	}
 }
 
@@ -219,6 +259,25 @@ func (b *backoff) reset() { b.cur = 0 }
 func (e *entry) listAllowed(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ok, err := e.core.access.Allowed(ctx, e.key.GVR, e.key.Namespace, "list")
+	ok, err := e.core.access.Allowed(ctx, e.key.GVR, e.key.Namespace, e.accessName(), "list")
 	return err != nil || ok // unknown: as before, WatchForbidden after a good list
+}
+
+// accessName is the object name the apiserver authorizes the informer's list and watch for:
+// the name a field selector requires (metadata.name=x), which the server takes as the
+// request's name, so that a grant of that object alone (an RBAC rule with resourceNames)
+// allows them; "" otherwise.
+func (e *entry) accessName() string {
+	if e.key.FieldSelector == "" {
+		return ""
+	}
+	sel, err := fields.ParseSelector(e.key.FieldSelector)
+	if err != nil {
+		return ""
+	}
+	name, ok := sel.RequiresExactMatch("metadata.name")
+	if !ok || len(content.IsPathSegmentName(name)) > 0 {
+		return "" // the server does not take a name that cannot be a path segment either
+	}
+	return name
 }
