@@ -153,23 +153,54 @@ func (s *Store) descendValues(ix *index, after position, hasAfter bool, step fun
 		cur = max.e.sv
 		records(cur, "")
 	}
+	// The values below cur in one descending pass: a value's records arrive in reverse
+	// (namespace, name) order, so they are kept until the next value starts and stepped
+	// through reversed. A value with more than descendBuffer records is walked on its own,
+	// from its first record, and the pass resumes below it. (One search per value, as this
+	// walk first did, cost two tree searches and their allocations per value: most of a
+	// page sorted by a value most objects do not share.)
+	var buf []vitem
+	flush := func() {
+		for k := len(buf) - 1; k >= 0 && *more; k-- {
+			if !step(buf[k]) {
+				break
+			}
+		}
+		buf = buf[:0]
+	}
 	for *more {
-		// The largest value below cur: the first item at or below (cur, "") of another value.
-		var next *valueEntry
+		var large *valueEntry // a value with too many records to keep
 		ix.ordered.DescendLessOrEqual(vitem{&valueEntry{sv: cur}, &record{}}, func(it vitem) bool {
 			if it.e.sv.s == cur.s {
 				return true
 			}
-			next = it.e
-			return false
+			if len(buf) > 0 && buf[0].e.sv.s != it.e.sv.s {
+				if flush(); !*more {
+					return false
+				}
+			}
+			if len(buf) == descendBuffer {
+				large = it.e
+				return false
+			}
+			buf = append(buf, it)
+			return true
 		})
-		if next == nil {
+		if !*more {
 			return
 		}
-		cur = next.sv
+		if large == nil {
+			flush()
+			return
+		}
+		buf = buf[:0]
+		cur = large.sv
 		records(cur, "")
 	}
 }
+
+// descendBuffer is how many records of one value descendValues keeps to reverse them.
+const descendBuffer = 64
 
 // orderedPage reads the walker's page from an ordered structure when that is cheaper than
 // the driver's walk (best candidates; a scan when the walker has no driver), and reports
