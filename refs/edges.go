@@ -53,14 +53,14 @@ func (g *graph) resolve(t rawTarget, srcNS string) outEdge {
 	if vns != "" && vns == to.key.ns {
 		vns = to.key.ns // the key's copy: no string of its own
 	}
-	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns, opt: t.opt}
+	return outEdge{rule: t.rule, to: to, uid: t.uid, vns: vns, opt: t.opt, vopt: t.opt}
 }
 
 // pendingOf is the pending edge of t, waiting for lookup. Its raw reference leaves out
 // whether t is optional, which the edge says (pendingRaw gives it back), so that the same
 // reference, optional or not, is one pending reference.
 func pendingOf(t rawTarget, lookup string) outEdge {
-	o := outEdge{rule: t.rule, opt: t.opt}
+	o := outEdge{rule: t.rule, opt: t.opt, vopt: t.opt}
 	t.opt = false
 	o.pend = &pending{raw: t, key: lookup}
 	return o
@@ -87,7 +87,7 @@ func pendingRaw(o outEdge) rawTarget {
 // rawOf returns the reference an edge to an object of info was resolved from; kind is the
 // kind info had when it was resolved (the reference named that kind if its rule names kinds).
 func rawOf(o outEdge, info *resInfo, kind string) rawTarget {
-	t := rawTarget{rule: o.rule, res: o.rule.toID, ns: o.vns, name: o.to.key.name, uid: o.uid, opt: o.opt}
+	t := rawTarget{rule: o.rule, res: o.rule.toID, ns: o.vns, name: o.to.key.name, uid: o.uid, opt: o.vopt}
 	if t.res == noRes {
 		t.group, t.kind = info.gr.Group, kind
 	}
@@ -182,9 +182,11 @@ func dedupeOut(out []outEdge) (kept, shadows []outEdge) {
 	if len(out) < 2 {
 		return out, nil
 	}
-	// shadowed adds o to shadows unless its namespace is already kept for its edge.
-	shadowed := func(o outEdge, first outEdge) {
+	// shadowed adds o to shadows unless its namespace is already kept for its edge (then
+	// first's own values are optional only if o is too).
+	shadowed := func(o outEdge, first *outEdge) {
 		if o.pend != nil || o.vns == first.vns {
+			first.vopt = first.vopt && o.vopt
 			return
 		}
 		for _, s := range shadows {
@@ -201,7 +203,7 @@ func dedupeOut(out []outEdge) (kept, shadows []outEdge) {
 			id := idOf(o)
 			id.opt = false
 			if i, ok := seen[id]; ok {
-				shadowed(o, res[i])
+				shadowed(o, &res[i])
 				res[i].opt = res[i].opt && o.opt
 				continue
 			}
@@ -214,7 +216,7 @@ next:
 	for _, o := range out {
 		for i, r := range res {
 			if sameOut(o, r) {
-				shadowed(o, r)
+				shadowed(o, &res[i])
 				res[i].opt = r.opt && o.opt
 				continue next
 			}

@@ -82,6 +82,9 @@ type outEdge struct {
 	// opt: the reference is optional (its rule's OptionalField); a pending edge's raw
 	// reference leaves it out (pendingOf).
 	opt bool
+	// vopt: the values that named vns are all optional: opt before dedupeOut folded in
+	// values that named other namespaces, which the edge's shadows keep (see reresolve).
+	vopt bool
 }
 
 // pending is an unresolved reference and the catalog lookup that would resolve it.

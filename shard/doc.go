@@ -30,7 +30,9 @@
 // others count it out and take its range as well, keeps what it holds, and renews again once
 // it sees the group; the Leases it last saw live count from that moment, so that members
 // coming back from an outage of the API server do not each take the whole space (and list
-// it) before the others have renewed. A member whose own Lease is missing from the list (deleted by someone,
+// it) before the others have renewed; a member that merely did not list for that long (its
+// process paused) judges the Leases by their renewTimes as usual, so that one whose holder
+// died meanwhile is not counted live again. A member whose own Lease is missing from the list (deleted by someone,
 // and created again at the next renewal; or gone with its namespace) keeps its assignment
 // until the Lease is back, rather than take the whole space as if it were alone; unless the
 // Lease cannot be created again for a LeaseDuration (its RBAC) while other members are live:

@@ -63,6 +63,11 @@ func (m *Member) run(ctx context.Context) error {
 	first := true        // until the first renewal and list succeed
 	var listed time.Time // when a list of the group's Leases last succeeded
 	blindSaid := false   // the lists' failure for a LeaseDuration was logged
+	// A list of the group's Leases failed since the last that succeeded. A member that has
+	// not listed for a LeaseDuration without a list failing (its process was paused) saw the
+	// others renew as usual: their renewTimes say who is live, and a Lease nobody renewed
+	// meanwhile is expired, not counted again from this member's first list.
+	listFailed := false
 	for {
 		// A member that has not seen the group for a LeaseDuration follows an assignment the
 		// others no longer compute: after a member died, the range it had is nobody's, as the
@@ -75,10 +80,14 @@ func (m *Member) run(ctx context.Context) error {
 			probed := time.Now()
 			if _, lerr := m.listLeases(ctx); lerr == nil {
 				blind = false
-				m.mu.Lock()
-				m.recovered = probed
-				m.mu.Unlock()
+				if listFailed {
+					m.mu.Lock()
+					m.recovered = probed
+					m.mu.Unlock()
+				}
+				listFailed = false
 			} else {
+				listFailed = true
 				err = fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr)
 				if !blindSaid {
 					blindSaid = true
@@ -102,9 +111,10 @@ func (m *Member) run(ctx context.Context) error {
 		// others count this member out once its Lease expires, and so must it.
 		if !waiting && !blind && (err == nil || !first) {
 			if lerr := m.observe(ctx); lerr != nil {
+				listFailed = true
 				err = errors.Join(err, fmt.Errorf("shard: list the Leases of group %q in %s: %w", m.o.Group, m.o.Namespace, lerr))
 			} else {
-				listed, blindSaid = time.Now(), false
+				listed, blindSaid, listFailed = time.Now(), false, false
 			}
 		}
 		switch {
