@@ -333,6 +333,7 @@ func TestSnapshotAuditReadOnlyDir(t *testing.T) {
 	cacheEquals(t, ctx, inf, cms)
 	require.Equal(t, 1, fx.log.Count("Cannot write a snapshot"), "%s", fx.log)
 	require.Zero(t, fx.log.Count("Snapshot ignored"), "%s", fx.log)
+	testenv.Eventually(t, 10*time.Second, func() bool { _, _, d := ev.Get(); return len(d) == 3 }, "newer's delete delivered")
 	_, _, d := ev.Get()
 	require.Equal(t, []string{"new", "newer", "o2"}, d)
 

@@ -238,6 +238,7 @@ func TestSnapshotQuietRelistAdvancesTheSavedVersion(t *testing.T) {
 			"round %d: the relist applied", round)
 		cacheEquals(t, ctx, inf, pts)
 		require.Equal(t, wantLists, listsOf(fx), "round %d: LISTs", round)
+		testenv.Eventually(t, 30*time.Second, inf.Registrations()[0].HasSynced, "round %d: the handler was not delivered the initial list", round)
 		a, u, d := ev.Get()
 		require.Equal(t, []string{"o0", "o1", "o2"}, a, "round %d", round)
 		require.Empty(t, u, "round %d", round)
