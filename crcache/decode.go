@@ -179,109 +179,74 @@ func holdsTypeMetaIn(t reflect.Type, visiting map[reflect.Type]bool) bool {
 // clearNestedTypeMeta zeroes every metav1.TypeMeta within v but the top level's, as a
 // protobuf decode leaves them.
 func clearNestedTypeMeta(v reflect.Value, top bool) {
-	if !holdsTypeMeta(v.Type()) {
-		return
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			clearNestedTypeMeta(v.Elem(), top)
-		}
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			clearNestedTypeMeta(v.Index(i), false)
-		}
-	case reflect.Map:
-		for it := v.MapRange(); it.Next(); {
-			e := reflect.New(v.Type().Elem()).Elem()
-			e.Set(it.Value())
-			clearNestedTypeMeta(e, false)
-			v.SetMapIndex(it.Key(), e)
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			f := v.Field(i)
-			if !v.Type().Field(i).IsExported() || !f.CanSet() {
-				continue
-			}
-			if f.Type() == typeMetaType {
-				if !top {
-					f.SetZero()
-				}
-				continue
-			}
-			clearNestedTypeMeta(f, false)
-		}
-	}
+	walkNestedTypeMeta(v, reflect.Value{}, top, func(tm, _ reflect.Value) bool {
+		tm.SetZero()
+		return true
+	})
 }
 
 // hasNestedTypeMeta reports whether v holds a metav1.TypeMeta that is not empty, the top
 // level's aside.
 func hasNestedTypeMeta(v reflect.Value, top bool) bool {
-	if !holdsTypeMeta(v.Type()) {
-		return false
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		return !v.IsNil() && hasNestedTypeMeta(v.Elem(), top)
-	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			if hasNestedTypeMeta(v.Index(i), false) {
-				return true
-			}
-		}
-	case reflect.Map:
-		for it := v.MapRange(); it.Next(); {
-			if hasNestedTypeMeta(it.Value(), false) {
-				return true
-			}
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if !v.Type().Field(i).IsExported() {
-				continue
-			}
-			f := v.Field(i)
-			if f.Type() == typeMetaType {
-				if !top && !f.IsZero() {
-					return true
-				}
-				continue
-			}
-			if hasNestedTypeMeta(f, false) {
-				return true
-			}
-		}
-	}
-	return false
+	return !walkNestedTypeMeta(v, reflect.Value{}, top, func(tm, _ reflect.Value) bool {
+		return tm.IsZero()
+	})
 }
 
 // restoreNestedTypeMeta sets each nested metav1.TypeMeta of v that is empty to the one at
 // the same place in src (a value of v's type), where src has one: what
 // clearNestedTypeMeta took from src, put back where a transform left it.
 func restoreNestedTypeMeta(v, src reflect.Value, top bool) {
-	if !holdsTypeMeta(v.Type()) || v.Type() != src.Type() {
+	if v.Type() != src.Type() {
 		return
+	}
+	walkNestedTypeMeta(v, src, top, func(tm, from reflect.Value) bool {
+		if from.IsValid() && tm.IsZero() {
+			tm.Set(from)
+		}
+		return true
+	})
+}
+
+// walkNestedTypeMeta calls visit with every settable metav1.TypeMeta within v (through
+// pointers, slices, arrays, maps and exported struct fields), the top level's aside when top
+// is set, and with the TypeMeta at the same place in src, a value of v's type, or the zero
+// Value where src is not valid or has nothing there. A map's elements are walked in a copy
+// set back after the visit. It stops as soon as visit returns false, and reports whether it
+// went through.
+func walkNestedTypeMeta(v, src reflect.Value, top bool, visit func(tm, from reflect.Value) bool) bool {
+	if !holdsTypeMeta(v.Type()) {
+		return true
+	}
+	at := func(ok bool, f func() reflect.Value) reflect.Value {
+		if !src.IsValid() || !ok {
+			return reflect.Value{}
+		}
+		return f()
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
-		if !v.IsNil() && !src.IsNil() {
-			restoreNestedTypeMeta(v.Elem(), src.Elem(), top)
+		if v.IsNil() {
+			return true
 		}
+		return walkNestedTypeMeta(v.Elem(), at(src.IsValid() && !src.IsNil(), src.Elem), top, visit)
 	case reflect.Slice, reflect.Array:
-		for i := range min(v.Len(), src.Len()) {
-			restoreNestedTypeMeta(v.Index(i), src.Index(i), false)
+		for i := range v.Len() {
+			s := at(src.IsValid() && i < src.Len(), func() reflect.Value { return src.Index(i) })
+			if !walkNestedTypeMeta(v.Index(i), s, false, visit) {
+				return false
+			}
 		}
 	case reflect.Map:
 		for it := v.MapRange(); it.Next(); {
-			s := src.MapIndex(it.Key())
-			if !s.IsValid() {
-				continue
-			}
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(it.Value())
-			restoreNestedTypeMeta(e, s, false)
+			s := at(true, func() reflect.Value { return src.MapIndex(it.Key()) })
+			done := walkNestedTypeMeta(e, s, false, visit)
 			v.SetMapIndex(it.Key(), e)
+			if !done {
+				return false
+			}
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
@@ -289,15 +254,19 @@ func restoreNestedTypeMeta(v, src reflect.Value, top bool) {
 			if !v.Type().Field(i).IsExported() || !f.CanSet() {
 				continue
 			}
+			s := at(true, func() reflect.Value { return src.Field(i) })
 			if f.Type() == typeMetaType {
-				if !top && f.IsZero() {
-					f.Set(src.Field(i))
+				if !top && !visit(f, s) {
+					return false
 				}
 				continue
 			}
-			restoreNestedTypeMeta(f, src.Field(i), false)
+			if !walkNestedTypeMeta(f, s, false, visit) {
+				return false
+			}
 		}
 	}
+	return true
 }
 
 func fromUnstructured(u *unstructured.Unstructured, out runtime.Object) error {
