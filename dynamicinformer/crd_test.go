@@ -101,6 +101,9 @@ func TestCRDDeletedAfterSyncParksAndResumes(t *testing.T) {
 	// Parked means quiet: no list or watch of the resource, no new log lines.
 	path := "/apis/" + group + "/"
 	lists, watches := fx.rec.Count(path)
+	// The line is written before subscribers are told; awaited all the same, then held.
+	testenv.Eventually(t, 5*time.Second, func() bool { return fx.log.Count("Informer parked", "widgets."+group) > 0 },
+		"a log line for the park:\n%s", fx.log)
 	parkLines := fx.log.Count("Informer parked", "widgets."+group)
 	assert.Equal(t, 1, parkLines, "one log line for the park:\n%s", fx.log)
 	time.Sleep(3 * time.Second)

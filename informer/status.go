@@ -39,8 +39,8 @@ func (e *entry) Status() Status {
 }
 
 // update applies mut to the status; on a change of phase, reason, error or sync time it
-// wakes waiters, publishes the status to subscribers, updates the phase metric and logs the
-// transition: one line per transition, never one per retry.
+// updates the phase metric, logs the transition (one line per transition, never one per
+// retry), then wakes waiters and publishes the status to subscribers.
 func (e *entry) update(mut func(st *Status)) {
 	c := &e.status
 	c.mu.Lock()
@@ -59,14 +59,16 @@ func (e *entry) update(mut func(st *Status)) {
 	if !significant {
 		return
 	}
-	close(wake)
 	cur.Objects = int(e.objects.Load())
 	cur.Lists = int(e.lists.Load())
 	if cur.Phase != prev.Phase {
 		e.metrics.setPhase(cur.Phase)
 	}
-	e.core.hub.publish(cur)
+	// The line is written before anyone is told, so that a waiter or subscriber that saw
+	// the transition also finds it in the log.
 	e.logTransition(prev, cur)
+	close(wake)
+	e.core.hub.publish(cur)
 	if cur.Phase == PhaseSynced {
 		e.probing.Store(false) // the request answered: later parks are logged again
 	}
