@@ -944,7 +944,10 @@ func groupErrsFor(filter discovery.Filter, err error) []*discovery.GroupUnavaila
 		}
 		concerns := len(filter.IncludeGroups) == 0 && len(filter.IncludeResources) == 0 || slices.Contains(filter.IncludeGroups, g.Group)
 		for _, r := range filter.IncludeResources {
-			concerns = concerns || strings.HasSuffix(r, "."+g.Group) // the core group never fails
+			// "plural.group": a plural has no dot, so the group is all after the first one
+			// ("foos.sub.bar.io" is of sub.bar.io, not bar.io); the core group never fails.
+			_, group, ok := strings.Cut(r, ".")
+			concerns = concerns || ok && group == g.Group
 		}
 		if concerns {
 			out = append(out, g)

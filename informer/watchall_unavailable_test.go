@@ -25,6 +25,9 @@ func TestUnavailableForTheFilter(t *testing.T) {
 		{discovery.Filter{IncludeGroups: []string{"apps", "metrics.k8s.io"}}, []string{"metrics.k8s.io"}},
 		{discovery.Filter{IncludeResources: []string{"gadgets.widgets.example.com", "pods"}}, []string{"widgets.example.com"}},
 		{discovery.Filter{IncludeResources: []string{"configmaps"}}, nil},
+		// A resource of a subgroup is not of the failed parent group, nor the reverse.
+		{discovery.Filter{IncludeResources: []string{"foos.sub.widgets.example.com"}}, nil},
+		{discovery.Filter{IncludeResources: []string{"foos.example.com"}}, nil},
 	} {
 		assert.Equal(t, tc.want, unavailableFor(tc.filter, down), "%+v", tc.filter)
 	}
