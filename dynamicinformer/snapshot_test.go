@@ -833,6 +833,8 @@ func TestSnapshotOfAResourceNoLongerWatchableIsListed(t *testing.T) {
 	require.Equal(t, serverState(t, ctx, cms), nameRVs(must(inf.List(nil))))
 	lists, _ := rec.Count("/api/v1/namespaces/" + ns + "/configmaps")
 	require.Equal(t, 1, lists)
+	// A status read may see the park a moment before its log line is written.
+	testenv.Eventually(t, 5*time.Second, func() bool { return log.Count("Informer parked") > 0 }, "the park logged: %s", log)
 	require.Equal(t, 1, log.Count("Informer parked"), "%s", log)
 	testenv.Eventually(t, 10*time.Second, func() bool { _, _, d := ev.Get(); return len(d) == 1 }, "o0's delete")
 	a, u, d := ev.Get()
