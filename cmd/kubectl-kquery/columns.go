@@ -20,6 +20,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	k8sjsonpath "k8s.io/client-go/util/jsonpath"
 
 	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/jsonpath"
@@ -90,12 +91,25 @@ func defaultColumns(why string) *localColumns {
 // number of the other kind is converted, anything else is empty), string cells the text of
 // the value, date cells the time since an RFC 3339 timestamp (AGE's format), or <invalid>.
 // An expression that yields nothing leaves the cell empty; a null in a string column is
-// "<no value>", as the apiserver prints it.
+// "<no value>", as the apiserver prints it. A column whose JSONPath the apiserver cannot
+// parse ends its columns, as it ends the server's: the columns before it are printed, not it
+// nor the ones after it (the CRD's validation lets such a path through). An error means that
+// kindex's compiler refuses a path the server's parser accepts: the server's Table is then
+// the answer.
 func crdColumns(name, version string, defs []apiextv1.CustomResourceColumnDefinition) (*localColumns, error) {
 	from := fmt.Sprintf("the additionalPrinterColumns of CRD %s (version %s)", name, version)
 	if len(defs) == 0 { // the apiserver's default
 		defs = []apiextv1.CustomResourceColumnDefinition{{Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp"}}
 		from = fmt.Sprintf("NAME and AGE: CRD %s (version %s) has no additionalPrinterColumns", name, version)
+	}
+	for i, d := range defs {
+		// The apiserver's test (its tableconvertor), with its parser.
+		if err := k8sjsonpath.New(d.Name).Parse("{" + d.JSONPath + "}"); err != nil {
+			from = fmt.Sprintf("%s, up to column %q: its JSONPath %q does not parse (%v); as the apiserver, neither it nor the columns after it are shown",
+				from, d.Name, d.JSONPath, err)
+			defs = defs[:i]
+			break
+		}
 	}
 	columns := []metav1.TableColumnDefinition{nameCol()}
 	paths := make([]*jsonpath.Path, len(defs))
@@ -273,7 +287,8 @@ func (f *columnFinder) find(ctx context.Context, res discovery.Resource, scope s
 		if v.Name == res.GVR.Version {
 			c, err := crdColumns(name, v.Name, v.AdditionalPrinterColumns)
 			if err != nil {
-				return defaultColumns(err.Error())
+				f.log("%v; asking the server for the columns", err)
+				return server
 			}
 			return c
 		}
@@ -402,6 +417,9 @@ func (s *serverColumns) table(ctx context.Context, objs []*unstructured.Unstruct
 		}
 	} else {
 		cols = s.lastColumns()
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, err // cancelled (Ctrl-C): the server's Table is not what failed
 	}
 	if err != nil || len(cols) == 0 && len(objs) > 0 {
 		why := "the server's Table is not available"

@@ -278,21 +278,7 @@ func printObjects(w io.Writer, f outputFormat, items []*unstructured.Unstructure
 		} else {
 			data = obj.(*unstructured.UnstructuredList).UnstructuredContent()
 		}
-		p, err := listPath(f.Path, len(items))
-		if err != nil {
-			return err
-		}
-		var b bytes.Buffer
-		if f.AsJSON {
-			err = p.ExecuteJSON(&b, data)
-		} else {
-			err = p.Execute(&b, data)
-		}
-		if err != nil {
-			return fmt.Errorf("error executing jsonpath: %w", err)
-		}
-		_, err = w.Write(b.Bytes())
-		return err
+		return printJSONPath(w, f, data, len(items))
 	case "custom-columns":
 		return printCustomColumns(w, f.Columns, items, false)
 	case "name":
@@ -305,6 +291,26 @@ func printObjects(w io.Writer, f outputFormat, items []*unstructured.Unstructure
 	default:
 		return f.Printer.PrintObj(obj, w)
 	}
+}
+
+// printJSONPath prints -o jsonpath (or jsonpath-as-json) evaluated on data, which holds n
+// objects; nothing is written when the evaluation fails.
+func printJSONPath(w io.Writer, f outputFormat, data any, n int) error {
+	p, err := listPath(f.Path, n)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if f.AsJSON {
+		err = p.ExecuteJSON(&b, data)
+	} else {
+		err = p.Execute(&b, data)
+	}
+	if err != nil {
+		return fmt.Errorf("error executing jsonpath: %w", err)
+	}
+	_, err = w.Write(b.Bytes())
+	return err
 }
 
 // listPath returns p with an evaluation budget for printing n objects: the default budget
@@ -326,39 +332,53 @@ func listPath(p *jsonpath.Path, n int) (*jsonpath.Path, error) {
 func printCustomColumns(w io.Writer, cols []customColumn, items []*unstructured.Unstructured, noHeaders bool) error {
 	tw := printers.GetNewTabWriter(w)
 	if !noHeaders {
-		headers := make([]string, len(cols))
-		for i, c := range cols {
-			headers[i] = c.Header
-		}
-		fmt.Fprintln(tw, strings.Join(headers, "\t"))
+		writeCustomColumnsHeader(tw, cols)
 	}
 	for _, it := range items {
-		cells := make([]string, len(cols))
-		for i, c := range cols {
-			if c.Path == nil { // an empty path
-				cells[i] = "<none>"
-				continue
-			}
-			vals, err := c.Path.Eval(it.Object)
-			if err != nil {
-				return err
-			}
-			var texts []string
-			for _, v := range vals {
-				text := v.String()
-				if v.Kind() == jsonpath.KindNull {
-					text = "<nil>" // kubectl prints each value with fmt, a null as nil
-				}
-				texts = append(texts, printers.EscapeTerminal(text)) // as kubectl: no escape sequence reaches the terminal
-			}
-			cells[i] = strings.Join(texts, ",")
-			if len(texts) == 0 {
-				cells[i] = "<none>"
-			}
+		if err := writeCustomColumnsRow(tw, cols, it.Object); err != nil {
+			return err
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
+}
+
+// writeCustomColumnsHeader writes the header line of -o custom-columns to a tab writer.
+func writeCustomColumnsHeader(tw io.Writer, cols []customColumn) {
+	headers := make([]string, len(cols))
+	for i, c := range cols {
+		headers[i] = c.Header
+	}
+	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+}
+
+// writeCustomColumnsRow writes the line of -o custom-columns for obj to a tab writer; on
+// an error nothing is written.
+func writeCustomColumnsRow(tw io.Writer, cols []customColumn, obj map[string]any) error {
+	cells := make([]string, len(cols))
+	for i, c := range cols {
+		if c.Path == nil { // an empty path
+			cells[i] = "<none>"
+			continue
+		}
+		vals, err := c.Path.Eval(obj)
+		if err != nil {
+			return err
+		}
+		var texts []string
+		for _, v := range vals {
+			text := v.String()
+			if v.Kind() == jsonpath.KindNull {
+				text = "<nil>" // kubectl prints each value with fmt, a null as nil
+			}
+			texts = append(texts, printers.EscapeTerminal(text)) // as kubectl: no escape sequence reaches the terminal
+		}
+		cells[i] = strings.Join(texts, ",")
+		if len(texts) == 0 {
+			cells[i] = "<none>"
+		}
+	}
+	_, err := fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	return err
 }
 
 // tableOptions are the table flags.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -42,6 +43,10 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 			ShowLabels: o.table.ShowLabels, ColumnLabels: o.table.LabelColumns,
 		})
 		w.src = x.columns.source(ctx, s.t, s.scope)
+	} else if o.format.Kind == "custom-columns" {
+		// One tab writer for the whole watch, flushed after each event, as kubectl's: the
+		// header once, columns as wide as the widest cell printed so far.
+		w.tw = printers.GetNewTabWriter(x.stdout)
 	}
 
 	items, _, missing, err := x.pageOf(ctx, s, "")
@@ -52,6 +57,11 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 		// A name asked for is missing: as kubectl, the errors and exit 1, nothing printed of
 		// the others and no watch.
 		return reportAllButLast(x.stderr, missing)
+	}
+	if o.ignoreMissing && x.anyNameMissing(s) {
+		// As kubectl: with --ignore-not-found, a name not found ends the watch before it
+		// starts, with nothing printed and exit status 0.
+		return nil
 	}
 	for _, it := range items {
 		w.shown[objectKey(it)] = it
@@ -69,7 +79,7 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 	var mu sync.Mutex
 	lastNote := ""
 	unsubscribe, err := x.factory.SubscribeStatus(func(st informer.Status) {
-		if st.Key != s.inf.Key() {
+		if st.Key != s.inf.Key() || ctx.Err() != nil { // Ctrl-C: stopping is no news
 			return
 		}
 		mu.Lock()
@@ -106,11 +116,35 @@ func (x *execution) watch(ctx context.Context, s *state) error {
 			return nil // Ctrl-C
 		}
 		for _, k := range keys {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if watchTestHook != nil {
+				watchTestHook(w, k)
+			}
 			if err := w.update(ctx, k); err != nil {
+				if ctx.Err() != nil {
+					// Ctrl-C while looking at it: what failed is what was cancelled. As
+					// at any other moment, exit 0 and no message.
+					return nil
+				}
 				return err
 			}
 		}
 	}
+}
+
+// watchTestHook, set by tests only, runs before --watch looks at a changed object again.
+var watchTestHook func(w *watcher, k key)
+
+// anyNameMissing says whether a name asked for is not in the cache of s.
+func (x *execution) anyNameMissing(s *state) bool {
+	for _, n := range s.t.Names {
+		if _, err := s.inf.Get(s.scope.Namespace, n); apierrors.IsNotFound(err) {
+			return true
+		}
+	}
+	return false
 }
 
 // statusNote is the line --watch prints when its informer parks or retries, or "".
@@ -135,11 +169,13 @@ type watcher struct {
 	s       *state
 	src     columnSource
 	printer printers.ResourcePrinter
-	tw      interface {
+	// tw is the table's or custom-columns' tab writer, shared by every event.
+	tw interface {
 		io.Writer
 		Flush() error
 	}
-	shown map[string]*unstructured.Unstructured // printed and still matching, by ns/name
+	headerDone bool                                  // custom-columns: its header was printed
+	shown      map[string]*unstructured.Unstructured // printed and still matching, by ns/name
 	// serverRows are the rows last printed from the server's Table, without time columns.
 	serverRows map[string]string
 }
@@ -161,6 +197,18 @@ func (w *watcher) update(ctx context.Context, k key) error {
 		}
 	}
 	prev, was := w.shown[k.String()]
+	if present && was && prev.GetUID() != cur.GetUID() {
+		// Deleted and created again under its name since it was last looked at: another
+		// object. As kubectl's watch would have shown it: the old one deleted, the new one
+		// added.
+		delete(w.shown, k.String())
+		delete(w.serverRows, k.String())
+		if err := w.print(ctx, string(watch.Deleted), []*unstructured.Unstructured{prev}); err != nil {
+			return err
+		}
+		w.shown[k.String()] = cur
+		return w.print(ctx, string(watch.Added), []*unstructured.Unstructured{cur})
+	}
 	switch {
 	case present && !was:
 		w.shown[k.String()] = cur
@@ -186,7 +234,7 @@ func (w *watcher) update(ctx context.Context, k key) error {
 	case !present && was:
 		delete(w.shown, k.String())
 		last := prev
-		if cur != nil && err == nil {
+		if cur != nil && err == nil && cur.GetUID() == prev.GetUID() {
 			last = cur // stopped matching: its new state says why
 		}
 		return w.print(ctx, string(watch.Deleted), []*unstructured.Unstructured{last})
@@ -245,20 +293,9 @@ func timeless(t *metav1.Table) string {
 
 // print prints objects as one event type.
 func (w *watcher) print(ctx context.Context, event string, objs []*unstructured.Unstructured) error {
-	x := w.x
 	if w.printer == nil {
 		for _, obj := range objs {
-			p := printable(obj, w.s.t)
-			var err error
-			switch {
-			case x.o.watchEvents && (x.o.format.Kind == "json" || x.o.format.Kind == "yaml"):
-				err = x.o.format.Printer.PrintObj(&metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: p}}, x.stdout)
-			case x.o.format.Kind == "custom-columns":
-				err = printCustomColumns(x.stdout, x.o.format.Columns, []*unstructured.Unstructured{p}, true)
-			default:
-				err = printObjects(x.stdout, x.o.format, []*unstructured.Unstructured{p}, "", true)
-			}
-			if err != nil {
+			if err := w.printObject(event, printable(obj, w.s.t)); err != nil {
 				return err
 			}
 		}
@@ -274,6 +311,37 @@ func (w *watcher) print(ctx context.Context, event string, objs []*unstructured.
 		}
 	}
 	return w.printTable(event, t)
+}
+
+// printObject prints one object in a format other than the table. With
+// --output-watch-events, as kubectl: json and yaml print the WatchEvent, and jsonpath,
+// go-template and custom-columns are evaluated on it ({.type}, {.object.metadata.name});
+// name prints the object's name.
+func (w *watcher) printObject(event string, p *unstructured.Unstructured) error {
+	x := w.x
+	f := x.o.format
+	var ev *metav1.WatchEvent
+	data := p.Object
+	if x.o.watchEvents {
+		ev = &metav1.WatchEvent{Type: event, Object: runtime.RawExtension{Object: p}}
+		data = map[string]any{"type": event, "object": p.Object}
+	}
+	switch {
+	case f.Kind == "custom-columns":
+		if !w.headerDone && !x.o.table.NoHeaders {
+			writeCustomColumnsHeader(w.tw, f.Columns)
+		}
+		w.headerDone = true
+		if err := writeCustomColumnsRow(w.tw, f.Columns, data); err != nil {
+			return err
+		}
+		return w.tw.Flush()
+	case f.Kind == "jsonpath":
+		return printJSONPath(x.stdout, f, data, 1)
+	case ev != nil && f.Kind != "name":
+		return f.Printer.PrintObj(ev, x.stdout)
+	}
+	return printObjects(x.stdout, f, []*unstructured.Unstructured{p}, "", true)
 }
 
 // printTable prints a table of rows as one event type.
