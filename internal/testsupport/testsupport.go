@@ -4,6 +4,7 @@
 package testsupport
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
@@ -32,6 +33,9 @@ type Request struct {
 	Watch bool
 	// InitialEvents is true for watch-list requests (sendInitialEvents=true).
 	InitialEvents bool
+	// InitialEventsEnded is true for a watch-list whose stream said its initial events had
+	// ended (the bookmark annotated k8s.io/initial-events-end), as far as it was read.
+	InitialEventsEnded bool
 	// Status is the response status code, 0 if the request failed.
 	Status int
 	// ContentType is the response content type.
@@ -74,11 +78,15 @@ func (r *Recorder) Wrap(rt http.RoundTripper) http.RoundTripper {
 			}
 		}
 		resp, err := rt.RoundTrip(req)
+		idx := -1 // the request's place in reqs, set under mu once appended
 		if resp != nil {
 			rec.Status = resp.StatusCode
 			rec.ContentType = resp.Header.Get("Content-Type")
 			if rec.Watch && resp.Body != nil {
 				b := &cutBody{ReadCloser: resp.Body}
+				if rec.InitialEvents {
+					b.onData = r.endScanner(&idx)
+				}
 				r.mu.Lock()
 				r.bodies[b] = rec.Path
 				r.mu.Unlock()
@@ -91,10 +99,58 @@ func (r *Recorder) Wrap(rt http.RoundTripper) http.RoundTripper {
 			}
 		}
 		r.mu.Lock()
+		idx = len(r.reqs)
 		r.reqs = append(r.reqs, rec)
 		r.mu.Unlock()
 		return resp, err
 	}}
+}
+
+// initialEventsEnd is the annotation of the bookmark that ends a watch-list's initial
+// events; its key reads the same in JSON and protobuf streams.
+const initialEventsEnd = "k8s.io/initial-events-end"
+
+// endScanner returns what a watch-list's body calls with each read: it marks the request
+// (at *idx in reqs) once the stream carried initialEventsEnd, across read boundaries.
+func (r *Recorder) endScanner(idx *int) func([]byte) {
+	var tail []byte
+	done := false
+	return func(p []byte) {
+		if done {
+			return
+		}
+		buf := append(tail, p...)
+		if bytes.Contains(buf, []byte(initialEventsEnd)) {
+			done = true
+			r.mu.Lock()
+			if *idx >= 0 {
+				r.reqs[*idx].InitialEventsEnded = true
+			}
+			r.mu.Unlock()
+			return
+		}
+		keep := min(len(buf), len(initialEventsEnd)-1)
+		tail = append(tail[:0:0], buf[len(buf)-keep:]...)
+	}
+}
+
+// Listings returns the initial listings made for pathPart, in order: "list" for a LIST,
+// "watch-list" for a watch-list whose initial events ended, and "watch-list-unended" for
+// one whose stream ended or failed before (client-go's reflector then falls back to one
+// LIST, which an apiserver too loaded to serve a consistent read in time makes happen).
+func (r *Recorder) Listings(pathPart string) []string {
+	var out []string
+	for _, q := range r.Requests(pathPart) {
+		switch {
+		case q.InitialEvents && q.InitialEventsEnded:
+			out = append(out, "watch-list")
+		case q.InitialEvents:
+			out = append(out, "watch-list-unended")
+		case !q.Watch && q.Method == http.MethodGet:
+			out = append(out, "list")
+		}
+	}
+	return out
 }
 
 // Requests returns the recorded requests whose path contains pathPart.
@@ -183,6 +239,7 @@ type cutBody struct {
 	mu      sync.Mutex
 	isCut   bool
 	onClose func()
+	onData  func([]byte) // each read's bytes, from the reading goroutine
 	once    sync.Once
 }
 
@@ -194,6 +251,9 @@ func (b *cutBody) Read(p []byte) (int, error) {
 		return 0, errCut
 	}
 	n, err := b.ReadCloser.Read(p)
+	if b.onData != nil && n > 0 {
+		b.onData(p[:n])
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.isCut {
