@@ -378,3 +378,40 @@ func TestS55WatchIgnoreNotFound(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, `configmaps "nope" not found`)
 }
+
+// --sort-by with --watch orders the first listing and warns, on stderr, that the events
+// that follow are not sorted, in kubectl's words; with --watch-only, that it is ignored.
+func TestS55WatchSortByWarns(t *testing.T) {
+	ns := cp.Namespace(t)
+	kc := writeKubeconfig(t, cp.AdminConfig(), ns)
+	cs := cp.Clientset(t)
+	ctx := context.Background()
+	for _, n := range []string{"b", "c", "a"} {
+		cm := configMap(n)
+		cm.Data["a"] = map[string]string{"a": "3", "b": "1", "c": "2"}[n]
+		_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+		require.NoError(t, err)
+	}
+	r := s55StartWatch(t, kc, "cm", "-w", "--sort-by", "{.data.a}", "-o", "name")
+	assert.Equal(t, []string{"configmap/b", "configmap/c", "configmap/a"}, r.waitLines(t, 3), "the first listing is sorted")
+	assert.Equal(t, 0, r.stop(t))
+	assert.Equal(t, "warning: --watch requested, --sort-by will be ignored for watch events received\n", r.stderr.String())
+
+	r = s55StartWatch(t, kc, "cm", "--watch-only", "--sort-by", "{.data.a}", "-o", "name")
+	// Objects created until the watch prints one: those created before it synced are its
+	// first listing, which --watch-only does not print.
+	polls := 0
+	testenv.Eventually(t, 30*time.Second, func() bool {
+		if polls%10 == 0 { // one object per 200 ms
+			_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, configMap(fmt.Sprint("d", polls)), metav1.CreateOptions{})
+			require.NoError(t, err)
+		}
+		polls++
+		return len(r.lines()) > 0
+	}, "an event printed")
+	assert.Equal(t, 0, r.stop(t))
+	for _, l := range r.lines() {
+		assert.True(t, strings.HasPrefix(l, "configmap/d"), "only events: %q", l)
+	}
+	assert.Equal(t, "warning: --watch-only requested, --sort-by will be ignored\n", r.stderr.String())
+}

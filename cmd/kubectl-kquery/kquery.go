@@ -140,6 +140,14 @@ func execute(ctx context.Context, o *options, args []string, stdout, stderr io.W
 		return err
 	}
 	x := &execution{o: o, stdout: stdout, stderr: stderr, conditions: o.conds, single: singleItemImplied(args)}
+	// As kubectl: --sort-by orders the first listing of --watch; what comes after is printed
+	// as it happens.
+	switch {
+	case o.sortBy != "" && o.watchOnly:
+		fmt.Fprintln(stderr, "warning: --watch-only requested, --sort-by will be ignored")
+	case o.sortBy != "" && o.watch:
+		fmt.Fprintln(stderr, "warning: --watch requested, --sort-by will be ignored for watch events received")
+	}
 	if x.cfg, err = restConfig(o); err != nil {
 		return err
 	}
