@@ -338,13 +338,14 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	handlers := parseCallOptions(opts).handlers
+	co := parseCallOptions(opts)
+	handlers := co.handlers
 	for _, hd := range handlers {
 		if err := c.checkHandler(hd, "WithEventHandler"); err != nil {
 			return nil, err
 		}
 	}
-	e, early, err := c.reg.acquire(c, key, t, handlers)
+	e, early, err := c.reg.acquire(c, key, t, handlers, !co.versionFree)
 	if err != nil {
 		return nil, err
 	}

@@ -101,6 +101,12 @@
 //     the apiserver restarts and client-go backs off): no event would come, so the timer
 //     asks afresh for the resource's group, once per group per second for all parked
 //     informers.
+//     A version retired while its resource is served at another (a CRD's version set to
+//     served: false) is not a deletion: an informer asked for without a version
+//     (Factory.Informer) follows the resource to the version discovery now prefers and
+//     lists it there on the same cache, so that handlers are told the objects that still
+//     exist changed, not deleted; Status.Resource names the version followed. One asked
+//     for at the version (or shared with a caller that asked so) parks as above.
 //   - 403 on list: Forbidden; 403 on watch after a successful list: WatchForbidden (the
 //     listed snapshot is kept; no relist every 30 s). Re-checked with
 //     SelfSubjectAccessReviews for list and watch, from 1 s up to Options.AccessRecheckInterval

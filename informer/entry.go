@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kindex/kindex/discovery"
@@ -26,7 +28,8 @@ type entry struct {
 	key  Key
 	// target is what the entry lists. Its Resource is the resource as discovery last
 	// described it at the key's version (kind, scope, short names and categories may change
-	// when a CRD is re-created): guarded by resMu; the other fields never change.
+	// when a CRD is re-created), or at the version it followed the resource to (follow):
+	// guarded by resMu; the other fields never change.
 	resMu     sync.Mutex
 	target    storage.Target
 	logger    logr.Logger
@@ -49,6 +52,12 @@ type entry struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	kick   chan struct{} // a discovery event for this resource: re-check a park now
+	// pinned: a reference was acquired for the resource at its version, so the entry
+	// never follows it to another (follow). Only ever set to true once the entry exists.
+	pinned atomic.Bool
+	// followed: the entry has followed its resource to another version; its cache may hold
+	// objects of the one before until a list replaces them.
+	followed atomic.Bool
 	// probing: the access park's re-check could not be made (the review itself refused), so
 	// the park is ended now and then to try the request itself; its park and resume lines
 	// are logged at V(1) until the informer syncs or parks for another reason.
@@ -206,7 +215,8 @@ func (e *entry) apply(deltas cache.Deltas, ao applyOptions, recorded func()) err
 					errs = append(errs, err)
 					continue
 				}
-				if d.Type == cache.Replaced && sameResourceVersion(old, d.Object) && (ao.trustRV || sameContent(old, d.Object)) {
+				if d.Type == cache.Replaced && sameResourceVersion(old, d.Object) && (ao.trustRV || sameContent(old, d.Object)) &&
+					!e.movedVersion(old, d.Object) {
 					// A relist found the object unchanged: not an update (client-go's shared
 					// informers do not tell handlers either, unless they asked for resyncs).
 					continue
@@ -507,7 +517,7 @@ func (e *entry) healthy() {
 // re-created with the other scope) is gone too: the URL it lists, under the namespace, does
 // not exist. (An informer of all namespaces lists the same URL either way.)
 func (e *entry) confirmGone(ctx context.Context) bool {
-	res, err := e.core.disc.RecheckGVR(ctx, e.key.GVR)
+	res, err := e.core.disc.RecheckGVR(ctx, e.gvr())
 	if err != nil {
 		return isNoMatch(err)
 	}
@@ -532,6 +542,26 @@ func (e *entry) resource() discovery.Resource {
 	return e.target.Resource
 }
 
+// movedVersion reports whether old and obj are the object at two versions of the resource,
+// which only an entry that followed its resource to another version (follow) can hold: the
+// same resourceVersion is then an update, the object read at the new version.
+func (e *entry) movedVersion(old, obj any) bool {
+	if !e.followed.Load() {
+		return false
+	}
+	ro, ok := obj.(runtime.Object)
+	return ok && !atVersion(old, ro.GetObjectKind().GroupVersionKind().GroupVersion())
+}
+
+// atVersion reports whether obj is of gv (true for what does not say).
+func atVersion(obj any, gv schema.GroupVersion) bool {
+	ro, ok := obj.(runtime.Object)
+	return !ok || ro.GetObjectKind().GroupVersionKind().GroupVersion() == gv
+}
+
+// gvr is the resource the entry lists: the key's, or the one it followed (follow).
+func (e *entry) gvr() schema.GroupVersionResource { return e.resource().GVR }
+
 // targetNow is what a run lists: the entry's target, the resource as described now.
 func (e *entry) targetNow() storage.Target {
 	e.resMu.Lock()
@@ -543,13 +573,45 @@ func (e *entry) targetNow() storage.Target {
 // re-created with another kind, short names, categories or scope): Resource and Status show
 // it, and the next run lists it so.
 func (e *entry) described(res discovery.Resource) {
-	if res.GVR != e.key.GVR {
+	e.resMu.Lock()
+	if res.GVR != e.target.Resource.GVR {
+		e.resMu.Unlock()
 		return
+	}
+	e.target.Resource = res
+	e.resMu.Unlock()
+	e.update(func(st *Status) { st.Resource = res })
+}
+
+// follow moves an entry whose version is no longer served (its run found it gone) to the
+// version discovery now prefers for the resource, when no reference pinned the version:
+// the next run lists that version on the same store, so the objects that still exist are
+// updates for the handlers (their apiVersion changes) and only those gone are deletes. It
+// reports whether it moved; false leaves the park to drop the cache, as for a deleted CRD.
+// A resource served nowhere else, or served in a way the entry cannot serve (servable),
+// is not followed.
+func (e *entry) follow() bool {
+	if e.pinned.Load() {
+		return false
+	}
+	cur := e.resource()
+	// Discovery's cache, which the park's confirmation (confirmGone, or the discovery event
+	// that turned an access park into NotFound) has just brought up to date: no request.
+	res, err := e.core.disc.CachedGVR(schema.GroupVersionResource{Group: cur.GVR.Group, Resource: cur.GVR.Resource})
+	if err != nil || res.GVR.Version == cur.GVR.Version || !res.Watchable() || !e.servable(res) {
+		return false
 	}
 	e.resMu.Lock()
 	e.target.Resource = res
 	e.resMu.Unlock()
+	e.followed.Store(true)
+	if e.snap != nil {
+		e.snap.moved.Store(true)
+	}
 	e.update(func(st *Status) { st.Resource = res })
+	e.logger.Info("Version no longer served: following the resource to the version it is served at; its objects are read again there",
+		"from", cur.GVR.Version, "to", res.GVR.Version)
+	return true
 }
 
 // servable reports whether the entry can serve res as discovery serves it: its list URL

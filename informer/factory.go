@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -347,23 +348,41 @@ func (f *Factory[T]) Shutdown() {
 // *discovery.AmbiguousError, discovery.ErrGroupUnavailable); ErrNotWatchable for a resource
 // without list and watch; and, for a handler given with WithEventHandler, ErrNilCallback or
 // ErrHandlerType.
+//
+// An informer asked for without a version (here, or InformerForGVR or InformerForGVK with an
+// empty version) follows its resource to another version when its own stops being served
+// while the resource is still served (a CRD's version retired, served: false): the next
+// list is of the version discovery now prefers, and handlers see each object that still
+// exists change (its apiVersion) as an update, never as a delete. Status.Resource names
+// the version it lists (Key, the one it was made for), and it writes no snapshot from then
+// on (its file would be of the other version). One asked for at a version, or shared with
+// a caller that asked so (ForResource and WatchAll's members do), parks NotFound instead,
+// as for a deleted CRD: its objects are deleted for its handlers.
 func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
-	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.Resolve(ctx, input) }, opts)
+	var res discovery.Resource
+	return f.resolveThen(ctx, func() (discovery.Resource, error) {
+		var err error
+		res, err = f.c.disc.Resolve(ctx, input)
+		return res, err
+	}, func() bool { return !namesVersion(input, res.GVR) }, opts)
 }
 
 // InformerForGVR is Informer for a GVR; an empty version means the preferred one.
 func (f *Factory[T]) InformerForGVR(ctx context.Context, gvr schema.GroupVersionResource, opts ...Option) (*Informer[T], error) {
-	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVR(ctx, gvr) }, opts)
+	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVR(ctx, gvr) },
+		func() bool { return gvr.Version == "" }, opts)
 }
 
 // InformerForGVK is Informer for the resource serving a GVK; an empty version means the
 // preferred one.
 func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersionKind, opts ...Option) (*Informer[T], error) {
-	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVK(ctx, gvk) }, opts)
+	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVK(ctx, gvk) },
+		func() bool { return gvk.Version == "" }, opts)
 }
 
-// resolveThen is Informer's checks, then resolve through discovery, then ForResource.
-func (f *Factory[T]) resolveThen(ctx context.Context, resolve func() (discovery.Resource, error), opts []Option) (*Informer[T], error) {
+// resolveThen is Informer's checks, then resolve through discovery, then ForResource;
+// versionFree, asked once resolve succeeded, says whether the caller named no version.
+func (f *Factory[T]) resolveThen(ctx context.Context, resolve func() (discovery.Resource, error), versionFree func() bool, opts []Option) (*Informer[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -376,6 +395,9 @@ func (f *Factory[T]) resolveThen(ctx context.Context, resolve func() (discovery.
 	res, err := resolve()
 	if err != nil {
 		return nil, err
+	}
+	if versionFree() {
+		opts = append(opts[:len(opts):len(opts)], anyVersion)
 	}
 	return f.ForResource(res, opts...)
 }
@@ -472,4 +494,27 @@ func (f *Factory[T]) Recheck() {
 	for _, e := range f.c.reg.list() {
 		e.notify()
 	}
+}
+
+// namesVersion reports whether input, which Informer resolved to gvr, named a version, in
+// the forms discovery reads (discovery.Client.Resolve): group/version/name, version/name
+// in the core group, name.version. and name.version.group. A name.group whose group reads
+// like a version and more ("foos.v1.example.com" resolved in group v1.example.com) named
+// none: the group it resolved to tells the two readings apart.
+func namesVersion(input string, gvr schema.GroupVersionResource) bool {
+	if strings.Contains(input, "/") {
+		p := strings.Split(input, "/")
+		switch len(p) {
+		case 3:
+			return true
+		case 2:
+			return gvr.Group == "" && strings.EqualFold(p[0], gvr.Version) // v1/pods, not apps/deployments
+		}
+		return false
+	}
+	if trimmed, ok := strings.CutSuffix(input, "."); ok {
+		return strings.Contains(trimmed, ".") // pods.v1.
+	}
+	_, rest, ok := strings.Cut(input, ".")
+	return ok && strings.EqualFold(rest, gvr.Version+"."+gvr.Group)
 }

@@ -67,6 +67,10 @@ type callOptions struct {
 	field     *string
 	shard     *Shard
 	handlers  []cache.ResourceEventHandler
+	// versionFree: the caller named the resource without a version (Factory.Informer and
+	// its GVR and GVK forms), so the informer may follow the resource to another version
+	// (entry.follow). Set by the factory, never by a user's Option.
+	versionFree bool
 }
 
 func parseCallOptions(opts []Option) callOptions {
@@ -92,6 +96,9 @@ func WithLabelSelector(s string) Option { return func(o *callOptions) { o.label 
 
 // WithFieldSelector sets the informer's field selector ("" selects everything).
 func WithFieldSelector(s string) Option { return func(o *callOptions) { o.field = &s } }
+
+// anyVersion marks a call that named its resource without a version.
+func anyVersion(o *callOptions) { o.versionFree = true }
 
 // WithEventHandler adds handler to the informer as AddEventHandler does, but, when the call
 // creates the informer, before it handles anything: the handler sees every object of the

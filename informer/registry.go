@@ -26,7 +26,9 @@ func newRegistry() *registry { return &registry{entries: map[Key]*entry{}} }
 // if there is none. When it creates the entry, it adds handlers to it before starting it,
 // so that they see everything the entry handles, and returns their registrations (none
 // otherwise).
-func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.ResourceEventHandler) (*entry, []*Registration, error) {
+// A pinned caller named the resource's version: the entry never follows it to another
+// (entry.follow), whoever else holds it.
+func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.ResourceEventHandler, pinned bool) (*entry, []*Registration, error) {
 	for {
 		r.mu.Lock()
 		if r.closed {
@@ -36,6 +38,7 @@ func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.
 		e := r.entries[key]
 		if e == nil {
 			e = newEntry(c, key, t)
+			e.pinned.Store(pinned)
 			e.refs = 1
 			r.entries[key] = e
 			regs := make([]*Registration, 0, len(handlers))
@@ -54,6 +57,9 @@ func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.
 			return e, regs, nil
 		}
 		if e.closing == nil {
+			if pinned {
+				e.pinned.Store(true)
+			}
 			e.refs++
 			r.mu.Unlock()
 			return e, nil, nil

@@ -73,10 +73,19 @@ func newRun(e *entry) *run {
 	// The snapshot's watch decides when the run is current from the events the informer
 	// keeps: outside the shard filter, so that events of other shards (a server that does
 	// not filter) are not waited for.
-	lw := &classifyingLW{inner: e.snapshotLW(r, e.shardLW(e.core.mode.ListerWatcher(e.targetNow()))), hooks: r,
+	target := e.targetNow()
+	lw := &classifyingLW{inner: e.snapshotLW(r, e.shardLW(e.core.mode.ListerWatcher(target))), hooks: r,
 		known: func(key string) (any, bool) {
 			obj, ok, err := e.store.GetByKey(key)
-			return obj, ok && err == nil
+			if !ok || err != nil {
+				return nil, false
+			}
+			// Since the entry followed its resource to another version, a cached object
+			// of the same resourceVersion may be of the old one: not the item listed.
+			if e.followed.Load() && !atVersion(obj, target.Resource.GVR.GroupVersion()) {
+				return nil, false
+			}
+			return obj, true
 		}}
 	r.refl = cache.NewReflectorWithOptions(lw, e.core.mode.ExampleObject(), r.fifo, cache.ReflectorOptions{
 		Logger:          &logger,

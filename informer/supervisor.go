@@ -72,6 +72,9 @@ func (e *entry) supervise() {
 		}
 		for {
 			if reason == ReasonNotFound {
+				if e.follow() {
+					break // its resource, at another version: listed again at once
+				}
 				e.dropAll()
 			}
 			now := time.Now()
@@ -201,7 +204,7 @@ func (e *entry) canResume(reason Reason, kicked bool) recheck {
 	switch reason {
 	case ReasonForbidden, ReasonWatchForbidden:
 		ns := e.key.Namespace
-		ok, err := e.core.access.Allowed(ctx, e.key.GVR, ns, e.accessName(), "list", "watch")
+		ok, err := e.core.access.Allowed(ctx, e.gvr(), ns, e.accessName(), "list", "watch")
 		switch {
 		case err == nil && ok:
 			return allowed
@@ -219,13 +222,14 @@ func (e *entry) canResume(reason Reason, kicked bool) recheck {
 	default:
 		var res discovery.Resource
 		var err error
+		gvr := e.gvr()
 		switch {
 		case kicked:
-			res, err = e.core.disc.ResolveGVR(ctx, e.key.GVR)
-		case e.core.freshRecheckDue(e.key.GVR.Group):
-			res, err = e.core.disc.RecheckGVR(ctx, e.key.GVR)
+			res, err = e.core.disc.ResolveGVR(ctx, gvr)
+		case e.core.freshRecheckDue(gvr.Group):
+			res, err = e.core.disc.RecheckGVR(ctx, gvr)
 		default:
-			res, err = e.core.disc.CachedGVR(e.key.GVR)
+			res, err = e.core.disc.CachedGVR(gvr)
 		}
 		if err == nil && res.Watchable() && e.servable(res) {
 			return allowed
@@ -259,7 +263,7 @@ func (b *backoff) reset() { b.cur = 0 }
 func (e *entry) listAllowed(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	ok, err := e.core.access.Allowed(ctx, e.key.GVR, e.key.Namespace, e.accessName(), "list")
+	ok, err := e.core.access.Allowed(ctx, e.gvr(), e.key.Namespace, e.accessName(), "list")
 	return err != nil || ok // unknown: as before, WatchForbidden after a good list
 }
 

@@ -1,0 +1,74 @@
+package dynamicinformer_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kindex/kindex/dynamicinformer"
+	"github.com/kindex/kindex/informer"
+	"github.com/kindex/kindex/internal/testenv"
+	"github.com/kindex/kindex/internal/testsupport"
+)
+
+// A CRD's version retired (served: false, another version served and preferred): an
+// informer asked for without a version follows the resource there. Its objects all still
+// exist, so its handlers are told no delete, its cache holds them at the new version, and
+// it goes on with changes made there. One asked for at the version parks NotFound and
+// deletes them, as for a deleted CRD: that version is gone. (Before, an informer asked
+// for without a version deleted every object too.)
+func TestRetiredVersionIsFollowed(t *testing.T) {
+	t.Parallel()
+	for _, mode := range s52Modes {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := context.Background()
+			w := s52NewWidgets(t, 3, func(i int) int64 { return int64(i) })
+			fx := mode.startRec(t, nil, dynamicinformer.Options{Namespace: w.ns})
+			free, pinned := &testsupport.Events{}, &testsupport.Events{}
+			inf, err := fx.f.Informer(ctx, "widgets."+w.group, informer.WithEventHandler(free.Handler()))
+			require.NoError(t, err)
+			defer inf.Release()
+			// At the version, and with a selector so that it is an informer of its own.
+			pin, err := fx.f.Informer(ctx, "widgets.v1."+w.group, informer.WithEventHandler(pinned.Handler()),
+				informer.WithLabelSelector("team=a"))
+			require.NoError(t, err)
+			defer pin.Release()
+			waitSync(t, inf)
+			waitSync(t, pin)
+			require.Equal(t, w.v1, inf.Status().Resource.GVR)
+
+			w.addV2(t, false) // v2 served and stored; v1 no longer served
+			testenv.EventuallyWith(t, 30*time.Second, func() bool {
+				st := inf.Status()
+				return st.Resource.GVR == w.v2 && st.Phase == informer.PhaseSynced
+			}, func() string { return fx.log.String() })
+			objs := must(inf.List(nil))
+			require.Len(t, objs, 3)
+			for _, o := range objs {
+				assert.Equal(t, w.group+"/v2", o.GetAPIVersion(), "%s is read at the version followed", o.GetName())
+			}
+			assert.Equal(t, w.v1, inf.Key().GVR, "the key is the one it was made for")
+			_, err = cp.Dynamic(t).Resource(w.v2).Namespace(w.ns).Create(ctx, s52Widget(w.group, "v2", "w9", nil, map[string]any{"size": 9}), metav1.CreateOptions{})
+			require.NoError(t, err)
+			testenv.Eventually(t, 30*time.Second, func() bool { a, _, _ := free.Get(); return len(a) == 4 }, "the add made at v2")
+			adds, updates, deletes := free.Get()
+			assert.Equal(t, []string{"w0", "w1", "w2", "w9"}, adds)
+			assert.Equal(t, []string{"w0", "w1", "w2"}, updates, "each object read again at v2")
+			assert.Empty(t, deletes, "no object was deleted")
+			assert.Equal(t, 1, fx.log.Count("Version no longer served: following"), "%s", fx.log)
+
+			testenv.Eventually(t, 30*time.Second, func() bool {
+				st := pin.Status()
+				return st.Phase == informer.PhaseParked && st.Reason == informer.ReasonNotFound
+			}, "the informer at v1 parks: %+v", pin.Status())
+			testenv.Eventually(t, 10*time.Second, func() bool { _, _, d := pinned.Get(); return len(d) == 3 }, "its objects deleted")
+			_, _, deletes = pinned.Get()
+			assert.Equal(t, []string{"w0", "w1", "w2"}, deletes)
+			assert.Equal(t, w.v1, pin.Status().Resource.GVR, "it stays at its version")
+		})
+	}
+}
