@@ -274,8 +274,11 @@ func (c *Client) apply(res *fetchResult) {
 	defer c.applyMu.Unlock()
 	old := c.snap.Load()
 	n := old.merge(res)
-	if res.full && c.follower != nil {
-		n = c.follower.guard(old, n)
+	if c.follower != nil {
+		if res.full {
+			n = c.follower.guard(old, n)
+		}
+		n = c.follower.holdMoves(old, n)
 	}
 	events := diff(old, n)
 	c.snap.Store(n)

@@ -275,6 +275,51 @@ func (f *follower) confirmLocked(group, key string, expect expectation, now time
 	m[key] = confirmation{expect: expect, until: now.Add(confirmWindow)}
 }
 
+// holdMoves keeps old's state of a group whose round shows a resource it served as served
+// at no version while a watched change of the group is not reflected yet: the apiserver
+// rebuilds a CRD's discovery asynchronously, so a CRD that retires one version for another
+// (v1 no longer served, v2 served) shows for a moment neither. Applied, that moment would
+// tell subscribers the resource was removed, then added, and a watch-all set would tell
+// its handlers every object was deleted where the resource only changed version. The group
+// is re-discovered on the pending retry and applied once its expectations hold (a Changed
+// event then), or as it is once giveUpAfter has passed, as settle gives up. A deleted CRD
+// is expected unlisted: a round that shows it gone meets that and is applied at once. It
+// runs under the client's applyMu and does no I/O.
+func (f *follower) holdMoves(old, n *snapshot) *snapshot {
+	now := f.c.opts.Clock.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var keep []string
+	for group, p := range f.pending {
+		if now.Sub(p.first) > giveUpAfter || !lostResource(old, n, group) {
+			continue
+		}
+		for _, expect := range p.expect {
+			if !expect(n) {
+				keep = append(keep, group) // settle retries it on its backoff
+				break
+			}
+		}
+	}
+	if len(keep) == 0 {
+		return n
+	}
+	slices.Sort(keep)
+	f.log.V(1).Info("a re-discovery shows a resource served at no version while a watched change is not reflected yet; keeping the groups as they were until it is",
+		"groups", keep)
+	return n.keepGroups(old, keep)
+}
+
+// lostResource reports whether a resource of group that old serves is not served by n.
+func lostResource(old, n *snapshot, group string) bool {
+	for _, e := range old.all {
+		if gr := e.res.GVR.GroupResource(); gr.Group == group && n.byGR[gr] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // guard protects what the watches confirmed from a full round that lags behind them. The
 // per-group endpoints answer from the server's current state, while the aggregated
 // document is rebuilt asynchronously (for an aggregated API server, after fetching from

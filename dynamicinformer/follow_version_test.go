@@ -2,13 +2,16 @@ package dynamicinformer_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
+	"github.com/kindex/kindex/discovery"
 	"github.com/kindex/kindex/dynamicinformer"
 	"github.com/kindex/kindex/informer"
 	"github.com/kindex/kindex/internal/testenv"
@@ -69,6 +72,51 @@ func TestRetiredVersionIsFollowed(t *testing.T) {
 			_, _, deletes = pinned.Get()
 			assert.Equal(t, []string{"w0", "w1", "w2"}, deletes)
 			assert.Equal(t, w.v1, pin.Status().Resource.GVR, "it stays at its version")
+		})
+	}
+}
+
+// A watch-all set across a CRD's version retired: its member follows the resource until
+// the set has moved to the version served, so that the handler is told no delete of an
+// object that still exists, whether the member found its version gone before discovery
+// reported the move or after; the set ends at the new version with every object.
+func TestRetiredVersionWatchAllTellsNoDelete(t *testing.T) {
+	t.Parallel()
+	for _, mode := range s52Modes {
+		t.Run(mode.name, func(t *testing.T) {
+			ctx := context.Background()
+			w := s52NewWidgets(t, 3, func(i int) int64 { return int64(i) })
+			gr := w.v1.GroupResource()
+			fx := mode.startRec(t, nil, dynamicinformer.Options{Namespace: w.ns})
+			ws, err := fx.f.WatchAll(ctx, discovery.Filter{IncludeGroups: []string{w.group}})
+			require.NoError(t, err)
+			t.Cleanup(ws.Stop)
+			ev := &testsupport.Events{}
+			reg, err := ws.AddEventHandler(func(discovery.Resource) cache.ResourceEventHandler { return ev.Handler() })
+			require.NoError(t, err)
+			require.NoError(t, ws.WaitForSync(ctx))
+			testenv.Eventually(t, 30*time.Second, func() bool { return reg.MemberSynced(gr) }, "handler synced")
+
+			w.addV2(t, false) // v2 served and stored; v1 no longer served
+			testenv.EventuallyWith(t, 30*time.Second, func() bool {
+				inf, ok := ws.Informer(gr)
+				return ok && inf.Key().GVR == w.v2 && inf.HasSynced() && reg.MemberSynced(gr)
+			}, func() string { return fx.log.String() })
+			_, err = cp.Dynamic(t).Resource(w.v2).Namespace(w.ns).Create(ctx, s52Widget(w.group, "v2", "w9", nil, map[string]any{"size": 9}), metav1.CreateOptions{})
+			require.NoError(t, err)
+			testenv.Eventually(t, 30*time.Second, func() bool {
+				a, _, _ := ev.Get()
+				return slices.Contains(a, "w9")
+			}, "the add made at v2")
+			_, _, deletes := ev.Get()
+			assert.Empty(t, deletes, "no object was deleted: %s", fx.log)
+			inf, ok := ws.Informer(gr)
+			require.True(t, ok)
+			objs := must(inf.List(nil))
+			require.Len(t, objs, 4)
+			for _, o := range objs {
+				assert.Equal(t, w.group+"/v2", o.GetAPIVersion(), o.GetName())
+			}
 		})
 	}
 }

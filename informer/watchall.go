@@ -243,7 +243,11 @@ func (wa *watchAll) add(res discovery.Resource) {
 		wa.moveMu.Unlock()
 		return
 	}
-	h, err := wa.c.acquire(res, wa.opts) // no I/O: the informer starts on its own goroutine
+	// A member is of the resource, not of its version: retired, the version is followed
+	// (entry.follow) until the set has moved to the one discovery prefers, so that the
+	// handlers are not told its objects were deleted meanwhile. No I/O: the informer starts
+	// on its own goroutine.
+	h, err := wa.c.acquire(res, append(wa.opts[:len(wa.opts):len(wa.opts)], anyVersion))
 	if err != nil {
 		wa.mu.Unlock()
 		wa.moveMu.Unlock()

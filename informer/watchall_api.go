@@ -40,9 +40,12 @@ type WatchAll[T Object] struct {
 // what a handler was told adds up to the new member's cache, and no delete of a key comes
 // after the new member's add of it unless the object was deleted. (Of an object deleted
 // just after the new member's initial list, the handler may get that delete and then
-// such a tombstone. And when the old member emptied itself before discovery reported the
-// move, its version no longer served, it parked NotFound and queued a delete per object:
-// the handler gets those deletes, then the new member's adds.) These are per group and resource: a handler factory that gives each
+// such a tombstone. A member whose version is retired before discovery reports the move
+// follows the resource to the version served (Factory.Informer's rule for an informer
+// asked for without a version): its handler is told the objects changed, not deleted.
+// Only a member shared with a caller that asked for its version, or whose resource is
+// served at no version any more, parks NotFound and queues a delete per object: the
+// handler gets those deletes, then the new member's adds.) These are per group and resource: a handler factory that gives each
 // version its own state sees the re-adds in the new version's handler and the tombstones
 // there too. AllRegistration.MemberSynced (and HasSynced) is false for the resource until
 // the handler has been delivered the tombstones. This costs nothing outside moves: a move keeps the old member's keys and objects

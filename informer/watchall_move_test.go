@@ -245,9 +245,10 @@ func TestWatchAllMoveOrdersOldTombstonesBeforeNewAdds(t *testing.T) {
 	old, ok := wa.Informer(gr)
 	require.True(t, ok)
 
-	// v2 is no longer served: its informer parks as not found and queues a tombstone per
-	// object, behind the adds.
-	e.disc.set(widgets)
+	// v2 is no longer served, nor any version (were v1 served, the member would follow
+	// it): its informer parks as not found and queues a tombstone per object, behind the
+	// adds. Then v1 is served.
+	e.disc.miss(widgetsV2)
 	e.mode.server(widgetsV2.GVR).setErrors(notFoundErr(), notFoundErr())
 	e.mode.server(widgetsV2.GVR).closeWatches()
 	eventually(t, func() bool {
@@ -255,6 +256,7 @@ func TestWatchAllMoveOrdersOldTombstonesBeforeNewAdds(t *testing.T) {
 		return st.Phase == PhaseParked && st.Reason == ReasonNotFound
 	}, "v2 parked as not found: %v", old.Status())
 
+	e.disc.set(widgets)
 	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &widgetsV2})
 	eventually(t, func() bool {
 		inf, ok := wa.Informer(gr)
@@ -271,6 +273,47 @@ func TestWatchAllMoveOrdersOldTombstonesBeforeNewAdds(t *testing.T) {
 		"v2's queue delivered: %d calls", view.callsOf("v2"))
 	eventually(t, func() bool { return view.equals(keys...) },
 		"every live object in the view: %d of %d", len(view.snapshot()), len(keys))
+	assert.Zero(t, view.concurrent.Load(), "the old and the new member's handlers never run at once")
+}
+
+// A member whose version is retired while discovery serves the resource at another follows
+// it there (entry.follow) until the set moves: its handler is told no delete of an object
+// that still exists, before the move or after it.
+func TestWatchAllMemberFollowsRetiredVersion(t *testing.T) {
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	e := newEnv(t, Options[obj]{}, widgetsV2)
+	ctx := context.Background()
+	gr := widgets.GVR.GroupResource()
+	keys := serve(e.mode.server(widgetsV2.GVR), "o", 0, 20)
+	serve(e.mode.server(widgets.GVR), "o", 0, 20)
+
+	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
+	require.NoError(t, err)
+	defer wa.Stop()
+	view := newKeyView()
+	reg, err := wa.AddEventHandler(view.factory)
+	require.NoError(t, err)
+	eventually(t, func() bool { return reg.MemberSynced(gr) && view.equals(keys...) }, "v2 synced")
+	old, ok := wa.Informer(gr)
+	require.True(t, ok)
+
+	e.disc.set(widgets) // v2 retired, v1 served
+	e.mode.server(widgetsV2.GVR).setErrors(notFoundErr(), notFoundErr())
+	e.mode.server(widgetsV2.GVR).closeWatches()
+	eventually(t, func() bool {
+		st := old.Status()
+		return st.Resource.GVR.Version == "v1" && st.Phase == PhaseSynced
+	}, "the v2 member follows to v1: %v", old.Status())
+	assert.Equal(t, "v2", old.Key().GVR.Version)
+	assert.Zero(t, view.tombs.Load(), "no delete while following")
+
+	e.disc.emit(discovery.Event{Type: discovery.Changed, Resource: widgets, Old: &widgetsV2})
+	eventually(t, func() bool {
+		inf, ok := wa.Informer(gr)
+		return ok && inf.Key().GVR.Version == "v1" && inf.HasSynced() && reg.MemberSynced(gr)
+	}, "moved to v1")
+	eventually(t, func() bool { return view.equals(keys...) }, "every object in the view: %v", view.snapshot())
+	assert.Zero(t, view.tombs.Load(), "no delete after the move")
 	assert.Zero(t, view.concurrent.Load(), "the old and the new member's handlers never run at once")
 }
 
