@@ -124,7 +124,11 @@
 // # Events
 //
 // Subscribe delivers Added, Removed and Changed events keyed by group and resource: a new
-// preferred version (a CRD that now serves v2) is Changed, with the old description in Old.
+// preferred version (a CRD that now serves v2) is Changed, with the old description in Old,
+// also when one update retires the old version: the apiserver's documents show for a moment
+// neither version, and a round that finds a resource served at no version while a watched
+// change of its group is not reflected yet keeps the group as it was until it is (30 s at
+// most), rather than report a removal and an addition.
 // Each subscription has its own goroutine; events arrive in the order the changes were
 // applied, after the snapshot reflects them, and never under a lock of the client. A
 // subscription made before Start sees the first discovery as Added events; one made later

@@ -222,21 +222,26 @@ func TestWatchAllMemberSyncedAfterMoveTombstonesDelivered(t *testing.T) {
 	assert.EqualValues(t, 10, view.tombs.Load())
 }
 
+// v2ThenV1 is a watch-all set of widgets served at v2 by discovery, with n objects at v2
+// and the same at v1 on the server, for a move to v1; the set stops with the test.
+func v2ThenV1(t *testing.T, n int) (*env, *WatchAll[obj], discovery.Resource, []string) {
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	e := newEnv(t, Options[obj]{}, widgetsV2)
+	keys := serve(e.mode.server(widgetsV2.GVR), "o", 0, n)
+	serve(e.mode.server(widgets.GVR), "o", 0, n)
+	wa, err := e.f.WatchAll(context.Background(), discovery.Filter{})
+	require.NoError(t, err)
+	t.Cleanup(wa.Stop)
+	return e, wa, widgetsV2, keys
+}
+
 // When the old member parks as not found (its version no longer served) and queues
 // tombstones for everything it had while its handler is still busy, the move to the new
 // version delivers those tombstones before any add of the new member: a live object is
 // never left deleted, and the two members never call the handler at the same time.
 func TestWatchAllMoveOrdersOldTombstonesBeforeNewAdds(t *testing.T) {
-	widgetsV2 := resource("example.com", "v2", "widgets")
-	e := newEnv(t, Options[obj]{}, widgetsV2)
-	ctx := context.Background()
+	e, wa, widgetsV2, keys := v2ThenV1(t, 50)
 	gr := widgets.GVR.GroupResource()
-	keys := serve(e.mode.server(widgetsV2.GVR), "o", 0, 50)
-	serve(e.mode.server(widgets.GVR), "o", 0, 50)
-
-	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
-	require.NoError(t, err)
-	defer wa.Stop()
 	view := newKeyView()
 	started := view.hold("v2")
 	reg, err := wa.AddEventHandler(view.factory)
@@ -280,16 +285,8 @@ func TestWatchAllMoveOrdersOldTombstonesBeforeNewAdds(t *testing.T) {
 // it there (entry.follow) until the set moves: its handler is told no delete of an object
 // that still exists, before the move or after it.
 func TestWatchAllMemberFollowsRetiredVersion(t *testing.T) {
-	widgetsV2 := resource("example.com", "v2", "widgets")
-	e := newEnv(t, Options[obj]{}, widgetsV2)
-	ctx := context.Background()
+	e, wa, widgetsV2, keys := v2ThenV1(t, 20)
 	gr := widgets.GVR.GroupResource()
-	keys := serve(e.mode.server(widgetsV2.GVR), "o", 0, 20)
-	serve(e.mode.server(widgets.GVR), "o", 0, 20)
-
-	wa, err := e.f.WatchAll(ctx, discovery.Filter{})
-	require.NoError(t, err)
-	defer wa.Stop()
 	view := newKeyView()
 	reg, err := wa.AddEventHandler(view.factory)
 	require.NoError(t, err)
