@@ -2,6 +2,8 @@ package dynamicinformer_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -30,14 +32,18 @@ func TestRetiredVersionIsFollowed(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			ctx := context.Background()
 			w := s52NewWidgets(t, 3, func(i int) int64 { return int64(i) })
-			fx := mode.startRec(t, nil, dynamicinformer.Options{Namespace: w.ns})
+			dir := ""
+			if mode.name != "unstructured" { // the modes that write snapshots
+				dir = t.TempDir()
+			}
+			fx := mode.startRec(t, nil, dynamicinformer.Options{Namespace: w.ns, SnapshotDir: dir})
 			free, pinned := &testsupport.Events{}, &testsupport.Events{}
 			inf, err := fx.f.Informer(ctx, "widgets."+w.group, informer.WithEventHandler(free.Handler()))
 			require.NoError(t, err)
 			defer inf.Release()
-			// At the version, and with a selector so that it is an informer of its own.
-			pin, err := fx.f.Informer(ctx, "widgets.v1."+w.group, informer.WithEventHandler(pinned.Handler()),
-				informer.WithLabelSelector("team=a"))
+			// At the version, in a factory of its own (without snapshots).
+			pinF := mode.start(t, nil, dynamicinformer.Options{Namespace: w.ns})
+			pin, err := pinF.Informer(ctx, "widgets.v1."+w.group, informer.WithEventHandler(pinned.Handler()))
 			require.NoError(t, err)
 			defer pin.Release()
 			waitSync(t, inf)
@@ -49,6 +55,7 @@ func TestRetiredVersionIsFollowed(t *testing.T) {
 				st := inf.Status()
 				return st.Resource.GVR == w.v2 && st.Phase == informer.PhaseSynced
 			}, func() string { return fx.log.String() })
+			followedAt := time.Now()
 			objs := must(inf.List(nil))
 			require.Len(t, objs, 3)
 			for _, o := range objs {
@@ -72,6 +79,18 @@ func TestRetiredVersionIsFollowed(t *testing.T) {
 			_, _, deletes = pinned.Get()
 			assert.Equal(t, []string{"w0", "w1", "w2"}, deletes)
 			assert.Equal(t, w.v1, pin.Status().Resource.GVR, "it stays at its version")
+
+			// Its snapshot file is of v1: a clean stop after the move does not write v2's
+			// objects into it.
+			fx.f.Shutdown()
+			files, err := filepath.Glob(filepath.Join(dir, "*.snap"))
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(files), 1, "the informer's file, if written before the move")
+			for _, f := range files {
+				st, err := os.Stat(f)
+				require.NoError(t, err)
+				assert.True(t, st.ModTime().Before(followedAt), "%s written after the move", filepath.Base(f))
+			}
 		})
 	}
 }

@@ -605,9 +605,6 @@ func (e *entry) follow() bool {
 	e.target.Resource = res
 	e.resMu.Unlock()
 	e.followed.Store(true)
-	if e.snap != nil {
-		e.snap.moved.Store(true)
-	}
 	e.update(func(st *Status) { st.Resource = res })
 	e.logger.Info("Version no longer served: following the resource to the version it is served at; its objects are read again there",
 		"from", cur.GVR.Version, "to", res.GVR.Version)

@@ -356,33 +356,29 @@ func (f *Factory[T]) Shutdown() {
 // exists change (its apiVersion) as an update, never as a delete. Status.Resource names
 // the version it lists (Key, the one it was made for), and it writes no snapshot from then
 // on (its file would be of the other version). One asked for at a version, or shared with
-// a caller that asked so (ForResource and WatchAll's members do), parks NotFound instead,
+// a caller that asked so (ForResource does), parks NotFound instead,
 // as for a deleted CRD: its objects are deleted for its handlers.
 func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
-	var res discovery.Resource
-	return f.resolveThen(ctx, func() (discovery.Resource, error) {
-		var err error
-		res, err = f.c.disc.Resolve(ctx, input)
-		return res, err
-	}, func() bool { return !namesVersion(input, res.GVR) }, opts)
+	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.Resolve(ctx, input) },
+		func(res discovery.Resource) bool { return !namesVersion(input, res.GVR) }, opts)
 }
 
 // InformerForGVR is Informer for a GVR; an empty version means the preferred one.
 func (f *Factory[T]) InformerForGVR(ctx context.Context, gvr schema.GroupVersionResource, opts ...Option) (*Informer[T], error) {
 	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVR(ctx, gvr) },
-		func() bool { return gvr.Version == "" }, opts)
+		func(discovery.Resource) bool { return gvr.Version == "" }, opts)
 }
 
 // InformerForGVK is Informer for the resource serving a GVK; an empty version means the
 // preferred one.
 func (f *Factory[T]) InformerForGVK(ctx context.Context, gvk schema.GroupVersionKind, opts ...Option) (*Informer[T], error) {
 	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.ResolveGVK(ctx, gvk) },
-		func() bool { return gvk.Version == "" }, opts)
+		func(discovery.Resource) bool { return gvk.Version == "" }, opts)
 }
 
 // resolveThen is Informer's checks, then resolve through discovery, then ForResource;
-// versionFree, asked once resolve succeeded, says whether the caller named no version.
-func (f *Factory[T]) resolveThen(ctx context.Context, resolve func() (discovery.Resource, error), versionFree func() bool, opts []Option) (*Informer[T], error) {
+// versionFree says whether the caller named no version for the resource resolved.
+func (f *Factory[T]) resolveThen(ctx context.Context, resolve func() (discovery.Resource, error), versionFree func(discovery.Resource) bool, opts []Option) (*Informer[T], error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -396,7 +392,7 @@ func (f *Factory[T]) resolveThen(ctx context.Context, resolve func() (discovery.
 	if err != nil {
 		return nil, err
 	}
-	if versionFree() {
+	if versionFree(res) {
 		opts = append(opts[:len(opts):len(opts)], anyVersion)
 	}
 	return f.ForResource(res, opts...)

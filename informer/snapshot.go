@@ -116,9 +116,6 @@ type snapState struct {
 	identity string
 	path     string
 	refused  bool // a Secret informer without encryption: neither read nor written
-	// moved: the entry follows its resource at another version (entry.follow); the file
-	// is of the key's version, so it is written no more.
-	moved atomic.Bool
 
 	used      atomic.Bool   // the first run has been built (the snapshot is only read once)
 	appliedRV atomic.Uint64 // the highest resourceVersion applied (0: unknown)
@@ -383,7 +380,9 @@ func (s *snapState) loop(ctx context.Context) {
 // dispatch lock only to copy the item pointers (items are immutable); encoding and I/O
 // happen outside it.
 func (s *snapState) write(ctx context.Context, why string) time.Duration {
-	if s.refused || s.moved.Load() || s.badRV.Load() || !s.everSync.Load() {
+	// An entry that followed its resource to another version (entry.follow) writes no
+	// more: the file is of the key's version.
+	if s.refused || s.e.followed.Load() || s.badRV.Load() || !s.everSync.Load() {
 		return 0
 	}
 	s.writeMu.Lock()
