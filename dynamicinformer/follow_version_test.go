@@ -62,6 +62,16 @@ func TestRetiredVersionIsFollowed(t *testing.T) {
 				assert.Equal(t, w.group+"/v2", o.GetAPIVersion(), "%s is read at the version followed", o.GetName())
 			}
 			assert.Equal(t, w.v1, inf.Key().GVR, "the key is the one it was made for")
+			// Asked for again, without a version or at v2: the same informer, not a second
+			// list of the resource.
+			for _, input := range []string{"widgets." + w.group, "widgets.v2." + w.group} {
+				again, err := fx.f.Informer(ctx, input)
+				require.NoError(t, err, input)
+				assert.Equal(t, w.v1, again.Key().GVR, "%s shares the informer that followed", input)
+				assert.Len(t, must(again.List(nil)), 3, input)
+				again.Release()
+			}
+			assert.Len(t, fx.f.Statuses(), 1, "one informer in the factory")
 			_, err = cp.Dynamic(t).Resource(w.v2).Namespace(w.ns).Create(ctx, s52Widget(w.group, "v2", "w9", nil, map[string]any{"size": 9}), metav1.CreateOptions{})
 			require.NoError(t, err)
 			testenv.Eventually(t, 30*time.Second, func() bool { a, _, _ := free.Get(); return len(a) == 4 }, "the add made at v2")

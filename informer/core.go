@@ -345,7 +345,7 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 			return nil, err
 		}
 	}
-	e, early, err := c.reg.acquire(c, key, t, handlers, !co.versionFree)
+	e, early, err := c.reg.acquire(c, key, t, handlers, !co.versionFree, !co.ownKey)
 	if err != nil {
 		return nil, err
 	}

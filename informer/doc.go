@@ -105,7 +105,8 @@
 //     served: false) is not a deletion: an informer asked for without a version
 //     (Factory.Informer) follows the resource to the version discovery now prefers and
 //     lists it there on the same cache, so that handlers are told the objects that still
-//     exist changed, not deleted; Status.Resource names the version followed. One asked
+//     exist changed, not deleted; Status.Resource names the version followed, and an
+//     informer asked for there later shares it rather than list it again. One asked
 //     for at the version (or shared with a caller that asked so) parks as above.
 //   - 403 on list: Forbidden; 403 on watch after a successful list: WatchForbidden (the
 //     listed snapshot is kept; no relist every 30 s). Re-checked with

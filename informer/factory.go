@@ -355,9 +355,11 @@ func (f *Factory[T]) Shutdown() {
 // list is of the version discovery now prefers, and handlers see each object that still
 // exists change (its apiVersion) as an update, never as a delete. Status.Resource names
 // the version it lists (Key, the one it was made for), and it writes no snapshot from then
-// on (its file would be of the other version). One asked for at a version, or shared with
-// a caller that asked so (ForResource does), parks NotFound instead,
-// as for a deleted CRD: its objects are deleted for its handlers.
+// on (its file would be of the other version). An informer asked for later with the same
+// options, at the version followed or without one, shares it instead of listing the
+// resource again (its Key too names the version the first was made for). One asked for at
+// a version, or shared with a caller that asked so (ForResource does), parks NotFound
+// instead, as for a deleted CRD: its objects are deleted for its handlers.
 func (f *Factory[T]) Informer(ctx context.Context, input string, opts ...Option) (*Informer[T], error) {
 	return f.resolveThen(ctx, func() (discovery.Resource, error) { return f.c.disc.Resolve(ctx, input) },
 		func(res discovery.Resource) bool { return !namesVersion(input, res.GVR) }, opts)

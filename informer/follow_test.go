@@ -1,9 +1,11 @@
 package informer
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -41,4 +43,46 @@ func TestNamesVersion(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, namesVersion(tc.input, tc.gvr), "%s as %s", tc.input, tc.gvr)
 	}
+}
+
+// An informer asked for after another has followed its resource to a new version shares
+// it, whether asked for without a version or at the new one, with the same options; other
+// options still make an informer of their own.
+func TestAcquireSharesAFollowedInformer(t *testing.T) {
+	widgetsV2 := resource("example.com", "v2", "widgets")
+	e := newEnv(t, Options[obj]{}, widgetsV2)
+	serve(e.mode.server(widgetsV2.GVR), "o", 0, 5)
+	serve(e.mode.server(widgets.GVR), "o", 0, 5)
+	ctx := context.Background()
+	first, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	defer first.Release()
+	require.NoError(t, first.WaitForSync(ctx))
+
+	e.disc.set(widgets) // v2 retired, v1 served
+	e.mode.server(widgetsV2.GVR).setErrors(notFoundErr(), notFoundErr())
+	e.mode.server(widgetsV2.GVR).closeWatches()
+	eventually(t, func() bool {
+		st := first.Status()
+		return st.Resource.GVR.Version == "v1" && st.Phase == PhaseSynced
+	}, "followed to v1: %v", first.Status())
+	lists := e.mode.lws.Load()
+
+	byName, err := e.f.Informer(ctx, "widgets")
+	require.NoError(t, err)
+	atV1, err := e.f.InformerForGVR(ctx, widgets.GVR)
+	require.NoError(t, err)
+	for _, again := range []*Informer[obj]{byName, atV1} {
+		assert.True(t, first.h.e == again.h.e, "shares the informer that followed")
+		assert.Equal(t, "v2", again.Key().GVR.Version, "the key it was made for")
+		again.Release()
+	}
+	assert.Len(t, e.f.Statuses(), 1)
+	assert.Equal(t, lists, e.mode.lws.Load(), "no second list-watch")
+
+	other, err := e.f.Informer(ctx, "widgets", WithLabelSelector("a=b"))
+	require.NoError(t, err)
+	defer other.Release()
+	assert.True(t, first.h.e != other.h.e, "other options: an informer of its own")
+	assert.Equal(t, "v1", other.Key().GVR.Version)
 }

@@ -71,6 +71,10 @@ type callOptions struct {
 	// its GVR and GVK forms), so the informer may follow the resource to another version
 	// (entry.follow). Set by the factory, never by a user's Option.
 	versionFree bool
+	// ownKey: the informer is the one of its key, never one that followed its resource to
+	// that key's version from another (registry.followedTo): a watch-all member, whose
+	// set moves from the member that followed to the one at the new version.
+	ownKey bool
 }
 
 func parseCallOptions(opts []Option) callOptions {
@@ -99,6 +103,10 @@ func WithFieldSelector(s string) Option { return func(o *callOptions) { o.field 
 
 // anyVersion marks a call that named its resource without a version.
 func anyVersion(o *callOptions) { o.versionFree = true }
+
+// asMember marks a watch-all member's call: without a version, and for an informer of its
+// own key (callOptions.ownKey).
+func asMember(o *callOptions) { o.versionFree, o.ownKey = true, true }
 
 // WithEventHandler adds handler to the informer as AddEventHandler does, but, when the call
 // creates the informer, before it handles anything: the handler sees every object of the

@@ -27,8 +27,9 @@ func newRegistry() *registry { return &registry{entries: map[Key]*entry{}} }
 // so that they see everything the entry handles, and returns their registrations (none
 // otherwise).
 // A pinned caller named the resource's version: the entry never follows it to another
-// (entry.follow), whoever else holds it.
-func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.ResourceEventHandler, pinned bool) (*entry, []*Registration, error) {
+// (entry.follow), whoever else holds it. With shareFollowed, an entry that followed its
+// resource to key's version from another serves key too (followedTo).
+func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.ResourceEventHandler, pinned, shareFollowed bool) (*entry, []*Registration, error) {
 	for {
 		r.mu.Lock()
 		if r.closed {
@@ -36,6 +37,9 @@ func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.
 			return nil, nil, ErrShutdown
 		}
 		e := r.entries[key]
+		if e == nil && shareFollowed {
+			e = r.followedTo(key)
+		}
 		if e == nil {
 			e = newEntry(c, key, t)
 			e.pinned.Store(pinned)
@@ -73,6 +77,23 @@ func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.
 		}
 		<-closing
 	}
+}
+
+// followedTo returns the live entry that was made for key at another version and has
+// followed its resource to key's version (entry.follow), or nil: an informer asked for
+// after a version was retired shares the one that moved there instead of listing the
+// resource a second time. The caller holds r.mu.
+func (r *registry) followedTo(key Key) *entry {
+	for k, e := range r.entries {
+		if e.closing != nil || !e.followed.Load() || k.GVR.GroupResource() != key.GVR.GroupResource() {
+			continue
+		}
+		k.GVR.Version = key.GVR.Version
+		if k == key && e.gvr() == key.GVR {
+			return e
+		}
+	}
+	return nil
 }
 
 // release drops one reference; the last one stops the entry (waiting for its reflector and

@@ -247,7 +247,7 @@ func (wa *watchAll) add(res discovery.Resource) {
 	// (entry.follow) until the set has moved to the one discovery prefers, so that the
 	// handlers are not told its objects were deleted meanwhile. No I/O: the informer starts
 	// on its own goroutine.
-	h, err := wa.c.acquire(res, append(wa.opts[:len(wa.opts):len(wa.opts)], anyVersion))
+	h, err := wa.c.acquire(res, append(wa.opts[:len(wa.opts):len(wa.opts)], asMember))
 	if err != nil {
 		wa.mu.Unlock()
 		wa.moveMu.Unlock()
