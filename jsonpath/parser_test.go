@@ -32,7 +32,11 @@ func TestCompile(t *testing.T) {
 		// paths, printed alike here: the second has five keys).
 		{`{.metadata.labels['app.kubernetes.io/name']}`, `{.metadata.labels['app.kubernetes.io/name']}`, false, true, "metadata.labels.app.kubernetes.io/name metadata.labels.app.kubernetes.io/name"},
 		{`{['a.b'].c}`, `{['a.b'].c}`, false, true, "a.b a.b"},
-		{`{.x['a.b','c']}`, `{.x['a.b','c']}`, false, false, "x"},
+		// A union of keys: each key (and its parts), not the whole of what is above.
+		{`{.x['a.b','c']}`, `{.x['a.b','c']}`, false, false, "x.a.b x.a.b x.c"},
+		{`{['metadata.name','status.capacity']}`, `{['metadata.name','status.capacity']}`, false, false, "metadata.name metadata.name status.capacity status.capacity"},
+		{`{.x['a','b'].c}`, `{.x['a','b'].c}`, false, false, "x.a x.b"},
+		{`{.x['a',0]}`, `{.x['a',0]}`, false, false, "x"},
 		{`{['a.']}`, `{['a\.']}`, false, true, "a."},
 		// Escaped dots: one key only.
 		{`{.metadata.labels.app\.kubernetes\.io/name}`, `{.metadata.labels['app\.kubernetes\.io/name']}`, false, true, "metadata.labels.app.kubernetes.io/name"},

@@ -600,8 +600,20 @@ func fieldsOf(nodes []node) [][]string {
 				continue
 			}
 			var keys []string
+			union := false
 			for k := range x.segs {
 				s := &x.segs[k]
+				if s.kind == segUnion && unionOfKeys(s) {
+					// ['a','b.c']: each key (and its parts), whatever follows.
+					for _, b := range s.branches {
+						all = append(all, append(slices.Clip(keys), b[0].name))
+						if b[0].alt != nil {
+							all = append(all, append(slices.Clip(keys), fieldNames(b[0].alt)...))
+						}
+					}
+					union = true
+					break
+				}
 				if s.kind != segField {
 					break
 				}
@@ -613,7 +625,9 @@ func fieldsOf(nodes []node) [][]string {
 				}
 				keys = append(keys, s.name)
 			}
-			all = append(all, keys)
+			if !union {
+				all = append(all, keys)
+			}
 		}
 	}
 	// Sort, then drop key paths that extend an earlier one (a prefix
@@ -627,6 +641,16 @@ func fieldsOf(nodes []node) [][]string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// unionOfKeys reports whether every branch of the union s is one key.
+func unionOfKeys(s *segment) bool {
+	for _, b := range s.branches {
+		if len(b) != 1 || b[0].kind != segField {
+			return false
+		}
+	}
+	return true
 }
 
 func hasPrefix(k, prefix []string) bool {

@@ -3,7 +3,6 @@ package compact
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kindex/kindex/internal/storage"
 	"github.com/kindex/kindex/jsonpath"
@@ -136,11 +135,7 @@ func (d *Decoder) CheckPath(p *jsonpath.Path) error {
 	}
 	for _, path := range p.Fields() {
 		if !d.proj.covers(path) {
-			field := "the whole object"
-			if len(path) > 0 {
-				field = "." + strings.Join(path, ".")
-			}
-			return &ProjectionError{Expr: p.String(), Field: field}
+			return &ProjectionError{Expr: p.String(), Field: storage.FieldString(path)}
 		}
 	}
 	return nil

@@ -112,6 +112,9 @@ func TestCheckPath(t *testing.T) {
 		"{.status}":        ".status",
 		"{..image}":        "the whole object",
 		"{.data.x}":        ".data.x",
+		// The key "status.phase" (read before the path .status.phase) is not kept: named
+		// as written.
+		"{['status.phase']}": "['status.phase']",
 	} {
 		p, err := jsonpath.Compile(expr)
 		require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -153,18 +152,18 @@ var ErrNotMetadata = errors.New("metadata-only objects do not hold it")
 // CheckPath refuses an expression that reads more than a metadata-only object holds:
 // fields outside apiVersion, kind and metadata (an index on {.spec.nodeName} would index
 // nothing while every Pod has one), metadata.managedFields unless kept, and the whole object.
+//
+// A quoted key with dots at the top ({['metadata.name']}) is read as the path its dots
+// split it into, which is checked instead: a metadata-only object has no such key.
 func (m *metadataMode) CheckPath(p *jsonpath.Path) error {
-	for _, path := range p.Fields() {
+	fields := p.Fields()
+	for _, path := range fields {
 		kept := len(path) > 0 && (path[0] == "apiVersion" || path[0] == "kind" || path[0] == "metadata")
 		if kept && len(path) > 1 && path[0] == "metadata" && path[1] == "managedFields" {
 			kept = m.keep
 		}
-		if !kept {
-			field := "the whole object"
-			if len(path) > 0 {
-				field = "." + strings.Join(path, ".")
-			}
-			return fmt.Errorf("metadata-only: %s reads %s: %w", p.String(), field, ErrNotMetadata)
+		if !kept && !dottedFallback(path, fields) {
+			return fmt.Errorf("metadata-only: %s reads %s: %w", p.String(), FieldString(path), ErrNotMetadata)
 		}
 	}
 	return nil
