@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -414,4 +415,35 @@ func TestS55WatchSortByWarns(t *testing.T) {
 		assert.True(t, strings.HasPrefix(l, "configmap/d"), "only events: %q", l)
 	}
 	assert.Equal(t, "warning: --watch-only requested, --sort-by will be ignored\n", r.stderr.String())
+}
+
+// -A -w on a cluster-scoped resource prints as kubectl get -A -w does: no NAMESPACE
+// column (the resource has none), the first listing, then each change of a shown cell
+// (a namespace deleted turns Terminating: no controller here removes it).
+func TestS55WatchAllNamespacesClusterScoped(t *testing.T) {
+	kc := writeKubeconfig(t, cp.AdminConfig(), "default")
+	cs := cp.Clientset(t)
+	ctx := context.Background()
+	id := fmt.Sprintf("w%d", time.Now().UnixNano())
+	mk := func(name string) {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: name, Labels: map[string]string{"kquery-watch": id}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	mk(id + "-a")
+	r := s55StartWatch(t, kc, "namespaces", "-A", "-w", "-l", "kquery-watch="+id)
+	lines := r.waitLines(t, 2)
+	assert.Equal(t, []string{"NAME", "STATUS", "AGE"}, strings.Fields(lines[0]))
+	assert.Equal(t, []string{id + "-a", "Active"}, strings.Fields(lines[1])[:2])
+
+	mk(id + "-b")
+	lines = r.waitLines(t, 3)
+	assert.Equal(t, []string{id + "-b", "Active"}, strings.Fields(lines[2])[:2])
+	require.NoError(t, cs.CoreV1().Namespaces().Delete(ctx, id+"-a", metav1.DeleteOptions{}))
+	lines = r.waitLines(t, 4)
+	assert.Equal(t, []string{id + "-a", "Terminating"}, strings.Fields(lines[3])[:2])
+	assert.Equal(t, 0, r.stop(t))
+	assert.Len(t, r.lines(), 4, "no other row: %s", r.stdout.String())
+	assert.Empty(t, r.stderr.String())
 }
