@@ -88,7 +88,8 @@ func TestBrokenAggregatedAPI(t *testing.T) {
 		_, err := c.Resolve(ctx, in)
 		assert.NoError(t, err, in)
 	}
-	for _, in := range []string{"foos." + group, "foos.v1alpha1." + group, group + "/v1alpha1/foos"} {
+	// The group's name cut short, as kubectl's "deploy.app" ("foos.broken"): unavailable too.
+	for _, in := range []string{"foos." + group, "foos.v1alpha1." + group, group + "/v1alpha1/foos", "foos.broken", "foos.broken.kindex"} {
 		_, err := c.Resolve(ctx, in)
 		assert.ErrorIs(t, err, discovery.ErrGroupUnavailable, in)
 		assert.False(t, meta.IsNoMatchError(err), in)

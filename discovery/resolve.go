@@ -153,8 +153,9 @@ func (s *snapshot) resolveInput(input string) (Resource, error) {
 
 // findByGroupPrefix resolves "NAME.GROUP" where GROUP is no group but the start of some, as
 // kubectl's REST mapper does ("deploy.app", "ing.networking"): the candidates of every group
-// whose name starts with it; several in different groups are ambiguous. ok is false when
-// the query has no such group, or no candidate.
+// whose name starts with it; several in different groups are ambiguous. Without a candidate,
+// a group it names whose discovery failed makes it unavailable (ErrGroupUnavailable), not a
+// miss. ok is false when the query has no such group, or no candidate and no such failure.
 func (s *snapshot) findByGroupPrefix(q query, input string) (Resource, bool, error) {
 	if !q.groupSet || q.group == "" || q.version != "" || s.groups[q.group] != nil {
 		return Resource{}, false, nil
@@ -175,13 +176,19 @@ func (s *snapshot) findByGroupPrefix(q query, input string) (Resource, bool, err
 		}
 	}
 	switch {
-	case len(cands) == 0:
-		return Resource{}, false, nil
 	case len(cands) > 1:
 		return Resource{}, true, ambiguous(input, cands)
+	case len(cands) == 1:
+		r, err := pick(in, cands[0])
+		return r, true, err
 	}
-	r, err := pick(in, cands[0])
-	return r, true, err
+	// None: a group the prefix names whose discovery failed may hold it.
+	for _, name := range names {
+		if g := s.groups[name]; len(g.failed) > 0 {
+			return Resource{}, true, g.unavailable(nil)
+		}
+	}
+	return Resource{}, false, nil
 }
 
 // resolveGVK resolves a kind; an empty version means the preferred one.
