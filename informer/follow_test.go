@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kindex/kindex/discovery"
 )
 
 // Which inputs of Factory.Informer named a version: only those may keep an informer at
@@ -59,13 +61,7 @@ func TestAcquireSharesAFollowedInformer(t *testing.T) {
 	defer first.Release()
 	require.NoError(t, first.WaitForSync(ctx))
 
-	e.disc.set(widgets) // v2 retired, v1 served
-	e.mode.server(widgetsV2.GVR).setErrors(notFoundErr(), notFoundErr())
-	e.mode.server(widgetsV2.GVR).closeWatches()
-	eventually(t, func() bool {
-		st := first.Status()
-		return st.Resource.GVR.Version == "v1" && st.Phase == PhaseSynced
-	}, "followed to v1: %v", first.Status())
+	retireV2(t, e, widgetsV2, first)
 	lists := e.mode.lws.Load()
 
 	byName, err := e.f.Informer(ctx, "widgets")
@@ -85,4 +81,17 @@ func TestAcquireSharesAFollowedInformer(t *testing.T) {
 	defer other.Release()
 	assert.True(t, first.h.e != other.h.e, "other options: an informer of its own")
 	assert.Equal(t, "v1", other.Key().GVR.Version)
+}
+
+// retireV2 retires v2 of widgets for v1 (discovery serves v1 only, v2's list and watch
+// answer 404) and waits until inf, at v2, has followed to v1 and synced there.
+func retireV2(t *testing.T, e *env, widgetsV2 discovery.Resource, inf *Informer[obj]) {
+	t.Helper()
+	e.disc.set(widgets)
+	e.mode.server(widgetsV2.GVR).setErrors(notFoundErr(), notFoundErr())
+	e.mode.server(widgetsV2.GVR).closeWatches()
+	eventually(t, func() bool {
+		st := inf.Status()
+		return st.Resource.GVR.Version == "v1" && st.Phase == PhaseSynced
+	}, "followed to v1: %v", inf.Status())
 }

@@ -294,13 +294,7 @@ func TestWatchAllMemberFollowsRetiredVersion(t *testing.T) {
 	old, ok := wa.Informer(gr)
 	require.True(t, ok)
 
-	e.disc.set(widgets) // v2 retired, v1 served
-	e.mode.server(widgetsV2.GVR).setErrors(notFoundErr(), notFoundErr())
-	e.mode.server(widgetsV2.GVR).closeWatches()
-	eventually(t, func() bool {
-		st := old.Status()
-		return st.Resource.GVR.Version == "v1" && st.Phase == PhaseSynced
-	}, "the v2 member follows to v1: %v", old.Status())
+	retireV2(t, e, widgetsV2, old) // the v2 member follows to v1
 	assert.Equal(t, "v2", old.Key().GVR.Version)
 	assert.Zero(t, view.tombs.Load(), "no delete while following")
 
