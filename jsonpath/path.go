@@ -127,7 +127,9 @@ func (p *Path) SingleValued() bool { return p != nil && p.single }
 
 // Fields returns the object keys the expression reads below the root, as
 // key paths: for "{.spec.containers[*].image}" it returns
-// [["spec" "containers"]]. Only the data under these paths can affect the
+// [["spec" "containers"]], for a union of keys each key ("{.x['a','b']}":
+// [["x" "a"] ["x" "b"]]), and for a quoted key with dots both the key and
+// the path its dots split it into. Only the data under these paths can affect the
 // results, so a projection that keeps them (and drops, for example,
 // managedFields) evaluates identically. An empty key path means the
 // expression needs the whole object. Key paths are sorted, and none is a
