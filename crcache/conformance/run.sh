@@ -142,7 +142,15 @@ suite ./pkg/source/ 15
 # failing: a fake reconciler signals its request before returning, and the spec then reads the
 # queue's rate-limited additions at once (Expect, not Eventually); and a spec that resets a
 # global reconcile-time histogram finds a sample left by the previous spec's controller.
-suite ./pkg/internal/controller/ 30 -ginkgo.focus 'controller (Start|Warmup) '
+# One of the specs kept races with itself too (seen once in about forty runs): "should not
+# error when controller Warmup context is cancelled during Sources WaitForSync" wraps the
+# cache in one whose GetInformer blocks until its context ends and then returns an error, and
+# cancels that context at once; the Kind source's WaitForSync then selects between that error
+# and the context's end, both ready, and returns the error when Go's select picks it. No call
+# reaches crcache after its construction. So a spec may pass on a second attempt (Ginkgo
+# prints it as FLAKEY, and so does this script), as for the managers below.
+suite ./pkg/internal/controller/ 30 -ginkgo.focus 'controller (Start|Warmup) ' -ginkgo.flake-attempts=2
+grep -h 'FLAKEY TEST' "$work"/specs-controller.log || true
 suite ./pkg/builder/ 60
 suite ./pkg/cluster/ 12
 # Managers whose cache is crcache, every spec: among them four that stop a manager, close
