@@ -605,7 +605,9 @@ func (e *entry) follow() bool {
 	e.target.Resource = res
 	e.resMu.Unlock()
 	e.followed.Store(true)
-	e.update(func(st *Status) { st.Resource = res })
+	// Syncing in the same update: Status never names the new version while the phase is
+	// the old version's Synced and the cache still holds that version's objects.
+	e.update(func(st *Status) { st.Resource, st.Phase, st.Reason = res, PhaseSyncing, ReasonNone })
 	e.logger.Info("Version no longer served: following the resource to the version it is served at; its objects are read again there",
 		"from", cur.GVR.Version, "to", res.GVR.Version)
 	return true
