@@ -345,7 +345,7 @@ func (c *core) acquire(res discovery.Resource, opts []Option) (*handle, error) {
 			return nil, err
 		}
 	}
-	e, early, err := c.reg.acquire(c, key, t, handlers, !co.versionFree, !co.ownKey)
+	e, early, err := c.reg.acquire(c, key, t, co)
 	if err != nil {
 		return nil, err
 	}

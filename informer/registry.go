@@ -3,8 +3,6 @@ package informer
 import (
 	"sync"
 
-	"k8s.io/client-go/tools/cache"
-
 	"github.com/kindex/kindex/internal/mailbox"
 	"github.com/kindex/kindex/internal/storage"
 )
@@ -23,13 +21,14 @@ type registry struct {
 func newRegistry() *registry { return &registry{entries: map[Key]*entry{}} }
 
 // acquire returns the live entry of key with one more reference, creating and starting it
-// if there is none. When it creates the entry, it adds handlers to it before starting it,
-// so that they see everything the entry handles, and returns their registrations (none
+// if there is none. When it creates the entry, it adds co's handlers to it before starting
+// it, so that they see everything the entry handles, and returns their registrations (none
 // otherwise).
-// A pinned caller named the resource's version: the entry never follows it to another
-// (entry.follow), whoever else holds it. With shareFollowed, an entry that followed its
-// resource to key's version from another serves key too (followedTo).
-func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.ResourceEventHandler, pinned, shareFollowed bool) (*entry, []*Registration, error) {
+// A caller that named the resource's version (not co.versionFree) pins it: the entry never
+// follows it to another (entry.follow), whoever else holds it. Unless co.ownKey, an entry
+// that followed its resource to key's version from another serves key too (followedTo).
+func (r *registry) acquire(c *core, key Key, t storage.Target, co callOptions) (*entry, []*Registration, error) {
+	handlers, pinned := co.handlers, !co.versionFree
 	for {
 		r.mu.Lock()
 		if r.closed {
@@ -37,7 +36,7 @@ func (r *registry) acquire(c *core, key Key, t storage.Target, handlers []cache.
 			return nil, nil, ErrShutdown
 		}
 		e := r.entries[key]
-		if e == nil && shareFollowed {
+		if e == nil && !co.ownKey {
 			e = r.followedTo(key)
 		}
 		if e == nil {

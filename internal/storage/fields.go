@@ -26,7 +26,9 @@ func FieldString(path []string) string {
 // dottedFallback reports whether path is a quoted key with dots that p also reads as the
 // path its dots split it into (['metadata.name'] reads the key "metadata.name" where the
 // object has it, and .metadata.name otherwise; jsonpath's doc): fields lists both, and the
-// split path, or a field above it, is among them.
+// split path, or a field above it, is among them. Fields does not say which key had its
+// dots escaped (['a\.b'] is the key only): such a key next to a field above its split path
+// ({.metadata}{['metadata\.name']}) passes for a fallback too.
 func dottedFallback(path []string, fields [][]string) bool {
 	var split []string
 	for _, k := range path {
